@@ -1,0 +1,67 @@
+import { Command, CommanderError } from 'commander';
+import { registerAdmin } from './commands/admin/index.js';
+import { registerAuth } from './commands/auth/index.js';
+import { registerConfig } from './commands/config/index.js';
+import { CommandContext, type GlobalOptions } from './commands/context.js';
+import { EXIT, exitCodeFor } from './commands/exit-codes.js';
+import { registerInit } from './commands/init.js';
+import { registerServe } from './commands/serve.js';
+import { registerWhoami } from './commands/whoami.js';
+import { printError } from './render/errors.js';
+import { IOStreams } from './render/iostreams.js';
+import { packageVersion } from './version.js';
+
+export function buildProgram(ctx: CommandContext): Command {
+  const program = new Command('lake');
+  program
+    .description('Query, catalogue and sync a data lake, locally or against a lake service.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('--home <dir>', 'local lake home (env LAKE_HOME; default ~/.local/share/lake)')
+    .option('--base-url <url>', 'use the lake service at this URL instead of the local lake (env LAKE_BASE_URL)')
+    .option('--token <token>', 'credential for the service (env LAKE_TOKEN)')
+    .option('--profile <name>', 'settings profile (env LAKE_PROFILE)')
+    .option('--json', 'print JSON instead of tables and text')
+    .option('--no-color', 'never print colour (also NO_COLOR)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
+    .configureOutput({
+      writeOut: (text) => ctx.io.stdout.write(text),
+      writeErr: (text) => ctx.io.stderr.write(text),
+    })
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .hook('preAction', (_program, action) => {
+      ctx.globals = action.optsWithGlobals<GlobalOptions>();
+      if (ctx.globals.color === false) ctx.io.disableColor();
+    });
+
+  registerWhoami(program, ctx);
+  registerInit(program, ctx);
+  registerServe(program, ctx);
+  registerAdmin(program, ctx);
+  registerConfig(program, ctx);
+  registerAuth(program, ctx);
+  return program;
+}
+
+/** Runs one command line and returns the exit code; never throws. */
+export async function main(
+  argv: readonly string[],
+  io: IOStreams = IOStreams.system(),
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  const ctx = new CommandContext(io, env);
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync([...argv]);
+    return ctx.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has already printed help, the version or the usage problem.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    printError(io, error, ctx.json || argv.includes('--json'));
+    return exitCodeFor(error);
+  } finally {
+    ctx.close();
+  }
+}

@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import { resolveHomeDir } from '../../config/paths.js';
+import { printFields, printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
+
+interface CreateOptions {
+  scopes: string;
+  name?: string;
+  user?: string;
+  expiresInDays?: string;
+}
+
+function parseExpiry(days: string | undefined): number | null {
+  if (days === undefined) return null;
+  const n = Number(days);
+  if (!Number.isInteger(n) || n < 1 || n > 3650) throw usageError('--expires-in-days must be a whole number from 1 to 3650.');
+  return Math.floor(Date.now() / 1000) + n * 86_400;
+}
+
+/**
+ * Operator commands that work on a home directly, without the API: for the person on the server machine who
+ * needs the first credentials. Each prints its secret once.
+ */
+export function registerAdminCredentials(admin: Command, ctx: CommandContext): void {
+  const create = async (kind: 'pat' | 'service_key', options: CreateOptions): Promise<void> => {
+    const [{ openHome }, { parseScopes }] = await Promise.all([import('../../service/home/home.js'), import('../../service/auth/scopes.js')]);
+    const scopes = parseScopes(options.scopes);
+    const expires = parseExpiry(options.expiresInDays);
+    const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+    ctx.onClose(home.close);
+    let userId: string | null = null;
+    if (kind === 'pat') {
+      const user = options.user ? home.directory.user(options.user) : home.owner;
+      if (!user || user.organizationId !== home.organization.id) throw usageError(`There is no user '${options.user}' in this home.`);
+      userId = user.id;
+    }
+    const issued = home.credentials.issue({
+      kind,
+      organizationId: home.organization.id,
+      userId,
+      name: options.name ?? (kind === 'pat' ? 'personal access token' : 'service key'),
+      scopes,
+      expires,
+    });
+    const record = issued.record;
+    if (ctx.json) {
+      return printJson(ctx.io, {
+        object: kind === 'pat' ? 'personal_access_token' : 'service_key',
+        id: record.id,
+        name: record.name,
+        organization: record.organizationId,
+        user: record.userId,
+        scopes: record.scopes,
+        created: record.created,
+        expires: record.expires,
+        secret: issued.secret,
+      });
+    }
+    printFields(ctx.io, [
+      ['id', record.id],
+      ['name', record.name],
+      ...(record.userId ? [['user', record.userId] as [string, unknown]] : []),
+      ['scopes', record.scopes.join(' ')],
+      ['expires', record.expires === null ? 'never' : new Date(record.expires * 1000).toISOString()],
+      ['secret', issued.secret],
+    ]);
+    if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The secret is shown once. Keep it somewhere safe.\n');
+  };
+
+  admin
+    .command('pat')
+    .description('personal access tokens')
+    .command('create')
+    .description('create a personal access token for a user of this home (default: the owner)')
+    .requiredOption('--scopes <list>', 'comma-separated scopes, or all')
+    .option('--name <name>', 'a name to tell the token apart')
+    .option('--user <id>', 'the user (usr_…) the token acts as')
+    .option('--expires-in-days <n>', 'expire after this many days')
+    .action((options: CreateOptions) => create('pat', options));
+
+  admin
+    .command('service-key')
+    .description('organization-owned service keys')
+    .command('create')
+    .description('create a service key (nsk_…) owned by the organization')
+    .requiredOption('--scopes <list>', 'comma-separated scopes, or all')
+    .option('--name <name>', 'a name to tell the key apart')
+    .option('--expires-in-days <n>', 'expire after this many days')
+    .action((options: CreateOptions) => create('service_key', options));
+}

@@ -1,0 +1,8 @@
+import type { Command } from 'commander';
+import type { CommandContext } from '../context.js';
+import { registerAdminCredentials } from './create-credential.js';
+
+export function registerAdmin(program: Command, ctx: CommandContext): void {
+  const admin = program.command('admin').description('operator commands that work directly on a home (--home)');
+  registerAdminCredentials(admin, ctx);
+}

@@ -1,0 +1,119 @@
+import type { ProfileStore } from '../config/profiles.js';
+import { resolveConnectionSettings, type ConnectionSettings } from '../config/settings.js';
+import type { IOStreams } from '../render/iostreams.js';
+import type { LakeClient } from '../service/client/lake-client.js';
+import { packageVersion } from '../version.js';
+import { CliError, EXIT } from './exit-codes.js';
+
+/** Options every command accepts, wherever they stand on the command line. */
+export interface GlobalOptions {
+  home?: string;
+  baseUrl?: string;
+  token?: string;
+  profile?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+/**
+ * What commands are built from (the Factory of gh): streams, environment, settings and a client, each made on
+ * first use so `lake --help` loads none of them. Tests build one with their own streams and environment.
+ */
+export class CommandContext {
+  globals: GlobalOptions = {};
+  /** A command sets this for outcomes that are not errors but not plain success, such as "still running". */
+  exitCode: number = EXIT.ok;
+  private profileStore: ProfileStore | undefined;
+  private clientPromise: Promise<LakeClient> | undefined;
+  private readonly closers: (() => void)[] = [];
+
+  constructor(
+    readonly io: IOStreams,
+    readonly env: Record<string, string | undefined>,
+  ) {}
+
+  get json(): boolean {
+    return this.globals.json === true;
+  }
+
+  async profiles(): Promise<ProfileStore> {
+    if (!this.profileStore) {
+      const { ProfileStore } = await import('../config/profiles.js');
+      this.profileStore = await ProfileStore.open(this.env);
+    }
+    return this.profileStore;
+  }
+
+  profileName(store: ProfileStore): string {
+    return this.globals.profile ?? this.env.LAKE_PROFILE ?? store.currentName();
+  }
+
+  async settings(): Promise<ConnectionSettings> {
+    const store = await this.profiles();
+    const profileName = this.profileName(store);
+    if (this.globals.profile && !store.names().includes(profileName)) {
+      throw new CliError('profile_not_found', `There is no profile '${profileName}'.`, EXIT.usage, 'List profiles with `lake config ls`.');
+    }
+    return resolveConnectionSettings({
+      flags: { baseUrl: this.globals.baseUrl, token: this.globals.token, home: this.globals.home },
+      env: this.env,
+      profile: store.profile(profileName),
+    });
+  }
+
+  /** The API client: remote when a base URL is set, else the local lake in this process. */
+  client(): Promise<LakeClient> {
+    this.clientPromise ??= this.makeClient();
+    return this.clientPromise;
+  }
+
+  /** Runs when the command finishes, success or not. */
+  onClose(closer: () => void): void {
+    this.closers.push(closer);
+  }
+
+  close(): void {
+    for (const closer of this.closers.splice(0).reverse()) closer();
+  }
+
+  private async makeClient(): Promise<LakeClient> {
+    const settings = await this.settings();
+    const [{ LakeClient }, transport] = await Promise.all([
+      import('../service/client/lake-client.js'),
+      import('../service/client/transport.js'),
+    ]);
+    const onRetry = ({ delayMs, reason }: { delayMs: number; reason: string }): void => {
+      if (!this.json || this.io.isStderrTTY) {
+        this.io.stderr.write(`lake: ${reason}; retrying in ${(delayMs / 1000).toFixed(1)} s\n`);
+      }
+    };
+    const userAgent = `lake-cli/${packageVersion()}`;
+    if (settings.baseUrl.value) {
+      assertHttpUrl(settings.baseUrl.value);
+      return new LakeClient({
+        fetch: await transport.remoteFetch(),
+        baseUrl: settings.baseUrl.value,
+        token: settings.token.value,
+        userAgent,
+        onRetry,
+      });
+    }
+    const local = await transport.openLocalLake(settings.homeDir.value as string);
+    this.onClose(local.close);
+    // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.
+    const token = settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.value : local.ownerToken;
+    return new LakeClient({ fetch: local.fetch, baseUrl: transport.LOCAL_BASE_URL, token, userAgent, onRetry });
+  }
+}
+
+function assertHttpUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError('invalid_base_url', 'The base URL is not a URL.', EXIT.usage, 'Use the form http://host:port.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CliError('invalid_base_url', `The base URL must use http or https, not ${url.protocol}`, EXIT.usage);
+  }
+}

@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { resolveHomeDir } from '../config/paths.js';
+import type { CommandContext } from './context.js';
+import { usageError } from './exit-codes.js';
+
+interface ServeOptions {
+  host: string;
+  port: string;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`--port must be a whole number from 0 to 65535.`);
+  return port;
+}
+
+export function registerServe(program: Command, ctx: CommandContext): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API of the local home')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
+    .action(async (options: ServeOptions) => {
+      const port = parsePort(options.port);
+      const [{ openHome }, { createServices }, { createApp }, { startServer }] = await Promise.all([
+        import('../service/home/home.js'),
+        import('../service/services.js'),
+        import('../service/api/app.js'),
+        import('../service/api/server.js'),
+      ]);
+      const log = (line: object): void => {
+        ctx.io.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+      };
+      const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+      ctx.onClose(home.close);
+      const server = await startServer(createApp(createServices(home), { log }), { host: options.host, port, log });
+      log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });
+
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          log({ level: 'info', msg: 'shutting down', signal });
+          void server.close().then(() => {
+            log({ level: 'info', msg: 'stopped' });
+            resolve();
+          });
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,65 @@
+import { CliError } from '../commands/exit-codes.js';
+import { LakeApiError, LakeConnectionError } from '../service/client/errors.js';
+import { LakeServiceError } from '../service/errors.js';
+import { redactSecrets } from '../service/redact.js';
+import { paletteFor } from './colors.js';
+import type { IOStreams } from './iostreams.js';
+
+export interface DescribedError {
+  code: string;
+  message: string;
+  param?: string | undefined;
+  requestId?: string | undefined;
+  docUrl?: string | undefined;
+  hint?: string | undefined;
+}
+
+const HINTS: Record<string, string> = {
+  authentication_required: 'Pass --token, set LAKE_TOKEN, or run `lake auth login --base-url URL --token TOKEN`.',
+  invalid_credentials: 'Check the token in --token, LAKE_TOKEN or your profile (`lake auth status`).',
+  credentials_expired: 'Create a new token (`lake admin pat create` on the server) and log in with it.',
+  credentials_revoked: 'Create a new token (`lake admin pat create` on the server) and log in with it.',
+  missing_scope: 'Use a token that has the scope named above, or create one with it.',
+  rate_limited: 'Wait a little and run the command again.',
+  connection_failed: 'Check --base-url or LAKE_BASE_URL, and that `lake serve` is running there.',
+  internal_error: 'Retry later; quote the request id to the operator if it keeps happening.',
+};
+
+export function describeError(error: unknown): DescribedError {
+  if (error instanceof LakeApiError) {
+    const retry = error.retryAfterSeconds === undefined ? undefined : `Retry after ${Math.ceil(error.retryAfterSeconds)} s.`;
+    return {
+      code: error.code,
+      message: error.message,
+      param: error.param,
+      requestId: error.requestId,
+      docUrl: error.docUrl,
+      hint: retry ?? HINTS[error.code] ?? (error.status >= 500 ? HINTS.internal_error : undefined),
+    };
+  }
+  if (error instanceof LakeConnectionError) return { code: error.code, message: error.message, hint: HINTS.connection_failed };
+  if (error instanceof CliError) return { code: error.code, message: error.message, hint: error.hint };
+  if (error instanceof LakeServiceError) return { code: error.code, message: error.message, param: error.param };
+  // Anything else is a bug or an environment failure; its message may carry paths or secrets, so it is redacted.
+  const message = error instanceof Error ? redactSecrets(error.message) : String(error);
+  return { code: 'unexpected_error', message, hint: 'This looks like a bug in lake; please report it with the command you ran.' };
+}
+
+/** Prints an error on stderr: code, message, request id, docs and what to do. With --json, the envelope as JSON. */
+export function printError(io: IOStreams, error: unknown, json: boolean): void {
+  const d = describeError(error);
+  if (json) {
+    const envelope = {
+      error: { code: d.code, message: d.message, param: d.param, request_id: d.requestId, doc_url: d.docUrl, hint: d.hint },
+    };
+    io.stderr.write(`${JSON.stringify(envelope)}\n`);
+    return;
+  }
+  const palette = paletteFor(io, 'stderr');
+  const lines = [`${palette.red.bold('error')} ${palette.bold(d.code)}: ${d.message}`];
+  if (d.param) lines.push(`  param:      ${d.param}`);
+  if (d.requestId) lines.push(`  request id: ${d.requestId}`);
+  if (d.docUrl) lines.push(`  docs:       ${d.docUrl}`);
+  if (d.hint) lines.push(`  ${palette.yellow('hint:')}       ${d.hint}`);
+  io.stderr.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,53 @@
+import type { Readable, Writable } from 'node:stream';
+
+export interface OutputStream extends Pick<Writable, 'write'> {
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/**
+ * The one place that decides what the terminal can take: whether each stream is a terminal and whether colour is
+ * on (NO_COLOR turns it off, FORCE_COLOR on, otherwise only on a terminal). Commands never look at process.std*.
+ */
+export class IOStreams {
+  constructor(
+    readonly stdout: OutputStream,
+    readonly stderr: OutputStream,
+    readonly stdin: Readable,
+    private readonly env: Record<string, string | undefined>,
+    private colorDisabledByFlag = false,
+  ) {}
+
+  static system(): IOStreams {
+    return new IOStreams(process.stdout, process.stderr, process.stdin, process.env);
+  }
+
+  get isStdoutTTY(): boolean {
+    return this.stdout.isTTY === true;
+  }
+
+  get isStderrTTY(): boolean {
+    return this.stderr.isTTY === true;
+  }
+
+  disableColor(): void {
+    this.colorDisabledByFlag = true;
+  }
+
+  colorEnabled(stream: 'stdout' | 'stderr'): boolean {
+    if (this.colorDisabledByFlag) return false;
+    if (this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '') return false;
+    const force = this.env.FORCE_COLOR;
+    if (force !== undefined && force !== '' && force !== '0' && force !== 'false') return true;
+    return stream === 'stdout' ? this.isStdoutTTY : this.isStderrTTY;
+  }
+
+  /** Live progress is drawn only where a person watches: stderr on a terminal. */
+  get progressEnabled(): boolean {
+    return this.isStderrTTY && this.env.CI === undefined;
+  }
+
+  get terminalWidth(): number {
+    return this.stdout.columns ?? 100;
+  }
+}

@@ -1,0 +1,131 @@
+import Table from 'cli-table3';
+import type { ChalkInstance } from 'chalk';
+import type { OutputStream } from './iostreams.js';
+import { csvField, markdownField, tsvField, valueToText } from './values.js';
+
+export const OUTPUT_FORMATS = ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export function isOutputFormat(value: string): value is OutputFormat {
+  return (OUTPUT_FORMATS as readonly string[]).includes(value);
+}
+
+export type Row = Record<string, unknown>;
+
+/**
+ * Writes rows in one format as they arrive, page by page, so a large result never has to be held whole.
+ * The table format is the exception: it measures column widths, so it holds what it is given until end().
+ */
+export interface RowWriter {
+  begin(columns: readonly string[]): void;
+  write(rows: readonly Row[]): void;
+  end(): void;
+}
+
+export function createRowWriter(format: OutputFormat, out: OutputStream, palette: ChalkInstance): RowWriter {
+  switch (format) {
+    case 'csv':
+      return delimitedWriter(out, ',', csvField, csvField);
+    case 'tsv':
+      return delimitedWriter(out, '\t', tsvField, (name) => tsvField(name));
+    case 'ndjson':
+      return jsonLinesWriter(out);
+    case 'json':
+      return jsonArrayWriter(out);
+    case 'markdown':
+      return markdownWriter(out);
+    case 'table':
+      return tableWriter(out, palette);
+  }
+}
+
+function delimitedWriter(
+  out: OutputStream,
+  separator: string,
+  field: (value: unknown) => string,
+  header: (name: string) => string,
+): RowWriter {
+  let columns: readonly string[] = [];
+  return {
+    begin(names) {
+      columns = names;
+      out.write(`${names.map(header).join(separator)}\n`);
+    },
+    write(rows) {
+      let chunk = '';
+      for (const row of rows) chunk += `${columns.map((c) => field(row[c])).join(separator)}\n`;
+      if (chunk) out.write(chunk);
+    },
+    end() {},
+  };
+}
+
+function jsonLinesWriter(out: OutputStream): RowWriter {
+  return {
+    begin() {},
+    write(rows) {
+      let chunk = '';
+      for (const row of rows) chunk += `${JSON.stringify(row)}\n`;
+      if (chunk) out.write(chunk);
+    },
+    end() {},
+  };
+}
+
+/** One JSON document however many pages arrive: `[` first, rows comma-separated, `]` last. */
+function jsonArrayWriter(out: OutputStream): RowWriter {
+  let first = true;
+  return {
+    begin() {
+      out.write('[');
+    },
+    write(rows) {
+      let chunk = '';
+      for (const row of rows) {
+        chunk += `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
+        first = false;
+      }
+      if (chunk) out.write(chunk);
+    },
+    end() {
+      out.write(first ? ']\n' : '\n]\n');
+    },
+  };
+}
+
+function markdownWriter(out: OutputStream): RowWriter {
+  let columns: readonly string[] = [];
+  return {
+    begin(names) {
+      columns = names;
+      out.write(`| ${names.map(markdownField).join(' | ')} |\n|${names.map(() => ' --- ').join('|')}|\n`);
+    },
+    write(rows) {
+      let chunk = '';
+      for (const row of rows) chunk += `| ${columns.map((c) => markdownField(row[c])).join(' | ')} |\n`;
+      if (chunk) out.write(chunk);
+    },
+    end() {},
+  };
+}
+
+function tableWriter(out: OutputStream, palette: ChalkInstance): RowWriter {
+  let columns: readonly string[] = [];
+  const held: Row[] = [];
+  return {
+    begin(names) {
+      columns = names;
+    },
+    write(rows) {
+      held.push(...rows);
+    },
+    end() {
+      const table = new Table({
+        head: columns.map((c) => palette.bold(c)),
+        style: { head: [], border: [] },
+      });
+      for (const row of held) table.push(columns.map((c) => (row[c] === null ? palette.dim('NULL') : valueToText(row[c]))));
+      out.write(`${table.toString()}\n`);
+    },
+  };
+}

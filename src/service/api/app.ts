@@ -1,0 +1,44 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { LakeServiceError } from '../errors.js';
+import type { LakeServices } from '../services.js';
+import type { ApiEnv } from './env.js';
+import { errorResponse, unexpectedErrorResponse } from './error-response.js';
+import { requestContext } from './middleware/request-context.js';
+import { unmatchedRoute } from './middleware/unmatched-route.js';
+import { serviceInfoRoutes } from './routes/service-info.js';
+
+/** Request bodies larger than this are refused with 413 before they are read. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface AppOptions {
+  /** Where unexpected errors are reported; the server writes them to its log. */
+  log?: (line: object) => void;
+}
+
+export type LakeApp = Hono<ApiEnv>;
+
+/** The whole HTTP API as one Web-standard app: served over HTTP by `lake serve`, called in memory in local mode. */
+export function createApp(services: LakeServices, options: AppOptions = {}): LakeApp {
+  const log = options.log ?? (() => {});
+  const app = new Hono<ApiEnv>();
+
+  app.use('*', requestContext(services));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new LakeServiceError('request_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      },
+    }),
+  );
+
+  serviceInfoRoutes(app);
+
+  app.notFound(unmatchedRoute(app));
+  app.onError((error, c) =>
+    error instanceof LakeServiceError ? errorResponse(c, error) : unexpectedErrorResponse(c, error, log),
+  );
+  return app;
+}

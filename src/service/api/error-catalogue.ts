@@ -1,0 +1,52 @@
+import type { ErrorCode } from '../errors.js';
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export interface ErrorDefinition {
+  status: number;
+  type: ErrorType;
+  description: string;
+}
+
+/** Status, type and explanation of every error code; served at GET /errors/{code} and mirrored in docs/api.md. */
+export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
+  route_not_found: { status: 404, type: 'invalid_request_error', description: 'No endpoint has this path. Check the path against docs/api.md.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', description: 'The path exists but not with this HTTP method; the Allow header lists the methods it takes.' },
+  invalid_json: { status: 400, type: 'invalid_request_error', description: 'The request body is not valid JSON, or not a JSON object where one is required.' },
+  invalid_content_type: { status: 400, type: 'invalid_request_error', description: 'A request with a body must send it as JSON with Content-Type: application/json.' },
+  request_too_large: { status: 413, type: 'invalid_request_error', description: 'The request body is larger than the service accepts (1 MiB).' },
+  parameter_missing: { status: 400, type: 'invalid_request_error', description: 'A required parameter is absent; param names it.' },
+  parameter_invalid: { status: 400, type: 'invalid_request_error', description: 'A parameter has the wrong type or an unacceptable value; param names it.' },
+  authentication_required: { status: 401, type: 'authentication_error', description: 'No credential was sent. Send Authorization: Bearer <token> with a pat_ or nsk_ token.' },
+  invalid_credentials: { status: 401, type: 'authentication_error', description: 'The credential sent is malformed or does not exist.' },
+  credentials_expired: { status: 401, type: 'authentication_error', description: 'The credential has passed its expiry time. Create a new one.' },
+  credentials_revoked: { status: 401, type: 'authentication_error', description: 'The credential was revoked. Create a new one.' },
+  missing_scope: { status: 403, type: 'permission_error', description: 'The credential is valid but lacks the scope this endpoint needs; the message names it.' },
+  write_not_allowed: { status: 400, type: 'invalid_request_error', description: 'The SQL contains a write, DDL or session keyword. Only read-only SELECT statements run.' },
+  multiple_statements: { status: 400, type: 'invalid_request_error', description: 'The SQL holds more than one statement. Send one statement per query.' },
+  forbidden_function: { status: 400, type: 'invalid_request_error', description: 'The SQL names a file or storage function, or a storage URI. Query lake tables by name instead.' },
+  sql_too_long: { status: 400, type: 'invalid_request_error', description: 'The SQL is longer than 100,000 characters.' },
+  invalid_format: { status: 400, type: 'invalid_request_error', description: 'format must be files or inline.' },
+  invalid_cursor: { status: 400, type: 'invalid_request_error', description: 'starting_after is not a cursor returned by a previous page of this resource.' },
+  query_not_found: { status: 404, type: 'invalid_request_error', description: 'No query with this id exists in your organization.' },
+  too_many_queries: { status: 429, type: 'rate_limit_error', description: 'Your organization has too many queries in flight. Wait for some to finish; Retry-After says when to try again.' },
+  idempotency_key_reused: { status: 409, type: 'invalid_request_error', description: 'This Idempotency-Key was already used with a different request. Use a new key for new work.' },
+  grant_table_denied: { status: 403, type: 'permission_error', description: 'The query names a table this credential may not read; the message names it.' },
+  service_key_permissions_off: { status: 403, type: 'permission_error', description: 'Service keys can query only in organizations that have turned table permissions on.' },
+  grant_introspection_denied: { status: 403, type: 'permission_error', description: 'A credential restricted by table permissions may not list tables through SQL. Use the catalog endpoints.' },
+  catalog_not_found: { status: 404, type: 'invalid_request_error', description: 'The schema or table does not exist, or this credential may not see it.' },
+  invalid_source_parameters: { status: 400, type: 'invalid_request_error', description: 'A field of the source body is invalid; param names it.' },
+  source_not_found: { status: 404, type: 'invalid_request_error', description: 'No source with this id is accessible; deleted sources are not found either.' },
+  source_config_unavailable: { status: 409, type: 'invalid_request_error', description: 'The source cannot be changed right now, for example while a sync runs.' },
+  source_pause_failed: { status: 409, type: 'invalid_request_error', description: 'The pause could not be applied.' },
+  job_not_found: { status: 404, type: 'invalid_request_error', description: 'No job with this id exists in your organization.' },
+  invalid_last_event_id: { status: 400, type: 'invalid_request_error', description: 'Last-Event-ID is not an event id of this stream.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests. Wait the number of seconds in Retry-After, then retry.' },
+  error_code_not_found: { status: 404, type: 'invalid_request_error', description: 'There is no error code with this name.' },
+  internal_error: { status: 500, type: 'api_error', description: 'The service failed unexpectedly. Retry later and quote the request id if it persists.' },
+};

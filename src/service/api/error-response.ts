@@ -1,0 +1,56 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { LakeServiceError } from '../errors.js';
+import { redactSecrets } from '../redact.js';
+import type { ApiEnv } from './env.js';
+import { ERROR_CATALOGUE } from './error-catalogue.js';
+
+export interface ErrorEnvelope {
+  error: {
+    type: string;
+    code: string;
+    message: string;
+    param?: string;
+    doc_url: string;
+    request_id: string;
+  };
+}
+
+export function docUrl(c: Context<ApiEnv>, code: string): string {
+  return `${new URL(c.req.url).origin}/errors/${code}`;
+}
+
+/** Turns a domain error into the spec's envelope and status. */
+export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Response {
+  const definition = ERROR_CATALOGUE[error.code];
+  const body: ErrorEnvelope = {
+    error: {
+      type: definition.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param === undefined ? {} : { param: error.param }),
+      doc_url: docUrl(c, error.code),
+      request_id: c.get('requestId'),
+    },
+  };
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  return c.json(body, definition.status as ContentfulStatusCode);
+}
+
+/**
+ * The last line of defence: anything that is not a domain error is logged by the server (without the request
+ * body or headers) and answered with a generic 500 in the envelope, never a stack trace.
+ */
+export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): Response {
+  if (error instanceof LakeServiceError) return errorResponse(c, error);
+  log({
+    level: 'error',
+    msg: 'unhandled error',
+    request_id: c.get('requestId'),
+    error: error instanceof Error ? redactSecrets(error.stack ?? `${error.name}: ${error.message}`) : typeof error,
+  });
+  return errorResponse(
+    c,
+    new LakeServiceError('internal_error', `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`),
+  );
+}

@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { API_VERSION } from '../../../version.js';
+import type { LakeServices } from '../../services.js';
+import type { ApiEnv } from '../env.js';
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * Gives each request its id and the services, and stamps Request-Id and Service-Version on every response,
+ * including errors and 404s, since it runs outermost.
+ */
+export function requestContext(services: LakeServices): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const requestId = newRequestId();
+    c.set('requestId', requestId);
+    c.set('services', services);
+    await next();
+    c.res.headers.set('Request-Id', requestId);
+    c.res.headers.set('Service-Version', API_VERSION);
+    if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store');
+  };
+}

@@ -1,0 +1,41 @@
+import type { Hono } from 'hono';
+import { API_VERSION, packageVersion } from '../../../version.js';
+import { isErrorCode, LakeServiceError } from '../../errors.js';
+import type { ApiEnv } from '../env.js';
+import { docUrl } from '../error-response.js';
+import { ERROR_CATALOGUE } from '../error-catalogue.js';
+import { authenticate } from '../middleware/authenticate.js';
+
+export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
+  app.get('/version', (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
+
+  app.get('/whoami', authenticate(), (c) => {
+    const principal = c.get('principal');
+    const { directory, credentials } = c.get('services');
+    const organization = directory.organization(principal.organizationId);
+    const user = principal.userId ? directory.user(principal.userId) : undefined;
+    const credential = credentials.get(principal.credentialId);
+    return c.json({
+      object: 'whoami',
+      principal_kind: principal.kind,
+      organization: organization && { id: organization.id, name: organization.name },
+      user: user ? { id: user.id, name: user.name, email: user.email, role: user.role } : null,
+      credential: credential && {
+        id: credential.id,
+        kind: credential.kind,
+        name: credential.name,
+        hint: credential.secretHint,
+        expires: credential.expires,
+      },
+      scopes: principal.scopes,
+    });
+  });
+
+  // Public, so that the doc_url of every error resolves without a credential.
+  app.get('/errors/:code', (c) => {
+    const code = c.req.param('code');
+    if (!isErrorCode(code)) throw new LakeServiceError('error_code_not_found', `There is no error code '${code.slice(0, 64)}'.`, { param: 'code' });
+    const definition = ERROR_CATALOGUE[code];
+    return c.json({ object: 'error_code', code, status: definition.status, type: definition.type, description: definition.description, doc_url: docUrl(c, code) });
+  });
+}

@@ -1,0 +1,162 @@
+import { LakeServiceError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { MetadataDb } from '../store/database.js';
+import type { CredentialKind, Principal } from './principal.js';
+import type { Scope } from './scopes.js';
+import { hashSecret, looksLikeSecret, newSecret, secretHint, type SecretPrefix } from './secrets.js';
+
+export interface CredentialRecord {
+  id: string;
+  kind: CredentialKind;
+  organizationId: string;
+  userId: string | null;
+  name: string;
+  secretHint: string;
+  scopes: Scope[];
+  created: number;
+  expires: number | null;
+  lastUsed: number | null;
+  revoked: number | null;
+}
+
+export interface IssuedCredential {
+  record: CredentialRecord;
+  /** The plaintext secret: returned once, here, and never stored. */
+  secret: string;
+}
+
+interface CredentialRow {
+  id: string;
+  kind: CredentialKind;
+  organization_id: string;
+  user_id: string | null;
+  name: string;
+  secret_hint: string;
+  scopes: string;
+  created: number;
+  expires: number | null;
+  last_used: number | null;
+  revoked: number | null;
+}
+
+const PREFIX_OF: Record<CredentialKind, { secret: SecretPrefix; id: string }> = {
+  pat: { secret: 'pat', id: 'tok' },
+  service_key: { secret: 'nsk', id: 'key' },
+  team_key: { secret: 'tak', id: 'tkey' },
+};
+
+// Writing last_used on every request would turn each read into a write; a minute's precision is what people need.
+const LAST_USED_PRECISION_SECONDS = 60;
+
+function toRecord(row: CredentialRow): CredentialRecord {
+  return {
+    id: row.id,
+    kind: row.kind,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    name: row.name,
+    secretHint: row.secret_hint,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    created: row.created,
+    expires: row.expires,
+    lastUsed: row.last_used,
+    revoked: row.revoked,
+  };
+}
+
+export interface IssueCredentialInput {
+  kind: CredentialKind;
+  organizationId: string;
+  userId: string | null;
+  name: string;
+  scopes: readonly Scope[];
+  expires?: number | null;
+}
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+export class CredentialStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  issue(input: IssueCredentialInput): IssuedCredential {
+    if (input.kind === 'pat' && input.userId === null) throw new Error('A personal access token belongs to a user.');
+    const prefixes = PREFIX_OF[input.kind];
+    const secret = newSecret(prefixes.secret);
+    const row: CredentialRow = {
+      id: newId(prefixes.id),
+      kind: input.kind,
+      organization_id: input.organizationId,
+      user_id: input.kind === 'pat' ? input.userId : null,
+      name: input.name,
+      secret_hint: secretHint(secret),
+      scopes: JSON.stringify([...input.scopes]),
+      created: nowSeconds(),
+      expires: input.expires ?? null,
+      last_used: null,
+      revoked: null,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO credentials (id, kind, organization_id, user_id, name, secret_hash, secret_hint, scopes, created, expires)
+         VALUES (@id, @kind, @organization_id, @user_id, @name, @secret_hash, @secret_hint, @scopes, @created, @expires)`,
+      )
+      .run({ ...row, secret_hash: hashSecret(secret) });
+    return { record: toRecord(row), secret };
+  }
+
+  get(id: string): CredentialRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM credentials WHERE id = ?').get(id) as CredentialRow | undefined;
+    return row && toRecord(row);
+  }
+
+  revoke(id: string): void {
+    this.db.prepare('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL').run(nowSeconds(), id);
+  }
+
+  /** True when this secret belongs to a live (not revoked, not expired) credential with this id. */
+  isLive(id: string, secret: string): boolean {
+    const row = this.db
+      .prepare('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?')
+      .get(id, hashSecret(secret)) as CredentialRow | undefined;
+    if (!row || row.revoked !== null) return false;
+    return row.expires === null || row.expires > nowSeconds();
+  }
+
+  /**
+   * Resolves a bearer secret to the principal it stands for. Unknown, malformed, revoked and expired secrets all
+   * fail here, before any route runs; the secret itself never appears in the error.
+   */
+  authenticate(secret: string, accepted: readonly SecretPrefix[]): Principal {
+    if (!looksLikeSecret(secret, accepted)) {
+      throw new LakeServiceError(
+        'invalid_credentials',
+        `The credential is not valid. Expected a token that starts with ${accepted.map((p) => `${p}_`).join(' or ')}.`,
+      );
+    }
+    const row = this.db.prepare('SELECT * FROM credentials WHERE secret_hash = ?').get(hashSecret(secret)) as
+      | CredentialRow
+      | undefined;
+    if (!row || !accepted.includes(PREFIX_OF[row.kind].secret)) {
+      throw new LakeServiceError('invalid_credentials', 'The credential is not valid: no such token exists.');
+    }
+    const now = nowSeconds();
+    if (row.revoked !== null) {
+      throw new LakeServiceError('credentials_revoked', 'This token was revoked. Create a new one.');
+    }
+    if (row.expires !== null && row.expires <= now) {
+      throw new LakeServiceError('credentials_expired', 'This token has expired. Create a new one.');
+    }
+    if (row.last_used === null || now - row.last_used >= LAST_USED_PRECISION_SECONDS) {
+      this.db.prepare('UPDATE credentials SET last_used = ? WHERE id = ?').run(now, row.id);
+    }
+    const record = toRecord(row);
+    return {
+      kind: record.kind === 'pat' ? 'user' : record.kind,
+      organizationId: record.organizationId,
+      userId: record.userId,
+      credentialId: record.id,
+      credentialKind: record.kind,
+      scopes: record.scopes,
+    };
+  }
+}

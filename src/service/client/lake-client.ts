@@ -1,0 +1,133 @@
+import { LakeApiError, LakeConnectionError, parseRetryAfter } from './errors.js';
+import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from './retry.js';
+
+export type FetchFunction = (request: Request) => Promise<Response>;
+
+export interface RetryNotice {
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface LakeClientOptions {
+  fetch: FetchFunction;
+  baseUrl: string;
+  token?: string | undefined;
+  userAgent?: string;
+  retry?: RetryPolicy;
+  sleep?: (ms: number) => Promise<void>;
+  /** Told before each wait, so a CLI can say on stderr why it is pausing. */
+  onRetry?: (notice: RetryNotice) => void;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Typed access to the lake API over any fetch function: undici for a remote service, the app's own handler for
+ * the local lake. Retries only what is safe to repeat (GET, HEAD, or a request carrying an Idempotency-Key).
+ */
+export class LakeClient {
+  private readonly options: LakeClientOptions;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(options: LakeClientOptions) {
+    this.options = options;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const retryable = method === 'GET' || method === 'HEAD' || options.idempotencyKey !== undefined;
+    for (let attempt = 1; ; attempt++) {
+      const canRetry = retryable && attempt < this.retry.maxAttempts;
+      let response: Response;
+      try {
+        response = await this.options.fetch(this.buildRequest(method, path, options));
+      } catch (error) {
+        if (!canRetry) throw new LakeConnectionError(describeConnectionFailure(this.options.baseUrl, error));
+        await this.wait(attempt, undefined, 'the service could not be reached');
+        continue;
+      }
+      const body = await readBody(response);
+      if (response.ok) return { status: response.status, headers: response.headers, body: body as T };
+      const retryAfter = parseRetryAfter(response.headers.get('Retry-After'));
+      const waitable = retryAfter === undefined || retryAfter * 1000 <= this.retry.maxRetryAfterMs;
+      if (canRetry && RETRYABLE_STATUSES.has(response.status) && waitable) {
+        await this.wait(attempt, retryAfter, `HTTP ${response.status}`);
+        continue;
+      }
+      throw LakeApiError.fromResponse(response, body);
+    }
+  }
+
+  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return (await this.request<T>('GET', path, { query })).body;
+  }
+
+  private buildRequest(method: string, path: string, options: RequestOptions): Request {
+    const url = new URL(path.replace(/^\//, ''), this.options.baseUrl.replace(/\/?$/, '/'));
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers = new Headers(options.headers);
+    headers.set('Accept', 'application/json');
+    headers.set('User-Agent', this.options.userAgent ?? 'lake-cli');
+    if (this.options.token) headers.set('Authorization', `Bearer ${this.options.token}`);
+    if (options.idempotencyKey) headers.set('Idempotency-Key', options.idempotencyKey);
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers.set('Content-Type', 'application/json');
+      body = JSON.stringify(options.body);
+    }
+    return new Request(url, { method, headers, body });
+  }
+
+  private async wait(attempt: number, retryAfterSeconds: number | undefined, reason: string): Promise<void> {
+    const delayMs = retryDelayMs(this.retry, attempt, retryAfterSeconds);
+    this.options.onRetry?.({ attempt, delayMs, reason });
+    await this.sleep(delayMs);
+  }
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Names the base URL the user configured and the kind of failure, never credentials or resolved addresses. */
+function describeConnectionFailure(baseUrl: string, error: unknown): string {
+  const cause = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
+  const origin = safeOrigin(baseUrl);
+  return `Could not reach the lake service at ${origin}${cause ? ` (${cause})` : ''}. Check --base-url and that the server is running.`;
+}
+
+function safeOrigin(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return 'the configured base URL';
+  }
+}

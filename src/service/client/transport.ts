@@ -1,0 +1,41 @@
+import type { FetchFunction } from './lake-client.js';
+
+/** The base URL local-mode requests carry; they never leave the process, so it only has to be well-formed. */
+export const LOCAL_BASE_URL = 'http://local.lake';
+
+export interface LocalLake {
+  fetch: FetchFunction;
+  ownerToken: string;
+  close(): void;
+}
+
+/**
+ * The local lake: the real API app over the home, called through its own fetch handler with no socket. Loaded
+ * lazily because it brings in SQLite and the app.
+ */
+export async function openLocalLake(homeDir: string): Promise<LocalLake> {
+  const [{ openHome }, { createServices }, { createApp }] = await Promise.all([
+    import('../home/home.js'),
+    import('../services.js'),
+    import('../api/app.js'),
+  ]);
+  const home = openHome(homeDir);
+  const app = createApp(createServices(home));
+  return { fetch: (request) => Promise.resolve(app.fetch(request)), ownerToken: home.ownerToken, close: () => home.close() };
+}
+
+/** A remote service over undici, with keep-alive connections. */
+export async function remoteFetch(): Promise<FetchFunction> {
+  const { fetch } = await import('undici');
+  // undici's fetch wants its own Request class, not Node's global one, so the request is passed as its parts.
+  return async (request) => {
+    const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer());
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: [...request.headers],
+      body,
+      signal: request.signal,
+    });
+    return response as unknown as Response;
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The one error type of the domain layer. Services throw it with a stable code; the API layer alone decides the
+ * HTTP status and envelope, so services stay unaware of HTTP.
+ */
+export const ERROR_CODES = [
+  // request shape
+  'route_not_found',
+  'method_not_allowed',
+  'invalid_json',
+  'invalid_content_type',
+  'request_too_large',
+  'parameter_missing',
+  'parameter_invalid',
+  // authentication and authorization
+  'authentication_required',
+  'invalid_credentials',
+  'credentials_expired',
+  'credentials_revoked',
+  'missing_scope',
+  // queries (spec)
+  'write_not_allowed',
+  'multiple_statements',
+  'forbidden_function',
+  'sql_too_long',
+  'invalid_format',
+  'invalid_cursor',
+  'query_not_found',
+  'too_many_queries',
+  'idempotency_key_reused',
+  // catalog, sources, jobs (spec)
+  'grant_table_denied',
+  'service_key_permissions_off',
+  'grant_introspection_denied',
+  'catalog_not_found',
+  'invalid_source_parameters',
+  'source_not_found',
+  'source_config_unavailable',
+  'source_pause_failed',
+  'job_not_found',
+  'invalid_last_event_id',
+  // service
+  'rate_limited',
+  'error_code_not_found',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return (ERROR_CODES as readonly string[]).includes(value);
+}
+
+export interface ServiceErrorOptions {
+  /** The input the error concerns, when it concerns exactly one. */
+  param?: string;
+  /** Extra response headers the API layer should add, such as Retry-After or Allow. */
+  headers?: Record<string, string>;
+}
+
+export class LakeServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ServiceErrorOptions = {}) {
+    super(message);
+    this.name = 'LakeServiceError';
+    this.code = code;
+    this.param = options.param;
+    this.headers = options.headers ?? {};
+  }
+}

@@ -1,0 +1,27 @@
+import Database from 'better-sqlite3';
+import { applyMigrations } from './migrate.js';
+import { MIGRATIONS } from './migrations.js';
+
+export type MetadataDb = Database.Database;
+
+/**
+ * Opens the metadata store. WAL lets readers in several `lake` processes run beside one writer; the busy timeout
+ * makes a second writer wait for the lock instead of failing with SQLITE_BUSY.
+ */
+export function openMetadataDb(file: string): MetadataDb {
+  const db = new Database(file, { timeout: 15_000 });
+  db.pragma('busy_timeout = 15000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  applyMigrations(db, MIGRATIONS);
+  return db;
+}
+
+/**
+ * Runs fn in a transaction that takes the write lock at the start, so that read-then-write sequences from two
+ * processes cannot interleave.
+ */
+export function writeTransaction<T>(db: MetadataDb, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
