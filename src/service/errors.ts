@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   'credentials_expired',
   'credentials_revoked',
   'missing_scope',
+  'user_required',
+  'pat_not_found',
   // queries (spec)
   'write_not_allowed',
   'multiple_statements',

@@ -6,6 +6,7 @@ import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
 import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
+import { patRoutes } from './routes/pats.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
 
 /** Request bodies larger than this are refused with 413 before they are read. */
@@ -35,6 +36,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   );
 
   serviceInfoRoutes(app);
+  patRoutes(app);
 
   app.notFound(unmatchedRoute(app));
   app.onError((error, c) =>

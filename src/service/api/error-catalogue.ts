@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
   credentials_expired: { status: 401, type: 'authentication_error', description: 'The credential has passed its expiry time. Create a new one.' },
   credentials_revoked: { status: 401, type: 'authentication_error', description: 'The credential was revoked. Create a new one.' },
   missing_scope: { status: 403, type: 'permission_error', description: 'The credential is valid but lacks the scope this endpoint needs; the message names it.' },
+  user_required: { status: 403, type: 'permission_error', description: 'Only a person (a personal access token) can do this; organization-owned keys cannot.' },
+  pat_not_found: { status: 404, type: 'invalid_request_error', description: 'No personal access token with this id belongs to you.' },
   write_not_allowed: { status: 400, type: 'invalid_request_error', description: 'The SQL contains a write, DDL or session keyword. Only read-only SELECT statements run.' },
   multiple_statements: { status: 400, type: 'invalid_request_error', description: 'The SQL holds more than one statement. Send one statement per query.' },
   forbidden_function: { status: 400, type: 'invalid_request_error', description: 'The SQL names a file or storage function, or a storage URI. Query lake tables by name instead.' },

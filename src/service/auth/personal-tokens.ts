@@ -1,0 +1,81 @@
+import { LakeServiceError } from '../errors.js';
+import type { MetadataDb } from '../store/database.js';
+import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
+import type { Principal } from './principal.js';
+import { parseScopes } from './scopes.js';
+
+/** The request body as received: every field is checked here, so nothing about its shape is assumed. */
+export interface CreateTokenInput {
+  name?: unknown;
+  scopes?: unknown;
+  expires_in_days?: unknown;
+}
+
+const MAX_NAME_LENGTH = 200;
+
+function requireUser(principal: Principal): string {
+  if (principal.userId === null) {
+    throw new LakeServiceError('user_required', 'Personal access tokens belong to people; a service key cannot manage them.');
+  }
+  return principal.userId;
+}
+
+/** A person's own personal access tokens: create (never wider than the caller's scopes), list, revoke. */
+export class PersonalTokens {
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly credentials: CredentialStore,
+  ) {}
+
+  create(principal: Principal, input: CreateTokenInput): IssuedCredential {
+    const userId = requireUser(principal);
+    if (input.name === undefined) throw new LakeServiceError('parameter_missing', 'Give the token a name.', { param: 'name' });
+    if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > MAX_NAME_LENGTH) {
+      throw new LakeServiceError('parameter_invalid', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`, { param: 'name' });
+    }
+    if (input.scopes === undefined) throw new LakeServiceError('parameter_missing', 'List the scopes the token gets.', { param: 'scopes' });
+    if (!Array.isArray(input.scopes) || !input.scopes.every((s) => typeof s === 'string')) {
+      throw new LakeServiceError('parameter_invalid', 'scopes must be an array of scope names.', { param: 'scopes' });
+    }
+    const scopes = parseScopes(input.scopes as string[]);
+    const beyond = scopes.filter((s) => !principal.scopes.includes(s));
+    if (beyond.length > 0) {
+      throw new LakeServiceError('missing_scope', `A token cannot grant scopes its creator lacks: ${beyond.join(', ')}.`, { param: 'scopes' });
+    }
+    let expires: number | null = null;
+    if (input.expires_in_days !== undefined && input.expires_in_days !== null) {
+      const days = input.expires_in_days;
+      if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650) {
+        throw new LakeServiceError('parameter_invalid', 'expires_in_days must be a whole number from 1 to 3650.', { param: 'expires_in_days' });
+      }
+      expires = Math.floor(Date.now() / 1000) + days * 86_400;
+    }
+    return this.credentials.issue({ kind: 'pat', organizationId: principal.organizationId, userId, name: input.name.trim(), scopes, expires });
+  }
+
+  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: CredentialRecord[]; hasMore: boolean } {
+    const userId = requireUser(principal);
+    if (startingAfter !== undefined && !this.owned(userId, startingAfter)) {
+      throw new LakeServiceError('invalid_cursor', 'starting_after is not a token id from a previous page.', { param: 'starting_after' });
+    }
+    const ids = this.db
+      .prepare(
+        `SELECT id FROM credentials WHERE kind = 'pat' AND user_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+      )
+      .all(userId, startingAfter ?? null, startingAfter ?? null, limit + 1) as { id: string }[];
+    const records = ids.slice(0, limit).map(({ id }) => this.credentials.get(id) as CredentialRecord);
+    return { data: records, hasMore: ids.length > limit };
+  }
+
+  revoke(principal: Principal, id: string): CredentialRecord {
+    const userId = requireUser(principal);
+    if (!this.owned(userId, id)) throw new LakeServiceError('pat_not_found', `You have no personal access token '${id.slice(0, 64)}'.`);
+    this.credentials.revoke(id);
+    return this.credentials.get(id) as CredentialRecord;
+  }
+
+  private owned(userId: string, id: string): boolean {
+    const record = this.credentials.get(id);
+    return record !== undefined && record.kind === 'pat' && record.userId === userId;
+  }
+}

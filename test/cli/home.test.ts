@@ -1,0 +1,111 @@
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const mode = (file: string): number => statSync(file).mode & 0o777;
+
+describe('the local home', () => {
+  it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
+    const home = join(tempDir('lake-init'), 'home');
+    const first = await runLake(['--home', home, 'init', '--json']);
+    expect(first.code).toBe(0);
+    const one = JSON.parse(first.stdout) as Record<string, any>;
+    expect(one).toMatchObject({ object: 'init', home, created: true });
+    expect(one.organization.id).toMatch(/^org_/);
+    expect(one.token.secret).toMatch(/^pat_/);
+
+    expect(mode(home)).toBe(0o700);
+    expect(mode(join(home, 'owner.token'))).toBe(0o600);
+    expect(mode(join(home, 'signing.key'))).toBe(0o600);
+    const signingKey = statSync(join(home, 'signing.key')).mtimeMs;
+
+    const second = await runLake(['--home', home, 'init', '--json']);
+    const two = JSON.parse(second.stdout) as Record<string, any>;
+    expect(two.created).toBe(false);
+    expect(two.organization.id).toBe(one.organization.id);
+    expect(two.token.secret).not.toBe(one.token.secret);
+    expect(statSync(join(home, 'signing.key')).mtimeMs).toBe(signingKey);
+
+    // Both tokens still work.
+    for (const token of [one.token.secret, two.token.secret]) {
+      const whoami = await runLake(['--home', home, '--token', token, 'whoami', '--json']);
+      expect(whoami.code).toBe(0);
+      expect((JSON.parse(whoami.stdout) as any).credential.name).toBe('lake init');
+    }
+  });
+
+  it('stores only hashes of secrets in the metadata store, which runs in WAL mode with recorded migrations', async () => {
+    const home = join(tempDir('lake-init'), 'home');
+    const { token } = JSON.parse((await runLake(['--home', home, 'init', '--json'])).stdout) as { token: { secret: string } };
+    const db = new Database(join(home, 'metadata.sqlite'), { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const migrations = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+      expect(migrations[0]?.version).toBe(1);
+      const dump = JSON.stringify(db.prepare('SELECT * FROM credentials').all());
+      expect(dump).not.toContain(token.secret);
+      expect(dump).not.toContain(token.secret.slice(4, 20));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('several processes opening one new home at once agree on one organization and lose no writes', async () => {
+    const home = join(tempDir('lake-race'), 'home');
+    const runs = await Promise.all([
+      ...Array.from({ length: 3 }, () => runLake(['--home', home, 'whoami', '--json'])),
+      ...Array.from({ length: 3 }, (_, i) => runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:read', '--name', `p${i}`, '--json'])),
+    ]);
+    for (const run of runs) expect(run, run.stderr).toMatchObject({ code: 0 });
+    const orgs = new Set(runs.map((r) => {
+      const body = JSON.parse(r.stdout) as Record<string, any>;
+      return body.organization?.id ?? body.organization;
+    }));
+    expect(orgs.size).toBe(1);
+
+    const db = new Database(join(home, 'metadata.sqlite'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM organizations').get()).toEqual({ n: 1 });
+      expect(db.prepare("SELECT count(*) AS n FROM users WHERE role = 'owner'").get()).toEqual({ n: 1 });
+      expect(db.prepare("SELECT count(*) AS n FROM credentials WHERE name LIKE 'p%'").get()).toEqual({ n: 3 });
+      expect(db.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('replaces a lost owner credential instead of locking the owner out', async () => {
+    const home = join(tempDir('lake-lost'), 'home');
+    expect((await runLake(['--home', home, 'whoami'])).code).toBe(0);
+    writeFileSync(join(home, 'owner.token'), 'garbage\n');
+    const again = await runLake(['--home', home, 'whoami', '--json']);
+    expect(again.code).toBe(0);
+    expect(mode(join(home, 'owner.token'))).toBe(0o600);
+  });
+
+  it('admin commands mint a scoped PAT and a service key, each secret printed once', async () => {
+    const home = join(tempDir('lake-admin'), 'home');
+    const pat = await runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:read,jobs:read', '--name', 'analyst', '--expires-in-days', '7', '--json']);
+    expect(pat.code).toBe(0);
+    const patBody = JSON.parse(pat.stdout) as Record<string, any>;
+    expect(patBody).toMatchObject({ object: 'personal_access_token', name: 'analyst', scopes: ['query:read', 'jobs:read'] });
+    expect(patBody.secret).toMatch(/^pat_/);
+
+    const key = await runLake(['--home', home, 'admin', 'service-key', 'create', '--scopes', 'all', '--json']);
+    const keyBody = JSON.parse(key.stdout) as Record<string, any>;
+    expect(keyBody.object).toBe('service_key');
+    expect(keyBody.secret).toMatch(/^nsk_/);
+    expect(keyBody.user).toBeNull();
+
+    const whoami = JSON.parse((await runLake(['--home', home, '--token', keyBody.secret, 'whoami', '--json'])).stdout) as Record<string, any>;
+    expect(whoami.principal_kind).toBe('service_key');
+
+    const badScope = await runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:write']);
+    expect(badScope.code).toBe(2);
+    expect(badScope.stderr).toContain('Unknown scope');
+    expect((await runLake(['--home', home, 'admin', 'service-key', 'create'])).code).toBe(2);
+  });
+});

@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../helpers/serve.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('lake serve', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('shuts down gracefully on %s and exits 0', async (signal) => {
+    const home = join(tempDir('lake-serve'), 'home');
+    const server = await startServeProcess({ LAKE_HOME: home });
+    const response = await fetch(`${server.url}/version`);
+    expect(response.status).toBe(200);
+    const code = await server.stop(signal);
+    expect(code).toBe(0);
+    const messages = server.logLines().map((l) => l.msg);
+    expect(messages).toEqual(['listening', 'request', 'shutting down', 'stopped']);
+  });
+
+  it('never logs query strings, which can hold signatures', async () => {
+    const home = join(tempDir('lake-serve'), 'home');
+    const server = await startServeProcess({ LAKE_HOME: home });
+    await (await fetch(`${server.url}/version?signature=s3cr3t&token=pat_abc`)).arrayBuffer();
+    await server.stop();
+    const log = JSON.stringify(server.logLines());
+    expect(log).toContain('"path":"/version"');
+    expect(log).not.toContain('s3cr3t');
+  });
+});

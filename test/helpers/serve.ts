@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { LAKE_BIN } from './cli.js';
+
+export interface ServeProcess {
+  url: string;
+  child: ChildProcess;
+  logLines(): Record<string, unknown>[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `lake serve --port 0` as its own process and waits for its "listening" log line. */
+export function startServeProcess(env: Record<string, string>, extraArgs: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [LAKE_BIN, 'serve', '--port', '0', ...extraArgs], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const logLines = (): Record<string, unknown>[] =>
+    stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`lake serve did not start: ${stdout}`)), 15_000);
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const listening = logLines().find((l) => l.msg === 'listening');
+      if (listening) {
+        clearTimeout(timer);
+        resolve({
+          url: listening.url as string,
+          child,
+          logLines,
+          stop: (signal = 'SIGTERM') => {
+            child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`lake serve exited with ${code}`)));
+  });
+}
