@@ -1,7 +1,15 @@
-import type { CredentialStore } from './auth/credentials.js';
+import { CredentialStore } from './auth/credentials.js';
 import type { Directory } from './auth/directory.js';
-import type { Home } from './home/home.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
+import { Signer } from './files/url-signer.js';
+import type { Home } from './home/home.js';
+import { IdempotencyStore } from './idempotency.js';
+import { Lake } from './lake/lake.js';
+import { LakeLayout } from './lake/layout.js';
+import { QueryService } from './queries/query-service.js';
+import { ResultReader } from './queries/result-reader.js';
+import { querySettingsFromEnv, type QuerySettings } from './queries/settings.js';
+import { queryObject } from './queries/views.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -9,13 +17,40 @@ export interface LakeServices {
   directory: Directory;
   credentials: CredentialStore;
   personalTokens: PersonalTokens;
+  signer: Signer;
+  lake: Lake;
+  queries: QueryService;
+  resultReader: ResultReader;
+  /** Origin for links in responses when the server sits behind a proxy; otherwise each request's own. */
+  publicUrl: string | undefined;
+  /** Waits for work in flight, then releases engines. The home itself is closed by whoever opened it. */
+  close(): Promise<void>;
 }
 
-export function createServices(home: Home): LakeServices {
+export interface ServiceOptions {
+  publicUrl?: string;
+  querySettings?: QuerySettings;
+}
+
+export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
+  const layout = new LakeLayout(home.paths.root);
+  const lake = new Lake(home.db, layout);
+  const resultReader = new ResultReader();
+  const queries = new QueryService(home.db, lake, new IdempotencyStore(home.db), resultReader, options.querySettings ?? querySettingsFromEnv(), queryObject);
+  queries.purgeExpired();
   return {
     home,
     directory: home.directory,
     credentials: home.credentials,
     personalTokens: new PersonalTokens(home.db, home.credentials),
+    signer: new Signer(home.signingSecret),
+    lake,
+    queries,
+    resultReader,
+    publicUrl: options.publicUrl?.replace(/\/+$/, ''),
+    async close() {
+      await queries.drain();
+      await resultReader.close();
+    },
   };
 }

@@ -6,7 +6,9 @@ import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
 import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
+import { fileRoutes } from './routes/files.js';
 import { patRoutes } from './routes/pats.js';
+import { queryRoutes } from './routes/queries.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
 
 /** Request bodies larger than this are refused with 413 before they are read. */
@@ -37,6 +39,8 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
 
   serviceInfoRoutes(app);
   patRoutes(app);
+  queryRoutes(app);
+  fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));
   app.onError((error, c) =>

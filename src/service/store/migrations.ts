@@ -41,4 +41,72 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'lake tables, jobs, queries, idempotency keys',
+    sql: `
+      CREATE TABLE lake_tables (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        schema_name TEXT NOT NULL,
+        table_name TEXT NOT NULL,
+        current_snapshot_id TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        UNIQUE (organization_id, schema_name, table_name)
+      );
+      CREATE TABLE lake_snapshots (
+        id TEXT PRIMARY KEY,
+        table_id TEXT NOT NULL REFERENCES lake_tables(id),
+        directory TEXT NOT NULL,
+        files TEXT NOT NULL,
+        row_count INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        columns TEXT NOT NULL,
+        created INTEGER NOT NULL
+      );
+      CREATE TABLE lake_catalog_versions (
+        organization_id TEXT PRIMARY KEY REFERENCES organizations(id),
+        version INTEGER NOT NULL
+      );
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+        principal_id TEXT NOT NULL,
+        credential_id TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        started INTEGER,
+        finished INTEGER,
+        error_code TEXT,
+        error_message TEXT,
+        lease_owner TEXT,
+        lease_expires INTEGER
+      );
+      CREATE INDEX jobs_by_org ON jobs (organization_id, id);
+      CREATE INDEX jobs_live ON jobs (organization_id, kind, status);
+      CREATE TABLE queries (
+        id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        sql TEXT NOT NULL,
+        duration_ms INTEGER,
+        row_count INTEGER,
+        result_file TEXT,
+        result_bytes INTEGER,
+        columns TEXT
+      );
+      CREATE TABLE idempotency_keys (
+        organization_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        resource_id TEXT NOT NULL,
+        response TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        PRIMARY KEY (organization_id, principal_id, endpoint, idempotency_key)
+      );
+      CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created);
+    `,
+  },
 ];

@@ -1,0 +1,67 @@
+import { createReadStream, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import type { Hono } from 'hono';
+import { LakeServiceError } from '../../errors.js';
+import { checkResultSignature } from '../../files/url-signer.js';
+import type { ApiEnv } from '../env.js';
+
+interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range; undefined for no header; 'unsatisfiable' when outside the file. */
+export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return 'unsatisfiable';
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+/**
+ * Result downloads by signed URL: no credential, the signature is the permission. Supports HEAD and single
+ * Range requests so large downloads can resume; every refusal is a JSON error, never the file.
+ */
+export function fileRoutes(app: Hono<ApiEnv>): void {
+  app.get('/files/results/:id', (c) => {
+    const { signer, queries } = c.get('services');
+    const id = c.req.param('id');
+    const check = checkResultSignature(signer, `/files/results/${id}`, c.req.query('expires'), c.req.query('signature'));
+    if (check === 'invalid') throw new LakeServiceError('signed_url_invalid', 'This download URL is not valid. Poll the query for a freshly signed one.');
+    if (check === 'expired') throw new LakeServiceError('signed_url_expired', 'This download URL has expired (they last one hour). Poll the query for a fresh one.');
+    const query = queries.store.getById(id);
+    const file = query && queries.resultPath(query);
+    let size: number;
+    try {
+      if (!file) throw new Error('no result');
+      size = statSync(file).size;
+    } catch {
+      throw new LakeServiceError('query_not_found', 'This result no longer exists; results are kept for a limited time.');
+    }
+    const range = parseRange(c.req.header('Range'), size);
+    c.header('Accept-Ranges', 'bytes');
+    if (range === 'unsatisfiable') {
+      throw new LakeServiceError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, { headers: { 'Content-Range': `bytes */${size}` } });
+    }
+    const { start, end } = range ?? { start: 0, end: size - 1 };
+    c.header('Content-Type', 'application/vnd.apache.parquet');
+    c.header('Content-Disposition', `attachment; filename="${id}.parquet"`);
+    c.header('ETag', `"${id}-${size}"`);
+    c.header('Cache-Control', 'private, no-store');
+    c.header('Content-Length', String(size === 0 ? 0 : end - start + 1));
+    if (range) c.header('Content-Range', `bytes ${start}-${end}/${size}`);
+    const status = range ? 206 : 200;
+    // Hono answers HEAD through this GET handler; opening the file then would leak a descriptor.
+    if (c.req.method === 'HEAD' || size === 0) return c.body(null, status);
+    const stream = Readable.toWeb(createReadStream(file as string, { start, end })) as ReadableStream<Uint8Array>;
+    return c.body(stream, status);
+  });
+}

@@ -1,0 +1,43 @@
+import type * as DuckDB from '@duckdb/node-api';
+
+let loading: Promise<typeof DuckDB> | undefined;
+
+/** DuckDB's module, loaded on first use only: it costs ~150 ms, which commands that do not query never pay. */
+export function loadDuckDB(): Promise<typeof DuckDB> {
+  loading ??= import('@duckdb/node-api');
+  return loading;
+}
+
+/** Settings every instance gets: never reach the network for extensions (they would wait on it and fail). */
+export const OFFLINE_CONFIG: Record<string, string> = {
+  autoinstall_known_extensions: 'false',
+  autoload_known_extensions: 'false',
+};
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
+export async function openPrivilegedConnection(options: { threads?: number; memoryLimit?: string } = {}): Promise<{
+  connection: DuckDB.DuckDBConnection;
+  close(): void;
+}> {
+  const duckdb = await loadDuckDB();
+  const config: Record<string, string> = { ...OFFLINE_CONFIG };
+  if (options.threads) config.threads = String(options.threads);
+  if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+  const instance = await duckdb.DuckDBInstance.create(':memory:', config);
+  const connection = await instance.connect();
+  return {
+    connection,
+    close() {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import type {
+  DuckDBArrayType,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBIntervalValue,
+  DuckDBListType,
+  DuckDBListValue,
+  DuckDBMapType,
+  DuckDBMapValue,
+  DuckDBStructType,
+  DuckDBStructValue,
+  DuckDBType,
+  DuckDBUnionType,
+  DuckDBUnionValue,
+  DuckDBValue,
+} from '@duckdb/node-api';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type ValueConverter = (value: DuckDBValue) => JsonValue;
+
+// DuckDB type ids, kept here as numbers so this module does not load the engine.
+const T = {
+  BOOLEAN: 1, TINYINT: 2, SMALLINT: 3, INTEGER: 4, BIGINT: 5, UTINYINT: 6, USMALLINT: 7, UINTEGER: 8, UBIGINT: 9,
+  FLOAT: 10, DOUBLE: 11, TIMESTAMP: 12, DATE: 13, TIME: 14, INTERVAL: 15, HUGEINT: 16, VARCHAR: 17, BLOB: 18,
+  DECIMAL: 19, TIMESTAMP_S: 20, TIMESTAMP_MS: 21, TIMESTAMP_NS: 22, ENUM: 23, LIST: 24, STRUCT: 25, MAP: 26,
+  UUID: 27, UNION: 28, BIT: 29, TIME_TZ: 30, TIMESTAMP_TZ: 31, UHUGEINT: 32, ARRAY: 33,
+} as const;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const DATE_INFINITY_DAYS = 2_147_483_647;
+const TIMESTAMP_INFINITY = 9_223_372_036_854_775_807n;
+
+/** Integers are JSON numbers while exact in a double (|n| ≤ 2^53−1), and decimal strings beyond. */
+function integer(value: DuckDBValue): JsonValue {
+  if (typeof value === 'bigint') return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value.toString();
+  return value as number;
+}
+
+function float(value: DuckDBValue): JsonValue {
+  const n = value as number;
+  if (Number.isFinite(n)) return n;
+  return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
+}
+
+function date(value: DuckDBValue): JsonValue {
+  const days = (value as DuckDBDateValue).days;
+  if (days === DATE_INFINITY_DAYS) return 'infinity';
+  if (days === -DATE_INFINITY_DAYS) return '-infinity';
+  return String(value);
+}
+
+/** ISO 8601 local date-time ("2024-01-02T03:04:05.123456"); with zone, always UTC with a Z. */
+function timestamp(withZone: boolean): ValueConverter {
+  return (value) => {
+    const micros = (value as unknown as { micros?: bigint; nanos?: bigint; millis?: bigint; seconds?: bigint });
+    const raw = micros.micros ?? micros.nanos ?? micros.millis ?? micros.seconds;
+    if (raw === TIMESTAMP_INFINITY) return 'infinity';
+    if (raw === -TIMESTAMP_INFINITY) return '-infinity';
+    const text = String(value).replace(' ', 'T');
+    return withZone ? text.replace(/\+00(:00)?$/, 'Z') : text;
+  };
+}
+
+/** ISO 8601 duration, each part signed as DuckDB keeps it: P1Y2M3DT4H5M6.5S. */
+export function intervalToIso(value: DuckDBIntervalValue): string {
+  const years = Math.trunc(value.months / 12);
+  const months = value.months % 12;
+  let micros = value.micros;
+  const negative = micros < 0n;
+  if (negative) micros = -micros;
+  const hours = micros / 3_600_000_000n;
+  const minutes = (micros % 3_600_000_000n) / 60_000_000n;
+  const secondsMicros = micros % 60_000_000n;
+  const sign = negative ? '-' : '';
+  let seconds = `${secondsMicros / 1_000_000n}`;
+  const fraction = secondsMicros % 1_000_000n;
+  if (fraction > 0n) seconds += `.${fraction.toString().padStart(6, '0').replace(/0+$/, '')}`;
+  let out = 'P';
+  if (years) out += `${years}Y`;
+  if (months) out += `${months}M`;
+  if (value.days) out += `${value.days}D`;
+  let time = '';
+  if (hours) time += `${sign}${hours}H`;
+  if (minutes) time += `${sign}${minutes}M`;
+  if (secondsMicros) time += `${sign}${seconds}S`;
+  if (time) out += `T${time}`;
+  return out === 'P' ? 'PT0S' : out;
+}
+
+function nullable(convert: ValueConverter): ValueConverter {
+  return (value) => (value === null || value === undefined ? null : convert(value));
+}
+
+/**
+ * Builds, once per column, the function that turns DuckDB values of that type into exact JSON. docs/api.md
+ * ("Inline values") lists the rules; nothing goes through a lossy JavaScript number.
+ */
+export function converterFor(type: DuckDBType): ValueConverter {
+  switch (type.typeId) {
+    case T.BOOLEAN:
+    case T.TINYINT:
+    case T.SMALLINT:
+    case T.INTEGER:
+    case T.UTINYINT:
+    case T.USMALLINT:
+    case T.UINTEGER:
+      return nullable((v) => v as number | boolean);
+    case T.BIGINT:
+    case T.UBIGINT:
+    case T.HUGEINT:
+    case T.UHUGEINT:
+      return nullable(integer);
+    case T.FLOAT:
+    case T.DOUBLE:
+      return nullable(float);
+    case T.DATE:
+      return nullable(date);
+    case T.TIMESTAMP:
+    case T.TIMESTAMP_S:
+    case T.TIMESTAMP_MS:
+    case T.TIMESTAMP_NS:
+      return nullable(timestamp(false));
+    case T.TIMESTAMP_TZ:
+      return nullable(timestamp(true));
+    case T.INTERVAL:
+      return nullable((v) => intervalToIso(v as DuckDBIntervalValue));
+    case T.BLOB:
+      return nullable((v) => Buffer.from((v as DuckDBBlobValue).bytes).toString('base64'));
+    case T.VARCHAR:
+      if (type.alias === 'JSON') return nullable((v) => JSON.parse(v as string) as JsonValue);
+      return nullable((v) => v as string);
+    case T.LIST:
+    case T.ARRAY: {
+      const item = converterFor((type as DuckDBListType | DuckDBArrayType).valueType);
+      return nullable((v) => (v as DuckDBListValue).items.map(item));
+    }
+    case T.STRUCT: {
+      const struct = type as DuckDBStructType;
+      const fields = struct.entryNames.map((name, i) => [name, converterFor(struct.entryTypes[i] as DuckDBType)] as const);
+      return nullable((v) => {
+        const entries = (v as DuckDBStructValue).entries;
+        const out: Record<string, JsonValue> = {};
+        for (const [name, convert] of fields) out[name] = convert(entries[name] as DuckDBValue);
+        return out;
+      });
+    }
+    case T.MAP: {
+      const map = type as DuckDBMapType;
+      const key = converterFor(map.keyType);
+      const val = converterFor(map.valueType);
+      // Text keys make a JSON object; any other key type keeps its type in a list of {key, value}.
+      if (map.keyType.typeId === T.VARCHAR) {
+        return nullable((v) => Object.fromEntries((v as DuckDBMapValue).entries.map((e) => [String(e.key), val(e.value)])));
+      }
+      return nullable((v) => (v as DuckDBMapValue).entries.map((e) => ({ key: key(e.key), value: val(e.value) })));
+    }
+    case T.UNION: {
+      const union = type as DuckDBUnionType;
+      const members = Object.fromEntries(union.memberTags.map((tag, i) => [tag, converterFor(union.memberTypes[i] as DuckDBType)]));
+      return nullable((v) => (members[(v as DuckDBUnionValue).tag] as ValueConverter)((v as DuckDBUnionValue).value));
+    }
+    default:
+      // DECIMAL (exact digits), UUID, ENUM, TIME, TIME_TZ, BIT and anything newer: DuckDB's own exact text.
+      return nullable((v) => String(v));
+  }
+}

@@ -1,0 +1,69 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from './duckdb.js';
+
+export interface EngineLimits {
+  /** DuckDB memory_limit for one query's instance, such as "2GB". */
+  memoryLimit: string;
+  threads: number;
+}
+
+export interface SandboxSpec {
+  catalogFile: string;
+  /** Directories the query may read: the organization's table snapshots. */
+  readableDirs: readonly string[];
+  /** The one directory it may write: its own result folder. */
+  writableDir: string;
+  limits: EngineLimits;
+}
+
+export interface Sandbox {
+  connection: DuckDBConnection;
+  interrupt(): void;
+  close(): void;
+}
+
+const withSlash = (dir: string): string => (dir.endsWith('/') ? dir : `${dir}/`);
+
+/**
+ * A DuckDB instance of its own for one query, locked down before any user SQL reaches it: the lake catalog
+ * attached READ_ONLY as `lake` (and made the default, so `demo.orders` works too), file access limited to the
+ * lake's data and the query's own result folder, no temp directory, no external access, no extension loading,
+ * and the configuration locked so the query cannot undo any of it. Its own instance also gives each query its
+ * own memory limit.
+ */
+export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
+  const duckdb = await loadDuckDB();
+  const instance: DuckDBInstance = await duckdb.DuckDBInstance.create(':memory:', {
+    ...OFFLINE_CONFIG,
+    threads: String(spec.limits.threads),
+    memory_limit: spec.limits.memoryLimit,
+  });
+  let connection: DuckDBConnection | undefined;
+  try {
+    connection = await instance.connect();
+    const allowed = [...spec.readableDirs, spec.writableDir].map((d) => quoteLiteral(withSlash(d))).join(', ');
+    await connection.run(
+      [
+        `ATTACH ${quoteLiteral(spec.catalogFile)} AS lake (READ_ONLY)`,
+        'USE lake',
+        `SET allowed_directories = [${allowed}]`,
+        "SET temp_directory = ''",
+        'SET enable_external_access = false',
+        'SET lock_configuration = true',
+      ].join(';\n'),
+    );
+  } catch (error) {
+    connection?.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+  const open = connection;
+  return {
+    connection: open,
+    interrupt: () => open.interrupt(),
+    close() {
+      open.closeSync();
+      instance.closeSync();
+    },
+  };
+}

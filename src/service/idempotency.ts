@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import { LakeServiceError } from './errors.js';
+import type { MetadataDb } from './store/database.js';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+
+export interface IdempotencyScope {
+  organizationId: string;
+  /** The person (for a PAT) or the key itself: another principal's identical key is a different request. */
+  principalId: string;
+  endpoint: string;
+}
+
+export interface StoredOutcome {
+  requestHash: string;
+  resourceId: string;
+  response: unknown;
+}
+
+export function hashRequest(...parts: readonly string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex');
+}
+
+/** Refuses keys clients cannot have meant: empty, longer than 255 characters, or with control characters. */
+export function checkIdempotencyKey(key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new LakeServiceError('parameter_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.', { param: 'Idempotency-Key' });
+  }
+  return key;
+}
+
+/**
+ * Idempotency keys and the response each first produced. Lookups and saves are meant to run inside the caller's
+ * write transaction, together with the work they guard, so concurrent requests with one key create one thing.
+ */
+export class IdempotencyStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  find(scope: IdempotencyScope, key: string, now: number = Math.floor(Date.now() / 1000)): StoredOutcome | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT request_hash, resource_id, response FROM idempotency_keys
+         WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`,
+      )
+      .get(scope.organizationId, scope.principalId, scope.endpoint, key, now - IDEMPOTENCY_TTL_SECONDS) as
+      | { request_hash: string; resource_id: string; response: string }
+      | undefined;
+    return row && { requestHash: row.request_hash, resourceId: row.resource_id, response: JSON.parse(row.response) };
+  }
+
+  /** The replayed response, or a 409 when the key was first used for a different request. */
+  replay(scope: IdempotencyScope, key: string, requestHash: string): StoredOutcome | undefined {
+    const found = this.find(scope, key);
+    if (found && found.requestHash !== requestHash) {
+      throw new LakeServiceError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request. Use a new key for new work.', {
+        param: 'Idempotency-Key',
+      });
+    }
+    return found;
+  }
+
+  save(scope: IdempotencyScope, key: string, outcome: StoredOutcome, now: number = Math.floor(Date.now() / 1000)): void {
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(scope.organizationId, scope.principalId, scope.endpoint, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now);
+  }
+
+  purgeExpired(now: number = Math.floor(Date.now() / 1000)): void {
+    this.db.prepare('DELETE FROM idempotency_keys WHERE created <= ?').run(now - IDEMPOTENCY_TTL_SECONDS);
+  }
+}

@@ -1,0 +1,41 @@
+import { join, relative, resolve } from 'node:path';
+
+/**
+ * Where lake data lives inside a home. Table snapshots and catalog files sit under lake/<org>/, query results under
+ * results/<org>/<query id>/. The metadata store keeps paths relative to the home, so a home can be moved.
+ */
+export class LakeLayout {
+  constructor(readonly homeRoot: string) {}
+
+  tablesDir(organizationId: string): string {
+    return join(this.homeRoot, 'lake', organizationId, 'tables');
+  }
+
+  snapshotDir(organizationId: string, tableId: string, snapshotId: string): string {
+    return join(this.tablesDir(organizationId), tableId, snapshotId);
+  }
+
+  catalogDir(organizationId: string): string {
+    return join(this.homeRoot, 'lake', organizationId, 'catalogs');
+  }
+
+  catalogFile(organizationId: string, version: number): string {
+    return join(this.catalogDir(organizationId), `v${version}.duckdb`);
+  }
+
+  resultsDir(organizationId: string): string {
+    return join(this.homeRoot, 'results', organizationId);
+  }
+
+  resultDir(organizationId: string, queryId: string): string {
+    return join(this.resultsDir(organizationId), queryId);
+  }
+
+  toRelative(path: string): string {
+    return relative(this.homeRoot, path);
+  }
+
+  toAbsolute(path: string): string {
+    return resolve(this.homeRoot, path);
+  }
+}

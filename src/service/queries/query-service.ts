@@ -1,0 +1,220 @@
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { Principal } from '../auth/principal.js';
+import { loadDuckDB, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { openSandbox, type Sandbox } from '../engine/sandbox.js';
+import { guardSql } from '../engine/sql-guard.js';
+import { LakeServiceError } from '../errors.js';
+import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
+import { newId } from '../ids.js';
+import type { Lake } from '../lake/lake.js';
+import { writeTransaction, type MetadataDb } from '../store/database.js';
+import type { ResultReader } from './result-reader.js';
+import type { QuerySettings } from './settings.js';
+import { QueryStore, type QueryRecord } from './store.js';
+
+export interface SubmitOutcome {
+  query: QueryRecord;
+  /** Set when an Idempotency-Key replayed an earlier submission: the response it gave then. */
+  replayedResponse?: unknown;
+}
+
+/** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
+const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
+
+export function principalIdOf(principal: Principal): string {
+  return principal.userId ?? principal.credentialId;
+}
+
+/**
+ * Runs read-only SQL against the lake. Submission checks everything that can be checked before execution and
+ * answers at once; execution runs in its own sandboxed DuckDB instance, off the event loop, and writes the result
+ * once, as Parquet, in the home.
+ */
+export class QueryService {
+  readonly store: QueryStore;
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly lake: Lake,
+    private readonly idempotency: IdempotencyStore,
+    private readonly reader: ResultReader,
+    readonly settings: QuerySettings,
+    /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
+    private readonly submitResponse: (query: QueryRecord) => unknown,
+  ) {
+    this.store = new QueryStore(db);
+  }
+
+  async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
+    if (body.sql === undefined || body.sql === null) throw new LakeServiceError('parameter_missing', 'Send the SQL to run in the field sql.', { param: 'sql' });
+    if (typeof body.sql !== 'string') throw new LakeServiceError('parameter_invalid', 'sql must be a string.', { param: 'sql' });
+    const sql = body.sql;
+    const { statement } = guardSql(sql);
+
+    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'POST /queries' };
+    const requestHash = hashRequest(sql);
+    const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
+    if (early) return early;
+
+    const id = newId('qr');
+    const organizationId = principal.organizationId;
+    const resultDir = this.lake.layout.resultDir(organizationId, id);
+    mkdirSync(resultDir, { recursive: true, mode: 0o700 });
+    let sandbox: Sandbox | undefined;
+    let prepared: DuckDBPreparedStatement | undefined;
+    let parseError: string | undefined;
+    try {
+      sandbox = await openSandbox({
+        catalogFile: await this.lake.catalogFile(organizationId),
+        readableDirs: [this.lake.layout.tablesDir(organizationId)],
+        writableDir: resultDir,
+        limits: this.settings,
+      });
+      prepared = await this.checkWithEngine(sandbox, statement).catch((error: unknown) => {
+        if (error instanceof LakeServiceError) throw error;
+        parseError = this.cleanEngineMessage(error);
+        return undefined;
+      });
+      const outcome = writeTransaction(this.db, () => {
+        const replayed = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
+        if (replayed) return replayed;
+        if (this.store.countLive(organizationId) >= this.settings.maxInFlight) {
+          throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries running. Wait for one to finish.`, {
+            headers: { 'Retry-After': '1' },
+          });
+        }
+        const query = this.store.insertRunning({ id, organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql });
+        if (idempotencyKey) this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: this.submitResponse(query) });
+        return { query };
+      });
+      if (outcome.replayedResponse !== undefined) throw new ReplayFound(outcome);
+      if (parseError !== undefined || !prepared) {
+        // Nothing was executed, so the execution time is zero.
+        this.store.markFailed(id, 'query_failed', parseError ?? 'The statement could not be prepared.', 0);
+        sandbox.close();
+        return outcome;
+      }
+      const execution = this.execute(outcome.query, sandbox, prepared, resultDir);
+      this.running.set(id, execution);
+      void execution.finally(() => this.running.delete(id));
+      return outcome;
+    } catch (error) {
+      sandbox?.close();
+      rmSync(resultDir, { recursive: true, force: true });
+      if (error instanceof ReplayFound) return error.outcome;
+      throw error;
+    }
+  }
+
+  get(principal: Principal, id: string): QueryRecord {
+    const query = this.store.get(principal.organizationId, id);
+    if (!query) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
+    return query;
+  }
+
+  /** Waits, up to timeoutMs, for a query this process is running; returns at once for any other. */
+  async waitFor(id: string, timeoutMs: number): Promise<void> {
+    const execution = this.running.get(id);
+    if (!execution || timeoutMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([execution, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  resultPath(query: QueryRecord): string | undefined {
+    return query.resultFile ? this.lake.layout.toAbsolute(query.resultFile) : undefined;
+  }
+
+  /** Deletes queries and results past retention, and expired idempotency keys. */
+  purgeExpired(now: number = Math.floor(Date.now() / 1000)): number {
+    const removed = this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
+    for (const { id, organizationId } of removed) rmSync(this.lake.layout.resultDir(organizationId, id), { recursive: true, force: true });
+    this.idempotency.purgeExpired(now);
+    return removed.length;
+  }
+
+  /** Lets queries in flight finish, for a clean shutdown or the end of a CLI command. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private replay(scope: IdempotencyScope, key: string, requestHash: string): SubmitOutcome | undefined {
+    const found = this.idempotency.replay(scope, key, requestHash);
+    if (!found) return undefined;
+    const query = this.store.get(scope.organizationId, found.resourceId);
+    if (!query) return undefined;
+    return { query, replayedResponse: found.response };
+  }
+
+  /** DuckDB's own parser has the last word: exactly one statement, and of SELECT type. */
+  private async checkWithEngine(sandbox: Sandbox, statement: string): Promise<DuckDBPreparedStatement> {
+    const duckdb = await loadDuckDB();
+    const extracted = await sandbox.connection.extractStatements(statement);
+    if (extracted.count !== 1) {
+      throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+    }
+    const prepared = await extracted.prepare(0);
+    if (prepared.statementType !== duckdb.StatementType.SELECT) {
+      const kind = duckdb.StatementType[prepared.statementType] ?? 'other';
+      throw new LakeServiceError('write_not_allowed', `Only read-only SELECT statements run; this statement is of type ${kind}.`, { param: 'sql' });
+    }
+    return prepared;
+  }
+
+  private async execute(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): Promise<void> {
+    const file = join(resultDir, 'result.parquet');
+    const textColumns: string[] = [];
+    for (let i = 0; i < prepared.columnCount; i++) {
+      if (NEEDS_TEXT.test(prepared.columnType(i).toString())) textColumns.push(prepared.columnName(i));
+    }
+    const statement = guardSql(query.sql).statement;
+    const source = textColumns.length === 0
+      ? `${statement}\n`
+      : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${statement}\n)`;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      sandbox.interrupt();
+    }, this.settings.timeoutMs);
+    const started = performance.now();
+    try {
+      const copied = await sandbox.connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      const durationMs = performance.now() - started;
+      const columns = await this.reader.describe(file);
+      this.store.markSucceeded(query.id, {
+        durationMs,
+        rowCount: Number(copied.rowsChanged),
+        resultFile: this.lake.layout.toRelative(file),
+        resultBytes: statSync(file).size,
+        columns,
+      });
+    } catch (error) {
+      const durationMs = performance.now() - started;
+      const message = timedOut
+        ? `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`
+        : this.cleanEngineMessage(error, true);
+      this.store.markFailed(query.id, timedOut ? 'query_timeout' : 'query_failed', message, durationMs);
+      rmSync(file, { force: true });
+    } finally {
+      clearTimeout(timer);
+      sandbox.close();
+    }
+  }
+
+  /** Engine messages help, but must not show where the lake lives on disk or the COPY lake wraps queries in. */
+  private cleanEngineMessage(error: unknown, fromExecution = false): string {
+    let message = error instanceof Error ? error.message : String(error);
+    message = message.split(this.lake.layout.homeRoot).join('<lake>');
+    if (fromExecution) message = message.replace(/\n+LINE \d+:[\s\S]*$/, '');
+    return message.trim();
+  }
+}
+
+class ReplayFound extends Error {
+  constructor(readonly outcome: SubmitOutcome) {
+    super('replay');
+  }
+}

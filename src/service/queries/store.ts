@@ -1,0 +1,131 @@
+import type { MetadataDb } from '../store/database.js';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface ResultColumn {
+  name: string;
+  type: string;
+}
+
+export interface QueryRecord {
+  id: string;
+  organizationId: string;
+  principalId: string;
+  status: JobStatus;
+  sql: string;
+  created: number;
+  started: number | null;
+  finished: number | null;
+  durationMs: number | null;
+  rowCount: number | null;
+  /** Relative to the home. */
+  resultFile: string | null;
+  resultBytes: number | null;
+  columns: ResultColumn[] | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+interface Row {
+  id: string;
+  organization_id: string;
+  principal_id: string;
+  status: JobStatus;
+  sql: string;
+  created: number;
+  started: number | null;
+  finished: number | null;
+  duration_ms: number | null;
+  row_count: number | null;
+  result_file: string | null;
+  result_bytes: number | null;
+  columns: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+const toRecord = (row: Row): QueryRecord => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  principalId: row.principal_id,
+  status: row.status,
+  sql: row.sql,
+  created: row.created,
+  started: row.started,
+  finished: row.finished,
+  durationMs: row.duration_ms,
+  rowCount: row.row_count,
+  resultFile: row.result_file,
+  resultBytes: row.result_bytes,
+  columns: row.columns === null ? null : (JSON.parse(row.columns) as ResultColumn[]),
+  errorCode: row.error_code,
+  errorMessage: row.error_message,
+});
+
+const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
+                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns
+                FROM jobs j JOIN queries q ON q.id = j.id`;
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** Query records: a job row (status, timestamps, failure) plus the query's own fields. */
+export class QueryStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  insertRunning(input: { id: string; organizationId: string; principalId: string; credentialId: string; sql: string }): QueryRecord {
+    const now = nowSeconds();
+    this.db
+      .prepare(`INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started) VALUES (?, ?, 'query', 'running', ?, ?, ?, ?)`)
+      .run(input.id, input.organizationId, input.principalId, input.credentialId, now, now);
+    this.db.prepare('INSERT INTO queries (id, sql) VALUES (?, ?)').run(input.id, input.sql);
+    return this.get(input.organizationId, input.id) as QueryRecord;
+  }
+
+  get(organizationId: string, id: string): QueryRecord | undefined {
+    const row = this.db.prepare(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`).get(id, organizationId) as Row | undefined;
+    return row && toRecord(row);
+  }
+
+  /** For signed downloads, where the signature, not a credential, proves the right to read. */
+  getById(id: string): QueryRecord | undefined {
+    const row = this.db.prepare(`${SELECT} WHERE j.id = ? AND j.kind = 'query'`).get(id) as Row | undefined;
+    return row && toRecord(row);
+  }
+
+  countLive(organizationId: string): number {
+    const row = this.db
+      .prepare(`SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`)
+      .get(organizationId) as { n: number };
+    return row.n;
+  }
+
+  markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): void {
+    this.db.transaction(() => {
+      this.db.prepare(`UPDATE jobs SET status = 'succeeded', finished = ? WHERE id = ? AND status = 'running'`).run(nowSeconds(), id);
+      this.db
+        .prepare('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?')
+        .run(Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id);
+    })();
+  }
+
+  markFailed(id: string, code: string, message: string, durationMs: number | null): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(`UPDATE jobs SET status = 'failed', finished = ?, error_code = ?, error_message = ? WHERE id = ? AND status IN ('queued', 'running')`)
+        .run(nowSeconds(), code, message, id);
+      if (durationMs !== null) this.db.prepare('UPDATE queries SET duration_ms = ? WHERE id = ?').run(Math.round(durationMs), id);
+    })();
+  }
+
+  /** Removes query records created before the cutoff and returns their ids, so their result folders can go too. */
+  purgeCreatedBefore(cutoff: number): { id: string; organizationId: string }[] {
+    return this.db.transaction(() => {
+      const rows = this.db
+        .prepare(`SELECT id, organization_id FROM jobs WHERE kind = 'query' AND created < ? AND status NOT IN ('queued', 'running')`)
+        .all(cutoff) as { id: string; organization_id: string }[];
+      const remove = this.db.prepare('DELETE FROM jobs WHERE id = ?');
+      for (const row of rows) remove.run(row.id);
+      return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
+    })();
+  }
+}

@@ -1,0 +1,28 @@
+import type { QueryRecord } from './store.js';
+
+/** Longer SQL is cut in responses (with an ellipsis); the full text stays in the record. */
+export const SQL_ECHO_LIMIT = 1000;
+
+export type QueryObject = Record<string, unknown> & { id: string; status: string };
+
+/**
+ * The query object every response starts from. lake has no test mode, so livemode is always true. Result fields
+ * (files, or columns/data/pages) are added by the API, which knows the format asked for.
+ */
+export function queryObject(query: QueryRecord): QueryObject {
+  const body: QueryObject = {
+    object: 'query',
+    id: query.id,
+    status: query.status,
+    created: query.created,
+    sql: query.sql.length > SQL_ECHO_LIMIT ? `${query.sql.slice(0, SQL_ECHO_LIMIT)}…` : query.sql,
+    livemode: true,
+  };
+  if (query.status === 'succeeded' || query.status === 'failed' || query.status === 'cancelled') {
+    body.duration_ms = query.durationMs;
+  }
+  if (query.status === 'failed' || query.status === 'cancelled') {
+    body.error = { message: query.errorMessage ?? 'The query failed.' };
+  }
+  return body;
+}
