@@ -5,6 +5,7 @@ import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { EXIT, exitCodeFor } from './commands/exit-codes.js';
 import { registerInit } from './commands/init.js';
+import { registerQuery } from './commands/query/index.js';
 import { registerServe } from './commands/serve.js';
 import { registerWhoami } from './commands/whoami.js';
 import { printError } from './render/errors.js';
@@ -36,6 +37,7 @@ export function buildProgram(ctx: CommandContext): Command {
 
   registerWhoami(program, ctx);
   registerInit(program, ctx);
+  registerQuery(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);
   registerConfig(program, ctx);
@@ -62,6 +64,6 @@ export async function main(
     printError(io, error, ctx.json || argv.includes('--json'));
     return exitCodeFor(error);
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }

@@ -25,7 +25,9 @@ export class CommandContext {
   exitCode: number = EXIT.ok;
   private profileStore: ProfileStore | undefined;
   private clientPromise: Promise<LakeClient> | undefined;
-  private readonly closers: (() => void)[] = [];
+  private readonly closers: (() => void | Promise<void>)[] = [];
+  /** local: the embedded lake in this process; remote: a service at a base URL. Known once the client exists. */
+  mode: 'local' | 'remote' | undefined;
 
   constructor(
     readonly io: IOStreams,
@@ -68,12 +70,12 @@ export class CommandContext {
   }
 
   /** Runs when the command finishes, success or not. */
-  onClose(closer: () => void): void {
+  onClose(closer: () => void | Promise<void>): void {
     this.closers.push(closer);
   }
 
-  close(): void {
-    for (const closer of this.closers.splice(0).reverse()) closer();
+  async close(): Promise<void> {
+    for (const closer of this.closers.splice(0).reverse()) await closer();
   }
 
   private async makeClient(): Promise<LakeClient> {
@@ -90,6 +92,7 @@ export class CommandContext {
     const userAgent = `lake-cli/${packageVersion()}`;
     if (settings.baseUrl.value) {
       assertHttpUrl(settings.baseUrl.value);
+      this.mode = 'remote';
       return new LakeClient({
         fetch: await transport.remoteFetch(),
         baseUrl: settings.baseUrl.value,
@@ -100,6 +103,7 @@ export class CommandContext {
     }
     const local = await transport.openLocalLake(settings.homeDir.value as string);
     this.onClose(local.close);
+    this.mode = 'local';
     // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.
     const token = settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.value : local.ownerToken;
     return new LakeClient({ fetch: local.fetch, baseUrl: transport.LOCAL_BASE_URL, token, userAgent, onRetry });

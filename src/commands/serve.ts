@@ -3,9 +3,13 @@ import { resolveHomeDir } from '../config/paths.js';
 import type { CommandContext } from './context.js';
 import { usageError } from './exit-codes.js';
 
+/** How long a stopping server lets requests and queries in flight finish. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 interface ServeOptions {
   host: string;
   port: string;
+  publicUrl?: string;
 }
 
 function parsePort(value: string): number {
@@ -20,6 +24,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .description('serve the HTTP API of the local home')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
+    .option('--public-url <url>', 'origin for links in responses (download URLs) when behind a proxy')
     .action(async (options: ServeOptions) => {
       const port = parsePort(options.port);
       const [{ openHome }, { createServices }, { createApp }, { startServer }] = await Promise.all([
@@ -33,7 +38,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       };
       const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
-      const server = await startServer(createApp(createServices(home), { log }), { host: options.host, port, log });
+      const services = createServices(home, { publicUrl: options.publicUrl });
+      ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
+      const server = await startServer(createApp(services, { log }), { host: options.host, port, log });
       log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });
 
       await new Promise<void>((resolve) => {

@@ -120,9 +120,13 @@ function tableWriter(out: OutputStream, palette: ChalkInstance): RowWriter {
       held.push(...rows);
     },
     end() {
+      // Numbers read best right-aligned; a column counts as numeric when its values are numbers or null.
+      const numeric = columns.map((c) => held.length > 0 && held.every((row) => row[c] === null || typeof row[c] === 'number'));
       const table = new Table({
         head: columns.map((c) => palette.bold(c)),
-        style: { head: [], border: [] },
+        colAligns: numeric.map((n) => (n ? 'right' : 'left')),
+        chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+        style: { head: [], border: [], compact: true },
       });
       for (const row of held) table.push(columns.map((c) => (row[c] === null ? palette.dim('NULL') : valueToText(row[c]))));
       out.write(`${table.toString()}\n`);

@@ -23,8 +23,11 @@ export interface LakeServices {
   resultReader: ResultReader;
   /** Origin for links in responses when the server sits behind a proxy; otherwise each request's own. */
   publicUrl: string | undefined;
-  /** Waits for work in flight, then releases engines. The home itself is closed by whoever opened it. */
-  close(): Promise<void>;
+  /**
+   * Lets work in flight finish for up to graceMs (default: none), stops and records what remains, then releases
+   * engines. The home itself is closed by whoever opened it.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -48,8 +51,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     queries,
     resultReader,
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
-    async close() {
-      await queries.drain();
+    async close(graceMs = 0) {
+      await queries.drain(graceMs);
       await resultReader.close();
     },
   };

@@ -78,6 +78,11 @@ export class LakeClient {
     }
   }
 
+  /** A plain request to an absolute URL (a signed download link) through the same transport, without the token. */
+  fetchUrl(url: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.options.fetch(new Request(url, { headers: { 'User-Agent': this.options.userAgent ?? 'lake-cli', ...headers } }));
+  }
+
   async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
     return (await this.request<T>('GET', path, { query })).body;
   }

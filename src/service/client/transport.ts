@@ -6,7 +6,8 @@ export const LOCAL_BASE_URL = 'http://local.lake';
 export interface LocalLake {
   fetch: FetchFunction;
   ownerToken: string;
-  close(): void;
+  /** Lets queries started by this process finish, then closes the home. */
+  close(): Promise<void>;
 }
 
 /**
@@ -20,8 +21,16 @@ export async function openLocalLake(homeDir: string): Promise<LocalLake> {
     import('../api/app.js'),
   ]);
   const home = openHome(homeDir);
-  const app = createApp(createServices(home));
-  return { fetch: (request) => Promise.resolve(app.fetch(request)), ownerToken: home.ownerToken, close: () => home.close() };
+  const services = createServices(home);
+  const app = createApp(services);
+  return {
+    fetch: (request) => Promise.resolve(app.fetch(request)),
+    ownerToken: home.ownerToken,
+    async close() {
+      await services.close();
+      home.close();
+    },
+  };
 }
 
 /** A remote service over undici, with keep-alive connections. */

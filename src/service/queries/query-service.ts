@@ -34,7 +34,8 @@ export function principalIdOf(principal: Principal): string {
  */
 export class QueryService {
   readonly store: QueryStore;
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, { done: Promise<void>; stop(): void }>();
+  private readonly abandoned = new Set<string>();
 
   constructor(
     private readonly db: MetadataDb,
@@ -97,8 +98,9 @@ export class QueryService {
         sandbox.close();
         return outcome;
       }
-      const execution = this.execute(outcome.query, sandbox, prepared, resultDir);
-      this.running.set(id, execution);
+      const open = sandbox;
+      const execution = this.execute(outcome.query, open, prepared, resultDir);
+      this.running.set(id, { done: execution, stop: () => open.interrupt() });
       void execution.finally(() => this.running.delete(id));
       return outcome;
     } catch (error) {
@@ -120,7 +122,7 @@ export class QueryService {
     const execution = this.running.get(id);
     if (!execution || timeoutMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([execution, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([execution.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
   }
 
@@ -136,9 +138,20 @@ export class QueryService {
     return removed.length;
   }
 
-  /** Lets queries in flight finish, for a clean shutdown or the end of a CLI command. */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.running.values()]);
+  /**
+   * Lets queries in flight finish for up to graceMs, then stops the rest and records them as failed with the
+   * reason, so no query is left "running" after the process that ran it is gone.
+   */
+  async drain(graceMs: number): Promise<void> {
+    const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((r) => r.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const [id, execution] of this.running) {
+      this.abandoned.add(id);
+      execution.stop();
+    }
+    await all();
   }
 
   private replay(scope: IdempotencyScope, key: string, requestHash: string): SubmitOutcome | undefined {
@@ -193,10 +206,12 @@ export class QueryService {
       });
     } catch (error) {
       const durationMs = performance.now() - started;
-      const message = timedOut
-        ? `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`
-        : this.cleanEngineMessage(error, true);
-      this.store.markFailed(query.id, timedOut ? 'query_timeout' : 'query_failed', message, durationMs);
+      const [code, message] = timedOut
+        ? ['query_timeout', `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`]
+        : this.abandoned.delete(query.id)
+          ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
+          : ['query_failed', this.cleanEngineMessage(error, true)];
+      this.store.markFailed(query.id, code, message, durationMs);
       rmSync(file, { force: true });
     } finally {
       clearTimeout(timer);

@@ -1,0 +1,86 @@
+import { closeSync, createWriteStream, existsSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { LakeClient } from '../../service/client/lake-client.js';
+import { LakeApiError } from '../../service/client/errors.js';
+import { printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import type { QueryPage } from './wait.js';
+
+const MAX_ATTEMPTS = 5;
+
+interface ResultFile {
+  url: string;
+  bytes: number;
+}
+
+/** A freshly signed URL each time: links last an hour, and a long or resumed download may outlive one. */
+async function resultFile(client: LakeClient, id: string): Promise<ResultFile> {
+  const query = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`);
+  if (query.status === 'running' || query.status === 'queued') {
+    throw new CliError('query_running', `Query ${id} is still running; there is nothing to download yet.`, EXIT.stillRunning, `Wait with: lake query poll ${id}`);
+  }
+  const file = query.files?.[0];
+  if (query.status !== 'succeeded' || !file) {
+    throw new CliError(`query_${query.status}`, query.error?.message ?? `Query ${id} has no result.`, EXIT.failed);
+  }
+  return file;
+}
+
+function sizeOf(path: string): number {
+  return existsSync(path) ? statSync(path).size : 0;
+}
+
+/**
+ * Downloads a query's Parquet result. Bytes go to `<out>.part` and are resumed with Range after a failure or an
+ * expired link; only a file of exactly the announced size is renamed to `<out>`. `-o -` streams to stdout.
+ */
+export async function downloadQuery(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {
+  const client = await ctx.client();
+  const toStdout = output === '-';
+  const target = output ?? `${id}.parquet`;
+  const partial = `${target}.part`;
+  let file = await resultFile(client, id);
+  if (!toStdout && sizeOf(partial) > file.bytes) unlinkSync(partial);
+  let lastProblem = '';
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const have = toStdout ? 0 : sizeOf(partial);
+    if (have === file.bytes) break;
+    const response = await client.fetchUrl(file.url, have > 0 ? { Range: `bytes=${have}-` } : {}).catch((error: unknown) => {
+      lastProblem = error instanceof Error ? error.message : String(error);
+      return undefined;
+    });
+    if (!response) continue;
+    if (response.status === 403) {
+      const body = (await response.json().catch(() => undefined)) as unknown;
+      const error = LakeApiError.fromResponse(response, body);
+      if (error.code !== 'signed_url_expired') throw error;
+      file = await resultFile(client, id);
+      continue;
+    }
+    if (response.status !== 200 && response.status !== 206) throw LakeApiError.fromResponse(response, await response.json().catch(() => undefined));
+    if (!response.body) continue;
+    const append = response.status === 206;
+    const sink: Writable = toStdout
+      ? new Writable({ write: (chunk, _enc, done) => { ctx.io.stdout.write(chunk as Buffer); done(); } })
+      : createWriteStream(partial, { flags: append ? 'a' : 'w', mode: 0o600 });
+    try {
+      await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), sink);
+    } catch (error) {
+      lastProblem = error instanceof Error ? error.message : String(error);
+      if (toStdout) throw new CliError('download_failed', `The download broke off: ${lastProblem}`, EXIT.unavailable);
+      continue;
+    }
+    if (toStdout) return;
+  }
+  if (toStdout) return;
+  const have = sizeOf(partial);
+  if (have !== file.bytes) {
+    throw new CliError('download_incomplete', `Got ${have} of ${file.bytes} bytes after ${MAX_ATTEMPTS} attempts${lastProblem ? ` (${lastProblem})` : ''}.`, EXIT.unavailable, `Run the same command again to resume from ${partial}.`);
+  }
+  if (!existsSync(partial)) closeSync(openSync(partial, 'w', 0o600));
+  renameSync(partial, target);
+  if (ctx.json) printJson(ctx.io, { object: 'download', query: id, path: target, bytes: file.bytes });
+  else ctx.io.stderr.write(`lake: wrote ${file.bytes} bytes to ${target}\n`);
+}

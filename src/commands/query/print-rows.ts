@@ -1,0 +1,49 @@
+import type { LakeClient } from '../../service/client/lake-client.js';
+import { paletteFor } from '../../render/colors.js';
+import type { IOStreams } from '../../render/iostreams.js';
+import { createRowWriter, type OutputFormat } from '../../render/rows.js';
+import type { QueryPage } from './wait.js';
+
+export const PAGE_SIZE = 1000;
+
+export interface PrintedRows {
+  printed: number;
+  total: number;
+  truncated: boolean;
+}
+
+/**
+ * Streams every page of a succeeded query to stdout in the chosen format, holding one page at a time, and stops
+ * at maxRows. A truncation is always reported on stderr, never silent.
+ */
+export async function printQueryRows(
+  client: LakeClient,
+  io: IOStreams,
+  first: QueryPage,
+  format: OutputFormat,
+  maxRows: number,
+): Promise<PrintedRows> {
+  const writer = createRowWriter(format, io.stdout, paletteFor(io, 'stdout'));
+  const total = first.row_count ?? 0;
+  writer.begin(first.columns ?? []);
+  let page: QueryPage = first;
+  let printed = 0;
+  for (;;) {
+    const rows = page.data ?? [];
+    const room = maxRows - printed;
+    writer.write(rows.length > room ? rows.slice(0, room) : rows);
+    printed += Math.min(rows.length, room);
+    if (printed >= maxRows || !page.has_more || !page.next_cursor) break;
+    page = await client.get<QueryPage>(`/queries/${encodeURIComponent(first.id)}`, {
+      format: 'inline',
+      limit: Math.min(PAGE_SIZE, maxRows - printed),
+      starting_after: page.next_cursor,
+    });
+  }
+  writer.end();
+  const truncated = printed < total;
+  if (truncated) {
+    io.stderr.write(`lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`);
+  }
+  return { printed, total, truncated };
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
+import { startSpinner } from '../../render/spinner.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { PAGE_SIZE, printQueryRows } from './print-rows.js';
+import { readSql } from './sql-input.js';
+import { waitForQuery, type QueryPage } from './wait.js';
+
+export interface RunOptions {
+  file?: string;
+  output?: string;
+  maxRows?: string;
+  wait?: string;
+}
+
+/** The table format holds its rows to size the columns, so it shows at most this many unless told otherwise. */
+export const TABLE_DEFAULT_MAX_ROWS = 1000;
+
+function positive(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || (flag === '--max-rows' && !Number.isInteger(n))) throw usageError(`${flag} must be a ${flag === '--max-rows' ? 'whole ' : ''}number of at least 0.`);
+  return n;
+}
+
+export async function runQuery(ctx: CommandContext, sqlArgument: string | undefined, options: RunOptions): Promise<void> {
+  const sql = await readSql(ctx, sqlArgument, options.file);
+  let format;
+  try {
+    const profile = (await ctx.profiles()).profile(ctx.profileName(await ctx.profiles())).output;
+    format = resolveOutputFormat(ctx.io, { json: ctx.json, flag: options.output, env: ctx.env.LAKE_OUTPUT, profile });
+  } catch (error) {
+    if (error instanceof UnknownFormatError) throw usageError(error.message);
+    throw error;
+  }
+  const maxRows = positive(options.maxRows, '--max-rows') ?? (format === 'table' ? TABLE_DEFAULT_MAX_ROWS : Number.POSITIVE_INFINITY);
+  const waitSeconds = positive(options.wait, '--wait');
+
+  const client = await ctx.client();
+  // A key per invocation makes the client's retries of this POST safe: a retried submit cannot run the SQL twice.
+  const submitted = await client.request<QueryPage>('POST', '/queries', { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
+  const id = submitted.body.id;
+  const spinner = startSpinner(ctx.io, `running ${id}`);
+  let page: QueryPage;
+  try {
+    page = await waitForQuery(client, id, {
+      mode: ctx.mode ?? 'remote',
+      timeoutMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+      query: { format: 'inline', limit: Math.min(PAGE_SIZE, Math.max(1, maxRows)) },
+    });
+  } finally {
+    spinner.stop();
+  }
+  if (page.status === 'queued' || page.status === 'running') {
+    ctx.io.stdout.write(`${id}\n`);
+    ctx.io.stderr.write(`lake: ${id} is still running; check it with: lake query poll ${id}\n`);
+    ctx.exitCode = EXIT.stillRunning;
+    return;
+  }
+  if (page.status !== 'succeeded') {
+    throw new CliError(`query_${page.status}`, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`);
+  }
+  const printed = await printQueryRows(client, ctx.io, page, format, maxRows);
+  if (ctx.io.isStderrTTY && format === 'table') {
+    ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`);
+  }
+}
+
+export function addRunOptions(command: Command): Command {
+  return command
+    .option('-f, --file <file>', 'read the SQL from a file (- for standard input)')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
+    .option('--max-rows <n>', `print at most n rows (default: all; ${TABLE_DEFAULT_MAX_ROWS} for table output)`)
+    .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3');
+}

@@ -1,0 +1,53 @@
+import type { LakeClient } from '../../service/client/lake-client.js';
+
+export interface QueryPage {
+  object: 'query';
+  id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  created: number;
+  duration_ms?: number | null;
+  row_count?: number | null;
+  columns?: string[];
+  data?: Record<string, unknown>[];
+  has_more?: boolean;
+  next_cursor?: string | null;
+  files?: { url: string; bytes: number; expires: number }[];
+  error?: { message: string };
+}
+
+export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** Remote polling: 1 s at first, backing off to 2 s for long queries, as the spec recommends. */
+export function pollDelayMs(attempt: number): number {
+  return Math.min(2000, 1000 + attempt * 250);
+}
+
+export interface WaitOptions {
+  mode: 'local' | 'remote';
+  /** Give up (and return the running query) after this many milliseconds; undefined waits for ever. */
+  timeoutMs?: number;
+  /** Extra query parameters for every poll, so the final one already carries the first page. */
+  query?: Record<string, string | number>;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls a query until it finishes or the time runs out. The local lake is asked to hold each request until the
+ * query finishes (`wait`), so nothing sleeps; a remote service is polled every 1–2 s.
+ */
+export async function waitForQuery(client: LakeClient, id: string, options: WaitOptions): Promise<QueryPage> {
+  const sleep = options.sleep ?? defaultSleep;
+  const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    const remaining = deadline - Date.now();
+    const wait = options.mode === 'local' ? Math.max(0, Math.min(30, Math.floor(remaining / 1000))) : 0;
+    const page = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`, { ...options.query, ...(wait > 0 ? { wait } : {}) });
+    if (TERMINAL.has(page.status)) return page;
+    const left = deadline - Date.now();
+    if (left <= 0) return page;
+    if (options.mode === 'remote') await sleep(Math.min(pollDelayMs(attempt), left));
+    else if (wait === 0) await sleep(Math.min(50, left));
+  }
+}
