@@ -2,21 +2,41 @@ import { join } from 'node:path';
 import { createApp } from '../../src/service/api/app.js';
 import { startServer } from '../../src/service/api/server.js';
 import { openHome, type Home } from '../../src/service/home/home.js';
-import { createServices } from '../../src/service/services.js';
+import { createServices, type ServiceOptions } from '../../src/service/services.js';
+import { querySettingsFromEnv } from '../../src/service/queries/settings.js';
+import type { LakeServices } from '../../src/service/services.js';
 import { tempDir } from './temp.js';
 
 export interface Harness {
   home: Home;
+  services: LakeServices;
   baseUrl: string;
   /** Sends a request to the API as a client would; paths are relative to baseUrl. */
   request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
   close(): Promise<void>;
 }
 
+export interface StartOptions {
+  homeDir?: string;
+  services?: ServiceOptions;
+}
+
 export interface Transport {
   name: string;
-  start(homeDir?: string): Promise<Harness>;
+  start(options?: StartOptions): Promise<Harness>;
 }
+
+/** Test defaults: queries may run long enough to observe, and a little parallelism keeps the machine responsive. */
+function servicesFor(home: Home, options: StartOptions): LakeServices {
+  return createServices(home, { ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
+}
+
+// LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.
+const testLog = (line: object): void => {
+  if (process.env.LAKE_TEST_LOG) console.error(JSON.stringify(line));
+};
+
+const defaultHomeDir = (): string => join(tempDir('lake-home'), 'home');
 
 function requester(fetcher: (request: Request) => Promise<Response>, baseUrl: string, home: Home): Harness['request'] {
   return (path, init = {}) => {
@@ -31,15 +51,18 @@ function requester(fetcher: (request: Request) => Promise<Response>, baseUrl: st
 /** The same app in memory, as local mode uses it. */
 export const inMemory: Transport = {
   name: 'in-memory',
-  async start(homeDir = join(tempDir('lake-home'), 'home')) {
-    const home = openHome(homeDir);
-    const app = createApp(createServices(home));
+  async start(options = {}) {
+    const home = openHome(options.homeDir ?? defaultHomeDir());
+    const services = servicesFor(home, options);
+    const app = createApp(services, { log: testLog });
     const baseUrl = 'http://local.lake';
     return {
       home,
+      services,
       baseUrl,
       request: requester(async (r) => app.fetch(r), baseUrl, home),
       async close() {
+        await services.close();
         home.close();
       },
     };
@@ -49,16 +72,18 @@ export const inMemory: Transport = {
 /** The same app behind a real HTTP server on 127.0.0.1, as `lake serve` runs it. */
 export const overHttp: Transport = {
   name: 'http',
-  async start(homeDir = join(tempDir('lake-home'), 'home')) {
-    const home = openHome(homeDir);
-    const logs: object[] = [];
-    const server = await startServer(createApp(createServices(home)), { host: '127.0.0.1', port: 0, log: (l) => logs.push(l) });
+  async start(options = {}) {
+    const home = openHome(options.homeDir ?? defaultHomeDir());
+    const services = servicesFor(home, options);
+    const server = await startServer(createApp(services, { log: testLog }), { host: '127.0.0.1', port: 0, log: () => {} });
     return {
       home,
+      services,
       baseUrl: server.url,
       request: requester((r) => fetch(r), server.url, home),
       async close() {
         await server.close(1000);
+        await services.close();
         home.close();
       },
     };

@@ -1,0 +1,42 @@
+import { expect } from 'vitest';
+import type { Harness } from './transports.js';
+
+export type Json = Record<string, any>;
+
+/** A query that keeps two cores busy for minutes unless stopped. */
+export const SLOW_SQL = 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b';
+
+export async function submit(api: Harness, sql: unknown, init: { key?: string; token?: string } = {}): Promise<Response> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (init.key) headers['Idempotency-Key'] = init.key;
+  return api.request('/queries', { method: 'POST', body: JSON.stringify({ sql }), headers, token: init.token });
+}
+
+export async function submitOk(api: Harness, sql: string): Promise<Json> {
+  const response = await submit(api, sql);
+  const body = (await response.json()) as Json;
+  expect(response.status, JSON.stringify(body)).toBe(202);
+  return body;
+}
+
+/** Polls until the query finishes (the wait parameter makes this quick on both transports). */
+export async function finished(api: Harness, id: string, query = ''): Promise<Json> {
+  for (let i = 0; i < 200; i++) {
+    const body = (await (await api.request(`/queries/${id}?wait=5${query}`)).json()) as Json;
+    if (body.status !== 'running' && body.status !== 'queued') return body;
+  }
+  throw new Error(`query ${id} did not finish`);
+}
+
+export async function run(api: Harness, sql: string, query = '&format=inline&limit=1000'): Promise<Json> {
+  return finished(api, (await submitOk(api, sql)).id as string, query);
+}
+
+export async function expectError(response: Response, status: number, code: string, param?: string): Promise<Json> {
+  const body = (await response.json()) as Json;
+  expect(response.status, JSON.stringify(body)).toBe(status);
+  expect(body.error.code).toBe(code);
+  if (param !== undefined) expect(body.error.param).toBe(param);
+  expect(body.error.request_id).toBe(response.headers.get('request-id'));
+  return body.error;
+}
