@@ -29,6 +29,7 @@ const FORBIDDEN_FUNCTION_PATTERN = new RegExp(
     'glob', 'sniff_csv', 'getenv', 'current_setting', 'duckdb_settings', 'duckdb_secrets',
     'duckdb_extensions', 'duckdb_databases', 'which_secret', 'load_aws_credentials', 'copy_database', 'export_database',
     String.raw`iceberg_[\p{L}\p{N}_]*`, String.raw`delta_[\p{L}\p{N}_]*`, String.raw`ducklake_[\p{L}\p{N}_]*`,
+    String.raw`json_(execute_serialized_sql|serialize_sql|deserialize_sql|serialize_plan)`, // run SQL assembled from strings
     'pragma_database_list', 'pragma_storage_info', 'pragma_metadata_info', 'pragma_platform', 'pragma_user_agent',
   ]
     .map((p) => `(?<![\\p{L}\\p{N}_])${p}(?![\\p{L}\\p{N}_])`)

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { openSandbox, type Sandbox } from '../engine/sandbox.js';
 import { guardSql } from '../engine/sql-guard.js';
+import { looksLikeFile, tableReferences } from '../engine/table-refs.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
@@ -168,6 +169,14 @@ export class QueryService {
     const extracted = await sandbox.connection.extractStatements(statement);
     if (extracted.count !== 1) {
       throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+    }
+    // Table references come from the parse tree alone, before binding, which would already try to open a file.
+    const { references, cteNames } = await tableReferences(sandbox.connection, statement);
+    const file = references.find((ref) => !(ref.catalog === '' && ref.schema === '' && cteNames.has(ref.table)) && looksLikeFile(ref));
+    if (file) {
+      throw new LakeServiceError('forbidden_function', `'${file.table.slice(0, 80)}' would be read as a file; reading files by path is not allowed. Query lake tables by name, as lake.<schema>.<table>.`, {
+        param: 'sql',
+      });
     }
     const prepared = await extracted.prepare(0);
     if (prepared.statementType !== duckdb.StatementType.SELECT) {

@@ -1,0 +1,41 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+export interface TableReference {
+  catalog: string;
+  schema: string;
+  table: string;
+}
+
+/** A table name DuckDB would resolve by reading a file (a "replacement scan"): a path, or a name with a file suffix. */
+const FILE_LIKE = /[/\\]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|zstd|xlsx|arrow|feather|duckdb|db|sqlite|avro|orc)$/i;
+
+export function looksLikeFile(reference: TableReference): boolean {
+  return FILE_LIKE.test(reference.table);
+}
+
+/**
+ * Every table a SELECT statement names, from DuckDB's own parse tree (json_serialize_sql): in joins, USING joins,
+ * subqueries and CTE bodies alike. CTE names appear as tables too; callers that care filter them with cteNames.
+ */
+export async function tableReferences(connection: DuckDBConnection, statement: string): Promise<{ references: TableReference[]; cteNames: Set<string> }> {
+  const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [statement]);
+  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as unknown;
+  const references: TableReference[] = [];
+  const cteNames = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const child of node) walk(child);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Record<string, unknown>;
+    if (record.type === 'BASE_TABLE' && typeof record.table_name === 'string') {
+      references.push({ catalog: String(record.catalog_name ?? ''), schema: String(record.schema_name ?? ''), table: record.table_name });
+    }
+    const cteMap = record.cte_map as { map?: { key?: string }[] } | undefined;
+    for (const entry of cteMap?.map ?? []) if (typeof entry.key === 'string') cteNames.add(entry.key);
+    for (const value of Object.values(record)) walk(value);
+  };
+  walk(tree);
+  return { references, cteNames };
+}
