@@ -1,0 +1,137 @@
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('lake query', () => {
+  let env: Record<string, string>;
+  let work: string;
+  beforeAll(() => {
+    work = tempDir('lake-query-cli');
+    env = { LAKE_HOME: join(work, 'home'), LAKE_CONFIG_DIR: join(work, 'config') };
+  });
+
+  it('the newcomer command prints the demo orders; in a pipe as CSV, plain and stable', async () => {
+    const result = await runLake(['query', 'select * from lake.demo.orders order by order_id limit 5'], { env });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('order_id,customer_id,ordered_at,status,total');
+    expect(lines).toHaveLength(6);
+    expect(lines[1]).toMatch(/^1,\d+,2024-01-01T\d\d:\d\d:\d\d,\w+,\d+\.\d\d$/);
+    // `lake query run` is the same command.
+    expect((await runLake(['query', 'run', 'select * from lake.demo.orders order by order_id limit 5'], { env })).stdout).toBe(result.stdout);
+  });
+
+  it('prints every format, and --json as one JSON document', async () => {
+    const sql = "select 1 as id, 'a,b' as name union all select 2, 'c' order by id";
+    const out = async (...args: string[]) => (await runLake(['query', sql, ...args], { env })).stdout;
+    expect(await out('--output', 'csv')).toBe('id,name\n1,"a,b"\n2,c\n');
+    expect(await out('--output', 'tsv')).toBe('id\tname\n1\ta,b\n2\tc\n');
+    expect(JSON.parse(await out('--json'))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
+    expect(JSON.parse(await out('--output', 'json'))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
+    expect((await out('--output', 'ndjson')).trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
+    expect(await out('--output', 'markdown')).toBe('| id | name |\n| --- | --- |\n| 1 | a,b |\n| 2 | c |\n');
+    expect(await out('--output', 'table')).toContain('│ a,b  │');
+    const bad = await runLake(['query', sql, '--output', 'xml'], { env });
+    expect(bad.code).toBe(2);
+  });
+
+  it('streams results larger than one page, and --max-rows truncates with a notice on stderr', async () => {
+    const all = await runLake(['query', 'select range as n from range(2500) order by n', '--output', 'ndjson'], { env });
+    const rows = all.stdout.trim().split('\n').map((l) => JSON.parse(l).n);
+    expect(rows).toEqual(Array.from({ length: 2500 }, (_, i) => i));
+    expect(all.stderr).toBe('');
+
+    const cut = await runLake(['query', 'select range as n from range(2500) order by n', '--max-rows', '1200'], { env });
+    expect(cut.code).toBe(0);
+    expect(cut.stdout.trim().split('\n')).toHaveLength(1201);
+    expect(cut.stderr).toMatch(/showing the first 1,200 of 2,500 rows/);
+  });
+
+  it('reads SQL from -f FILE, from - and from a pipe', async () => {
+    const file = join(work, 'q.sql');
+    writeFileSync(file, 'select 7 as n');
+    expect((await runLake(['query', '-f', file], { env })).stdout).toBe('n\n7\n');
+    expect((await runLake(['query', '-'], { env, input: 'select 8 as n' })).stdout).toBe('n\n8\n');
+    expect((await runLake(['query'], { env, input: 'select 9 as n' })).stdout).toBe('n\n9\n');
+    expect((await runLake(['query', '-f', join(work, 'missing.sql')], { env })).code).toBe(2);
+  });
+
+  it('a refused SQL exits 1 with code and request id; a failed query exits 1 with its message', async () => {
+    const refused = await runLake(['query', 'drop table x'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('write_not_allowed');
+    expect(refused.stderr).toMatch(/request id: req_/);
+    const failed = await runLake(['query', 'select * from lake.demo.missing'], { env });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('query_failed');
+    expect(failed.stderr).toMatch(/missing/);
+  });
+
+  it('--wait prints the id and exits 3 while still running; poll reports the outcome by exit code', async () => {
+    const waiting = await runLake(['query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b'], { env });
+    expect(waiting.code).toBe(3);
+    const id = waiting.stdout.trim();
+    expect(id).toMatch(/^qr_/);
+    expect(waiting.stderr).toContain(`lake query poll ${id}`);
+    // The local lake stopped with the command, and says so rather than leaving the query "running".
+    const poll = await runLake(['query', 'poll', id, '--json'], { env });
+    expect(poll.code).toBe(1);
+    expect(JSON.parse(poll.stdout)).toMatchObject({ id, status: 'failed', error: { message: expect.stringMatching(/stopped before it finished/) } });
+  });
+
+  describe('against lake serve', () => {
+    let server: ServeProcess;
+    let token: string;
+    beforeAll(async () => {
+      const init = JSON.parse((await runLake(['init', '--json'], { env })).stdout) as { token: { secret: string } };
+      token = init.token.secret;
+      server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME as string });
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
+
+    const remote = (...args: string[]) => runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR as string } });
+
+    it('runs, polls and downloads remotely', async () => {
+      const result = await remote('query', 'select count(*) as n from lake.demo.order_items');
+      expect(result.stdout).toBe('n\n12500\n');
+
+      const waiting = await remote('query', '--wait', '0', 'select * from lake.demo.order_items order by order_id, line_no');
+      const id = waiting.stdout.trim();
+      expect(id).toMatch(/^qr_/);
+      let poll = await remote('query', 'poll', id);
+      for (let i = 0; i < 50 && poll.code === 3; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        poll = await remote('query', 'poll', id);
+      }
+      expect(poll.code).toBe(0);
+      expect(poll.stdout).toMatch(/status\tsucceeded/);
+
+      const target = join(work, 'items.parquet');
+      const download = await remote('query', 'download', id, '-o', target);
+      expect(download.code, download.stderr).toBe(0);
+      const size = statSync(target).size;
+      expect(readFileSync(target).subarray(0, 4).toString()).toBe('PAR1');
+      expect(existsSync(`${target}.part`)).toBe(false);
+
+      // A download that broke off resumes from the partial file with a Range request.
+      const resumed = join(work, 'resumed.parquet');
+      writeFileSync(`${resumed}.part`, readFileSync(target).subarray(0, 1000));
+      expect((await remote('query', 'download', id, '-o', resumed)).code).toBe(0);
+      expect(readFileSync(resumed).equals(readFileSync(target))).toBe(true);
+      const logs = server.logLines().filter((l) => l.path === `/files/results/${id}`);
+      expect(logs.map((l) => l.status)).toEqual([200, 206]);
+      expect(size).toBeGreaterThan(1000);
+
+      // A partial file longer than the result is discarded, not trusted.
+      writeFileSync(`${resumed}.part`, Buffer.alloc(size + 10));
+      expect((await remote('query', 'download', id, '-o', resumed)).code).toBe(0);
+      expect(readFileSync(resumed).equals(readFileSync(target))).toBe(true);
+    });
+  });
+});
