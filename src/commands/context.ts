@@ -1,4 +1,4 @@
-import type { ProfileStore } from '../config/profiles.js';
+import { ProfileStore } from '../config/profiles.js';
 import { resolveConnectionSettings, type ConnectionSettings } from '../config/settings.js';
 import type { IOStreams } from '../render/iostreams.js';
 import type { LakeClient } from '../service/client/lake-client.js';
@@ -38,11 +38,8 @@ export class CommandContext {
     return this.globals.json === true;
   }
 
-  async profiles(): Promise<ProfileStore> {
-    if (!this.profileStore) {
-      const { ProfileStore } = await import('../config/profiles.js');
-      this.profileStore = await ProfileStore.open(this.env);
-    }
+  profiles(): ProfileStore {
+    this.profileStore ??= ProfileStore.open(this.env);
     return this.profileStore;
   }
 
@@ -51,7 +48,7 @@ export class CommandContext {
   }
 
   async settings(): Promise<ConnectionSettings> {
-    const store = await this.profiles();
+    const store = this.profiles();
     const profileName = this.profileName(store);
     if (this.globals.profile && !store.names().includes(profileName)) {
       throw new CliError('profile_not_found', `There is no profile '${profileName}'.`, EXIT.usage, 'List profiles with `lake config ls`.');

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type Conf from 'conf';
 import { resolveConfigDir } from './paths.js';
 
@@ -11,56 +13,80 @@ interface ConfigFile {
   profiles: Record<string, Profile>;
 }
 
+const DEFAULTS: ConfigFile = { current_profile: 'default', profiles: {} };
+
 export function isProfileKey(value: string): value is ProfileKey {
   return (PROFILE_KEYS as readonly string[]).includes(value);
 }
 
+function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULTS;
+    throw error;
+  }
+  const parsed = JSON.parse(text) as Partial<ConfigFile>;
+  return { current_profile: parsed.current_profile ?? DEFAULTS.current_profile, profiles: parsed.profiles ?? {} };
+}
+
 /**
- * Named profiles in <config dir>/config.json, written atomically with mode 0600 because a profile can hold a
- * token. conf is loaded only by commands that read profiles.
+ * Named profiles in <config dir>/config.json (mode 0600: a profile can hold a token). Every command reads them,
+ * so reading is a plain JSON parse; conf, which costs ~70 ms to load, is loaded only to write, where its atomic
+ * writes and file mode matter.
  */
 export class ProfileStore {
-  private constructor(private readonly conf: Conf<ConfigFile>) {}
+  private data: ConfigFile;
+  private writer: Conf<ConfigFile> | undefined;
 
-  static async open(env: Record<string, string | undefined> = process.env): Promise<ProfileStore> {
-    const { default: ConfClass } = await import('conf');
-    const conf = new ConfClass<ConfigFile>({
-      cwd: resolveConfigDir(env),
-      configName: 'config',
-      configFileMode: 0o600,
-      defaults: { current_profile: 'default', profiles: {} },
-    });
-    return new ProfileStore(conf);
+  private constructor(private readonly dir: string) {
+    this.data = readConfigFile(this.path);
+  }
+
+  static open(env: Record<string, string | undefined> = process.env): ProfileStore {
+    return new ProfileStore(resolveConfigDir(env));
   }
 
   get path(): string {
-    return this.conf.path;
+    return join(this.dir, 'config.json');
   }
 
   currentName(): string {
-    return this.conf.get('current_profile');
+    return this.data.current_profile;
   }
 
   profile(name: string = this.currentName()): Profile {
-    return this.conf.get('profiles')[name] ?? {};
+    return this.data.profiles[name] ?? {};
   }
 
   names(): string[] {
-    return Object.keys(this.conf.get('profiles')).sort();
+    return Object.keys(this.data.profiles).sort();
   }
 
-  set(name: string, key: ProfileKey, value: string): void {
-    const profiles = this.conf.get('profiles');
-    this.conf.set('profiles', { ...profiles, [name]: { ...profiles[name], [key]: value } });
+  async set(name: string, key: ProfileKey, value: string): Promise<void> {
+    await this.write((data) => ({ ...data, profiles: { ...data.profiles, [name]: { ...data.profiles[name], [key]: value } } }));
   }
 
-  unset(name: string, key: ProfileKey): void {
-    const profiles = this.conf.get('profiles');
-    const { [key]: _removed, ...rest } = profiles[name] ?? {};
-    this.conf.set('profiles', { ...profiles, [name]: rest });
+  async unset(name: string, key: ProfileKey): Promise<void> {
+    await this.write((data) => {
+      const { [key]: _removed, ...rest } = data.profiles[name] ?? {};
+      return { ...data, profiles: { ...data.profiles, [name]: rest } };
+    });
   }
 
-  use(name: string): void {
-    this.conf.set('current_profile', name);
+  async use(name: string): Promise<void> {
+    await this.write((data) => ({ ...data, current_profile: name }));
+  }
+
+  private async write(change: (data: ConfigFile) => ConfigFile): Promise<void> {
+    if (!this.writer) {
+      const { default: ConfClass } = await import('conf');
+      this.writer = new ConfClass<ConfigFile>({ cwd: this.dir, configName: 'config', configFileMode: 0o600, defaults: DEFAULTS });
+    }
+    const next = change(readConfigFile(this.path));
+    this.writer.set('current_profile', next.current_profile);
+    this.writer.set('profiles', next.profiles);
+    this.data = next;
   }
 }

@@ -2,6 +2,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/service/store/migrations.js';
 import { runLake } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -71,7 +72,7 @@ describe('the local home', () => {
       expect(db.prepare('SELECT count(*) AS n FROM organizations').get()).toEqual({ n: 1 });
       expect(db.prepare("SELECT count(*) AS n FROM users WHERE role = 'owner'").get()).toEqual({ n: 1 });
       expect(db.prepare("SELECT count(*) AS n FROM credentials WHERE name LIKE 'p%'").get()).toEqual({ n: 3 });
-      expect(db.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
+      expect(db.prepare('SELECT count(*) AS n FROM schema_migrations').get()).toEqual({ n: MIGRATIONS.length });
     } finally {
       db.close();
     }

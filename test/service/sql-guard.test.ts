@@ -41,6 +41,7 @@ describe('SQL guard', () => {
       'select query, start, comment, release from (select 1 as query, 2 as start, 3 as comment, 4 as release)',
       'select * exclude (status) replace (total * 2 as total) from lake.demo.orders',
       'describe lake.demo.orders',
+      'select read_count, delta_amount, last_scan, parquet_size from (select 1 as read_count, 2 as delta_amount, 3 as last_scan, 4 as parquet_size)',
     ]) {
       expect({ sql, code: codeOf(sql) }).toEqual({ sql, code: undefined });
     }

@@ -26,10 +26,10 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       // Verify before saving, so a typo is caught now and not at the next command.
       ctx.globals = { ...ctx.globals, baseUrl, token };
       const whoami = await (await ctx.client()).get<WhoamiResponse>('/whoami');
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const name = ctx.profileName(store);
-      store.set(name, 'base_url', baseUrl);
-      store.set(name, 'token', token);
+      await store.set(name, 'base_url', baseUrl);
+      await store.set(name, 'token', token);
       if (ctx.json) return printJson(ctx.io, { object: 'login', profile: name, base_url: baseUrl, whoami });
       ctx.io.stderr.write(`Logged in to ${new URL(baseUrl).origin} as ${whoami.user?.name ?? whoami.credential.name} (${whoami.organization.id}); saved in profile '${name}'.\n`);
     });
@@ -38,10 +38,10 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
     .command('logout')
     .description('forget the token saved in the current profile (or --profile)')
     .action(async () => {
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const name = ctx.profileName(store);
       const had = store.profile(name).token !== undefined;
-      store.unset(name, 'token');
+      await store.unset(name, 'token');
       if (ctx.json) return printJson(ctx.io, { object: 'logout', profile: name, removed: had });
       ctx.io.stderr.write(had ? `Removed the token from profile '${name}'.\n` : `Profile '${name}' had no token.\n`);
     });

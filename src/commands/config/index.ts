@@ -28,9 +28,9 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .argument('<key>', PROFILE_KEYS.join('|'))
     .argument('<value>')
     .action(async (key: string, value: string) => {
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const name = targetProfile(ctx, store);
-      store.set(name, checkedKey(key), value);
+      await store.set(name, checkedKey(key), value);
       if (ctx.json) printJson(ctx.io, { object: 'setting', profile: name, key, value: maskSetting(checkedKey(key), value) });
     });
 
@@ -39,9 +39,9 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .description('remove a setting from the current profile (or --profile)')
     .argument('<key>', PROFILE_KEYS.join('|'))
     .action(async (key: string) => {
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const name = targetProfile(ctx, store);
-      store.unset(name, checkedKey(key));
+      await store.unset(name, checkedKey(key));
       if (ctx.json) printJson(ctx.io, { object: 'setting', profile: name, key, value: null });
     });
 
@@ -50,7 +50,7 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .description('print one setting of the current profile (or --profile)')
     .argument('<key>', PROFILE_KEYS.join('|'))
     .action(async (key: string) => {
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const name = targetProfile(ctx, store);
       const checked = checkedKey(key);
       const value = maskSetting(checked, store.profile(name)[checked]);
@@ -62,7 +62,7 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .command('ls')
     .description('list every profile and its settings')
     .action(async () => {
-      const store = await ctx.profiles();
+      const store = ctx.profiles();
       const current = store.currentName();
       const names = [...new Set([current, ...store.names()])].sort();
       const profiles = names.map((name) => {
@@ -82,8 +82,8 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .description('make a profile the current one')
     .argument('<profile>')
     .action(async (name: string) => {
-      const store = await ctx.profiles();
-      store.use(name);
+      const store = ctx.profiles();
+      await store.use(name);
       if (ctx.json) printJson(ctx.io, { object: 'profile', name, current: true });
     });
 }

@@ -29,7 +29,8 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   const sql = await readSql(ctx, sqlArgument, options.file);
   let format;
   try {
-    const profile = (await ctx.profiles()).profile(ctx.profileName(await ctx.profiles())).output;
+    const profiles = ctx.profiles();
+    const profile = profiles.profile(ctx.profileName(profiles)).output;
     format = resolveOutputFormat(ctx.io, { json: ctx.json, flag: options.output, env: ctx.env.LAKE_OUTPUT, profile });
   } catch (error) {
     if (error instanceof UnknownFormatError) throw usageError(error.message);

@@ -18,24 +18,33 @@ export const WRITE_KEYWORDS: ReadonlySet<string> = new Set([
 const FORBIDDEN_WHEN_CALLED: ReadonlySet<string> = new Set(['query', 'query_table']);
 
 /**
- * Functions that reach files, storage, the environment or other tables by name. Refused wherever the name appears,
- * string literals and comments included, so no quoting trick can smuggle one past the check.
+ * Functions that reach files, storage, the environment or settings, or run SQL assembled from strings. Refused
+ * wherever the name appears, string literals and comments included, so no quoting trick can smuggle one past the
+ * check. Names are listed exactly rather than by prefix, so columns such as read_count or delta_amount stay usable;
+ * a file function missing here still meets the engine sandbox.
  */
-const FORBIDDEN_FUNCTION_PATTERN = new RegExp(
-  [
-    String.raw`read_[\p{L}\p{N}_]*`, // read_parquet, read_csv(_auto), read_json(_auto|_objects…), read_text, read_blob, read_ndjson…
-    String.raw`[\p{L}\p{N}_]*_scan`, // parquet_scan, sqlite_scan, postgres_scan, iceberg_scan, delta_scan, json_scan…
-    String.raw`parquet_[\p{L}\p{N}_]*`, // parquet_metadata, parquet_schema, parquet_file_metadata, parquet_kv_metadata…
-    'glob', 'sniff_csv', 'getenv', 'current_setting', 'duckdb_settings', 'duckdb_secrets',
-    'duckdb_extensions', 'duckdb_databases', 'which_secret', 'load_aws_credentials', 'copy_database', 'export_database',
-    String.raw`iceberg_[\p{L}\p{N}_]*`, String.raw`delta_[\p{L}\p{N}_]*`, String.raw`ducklake_[\p{L}\p{N}_]*`,
-    String.raw`json_(execute_serialized_sql|serialize_sql|deserialize_sql|serialize_plan)`, // run SQL assembled from strings
-    'pragma_database_list', 'pragma_storage_info', 'pragma_metadata_info', 'pragma_platform', 'pragma_user_agent',
-  ]
-    .map((p) => `(?<![\\p{L}\\p{N}_])${p}(?![\\p{L}\\p{N}_])`)
-    .join('|'),
-  'iu',
-);
+const FORBIDDEN_NAMES: ReadonlySet<string> = new Set([
+  'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto', 'read_json_objects', 'read_json_objects_auto', 'read_ndjson',
+  'read_ndjson_auto', 'read_ndjson_objects', 'read_parquet', 'read_text', 'read_blob', 'read_xlsx', 'read_duckdb',
+  'read_avro', 'read_sqlite', 'parquet_scan', 'parquet_metadata', 'parquet_schema', 'parquet_file_metadata',
+  'parquet_kv_metadata', 'parquet_bloom_probe', 'sqlite_scan', 'sqlite_attach', 'postgres_scan', 'postgres_scan_pushdown',
+  'postgres_query', 'postgres_attach', 'mysql_scan', 'mysql_query', 'iceberg_scan', 'iceberg_metadata', 'iceberg_snapshots',
+  'delta_scan', 'arrow_scan', 'json_scan', 'csv_scan', 'glob', 'sniff_csv', 'getenv', 'current_setting', 'duckdb_settings',
+  'duckdb_secrets', 'duckdb_extensions', 'duckdb_databases', 'which_secret', 'load_aws_credentials', 'copy_database',
+  'export_database', 'json_execute_serialized_sql', 'json_serialize_sql', 'json_deserialize_sql', 'json_serialize_plan',
+  'pragma_database_list', 'pragma_storage_info', 'pragma_metadata_info', 'pragma_platform', 'pragma_user_agent',
+]);
+
+const WORDS = /[\p{L}\p{N}_]+/gu;
+
+/** The first forbidden function name anywhere in the text: one linear pass over its words. */
+function findForbiddenName(text: string): string | undefined {
+  for (const match of text.toLowerCase().matchAll(WORDS)) {
+    const word = match[0];
+    if (FORBIDDEN_NAMES.has(word) || word.startsWith('ducklake_')) return word;
+  }
+  return undefined;
+}
 
 /** Storage URIs refused anywhere in the text. The spec names gs, s3 and file; the others are DuckDB's own schemes. */
 const STORAGE_URI_PATTERN = /\b(gs|gcs|s3|s3a|s3n|r2|az|azure|abfss|hf|file):\/\//i;
@@ -80,11 +89,11 @@ export function guardSql(sql: string): GuardedSql {
       { param: 'sql' },
     );
   }
-  const fn = FORBIDDEN_FUNCTION_PATTERN.exec(normalized);
+  const fn = findForbiddenName(normalized);
   if (fn) {
     throw new LakeServiceError(
       'forbidden_function',
-      `'${fn[0].toLowerCase()}' reads files, storage or settings and is not allowed, even inside a string literal. Query lake tables by name, as lake.<schema>.<table>.`,
+      `'${fn}' reads files, storage or settings and is not allowed, even inside a string literal. Query lake tables by name, as lake.<schema>.<table>.`,
       { param: 'sql' },
     );
   }
