@@ -44,7 +44,9 @@ const AGGREGATE = 'SELECT kind, count(*) AS n, sum(amount) AS total, max(happene
 const direct = join(work, 'direct.mjs');
 writeFileSync(
   direct,
-  `import { DuckDBInstance } from ${JSON.stringify(join(root, 'node_modules/@duckdb/node-api/lib/index.js'))};
+  // require, not import: the fastest way to load DuckDB's CommonJS package, so the baseline is not handicapped.
+  `import { createRequire } from 'node:module';
+const { DuckDBInstance } = createRequire(import.meta.url)(${JSON.stringify(join(root, 'node_modules/@duckdb/node-api/lib/index.js'))});
 const instance = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
 const connection = await instance.connect();
 const reader = await connection.runAndReadAll(${JSON.stringify(AGGREGATE.replace('lake.bench.events', `read_parquet(${JSON.stringify(files).replace(/"/g, "'")})`))});

@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import type * as Commander from 'commander';
+import { requireCommonJs } from './load-commonjs.js';
 import { registerAdmin } from './commands/admin/index.js';
 import { registerAuth } from './commands/auth/index.js';
 import { registerConfig } from './commands/config/index.js';
@@ -12,7 +13,9 @@ import { printError } from './render/errors.js';
 import { IOStreams } from './render/iostreams.js';
 import { packageVersion } from './version.js';
 
-export function buildProgram(ctx: CommandContext): Command {
+const { Command, CommanderError } = requireCommonJs('commander') as typeof Commander;
+
+export function buildProgram(ctx: CommandContext): Commander.Command {
   const program = new Command('lake');
   program
     .description('Query, catalogue and sync a data lake, locally or against a lake service.')

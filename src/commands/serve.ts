@@ -39,6 +39,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
       const services = createServices(home, { publicUrl: options.publicUrl });
+      services.queries.warm();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
       const server = await startServer(createApp(services, { log }), { host: options.host, port, log });
       log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });

@@ -1,4 +1,5 @@
-import Table from 'cli-table3';
+import type Table from 'cli-table3';
+import { requireCommonJs } from '../load-commonjs.js';
 import type { ChalkInstance } from 'chalk';
 import type { OutputStream } from './iostreams.js';
 import { csvField, markdownField, tsvField, valueToText } from './values.js';
@@ -122,7 +123,8 @@ function tableWriter(out: OutputStream, palette: ChalkInstance): RowWriter {
     end() {
       // Numbers read best right-aligned; a column counts as numeric when its values are numbers or null.
       const numeric = columns.map((c) => held.length > 0 && held.every((row) => row[c] === null || typeof row[c] === 'number'));
-      const table = new Table({
+      const TableClass = requireCommonJs('cli-table3') as typeof Table;
+      const table = new TableClass({
         head: columns.map((c) => palette.bold(c)),
         colAligns: numeric.map((n) => (n ? 'right' : 'left')),
         chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },

@@ -5,6 +5,7 @@ import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 import { submit, type Json } from '../helpers/queries.js';
 import { openSandbox } from '../../src/service/engine/sandbox.js';
+import { InstancePool } from '../../src/service/engine/instance-pool.js';
 
 const CANARY_TEXT = 'canary-7f3a9c-secret';
 
@@ -117,7 +118,7 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
       catalogFile: await api.services.lake.catalogFile(organizationId),
       readableDirs: [layout.tablesDir(organizationId)],
       writableDir: resultDir,
-      limits: { memoryLimit: '256MB', threads: 1 },
+      pool: new InstancePool({ memoryLimit: '256MB', threads: 1 }),
     });
     const refused = async (sql: string): Promise<string> => {
       const error = await sandbox.connection.run(sql).then(() => undefined, (e: Error) => e);

@@ -1,11 +1,12 @@
 import type * as DuckDB from '@duckdb/node-api';
+import { requireCommonJs } from '../../load-commonjs.js';
 
-let loading: Promise<typeof DuckDB> | undefined;
+let loaded: typeof DuckDB | undefined;
 
-/** DuckDB's module, loaded on first use only: it costs ~150 ms, which commands that do not query never pay. */
+/** DuckDB's module, loaded on first use only: it costs ~70 ms, which commands that do not query never pay. */
 export function loadDuckDB(): Promise<typeof DuckDB> {
-  loading ??= import('@duckdb/node-api');
-  return loading;
+  loaded ??= requireCommonJs('@duckdb/node-api') as typeof DuckDB;
+  return Promise.resolve(loaded);
 }
 
 /** Settings every instance gets: never reach the network for extensions (they would wait on it and fail). */

@@ -1,11 +1,6 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from './duckdb.js';
-
-export interface EngineLimits {
-  /** DuckDB memory_limit for one query's instance, such as "2GB". */
-  memoryLimit: string;
-  threads: number;
-}
+import { quoteLiteral } from './duckdb.js';
+import type { InstancePool } from './instance-pool.js';
 
 export interface SandboxSpec {
   catalogFile: string;
@@ -13,7 +8,8 @@ export interface SandboxSpec {
   readableDirs: readonly string[];
   /** The one directory it may write: its own result folder. */
   writableDir: string;
-  limits: EngineLimits;
+  /** Where the query's fresh instance comes from; its limits are the query's limits. */
+  pool: InstancePool;
 }
 
 export interface Sandbox {
@@ -32,12 +28,7 @@ const withSlash = (dir: string): string => (dir.endsWith('/') ? dir : `${dir}/`)
  * own memory limit.
  */
 export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
-  const duckdb = await loadDuckDB();
-  const instance: DuckDBInstance = await duckdb.DuckDBInstance.create(':memory:', {
-    ...OFFLINE_CONFIG,
-    threads: String(spec.limits.threads),
-    memory_limit: spec.limits.memoryLimit,
-  });
+  const instance: DuckDBInstance = await spec.pool.take();
   let connection: DuckDBConnection | undefined;
   try {
     connection = await instance.connect();

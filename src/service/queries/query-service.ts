@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Principal } from '../auth/principal.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { sharedInstancePool, type InstancePool } from '../engine/instance-pool.js';
 import { openSandbox, type Sandbox } from '../engine/sandbox.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { looksLikeFile, tableReferences } from '../engine/table-refs.js';
@@ -37,6 +38,7 @@ export class QueryService {
   readonly store: QueryStore;
   private readonly running = new Map<string, { done: Promise<void>; stop(): void }>();
   private readonly abandoned = new Set<string>();
+  private readonly pool: InstancePool;
 
   constructor(
     private readonly db: MetadataDb,
@@ -48,6 +50,12 @@ export class QueryService {
     private readonly submitResponse: (query: QueryRecord) => unknown,
   ) {
     this.store = new QueryStore(db);
+    this.pool = sharedInstancePool(settings);
+  }
+
+  /** Keeps an engine instance prepared for the next query from now on (lake serve does this at start). */
+  warm(): void {
+    this.pool.warm({ keep: true });
   }
 
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
@@ -73,7 +81,7 @@ export class QueryService {
         catalogFile: await this.lake.catalogFile(organizationId),
         readableDirs: [this.lake.layout.tablesDir(organizationId)],
         writableDir: resultDir,
-        limits: this.settings,
+        pool: this.pool,
       });
       prepared = await this.checkWithEngine(sandbox, statement).catch((error: unknown) => {
         if (error instanceof LakeServiceError) throw error;
@@ -144,6 +152,11 @@ export class QueryService {
    * reason, so no query is left "running" after the process that ran it is gone.
    */
   async drain(graceMs: number): Promise<void> {
+    await this.drainQueries(graceMs);
+    await this.pool.release();
+  }
+
+  private async drainQueries(graceMs: number): Promise<void> {
     const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((r) => r.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -202,6 +215,8 @@ export class QueryService {
       sandbox.interrupt();
     }, this.settings.timeoutMs);
     const started = performance.now();
+    // The result is usually read as soon as it exists; the reader's engine starts while the query runs.
+    this.reader.warm();
     try {
       const copied = await sandbox.connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
       const durationMs = performance.now() - started;

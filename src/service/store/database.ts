@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { requireCommonJs } from '../../load-commonjs.js';
 import { applyMigrations } from './migrate.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -9,7 +10,8 @@ export type MetadataDb = Database.Database;
  * makes a second writer wait for the lock instead of failing with SQLITE_BUSY.
  */
 export function openMetadataDb(file: string): MetadataDb {
-  const db = new Database(file, { timeout: 15_000 });
+  const SQLite = requireCommonJs('better-sqlite3') as typeof Database;
+  const db = new SQLite(file, { timeout: 15_000 });
   db.pragma('busy_timeout = 15000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
