@@ -9,6 +9,7 @@ import { registerInit } from './commands/init.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerServe } from './commands/serve.js';
 import { registerWhoami } from './commands/whoami.js';
+import { prepareColors } from './render/colors.js';
 import { printError } from './render/errors.js';
 import { IOStreams } from './render/iostreams.js';
 import { packageVersion } from './version.js';
@@ -57,6 +58,7 @@ export async function main(
   const ctx = new CommandContext(io, env);
   const program = buildProgram(ctx);
   try {
+    await prepareColors(io);
     await program.parseAsync([...argv]);
     return ctx.exitCode;
   } catch (error) {

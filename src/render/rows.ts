@@ -1,6 +1,6 @@
 import type Table from 'cli-table3';
 import { requireCommonJs } from '../load-commonjs.js';
-import type { ChalkInstance } from 'chalk';
+import type { Palette } from './colors.js';
 import type { OutputStream } from './iostreams.js';
 import { csvField, markdownField, tsvField, valueToText } from './values.js';
 
@@ -23,7 +23,7 @@ export interface RowWriter {
   end(): void;
 }
 
-export function createRowWriter(format: OutputFormat, out: OutputStream, palette: ChalkInstance): RowWriter {
+export function createRowWriter(format: OutputFormat, out: OutputStream, palette: Palette): RowWriter {
   switch (format) {
     case 'csv':
       return delimitedWriter(out, ',', csvField, csvField);
@@ -110,7 +110,7 @@ function markdownWriter(out: OutputStream): RowWriter {
   };
 }
 
-function tableWriter(out: OutputStream, palette: ChalkInstance): RowWriter {
+function tableWriter(out: OutputStream, palette: Palette): RowWriter {
   let columns: readonly string[] = [];
   const held: Row[] = [];
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paletteFor } from '../../src/render/colors.js';
+import { paletteFor, prepareColors } from '../../src/render/colors.js';
 import { printFields } from '../../src/render/record.js';
 import { createRowWriter, OUTPUT_FORMATS, type OutputFormat } from '../../src/render/rows.js';
 import { startSpinner } from '../../src/render/spinner.js';
@@ -70,11 +70,12 @@ describe('terminal decisions', () => {
     expect(flagged.colorEnabled('stderr')).toBe(false);
   });
 
-  it('records are aligned with colour on a terminal and tab-separated in a pipe', () => {
+  it('records are aligned with colour on a terminal and tab-separated in a pipe', async () => {
     const piped = captureStreams(false);
     printFields(piped.io, [['organization', 'org_1'], ['scopes', 'a b']]);
     expect(piped.out.text).toBe('organization\torg_1\nscopes\ta b\n');
     const tty = captureStreams(true);
+    await prepareColors(tty.io);
     printFields(tty.io, [['organization', 'org_1'], ['scopes', 'a b']]);
     expect(tty.out.text).toContain('\x1b[');
     expect(tty.out.text).toContain('org_1');

@@ -1,31 +1,34 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
-import { downloadQuery } from './download.js';
-import { pollQuery } from './poll.js';
-import { addRunOptions, runQuery, type RunOptions } from './run.js';
+import type { RunOptions } from './run.js';
+
+// Each verb's code is loaded when it runs, so `lake --help` and other commands do not pay for it.
 
 export function registerQuery(program: Command, ctx: CommandContext): void {
   const query = program
     .command('query')
     .description('run read-only SQL against the lake (`lake query "select …"` is `lake query run`)');
 
-  addRunOptions(
-    query
-      .command('run', { isDefault: true })
-      .description('submit SQL, wait for it, and print the rows')
-      .argument('[sql]', 'the SQL; - reads standard input'),
-  ).action((sql: string | undefined, options: RunOptions) => runQuery(ctx, sql, options));
+  query
+    .command('run', { isDefault: true })
+    .description('submit SQL, wait for it, and print the rows')
+    .argument('[sql]', 'the SQL; - reads standard input')
+    .option('-f, --file <file>', 'read the SQL from a file (- for standard input)')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
+    .option('--max-rows <n>', 'print at most n rows (default: all; 1000 for table output)')
+    .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3')
+    .action(async (sql: string | undefined, options: RunOptions) => (await import('./run.js')).runQuery(ctx, sql, options));
 
   query
     .command('poll')
     .description('show a query\'s status (exit 0 succeeded, 1 failed, 3 still running)')
     .argument('<id>', 'query id (qr_…)')
-    .action((id: string) => pollQuery(ctx, id));
+    .action(async (id: string) => (await import('./poll.js')).pollQuery(ctx, id));
 
   query
     .command('download')
     .description('download a query\'s Parquet result, resuming after interruptions and checking its size')
     .argument('<id>', 'query id (qr_…)')
     .option('-o, --output <file>', 'where to write (default <id>.parquet; - for stdout)')
-    .action((id: string, options: { output?: string }) => downloadQuery(ctx, id, options.output));
+    .action(async (id: string, options: { output?: string }) => (await import('./download.js')).downloadQuery(ctx, id, options.output));
 }

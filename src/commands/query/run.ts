@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Command } from 'commander';
 import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { startSpinner } from '../../render/spinner.js';
 import type { CommandContext } from '../context.js';
@@ -80,12 +79,4 @@ async function warmLocalEngine(ctx: CommandContext): Promise<void> {
     import('../../service/queries/settings.js'),
   ]);
   sharedInstancePool(querySettingsFromEnv(ctx.env)).warm();
-}
-
-export function addRunOptions(command: Command): Command {
-  return command
-    .option('-f, --file <file>', 'read the SQL from a file (- for standard input)')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
-    .option('--max-rows <n>', `print at most n rows (default: all; ${TABLE_DEFAULT_MAX_ROWS} for table output)`)
-    .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3');
 }
