@@ -89,7 +89,7 @@ describe('lake query', () => {
     beforeAll(async () => {
       const init = JSON.parse((await runLake(['init', '--json'], { env })).stdout) as { token: { secret: string } };
       token = init.token.secret;
-      server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME as string });
+      server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME as string, LAKE_QUERY_TIMEOUT_SECONDS: '3' });
     });
     afterAll(async () => {
       await server.stop();
@@ -101,9 +101,12 @@ describe('lake query', () => {
       const result = await remote('query', 'select count(*) as n from lake.demo.order_items');
       expect(result.stdout).toBe('n\n12500\n');
 
-      const waiting = await remote('query', '--wait', '0', 'select * from lake.demo.order_items order by order_id, line_no');
-      const id = waiting.stdout.trim();
-      expect(id).toMatch(/^qr_/);
+      const submitted = await fetch(`${server.url}/queries`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sql: 'select * from lake.demo.order_items order by order_id, line_no' }),
+      });
+      const id = ((await submitted.json()) as { id: string }).id;
       let poll = await remote('query', 'poll', id);
       for (let i = 0; i < 50 && poll.code === 3; i++) {
         await new Promise((r) => setTimeout(r, 100));
@@ -127,6 +130,12 @@ describe('lake query', () => {
       const logs = server.logLines().filter((l) => l.path === `/files/results/${id}`);
       expect(logs.map((l) => l.status)).toEqual([200, 206]);
       expect(size).toBeGreaterThan(1000);
+
+      // A query still running when --wait runs out: the id on stdout, exit 3; the server keeps running it.
+      const slow = await remote('query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b');
+      expect(slow.code).toBe(3);
+      expect(slow.stdout.trim()).toMatch(/^qr_/);
+      expect((await remote('query', 'poll', slow.stdout.trim())).code).toBe(3);
 
       // A partial file longer than the result is discarded, not trusted.
       writeFileSync(`${resumed}.part`, Buffer.alloc(size + 10));
