@@ -5,8 +5,17 @@ export const API_VERSION = '2026-11-01';
 
 let buildVersion: string | undefined;
 
-/** This build's package version, read once from package.json beside the build output. */
+/** This build's package version, read once from the package.json above the build output (dist/ or the bundle). */
 export function packageVersion(): string {
-  buildVersion ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  return buildVersion;
+  if (buildVersion === undefined) {
+    for (const candidate of ['../package.json', '../../package.json']) {
+      try {
+        buildVersion = (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { name: string; version: string }).version;
+        break;
+      } catch {
+        // not here; try one level up
+      }
+    }
+  }
+  return buildVersion ?? 'unknown';
 }

@@ -49,13 +49,30 @@ function date(value: DuckDBValue): JsonValue {
   return String(value);
 }
 
+// Years 1 to 9999 in microseconds since the epoch: inside, JavaScript's Date formats exactly and fast.
+const FAST_MIN_MICROS = -62_135_596_800_000_000n;
+const FAST_MAX_MICROS = 253_402_300_799_999_999n;
+
+/** "2024-01-02T03:04:05.123456": the fraction with trailing zeros removed, none for whole seconds, as DuckDB writes it. */
+function isoFromMicros(micros: bigint): string {
+  const millis = micros / 1000n - (micros % 1000n < 0n ? 1n : 0n);
+  const base = new Date(Number(millis)).toISOString().slice(0, 19);
+  const fraction = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
+  return fraction === 0 ? base : `${base}.${String(fraction).padStart(6, '0').replace(/0+$/, '')}`;
+}
+
 /** ISO 8601 local date-time ("2024-01-02T03:04:05.123456"); with zone, always UTC with a Z. */
 function timestamp(withZone: boolean): ValueConverter {
   return (value) => {
-    const micros = (value as unknown as { micros?: bigint; nanos?: bigint; millis?: bigint; seconds?: bigint });
-    const raw = micros.micros ?? micros.nanos ?? micros.millis ?? micros.seconds;
+    const parts = value as unknown as { micros?: bigint; nanos?: bigint; millis?: bigint; seconds?: bigint };
+    const raw = parts.micros ?? parts.nanos ?? parts.millis ?? parts.seconds;
     if (raw === TIMESTAMP_INFINITY) return 'infinity';
     if (raw === -TIMESTAMP_INFINITY) return '-infinity';
+    if (parts.micros !== undefined && parts.micros >= FAST_MIN_MICROS && parts.micros <= FAST_MAX_MICROS) {
+      const text = isoFromMicros(parts.micros);
+      return withZone ? `${text}Z` : text;
+    }
+    // Nanosecond precision, and years outside 1–9999 (BC dates): DuckDB's own exact text.
     const text = String(value).replace(' ', 'T');
     return withZone ? text.replace(/\+00(:00)?$/, 'Z') : text;
   };

@@ -38,6 +38,8 @@ export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
         `ATTACH ${quoteLiteral(spec.catalogFile)} AS lake (READ_ONLY)`,
         'USE lake',
         `SET allowed_directories = [${allowed}]`,
+        // Results must not depend on the server's time zone.
+        "SET TimeZone = 'UTC'",
         "SET temp_directory = ''",
         'SET enable_external_access = false',
         'SET lock_configuration = true',

@@ -17,7 +17,25 @@ export function openMetadataDb(file: string): MetadataDb {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   applyMigrations(db, MIGRATIONS);
+  cachePreparedStatements(db);
   return db;
+}
+
+/**
+ * Stores prepare their SQL where they use it; compiling it again on every request showed in profiles. Statements
+ * are cached by text. That is safe because none is iterated lazily or reconfigured (raw, pluck) by its callers.
+ */
+function cachePreparedStatements(db: MetadataDb): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, ReturnType<MetadataDb['prepare']>>();
+  db.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as MetadataDb['prepare'];
 }
 
 /**

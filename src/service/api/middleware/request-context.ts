@@ -1,11 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { API_VERSION } from '../../../version.js';
 import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
 
+/** `req_` and 24 hex digits; randomUUID draws from a pre-filled entropy cache, cheaper than randomBytes per request. */
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
+  return `req_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 }
 
 /**
