@@ -59,65 +59,47 @@ export class QueryService {
   }
 
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
-    if (body.sql === undefined || body.sql === null) throw new LakeServiceError('parameter_missing', 'Send the SQL to run in the field sql.', { param: 'sql' });
-    if (typeof body.sql !== 'string') throw new LakeServiceError('parameter_invalid', 'sql must be a string.', { param: 'sql' });
-    const sql = body.sql;
+    const sql = requireSql(body);
     const { statement } = guardSql(sql);
-
     const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'POST /queries' };
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
 
     const id = newId('qr');
-    const organizationId = principal.organizationId;
-    const resultDir = this.lake.layout.resultDir(organizationId, id);
+    const resultDir = this.lake.layout.resultDir(principal.organizationId, id);
     mkdirSync(resultDir, { recursive: true, mode: 0o700 });
-    let sandbox: Sandbox | undefined;
-    let prepared: DuckDBPreparedStatement | undefined;
-    let parseError: string | undefined;
-    try {
-      sandbox = await openSandbox({
-        catalogFile: await this.lake.catalogFile(organizationId),
-        readableDirs: [this.lake.layout.tablesDir(organizationId)],
-        writableDir: resultDir,
-        pool: this.pool,
-      });
-      prepared = await this.checkWithEngine(sandbox, statement).catch((error: unknown) => {
-        if (error instanceof LakeServiceError) throw error;
-        parseError = this.cleanEngineMessage(error);
-        return undefined;
-      });
-      const outcome = writeTransaction(this.db, () => {
-        const replayed = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
-        if (replayed) return replayed;
-        if (this.store.countLive(organizationId) >= this.settings.maxInFlight) {
-          throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries running. Wait for one to finish.`, {
-            headers: { 'Retry-After': '1' },
-          });
-        }
-        const query = this.store.insertRunning({ id, organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql });
-        if (idempotencyKey) this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: this.submitResponse(query) });
-        return { query };
-      });
-      if (outcome.replayedResponse !== undefined) throw new ReplayFound(outcome);
-      if (parseError !== undefined || !prepared) {
-        // Nothing was executed, so the execution time is zero.
-        this.store.markFailed(id, 'query_failed', parseError ?? 'The statement could not be prepared.', 0);
-        sandbox.close();
-        return outcome;
-      }
-      const open = sandbox;
-      const execution = this.execute(outcome.query, open, prepared, resultDir);
-      this.running.set(id, { done: execution, stop: () => open.interrupt() });
-      void execution.finally(() => this.running.delete(id));
-      return outcome;
-    } catch (error) {
+    const discard = (sandbox?: Sandbox): void => {
       sandbox?.close();
       rmSync(resultDir, { recursive: true, force: true });
-      if (error instanceof ReplayFound) return error.outcome;
+    };
+    let checked: CheckedStatement;
+    let outcome: SubmitOutcome;
+    try {
+      checked = await this.openChecked(principal.organizationId, statement, resultDir);
+    } catch (error) {
+      discard();
       throw error;
     }
+    try {
+      outcome = this.record(principal, scope, idempotencyKey, requestHash, id, sql);
+    } catch (error) {
+      discard(checked.sandbox);
+      throw error;
+    }
+    if (outcome.replayedResponse !== undefined) {
+      // Another request with this key won the race while this one was checking its SQL.
+      discard(checked.sandbox);
+      return outcome;
+    }
+    if (!checked.prepared) {
+      // DuckDB could not parse or bind it: a failed query, with nothing executed.
+      this.store.markFailed(id, 'query_failed', checked.parseError ?? 'The statement could not be prepared.', 0);
+      checked.sandbox.close();
+      return outcome;
+    }
+    this.start(outcome.query, checked.sandbox, checked.prepared, resultDir);
+    return outcome;
   }
 
   get(principal: Principal, id: string): QueryRecord {
@@ -166,6 +148,48 @@ export class QueryService {
       execution.stop();
     }
     await all();
+  }
+
+  /** A sandbox for the query, and DuckDB's verdict on the statement. Refusals (400s) close it and throw. */
+  private async openChecked(organizationId: string, statement: string, resultDir: string): Promise<CheckedStatement> {
+    const sandbox = await openSandbox({
+      catalogFile: await this.lake.catalogFile(organizationId),
+      readableDirs: [this.lake.layout.tablesDir(organizationId)],
+      writableDir: resultDir,
+      pool: this.pool,
+    });
+    try {
+      return { sandbox, prepared: await this.checkWithEngine(sandbox, statement) };
+    } catch (error) {
+      if (!(error instanceof LakeServiceError)) return { sandbox, parseError: this.cleanEngineMessage(error) };
+      sandbox.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Records the query as running, under the write lock, together with what must be decided atomically: a replay
+   * of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
+   */
+  private record(principal: Principal, scope: IdempotencyScope, key: string | undefined, requestHash: string, id: string, sql: string): SubmitOutcome {
+    return writeTransaction(this.db, () => {
+      const replayed = key ? this.replay(scope, key, requestHash) : undefined;
+      if (replayed) return replayed;
+      if (this.store.countLive(principal.organizationId) >= this.settings.maxInFlight) {
+        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries running. Wait for one to finish.`, {
+          headers: { 'Retry-After': '1' },
+        });
+      }
+      const query = this.store.insertRunning({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql });
+      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: id, response: this.submitResponse(query) });
+      return { query };
+    });
+  }
+
+  private start(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): void {
+    const execution = this.execute(query, sandbox, prepared, resultDir);
+    this.running.set(query.id, { done: execution, stop: () => sandbox.interrupt() });
+    void execution.finally(() => this.running.delete(query.id));
   }
 
   private replay(scope: IdempotencyScope, key: string, requestHash: string): SubmitOutcome | undefined {
@@ -252,8 +276,15 @@ export class QueryService {
   }
 }
 
-class ReplayFound extends Error {
-  constructor(readonly outcome: SubmitOutcome) {
-    super('replay');
-  }
+interface CheckedStatement {
+  sandbox: Sandbox;
+  /** Absent when DuckDB could not parse or bind the statement; parseError then says why. */
+  prepared?: DuckDBPreparedStatement;
+  parseError?: string;
+}
+
+function requireSql(body: Record<string, unknown>): string {
+  if (body.sql === undefined || body.sql === null) throw new LakeServiceError('parameter_missing', 'Send the SQL to run in the field sql.', { param: 'sql' });
+  if (typeof body.sql !== 'string') throw new LakeServiceError('parameter_invalid', 'sql must be a string.', { param: 'sql' });
+  return body.sql;
 }
