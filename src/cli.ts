@@ -2,6 +2,7 @@ import type * as Commander from 'commander';
 import { requireCommonJs } from './load-commonjs.js';
 import { registerAdmin } from './commands/admin/index.js';
 import { registerAuth } from './commands/auth/index.js';
+import { registerCatalog } from './commands/catalog/index.js';
 import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { EXIT, exitCodeFor } from './commands/exit-codes.js';
@@ -42,6 +43,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerWhoami(program, ctx);
   registerInit(program, ctx);
   registerQuery(program, ctx);
+  registerCatalog(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);
   registerConfig(program, ctx);

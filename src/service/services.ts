@@ -3,6 +3,8 @@ import type { Directory } from './auth/directory.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
 import { Signer } from './files/url-signer.js';
 import type { Home } from './home/home.js';
+import { CatalogService } from './catalog/catalog-service.js';
+import { PermissionStore } from './catalog/permissions.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
@@ -21,6 +23,8 @@ export interface LakeServices {
   lake: Lake;
   queries: QueryService;
   resultReader: ResultReader;
+  permissions: PermissionStore;
+  catalog: CatalogService;
   /** Origin for links in responses when the server sits behind a proxy; otherwise each request's own. */
   publicUrl: string | undefined;
   /**
@@ -39,7 +43,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   const layout = new LakeLayout(home.paths.root);
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
-  const queries = new QueryService(home.db, lake, new IdempotencyStore(home.db), resultReader, options.querySettings ?? querySettingsFromEnv(), queryObject);
+  const permissions = new PermissionStore(home.db, home.directory);
+  const queries = new QueryService(home.db, lake, new IdempotencyStore(home.db), resultReader, permissions, options.querySettings ?? querySettingsFromEnv(), queryObject);
   queries.purgeExpired();
   return {
     home,
@@ -50,6 +55,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     lake,
     queries,
     resultReader,
+    permissions,
+    catalog: new CatalogService(lake, permissions),
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     async close(graceMs = 0) {
       await queries.drain(graceMs);

@@ -115,7 +115,7 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
     const resultDir = layout.resultDir(organizationId, 'qr_battery');
     mkdirSync(resultDir, { recursive: true });
     const sandbox = await openSandbox({
-      catalogFile: await api.services.lake.catalogFile(organizationId),
+      catalogFile: (await api.services.lake.catalogFile(organizationId)).file,
       readableDirs: [layout.tablesDir(organizationId)],
       writableDir: resultDir,
       pool: new InstancePool({ memoryLimit: '256MB', threads: 1 }),

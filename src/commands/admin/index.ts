@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { registerAdminCredentials } from './create-credential.js';
+import { registerAdminPermissions } from './permissions.js';
+import { registerAdminViews } from './views.js';
 
 export function registerAdmin(program: Command, ctx: CommandContext): void {
   const admin = program.command('admin').description('operator commands that work directly on a home (--home)');
   registerAdminCredentials(admin, ctx);
+  registerAdminPermissions(admin, ctx);
+  registerAdminViews(admin, ctx);
 }

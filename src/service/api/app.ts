@@ -6,6 +6,7 @@ import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
 import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
+import { catalogRoutes } from './routes/catalog.js';
 import { fileRoutes } from './routes/files.js';
 import { patRoutes } from './routes/pats.js';
 import { queryRoutes } from './routes/queries.js';
@@ -40,6 +41,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   serviceInfoRoutes(app);
   patRoutes(app);
   queryRoutes(app);
+  catalogRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

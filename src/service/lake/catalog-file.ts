@@ -3,36 +3,79 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
-import type { LakeTable } from './tables.js';
+import type { ColumnDescription, LakeTable } from './tables.js';
+import type { LakeView } from './views.js';
+
+export interface CatalogContents {
+  tables: readonly LakeTable[];
+  views: readonly LakeView[];
+}
+
+/** Called with the columns DuckDB found for each view it could create, so stored descriptions stay current. */
+export type ViewColumnsSeen = (view: LakeView, columns: ColumnDescription[]) => void;
 
 /**
  * The DuckDB database that query sessions attach READ_ONLY as `lake`: one view per table over its current
- * snapshot's files. One file per catalog version, never changed once written, so sessions in any process can
- * attach it while a newer one is being built.
+ * snapshot's files, then the logical views. One file per catalog version (and per set of visible objects, for
+ * restricted principals), never changed once written, so sessions in any process can attach it while a newer one
+ * is being built.
  */
-export async function ensureCatalogFile(layout: LakeLayout, organizationId: string, version: number, tables: readonly LakeTable[]): Promise<string> {
-  const file = layout.catalogFile(organizationId, version);
+export async function ensureCatalogFile(layout: LakeLayout, organizationId: string, fileName: string, contents: CatalogContents, seen?: ViewColumnsSeen): Promise<string> {
+  const file = join(layout.catalogDir(organizationId), `${fileName}.duckdb`);
   if (existsSync(file)) return file;
   mkdirSync(layout.catalogDir(organizationId), { recursive: true, mode: 0o700 });
   const temp = join(layout.catalogDir(organizationId), `.build-${randomBytes(6).toString('hex')}.duckdb`);
   const duckdb = await loadDuckDB();
-  const instance = await duckdb.DuckDBInstance.create(temp, OFFLINE_CONFIG);
+  const instance = await duckdb.DuckDBInstance.create(':memory:', OFFLINE_CONFIG);
   try {
     const connection = await instance.connect();
-    const statements: string[] = [];
-    for (const schema of new Set(tables.map((t) => t.schema))) statements.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
-    for (const table of tables) {
+    // Built under the name sessions will use, so logical views that say lake.<schema>.<table> bind here as there.
+    await connection.run(`ATTACH ${quoteLiteral(temp)} AS lake; USE lake`);
+    const schemas = new Set([...contents.tables.map((t) => t.schema), ...contents.views.map((v) => v.schema)]);
+    const statements = [...schemas].map((schema) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    for (const table of contents.tables) {
       const files = table.snapshot.files.map((f) => quoteLiteral(layout.toAbsolute(f))).join(', ');
       statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS SELECT * FROM read_parquet([${files}])`);
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));
-    await connection.run('CHECKPOINT');
+    await createLogicalViews(connection, contents.views, seen);
+    await connection.run('CHECKPOINT lake; USE memory; DETACH lake');
     connection.closeSync();
   } finally {
     instance.closeSync();
   }
-  // rename is atomic; a concurrent builder of the same version writes an equivalent file.
+  // rename is atomic; a concurrent builder of the same file writes an equivalent one.
   renameSync(temp, file);
   rmSync(`${temp}.wal`, { force: true });
   return file;
+}
+
+/**
+ * Views may build on views, so they are created in rounds until no more succeed. A view whose tables are gone
+ * stays out of the catalog (queries naming it fail as for any missing table) rather than failing every query.
+ */
+async function createLogicalViews(
+  connection: import('@duckdb/node-api').DuckDBConnection,
+  views: readonly LakeView[],
+  seen?: ViewColumnsSeen,
+): Promise<void> {
+  let pending = [...views];
+  while (pending.length > 0) {
+    const failed: LakeView[] = [];
+    for (const view of pending) {
+      const name = `${quoteIdentifier(view.schema)}.${quoteIdentifier(view.name)}`;
+      try {
+        await connection.run(`CREATE VIEW ${name} AS ${view.sql}`);
+        const described = await connection.runAndReadAll(`DESCRIBE ${name}`);
+        seen?.(
+          view,
+          described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type), nullable: String(row.null) !== 'NO' })),
+        );
+      } catch {
+        failed.push(view);
+      }
+    }
+    if (failed.length === pending.length) return;
+    pending = failed;
+  }
 }

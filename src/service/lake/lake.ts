@@ -1,29 +1,38 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
+import { inspectSelect } from '../engine/inspect.js';
+import { guardSql } from '../engine/sql-guard.js';
+import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { MetadataDb } from '../store/database.js';
-import { ensureCatalogFile } from './catalog-file.js';
+import { ensureCatalogFile, type CatalogContents } from './catalog-file.js';
 import { DEMO_TABLES } from './demo.js';
 import type { LakeLayout } from './layout.js';
+import { checkObjectName } from './names.js';
 import { TableStore, type ColumnDescription, type LakeTable } from './tables.js';
+import { ViewStore, type LakeView, type ObjectName } from './views.js';
 
 const DEMO_SEEDED_KEY = 'demo_seeded';
 
 export interface WriteTableOptions {
-  /** Known nullability per column (from a source's schema); columns not named are reported nullable. */
-  notNull?: ReadonlySet<string>;
+  /** Columns known never to hold NULL (from a source's schema), or 'all'; the others are reported nullable. */
+  notNull?: ReadonlySet<string> | 'all';
 }
 
 /** Lake table storage: writes tables as immutable Parquet snapshots and publishes them with an atomic commit. */
 export class Lake {
   readonly tables: TableStore;
+  readonly views: ViewStore;
 
   constructor(
     private readonly db: MetadataDb,
     readonly layout: LakeLayout,
   ) {
     this.tables = new TableStore(db);
+    this.views = new ViewStore(db);
   }
 
   /**
@@ -44,7 +53,7 @@ export class Lake {
       const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
         name: String(row.column_name),
         type: String(row.column_type),
-        nullable: !options.notNull?.has(String(row.column_name)),
+        nullable: options.notNull !== 'all' && !options.notNull?.has(String(row.column_name)),
       }));
       this.tables.commit(organizationId, tableId, {
         id: snapshotId,
@@ -60,11 +69,85 @@ export class Lake {
     return this.tables.get(organizationId, schema, name) as LakeTable;
   }
 
-  /** The catalog file for the organization's current version, built on first use. */
-  async catalogFile(organizationId: string): Promise<string> {
+  /**
+   * What an access may see, read in one transaction so it is one moment's catalog: its tables, and the views it
+   * may read whose every table and view it may read too (a view never opens a way around a grant).
+   */
+  visible(organizationId: string, access: TableAccess = UNRESTRICTED): CatalogContents & { version: number } {
+    return this.db.transaction(() => {
+      const version = this.tables.catalogVersion(organizationId);
+      const tables = this.tables.list(organizationId);
+      const views = this.views.list(organizationId);
+      if (!access.restricted) return { version, tables, views };
+      const visibleTables = tables.filter((t) => access.canRead(t.schema, t.name));
+      const byName = new Map(views.map((v) => [key(v), v]));
+      const tableNames = new Set(visibleTables.map(key));
+      const verdicts = new Map<string, boolean>();
+      const viewVisible = (view: LakeView, path: Set<string>): boolean => {
+        const k = key(view);
+        const known = verdicts.get(k);
+        if (known !== undefined) return known;
+        if (path.has(k) || !access.canRead(view.schema, view.name)) return false;
+        path.add(k);
+        const ok = view.references.every((ref) => {
+          const inner = byName.get(key(ref));
+          return inner ? viewVisible(inner, path) : tableNames.has(key(ref));
+        });
+        path.delete(k);
+        verdicts.set(k, ok);
+        return ok;
+      };
+      return { version, tables: visibleTables, views: views.filter((v) => viewVisible(v, new Set())) };
+    })();
+  }
+
+  /**
+   * The catalog file a session attaches: the organization's current version, cut down to what the access may see
+   * when it is restricted (so even the engine cannot name a hidden table). Built on first use.
+   */
+  async catalogFile(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<{ file: string; tables: LakeTable[] }> {
     await this.ensureDemo(organizationId);
-    const version = this.tables.catalogVersion(organizationId);
-    return ensureCatalogFile(this.layout, organizationId, version, this.tables.list(organizationId));
+    const { version, tables, views } = this.visible(organizationId, access);
+    const fileName = access.restricted
+      ? `v${version}-r${createHash('sha256').update([...tables.map(key), '|', ...views.map(key)].join('\n')).digest('hex').slice(0, 16)}`
+      : `v${version}`;
+    const file = await ensureCatalogFile(this.layout, organizationId, fileName, { tables, views }, (view, columns) => {
+      if (JSON.stringify(columns) !== JSON.stringify(view.columns)) this.views.updateColumns(view.id, columns);
+    });
+    return { file, tables: [...tables] };
+  }
+
+  /**
+   * Creates a logical view after the same checks as a query: one read-only SELECT, no file or storage access, and
+   * only lake tables and views named (schema-qualified). Its columns come from DuckDB binding it.
+   */
+  async createView(organizationId: string, schema: string, name: string, sql: string): Promise<LakeView> {
+    checkObjectName(schema, 'schema');
+    checkObjectName(name, 'name');
+    if (this.tables.get(organizationId, schema, name) || this.views.get(organizationId, schema, name)) {
+      throw new LakeServiceError('parameter_invalid', `${schema}.${name} already exists.`, { param: 'name' });
+    }
+    const { statement } = guardSql(sql);
+    const { file } = await this.catalogFile(organizationId);
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      await connection.run(`ATTACH ${quoteLiteral(file)} AS lake (READ_ONLY); USE lake`);
+      const { prepared, references } = await inspectSelect(connection, statement).catch((error: unknown) => {
+        if (error instanceof LakeServiceError) throw error;
+        throw new LakeServiceError('parameter_invalid', `The view's SQL does not run: ${error instanceof Error ? error.message : String(error)}`, { param: 'sql' });
+      });
+      const named: ObjectName[] = references.map((ref) => {
+        if ((ref.catalog !== '' && ref.catalog.toLowerCase() !== 'lake') || ref.schema === '') {
+          throw new LakeServiceError('parameter_invalid', `A view names lake tables as <schema>.<table> or lake.<schema>.<table>; '${ref.table}' is not one.`, { param: 'sql' });
+        }
+        return { schema: ref.schema, name: ref.table };
+      });
+      const columns: ColumnDescription[] = [];
+      for (let i = 0; i < prepared.columnCount; i++) columns.push({ name: prepared.columnName(i), type: prepared.columnType(i).toString(), nullable: true });
+      return this.views.insert(organizationId, schema, name, statement.trim(), named, columns);
+    } finally {
+      close();
+    }
   }
 
   /**
@@ -75,8 +158,13 @@ export class Lake {
     const key = `${DEMO_SEEDED_KEY}:${organizationId}`;
     if (this.db.prepare('SELECT 1 FROM home_settings WHERE key = ?').get(key)) return;
     for (const table of DEMO_TABLES) {
-      if (!this.tables.get(organizationId, 'demo', table.name)) await this.writeTable(organizationId, 'demo', table.name, table.sql);
+      if (!this.tables.get(organizationId, 'demo', table.name)) {
+        // lake generates every demo value, so every column is known to be complete.
+        await this.writeTable(organizationId, 'demo', table.name, table.sql, { notNull: 'all' });
+      }
     }
     this.db.prepare('INSERT OR IGNORE INTO home_settings (key, value) VALUES (?, ?)').run(key, String(Math.floor(Date.now() / 1000)));
   }
 }
+
+const key = (object: { schema: string; name: string }): string => `${object.schema.toLowerCase()}\u0000${object.name.toLowerCase()}`;

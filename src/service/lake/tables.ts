@@ -72,6 +72,14 @@ function toTable(row: TableRow): LakeTable {
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
+/** Every change to what the catalog holds bumps its version, inside the change's own transaction. */
+export function bumpCatalogVersion(db: MetadataDb, organizationId: string): void {
+  db.prepare(
+    `INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
+     ON CONFLICT (organization_id) DO UPDATE SET version = version + 1`,
+  ).run(organizationId);
+}
+
 /**
  * The manifest of lake tables: each table points at its current snapshot. A commit swaps that pointer and bumps
  * the organization's catalog version in one transaction, so readers see the old snapshot or the new, never a mix.
@@ -116,10 +124,7 @@ export class TableStore {
         .prepare('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
         .run(snapshot.id, tableId, snapshot.directory, JSON.stringify(snapshot.files), snapshot.rowCount, snapshot.bytes, JSON.stringify(snapshot.columns), now);
       this.db.prepare('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?').run(snapshot.id, now, tableId, organizationId);
-      this.db
-        .prepare(`INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
-                  ON CONFLICT (organization_id) DO UPDATE SET version = version + 1`)
-        .run(organizationId);
+      bumpCatalogVersion(this.db, organizationId);
     });
   }
 

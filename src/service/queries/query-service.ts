@@ -2,11 +2,14 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Principal } from '../auth/principal.js';
-import { loadDuckDB, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { assertNoIntrospection } from '../catalog/introspection.js';
+import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
+import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { inspectSelect } from '../engine/inspect.js';
+import type { TableReference } from '../engine/table-refs.js';
 import { sharedInstancePool, type InstancePool } from '../engine/instance-pool.js';
 import { openSandbox, type Sandbox } from '../engine/sandbox.js';
 import { guardSql } from '../engine/sql-guard.js';
-import { looksLikeFile, tableReferences } from '../engine/table-refs.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
@@ -45,6 +48,7 @@ export class QueryService {
     private readonly lake: Lake,
     private readonly idempotency: IdempotencyStore,
     private readonly reader: ResultReader,
+    private readonly permissions: PermissionStore,
     readonly settings: QuerySettings,
     /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
     private readonly submitResponse: (query: QueryRecord) => unknown,
@@ -60,7 +64,10 @@ export class QueryService {
 
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
     const sql = requireSql(body);
-    const { statement } = guardSql(sql);
+    this.permissions.assertServiceKeyAllowed(principal);
+    const { statement, tokens } = guardSql(sql);
+    const access = this.permissions.accessFor(principal);
+    if (access.restricted) assertNoIntrospection(tokens);
     const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'POST /queries' };
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
@@ -76,7 +83,7 @@ export class QueryService {
     let checked: CheckedStatement;
     let outcome: SubmitOutcome;
     try {
-      checked = await this.openChecked(principal.organizationId, statement, resultDir);
+      checked = await this.openChecked(principal.organizationId, access, statement, resultDir);
     } catch (error) {
       discard();
       throw error;
@@ -102,9 +109,15 @@ export class QueryService {
     return outcome;
   }
 
+  /**
+   * A query of the caller's organization. A principal restricted by table permissions sees only its own queries:
+   * another's SQL and results could show tables it may not read.
+   */
   get(principal: Principal, id: string): QueryRecord {
+    this.permissions.assertServiceKeyAllowed(principal);
     const query = this.store.get(principal.organizationId, id);
-    if (!query) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
+    const hidden = query !== undefined && query.principalId !== principalIdOf(principal) && this.permissions.accessFor(principal).restricted;
+    if (!query || hidden) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
     return query;
   }
 
@@ -150,16 +163,17 @@ export class QueryService {
     await all();
   }
 
-  /** A sandbox for the query, and DuckDB's verdict on the statement. Refusals (400s) close it and throw. */
-  private async openChecked(organizationId: string, statement: string, resultDir: string): Promise<CheckedStatement> {
-    const sandbox = await openSandbox({
-      catalogFile: await this.lake.catalogFile(organizationId),
-      readableDirs: [this.lake.layout.tablesDir(organizationId)],
-      writableDir: resultDir,
-      pool: this.pool,
-    });
+  /**
+   * A sandbox for the query, and DuckDB's verdict on the statement. A restricted principal's sandbox attaches a
+   * catalog of only the tables it may read, and may open only their files. Refusals close it and throw.
+   */
+  private async openChecked(organizationId: string, access: TableAccess, statement: string, resultDir: string): Promise<CheckedStatement> {
+    const { file, tables } = await this.lake.catalogFile(organizationId, access);
+    const readableDirs = access.restricted ? tables.map((t) => this.lake.layout.toAbsolute(t.snapshot.directory)) : [this.lake.layout.tablesDir(organizationId)];
+    const sandbox = await openSandbox({ catalogFile: file, readableDirs, writableDir: resultDir, pool: this.pool });
     try {
-      return { sandbox, prepared: await this.checkWithEngine(sandbox, statement) };
+      const check = access.restricted ? (refs: TableReference[]) => this.assertReadable(organizationId, access, refs) : undefined;
+      return { sandbox, prepared: (await inspectSelect(sandbox.connection, statement, check)).prepared };
     } catch (error) {
       if (!(error instanceof LakeServiceError)) return { sandbox, parseError: this.cleanEngineMessage(error) };
       sandbox.close();
@@ -200,27 +214,20 @@ export class QueryService {
     return { query, replayedResponse: found.response };
   }
 
-  /** DuckDB's own parser has the last word: exactly one statement, and of SELECT type. */
-  private async checkWithEngine(sandbox: Sandbox, statement: string): Promise<DuckDBPreparedStatement> {
-    const duckdb = await loadDuckDB();
-    const extracted = await sandbox.connection.extractStatements(statement);
-    if (extracted.count !== 1) {
-      throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+  /**
+   * Every table or view a restricted query names must be one it may read, directly or (for views) through every
+   * table underneath. The refusal names what the query named, never a hidden table underneath a view, and reads
+   * the same whether the name is hidden or does not exist.
+   */
+  private assertReadable(organizationId: string, access: TableAccess, references: readonly TableReference[]): void {
+    const { tables, views } = this.lake.visible(organizationId, access);
+    const visible = new Set([...tables, ...views].map((o) => `${o.schema.toLowerCase()}\u0000${o.name.toLowerCase()}`));
+    for (const ref of references) {
+      const inLake = ref.catalog === '' || ref.catalog.toLowerCase() === 'lake';
+      if (inLake && ref.schema !== '' && visible.has(`${ref.schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`)) continue;
+      const written = [ref.catalog, ref.schema, ref.table].filter(Boolean).join('.');
+      throw new LakeServiceError('grant_table_denied', `This credential may not read ${written}. Ask an owner for a grant (lake admin grant).`);
     }
-    // Table references come from the parse tree alone, before binding, which would already try to open a file.
-    const { references, cteNames } = await tableReferences(sandbox.connection, statement);
-    const file = references.find((ref) => !(ref.catalog === '' && ref.schema === '' && cteNames.has(ref.table)) && looksLikeFile(ref));
-    if (file) {
-      throw new LakeServiceError('forbidden_function', `'${file.table.slice(0, 80)}' would be read as a file; reading files by path is not allowed. Query lake tables by name, as lake.<schema>.<table>.`, {
-        param: 'sql',
-      });
-    }
-    const prepared = await extracted.prepare(0);
-    if (prepared.statementType !== duckdb.StatementType.SELECT) {
-      const kind = duckdb.StatementType[prepared.statementType] ?? 'other';
-      throw new LakeServiceError('write_not_allowed', `Only read-only SELECT statements run; this statement is of type ${kind}.`, { param: 'sql' });
-    }
-    return prepared;
   }
 
   private async execute(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): Promise<void> {

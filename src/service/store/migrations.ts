@@ -109,4 +109,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created);
     `,
   },
+  {
+    version: 3,
+    name: 'table grants and logical views',
+    sql: `
+      CREATE TABLE table_grants (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        schema_name TEXT NOT NULL,
+        table_name TEXT NOT NULL,
+        grantee_kind TEXT NOT NULL CHECK (grantee_kind IN ('user', 'role', 'credential')),
+        grantee TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        UNIQUE (organization_id, schema_name, table_name, grantee_kind, grantee)
+      );
+      CREATE TABLE lake_views (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        schema_name TEXT NOT NULL,
+        view_name TEXT NOT NULL,
+        sql TEXT NOT NULL,
+        table_refs TEXT NOT NULL,
+        columns TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        UNIQUE (organization_id, schema_name, view_name)
+      );
+    `,
+  },
 ];

@@ -1,0 +1,14 @@
+import { resolveHomeDir } from '../../config/paths.js';
+import type { Home } from '../../service/home/home.js';
+import type { LakeServices } from '../../service/services.js';
+import type { CommandContext } from '../context.js';
+
+/** Admin commands work on the home directly, as the operator on the server machine, without the API. */
+export async function openAdminHome(ctx: CommandContext): Promise<{ home: Home; services: LakeServices }> {
+  const [{ openHome }, { createServices }] = await Promise.all([import('../../service/home/home.js'), import('../../service/services.js')]);
+  const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+  ctx.onClose(home.close);
+  const services = createServices(home);
+  ctx.onClose(() => services.close());
+  return { home, services };
+}

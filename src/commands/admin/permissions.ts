@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import type { GranteeKind } from '../../service/catalog/permissions.js';
+import { printFields, printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import { openAdminHome } from './open-home.js';
+
+const ROLES = ['owner', 'admin', 'member'];
+
+interface Target {
+  schema: string;
+  table: string;
+}
+
+function parseTarget(text: string): Target {
+  const dot = text.indexOf('.');
+  if (dot <= 0 || dot === text.length - 1) throw usageError(`Name what to grant as <schema>.<table> or <schema>.*, not '${text}'.`);
+  return { schema: text.slice(0, dot), table: text.slice(dot + 1) };
+}
+
+function parseGrantee(text: string): { kind: GranteeKind; id: string } {
+  const match = /^(user|role|credential):(.+)$/.exec(text);
+  if (!match) throw usageError(`--to takes user:<usr_…>, role:<${ROLES.join('|')}> or credential:<tok_…|key_…>, not '${text}'.`);
+  return { kind: match[1] as GranteeKind, id: match[2] as string };
+}
+
+export function registerAdminPermissions(admin: Command, ctx: CommandContext): void {
+  admin
+    .command('permissions')
+    .description('turn table permissions on or off for the organization (off by default)')
+    .argument('<state>', 'on or off')
+    .action(async (state: string) => {
+      if (state !== 'on' && state !== 'off') throw usageError('Say on or off.');
+      const { home, services } = await openAdminHome(ctx);
+      services.permissions.setEnabled(home.organization.id, state === 'on');
+      if (ctx.json) return printJson(ctx.io, { object: 'table_permissions', organization: home.organization.id, enabled: state === 'on' });
+      ctx.io.stderr.write(`Table permissions are ${state} for ${home.organization.id}.\n`);
+    });
+
+  const change = async (verb: 'grant' | 'revoke', targetText: string, options: { to: string }): Promise<void> => {
+    const target = parseTarget(targetText);
+    const grantee = parseGrantee(options.to);
+    const { home, services } = await openAdminHome(ctx);
+    const org = home.organization.id;
+    if (grantee.kind === 'user' && home.directory.user(grantee.id)?.organizationId !== org) throw usageError(`There is no user '${grantee.id}' in this home.`);
+    if (grantee.kind === 'role' && !ROLES.includes(grantee.id)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
+    if (grantee.kind === 'credential' && home.credentials.get(grantee.id)?.organizationId !== org) throw usageError(`There is no credential '${grantee.id}' in this home.`);
+    if (verb === 'grant') {
+      const grant = services.permissions.grant(org, target.schema, target.table, grantee.kind, grantee.id);
+      if (ctx.json) return printJson(ctx.io, { object: 'grant', id: grant.id, schema: grant.schema, table: grant.table, grantee: `${grant.granteeKind}:${grant.grantee}` });
+      ctx.io.stderr.write(`Granted ${target.schema}.${target.table} to ${options.to}.\n`);
+      return;
+    }
+    const removed = services.permissions.revoke(org, target.schema, target.table, grantee.kind, grantee.id);
+    if (ctx.json) return printJson(ctx.io, { object: 'grant_revocation', schema: target.schema, table: target.table, grantee: options.to, revoked: removed });
+    ctx.io.stderr.write(removed ? `Revoked ${target.schema}.${target.table} from ${options.to}.\n` : `No such grant; nothing changed.\n`);
+  };
+
+  admin
+    .command('grant')
+    .description('let a user, a role or a credential read a table, a view, or a whole schema (<schema>.*)')
+    .argument('<target>', '<schema>.<table> or <schema>.*')
+    .requiredOption('--to <grantee>', 'user:<usr_…>, role:<owner|admin|member> or credential:<tok_…|key_…>')
+    .action((target: string, options: { to: string }) => change('grant', target, options));
+
+  admin
+    .command('revoke')
+    .description('remove a grant')
+    .argument('<target>', '<schema>.<table> or <schema>.*')
+    .requiredOption('--to <grantee>', 'user:<usr_…>, role:<owner|admin|member> or credential:<tok_…|key_…>')
+    .action((target: string, options: { to: string }) => change('revoke', target, options));
+
+  admin
+    .command('grants')
+    .description('table grants')
+    .command('ls')
+    .description('list every grant of the organization, and whether permissions are on')
+    .action(async () => {
+      const { home, services } = await openAdminHome(ctx);
+      const grants = services.permissions.list(home.organization.id);
+      const enabled = services.permissions.enabled(home.organization.id);
+      const data = grants.map((g) => ({ object: 'grant', id: g.id, schema: g.schema, table: g.table, grantee: `${g.granteeKind}:${g.grantee}`, created: g.created }));
+      if (ctx.json) return printJson(ctx.io, { object: 'list', data, has_more: false, next_cursor: null, table_permissions: enabled });
+      if (ctx.io.isStdoutTTY) ctx.io.stderr.write(`Table permissions are ${enabled ? 'on' : 'off'}.\n`);
+      for (const g of data) ctx.io.stdout.write(`${g.schema}.${g.table}\t${g.grantee}\t${g.id}\n`);
+    });
+
+  admin
+    .command('user')
+    .description('people of the organization')
+    .command('create')
+    .description('add a person (to grant tables to, or to give a token with admin pat create --user)')
+    .requiredOption('--name <name>', 'their name')
+    .option('--email <email>', 'their email address')
+    .option('--role <role>', `one of ${ROLES.join(', ')}`, 'member')
+    .action(async (options: { name: string; email?: string; role: string }) => {
+      if (!ROLES.includes(options.role)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
+      const { home } = await openAdminHome(ctx);
+      const user = home.directory.createUser(home.organization.id, options.name, options.role as 'member', options.email ?? null);
+      if (ctx.json) return printJson(ctx.io, { object: 'user', id: user.id, name: user.name, email: user.email, role: user.role });
+      printFields(ctx.io, [['id', user.id], ['name', user.name], ['role', user.role]]);
+    });
+}

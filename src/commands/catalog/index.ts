@@ -1,0 +1,107 @@
+import type { Command } from 'commander';
+import { paletteFor } from '../../render/colors.js';
+import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
+import { printJson } from '../../render/record.js';
+import { createRowWriter, type Row } from '../../render/rows.js';
+import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
+
+interface ListBody<T> {
+  object: 'list';
+  data: T[];
+}
+
+interface SchemaObject {
+  name: string;
+  table_count: number;
+  view_count: number;
+  updated: number;
+}
+
+interface SummaryObject {
+  kind: string;
+  name: string;
+  column_count: number;
+  row_count: number | null;
+  bytes: number | null;
+  updated: number;
+}
+
+interface TableObject {
+  kind: string;
+  qualified_name: string;
+  columns: { name: string; type: string; nullable: boolean }[];
+  row_count: number | null;
+  bytes: number | null;
+  updated: number;
+  sql?: string;
+}
+
+const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+const segment = (name: string): string => encodeURIComponent(name);
+
+function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): void {
+  let format;
+  try {
+    format = resolveOutputFormat(ctx.io, { flag: output, env: ctx.env.LAKE_OUTPUT });
+  } catch (error) {
+    if (error instanceof UnknownFormatError) throw usageError(error.message);
+    throw error;
+  }
+  const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
+  writer.begin(columns);
+  writer.write(rows);
+  writer.end();
+}
+
+/** `schema.table`, or two arguments when a name itself holds dots. */
+function splitName(first: string, second: string | undefined): [string, string] {
+  if (second !== undefined) return [first, second];
+  const dot = first.indexOf('.');
+  if (dot <= 0 || dot === first.length - 1) throw usageError(`Name the table as <schema>.<table> (or as two arguments), not '${first}'.`);
+  return [first.slice(0, dot), first.slice(dot + 1)];
+}
+
+export function registerCatalog(program: Command, ctx: CommandContext): void {
+  const catalog = program.command('catalog').description('browse the lake: schemas, tables and views you may read');
+
+  catalog
+    .command('ls')
+    .description('list schemas, or the tables and views of one schema')
+    .argument('[schema]', 'a schema name')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .action(async (schema: string | undefined, options: { output?: string }) => {
+      const client = await ctx.client();
+      if (schema === undefined) {
+        const body = await client.get<ListBody<SchemaObject>>('/catalog');
+        if (ctx.json) return printJson(ctx.io, body);
+        return printRows(ctx, options.output, ['schema', 'tables', 'views', 'updated'], body.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count, updated: when(s.updated) })));
+      }
+      const body = await client.get<ListBody<SummaryObject>>(`/catalog/${segment(schema)}`);
+      if (ctx.json) return printJson(ctx.io, body);
+      printRows(
+        ctx,
+        options.output,
+        ['name', 'kind', 'columns', 'rows', 'bytes', 'updated'],
+        body.data.map((e) => ({ name: e.name, kind: e.kind, columns: e.column_count, rows: e.row_count, bytes: e.bytes, updated: when(e.updated) })),
+      );
+    });
+
+  catalog
+    .command('describe')
+    .description('show a table\'s or view\'s columns in order')
+    .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
+    .argument('[name]', 'the table, when the schema name holds dots')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .action(async (first: string, second: string | undefined, options: { output?: string }) => {
+      const [schema, table] = splitName(first, second);
+      const body = await (await ctx.client()).get<TableObject>(`/catalog/${segment(schema)}/${segment(table)}`);
+      if (ctx.json) return printJson(ctx.io, body);
+      if (ctx.io.isStdoutTTY) {
+        const size = body.kind === 'table' ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, ` : '';
+        ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${when(body.updated)})\n`);
+      }
+      printRows(ctx, options.output, ['column', 'type', 'nullable'], body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
+      if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);
+    });
+}

@@ -1,0 +1,124 @@
+import type { Directory } from '../auth/directory.js';
+import type { Principal } from '../auth/principal.js';
+import { LakeServiceError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { MetadataDb } from '../store/database.js';
+
+export type GranteeKind = 'user' | 'role' | 'credential';
+
+export interface Grant {
+  id: string;
+  organizationId: string;
+  schema: string;
+  /** A table or view name, or `*` for the whole schema. */
+  table: string;
+  granteeKind: GranteeKind;
+  grantee: string;
+  created: number;
+}
+
+/** What one principal may read in the lake. */
+export interface TableAccess {
+  /** True when the organization has table permissions on and this principal is not an owner. */
+  restricted: boolean;
+  canRead(schema: string, table: string): boolean;
+}
+
+export const UNRESTRICTED: TableAccess = { restricted: false, canRead: () => true };
+
+interface GrantRow {
+  id: string;
+  organization_id: string;
+  schema_name: string;
+  table_name: string;
+  grantee_kind: GranteeKind;
+  grantee: string;
+  created: number;
+}
+
+const toGrant = (row: GrantRow): Grant => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  schema: row.schema_name,
+  table: row.table_name,
+  granteeKind: row.grantee_kind,
+  grantee: row.grantee,
+  created: row.created,
+});
+
+/** Names compare as DuckDB compares identifiers: without regard to case. */
+const fold = (name: string): string => name.toLowerCase();
+
+/**
+ * Table permissions of an organization: off by default; when on, a principal reads only what a grant to its user,
+ * its user's role, or the credential itself allows. Owners are never restricted: they administer the grants.
+ */
+export class PermissionStore {
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly directory: Directory,
+  ) {}
+
+  enabled(organizationId: string): boolean {
+    return this.directory.organization(organizationId)?.tablePermissions === true;
+  }
+
+  setEnabled(organizationId: string, on: boolean): void {
+    this.db.prepare('UPDATE organizations SET table_permissions = ? WHERE id = ?').run(on ? 1 : 0, organizationId);
+  }
+
+  grant(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Grant {
+    this.db
+      .prepare(
+        `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,
+      )
+      .run(newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000));
+    const row = this.db
+      .prepare('SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?')
+      .get(organizationId, schema, table, granteeKind, grantee) as GrantRow;
+    return toGrant(row);
+  }
+
+  /** True when a grant was removed. */
+  revoke(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): boolean {
+    const result = this.db
+      .prepare('DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?')
+      .run(organizationId, schema, table, granteeKind, grantee);
+    return result.changes > 0;
+  }
+
+  list(organizationId: string): Grant[] {
+    return (this.db.prepare('SELECT * FROM table_grants WHERE organization_id = ? ORDER BY schema_name, table_name, grantee_kind, grantee').all(organizationId) as GrantRow[]).map(toGrant);
+  }
+
+  accessFor(principal: Principal): TableAccess {
+    if (!this.enabled(principal.organizationId)) return UNRESTRICTED;
+    const user = principal.userId ? this.directory.user(principal.userId) : undefined;
+    if (user?.role === 'owner') return UNRESTRICTED;
+    const grants = (
+      this.db
+        .prepare(
+          `SELECT * FROM table_grants WHERE organization_id = ? AND (
+             (grantee_kind = 'user' AND grantee = ?) OR (grantee_kind = 'role' AND grantee = ?) OR (grantee_kind = 'credential' AND grantee = ?))`,
+        )
+        .all(principal.organizationId, user?.id ?? '', user?.role ?? '', principal.credentialId) as GrantRow[]
+    ).map(toGrant);
+    const wholeSchemas = new Set(grants.filter((g) => g.table === '*').map((g) => fold(g.schema)));
+    const tables = new Set(grants.filter((g) => g.table !== '*').map((g) => `${fold(g.schema)}\u0000${fold(g.table)}`));
+    return {
+      restricted: true,
+      canRead: (schema, table) => wholeSchemas.has(fold(schema)) || tables.has(`${fold(schema)}\u0000${fold(table)}`),
+    };
+  }
+
+  /** Service keys query and read the catalog only where table permissions are on, so their reach is explicit. */
+  assertServiceKeyAllowed(principal: Principal): void {
+    if (principal.kind === 'service_key' && !this.enabled(principal.organizationId)) {
+      throw new LakeServiceError(
+        'service_key_permissions_off',
+        'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on (lake admin permissions on) and grant this key its tables.',
+      );
+    }
+  }
+}
