@@ -7,6 +7,7 @@ import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { EXIT, exitCodeFor } from './commands/exit-codes.js';
 import { registerInit } from './commands/init.js';
+import { registerJobs } from './commands/jobs/index.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerServe } from './commands/serve.js';
 import { registerWhoami } from './commands/whoami.js';
@@ -44,6 +45,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerInit(program, ctx);
   registerQuery(program, ctx);
   registerCatalog(program, ctx);
+  registerJobs(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);
   registerConfig(program, ctx);

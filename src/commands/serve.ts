@@ -40,6 +40,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       ctx.onClose(home.close);
       const services = createServices(home, { publicUrl: options.publicUrl });
       services.queries.warm();
+      services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
       const server = await startServer(createApp(services, { log }), { host: options.host, port, log });
       log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });
@@ -49,6 +50,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
           log({ level: 'info', msg: 'shutting down', signal });
+          // Event streams would hold the server open until they time out; end them first.
+          services.stopStreams();
           void server.close().then(() => {
             log({ level: 'info', msg: 'stopped' });
             resolve();

@@ -42,6 +42,9 @@ export const ERROR_CODES = [
   'source_config_unavailable',
   'source_pause_failed',
   'job_not_found',
+  'job_not_cancellable',
+  'job_not_finished',
+  'job_has_no_result',
   'invalid_last_event_id',
   // service
   'rate_limited',

@@ -5,7 +5,11 @@ import { Signer } from './files/url-signer.js';
 import type { Home } from './home/home.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { PermissionStore } from './catalog/permissions.js';
+import { REAL_CLOCK, type Clock } from './clock.js';
 import { IdempotencyStore } from './idempotency.js';
+import { JobService } from './jobs/job-service.js';
+import { JobStore } from './jobs/job-store.js';
+import { jobSettingsFromEnv, type JobSettings } from './jobs/settings.js';
 import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
 import { QueryService } from './queries/query-service.js';
@@ -25,6 +29,14 @@ export interface LakeServices {
   resultReader: ResultReader;
   permissions: PermissionStore;
   catalog: CatalogService;
+  jobs: JobService;
+  clock: Clock;
+  /** Aborted when the services close, so long-lived work such as event streams ends. */
+  closing: AbortSignal;
+  /** For lake serve: sweeps lost jobs and expired queries in the background until close. */
+  startBackgroundWork(): void;
+  /** Ends open event streams (a server that is shutting down). */
+  stopStreams(): void;
   /** Origin for links in responses when the server sits behind a proxy; otherwise each request's own. */
   publicUrl: string | undefined;
   /**
@@ -37,6 +49,8 @@ export interface LakeServices {
 export interface ServiceOptions {
   publicUrl?: string;
   querySettings?: QuerySettings;
+  jobSettings?: JobSettings;
+  clock?: Clock;
 }
 
 export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
@@ -44,8 +58,24 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);
-  const queries = new QueryService(home.db, lake, new IdempotencyStore(home.db), resultReader, permissions, options.querySettings ?? querySettingsFromEnv(), queryObject);
+  const clock = options.clock ?? REAL_CLOCK;
+  const jobStore = new JobStore(home.db, clock);
+  const jobSettings = options.jobSettings ?? jobSettingsFromEnv();
+  const queries = new QueryService(
+    home.db,
+    lake,
+    new IdempotencyStore(home.db),
+    resultReader,
+    permissions,
+    jobStore,
+    jobSettings,
+    options.querySettings ?? querySettingsFromEnv(),
+    queryObject,
+  );
   queries.purgeExpired();
+  const jobs = new JobService(jobStore, queries, permissions, clock);
+  const closing = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
   return {
     home,
     directory: home.directory,
@@ -57,8 +87,25 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     resultReader,
     permissions,
     catalog: new CatalogService(lake, permissions),
+    jobs,
+    clock,
+    closing: closing.signal,
+    stopStreams() {
+      closing.abort();
+    },
+    startBackgroundWork() {
+      jobs.sweep(true);
+      const sweeper = setInterval(() => jobs.sweep(true), Math.max(1000, jobSettings.leaseMs / 2));
+      const purger = setInterval(() => queries.purgeExpired(), 3_600_000);
+      for (const timer of [sweeper, purger]) {
+        timer.unref();
+        timers.push(timer);
+      }
+    },
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     async close(graceMs = 0) {
+      closing.abort();
+      for (const timer of timers.splice(0)) clearInterval(timer);
       await queries.drain(graceMs);
       await resultReader.close();
     },

@@ -10,13 +10,13 @@ import type { QueryPage } from './wait.js';
 
 const MAX_ATTEMPTS = 5;
 
-interface ResultFile {
+export interface ResultFile {
   url: string;
   bytes: number;
 }
 
 /** A freshly signed URL each time: links last an hour, and a long or resumed download may outlive one. */
-async function resultFile(client: LakeClient, id: string): Promise<ResultFile> {
+export async function queryResultFile(client: LakeClient, id: string): Promise<ResultFile> {
   const query = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`);
   if (query.status === 'running' || query.status === 'queued') {
     throw new CliError('query_running', `Query ${id} is still running; there is nothing to download yet.`, EXIT.stillRunning, `Wait with: lake query poll ${id}`);
@@ -32,16 +32,27 @@ function sizeOf(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;
 }
 
-/**
- * Downloads a query's Parquet result. Bytes go to `<out>.part` and are resumed with Range after a failure or an
- * expired link; only a file of exactly the announced size is renamed to `<out>`. `-o -` streams to stdout.
- */
 export async function downloadQuery(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {
   const client = await ctx.client();
+  await downloadResult(ctx, client, id, output, () => queryResultFile(client, id));
+}
+
+/**
+ * Downloads a Parquet result. Bytes go to `<out>.part` and are resumed with Range after a failure or an expired
+ * link (a fresh one comes from `freshFile`); only a file of exactly the announced size is renamed to `<out>`.
+ * `-o -` streams to stdout.
+ */
+export async function downloadResult(
+  ctx: CommandContext,
+  client: LakeClient,
+  id: string,
+  output: string | undefined,
+  freshFile: () => Promise<ResultFile>,
+): Promise<void> {
   const toStdout = output === '-';
   const target = output ?? `${id}.parquet`;
   const partial = `${target}.part`;
-  let file = await resultFile(client, id);
+  let file = await freshFile();
   if (!toStdout && sizeOf(partial) > file.bytes) unlinkSync(partial);
   let lastProblem = '';
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -56,7 +67,7 @@ export async function downloadQuery(ctx: CommandContext, id: string, output: str
       const body = (await response.json().catch(() => undefined)) as unknown;
       const error = LakeApiError.fromResponse(response, body);
       if (error.code !== 'signed_url_expired') throw error;
-      file = await resultFile(client, id);
+      file = await freshFile();
       continue;
     }
     if (response.status !== 200 && response.status !== 206) throw LakeApiError.fromResponse(response, await response.json().catch(() => undefined));

@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { fileRoutes } from './routes/files.js';
+import { jobRoutes } from './routes/jobs.js';
 import { patRoutes } from './routes/pats.js';
 import { queryRoutes } from './routes/queries.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
@@ -42,6 +43,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   patRoutes(app);
   queryRoutes(app);
   catalogRoutes(app);
+  jobRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

@@ -83,6 +83,19 @@ export class LakeClient {
     return this.options.fetch(new Request(url, { headers: { 'User-Agent': this.options.userAgent ?? 'lake-cli', ...headers } }));
   }
 
+  /** The fetch an EventSource uses: this client's transport, with its credential. */
+  readonly streamFetch = (url: string | URL, init?: { headers?: Record<string, string>; signal?: AbortSignal; method?: string }): Promise<Response> => {
+    const headers = new Headers(init?.headers);
+    headers.set('User-Agent', this.options.userAgent ?? 'lake-cli');
+    if (this.options.token) headers.set('Authorization', `Bearer ${this.options.token}`);
+    return this.options.fetch(new Request(url, { method: init?.method ?? 'GET', headers, signal: init?.signal }));
+  };
+
+  /** An absolute URL for a path of this service. */
+  url(path: string): string {
+    return new URL(path.replace(/^\//, ''), this.options.baseUrl.replace(/\/?$/, '/')).toString();
+  }
+
   async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
     return (await this.request<T>('GET', path, { query })).body;
   }

@@ -13,6 +13,8 @@ import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
+import type { JobStore } from '../jobs/job-store.js';
+import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
 import type { ResultReader } from './result-reader.js';
@@ -40,8 +42,14 @@ export function principalIdOf(principal: Principal): string {
 export class QueryService {
   readonly store: QueryStore;
   private readonly running = new Map<string, { done: Promise<void>; stop(): void }>();
-  private readonly abandoned = new Set<string>();
+  /** Why this process stopped a query it runs, so the query ends with the right status and message. */
+  private readonly stopped = new Map<string, 'abandoned' | 'cancelled'>();
   private readonly pool: InstancePool;
+  /** Names this process in job leases. */
+  private readonly workerId = newId('wrk');
+  private renewing = false;
+  /** Wakes the lease loop when the last query here ends, so it never holds a finished process open. */
+  private idle = new AbortController();
 
   constructor(
     private readonly db: MetadataDb,
@@ -49,11 +57,13 @@ export class QueryService {
     private readonly idempotency: IdempotencyStore,
     private readonly reader: ResultReader,
     private readonly permissions: PermissionStore,
+    private readonly jobs: JobStore,
+    private readonly jobSettings: JobSettings,
     readonly settings: QuerySettings,
     /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
     private readonly submitResponse: (query: QueryRecord) => unknown,
   ) {
-    this.store = new QueryStore(db);
+    this.store = new QueryStore(db, jobs);
     this.pool = sharedInstancePool(settings);
   }
 
@@ -101,7 +111,7 @@ export class QueryService {
     }
     if (!checked.prepared) {
       // DuckDB could not parse or bind it: a failed query, with nothing executed.
-      this.store.markFailed(id, 'query_failed', checked.parseError ?? 'The statement could not be prepared.', 0);
+      this.store.markEnded(id, 'failed', { code: 'query_failed', message: checked.parseError ?? 'The statement could not be prepared.' }, 0);
       checked.sandbox.close();
       return outcome;
     }
@@ -115,6 +125,8 @@ export class QueryService {
    */
   get(principal: Principal, id: string): QueryRecord {
     this.permissions.assertServiceKeyAllowed(principal);
+    // A query held by a process that died is failed here at the latest, when someone looks at it.
+    this.jobs.expireLeases(id);
     const query = this.store.get(principal.organizationId, id);
     const hidden = query !== undefined && query.principalId !== principalIdOf(principal) && this.permissions.accessFor(principal).restricted;
     if (!query || hidden) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
@@ -156,11 +168,22 @@ export class QueryService {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    for (const [id, execution] of this.running) {
-      this.abandoned.add(id);
-      execution.stop();
-    }
+    for (const id of this.running.keys()) this.stop(id, 'abandoned');
     await all();
+  }
+
+  /** Interrupts a query this process runs; false when it runs elsewhere (or not at all). */
+  stop(id: string, reason: 'abandoned' | 'cancelled'): boolean {
+    const execution = this.running.get(id);
+    if (!execution) return false;
+    this.stopped.set(id, reason);
+    execution.stop();
+    return true;
+  }
+
+  /** Settles once the query, if this process runs it, has ended; at once otherwise. */
+  async settled(id: string): Promise<void> {
+    await this.running.get(id)?.done;
   }
 
   /**
@@ -194,7 +217,8 @@ export class QueryService {
           headers: { 'Retry-After': '1' },
         });
       }
-      const query = this.store.insertRunning({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql });
+      const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
+      const query = this.store.insertRunning({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql, lease });
       if (key) this.idempotency.save(scope, key, { requestHash, resourceId: id, response: this.submitResponse(query) });
       return { query };
     });
@@ -203,7 +227,37 @@ export class QueryService {
   private start(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): void {
     const execution = this.execute(query, sandbox, prepared, resultDir);
     this.running.set(query.id, { done: execution, stop: () => sandbox.interrupt() });
-    void execution.finally(() => this.running.delete(query.id));
+    this.keepLeases();
+    void execution.finally(() => {
+      this.running.delete(query.id);
+      this.stopped.delete(query.id);
+      if (this.running.size === 0) this.idle.abort();
+    });
+  }
+
+  /**
+   * While queries run here: renew their leases (so no one takes them for lost) and stop any that someone asked
+   * to cancel, from this process or another, through the job's durable cancel flag.
+   */
+  private keepLeases(): void {
+    if (this.renewing) return;
+    this.renewing = true;
+    this.idle = new AbortController();
+    const idle = this.idle.signal;
+    // On the jobs' clock, like the lease deadlines themselves; ends when nothing runs here any more.
+    const every = Math.min(1000, this.jobSettings.leaseMs / 3);
+    void (async () => {
+      while (this.running.size > 0) {
+        await this.jobs.clock.sleep(every, idle);
+        if (idle.aborted) break;
+        const ids = [...this.running.keys()];
+        this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
+        for (const id of this.jobs.cancelRequested(ids)) this.stop(id, 'cancelled');
+      }
+      this.renewing = false;
+      // A query that started while this loop was ending needs a loop of its own.
+      if (this.running.size > 0) this.keepLeases();
+    })();
   }
 
   private replay(scope: IdempotencyScope, key: string, requestHash: string): SubmitOutcome | undefined {
@@ -261,12 +315,17 @@ export class QueryService {
       });
     } catch (error) {
       const durationMs = performance.now() - started;
-      const [code, message] = timedOut
-        ? ['query_timeout', `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`]
-        : this.abandoned.delete(query.id)
-          ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
-          : ['query_failed', this.cleanEngineMessage(error, true)];
-      this.store.markFailed(query.id, code, message, durationMs);
+      const reason = this.stopped.get(query.id);
+      if (reason === 'cancelled') {
+        this.store.markEnded(query.id, 'cancelled', { code: 'cancelled', message: 'The query was cancelled on request.' }, durationMs);
+      } else {
+        const [code, message] = timedOut
+          ? ['query_timeout', `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`]
+          : reason === 'abandoned'
+            ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
+            : ['query_failed', this.cleanEngineMessage(error, true)];
+        this.store.markEnded(query.id, 'failed', { code, message }, durationMs);
+      }
       rmSync(file, { force: true });
     } finally {
       clearTimeout(timer);

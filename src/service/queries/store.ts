@@ -1,6 +1,5 @@
+import type { JobStatus, JobStore } from '../jobs/job-store.js';
 import type { MetadataDb } from '../store/database.js';
-
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ResultColumn {
   name: string;
@@ -66,17 +65,16 @@ const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.crea
                        q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns
                 FROM jobs j JOIN queries q ON q.id = j.id`;
 
-const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-/** Query records: a job row (status, timestamps, failure) plus the query's own fields. */
+/** Query records: a job (status, timestamps, failure, events) plus the query's own fields. */
 export class QueryStore {
-  constructor(private readonly db: MetadataDb) {}
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly jobs: JobStore,
+  ) {}
 
-  insertRunning(input: { id: string; organizationId: string; principalId: string; credentialId: string; sql: string }): QueryRecord {
-    const now = nowSeconds();
-    this.db
-      .prepare(`INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started) VALUES (?, ?, 'query', 'running', ?, ?, ?, ?)`)
-      .run(input.id, input.organizationId, input.principalId, input.credentialId, now, now);
+  /** Records a query that starts at once, held by this process's lease. Call inside a transaction. */
+  insertRunning(input: { id: string; organizationId: string; principalId: string; credentialId: string; sql: string; lease: { owner: string; expiresMs: number } }): QueryRecord {
+    this.jobs.create({ id: input.id, organizationId: input.organizationId, kind: 'query', principalId: input.principalId, credentialId: input.credentialId, lease: input.lease });
     this.db.prepare('INSERT INTO queries (id, sql) VALUES (?, ?)').run(input.id, input.sql);
     return this.get(input.organizationId, input.id) as QueryRecord;
   }
@@ -101,19 +99,19 @@ export class QueryStore {
 
   markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): void {
     this.db.transaction(() => {
-      this.db.prepare(`UPDATE jobs SET status = 'succeeded', finished = ? WHERE id = ? AND status = 'running'`).run(nowSeconds(), id);
       this.db
         .prepare('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?')
         .run(Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id);
+      this.jobs.finish(id, 'succeeded');
     })();
   }
 
-  markFailed(id: string, code: string, message: string, durationMs: number | null): void {
+  /** Ends the query failed (or cancelled), unless it already ended: the first outcome stands. */
+  markEnded(id: string, status: 'failed' | 'cancelled', error: { code: string; message: string }, durationMs: number | null): void {
     this.db.transaction(() => {
-      this.db
-        .prepare(`UPDATE jobs SET status = 'failed', finished = ?, error_code = ?, error_message = ? WHERE id = ? AND status IN ('queued', 'running')`)
-        .run(nowSeconds(), code, message, id);
-      if (durationMs !== null) this.db.prepare('UPDATE queries SET duration_ms = ? WHERE id = ?').run(Math.round(durationMs), id);
+      if (this.jobs.finish(id, status, error) && durationMs !== null) {
+        this.db.prepare('UPDATE queries SET duration_ms = ? WHERE id = ?').run(Math.round(durationMs), id);
+      }
     })();
   }
 

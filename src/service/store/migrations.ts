@@ -137,4 +137,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'job events and cancellation',
+    sql: `
+      ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX jobs_by_org_created ON jobs (organization_id, created, id);
+      CREATE INDEX jobs_by_lease ON jobs (status, lease_expires);
+      CREATE TABLE job_events (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        PRIMARY KEY (job_id, seq)
+      );
+    `,
+  },
 ];

@@ -1,0 +1,59 @@
+import type { Hono } from 'hono';
+import { signedResultPath } from '../../files/url-signer.js';
+import type { JobRecord } from '../../jobs/job-store.js';
+import type { ApiEnv } from '../env.js';
+import { authenticate } from '../middleware/authenticate.js';
+import { listBody, readPageRequest } from '../pagination.js';
+import { publicOrigin } from '../request-params.js';
+import { jobEventsRoute } from './job-events.js';
+
+/** The job object: what ran, how it went, and where its work and events are. */
+export function jobObject(job: JobRecord): Record<string, unknown> & { id: string } {
+  return {
+    object: 'job',
+    id: job.id,
+    kind: job.kind,
+    status: job.status,
+    created: job.created,
+    started: job.started,
+    finished: job.finished,
+    error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
+    cancel_requested: job.cancelRequested,
+    resource: job.kind === 'query' ? `/queries/${job.id}` : null,
+  };
+}
+
+export function jobRoutes(app: Hono<ApiEnv>): void {
+  const read = authenticate({ anyScope: ['jobs:read'] });
+
+  app.get('/jobs', read, (c) => {
+    const page = readPageRequest(c, { limit: 20, max: 100 });
+    const result = c.get('services').jobs.list(c.get('principal'), page.limit, page.startingAfter);
+    return c.json(listBody({ data: result.data.map(jobObject), hasMore: result.hasMore }));
+  });
+
+  app.get('/jobs/:id', read, (c) => c.json(jobObject(c.get('services').jobs.get(c.get('principal'), c.req.param('id')))));
+
+  app.get('/jobs/:id/result', read, (c) => {
+    const { jobs, signer, queries } = c.get('services');
+    const query = jobs.result(c.get('principal'), c.req.param('id'));
+    const signed = signedResultPath(signer, query.id);
+    return c.json({
+      object: 'job_result',
+      job: query.id,
+      row_count: query.rowCount,
+      files: queries.resultPath(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] : [],
+    });
+  });
+
+  app.post('/jobs/:id/cancel', authenticate({ anyScope: ['jobs:manage'] }), async (c) => {
+    const outcome = await c.get('services').jobs.cancel(c.get('principal'), c.req.param('id'));
+    return c.json({
+      object: 'job_cancellation',
+      job: jobObject(outcome.job),
+      execution_may_continue: outcome.executionMayContinue,
+    });
+  });
+
+  jobEventsRoute(app, read);
+}

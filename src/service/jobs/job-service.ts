@@ -1,0 +1,99 @@
+import type { Principal } from '../auth/principal.js';
+import type { PermissionStore } from '../catalog/permissions.js';
+import type { Clock } from '../clock.js';
+import { LakeServiceError } from '../errors.js';
+import type { QueryService } from '../queries/query-service.js';
+import { principalIdOf } from '../queries/query-service.js';
+import type { QueryRecord } from '../queries/store.js';
+import { TERMINAL_STATUSES, type JobRecord, type JobStore } from './job-store.js';
+
+/** How long a cancel waits for a query it stopped in this process to end, to answer with the final status. */
+const CANCEL_SETTLE_MS = 250;
+
+export interface CancelOutcome {
+  job: JobRecord;
+  /** True while the engine may still finish work it had already admitted. */
+  executionMayContinue: boolean;
+}
+
+/**
+ * Jobs as a caller may see them: their organization's, and only their own while table permissions restrict them
+ * (another's job could show hidden tables through its query). Unknown and hidden ids are alike: 404.
+ */
+export class JobService {
+  private lastSweep = 0;
+
+  constructor(
+    readonly store: JobStore,
+    private readonly queries: QueryService,
+    private readonly permissions: PermissionStore,
+    private readonly clock: Clock,
+  ) {}
+
+  get(principal: Principal, id: string): JobRecord {
+    this.store.expireLeases(id);
+    const job = this.store.get(principal.organizationId, id);
+    if (!job || !this.canSee(principal, job)) throw new LakeServiceError('job_not_found', `No job '${id.slice(0, 64)}' exists in your organization.`);
+    return job;
+  }
+
+  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: JobRecord[]; hasMore: boolean } {
+    this.sweep();
+    let after: JobRecord | undefined;
+    if (startingAfter !== undefined) {
+      after = this.store.get(principal.organizationId, startingAfter);
+      if (!after || !this.canSee(principal, after)) {
+        throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your jobs.', { param: 'starting_after' });
+      }
+    }
+    return this.store.list(principal.organizationId, limit, after, this.ownOnly(principal));
+  }
+
+  /**
+   * Queued work is cancelled at once. Running work is asked to stop through the job's durable flag (its process
+   * checks every second); a query running in this process is interrupted now and given a moment to end.
+   */
+  async cancel(principal: Principal, id: string): Promise<CancelOutcome> {
+    const job = this.get(principal, id);
+    if (job.status === 'cancelled') return { job, executionMayContinue: false };
+    if (TERMINAL_STATUSES.has(job.status)) {
+      throw new LakeServiceError('job_not_cancellable', `Job ${id} already ${job.status}; there is nothing to cancel.`);
+    }
+    if (job.status === 'queued') this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
+    else {
+      this.store.requestCancel(id);
+      if (job.kind === 'query' && this.queries.stop(id, 'cancelled')) {
+        await Promise.race([this.queries.settled(id), this.clock.sleep(CANCEL_SETTLE_MS)]);
+      }
+    }
+    const after = this.store.getById(id) as JobRecord;
+    return { job: after, executionMayContinue: after.status === 'running' };
+  }
+
+  /** The query behind a succeeded query job, for freshly signed result links. */
+  result(principal: Principal, id: string): QueryRecord {
+    const job = this.get(principal, id);
+    if (job.status === 'queued' || job.status === 'running') throw new LakeServiceError('job_not_finished', `Job ${id} is ${job.status}; its result is not ready.`);
+    if (job.kind !== 'query' || job.status !== 'succeeded') {
+      throw new LakeServiceError('job_has_no_result', `Job ${id} ${job.kind === 'query' ? job.status : `is a ${job.kind}`}; only succeeded queries have a result.`);
+    }
+    return this.queries.get(principal, id);
+  }
+
+  /** Fails jobs of dead processes: on every list at most every few seconds, and by lake serve in the background. */
+  sweep(force = false): number {
+    const now = this.clock.now();
+    if (!force && now - this.lastSweep < 5000) return 0;
+    this.lastSweep = now;
+    return this.store.expireLeases();
+  }
+
+  private ownOnly(principal: Principal): string | undefined {
+    return this.permissions.accessFor(principal).restricted ? principalIdOf(principal) : undefined;
+  }
+
+  private canSee(principal: Principal, job: JobRecord): boolean {
+    const own = this.ownOnly(principal);
+    return own === undefined || job.principalId === own;
+  }
+}

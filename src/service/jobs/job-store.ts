@@ -1,0 +1,231 @@
+import { EventEmitter } from 'node:events';
+import { REAL_CLOCK, type Clock } from '../clock.js';
+import type { MetadataDb } from '../store/database.js';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export interface JobRecord {
+  id: string;
+  organizationId: string;
+  kind: string;
+  status: JobStatus;
+  principalId: string;
+  credentialId: string;
+  created: number;
+  started: number | null;
+  finished: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  cancelRequested: boolean;
+}
+
+export interface JobEvent {
+  jobId: string;
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  created: number;
+}
+
+interface JobRow {
+  id: string;
+  organization_id: string;
+  kind: string;
+  status: JobStatus;
+  principal_id: string;
+  credential_id: string;
+  created: number;
+  started: number | null;
+  finished: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  cancel_requested: number;
+}
+
+const toJob = (row: JobRow): JobRecord => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  kind: row.kind,
+  status: row.status,
+  principalId: row.principal_id,
+  credentialId: row.credential_id,
+  created: row.created,
+  started: row.started,
+  finished: row.finished,
+  errorCode: row.error_code,
+  errorMessage: row.error_message,
+  cancelRequested: row.cancel_requested === 1,
+});
+
+export interface NewJob {
+  id: string;
+  organizationId: string;
+  kind: string;
+  principalId: string;
+  credentialId: string;
+  /** Set for work that starts at once; its lease says which process holds it, and until when. */
+  lease?: { owner: string; expiresMs: number };
+}
+
+/**
+ * Jobs, the durable record of asynchronous work, and the events each one emits. Every status change writes its
+ * event in the same transaction, so a stream never shows a state the record does not have, and the reverse.
+ * Events appended in this process are also announced at once, so local streams need not wait for a poll.
+ */
+export class JobStore {
+  private readonly appended = new EventEmitter();
+
+  constructor(
+    private readonly db: MetadataDb,
+    readonly clock: Clock = REAL_CLOCK,
+  ) {
+    this.appended.setMaxListeners(0);
+  }
+
+  /** The store's clock, in milliseconds, for lease deadlines set by the processes that hold work. */
+  clockNow(): number {
+    return this.clock.now();
+  }
+
+  private seconds(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
+
+  /** Records new work: running (with a lease) when it starts at once, queued otherwise. Call inside a transaction. */
+  create(job: NewJob): JobRecord {
+    const now = this.seconds();
+    const running = job.lease !== undefined;
+    this.db
+      .prepare(
+        `INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(job.id, job.organizationId, job.kind, running ? 'running' : 'queued', job.principalId, job.credentialId, now, running ? now : null, job.lease?.owner ?? null, job.lease?.expiresMs ?? null);
+    this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
+    if (running) this.append(job.id, 'job.running', { status: 'running' });
+    return this.getById(job.id) as JobRecord;
+  }
+
+  /**
+   * Moves unfinished work to a final status, with its event; false when it had already finished (the first
+   * outcome stands).
+   */
+  finish(id: string, status: 'succeeded' | 'failed' | 'cancelled', error?: { code: string; message: string }): boolean {
+    return this.db.transaction(() => {
+      const changed = this.db
+        .prepare(
+          `UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
+           WHERE id = ? AND status IN ('queued', 'running')`,
+        )
+        .run(status, this.seconds(), error?.code ?? null, error?.message ?? null, id).changes > 0;
+      if (changed) this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
+      return changed;
+    })();
+  }
+
+  get(organizationId: string, id: string): JobRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ? AND organization_id = ?').get(id, organizationId) as JobRow | undefined;
+    return row && toJob(row);
+  }
+
+  getById(id: string): JobRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return row && toJob(row);
+  }
+
+  /** Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs. */
+  list(organizationId: string, limit: number, startingAfter?: JobRecord, principalId?: string): { data: JobRecord[]; hasMore: boolean } {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM jobs WHERE organization_id = ? AND (? IS NULL OR principal_id = ?)
+         AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
+         ORDER BY created DESC, id DESC LIMIT ?`,
+      )
+      .all(
+        organizationId,
+        principalId ?? null,
+        principalId ?? null,
+        startingAfter?.id ?? null,
+        startingAfter?.created ?? 0,
+        startingAfter?.created ?? 0,
+        startingAfter?.id ?? '',
+        limit + 1,
+      ) as JobRow[];
+    return { data: rows.slice(0, limit).map(toJob), hasMore: rows.length > limit };
+  }
+
+  events(jobId: string, afterSeq: number): JobEvent[] {
+    const rows = this.db.prepare('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq').all(jobId, afterSeq) as {
+      job_id: string;
+      seq: number;
+      type: string;
+      data: string;
+      created: number;
+    }[];
+    return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, created: r.created }));
+  }
+
+  lastSeq(jobId: string): number {
+    return (this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM job_events WHERE job_id = ?').get(jobId) as { seq: number }).seq;
+  }
+
+  /** Calls listener whenever this process appends an event to the job; returns the way to stop listening. */
+  onEvent(jobId: string, listener: () => void): () => void {
+    this.appended.on(jobId, listener);
+    return () => this.appended.off(jobId, listener);
+  }
+
+  /** Asks the process running the job to stop it; marked once, with an event. True when the job is still running. */
+  requestCancel(id: string): boolean {
+    return this.db.transaction(() => {
+      const changed = this.db.prepare(`UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running' AND cancel_requested = 0`).run(id).changes > 0;
+      if (changed) this.append(id, 'job.cancel_requested', { status: 'running' });
+      return changed || (this.getById(id)?.status === 'running');
+    })();
+  }
+
+  /** Extends the leases this process holds, so others do not take its work for lost. */
+  renewLeases(owner: string, ids: readonly string[], expiresMs: number): void {
+    const renew = this.db.prepare(`UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`);
+    this.db.transaction(() => {
+      for (const id of ids) renew.run(expiresMs, id, owner);
+    })();
+  }
+
+  /** Of these jobs, the ones someone asked to cancel. */
+  cancelRequested(ids: readonly string[]): string[] {
+    if (ids.length === 0) return [];
+    const rows = this.db
+      .prepare(`SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`)
+      .all(...ids) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Fails work whose process stopped renewing its lease (it crashed or was killed), so no job stays running for
+   * ever. Query results cannot be resumed safely: their engine state died with the process.
+   */
+  expireLeases(onlyId?: string): number {
+    const due = this.db
+      .prepare(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (? IS NULL OR id = ?)`)
+      .all(this.clock.now(), onlyId ?? null, onlyId ?? null) as { id: string }[];
+    let expired = 0;
+    for (const { id } of due) {
+      const failed = this.finish(id, 'failed', {
+        code: 'worker_lost',
+        message: 'The process running this job stopped (it crashed or was killed) before the job finished. Run it again.',
+      });
+      if (failed) expired++;
+    }
+    return expired;
+  }
+
+  private append(jobId: string, type: string, data: Record<string, unknown>): void {
+    const seq = this.lastSeq(jobId) + 1;
+    const at = this.seconds();
+    this.db.prepare('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)').run(jobId, seq, type, JSON.stringify({ job: jobId, ...data, at }), at);
+    // Announced after the surrounding transaction commits, so a listener reading the store sees the event.
+    queueMicrotask(() => this.appended.emit(jobId));
+  }
+}
