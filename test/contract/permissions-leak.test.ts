@@ -20,7 +20,7 @@ describe.each(TRANSPORTS)('leak test over $name: a restricted credential learns 
     api.services.permissions.setEnabled(org, true);
     const user = api.home.directory.createUser(org, 'Restricted', 'member');
     api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
-    restricted = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['query:read', 'data:read'] }).secret;
+    restricted = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['query:read', 'data:read', 'jobs:read', 'jobs:manage'] }).secret;
   });
   afterAll(async () => {
     await api.close();
@@ -72,6 +72,12 @@ describe.each(TRANSPORTS)('leak test over $name: a restricted credential learns 
     await expectError(await ask(`/queries/${owners.id}`), 404, 'query_not_found');
     await expectError(await ask(`/queries/${owners.id}?format=inline`), 404, 'query_not_found');
     await expectError(await ask(`/queries/${owners.id}?format=files`), 404, 'query_not_found');
+    // Nor through the job that records it.
+    await expectError(await ask(`/jobs/${owners.id}`), 404, 'job_not_found');
+    await expectError(await ask(`/jobs/${owners.id}/result`), 404, 'job_not_found');
+    await expectError(await ask(`/jobs/${owners.id}/events`), 404, 'job_not_found');
+    await expectError(await ask(`/jobs/${owners.id}/cancel`, { method: 'POST' }), 404, 'job_not_found');
+    expect(((await (await ask('/jobs?limit=100')).json()) as Json).data.map((j: Json) => j.id)).not.toContain(owners.id);
     // Its own query stays readable, results and download included.
     const mine = (await (await askSql('select count(*) as n from demo.orders')).json()) as Json;
     const own = await finished({ ...api, request: (p, i) => api.request(p, { ...i, token: restricted }) }, mine.id);

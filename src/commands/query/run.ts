@@ -3,6 +3,7 @@ import { resolveOutputFormat, UnknownFormatError } from '../../render/output-for
 import { startSpinner } from '../../render/spinner.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { onInterrupt } from '../interrupt.js';
 import { PAGE_SIZE, printQueryRows } from './print-rows.js';
 import { readSql } from './sql-input.js';
 import { waitForQuery, type QueryPage } from './wait.js';
@@ -13,6 +14,9 @@ export interface RunOptions {
   maxRows?: string;
   wait?: string;
 }
+
+/** After ^C, how long to wait for the server to report the query cancelled. */
+const CANCEL_WAIT_MS = 5000;
 
 /** The table format holds its rows to size the columns, so it shows at most this many unless told otherwise. */
 export const TABLE_DEFAULT_MAX_ROWS = 1000;
@@ -44,15 +48,34 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   const submitted = await client.request<QueryPage>('POST', '/queries', { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
   const id = submitted.body.id;
   const spinner = startSpinner(ctx.io, `running ${id}`);
+  // ^C cancels the query on the server (it would otherwise run on), then waits a little for the outcome.
+  const giveUp = new AbortController();
+  let cancelling = false;
+  const stopListening = onInterrupt(() => {
+    cancelling = true;
+    spinner.stop();
+    ctx.io.stderr.write(`\nlake: cancelling ${id} (^C again to quit at once)\n`);
+    client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch((error: unknown) => {
+      ctx.io.stderr.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
+    });
+    setTimeout(() => giveUp.abort(), CANCEL_WAIT_MS).unref();
+  });
   let page: QueryPage;
   try {
     page = await waitForQuery(client, id, {
       mode: ctx.mode ?? 'remote',
       timeoutMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
       query: { format: 'inline', limit: Math.min(PAGE_SIZE, Math.max(1, maxRows)) },
+      signal: giveUp.signal,
     });
   } finally {
     spinner.stop();
+    stopListening();
+  }
+  if (cancelling) {
+    ctx.io.stderr.write(page.status === 'running' ? `lake: ${id} is still running; cancellation was requested\n` : `lake: ${id} ${page.status}\n`);
+    ctx.exitCode = EXIT.interrupted;
+    return;
   }
   if (page.status === 'queued' || page.status === 'running') {
     ctx.io.stdout.write(`${id}\n`);

@@ -28,10 +28,19 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Extra query parameters for every poll, so the final one already carries the first page. */
   query?: Record<string, string | number>;
-  sleep?: (ms: number) => Promise<void>;
+  /** Stops waiting (returning the latest state) when aborted. */
+  signal?: AbortSignal;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
 
 /**
  * Polls a query until it finishes or the time runs out. The local lake is asked to hold each request until the
@@ -44,10 +53,10 @@ export async function waitForQuery(client: LakeClient, id: string, options: Wait
     const remaining = deadline - Date.now();
     const wait = options.mode === 'local' ? Math.max(0, Math.min(30, Math.floor(remaining / 1000))) : 0;
     const page = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`, { ...options.query, ...(wait > 0 ? { wait } : {}) });
-    if (TERMINAL.has(page.status)) return page;
+    if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
     const left = deadline - Date.now();
     if (left <= 0) return page;
-    if (options.mode === 'remote') await sleep(Math.min(pollDelayMs(attempt), left));
-    else if (wait === 0) await sleep(Math.min(50, left));
+    if (options.mode === 'remote') await sleep(Math.min(pollDelayMs(attempt), left), options.signal);
+    else if (wait === 0) await sleep(Math.min(50, left), options.signal);
   }
 }

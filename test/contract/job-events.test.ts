@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fastClock } from '../../src/service/clock.js';
+import { JobStore } from '../../src/service/jobs/job-store.js';
+import { JOB_STREAM_TIMING } from '../../src/service/jobs/stream-timing.js';
+import { TRANSPORTS, type Harness } from '../helpers/transports.js';
+import { expectError, finished, SLOW_SQL, submitOk } from '../helpers/queries.js';
+import { readSse } from '../helpers/sse.js';
+
+// The services' clock runs 100 times faster: 25 s heartbeats take 250 ms, the 115 s close 1.15 s.
+const SPEED = 100;
+
+describe('job stream timings are the spec\'s', () => {
+  it('retry 5 s, state checked every 3 s, heartbeat every 25 s, close shortly before 120 s', () => {
+    expect(JOB_STREAM_TIMING).toEqual({ retryMs: 5000, pollMs: 3000, heartbeatMs: 25_000, closeAfterMs: 115_000 });
+  });
+});
+
+describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
+  let api: Harness;
+  beforeAll(async () => {
+    api = await transport.start({ services: { clock: fastClock(SPEED), querySettings: { timeoutMs: 60_000 } as never } });
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+  const events = (path: string, lastEventId?: string): Promise<Response> =>
+    api.request(path, { headers: lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId } });
+
+  it('sends retry first, then every event with a stable increasing id, and ends after the final one', async () => {
+    const done = await finished(api, (await submitOk(api, 'select 1')).id);
+    const response = await events(`/jobs/${done.id}/events`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const items = await readSse(response);
+    expect(items[0]).toMatchObject({ kind: 'retry', text: '5000' });
+    const sent = items.filter((i) => i.kind === 'event');
+    expect(sent.map((e) => e.event)).toEqual(['job.created', 'job.running', 'job.succeeded']);
+    expect(sent.map((e) => e.id)).toEqual(['1', '2', '3']);
+    expect(sent[2]?.data).toMatchObject({ job: done.id, status: 'succeeded', at: expect.any(Number) });
+    // The same ids on a second read: they are stable.
+    expect((await readSse(await events(`/jobs/${done.id}/events`))).filter((i) => i.kind === 'event').map((e) => `${e.id}:${e.event}`)).toEqual(sent.map((e) => `${e.id}:${e.event}`));
+  });
+
+  it('resumes after a forced disconnect with Last-Event-ID: nothing lost, nothing repeated', async () => {
+    const slow = await submitOk(api, SLOW_SQL);
+    const first = await readSse(await events(`/jobs/${slow.id}/events`), (items) => items.filter((i) => i.kind === 'event').length >= 2);
+    const seen = first.filter((i) => i.kind === 'event');
+    expect(seen.map((e) => e.id)).toEqual(['1', '2']);
+    // While disconnected, the job moves on.
+    await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+    const rest = (await readSse(await events(`/jobs/${slow.id}/events`, '2'))).filter((i) => i.kind === 'event');
+    expect(rest.map((e) => e.id)).toEqual(['3', '4']);
+    expect(rest.map((e) => e.event)).toEqual(['job.cancel_requested', 'job.cancelled']);
+  });
+
+  it('comments a heartbeat when quiet, reads events other processes write, and closes shortly before 120 s', async () => {
+    const slow = await submitOk(api, SLOW_SQL);
+    const opened = api.services.clock.now();
+    const other = new JobStore(api.home.db);
+    setTimeout(() => other.requestCancel(slow.id), 600);
+    const response = await events(`/jobs/${slow.id}/events`, '2');
+    // Quiet at first (heartbeats); then another process's cancel request arrives through durable state and ends the query.
+    const items = await readSse(response);
+    const closedAfterMs = api.services.clock.now() - opened;
+    const heartbeats = items.filter((i) => i.kind === 'comment' && i.text === 'heartbeat');
+    expect(heartbeats.length).toBeGreaterThanOrEqual(1);
+    // The first heartbeat came after about 25 s of quiet on the stream's clock.
+    expect((heartbeats[0] as { at: number }).at * SPEED).toBeGreaterThan(20_000);
+    const sent = items.filter((i) => i.kind === 'event');
+    expect(sent.map((e) => e.event)).toContain('job.cancel_requested');
+    expect(closedAfterMs).toBeLessThan(120_000);
+  });
+
+  it('a stream of a job that stays quiet closes by itself shortly before 120 s', async () => {
+    const slow = await submitOk(api, SLOW_SQL);
+    const opened = api.services.clock.now();
+    const items = await readSse(await events(`/jobs/${slow.id}/events`, '2'));
+    const lasted = api.services.clock.now() - opened;
+    expect(lasted).toBeGreaterThanOrEqual(110_000);
+    expect(lasted).toBeLessThan(120_000);
+    expect(items.filter((i) => i.kind === 'comment').length).toBeGreaterThanOrEqual(4);
+    await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+  });
+
+  it('400 invalid_last_event_id for an id that is not one of the stream\'s; 204 when a finished job has nothing left', async () => {
+    const done = await finished(api, (await submitOk(api, 'select 1')).id);
+    for (const bad of ['abc', '-1', '1.5', '99']) {
+      await expectError(await events(`/jobs/${done.id}/events`, bad), 400, 'invalid_last_event_id', 'Last-Event-ID');
+    }
+    expect((await events(`/jobs/${done.id}/events`, '3')).status).toBe(204);
+    expect((await readSse(await events(`/jobs/${done.id}/events`, '2'))).filter((i) => i.kind === 'event').map((e) => e.id)).toEqual(['3']);
+  });
+});
