@@ -10,6 +10,7 @@ import { registerInit } from './commands/init.js';
 import { registerJobs } from './commands/jobs/index.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerServe } from './commands/serve.js';
+import { registerSources } from './commands/sources/index.js';
 import { registerWhoami } from './commands/whoami.js';
 import { prepareColors } from './render/colors.js';
 import { printError } from './render/errors.js';
@@ -46,6 +47,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerQuery(program, ctx);
   registerCatalog(program, ctx);
   registerJobs(program, ctx);
+  registerSources(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);
   registerConfig(program, ctx);

@@ -3,6 +3,7 @@ import type { Directory } from './auth/directory.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
 import { Signer } from './files/url-signer.js';
 import type { Home } from './home/home.js';
+import { join } from 'node:path';
 import { CatalogService } from './catalog/catalog-service.js';
 import { PermissionStore } from './catalog/permissions.js';
 import { REAL_CLOCK, type Clock } from './clock.js';
@@ -16,6 +17,8 @@ import { QueryService } from './queries/query-service.js';
 import { ResultReader } from './queries/result-reader.js';
 import { querySettingsFromEnv, type QuerySettings } from './queries/settings.js';
 import { queryObject } from './queries/views.js';
+import { SecretBox } from './sources/secret-box.js';
+import { SourceService } from './sources/source-service.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -30,6 +33,9 @@ export interface LakeServices {
   permissions: PermissionStore;
   catalog: CatalogService;
   jobs: JobService;
+  sources: SourceService;
+  /** The latest sync of a source, as the source object shows it; null before its first sync. */
+  syncSummaries(sourceId: string): object | null;
   clock: Clock;
   /** Aborted when the services close, so long-lived work such as event streams ends. */
   closing: AbortSignal;
@@ -88,6 +94,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     permissions,
     catalog: new CatalogService(lake, permissions),
     jobs,
+    sources: new SourceService(home.db, new SecretBox(join(home.paths.root, 'secrets.key'))),
+    syncSummaries: () => null,
     clock,
     closing: closing.signal,
     stopStreams() {

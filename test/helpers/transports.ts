@@ -10,6 +10,8 @@ import { tempDir } from './temp.js';
 export interface Harness {
   home: Home;
   services: LakeServices;
+  /** Every line the app and server logged, for tests that check what never reaches a log. */
+  logs: object[];
   baseUrl: string;
   /** Sends a request to the API as a client would; paths are relative to baseUrl. */
   request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
@@ -32,7 +34,8 @@ function servicesFor(home: Home, options: StartOptions): LakeServices {
 }
 
 // LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.
-const testLog = (line: object): void => {
+const logTo = (logs: object[]) => (line: object): void => {
+  logs.push(line);
   if (process.env.LAKE_TEST_LOG) console.error(JSON.stringify(line));
 };
 
@@ -54,11 +57,13 @@ export const inMemory: Transport = {
   async start(options = {}) {
     const home = openHome(options.homeDir ?? defaultHomeDir());
     const services = servicesFor(home, options);
-    const app = createApp(services, { log: testLog });
+    const logs: object[] = [];
+    const app = createApp(services, { log: logTo(logs) });
     const baseUrl = 'http://local.lake';
     return {
       home,
       services,
+      logs,
       baseUrl,
       request: requester(async (r) => app.fetch(r), baseUrl, home),
       async close() {
@@ -75,10 +80,12 @@ export const overHttp: Transport = {
   async start(options = {}) {
     const home = openHome(options.homeDir ?? defaultHomeDir());
     const services = servicesFor(home, options);
-    const server = await startServer(createApp(services, { log: testLog }), { host: '127.0.0.1', port: 0, log: () => {} });
+    const logs: object[] = [];
+    const server = await startServer(createApp(services, { log: logTo(logs) }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
     return {
       home,
       services,
+      logs,
       baseUrl: server.url,
       request: requester((r) => fetch(r), server.url, home),
       async close() {

@@ -12,6 +12,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { patRoutes } from './routes/pats.js';
 import { queryRoutes } from './routes/queries.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
+import { sourceRoutes } from './routes/sources.js';
 
 /** Request bodies larger than this are refused with 413 before they are read. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +45,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   queryRoutes(app);
   catalogRoutes(app);
   jobRoutes(app);
+  sourceRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

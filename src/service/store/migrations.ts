@@ -154,4 +154,33 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'sources',
+    sql: `
+      CREATE TABLE sources (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        name TEXT NOT NULL,
+        connector TEXT NOT NULL,
+        config TEXT NOT NULL,
+        secrets TEXT,
+        secrets_set TEXT NOT NULL,
+        tables TEXT NOT NULL,
+        discovered INTEGER,
+        last_test TEXT,
+        paused INTEGER NOT NULL DEFAULT 0,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        deleted INTEGER
+      );
+      CREATE INDEX sources_by_org ON sources (organization_id, deleted, created);
+      CREATE TABLE syncs (
+        id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        source_id TEXT NOT NULL REFERENCES sources(id),
+        created INTEGER NOT NULL
+      );
+      CREATE INDEX syncs_by_source ON syncs (source_id, created);
+    `,
+  },
 ];

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import type { CommandContext } from '../context.js';
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+// Each verb's code is loaded when it runs.
+export function registerSources(program: Command, ctx: CommandContext): void {
+  const verbs = async () => import('./verbs.js');
+  const sources = program.command('sources').description('connect data sources (PostgreSQL, sample data) and manage them');
+
+  sources.command('ls').description('list sources, newest first').option('--output <format>', 'table, csv, tsv, json, ndjson or markdown').action(async (o: { output?: string }) => (await verbs()).listSources(ctx, o));
+  sources.command('get').description('show a source: settings, credentials set, tables, latest sync').argument('<id>', 'source id (src_…)').action(async (id: string) => (await verbs()).getSource(ctx, id));
+
+  sources
+    .command('create')
+    .description('create a source; the password comes from --password-stdin or a hidden prompt, never a flag')
+    .option('--connector <name>', 'postgres, sample, … (lake connectors ls)')
+    .option('--name <name>', 'a name to tell it apart')
+    .option('--config <key=value>', 'a setting, repeatable (e.g. --config host=db.internal --config database=shop)', collect)
+    .option('--from-file <file>', 'the whole request body as JSON (as for POST /sources)')
+    .option('--password-stdin', 'read the password from standard input')
+    .action(async (o: Record<string, unknown>) => (await verbs()).createSource(ctx, o));
+
+  sources
+    .command('update')
+    .description('change settings, credentials or tables')
+    .argument('<id>', 'source id')
+    .option('--name <name>', 'a new name')
+    .option('--config <key=value>', 'a setting, repeatable', collect)
+    .option('--password-stdin', 'read a new password from standard input')
+    .option('--enable <schema.table>', 'sync this table, repeatable', collect)
+    .option('--disable <schema.table>', 'stop syncing this table, repeatable', collect)
+    .option('--incremental <schema.table:cursor>', 'sync this table incrementally by a cursor column, repeatable', collect)
+    .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
+    .option('--from-file <file>', 'the PATCH body as JSON')
+    .action(async (id: string, o: Record<string, unknown>) => (await verbs()).updateSource(ctx, id, o));
+
+  sources.command('pause').description('stop syncs of a source').argument('<id>', 'source id').action(async (id: string) => (await verbs()).setPaused(ctx, id, true));
+  sources.command('resume').description('let a paused source sync again').argument('<id>', 'source id').action(async (id: string) => (await verbs()).setPaused(ctx, id, false));
+  sources.command('test').description('test the connection live (exit 1 when it fails)').argument('<id>', 'source id').action(async (id: string) => (await verbs()).testSource(ctx, id));
+  sources.command('delete').description('delete a source (its lake tables stay)').argument('<id>', 'source id').action(async (id: string) => (await verbs()).deleteSource(ctx, id));
+
+  program
+    .command('connectors')
+    .description('the kinds of source lake knows')
+    .command('ls')
+    .description('list connectors and whether lake sources create takes them')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .action(async (o: { output?: string }) => (await verbs()).listConnectors(ctx, o));
+}

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { paletteFor } from '../../render/colors.js';
+import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
+import { printFields, printJson } from '../../render/record.js';
+import { createRowWriter, type Row } from '../../render/rows.js';
+import type { LakeClient } from '../../service/client/lake-client.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { readSecret } from './secret-input.js';
+
+interface FieldObject {
+  name: string;
+  type: string;
+  credential: boolean;
+}
+interface ConnectorObject {
+  name: string;
+  title: string;
+  auth: string;
+  syncs: boolean;
+  accepted_by_post_sources: boolean;
+  refusal?: string;
+  fields: FieldObject[];
+}
+interface TableObject {
+  schema: string;
+  name: string;
+  enabled: boolean;
+  mode: string;
+  cursor_column: string | null;
+  primary_key: string[];
+  estimated_rows: number | null;
+}
+interface SourceObject {
+  id: string;
+  name: string;
+  connector: string;
+  status: string;
+  created: number;
+  config: Record<string, unknown>;
+  credentials: Record<string, string>;
+  tables: TableObject[];
+  latest_sync: { id: string; status: string } | null;
+  last_test: { ok: boolean; reason: string | null; at: number } | null;
+}
+
+const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+const path = (id: string, rest = ''): string => `/sources/${encodeURIComponent(id)}${rest}`;
+
+function rows(ctx: CommandContext, output: string | undefined, columns: string[], data: Row[]): void {
+  let format;
+  try {
+    format = resolveOutputFormat(ctx.io, { flag: output, env: ctx.env.LAKE_OUTPUT });
+  } catch (error) {
+    if (error instanceof UnknownFormatError) throw usageError(error.message);
+    throw error;
+  }
+  const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
+  writer.begin(columns);
+  writer.write(data);
+  writer.end();
+}
+
+/** `key=value` settings typed by the connector's field list; credentials (host, user) go to the top level. */
+function applySettings(connector: ConnectorObject, pairs: readonly string[], body: Record<string, unknown>): void {
+  const config = (body.config ?? {}) as Record<string, unknown>;
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw usageError(`--config takes key=value, not '${pair}'.`);
+    const key = pair.slice(0, eq);
+    const raw = pair.slice(eq + 1);
+    const field = connector.fields.find((f) => f.name === key);
+    if (!field) throw usageError(`A ${connector.name} source has no setting '${key}'. Settings: ${connector.fields.map((f) => f.name).join(', ')}.`);
+    if (key === 'password') throw usageError('Passwords never go on the command line; use --password-stdin, or leave it out to be asked.');
+    const value = field.type === 'integer' ? Number(raw) : field.type === 'boolean' ? raw === 'true' : field.type === 'string_list' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+    if (field.credential) body[key] = value;
+    else config[key] = value;
+  }
+  if (Object.keys(config).length > 0) body.config = config;
+}
+
+async function connectorOf(client: LakeClient, name: string): Promise<ConnectorObject> {
+  return client.get<ConnectorObject>(`/connectors/${encodeURIComponent(name)}`);
+}
+
+function readBodyFile(file: string): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError('file_unreadable', `Cannot read a JSON object from ${file}: ${error instanceof Error ? error.message : String(error)}.`, EXIT.usage);
+  }
+}
+
+function showSource(ctx: CommandContext, source: SourceObject): void {
+  if (ctx.json) return printJson(ctx.io, source);
+  printFields(ctx.io, [
+    ['id', source.id],
+    ['name', source.name],
+    ['connector', source.connector],
+    ['status', source.status],
+    ['config', Object.entries(source.config).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`).join(' ')],
+    ['credentials set', Object.keys(source.credentials).join(' ') || 'none'],
+    ['latest sync', source.latest_sync ? `${source.latest_sync.id} ${source.latest_sync.status}` : 'never'],
+    ['last test', source.last_test ? `${source.last_test.ok ? 'ok' : (source.last_test.reason ?? 'not supported')} at ${when(source.last_test.at)}` : 'never'],
+  ]);
+  if (source.tables.length > 0) {
+    if (ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
+    rows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
+  }
+}
+
+export async function listConnectors(ctx: CommandContext, options: { output?: string }): Promise<void> {
+  const body = await (await ctx.client()).get<{ data: ConnectorObject[] }>('/connectors');
+  if (ctx.json) return printJson(ctx.io, body);
+  rows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
+}
+
+export async function listSources(ctx: CommandContext, options: { output?: string }): Promise<void> {
+  const client = await ctx.client();
+  const all: SourceObject[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.get<{ data: SourceObject[]; has_more: boolean; next_cursor: string | null }>('/sources', { limit: 100, starting_after: cursor });
+    all.push(...page.data);
+    cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+  } while (cursor);
+  if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
+  rows(ctx, options.output, ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'], all.map((s) => ({
+    id: s.id,
+    name: s.name,
+    connector: s.connector,
+    status: s.status,
+    tables: `${s.tables.filter((t) => t.enabled).length}/${s.tables.length}`,
+    latest_sync: s.latest_sync?.status ?? null,
+    created: when(s.created),
+  })));
+}
+
+export async function getSource(ctx: CommandContext, id: string): Promise<void> {
+  showSource(ctx, await (await ctx.client()).get<SourceObject>(path(id)));
+}
+
+export async function createSource(ctx: CommandContext, options: Record<string, unknown>): Promise<void> {
+  const client = await ctx.client();
+  const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
+  if (options.connector) body.connector = options.connector;
+  if (options.name) body.name = options.name;
+  if (typeof body.connector !== 'string') throw usageError('Name the connector with --connector (lake connectors ls lists them).');
+  const connector = await connectorOf(client, body.connector);
+  applySettings(connector, (options.config as string[] | undefined) ?? [], body);
+  if (connector.fields.some((f) => f.name === 'password') && body.password === undefined) {
+    const password = await readSecret(ctx, 'Password', options.passwordStdin === true);
+    if (password !== undefined) body.password = password;
+  }
+  const created = (await client.request<SourceObject>('POST', '/sources', { body })).body;
+  showSource(ctx, created);
+}
+
+function tableChange(text: string, extra: Record<string, unknown>): Record<string, unknown> {
+  const dot = text.indexOf('.');
+  if (dot <= 0) throw usageError(`Name the table as <schema>.<table>, not '${text}'.`);
+  return { schema: text.slice(0, dot), name: text.slice(dot + 1), ...extra };
+}
+
+export async function updateSource(ctx: CommandContext, id: string, options: Record<string, unknown>): Promise<void> {
+  const client = await ctx.client();
+  const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
+  if (options.name) body.name = options.name;
+  const pairs = (options.config as string[] | undefined) ?? [];
+  if (pairs.length > 0) applySettings(await connectorOf(client, (await client.get<SourceObject>(path(id))).connector), pairs, body);
+  if (options.passwordStdin) body.password = await readSecret(ctx, 'Password', true);
+  const tables: Record<string, unknown>[] = [];
+  for (const t of (options.enable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: true }));
+  for (const t of (options.disable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: false }));
+  for (const t of (options.full as string[] | undefined) ?? []) tables.push(tableChange(t, { mode: 'full' }));
+  for (const t of (options.incremental as string[] | undefined) ?? []) {
+    const colon = t.lastIndexOf(':');
+    if (colon <= 0) throw usageError(`--incremental takes <schema>.<table>:<cursor column>, not '${t}'.`);
+    tables.push(tableChange(t.slice(0, colon), { mode: 'incremental', cursor_column: t.slice(colon + 1) }));
+  }
+  if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
+  if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');
+  showSource(ctx, (await client.request<SourceObject>('PATCH', path(id), { body })).body);
+}
+
+export async function setPaused(ctx: CommandContext, id: string, paused: boolean): Promise<void> {
+  const source = (await (await ctx.client()).request<SourceObject>('PATCH', path(id), { body: { paused } })).body;
+  if (ctx.json) return printJson(ctx.io, source);
+  ctx.io.stderr.write(`lake: source ${id} is ${source.status}\n`);
+}
+
+export async function testSource(ctx: CommandContext, id: string): Promise<void> {
+  const result = (await (await ctx.client()).request<{ supported: boolean; ok: boolean; reason: string | null }>('POST', path(id, '/test'))).body;
+  if (ctx.json) printJson(ctx.io, result);
+  else printFields(ctx.io, [['supported', result.supported], ['ok', result.ok], ...(result.reason ? ([['reason', result.reason]] as [string, unknown][]) : [])]);
+  if (result.supported && !result.ok) ctx.exitCode = EXIT.failed;
+}
+
+export async function deleteSource(ctx: CommandContext, id: string): Promise<void> {
+  const deleted = (await (await ctx.client()).request<object>('DELETE', path(id))).body;
+  if (ctx.json) return printJson(ctx.io, deleted);
+  ctx.io.stderr.write(`lake: deleted source ${id}; its lake tables stay\n`);
+}

@@ -1,0 +1,59 @@
+export type FieldType = 'string' | 'integer' | 'boolean' | 'string_list' | 'choice';
+
+export interface FieldSpec {
+  name: string;
+  type: FieldType;
+  required: boolean;
+  /** Credentials (hosts, users, passwords, keys) are sent as top-level fields, kept encrypted, never returned. */
+  secret: boolean;
+  description: string;
+  default?: string | number | boolean | string[];
+  min?: number;
+  max?: number;
+  choices?: readonly string[];
+}
+
+/** A table a source offers, as discovery found it, with how lake syncs it. */
+export interface SourceTable {
+  schema: string;
+  name: string;
+  columns: { name: string; type: string; nullable: boolean }[];
+  primaryKey: string[];
+  /** From the source's statistics; exact counts come with a sync. */
+  estimatedRows: number | null;
+  enabled: boolean;
+  mode: 'full' | 'incremental';
+  cursorColumn: string | null;
+}
+
+/** The deliberately generic reasons a connection test gives: never a host, a user or a driver message. */
+export type TestFailure = 'unreachable' | 'timeout' | 'authentication_failed' | 'database_not_found' | 'permission_denied' | 'tls_required' | 'unknown';
+
+export interface ConnectionTest {
+  ok: boolean;
+  reason: TestFailure | null;
+  /** Present when the test discovered the source's tables along the way. */
+  tables?: Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>[];
+}
+
+export interface ConnectorSettings {
+  config: Record<string, unknown>;
+  secrets: Record<string, string>;
+  tables: SourceTable[];
+}
+
+export interface Connector {
+  name: string;
+  title: string;
+  /** How a source of this kind authenticates: key-configured sources are created through POST /sources. */
+  auth: 'key' | 'oauth' | 'none';
+  syncs: boolean;
+  staffOnly: boolean;
+  /** A legacy name kept for old integrations; new sources use the connector it names. */
+  aliasOf?: string;
+  fields: readonly FieldSpec[];
+  /** Live test; connectors without one answer supported: false. */
+  test?: (settings: ConnectorSettings) => Promise<ConnectionTest>;
+  /** The tables a new source offers. */
+  discover?: (settings: ConnectorSettings) => Promise<Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>[]>;
+}

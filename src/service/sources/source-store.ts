@@ -1,0 +1,123 @@
+import type { SourceTable } from '../connectors/types.js';
+import type { MetadataDb } from '../store/database.js';
+
+export interface LastTest {
+  ok: boolean;
+  supported: boolean;
+  reason: string | null;
+  at: number;
+}
+
+export interface SourceRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  connector: string;
+  config: Record<string, unknown>;
+  /** Sealed credentials; opened only by the service when it connects. */
+  sealedSecrets: string | null;
+  /** Which credentials are set, the only thing responses say about them. */
+  secretsSet: string[];
+  tables: SourceTable[];
+  discovered: number | null;
+  lastTest: LastTest | null;
+  paused: boolean;
+  created: number;
+  updated: number;
+}
+
+interface SourceRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  connector: string;
+  config: string;
+  secrets: string | null;
+  secrets_set: string;
+  tables: string;
+  discovered: number | null;
+  last_test: string | null;
+  paused: number;
+  created: number;
+  updated: number;
+}
+
+const toRecord = (row: SourceRow): SourceRecord => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  name: row.name,
+  connector: row.connector,
+  config: JSON.parse(row.config) as Record<string, unknown>,
+  sealedSecrets: row.secrets,
+  secretsSet: JSON.parse(row.secrets_set) as string[],
+  tables: JSON.parse(row.tables) as SourceTable[],
+  discovered: row.discovered,
+  lastTest: row.last_test === null ? null : (JSON.parse(row.last_test) as LastTest),
+  paused: row.paused === 1,
+  created: row.created,
+  updated: row.updated,
+});
+
+const now = (): number => Math.floor(Date.now() / 1000);
+
+/** Sources of the metadata store. Deleted ones keep their row (soft delete) and are invisible to every read here. */
+export class SourceStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): SourceRecord {
+    const at = now();
+    this.db
+      .prepare(
+        `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+      )
+      .run(record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, at, at);
+    return this.get(record.organizationId, record.id) as SourceRecord;
+  }
+
+  get(organizationId: string, id: string): SourceRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL').get(id, organizationId) as SourceRow | undefined;
+    return row && toRecord(row);
+  }
+
+  list(organizationId: string, limit: number, after?: SourceRecord): { data: SourceRecord[]; hasMore: boolean } {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
+         ORDER BY created DESC, id DESC LIMIT ?`,
+      )
+      .all(organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1) as SourceRow[];
+    return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
+  }
+
+  update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): void {
+    const sets: string[] = ['updated = ?'];
+    const values: unknown[] = [now()];
+    const column = (name: string, value: unknown): void => {
+      sets.push(`${name} = ?`);
+      values.push(value);
+    };
+    if (changes.name !== undefined) column('name', changes.name);
+    if (changes.config !== undefined) column('config', JSON.stringify(changes.config));
+    if (changes.sealedSecrets !== undefined) column('secrets', changes.sealedSecrets);
+    if (changes.secretsSet !== undefined) column('secrets_set', JSON.stringify(changes.secretsSet));
+    if (changes.tables !== undefined) column('tables', JSON.stringify(changes.tables));
+    if (changes.discovered !== undefined) column('discovered', changes.discovered);
+    if (changes.lastTest !== undefined) column('last_test', JSON.stringify(changes.lastTest));
+    if (changes.paused !== undefined) column('paused', changes.paused ? 1 : 0);
+    this.db.prepare(`UPDATE sources SET ${sets.join(', ')} WHERE id = ? AND deleted IS NULL`).run(...values, id);
+  }
+
+  softDelete(id: string): void {
+    this.db.prepare('UPDATE sources SET deleted = ?, updated = ? WHERE id = ? AND deleted IS NULL').run(now(), now(), id);
+  }
+
+  /** True while a sync of the source is queued or running. */
+  hasLiveSync(id: string): boolean {
+    return (
+      this.db
+        .prepare(`SELECT 1 FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`)
+        .get(id) !== undefined
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('lake sources and lake connectors', () => {
+  let env: Record<string, string>;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    const root = tempDir('lake-sources-cli');
+    env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+  const lake = (args: string[], input?: string) => runLake(args, { env, input });
+
+  it('creates a PostgreSQL source with the password from stdin, tests, changes, pauses, resumes and deletes it', async () => {
+    const created = await lake(
+      ['sources', 'create', '--connector', 'postgres', '--name', 'shop', '--config', 'host=localhost', '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, '--password-stdin', '--json'],
+      'pw-from-stdin-123\n',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const source = JSON.parse(created.stdout) as { id: string; credentials: Record<string, string>; tables: { name: string }[] };
+    expect(source.credentials).toEqual({ host: 'set', password: 'set', user: 'set' });
+    expect(source.tables.map((t) => t.name)).toEqual(['customers', 'orders']);
+    expect(created.stdout).not.toContain('pw-from-stdin-123');
+    expect(created.stdout).not.toContain(db.reader);
+
+    const tested = await lake(['sources', 'test', source.id]);
+    expect(tested.code).toBe(0);
+    expect(tested.stdout).toMatch(/ok\ttrue/);
+
+    const updated = await lake(['sources', 'update', source.id, '--incremental', 'public.orders:updated_at', '--disable', 'public.customers', '--json']);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(JSON.parse(updated.stdout).tables).toEqual([
+      expect.objectContaining({ name: 'customers', enabled: false }),
+      expect.objectContaining({ name: 'orders', mode: 'incremental', cursor_column: 'updated_at' }),
+    ]);
+
+    expect((await lake(['sources', 'pause', source.id])).stderr).toContain('paused');
+    expect((await lake(['sources', 'get', source.id])).stdout).toMatch(/status\tpaused/);
+    expect((await lake(['sources', 'resume', source.id])).stderr).toContain('active');
+    const listed = await lake(['sources', 'ls']);
+    expect(listed.stdout).toMatch(new RegExp(`${source.id},shop,postgres,active,1/2,`));
+
+    expect((await lake(['sources', 'delete', source.id])).code).toBe(0);
+    const gone = await lake(['sources', 'get', source.id]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('source_not_found');
+  });
+
+  it('a failing test exits 1 with a generic reason; a password on the command line is refused', async () => {
+    const source = JSON.parse((await lake(['sources', 'create', '--connector', 'postgres', '--config', 'host=localhost', '--config', `port=${db.port}`, '--config', `database=${db.database}_missing`, '--config', `user=${db.reader}`, '--json'])).stdout) as { id: string };
+    const tested = await lake(['sources', 'test', source.id, '--json']);
+    expect(tested.code).toBe(1);
+    expect(JSON.parse(tested.stdout)).toMatchObject({ object: 'source_test', supported: true, ok: false, reason: 'database_not_found' });
+    expect(tested.stdout + tested.stderr).not.toContain(db.database);
+
+    const flagged = await lake(['sources', 'create', '--connector', 'postgres', '--config', 'password=hunter2']);
+    expect(flagged.code).toBe(2);
+    expect(flagged.stderr).toContain('--password-stdin');
+  });
+
+  it('refused connectors explain themselves; connectors ls says which lake sources create takes', async () => {
+    const oauth = await lake(['sources', 'create', '--connector', 'salesforce']);
+    expect(oauth.code).toBe(1);
+    expect(oauth.stderr).toMatch(/invalid_source_parameters.*OAuth/);
+    const connectors = await lake(['connectors', 'ls']);
+    expect(connectors.stdout).toMatch(/^name,title,auth,syncs,create\npostgres,PostgreSQL,key,true,yes\nsample,/);
+  });
+});

@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const ADMIN_URL = process.env.LAKE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A port nothing listens on (taken, then released). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function adminQuery(sql: string, database?: string): Promise<pg.QueryResult> {
+  const url = new URL(ADMIN_URL);
+  if (database) url.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  host: string;
+  port: number;
+  database: string;
+  /** Reads every table. */
+  reader: string;
+  /** Connects, but may not read public.orders. */
+  limited: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A uniquely named database on the machine's PostgreSQL (LAKE_TEST_PG_URL), with two tables and two roles, and the
+ * means to drop it all afterwards. Role names are distinctive so tests can search responses and logs for them.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const tag = randomBytes(4).toString('hex');
+  const database = `lake_test_${tag}`;
+  const reader = `lake_reader_${tag}`;
+  const limited = `lake_limited_${tag}`;
+  await adminQuery(`CREATE DATABASE ${database}`);
+  await adminQuery(`CREATE ROLE ${reader} LOGIN; CREATE ROLE ${limited} LOGIN`);
+  await adminQuery(
+    `CREATE TABLE public.customers (customer_id integer PRIMARY KEY, name text NOT NULL, email text);
+     INSERT INTO public.customers SELECT g, 'customer ' || g, 'c' || g || '@example.com' FROM generate_series(1, 50) g;
+     CREATE TABLE public.orders (order_id bigint PRIMARY KEY, customer_id integer NOT NULL, total numeric(10,2), updated_at timestamptz NOT NULL DEFAULT now());
+     INSERT INTO public.orders SELECT g, 1 + g % 50, g * 1.5, now() FROM generate_series(1, 200) g;
+     ANALYZE;
+     GRANT USAGE ON SCHEMA public TO ${reader}, ${limited};
+     GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${reader};
+     GRANT SELECT ON public.customers TO ${limited};`,
+    database,
+  );
+  const url = new URL(ADMIN_URL);
+  return {
+    host: 'localhost',
+    port: Number(url.port || 5432),
+    database,
+    reader,
+    limited,
+    async drop() {
+      await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await adminQuery(`DROP ROLE IF EXISTS ${reader}; DROP ROLE IF EXISTS ${limited}`);
+    },
+  };
+}
+
+export interface PasswordServer {
+  port: number;
+  user: string;
+  password: string;
+  stop(): Promise<void>;
+}
+
+const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((dir) => existsSync(join(dir, 'initdb')));
+
+/**
+ * A private PostgreSQL cluster that checks passwords (scram-sha-256), since the machine's server trusts every
+ * local connection and so cannot show a wrong password failing. Runs as the postgres user; gone after stop().
+ */
+export async function startPasswordServer(): Promise<PasswordServer> {
+  if (!PG_BIN) throw new Error('PostgreSQL server binaries (initdb) are not installed');
+  const dir = mkdtempSync(join(tmpdir(), 'lake-pgpw-'));
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  const pwfile = join(dir, 'pw');
+  writeFileSync(pwfile, `${password}\n`);
+  const port = await freePort();
+  const asPostgres = (cmd: string, args: string[]): void => {
+    execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { stdio: 'ignore' });
+  };
+  for (const path of [dir, pwfile]) chownSync(path, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
+  asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-sync']);
+  asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-w', '-l', join(dir, 'log'), 'start']);
+  return {
+    port,
+    user: 'postgres',
+    password,
+    async stop() {
+      asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
