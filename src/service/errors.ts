@@ -41,6 +41,8 @@ export const ERROR_CODES = [
   'source_not_found',
   'source_config_unavailable',
   'source_pause_failed',
+  'source_paused',
+  'sync_in_progress',
   'job_not_found',
   'job_not_cancellable',
   'job_not_finished',

@@ -19,6 +19,7 @@ import { querySettingsFromEnv, type QuerySettings } from './queries/settings.js'
 import { queryObject } from './queries/views.js';
 import { SecretBox } from './sources/secret-box.js';
 import { SourceService } from './sources/source-service.js';
+import { SyncService } from './syncs/sync-service.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -34,6 +35,7 @@ export interface LakeServices {
   catalog: CatalogService;
   jobs: JobService;
   sources: SourceService;
+  syncs: SyncService;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
   syncSummaries(sourceId: string): object | null;
   clock: Clock;
@@ -57,6 +59,8 @@ export interface ServiceOptions {
   querySettings?: QuerySettings;
   jobSettings?: JobSettings;
   clock?: Clock;
+  /** False in a CLI that detaches: accepted syncs wait in the queue for a server to run them. */
+  runSyncs?: boolean;
 }
 
 export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
@@ -80,6 +84,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   );
   queries.purgeExpired();
   const jobs = new JobService(jobStore, queries, permissions, clock);
+  const sources = new SourceService(home.db, new SecretBox(join(home.paths.root, 'secrets.key')));
+  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true);
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
@@ -94,8 +100,9 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     permissions,
     catalog: new CatalogService(lake, permissions),
     jobs,
-    sources: new SourceService(home.db, new SecretBox(join(home.paths.root, 'secrets.key'))),
-    syncSummaries: () => null,
+    sources,
+    syncs,
+    syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
     clock,
     closing: closing.signal,
     stopStreams() {
@@ -103,6 +110,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     },
     startBackgroundWork() {
       jobs.sweep(true);
+      syncs.startPolling();
       const sweeper = setInterval(() => jobs.sweep(true), Math.max(1000, jobSettings.leaseMs / 2));
       const purger = setInterval(() => queries.purgeExpired(), 3_600_000);
       for (const timer of [sweeper, purger]) {
@@ -114,7 +122,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     async close(graceMs = 0) {
       closing.abort();
       for (const timer of timers.splice(0)) clearInterval(timer);
-      await queries.drain(graceMs);
+      await Promise.all([queries.drain(graceMs), syncs.close(graceMs)]);
       await resultReader.close();
     },
   };

@@ -13,6 +13,7 @@ import { patRoutes } from './routes/pats.js';
 import { queryRoutes } from './routes/queries.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
 import { sourceRoutes } from './routes/sources.js';
+import { syncRoutes } from './routes/syncs.js';
 
 /** Request bodies larger than this are refused with 413 before they are read. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -46,6 +47,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   catalogRoutes(app);
   jobRoutes(app);
   sourceRoutes(app);
+  syncRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

@@ -49,6 +49,8 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
   source_not_found: { status: 404, type: 'invalid_request_error', description: 'No source with this id is accessible; deleted sources are not found either.' },
   source_config_unavailable: { status: 409, type: 'invalid_request_error', description: 'The source cannot be changed right now, for example while a sync runs.' },
   source_pause_failed: { status: 409, type: 'invalid_request_error', description: 'The pause could not be applied.' },
+  source_paused: { status: 409, type: 'invalid_request_error', description: 'The source is paused; resume it (PATCH paused: false) before syncing.' },
+  sync_in_progress: { status: 409, type: 'invalid_request_error', description: 'The source already has a sync queued or running; the message names it. No second run was started.' },
   job_not_found: { status: 404, type: 'invalid_request_error', description: 'No job with this id exists in your organization.' },
   job_not_cancellable: { status: 409, type: 'invalid_request_error', description: 'The job already succeeded or failed; only queued or running work can be cancelled.' },
   job_not_finished: { status: 409, type: 'invalid_request_error', description: 'The job has no result yet; wait for it to succeed (GET /jobs/{id} or its events).' },

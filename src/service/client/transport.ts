@@ -14,14 +14,14 @@ export interface LocalLake {
  * The local lake: the real API app over the home, called through its own fetch handler with no socket. Loaded
  * lazily because it brings in SQLite and the app.
  */
-export async function openLocalLake(homeDir: string): Promise<LocalLake> {
+export async function openLocalLake(homeDir: string, options: { runSyncs?: boolean } = {}): Promise<LocalLake> {
   const [{ openHome }, { createServices }, { createApp }] = await Promise.all([
     import('../home/home.js'),
     import('../services.js'),
     import('../api/app.js'),
   ]);
   const home = openHome(homeDir);
-  const services = createServices(home);
+  const services = createServices(home, { runSyncs: options.runSyncs ?? true });
   const app = createApp(services);
   return {
     fetch: (request) => Promise.resolve(app.fetch(request)),

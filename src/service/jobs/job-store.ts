@@ -124,6 +124,27 @@ export class JobStore {
     })();
   }
 
+  /** Takes queued work for this process: running, with its lease. False when someone else took it first. */
+  claim(id: string, owner: string, expiresMs: number): boolean {
+    return this.db.transaction(() => {
+      const taken = this.db
+        .prepare(`UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = ? AND status = 'queued'`)
+        .run(this.seconds(), owner, expiresMs, id).changes > 0;
+      if (taken) this.append(id, 'job.running', { status: 'running' });
+      return taken;
+    })();
+  }
+
+  /** Queued work of a kind, oldest first: the durable queue workers take from. */
+  queued(kind: string, limit = 10): string[] {
+    return (this.db.prepare(`SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`).all(kind, limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  /** Records an event of the work itself (progress), numbered after the job's others. */
+  appendEvent(jobId: string, type: string, data: Record<string, unknown>): void {
+    this.db.transaction(() => this.append(jobId, type, data))();
+  }
+
   get(organizationId: string, id: string): JobRecord | undefined {
     const row = this.db.prepare('SELECT * FROM jobs WHERE id = ? AND organization_id = ?').get(id, organizationId) as JobRow | undefined;
     return row && toJob(row);

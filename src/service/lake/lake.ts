@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { inspectSelect } from '../engine/inspect.js';
 import { guardSql } from '../engine/sql-guard.js';
@@ -40,6 +41,27 @@ export class Lake {
    * the commit, readers keep seeing the previous snapshot; a crash before it leaves only an unreferenced folder.
    */
   async writeTable(organizationId: string, schema: string, name: string, selectSql: string, options: WriteTableOptions = {}): Promise<LakeTable> {
+    return this.writeSnapshot(
+      organizationId,
+      schema,
+      name,
+      async (connection, file) => Number((await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged),
+      options,
+    );
+  }
+
+  /**
+   * Writes a new snapshot of schema.name with `write` (which fills the given Parquet file through a private DuckDB
+   * connection and returns its row count), then commits it. Until the commit, readers see the previous snapshot; a
+   * crash before it leaves only an unreferenced folder, and the previous data intact.
+   */
+  async writeSnapshot(
+    organizationId: string,
+    schema: string,
+    name: string,
+    write: (connection: DuckDBConnection, file: string) => Promise<number>,
+    options: WriteTableOptions = {},
+  ): Promise<LakeTable> {
     const tableId = this.tables.ensureTableId(organizationId, schema, name);
     const snapshotId = newId('snap');
     const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
@@ -47,8 +69,7 @@ export class Lake {
     const file = join(dir, 'part-0.parquet');
     const { connection, close } = await openPrivilegedConnection();
     try {
-      const copied = await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
-      const rowCount = Number(copied.rowsChanged);
+      const rowCount = await write(connection, file);
       const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`);
       const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
         name: String(row.column_name),

@@ -183,4 +183,35 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX syncs_by_source ON syncs (source_id, created);
     `,
   },
+  {
+    version: 6,
+    name: 'syncs, table state and source logs',
+    sql: `
+      ALTER TABLE syncs ADD COLUMN request TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE syncs ADD COLUMN progress TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE sources ADD COLUMN destination_schema TEXT;
+      CREATE TABLE source_table_state (
+        source_id TEXT NOT NULL REFERENCES sources(id),
+        schema_name TEXT NOT NULL,
+        table_name TEXT NOT NULL,
+        cursor_value TEXT,
+        columns TEXT NOT NULL,
+        lake_schema TEXT NOT NULL,
+        lake_table TEXT NOT NULL,
+        last_synced INTEGER NOT NULL,
+        PRIMARY KEY (source_id, schema_name, table_name)
+      );
+      CREATE TABLE source_logs (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        source_id TEXT NOT NULL REFERENCES sources(id),
+        kind TEXT NOT NULL CHECK (kind IN ('error', 'schema_change')),
+        table_name TEXT,
+        message TEXT NOT NULL,
+        details TEXT NOT NULL,
+        created INTEGER NOT NULL
+      );
+      CREATE INDEX source_logs_by_source ON source_logs (organization_id, source_id, created);
+    `,
+  },
 ];

@@ -1,4 +1,4 @@
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { LakeServiceError } from '../../errors.js';
 import { TERMINAL_STATUSES } from '../../jobs/job-store.js';
@@ -6,66 +6,71 @@ import { JOB_STREAM_TIMING, TERMINAL_EVENTS } from '../../jobs/stream-timing.js'
 import type { ApiEnv } from '../env.js';
 
 /**
- * GET /jobs/{id}/events: Server-Sent Events of one job. Each event's id is its sequence number in the job, so a
- * reconnect with Last-Event-ID resumes exactly after it. The stream sends `retry`, reads durable state every 3 s
- * (events of other processes) and wakes at once for events of this one, comments a heartbeat every 25 s, ends
- * after the job's final event or shortly before 120 s. A finished job with nothing left to send answers 204,
- * which tells EventSource clients to stop reconnecting.
+ * Streams a job's events after `afterSeq` as Server-Sent Events: `retry` first, durable state read every 3 s
+ * (events of other processes) and at once for events of this one, a heartbeat comment after 25 s of quiet, the end
+ * after the job's final event or shortly before 120 s. `idOf` turns an event's number into its SSE id. A finished
+ * job with nothing after `afterSeq` answers 204, which tells EventSource clients to stop reconnecting.
  */
+export function streamJobEvents(c: Context<ApiEnv>, jobId: string, afterSeq: number, idOf: (seq: number) => string): Response {
+  const { jobs, clock, closing } = c.get('services');
+  const store = jobs.store;
+  const job = store.getById(jobId);
+  if (job && TERMINAL_STATUSES.has(job.status) && store.lastSeq(jobId) <= afterSeq) return c.body(null, 204);
+  c.header('Cache-Control', 'no-store');
+  c.header('X-Accel-Buffering', 'no');
+  return streamSSE(c, async (stream) => {
+    const gone = new AbortController();
+    stream.onAbort(() => gone.abort());
+    const stopOnClose = (): void => gone.abort();
+    closing.addEventListener('abort', stopOnClose, { once: true });
+    let tick = new AbortController();
+    const unsubscribe = store.onEvent(jobId, () => tick.abort());
+    const opened = clock.now();
+    let lastWrite = opened;
+    let last = afterSeq;
+    try {
+      await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
+      while (!gone.signal.aborted) {
+        for (const event of store.events(jobId, last)) {
+          await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(event.data) });
+          last = event.seq;
+          lastWrite = clock.now();
+          if (TERMINAL_EVENTS.has(event.type)) return;
+        }
+        const now = clock.now();
+        if (now - opened >= JOB_STREAM_TIMING.closeAfterMs) return;
+        if (now - lastWrite >= JOB_STREAM_TIMING.heartbeatMs) {
+          await stream.write(': heartbeat\n\n');
+          lastWrite = now;
+        }
+        const wait = Math.max(1, Math.min(JOB_STREAM_TIMING.pollMs, JOB_STREAM_TIMING.heartbeatMs - (now - lastWrite), JOB_STREAM_TIMING.closeAfterMs - (now - opened)));
+        tick = new AbortController();
+        const stopWaiting = (): void => tick.abort();
+        gone.signal.addEventListener('abort', stopWaiting, { once: true });
+        await clock.sleep(wait, tick.signal);
+        gone.signal.removeEventListener('abort', stopWaiting);
+      }
+    } finally {
+      unsubscribe();
+      closing.removeEventListener('abort', stopOnClose);
+    }
+  });
+}
+
+/** GET /jobs/{id}/events: a job's stream; event ids are the events' numbers within the job. */
 export function jobEventsRoute(app: Hono<ApiEnv>, auth: MiddlewareHandler<ApiEnv>): void {
   app.get('/jobs/:id/events', auth, (c) => {
-    const { jobs, clock, closing } = c.get('services');
     const id = c.req.param('id');
-    const job = jobs.get(c.get('principal'), id);
-    const store = jobs.store;
+    c.get('services').jobs.get(c.get('principal'), id);
     let last = 0;
     const header = c.req.header('Last-Event-ID');
     if (header !== undefined) {
       const value = header.trim();
-      if (!/^\d{1,15}$/.test(value) || Number(value) > store.lastSeq(id)) {
+      if (!/^\d{1,15}$/.test(value) || Number(value) > c.get('services').jobs.store.lastSeq(id)) {
         throw new LakeServiceError('invalid_last_event_id', `Last-Event-ID '${value.slice(0, 32)}' is not an event id of this job's stream.`, { param: 'Last-Event-ID' });
       }
       last = Number(value);
     }
-    if (TERMINAL_STATUSES.has(job.status) && store.lastSeq(id) <= last) return c.body(null, 204);
-
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Accel-Buffering', 'no');
-    return streamSSE(c, async (stream) => {
-      const gone = new AbortController();
-      stream.onAbort(() => gone.abort());
-      const stopOnClose = (): void => gone.abort();
-      closing.addEventListener('abort', stopOnClose, { once: true });
-      let tick = new AbortController();
-      const unsubscribe = store.onEvent(id, () => tick.abort());
-      const opened = clock.now();
-      let lastWrite = opened;
-      try {
-        await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
-        while (!gone.signal.aborted) {
-          for (const event of store.events(id, last)) {
-            await stream.writeSSE({ id: String(event.seq), event: event.type, data: JSON.stringify(event.data) });
-            last = event.seq;
-            lastWrite = clock.now();
-            if (TERMINAL_EVENTS.has(event.type)) return;
-          }
-          const now = clock.now();
-          if (now - opened >= JOB_STREAM_TIMING.closeAfterMs) return;
-          if (now - lastWrite >= JOB_STREAM_TIMING.heartbeatMs) {
-            await stream.write(': heartbeat\n\n');
-            lastWrite = now;
-          }
-          const wait = Math.max(1, Math.min(JOB_STREAM_TIMING.pollMs, JOB_STREAM_TIMING.heartbeatMs - (now - lastWrite), JOB_STREAM_TIMING.closeAfterMs - (now - opened)));
-          tick = new AbortController();
-          const stopWaiting = (): void => tick.abort();
-          gone.signal.addEventListener('abort', stopWaiting, { once: true });
-          await clock.sleep(wait, tick.signal);
-          gone.signal.removeEventListener('abort', stopWaiting);
-        }
-      } finally {
-        unsubscribe();
-        closing.removeEventListener('abort', stopOnClose);
-      }
-    });
+    return streamJobEvents(c, id, last, String);
   });
 }

@@ -1,0 +1,84 @@
+import { quoteIdentifier } from '../engine/duckdb.js';
+
+/**
+ * How one PostgreSQL column travels without loss: an expression PostgreSQL writes as CSV text, the DuckDB type it
+ * becomes, and the DuckDB expression that turns the text back into it (the staged CSV is read as text, so every
+ * conversion is explicit and exact).
+ */
+export interface ColumnPlan {
+  name: string;
+  sourceType: string;
+  /** PostgreSQL expression selected into the CSV. */
+  select: string;
+  /** DuckDB type of the lake column. */
+  lakeType: string;
+  /** DuckDB expression over the staged text column `raw`. */
+  load: (raw: string) => string;
+}
+
+const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+const SCALARS: Record<string, string> = {
+  smallint: 'SMALLINT',
+  integer: 'INTEGER',
+  bigint: 'BIGINT',
+  real: 'FLOAT',
+  'double precision': 'DOUBLE',
+  boolean: 'BOOLEAN',
+  text: 'VARCHAR',
+  date: 'DATE',
+  'timestamp without time zone': 'TIMESTAMP',
+  'timestamp with time zone': 'TIMESTAMPTZ',
+  'time without time zone': 'TIME',
+  uuid: 'UUID',
+};
+
+/** The DuckDB type of one scalar PostgreSQL type, or undefined when it travels as exact text. */
+function scalarLakeType(type: string): string | undefined {
+  if (SCALARS[type]) return SCALARS[type];
+  if (/^(character varying|character|varchar|char|bpchar)(\(\d+\))?$/.test(type)) return 'VARCHAR';
+  if (/^timestamp\(\d\) without time zone$/.test(type)) return 'TIMESTAMP';
+  if (/^timestamp\(\d\) with time zone$/.test(type)) return 'TIMESTAMPTZ';
+  if (/^time\(\d\) without time zone$/.test(type)) return 'TIME';
+  const numeric = /^numeric\((\d+),(\d+)\)$/.exec(type);
+  // DuckDB's DECIMAL holds at most 38 digits; wider numbers stay exact as text.
+  if (numeric && Number(numeric[1]) <= 38) return `DECIMAL(${numeric[1]},${numeric[2]})`;
+  return undefined;
+}
+
+/** Plans one column. `isEnum` comes from the catalog: enum labels travel as text. */
+export function planColumn(name: string, type: string, isEnum = false): ColumnPlan {
+  const col = pgIdent(name);
+  const text = { name, sourceType: type, select: `${col}::text`, lakeType: 'VARCHAR', load: (raw: string) => raw };
+  if (isEnum) return text;
+  if (type === 'json' || type === 'jsonb') return { ...text, lakeType: 'JSON', load: (raw) => `CAST(${raw} AS JSON)` };
+  if (type === 'bytea') return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
+  if (type === 'interval') {
+    // DuckDB reads neither of PostgreSQL's interval texts; months, days and microseconds are exact.
+    const parts = `(extract(year from ${col}) * 12 + extract(month from ${col}))::int || ',' || extract(day from ${col})::int || ',' || ((extract(hour from ${col}) * 3600 + extract(minute from ${col}) * 60 + extract(second from ${col})) * 1000000)::bigint`;
+    return {
+      ...text,
+      select: `CASE WHEN ${col} IS NULL THEN NULL ELSE ${parts} END`,
+      lakeType: 'INTERVAL',
+      load: (raw) => `to_months(CAST(split_part(${raw}, ',', 1) AS INTEGER)) + to_days(CAST(split_part(${raw}, ',', 2) AS INTEGER)) + to_microseconds(CAST(split_part(${raw}, ',', 3) AS BIGINT))`,
+    };
+  }
+  if (type.endsWith('[]')) {
+    const element = scalarLakeType(type.slice(0, -2));
+    // Arrays travel as JSON; element types DuckDB has become typed lists, others lists of exact text.
+    const lakeType = `${element ?? 'VARCHAR'}[]`;
+    const elementText = element === undefined || element.startsWith('DECIMAL') || element === 'UUID' || element.startsWith('TIME') || element === 'DATE';
+    return {
+      ...text,
+      select: elementText ? `array_to_json(${col}::text[])::text` : `array_to_json(${col})::text`,
+      lakeType,
+      load: (raw) => (elementText && element ? `CAST(from_json(${raw}, '["VARCHAR"]') AS ${lakeType})` : `from_json(${raw}, '["${element ?? 'VARCHAR'}"]')`),
+    };
+  }
+  const lakeType = scalarLakeType(type);
+  if (!lakeType) return text;
+  return { ...text, lakeType, load: (raw) => `CAST(${raw} AS ${lakeType})` };
+}
+
+/** DuckDB's name for a staged column. */
+export const stagedName = (index: number): string => quoteIdentifier(`c${index}`);

@@ -1,0 +1,168 @@
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import type { to as CopyTo } from 'pg-copy-streams';
+import { requireCommonJs } from '../../load-commonjs.js';
+import { classifyPostgresFailure, postgresClient } from '../connectors/postgres.js';
+import type { ConnectorSettings } from '../connectors/types.js';
+import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import type { Lake } from '../lake/lake.js';
+import { planColumn, stagedName, type ColumnPlan } from './pg-types.js';
+import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+
+const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+const pgLiteral = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+interface SourceColumn {
+  name: string;
+  type: string;
+  isEnum: boolean;
+  notNull: boolean;
+}
+
+async function currentColumns(client: pg.Client, schema: string, table: string): Promise<SourceColumn[]> {
+  const result = await client.query<{ name: string; type: string; is_enum: boolean; not_null: boolean }>(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typtype = 'e' AS is_enum, a.attnotnull AS not_null
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
+     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [schema, table],
+  );
+  return result.rows.map((r) => ({ name: r.name, type: r.type, isEnum: r.is_enum, notNull: r.not_null }));
+}
+
+function compareColumns(before: TableState['columns'], now: readonly SourceColumn[]): { added: string[]; dropped: string[]; retyped: string[] } {
+  const old = new Map(before.map((c) => [c.name, c.type]));
+  const current = new Map(now.map((c) => [c.name, c.type]));
+  return {
+    added: [...current.keys()].filter((n) => !old.has(n)),
+    dropped: [...old.keys()].filter((n) => !current.has(n)),
+    retyped: [...current].filter(([n, t]) => old.has(n) && old.get(n) !== t).map(([n]) => n),
+  };
+}
+
+/** Counts CSV records as they pass (newlines outside quotes), for live progress; the exact count comes from DuckDB. */
+function recordCounter(onCount: (count: number) => void): Transform {
+  let count = 0;
+  let quoted = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      for (let i = 0; i < chunk.length; i++) {
+        const byte = chunk[i];
+        if (byte === 0x22) quoted = !quoted;
+        else if (byte === 0x0a && !quoted) count++;
+      }
+      onCount(count);
+      done(null, chunk);
+    },
+  });
+}
+
+export interface PostgresSyncInput {
+  settings: ConnectorSettings;
+  tasks: readonly TableTask[];
+  states: ReadonlyMap<string, TableState>;
+  lake: Lake;
+  organizationId: string;
+  stagingDir: string;
+  syncedAt: string;
+  reporter: SyncReporter;
+  signal: AbortSignal;
+}
+
+/**
+ * Extracts every table inside one REPEATABLE READ, READ ONLY transaction (one consistent snapshot across all of
+ * them), streaming `COPY (SELECT …) TO STDOUT` into a staging CSV file through a pipeline, so memory stays bounded
+ * whatever the table size. DuckDB then casts the text exactly into a new zstd Parquet snapshot, merged on the
+ * primary key for incremental tables, and commits it. A table that fails does not undo the tables committed
+ * before it.
+ */
+export async function syncPostgres(input: PostgresSyncInput): Promise<TableResult[]> {
+  const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
+  const client = postgresClient(input.settings);
+  client.on('error', () => {});
+  const results: TableResult[] = [];
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot connect to the source (${classifyPostgresFailure(error)})`);
+  }
+  try {
+    await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1");
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
+    for (const task of input.tasks) {
+      if (input.signal.aborted) break;
+      results.push(await syncTable(client, to, task, input));
+    }
+    await client.query('COMMIT');
+  } finally {
+    await client.end().catch(() => {});
+  }
+  return results;
+}
+
+async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, input: PostgresSyncInput): Promise<TableResult> {
+  const { table } = task;
+  const state = input.states.get(task.key);
+  const columns = await currentColumns(client, table.schema, table.name);
+  const summary = columns.map((c) => ({ name: c.name, type: c.type }));
+  try {
+    if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
+    let incremental = task.incremental && state !== undefined && state.cursorValue !== null;
+    if (state) {
+      const change = compareColumns(state.columns, columns);
+      if (change.added.length + change.dropped.length + change.retyped.length > 0) {
+        input.reporter.schemaChange(task, change);
+        // New columns would be missing from earlier rows: this run replaces the table whole.
+        incremental = false;
+      }
+    }
+    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.isEnum));
+    const cursor = task.table.cursorColumn;
+    const cursorType = columns.find((c) => c.name === cursor)?.type;
+    const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
+    const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
+    const newCursor = cursor
+      ? ((await client.query<{ max: string | null }>(`SELECT max(${pgIdent(cursor)})::text AS max FROM ${from}`)).rows[0]?.max ?? null)
+      : null;
+    const total = incremental ? null : table.estimatedRows;
+    input.reporter.phase(task, 'extracting', { completed: 0, total });
+    const staged = join(input.stagingDir, `${task.key.replace(/[^A-Za-z0-9_.-]/g, '_')}.csv`);
+    const copy = client.query(to(`COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}) TO STDOUT WITH (FORMAT csv)`));
+    const abort = (): void => void copy.destroy(new Error('cancelled'));
+    input.signal.addEventListener('abort', abort, { once: true });
+    try {
+      await pipeline(copy, recordCounter((n) => input.reporter.rows(task, n)), createWriteStream(staged));
+    } finally {
+      input.signal.removeEventListener('abort', abort);
+    }
+    input.reporter.phase(task, 'loading');
+    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
+    const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
+    const committed = await input.lake.writeSnapshot(
+      input.organizationId,
+      task.lakeSchema,
+      task.lakeTable,
+      async (connection, file) => {
+        const staging = `read_csv(${quoteLiteral(staged)}, columns = {${plans.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',')`;
+        const batch = `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${staging}`;
+        let source = batch;
+        if (previous && table.primaryKey.length > 0) {
+          const files = previous.snapshot.files.map((f) => quoteLiteral(input.lake.layout.toAbsolute(f))).join(', ');
+          const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
+          source = `WITH b AS (${batch}) SELECT p.* FROM read_parquet([${files}]) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`;
+        }
+        return Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged);
+      },
+      { notNull },
+    );
+    input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
+    return { task, rows: committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
+  } catch (error) {
+    const message = input.signal.aborted ? 'cancelled' : error instanceof Error ? error.message : String(error);
+    input.reporter.phase(task, 'failed');
+    return { task, rows: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
+  }
+}

@@ -1,0 +1,258 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Principal } from '../auth/principal.js';
+import { LakeServiceError } from '../errors.js';
+import { hashRequest, type IdempotencyStore } from '../idempotency.js';
+import { newId } from '../ids.js';
+import type { JobStore } from '../jobs/job-store.js';
+import type { JobSettings } from '../jobs/settings.js';
+import type { Lake } from '../lake/lake.js';
+import { principalIdOf } from '../queries/query-service.js';
+import type { SourceService } from '../sources/source-service.js';
+import type { SourceRecord } from '../sources/source-store.js';
+import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { syncPostgres } from './postgres-extract.js';
+import { syncSample } from './sample-extract.js';
+import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
+import type { SyncReporter, TablePhase, TableResult, TableTask } from './types.js';
+
+/** Row counts are announced at most this often per table while they climb. */
+const PROGRESS_EVERY_MS = 500;
+
+/** The lake schema of a source's tables: its destination, else its name made into an identifier. */
+export function lakeSchemaOf(source: SourceRecord & { destination?: string | null }): string {
+  const slug = source.name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return source.destination || slug || 'source';
+}
+
+function lakeTableOf(source: SourceRecord, schema: string, table: string): string {
+  return schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`;
+}
+
+export interface SyncSummary extends Record<string, unknown> {
+  object: 'sync';
+  id: string;
+}
+
+/**
+ * Syncs: each is a job of kind `sync`, queued durably on acceptance and run by a worker (in `lake serve`, and in the
+ * CLI process in local mode). One live sync per source, decided under the write lock.
+ */
+export class SyncService {
+  readonly store: SyncStore;
+  private readonly workerId = newId('wrk');
+  private chain: Promise<void> = Promise.resolve();
+  private poller: NodeJS.Timeout | undefined;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly lake: Lake,
+    private readonly sources: SourceService,
+    private readonly jobs: JobStore,
+    private readonly idempotency: IdempotencyStore,
+    private readonly jobSettings: JobSettings,
+    /** False for a CLI that detaches: syncs it accepts wait in the queue for a server. */
+    private readonly runsSyncs: boolean,
+  ) {
+    this.store = new SyncStore(db);
+  }
+
+  /**
+   * Records a sync of the source (202: recorded, not finished). Refused for a paused source (409 source_paused);
+   * a source with a sync queued or running answers 409 sync_in_progress naming it, and no second run starts.
+   */
+  submit(principal: Principal, sourceId: string, body: Record<string, unknown>, idempotencyKey: string | undefined): { id: string; replayed: boolean } {
+    const source = this.sources.get(principal, sourceId);
+    const request = this.checkRequest(source, body);
+    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: `POST /sources/${sourceId}/sync` };
+    const requestHash = hashRequest(sourceId, JSON.stringify(request));
+    const outcome = writeTransaction(this.db, () => {
+      const replay = idempotencyKey ? this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
+      if (replay) return { id: replay.resourceId, replayed: true };
+      if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused. Resume it (PATCH paused: false, or lake sources resume) to sync.`);
+      const live = this.store.liveId(sourceId);
+      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow it with GET /jobs/${live}/events.`);
+      const id = newId('sync');
+      this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
+      this.store.insert(id, sourceId, request);
+      if (idempotencyKey) this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
+      return { id, replayed: false };
+    });
+    if (!outcome.replayed && this.runsSyncs) this.kick(outcome.id);
+    return outcome;
+  }
+
+  /** The sync object: job status and timestamps, with each table's phase and counts. */
+  summary(id: string): SyncSummary | null {
+    const sync = this.store.get(id);
+    const job = this.jobs.getById(id);
+    if (!sync || !job) return null;
+    const tables = Object.values(sync.progress);
+    return {
+      object: 'sync',
+      id,
+      source: sync.sourceId,
+      status: job.status,
+      created: job.created,
+      started: job.started,
+      finished: job.finished,
+      full_refresh: sync.request.fullRefresh,
+      requested_tables: sync.request.tables,
+      tables,
+      rows: tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0),
+      error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
+      job: `/jobs/${id}`,
+    };
+  }
+
+  latestSummary(sourceId: string): SyncSummary | null {
+    this.jobs.expireLeases(this.store.latestId(sourceId));
+    const id = this.store.latestId(sourceId);
+    return id ? this.summary(id) : null;
+  }
+
+  /** For lake serve: takes queued syncs (from any process) every second, oldest first. */
+  startPolling(): void {
+    if (this.poller) return;
+    this.poller = setInterval(() => {
+      for (const id of this.jobs.queued('sync')) this.kick(id);
+    }, 1000);
+    this.poller.unref();
+  }
+
+  /** Stops taking work and waits for the sync in progress, which is told to stop after graceMs. */
+  async close(graceMs: number): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
+    const timer = setTimeout(() => this.stopping.abort(), graceMs);
+    await this.chain;
+    clearTimeout(timer);
+  }
+
+  /** Runs the sync here if it is still queued; one at a time per process. */
+  private kick(id: string): void {
+    this.chain = this.chain.then(() => this.runIfQueued(id)).catch(() => {});
+  }
+
+  private checkRequest(source: SourceRecord, body: Record<string, unknown>): SyncRequest {
+    const unknown = Object.keys(body).find((k) => k !== 'tables' && k !== 'full_refresh');
+    if (unknown) throw new LakeServiceError('parameter_invalid', `Unknown field '${unknown}'. A sync takes tables and full_refresh.`, { param: unknown });
+    if (body.full_refresh !== undefined && typeof body.full_refresh !== 'boolean') throw new LakeServiceError('parameter_invalid', 'full_refresh must be true or false.', { param: 'full_refresh' });
+    let tables: string[] | null = null;
+    if (body.tables !== undefined) {
+      if (!Array.isArray(body.tables) || body.tables.length === 0) throw new LakeServiceError('parameter_invalid', 'tables must be a non-empty list of schema.table names.', { param: 'tables' });
+      tables = body.tables.map((t, i) => {
+        if (typeof t !== 'string' || !source.tables.some((s) => `${s.schema}.${s.name}` === t)) {
+          throw new LakeServiceError('parameter_invalid', `tables[${i}] is not a table of this source (schema.table).`, { param: `tables[${i}]` });
+        }
+        return t;
+      });
+    }
+    return { tables, fullRefresh: body.full_refresh === true };
+  }
+
+  private async runIfQueued(id: string): Promise<void> {
+    if (this.stopping.signal.aborted || !this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) return;
+    const cancel = new AbortController();
+    const abortOnStop = (): void => cancel.abort();
+    this.stopping.signal.addEventListener('abort', abortOnStop, { once: true });
+    const keeper = setInterval(() => {
+      this.jobs.renewLeases(this.workerId, [id], this.jobs.clockNow() + this.jobSettings.leaseMs);
+      if (this.jobs.cancelRequested([id]).length > 0) cancel.abort();
+    }, Math.min(1000, this.jobSettings.leaseMs / 3));
+    try {
+      await this.run(id, cancel.signal);
+    } catch (error) {
+      this.jobs.finish(id, 'failed', { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) });
+    } finally {
+      clearInterval(keeper);
+      this.stopping.signal.removeEventListener('abort', abortOnStop);
+    }
+  }
+
+  private async run(id: string, signal: AbortSignal): Promise<void> {
+    const sync = this.store.get(id);
+    const job = this.jobs.getById(id);
+    if (!sync || !job) return;
+    const source = this.sources.store.get(job.organizationId, sync.sourceId);
+    if (!source) {
+      this.jobs.finish(id, 'failed', { code: 'source_not_found', message: 'The source was deleted before its sync ran.' });
+      return;
+    }
+    const destination = (this.db.prepare('SELECT destination_schema FROM sources WHERE id = ?').get(source.id) as { destination_schema: string | null }).destination_schema;
+    const lakeSchema = lakeSchemaOf({ ...source, destination });
+    const chosen = source.tables.filter((t) => (sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled));
+    const tasks: TableTask[] = chosen.map((table) => ({
+      table,
+      key: `${table.schema}.${table.name}`,
+      lakeSchema,
+      lakeTable: lakeTableOf(source, table.schema, table.name),
+      incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
+    }));
+    const reporter = this.reporter(id, tasks);
+    const syncedAt = new Date(this.jobs.clockNow()).toISOString();
+    const stagingDir = join(this.lake.layout.homeRoot, 'staging', id);
+    let results: TableResult[];
+    try {
+      results =
+        source.connector === 'sample'
+          ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
+          : await syncPostgres({ settings: this.sources.settings(source), tasks, states: this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
+      this.jobs.finish(id, 'failed', { code: 'sync_failed', message: `The sync failed: ${message}.` });
+      return;
+    } finally {
+      rmSync(stagingDir, { recursive: true, force: true });
+    }
+    for (const result of results) {
+      if (result.error) {
+        this.store.log(job.organizationId, source.id, 'error', result.task.key, `Table ${result.task.key} failed: ${result.error}`, { sync: id });
+        continue;
+      }
+      this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
+    }
+    const failed = results.filter((r) => r.error);
+    if (signal.aborted) this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
+    else if (failed.length > 0) {
+      this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${failed.map((f) => f.task.key).join(', ')}. The other tables were committed.` });
+    } else this.jobs.finish(id, 'succeeded');
+  }
+
+  /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
+  private reporter(id: string, tasks: readonly TableTask[]): SyncReporter {
+    const progress: Record<string, TableProgress> = {};
+    const lastSent = new Map<string, number>();
+    for (const task of tasks) {
+      progress[task.key] = { table: task.key, lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`, phase: 'queued', completed: 0, total: task.table.estimatedRows };
+    }
+    this.store.saveProgress(id, progress);
+    const emit = (task: TableTask): void => {
+      const entry = progress[task.key] as TableProgress;
+      this.store.saveProgress(id, progress);
+      this.jobs.appendEvent(id, 'sync.progress', { ...entry });
+      lastSent.set(task.key, Date.now());
+    };
+    const jobs = this.jobs;
+    const store = this.store;
+    return {
+      phase(task: TableTask, phase: TablePhase, counts = {}) {
+        const entry = progress[task.key] as TableProgress;
+        entry.phase = phase;
+        if (counts.completed !== undefined) entry.completed = counts.completed;
+        if (counts.total !== undefined) entry.total = counts.total;
+        emit(task);
+      },
+      rows(task: TableTask, completed: number) {
+        (progress[task.key] as TableProgress).completed = completed;
+        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) emit(task);
+      },
+      schemaChange(task: TableTask, change) {
+        const job = jobs.getById(id);
+        if (job) store.log(job.organizationId, store.get(id)?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
+        jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
+      },
+    };
+  }
+}

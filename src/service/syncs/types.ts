@@ -1,0 +1,34 @@
+import type { SourceTable } from '../connectors/types.js';
+
+export type TablePhase = 'queued' | 'extracting' | 'loading' | 'committed' | 'failed';
+
+/** One table of a sync: where it comes from, where it goes in the lake, and how. */
+export interface TableTask {
+  table: SourceTable;
+  /** `schema.table` in the source. */
+  key: string;
+  lakeSchema: string;
+  lakeTable: string;
+  /** Incremental by its cursor column, merged on the primary key; false means full refresh. */
+  incremental: boolean;
+}
+
+/** Per table: what was last synced, so the next sync continues from there and notices schema changes. */
+export interface TableState {
+  cursorValue: string | null;
+  columns: { name: string; type: string }[];
+}
+
+export interface SyncReporter {
+  phase(task: TableTask, phase: TablePhase, counts?: { completed?: number; total?: number | null }): void;
+  rows(task: TableTask, completed: number): void;
+  schemaChange(task: TableTask, change: { added: string[]; dropped: string[]; retyped: string[] }): void;
+}
+
+export interface TableResult {
+  task: TableTask;
+  rows: number;
+  cursorValue: string | null;
+  columns: { name: string; type: string }[];
+  error?: string;
+}
