@@ -49,20 +49,14 @@ function scalarLakeType(type: string): string | undefined {
 /** Plans one column. `isEnum` comes from the catalog: enum labels travel as text. */
 export function planColumn(name: string, type: string, isEnum = false): ColumnPlan {
   const col = pgIdent(name);
-  const text = { name, sourceType: type, select: `${col}::text`, lakeType: 'VARCHAR', load: (raw: string) => raw };
+  // COPY writes every column in its exact text form; a ::text cast would strip char(n) padding, so none is added.
+  const text = { name, sourceType: type, select: col, lakeType: 'VARCHAR', load: (raw: string) => raw };
   if (isEnum) return text;
   if (type === 'json' || type === 'jsonb') return { ...text, lakeType: 'JSON', load: (raw) => `CAST(${raw} AS JSON)` };
   if (type === 'bytea') return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
-  if (type === 'interval') {
-    // DuckDB reads neither of PostgreSQL's interval texts; months, days and microseconds are exact.
-    const parts = `(extract(year from ${col}) * 12 + extract(month from ${col}))::int || ',' || extract(day from ${col})::int || ',' || ((extract(hour from ${col}) * 3600 + extract(minute from ${col}) * 60 + extract(second from ${col})) * 1000000)::bigint`;
-    return {
-      ...text,
-      select: `CASE WHEN ${col} IS NULL THEN NULL ELSE ${parts} END`,
-      lakeType: 'INTERVAL',
-      load: (raw) => `to_months(CAST(split_part(${raw}, ',', 1) AS INTEGER)) + to_days(CAST(split_part(${raw}, ',', 2) AS INTEGER)) + to_microseconds(CAST(split_part(${raw}, ',', 3) AS BIGINT))`,
-    };
-  }
+  // Parquet cannot store negative intervals, so intervals keep their exact ISO 8601 text (the session sets
+  // IntervalStyle = iso_8601): the same form lake's JSON gives INTERVAL values.
+  if (type === 'interval') return text;
   if (type.endsWith('[]')) {
     const element = scalarLakeType(type.slice(0, -2));
     // Arrays travel as JSON; element types DuckDB has become typed lists, others lists of exact text.

@@ -89,7 +89,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
     throw new Error(`cannot connect to the source (${classifyPostgresFailure(error)})`);
   }
   try {
-    await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1");
+    await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
     for (const task of input.tasks) {
