@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.{ts,tsx}'],
     // Native modules (SQLite, DuckDB) are safest in child processes rather than worker threads.
     pool: 'forks',
     testTimeout: 30_000,

@@ -11,6 +11,7 @@ import { registerJobs } from './commands/jobs/index.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerServe } from './commands/serve.js';
 import { registerSources } from './commands/sources/index.js';
+import { registerSync } from './commands/sync/index.js';
 import { registerWhoami } from './commands/whoami.js';
 import { prepareColors } from './render/colors.js';
 import { printError } from './render/errors.js';
@@ -48,6 +49,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerCatalog(program, ctx);
   registerJobs(program, ctx);
   registerSources(program, ctx);
+  registerSync(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);
   registerConfig(program, ctx);

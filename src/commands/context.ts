@@ -28,6 +28,8 @@ export class CommandContext {
   private readonly closers: (() => void | Promise<void>)[] = [];
   /** local: the embedded lake in this process; remote: a service at a base URL. Known once the client exists. */
   mode: 'local' | 'remote' | undefined;
+  /** Set before the client exists: false opens the local lake without running syncs (lake sync start --detach). */
+  localRunsSyncs = true;
 
   constructor(
     readonly io: IOStreams,
@@ -98,7 +100,7 @@ export class CommandContext {
         onRetry,
       });
     }
-    const local = await transport.openLocalLake(settings.homeDir.value as string);
+    const local = await transport.openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs });
     this.onClose(local.close);
     this.mode = 'local';
     // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.

@@ -19,6 +19,14 @@ export class IOStreams {
   ) {}
 
   static system(): IOStreams {
+    // A reader that stops early (`lake … | head`) closes the pipe; that ends the command quietly, as it would
+    // end cat or grep, instead of surfacing EPIPE as a crash.
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE') process.exit(0);
+        throw error;
+      });
+    }
     return new IOStreams(process.stdout, process.stderr, process.stdin, process.env);
   }
 

@@ -19,7 +19,7 @@ export interface StreamedEvent {
 }
 
 /** The event names a job stream sends (docs/api.md); EventSource delivers only the names it listens for. */
-export const JOB_EVENT_NAMES = ['job.created', 'job.running', 'job.progress', 'job.cancel_requested', 'job.succeeded', 'job.failed', 'job.cancelled'];
+export const JOB_EVENT_NAMES = ['job.created', 'job.running', 'job.progress', 'job.cancel_requested', 'job.succeeded', 'job.failed', 'job.cancelled', 'sync.progress', 'sync.schema_change'];
 const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
 
 /**
@@ -28,9 +28,15 @@ const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
  * (final event, 204, or an error), GET /jobs/{id} gives the authoritative final state, or the API's error.
  */
 export async function followJob(client: LakeClient, id: string, onEvent: (event: StreamedEvent) => void): Promise<JobObject> {
+  await followStream(client, `/jobs/${encodeURIComponent(id)}/events`, onEvent);
+  return client.get<JobObject>(`/jobs/${encodeURIComponent(id)}`);
+}
+
+/** Follows any job-style event stream until its final event or until the server says there is nothing more. */
+export async function followStream(client: LakeClient, path: string, onEvent: (event: StreamedEvent) => void): Promise<void> {
   const { EventSource } = await import('eventsource');
   await new Promise<void>((resolve) => {
-    const source = new EventSource(client.url(`/jobs/${encodeURIComponent(id)}/events`), { fetch: client.streamFetch as never });
+    const source = new EventSource(client.url(path), { fetch: client.streamFetch as never });
     const finish = (): void => {
       source.close();
       resolve();
@@ -45,5 +51,4 @@ export async function followJob(client: LakeClient, id: string, onEvent: (event:
       if (source.readyState === EventSource.CLOSED) finish();
     };
   });
-  return client.get<JobObject>(`/jobs/${encodeURIComponent(id)}`);
 }

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { printFields, printJson } from '../../render/record.js';
+import { startSpinner } from '../../render/spinner.js';
+import { applyEvent, initialProgress, plainLine, summaryLines, type SyncProgress } from '../../render/sync-progress.js';
+import type { LakeClient } from '../../service/client/lake-client.js';
+import type { CommandContext } from '../context.js';
+import { EXIT, usageError } from '../exit-codes.js';
+import { followStream, type StreamedEvent } from '../jobs/follow.js';
+
+interface SyncObject {
+  object: 'sync';
+  id: string;
+  source: string;
+  status: string;
+  rows?: number;
+  tables: { table: string; lake_table: string; phase: string; completed: number; total: number | null; error?: string }[];
+  error: { code: string; message: string } | null;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const outcomeCode = (status: string): number => (status === 'succeeded' ? EXIT.ok : TERMINAL.has(status) ? EXIT.failed : EXIT.stillRunning);
+
+async function latestSync(client: LakeClient, source: string): Promise<SyncObject | null> {
+  return (await client.get<{ latest_sync: SyncObject | null }>(`/sources/${encodeURIComponent(source)}`)).latest_sync;
+}
+
+function printSync(ctx: CommandContext, sync: SyncObject): void {
+  if (ctx.json) return printJson(ctx.io, sync);
+  printFields(ctx.io, [
+    ['sync', sync.id],
+    ['status', sync.status],
+    ...sync.tables.map((t) => [t.lake_table, `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`] as [string, unknown]),
+    ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),
+  ]);
+}
+
+/**
+ * Follows the source's sync stream: Ink on a terminal, one plain line per event in a pipe, NDJSON with --json.
+ * EventSource reconnects by itself; when the stream ends, the source's latest sync has the final word.
+ */
+async function follow(ctx: CommandContext, client: LakeClient, source: string): Promise<SyncProgress> {
+  let progress = initialProgress(Date.now());
+  const live = ctx.io.isStdoutTTY && !ctx.json && ctx.io.progressEnabled;
+  let redraw: (() => void) | undefined;
+  let unmount: (() => void) | undefined;
+  if (live) {
+    const [{ render }, React, { SyncView }] = await Promise.all([import('ink'), import('react'), import('../../render/sync-view.js')]);
+    const view = render(React.createElement(SyncView, { progress, now: Date.now() }), { stdout: ctx.io.stdout as NodeJS.WriteStream, patchConsole: false });
+    redraw = () => view.rerender(React.createElement(SyncView, { progress, now: Date.now() }));
+    const ticker = setInterval(() => redraw?.(), 250);
+    unmount = () => {
+      clearInterval(ticker);
+      redraw?.();
+      view.unmount();
+    };
+  }
+  try {
+    await followStream(client, `/sources/${encodeURIComponent(source)}/sync/stream`, (event: StreamedEvent) => {
+      progress = applyEvent(progress, event, Date.now());
+      if (live) redraw?.();
+      else if (ctx.json) ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
+      else ctx.io.stdout.write(`${plainLine(event, new Date())}\n`);
+    });
+  } finally {
+    unmount?.();
+  }
+  return progress;
+}
+
+export async function startSync(ctx: CommandContext, source: string, options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean }): Promise<void> {
+  if (options.detach && options.follow) throw usageError('--detach and --follow contradict each other.');
+  if (options.detach) ctx.localRunsSyncs = false;
+  const client = await ctx.client();
+  const body: Record<string, unknown> = {};
+  if (options.tables) body.tables = options.tables.split(',').map((t) => t.trim()).filter(Boolean);
+  if (options.fullRefresh) body.full_refresh = true;
+  // A key per invocation: the client's retries of this POST cannot start two syncs.
+  const accepted = (await client.request<SyncObject>('POST', `/sources/${encodeURIComponent(source)}/sync`, { body, idempotencyKey: `cli-${randomUUID()}` })).body;
+  if (options.detach || (!options.follow && ctx.mode === 'remote')) {
+    if (ctx.json) return printJson(ctx.io, accepted);
+    ctx.io.stdout.write(`${accepted.id}\n`);
+    ctx.io.stderr.write(options.detach && ctx.mode === 'local'
+      ? `lake: ${accepted.id} is queued; in local mode it runs when lake serve runs on this home\n`
+      : `lake: ${accepted.id} accepted; follow it with: lake sync start ${source} --follow, or lake jobs events ${accepted.id}\n`);
+    return;
+  }
+  if (options.follow) {
+    const progress = await follow(ctx, client, source);
+    const final = (await latestSync(client, source)) ?? accepted;
+    if (!ctx.json) ctx.io.stderr.write(`${summaryLines({ ...progress, status: final.status, error: final.error?.message ?? progress.error }).join('\n')}\n`);
+    ctx.exitCode = outcomeCode(final.status);
+    return;
+  }
+  // Local, not following: the sync runs in this process, so the command waits for it (quietly, bar a spinner).
+  const spinner = startSpinner(ctx.io, `syncing ${accepted.id}`);
+  try {
+    await followStream(client, `/sources/${encodeURIComponent(source)}/sync/stream`, () => {});
+  } finally {
+    spinner.stop();
+  }
+  const final = (await latestSync(client, source)) ?? accepted;
+  printSync(ctx, final);
+  ctx.exitCode = outcomeCode(final.status);
+}
+
+export async function syncStatus(ctx: CommandContext, source: string): Promise<void> {
+  const sync = await latestSync(await ctx.client(), source);
+  if (!sync) {
+    if (ctx.json) return printJson(ctx.io, { object: 'sync', latest: null });
+    ctx.io.stderr.write(`lake: source ${source} has never synced\n`);
+    return;
+  }
+  printSync(ctx, sync);
+  ctx.exitCode = outcomeCode(sync.status);
+}

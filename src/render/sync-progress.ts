@@ -1,0 +1,84 @@
+/** What a follower knows of a running sync, built from its stream events alone. */
+export interface TableLine {
+  table: string;
+  lakeTable: string;
+  phase: string;
+  completed: number;
+  total: number | null;
+  /** Clock time (ms) of the first and latest count, for rows per second. */
+  startedAt: number;
+  updatedAt: number;
+  rowsPerSecond: number;
+}
+
+export interface SyncProgress {
+  status: string;
+  tables: TableLine[];
+  startedAt: number;
+  error: string | null;
+}
+
+export interface ProgressEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+export const initialProgress = (now: number): SyncProgress => ({ status: 'queued', tables: [], startedAt: now, error: null });
+
+/** Folds one stream event into the progress; unknown events change nothing (clients ignore what they do not know). */
+export function applyEvent(state: SyncProgress, event: ProgressEvent, now: number): SyncProgress {
+  if (event.event === 'sync.progress') {
+    const data = event.data;
+    const table = String(data.table);
+    const before = state.tables.find((t) => t.table === table);
+    const completed = Number(data.completed ?? 0);
+    const startedAt = before?.startedAt ?? now;
+    const elapsed = Math.max(1, now - startedAt) / 1000;
+    const line: TableLine = {
+      table,
+      lakeTable: String(data.lake_table ?? table),
+      phase: String(data.phase),
+      completed,
+      total: data.total === null || data.total === undefined ? null : Number(data.total),
+      startedAt,
+      updatedAt: now,
+      rowsPerSecond: Math.round(completed / elapsed),
+    };
+    return { ...state, tables: before ? state.tables.map((t) => (t.table === table ? line : t)) : [...state.tables, line] };
+  }
+  if (event.event.startsWith('job.')) {
+    const error = (event.data.error as { message?: string } | undefined)?.message ?? state.error;
+    return { ...state, status: String(event.data.status ?? state.status), error };
+  }
+  return state;
+}
+
+export function bar(completed: number, total: number | null, width = 20): string {
+  if (!total || total <= 0) return '·'.repeat(width);
+  const filled = Math.min(width, Math.round((completed / total) * width));
+  return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** One stable plain line per event, for pipes and logs. */
+export function plainLine(event: ProgressEvent, at: Date): string {
+  const time = at.toISOString().slice(11, 19);
+  if (event.event === 'sync.progress') {
+    const d = event.data;
+    const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
+    return `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}`;
+  }
+  if (event.event === 'sync.schema_change') return `${time} ${String(event.data.table)} schema changed`;
+  const error = (event.data.error as { message?: string } | undefined)?.message;
+  return `${time} sync ${String(event.data.status)}${error ? `: ${error}` : ''}`;
+}
+
+export function summaryLines(state: SyncProgress): string[] {
+  const rows = state.tables.filter((t) => t.phase === 'committed').reduce((sum, t) => sum + t.completed, 0);
+  const seconds = ((Date.now() - state.startedAt) / 1000).toFixed(1);
+  const lines = [`sync ${state.status}: ${state.tables.filter((t) => t.phase === 'committed').length} of ${state.tables.length} tables, ${count(rows)} rows, ${seconds} s`];
+  for (const t of state.tables) lines.push(`  ${t.lakeTable}  ${t.phase}  ${count(t.completed)} rows`);
+  if (state.error) lines.push(`  ${state.error}`);
+  return lines;
+}
