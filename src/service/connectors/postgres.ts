@@ -7,8 +7,12 @@ const QUERY_TIMEOUT_MS = 10_000;
 
 type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
 
-/** Client settings from a source's config and secrets; pg is loaded only by commands that reach PostgreSQL. */
-export function postgresClient(settings: ConnectorSettings): pg.Client {
+/**
+ * Client settings from a source's config and secrets; pg is loaded only by commands that reach PostgreSQL. Tests
+ * and discovery get statement and query timeouts; a sync gets none: its COPY may rightly run for a long time, and
+ * pg's per-query timer would outlive a COPY stream and hold the process open.
+ */
+export function postgresClient(settings: ConnectorSettings, purpose: 'check' | 'sync' = 'check'): pg.Client {
   const { Client } = requireCommonJs('pg') as typeof pg;
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
   return new Client({
@@ -19,8 +23,7 @@ export function postgresClient(settings: ConnectorSettings): pg.Client {
     password: settings.secrets.password ?? '',
     ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? true : { rejectUnauthorized: false },
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    statement_timeout: QUERY_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
     application_name: 'lake',
   });
 }

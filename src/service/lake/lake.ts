@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -21,6 +21,8 @@ const DEMO_SEEDED_KEY = 'demo_seeded';
 export interface WriteTableOptions {
   /** Columns known never to hold NULL (from a source's schema), or 'all'; the others are reported nullable. */
   notNull?: ReadonlySet<string> | 'all';
+  /** Caps DuckDB's memory while writing (syncs of large tables); DuckDB's own default is 80% of RAM. */
+  memoryLimit?: string;
 }
 
 /** Lake table storage: writes tables as immutable Parquet snapshots and publishes them with an atomic commit. */
@@ -45,32 +47,38 @@ export class Lake {
       organizationId,
       schema,
       name,
-      async (connection, file) => Number((await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged),
+      async (connection, part) => Number((await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(part(0))} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged),
       options,
     );
   }
 
   /**
-   * Writes a new snapshot of schema.name with `write` (which fills the given Parquet file through a private DuckDB
-   * connection and returns its row count), then commits it. Until the commit, readers see the previous snapshot; a
-   * crash before it leaves only an unreferenced folder, and the previous data intact.
+   * Writes a new snapshot of schema.name with `write`, which fills one or more Parquet parts (`part(i)` names part
+   * i) through a private DuckDB connection and returns the row count; then commits it. Until the commit, readers
+   * see the previous snapshot; a crash before it leaves only an unreferenced folder, and the previous data intact.
    */
   async writeSnapshot(
     organizationId: string,
     schema: string,
     name: string,
-    write: (connection: DuckDBConnection, file: string) => Promise<number>,
+    write: (connection: DuckDBConnection, part: (index: number) => string) => Promise<number>,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
     const tableId = this.tables.ensureTableId(organizationId, schema, name);
     const snapshotId = newId('snap');
     const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = join(dir, 'part-0.parquet');
-    const { connection, close } = await openPrivilegedConnection();
+    const part = (index: number): string => join(dir, `part-${index}.parquet`);
+    const { connection, close } = await openPrivilegedConnection({ memoryLimit: options.memoryLimit });
     try {
-      const rowCount = await write(connection, file);
-      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`);
+      // Row order within a snapshot carries no meaning; not keeping it lets DuckDB stream the write in less memory.
+      if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');
+      const rowCount = await write(connection, part);
+      const files = readdirSync(dir)
+        .filter((f) => /^part-\d+\.parquet$/.test(f))
+        .sort((a, b) => Number(a.slice(5, -8)) - Number(b.slice(5, -8)))
+        .map((f) => join(dir, f));
+      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(files[0] as string)})`);
       const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
         name: String(row.column_name),
         type: String(row.column_type),
@@ -79,9 +87,9 @@ export class Lake {
       this.tables.commit(organizationId, tableId, {
         id: snapshotId,
         directory: this.layout.toRelative(dir),
-        files: [this.layout.toRelative(file)],
+        files: files.map((f) => this.layout.toRelative(f)),
         rowCount,
-        bytes: statSync(file).size,
+        bytes: files.reduce((sum, f) => sum + statSync(f).size, 0),
         columns,
       });
     } finally {

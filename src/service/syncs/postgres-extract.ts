@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -10,9 +10,16 @@ import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { Lake } from '../lake/lake.js';
 import { planColumn, stagedName, type ColumnPlan } from './pg-types.js';
+import { SegmentedStaging } from './segments.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
 const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** DuckDB's memory while loading one table; with insertion order off, large tables stream through it. */
+const SYNC_MEMORY_LIMIT = '256MB';
+
+/** Records per staged segment: large enough for DuckDB's parallel reader, small enough to overlap the COPY. */
+const ROWS_PER_SEGMENT = 500_000;
 const pgLiteral = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 interface SourceColumn {
@@ -80,7 +87,7 @@ export interface PostgresSyncInput {
  */
 export async function syncPostgres(input: PostgresSyncInput): Promise<TableResult[]> {
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
-  const client = postgresClient(input.settings);
+  const client = postgresClient(input.settings, 'sync');
   client.on('error', () => {});
   const results: TableResult[] = [];
   try {
@@ -129,34 +136,66 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
       : null;
     const total = incremental ? null : table.estimatedRows;
     input.reporter.phase(task, 'extracting', { completed: 0, total });
-    const staged = join(input.stagingDir, `${task.key.replace(/[^A-Za-z0-9_.-]/g, '_')}.csv`);
+    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
+    const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
+    const merging = previous !== undefined && table.primaryKey.length > 0;
+    const base = task.key.replace(/[^A-Za-z0-9_.-]/g, '_');
     const copy = client.query(to(`COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}) TO STDOUT WITH (FORMAT csv)`));
     const abort = (): void => void copy.destroy(new Error('cancelled'));
     input.signal.addEventListener('abort', abort, { once: true });
-    try {
-      await pipeline(copy, recordCounter((n) => input.reporter.rows(task, n)), createWriteStream(staged));
-    } finally {
-      input.signal.removeEventListener('abort', abort);
-    }
-    input.reporter.phase(task, 'loading');
-    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
-    const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
+
+    const reader = (file: string): string =>
+      `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',')`;
+    const batchOf = (file: string): string =>
+      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${reader(file)}`;
+    const toParquet = async (connection: import('@duckdb/node-api').DuckDBConnection, source: string, target: string): Promise<number> =>
+      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged);
+
     const committed = await input.lake.writeSnapshot(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
-      async (connection, file) => {
-        const staging = `read_csv(${quoteLiteral(staged)}, columns = {${plans.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',')`;
-        const batch = `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${staging}`;
-        let source = batch;
-        if (previous && table.primaryKey.length > 0) {
-          const files = previous.snapshot.files.map((f) => quoteLiteral(input.lake.layout.toAbsolute(f))).join(', ');
-          const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
-          source = `WITH b AS (${batch}) SELECT p.* FROM read_parquet([${files}]) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`;
+      async (connection, part) => {
+        try {
+          if (merging) {
+            // A merge reads its batch twice, beside the previous snapshot: stage it whole first.
+            const staged = join(input.stagingDir, `${base}.csv`);
+            await pipeline(copy, recordCounter((n) => input.reporter.rows(task, n)), createWriteStream(staged, { mode: 0o600 }));
+            input.reporter.phase(task, 'loading');
+            const files = (previous as NonNullable<typeof previous>).snapshot.files.map((f) => quoteLiteral(input.lake.layout.toAbsolute(f))).join(', ');
+            const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
+            return toParquet(connection, `WITH b AS (${batchOf(staged)}) SELECT p.* FROM read_parquet([${files}]) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0));
+          }
+          // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
+          // loading overlaps extraction. DuckDB reads a file on all its threads (a pipe it would read on one).
+          let rows = 0;
+          let parts = 0;
+          let loading: Promise<void> = Promise.resolve();
+          const staging = new SegmentedStaging(input.stagingDir, base, ROWS_PER_SEGMENT, (segment) => {
+            const index = parts++;
+            loading = loading.then(async () => {
+              rows += await toParquet(connection, batchOf(segment), part(index));
+              rmSync(segment, { force: true });
+            });
+            // Handled here so a failure waits for the final await instead of crashing the process meanwhile.
+            loading.catch(() => {});
+          }, (n) => input.reporter.rows(task, n));
+          const extracted = pipeline(copy, staging);
+          // Both must finish: a COPY that fails part-way never lets a short table be committed.
+          await Promise.all([extracted, extracted.then(() => loading)]);
+          input.reporter.phase(task, 'loading');
+          if (parts === 0) {
+            // An empty table still needs a part, so its columns are known.
+            const empty = join(input.stagingDir, `${base}.empty.csv`);
+            writeFileSync(empty, '');
+            rows = await toParquet(connection, batchOf(empty), part(0));
+          }
+          return rows;
+        } finally {
+          input.signal.removeEventListener('abort', abort);
         }
-        return Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged);
       },
-      { notNull },
+      { notNull, memoryLimit: SYNC_MEMORY_LIMIT },
     );
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
     return { task, rows: committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
