@@ -18,6 +18,11 @@ export const ERROR_CODES = [
   'credentials_revoked',
   'missing_scope',
   'user_required',
+  'owner_required',
+  'key_not_found',
+  'canvas_not_found',
+  'element_not_found',
+  'element_query_failed',
   'pat_not_found',
   // queries (spec)
   'write_not_allowed',

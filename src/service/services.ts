@@ -4,6 +4,8 @@ import { PersonalTokens } from './auth/personal-tokens.js';
 import { Signer } from './files/url-signer.js';
 import type { Home } from './home/home.js';
 import { join } from 'node:path';
+import { OrgKeys } from './auth/org-keys.js';
+import { CanvasService } from './canvases/canvas-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { PermissionStore } from './catalog/permissions.js';
 import { REAL_CLOCK, type Clock } from './clock.js';
@@ -36,6 +38,8 @@ export interface LakeServices {
   jobs: JobService;
   sources: SourceService;
   syncs: SyncService;
+  orgKeys: OrgKeys;
+  canvases: CanvasService;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
   syncSummaries(sourceId: string): object | null;
   clock: Clock;
@@ -102,6 +106,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     jobs,
     sources,
     syncs,
+    orgKeys: new OrgKeys(home.db, home.credentials, home.directory),
+    canvases: new CanvasService(home.db, queries, resultReader),
     syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
     clock,
     closing: closing.signal,

@@ -23,9 +23,10 @@ function parseExpiry(days: string | undefined): number | null {
  * needs the first credentials. Each prints its secret once.
  */
 export function registerAdminCredentials(admin: Command, ctx: CommandContext): void {
-  const create = async (kind: 'pat' | 'service_key', options: CreateOptions): Promise<void> => {
+  const create = async (kind: 'pat' | 'service_key' | 'team_key', options: CreateOptions): Promise<void> => {
     const [{ openHome }, { parseScopes }] = await Promise.all([import('../../service/home/home.js'), import('../../service/auth/scopes.js')]);
-    const scopes = parseScopes(options.scopes);
+    // Team API keys carry no scopes: they read canvas tables through POST /data/table, and nothing else.
+    const scopes = kind === 'team_key' ? [] : parseScopes(options.scopes);
     const expires = parseExpiry(options.expiresInDays);
     const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
     ctx.onClose(home.close);
@@ -39,14 +40,14 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
       kind,
       organizationId: home.organization.id,
       userId,
-      name: options.name ?? (kind === 'pat' ? 'personal access token' : 'service key'),
+      name: options.name ?? (kind === 'pat' ? 'personal access token' : kind === 'team_key' ? 'team API key' : 'service key'),
       scopes,
       expires,
     });
     const record = issued.record;
     if (ctx.json) {
       return printJson(ctx.io, {
-        object: kind === 'pat' ? 'personal_access_token' : 'service_key',
+        object: kind === 'pat' ? 'personal_access_token' : kind === 'team_key' ? 'team_api_key' : 'service_key',
         id: record.id,
         name: record.name,
         organization: record.organizationId,
@@ -88,4 +89,12 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     .option('--name <name>', 'a name to tell the key apart')
     .option('--expires-in-days <n>', 'expire after this many days')
     .action((options: CreateOptions) => create('service_key', options));
+
+  admin
+    .command('team-key')
+    .description('legacy team API keys, for POST /data/table')
+    .command('create')
+    .description('create a team API key (tak_…), as the owner; it reads the tables of every canvas of the team')
+    .option('--name <name>', 'a name to tell the key apart')
+    .action((options: Omit<CreateOptions, 'scopes'>) => create('team_key', { ...options, scopes: '' }));
 }

@@ -6,7 +6,9 @@ import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
 import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
+import { canvasRoutes } from './routes/canvases.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { keyRoutes } from './routes/keys.js';
 import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { patRoutes } from './routes/pats.js';
@@ -48,6 +50,8 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   jobRoutes(app);
   sourceRoutes(app);
   syncRoutes(app);
+  keyRoutes(app);
+  canvasRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

@@ -93,7 +93,8 @@ export class PermissionStore {
   }
 
   accessFor(principal: Principal): TableAccess {
-    if (!this.enabled(principal.organizationId)) return UNRESTRICTED;
+    // A team API key reads every table on every canvas of its team, as the spec grants it.
+    if (principal.kind === 'team_key' || !this.enabled(principal.organizationId)) return UNRESTRICTED;
     const user = principal.userId ? this.directory.user(principal.userId) : undefined;
     if (user?.role === 'owner') return UNRESTRICTED;
     const grants = (

@@ -214,4 +214,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX source_logs_by_source ON source_logs (organization_id, source_id, created);
     `,
   },
+  {
+    version: 7,
+    name: 'canvases',
+    sql: `
+      CREATE TABLE canvases (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        name TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+      );
+      CREATE INDEX canvases_by_org ON canvases (organization_id, created);
+      CREATE TABLE canvas_elements (
+        id TEXT PRIMARY KEY,
+        canvas_id TEXT NOT NULL REFERENCES canvases(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('query', 'table')),
+        sql TEXT,
+        table_ref TEXT,
+        created INTEGER NOT NULL
+      );
+      CREATE INDEX canvas_elements_by_canvas ON canvas_elements (canvas_id, created);
+    `,
+  },
 ];

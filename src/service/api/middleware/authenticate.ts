@@ -7,6 +7,8 @@ import type { ApiEnv } from '../env.js';
 export interface AuthRequirement {
   /** The caller needs at least one of these scopes; none means any valid credential will do. */
   anyScope?: readonly Scope[];
+  /** Also accept a team API key in `x-api-key` (the legacy table download and whoami). */
+  allowTeamKey?: boolean;
 }
 
 /**
@@ -15,6 +17,12 @@ export interface AuthRequirement {
  */
 export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
+    const apiKey = c.req.header('x-api-key');
+    if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
+      c.set('principal', c.get('services').credentials.authenticate(apiKey.trim(), ['tak']));
+      await next();
+      return;
+    }
     const header = c.req.header('Authorization');
     if (!header) {
       throw new LakeServiceError(

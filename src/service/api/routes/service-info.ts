@@ -9,7 +9,7 @@ import { authenticate } from '../middleware/authenticate.js';
 export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
   app.get('/version', (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
 
-  app.get('/whoami', authenticate(), (c) => {
+  app.get('/whoami', authenticate({ allowTeamKey: true }), (c) => {
     const principal = c.get('principal');
     const { directory, credentials } = c.get('services');
     const organization = directory.organization(principal.organizationId);

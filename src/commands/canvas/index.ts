@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { printFields, printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
+
+interface CanvasObject {
+  id: string;
+  name: string;
+  elements: { id: string; name: string; kind: string; sql: string | null; table: string | null }[];
+}
+
+function show(ctx: CommandContext, canvas: CanvasObject): void {
+  if (ctx.json) return printJson(ctx.io, canvas);
+  printFields(ctx.io, [['id', canvas.id], ['name', canvas.name], ...canvas.elements.map((e) => [e.id, `${e.name}: ${e.kind === 'table' ? e.table : e.sql}`] as [string, unknown])]);
+}
+
+export function registerCanvas(program: Command, ctx: CommandContext): void {
+  const canvas = program.command('canvas').description('canvases: named boards of table elements (saved queries or lake tables)');
+
+  canvas
+    .command('create')
+    .description('create a canvas')
+    .requiredOption('--name <name>', 'its name')
+    .action(async (o: { name: string }) => show(ctx, (await (await ctx.client()).request<CanvasObject>('POST', '/canvases', { body: { name: o.name } })).body));
+
+  canvas
+    .command('add')
+    .description('add a table element: a saved query (--sql) or a lake table (--table schema.table)')
+    .argument('<canvas>', 'canvas id (cnv_…)')
+    .requiredOption('--name <name>', 'the element\'s name')
+    .option('--sql <sql>', 'a saved read-only query')
+    .option('--table <schema.table>', 'a lake table')
+    .action(async (id: string, o: { name: string; sql?: string; table?: string }) => {
+      if ((o.sql === undefined) === (o.table === undefined)) throw usageError('Give either --sql or --table.');
+      const element = (await (await ctx.client()).request<{ id: string }>('POST', `/canvases/${encodeURIComponent(id)}/elements`, { body: { name: o.name, ...(o.sql ? { sql: o.sql } : { table: o.table }) } })).body;
+      if (ctx.json) return printJson(ctx.io, element);
+      ctx.io.stdout.write(`${element.id}\n`);
+    });
+
+  canvas
+    .command('ls')
+    .description('list canvases')
+    .action(async () => {
+      const body = await (await ctx.client()).get<{ data: CanvasObject[] }>('/canvases', { limit: 100 });
+      if (ctx.json) return printJson(ctx.io, body);
+      ctx.io.stdout.write('id\tname\telements\n');
+      for (const c of body.data) ctx.io.stdout.write(`${c.id}\t${c.name}\t${c.elements.length}\n`);
+    });
+
+  canvas
+    .command('get')
+    .description('show a canvas and its elements')
+    .argument('<canvas>', 'canvas id')
+    .action(async (id: string) => show(ctx, await (await ctx.client()).get<CanvasObject>(`/canvases/${encodeURIComponent(id)}`)));
+}

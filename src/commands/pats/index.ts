@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import { printFields, printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
+
+interface PatObject {
+  id: string;
+  name: string;
+  hint: string;
+  scopes: string[];
+  created: number;
+  expires: number | null;
+  last_used: number | null;
+  revoked: number | null;
+  secret?: string;
+}
+
+const when = (s: number | null): string => (s === null ? '' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
+
+export function registerPats(program: Command, ctx: CommandContext): void {
+  const pats = program.command('pats').description('your personal access tokens: create, list, revoke');
+
+  pats
+    .command('create')
+    .description('create a token (its secret is shown once)')
+    .requiredOption('--name <name>', 'a name to tell it apart')
+    .requiredOption('--scopes <list>', 'comma-separated scopes (docs/api.md lists them)')
+    .option('--expires-in-days <n>', 'expire after this many days')
+    .action(async (o: { name: string; scopes: string; expiresInDays?: string }) => {
+      const days = o.expiresInDays === undefined ? undefined : Number(o.expiresInDays);
+      if (days !== undefined && !Number.isInteger(days)) throw usageError('--expires-in-days must be a whole number.');
+      const body = { name: o.name, scopes: o.scopes.split(/[\s,]+/).filter(Boolean), ...(days === undefined ? {} : { expires_in_days: days }) };
+      const created = (await (await ctx.client()).request<PatObject>('POST', '/pats', { body })).body;
+      if (ctx.json) return printJson(ctx.io, created);
+      printFields(ctx.io, [['id', created.id], ['name', created.name], ['scopes', created.scopes.join(' ')], ['expires', when(created.expires) || 'never'], ['secret', created.secret]]);
+      if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The secret is shown once. Keep it somewhere safe.\n');
+    });
+
+  pats
+    .command('ls')
+    .description('list your tokens (never their secrets), with when each was last used')
+    .action(async () => {
+      const client = await ctx.client();
+      const all: PatObject[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.get<{ data: PatObject[]; has_more: boolean; next_cursor: string | null }>('/pats', { limit: 100, starting_after: cursor });
+        all.push(...page.data);
+        cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+      } while (cursor);
+      if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
+      ctx.io.stdout.write('id\tname\tscopes\tlast_used\texpires\trevoked\n');
+      for (const p of all) ctx.io.stdout.write(`${p.id}\t${p.name}\t${p.scopes.join(',')}\t${when(p.last_used)}\t${when(p.expires)}\t${when(p.revoked)}\n`);
+    });
+
+  pats
+    .command('revoke')
+    .description('revoke a token: it stops working at once')
+    .argument('<id>', 'token id (tok_…)')
+    .action(async (id: string) => {
+      const revoked = (await (await ctx.client()).request<PatObject>('POST', `/pats/${encodeURIComponent(id)}/revoke`)).body;
+      if (ctx.json) return printJson(ctx.io, revoked);
+      ctx.io.stderr.write(`lake: revoked ${revoked.id} (${revoked.name})\n`);
+    });
+}

@@ -1,0 +1,85 @@
+import { LakeServiceError } from '../errors.js';
+import type { MetadataDb } from '../store/database.js';
+import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
+import type { Directory } from './directory.js';
+import type { Principal } from './principal.js';
+import { parseScopes } from './scopes.js';
+
+export type OrgKeyKind = 'service_key' | 'team_key';
+
+export interface CreateKeyInput {
+  name?: unknown;
+  scopes?: unknown;
+  expires_in_days?: unknown;
+}
+
+/**
+ * Organization-owned keys: service keys (`nsk_…`, scoped, for automation) and team API keys (`tak_…`, legacy, for
+ * POST /data/table only). Team keys are created by owners only; service keys by owners and admins. Both are shown
+ * once, never stored in the clear, and revoked at once.
+ */
+export class OrgKeys {
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly credentials: CredentialStore,
+    private readonly directory: Directory,
+  ) {}
+
+  create(principal: Principal, kind: OrgKeyKind, input: CreateKeyInput): IssuedCredential {
+    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+    if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
+      throw new LakeServiceError(input.name === undefined ? 'parameter_missing' : 'parameter_invalid', 'Give the key a name of 1 to 200 characters.', { param: 'name' });
+    }
+    let scopes: ReturnType<typeof parseScopes> = [];
+    if (kind === 'service_key') {
+      if (!Array.isArray(input.scopes) || !input.scopes.every((s) => typeof s === 'string')) {
+        throw new LakeServiceError(input.scopes === undefined ? 'parameter_missing' : 'parameter_invalid', 'scopes must list the scopes the key gets.', { param: 'scopes' });
+      }
+      scopes = parseScopes(input.scopes as string[]);
+      const beyond = scopes.filter((s) => !principal.scopes.includes(s));
+      if (beyond.length > 0) throw new LakeServiceError('missing_scope', `A key cannot get scopes its creator lacks: ${beyond.join(', ')}.`, { param: 'scopes' });
+    } else if (input.scopes !== undefined) {
+      throw new LakeServiceError('parameter_invalid', 'Team API keys have no scopes: they read canvas tables through POST /data/table only.', { param: 'scopes' });
+    }
+    let expires: number | null = null;
+    if (input.expires_in_days !== undefined && input.expires_in_days !== null) {
+      const days = input.expires_in_days;
+      if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650) {
+        throw new LakeServiceError('parameter_invalid', 'expires_in_days must be a whole number from 1 to 3650.', { param: 'expires_in_days' });
+      }
+      expires = Math.floor(Date.now() / 1000) + days * 86_400;
+    }
+    return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name: input.name.trim(), scopes, expires });
+  }
+
+  list(principal: Principal, kind: OrgKeyKind, limit: number, startingAfter: string | undefined): { data: CredentialRecord[]; hasMore: boolean } {
+    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+    if (startingAfter !== undefined) {
+      const after = this.credentials.get(startingAfter);
+      if (!after || after.kind !== kind || after.organizationId !== principal.organizationId) {
+        throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these keys.', { param: 'starting_after' });
+      }
+    }
+    const ids = this.db
+      .prepare('SELECT id FROM credentials WHERE organization_id = ? AND kind = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?')
+      .all(principal.organizationId, kind, startingAfter ?? null, startingAfter ?? null, limit + 1) as { id: string }[];
+    return { data: ids.slice(0, limit).map(({ id }) => this.credentials.get(id) as CredentialRecord), hasMore: ids.length > limit };
+  }
+
+  revoke(principal: Principal, kind: OrgKeyKind, id: string): CredentialRecord {
+    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+    const record = this.credentials.get(id);
+    if (!record || record.kind !== kind || record.organizationId !== principal.organizationId) {
+      throw new LakeServiceError('key_not_found', `No ${kind === 'team_key' ? 'team API key' : 'service key'} '${id.slice(0, 64)}' exists in your organization.`);
+    }
+    this.credentials.revoke(id);
+    return this.credentials.get(id) as CredentialRecord;
+  }
+
+  private requireRole(principal: Principal, roles: readonly string[]): void {
+    const user = principal.userId ? this.directory.user(principal.userId) : undefined;
+    if (!user || !roles.includes(user.role)) {
+      throw new LakeServiceError('owner_required', `Only ${roles.join(' or ')}s of the organization, through a personal access token, may do this.`);
+    }
+  }
+}

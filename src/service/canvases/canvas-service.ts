@@ -1,0 +1,157 @@
+import type { Principal } from '../auth/principal.js';
+import { quoteIdentifier } from '../engine/duckdb.js';
+import { guardSql } from '../engine/sql-guard.js';
+import { LakeServiceError } from '../errors.js';
+import { newId } from '../ids.js';
+import { splitQualifiedName } from '../lake/names.js';
+import type { JsonValue } from '../engine/json-values.js';
+import type { QueryService } from '../queries/query-service.js';
+import type { ResultReader } from '../queries/result-reader.js';
+import type { MetadataDb } from '../store/database.js';
+
+export interface CanvasElement {
+  id: string;
+  name: string;
+  kind: 'query' | 'table';
+  sql: string | null;
+  table: string | null;
+  created: number;
+}
+
+export interface Canvas {
+  id: string;
+  organizationId: string;
+  name: string;
+  created: number;
+  updated: number;
+  elements: CanvasElement[];
+}
+
+export interface TableData {
+  canvas: Canvas;
+  element: CanvasElement;
+  columns: { name: string; type: string }[];
+  rows: Record<string, JsonValue>[];
+  rowCount: number;
+}
+
+/** POST /data/table returns at most this many rows of an element's table; `truncated` says when there were more. */
+export const MAX_TABLE_ROWS = 10_000;
+
+const seconds = (): number => Math.floor(Date.now() / 1000);
+
+function checkName(value: unknown, param: string): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
+    throw new LakeServiceError(value === undefined ? 'parameter_missing' : 'parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
+  }
+  return value.trim();
+}
+
+/**
+ * Canvases: named boards whose table elements are saved SQL queries or lake table references. Their tables are
+ * what a team API key may read through the legacy POST /data/table, run as any query is, in the sandbox.
+ */
+export class CanvasService {
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly queries: QueryService,
+    private readonly reader: ResultReader,
+  ) {}
+
+  create(principal: Principal, body: Record<string, unknown>): Canvas {
+    const name = checkName(body.name, 'name');
+    const elements = body.elements === undefined ? [] : body.elements;
+    if (!Array.isArray(elements)) throw new LakeServiceError('parameter_invalid', 'elements must be a list.', { param: 'elements' });
+    const checked = elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
+    const id = newId('cnv');
+    this.db.transaction(() => {
+      this.db.prepare('INSERT INTO canvases (id, organization_id, name, created, updated) VALUES (?, ?, ?, ?, ?)').run(id, principal.organizationId, name, seconds(), seconds());
+      for (const element of checked) this.insertElement(id, element);
+    })();
+    return this.get(principal, id);
+  }
+
+  addElement(principal: Principal, canvasId: string, body: Record<string, unknown>): CanvasElement {
+    const canvas = this.get(principal, canvasId);
+    const element = this.checkElement(body, 'element');
+    const id = this.insertElement(canvas.id, element);
+    this.db.prepare('UPDATE canvases SET updated = ? WHERE id = ?').run(seconds(), canvas.id);
+    return this.get(principal, canvasId).elements.find((e) => e.id === id) as CanvasElement;
+  }
+
+  get(principal: Principal, id: string): Canvas {
+    const row = this.db.prepare('SELECT * FROM canvases WHERE id = ? AND organization_id = ?').get(id, principal.organizationId) as
+      | { id: string; organization_id: string; name: string; created: number; updated: number }
+      | undefined;
+    if (!row) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
+    const elements = this.db.prepare('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, id').all(row.id) as {
+      id: string;
+      name: string;
+      kind: 'query' | 'table';
+      sql: string | null;
+      table_ref: string | null;
+      created: number;
+    }[];
+    return {
+      id: row.id,
+      organizationId: row.organization_id,
+      name: row.name,
+      created: row.created,
+      updated: row.updated,
+      elements: elements.map((e) => ({ id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table_ref, created: e.created })),
+    };
+  }
+
+  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: Canvas[]; hasMore: boolean } {
+    if (startingAfter !== undefined) this.get(principal, startingAfter);
+    const ids = this.db
+      .prepare('SELECT id FROM canvases WHERE organization_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?')
+      .all(principal.organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1) as { id: string }[];
+    return { data: ids.slice(0, limit).map(({ id }) => this.get(principal, id)), hasMore: ids.length > limit };
+  }
+
+  /**
+   * Runs one element's table, as a query of the caller (a team key reads every canvas table of its team), and
+   * returns up to MAX_TABLE_ROWS rows as exact JSON.
+   */
+  async tableData(principal: Principal, canvasId: string, elementId: string): Promise<TableData> {
+    const canvas = this.get(principal, canvasId);
+    const element = canvas.elements.find((e) => e.id === elementId);
+    if (!element) throw new LakeServiceError('element_not_found', `Canvas ${canvasId} has no table element '${elementId.slice(0, 64)}'.`);
+    const sql = element.kind === 'query' ? (element.sql as string) : `SELECT * FROM lake.${(element.table as string).split('.').map(quoteIdentifier).join('.')}`;
+    const { query } = await this.queries.submit(principal, { sql }, undefined);
+    await this.queries.waitFor(query.id, this.queries.settings.timeoutMs + 5000);
+    const done = this.queries.get(principal, query.id);
+    const file = this.queries.resultPath(done);
+    if (done.status !== 'succeeded' || !file) {
+      throw new LakeServiceError('element_query_failed', `The element's table could not be read: ${done.errorMessage ?? done.status}.`);
+    }
+    const page = await this.reader.page(file, 0, MAX_TABLE_ROWS);
+    return { canvas, element, columns: done.columns ?? [], rows: page.rows, rowCount: done.rowCount ?? page.rows.length };
+  }
+
+  private checkElement(value: unknown, param: string): { name: string; sql: string | null; table: string | null } {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new LakeServiceError('parameter_invalid', `${param} must be an object with name and sql or table.`, { param });
+    const element = value as Record<string, unknown>;
+    const name = checkName(element.name, `${param}.name`);
+    if ((element.sql === undefined) === (element.table === undefined)) {
+      throw new LakeServiceError('parameter_invalid', `${param} takes either sql (a saved query) or table (schema.table).`, { param });
+    }
+    if (element.sql !== undefined) {
+      if (typeof element.sql !== 'string') throw new LakeServiceError('parameter_invalid', `${param}.sql must be a string.`, { param: `${param}.sql` });
+      guardSql(element.sql);
+      return { name, sql: element.sql, table: null };
+    }
+    if (typeof element.table !== 'string') throw new LakeServiceError('parameter_invalid', `${param}.table must be schema.table.`, { param: `${param}.table` });
+    const { schema, name: table } = splitQualifiedName(element.table, `${param}.table`);
+    return { name, sql: null, table: `${schema}.${table}` };
+  }
+
+  private insertElement(canvasId: string, element: { name: string; sql: string | null; table: string | null }): string {
+    const id = newId('el');
+    this.db
+      .prepare('INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds());
+    return id;
+  }
+}
