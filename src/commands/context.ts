@@ -83,10 +83,9 @@ export class CommandContext {
       import('../service/client/lake-client.js'),
       import('../service/client/transport.js'),
     ]);
+    // Always said, even with --json to a pipe: a wait is not progress noise, and a cron log should show why a run was slow.
     const onRetry = ({ delayMs, reason }: { delayMs: number; reason: string }): void => {
-      if (!this.json || this.io.isStderrTTY) {
-        this.io.stderr.write(`lake: ${reason}; retrying in ${(delayMs / 1000).toFixed(1)} s\n`);
-      }
+      this.io.stderr.write(`lake: ${reason}; retrying in ${(delayMs / 1000).toFixed(1)} s\n`);
     };
     const userAgent = `lake-cli/${packageVersion()}`;
     if (settings.baseUrl.value) {

@@ -53,6 +53,11 @@ export const ERROR_CODES = [
   'job_not_finished',
   'job_has_no_result',
   'invalid_last_event_id',
+  // sends
+  'send_not_found',
+  'send_run_not_found',
+  'send_paused',
+  'send_in_progress',
   // service
   'rate_limited',
   'error_code_not_found',

@@ -7,8 +7,13 @@ import { join } from 'node:path';
 import { OrgKeys } from './auth/org-keys.js';
 import { CanvasService } from './canvases/canvas-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
+import { LogService } from './logs/log-service.js';
+import { loadPrices, UsageService } from './usage/usage-service.js';
 import { PermissionStore } from './catalog/permissions.js';
+import { SendService, type SendSettings } from './sends/send-service.js';
+import { sendSettingsFromEnv } from './sends/settings.js';
 import { REAL_CLOCK, type Clock } from './clock.js';
+import { RateLimiter, rateLimitsFromEnv, type RateLimitSettings } from './limits/rate-limiter.js';
 import { IdempotencyStore } from './idempotency.js';
 import { JobService } from './jobs/job-service.js';
 import { JobStore } from './jobs/job-store.js';
@@ -39,7 +44,12 @@ export interface LakeServices {
   sources: SourceService;
   syncs: SyncService;
   orgKeys: OrgKeys;
+  logs: LogService;
+  usage: UsageService;
+  /** Absent when rate limits are off. */
+  rateLimiter: RateLimiter | undefined;
   canvases: CanvasService;
+  sends: SendService;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
   syncSummaries(sourceId: string): object | null;
   clock: Clock;
@@ -65,6 +75,10 @@ export interface ServiceOptions {
   clock?: Clock;
   /** False in a CLI that detaches: accepted syncs wait in the queue for a server to run them. */
   runSyncs?: boolean;
+  /** Webhook retry timing; defaults from the environment. */
+  sendSettings?: SendSettings;
+  /** Defaults from the environment (120 per caller, 600 per organization a minute); false turns them off. */
+  rateLimits?: RateLimitSettings | false;
 }
 
 export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
@@ -73,6 +87,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);
   const clock = options.clock ?? REAL_CLOCK;
+  const usage = new UsageService(home.db, lake, clock, () => loadPrices(home.paths.root));
   const jobStore = new JobStore(home.db, clock);
   const jobSettings = options.jobSettings ?? jobSettingsFromEnv();
   const queries = new QueryService(
@@ -85,11 +100,25 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     jobSettings,
     options.querySettings ?? querySettingsFromEnv(),
     queryObject,
+    usage,
   );
   queries.purgeExpired();
   const jobs = new JobService(jobStore, queries, permissions, clock);
-  const sources = new SourceService(home.db, new SecretBox(join(home.paths.root, 'secrets.key')));
-  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true);
+  const secretBox = new SecretBox(join(home.paths.root, 'secrets.key'));
+  const sources = new SourceService(home.db, secretBox);
+  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock);
+  const sends = new SendService(
+    home.db,
+    jobStore,
+    queries,
+    resultReader,
+    home.credentials,
+    secretBox,
+    clock,
+    jobSettings,
+    options.sendSettings ?? sendSettingsFromEnv(),
+    usage,
+  );
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
@@ -107,7 +136,11 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     sources,
     syncs,
     orgKeys: new OrgKeys(home.db, home.credentials, home.directory),
+    logs: new LogService(home.db),
+    usage,
+    rateLimiter: options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock),
     canvases: new CanvasService(home.db, queries, resultReader),
+    sends,
     syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
     clock,
     closing: closing.signal,
@@ -117,6 +150,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     startBackgroundWork() {
       jobs.sweep(true);
       syncs.startPolling();
+      sends.startScheduling();
       const sweeper = setInterval(() => jobs.sweep(true), Math.max(1000, jobSettings.leaseMs / 2));
       const purger = setInterval(() => queries.purgeExpired(), 3_600_000);
       for (const timer of [sweeper, purger]) {
@@ -128,6 +162,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     async close(graceMs = 0) {
       closing.abort();
       for (const timer of timers.splice(0)) clearInterval(timer);
+      // Sends first: their runs wait on queries, which drain after.
+      await sends.close(graceMs);
       await Promise.all([queries.drain(graceMs), syncs.close(graceMs)]);
       await resultReader.close();
     },

@@ -30,7 +30,8 @@ export interface Transport {
 
 /** Test defaults: queries may run long enough to observe, and a little parallelism keeps the machine responsive. */
 function servicesFor(home: Home, options: StartOptions): LakeServices {
-  return createServices(home, { ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
+  // Rate limits stay off unless a test asks for them: other suites make thousands of requests on purpose.
+  return createServices(home, { rateLimits: false, ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
 }
 
 // LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.

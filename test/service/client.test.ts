@@ -37,7 +37,7 @@ describe('LakeClient retries', () => {
     expect(await client.get('/x')).toEqual({ ok: true });
     expect(hits()).toBe(2);
     expect(waits).toEqual([2000]);
-    expect(notices).toEqual(['HTTP 429']);
+    expect(notices).toEqual(['rate limited by the service (HTTP 429)']);
   });
 
   it('retries 502/503/504 with capped, jittered backoff, then gives the last error', async () => {

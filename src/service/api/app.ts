@@ -9,6 +9,9 @@ import { unmatchedRoute } from './middleware/unmatched-route.js';
 import { canvasRoutes } from './routes/canvases.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { keyRoutes } from './routes/keys.js';
+import { logRoutes } from './routes/logs.js';
+import { usageRoutes } from './routes/usage.js';
+import { sendRoutes } from './routes/sends.js';
 import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { patRoutes } from './routes/pats.js';
@@ -52,6 +55,9 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   syncRoutes(app);
   keyRoutes(app);
   canvasRoutes(app);
+  logRoutes(app);
+  usageRoutes(app);
+  sendRoutes(app);
   fileRoutes(app);
 
   app.notFound(unmatchedRoute(app));

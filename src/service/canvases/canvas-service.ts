@@ -84,7 +84,7 @@ export class CanvasService {
       | { id: string; organization_id: string; name: string; created: number; updated: number }
       | undefined;
     if (!row) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
-    const elements = this.db.prepare('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, id').all(row.id) as {
+    const elements = this.db.prepare('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, rowid').all(row.id) as {
       id: string;
       name: string;
       kind: 'query' | 'table';

@@ -71,7 +71,7 @@ export class LakeClient {
       const retryAfter = parseRetryAfter(response.headers.get('Retry-After'));
       const waitable = retryAfter === undefined || retryAfter * 1000 <= this.retry.maxRetryAfterMs;
       if (canRetry && RETRYABLE_STATUSES.has(response.status) && waitable) {
-        await this.wait(attempt, retryAfter, `HTTP ${response.status}`);
+        await this.wait(attempt, retryAfter, response.status === 429 ? 'rate limited by the service (HTTP 429)' : `HTTP ${response.status}`);
         continue;
       }
       throw LakeApiError.fromResponse(response, body);

@@ -14,6 +14,7 @@ import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
 import type { JobStore } from '../jobs/job-store.js';
+import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
@@ -62,6 +63,7 @@ export class QueryService {
     readonly settings: QuerySettings,
     /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
     private readonly submitResponse: (query: QueryRecord) => unknown,
+    private readonly usage?: UsageService,
   ) {
     this.store = new QueryStore(db, jobs);
     this.pool = sharedInstancePool(settings);
@@ -306,13 +308,16 @@ export class QueryService {
       const copied = await sandbox.connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
       const durationMs = performance.now() - started;
       const columns = await this.reader.describe(file);
+      const resultBytes = statSync(file).size;
       this.store.markSucceeded(query.id, {
         durationMs,
         rowCount: Number(copied.rowsChanged),
         resultFile: this.lake.layout.toRelative(file),
-        resultBytes: statSync(file).size,
+        resultBytes,
         columns,
       });
+      this.usage?.record(query.organizationId, 'queries_run', 1);
+      this.usage?.record(query.organizationId, 'result_bytes', resultBytes);
     } catch (error) {
       const durationMs = performance.now() - started;
       const reason = this.stopped.get(query.id);
@@ -326,6 +331,8 @@ export class QueryService {
             : ['query_failed', this.cleanEngineMessage(error, true)];
         this.store.markEnded(query.id, 'failed', { code, message }, durationMs);
       }
+      // A query that ran and failed was still run.
+      this.usage?.record(query.organizationId, 'queries_run', 1);
       rmSync(file, { force: true });
     } finally {
       clearTimeout(timer);

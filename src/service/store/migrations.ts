@@ -238,4 +238,49 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX canvas_elements_by_canvas ON canvas_elements (canvas_id, created);
     `,
   },
+  {
+    version: 8,
+    name: 'usage',
+    sql: `
+      CREATE TABLE usage_daily (
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        day TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        quantity INTEGER NOT NULL,
+        PRIMARY KEY (organization_id, day, metric)
+      );
+    `,
+  },
+  {
+    version: 9,
+    name: 'sends',
+    sql: `
+      CREATE TABLE sends (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        name TEXT NOT NULL,
+        sql TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        secrets TEXT NOT NULL,
+        every_minutes INTEGER,
+        paused INTEGER NOT NULL DEFAULT 0,
+        credential_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        next_run INTEGER,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+      );
+      CREATE INDEX sends_by_org ON sends (organization_id, created);
+      CREATE TABLE send_runs (
+        id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        send_id TEXT NOT NULL REFERENCES sends(id) ON DELETE CASCADE,
+        trigger TEXT NOT NULL CHECK (trigger IN ('manual', 'schedule')),
+        query_id TEXT,
+        rows_sent INTEGER NOT NULL DEFAULT 0,
+        batches INTEGER NOT NULL DEFAULT 0,
+        created INTEGER NOT NULL
+      );
+      CREATE INDEX send_runs_by_send ON send_runs (send_id, created);
+    `,
+  },
 ];

@@ -140,6 +140,11 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
     const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
     const merging = previous !== undefined && table.primaryKey.length > 0;
     const base = task.key.replace(/[^A-Za-z0-9_.-]/g, '_');
+    let transferred = 0;
+    const counted = (n: number): void => {
+      transferred = n;
+      input.reporter.rows(task, n);
+    };
     const copy = client.query(to(`COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}) TO STDOUT WITH (FORMAT csv)`));
     const abort = (): void => void copy.destroy(new Error('cancelled'));
     input.signal.addEventListener('abort', abort, { once: true });
@@ -160,7 +165,7 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
           if (merging) {
             // A merge reads its batch twice, beside the previous snapshot: stage it whole first.
             const staged = join(input.stagingDir, `${base}.csv`);
-            await pipeline(copy, recordCounter((n) => input.reporter.rows(task, n)), createWriteStream(staged, { mode: 0o600 }));
+            await pipeline(copy, recordCounter(counted), createWriteStream(staged, { mode: 0o600 }));
             input.reporter.phase(task, 'loading');
             const files = (previous as NonNullable<typeof previous>).snapshot.files.map((f) => quoteLiteral(input.lake.layout.toAbsolute(f))).join(', ');
             const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
@@ -179,7 +184,7 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
             });
             // Handled here so a failure waits for the final await instead of crashing the process meanwhile.
             loading.catch(() => {});
-          }, (n) => input.reporter.rows(task, n));
+          }, counted);
           const extracted = pipeline(copy, staging);
           // Both must finish: a COPY that fails part-way never lets a short table be committed.
           await Promise.all([extracted, extracted.then(() => loading)]);
@@ -198,10 +203,10 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
       { notNull, memoryLimit: SYNC_MEMORY_LIMIT },
     );
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
-    return { task, rows: committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
+    return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
   } catch (error) {
     const message = input.signal.aborted ? 'cancelled' : error instanceof Error ? error.message : String(error);
     input.reporter.phase(task, 'failed');
-    return { task, rows: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
+    return { task, rows: 0, transferred: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
   }
 }

@@ -27,7 +27,7 @@ export async function syncSample(input: { scale: number; tasks: readonly TableTa
     input.reporter.phase(task, 'loading');
     const committed = await input.lake.writeTable(input.organizationId, task.lakeSchema, task.lakeTable, sql, { notNull: 'all' });
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
-    results.push({ task, rows: committed.snapshot.rowCount, cursorValue: null, columns: task.table.columns.map((c) => ({ name: c.name, type: c.type })) });
+    results.push({ task, rows: committed.snapshot.rowCount, transferred: committed.snapshot.rowCount, cursorValue: null, columns: task.table.columns.map((c) => ({ name: c.name, type: c.type })) });
   }
   return results;
 }

@@ -1,10 +1,12 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
+import type { Clock } from '../clock.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
 import type { JobStore } from '../jobs/job-store.js';
+import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { principalIdOf } from '../queries/query-service.js';
@@ -54,8 +56,10 @@ export class SyncService {
     private readonly jobSettings: JobSettings,
     /** False for a CLI that detaches: syncs it accepts wait in the queue for a server. */
     private readonly runsSyncs: boolean,
+    private readonly usage?: UsageService,
+    clock?: Clock,
   ) {
-    this.store = new SyncStore(db);
+    this.store = new SyncStore(db, clock);
   }
 
   /**
@@ -212,6 +216,7 @@ export class SyncService {
         continue;
       }
       this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
+      this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
     }
     const failed = results.filter((r) => r.error);
     if (signal.aborted) this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });

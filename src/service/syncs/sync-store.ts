@@ -1,3 +1,4 @@
+import { REAL_CLOCK, type Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JobRecord } from '../jobs/job-store.js';
 import type { MetadataDb } from '../store/database.js';
@@ -27,10 +28,17 @@ export interface SyncRecord {
 
 /** Syncs (each also a job), the per-table state syncs carry forward, and the per-source log of errors and schema changes. */
 export class SyncStore {
-  constructor(private readonly db: MetadataDb) {}
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly clock: Clock = REAL_CLOCK,
+  ) {}
+
+  private nowSeconds(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
 
   insert(id: string, sourceId: string, request: SyncRequest): void {
-    this.db.prepare('INSERT INTO syncs (id, source_id, created, request, progress) VALUES (?, ?, ?, ?, ?)').run(id, sourceId, Math.floor(Date.now() / 1000), JSON.stringify(request), '{}');
+    this.db.prepare('INSERT INTO syncs (id, source_id, created, request, progress) VALUES (?, ?, ?, ?, ?)').run(id, sourceId, this.nowSeconds(), JSON.stringify(request), '{}');
   }
 
   get(id: string): { sourceId: string; request: SyncRequest; progress: Record<string, TableProgress> } | undefined {
@@ -69,13 +77,13 @@ export class SyncStore {
          ON CONFLICT (source_id, schema_name, table_name) DO UPDATE SET cursor_value = excluded.cursor_value, columns = excluded.columns,
            lake_schema = excluded.lake_schema, lake_table = excluded.lake_table, last_synced = excluded.last_synced`,
       )
-      .run(sourceId, schema, table, state.cursorValue, JSON.stringify(state.columns), lakeSchema, lakeTable, Math.floor(Date.now() / 1000));
+      .run(sourceId, schema, table, state.cursorValue, JSON.stringify(state.columns), lakeSchema, lakeTable, this.nowSeconds());
   }
 
   /** A source error or schema change, kept for the Logs area. */
   log(organizationId: string, sourceId: string, kind: 'error' | 'schema_change', table: string | null, message: string, details: object): void {
     this.db
       .prepare('INSERT INTO source_logs (id, organization_id, source_id, kind, table_name, message, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(newId('log'), organizationId, sourceId, kind, table, message, JSON.stringify(details), Math.floor(Date.now() / 1000));
+      .run(newId('log'), organizationId, sourceId, kind, table, message, JSON.stringify(details), this.nowSeconds());
   }
 }

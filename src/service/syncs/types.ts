@@ -27,7 +27,10 @@ export interface SyncReporter {
 
 export interface TableResult {
   task: TableTask;
+  /** Rows of the committed table. */
   rows: number;
+  /** Rows read from the source in this sync (what usage meters): all of them, or the changed ones when merging. */
+  transferred: number;
   cursorValue: string | null;
   columns: { name: string; type: string }[];
   error?: string;

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { hasScope } from '../../auth/principal.js';
 import type { Scope } from '../../auth/scopes.js';
 import { LakeServiceError } from '../../errors.js';
@@ -19,7 +19,9 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
   return async (c, next) => {
     const apiKey = c.req.header('x-api-key');
     if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
-      c.set('principal', c.get('services').credentials.authenticate(apiKey.trim(), ['tak']));
+      const principal = c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
+      c.set('principal', principal);
+      enforceRateLimit(c, principal.credentialId, principal.organizationId);
       await next();
       return;
     }
@@ -41,6 +43,41 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
       throw new LakeServiceError('missing_scope', `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`);
     }
     c.set('principal', principal);
+    enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
+    await next();
+  };
+}
+
+/**
+ * Counts the request against the caller's and the organization's budgets; over either, 429 rate_limited with the
+ * exact wait in Retry-After. Every answer carries the budgets left (docs/api.md, "Rate limits").
+ */
+export function enforceRateLimit(c: Context<ApiEnv>, caller: string, organization: string | undefined): void {
+  const limiter = c.get('services').rateLimiter;
+  if (!limiter) return;
+  const admission = limiter.admit(caller, organization);
+  const headers: Record<string, string> = {};
+  if (admission.caller.remaining >= 0) {
+    headers['X-RateLimit-Limit'] = String(admission.caller.limit);
+    headers['X-RateLimit-Remaining'] = String(admission.caller.remaining);
+  }
+  if (admission.organization.remaining >= 0) {
+    headers['X-RateLimit-Org-Limit'] = String(admission.organization.limit);
+    headers['X-RateLimit-Org-Remaining'] = String(admission.organization.remaining);
+  }
+  if (!admission.allowed) {
+    throw new LakeServiceError('rate_limited', `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`, {
+      headers: { ...headers, 'Retry-After': String(admission.retryAfterSeconds) },
+    });
+  }
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+}
+
+/** Public endpoints (no credential) count against the budget of the client's address. */
+export function publicRateLimit(): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+    enforceRateLimit(c, `address:${incoming?.socket?.remoteAddress ?? 'local'}`, undefined);
     await next();
   };
 }

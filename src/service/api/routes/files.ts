@@ -4,6 +4,7 @@ import type { Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
 import { checkResultSignature } from '../../files/url-signer.js';
 import type { ApiEnv } from '../env.js';
+import { publicRateLimit } from '../middleware/authenticate.js';
 
 interface ByteRange {
   start: number;
@@ -31,7 +32,7 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
  * Range requests so large downloads can resume; every refusal is a JSON error, never the file.
  */
 export function fileRoutes(app: Hono<ApiEnv>): void {
-  app.get('/files/results/:id', (c) => {
+  app.get('/files/results/:id', publicRateLimit(), (c) => {
     const { signer, queries } = c.get('services');
     const id = c.req.param('id');
     const check = checkResultSignature(signer, `/files/results/${id}`, c.req.query('expires'), c.req.query('signature'));

@@ -4,10 +4,10 @@ import { isErrorCode, LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
 import { docUrl } from '../error-response.js';
 import { ERROR_CATALOGUE } from '../error-catalogue.js';
-import { authenticate } from '../middleware/authenticate.js';
+import { authenticate, publicRateLimit } from '../middleware/authenticate.js';
 
 export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
-  app.get('/version', (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
+  app.get('/version', publicRateLimit(), (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
 
   app.get('/whoami', authenticate({ allowTeamKey: true }), (c) => {
     const principal = c.get('principal');
@@ -32,7 +32,7 @@ export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
   });
 
   // Public, so that the doc_url of every error resolves without a credential.
-  app.get('/errors/:code', (c) => {
+  app.get('/errors/:code', publicRateLimit(), (c) => {
     const code = c.req.param('code');
     if (!isErrorCode(code)) throw new LakeServiceError('error_code_not_found', `There is no error code '${code.slice(0, 64)}'.`, { param: 'code' });
     const definition = ERROR_CATALOGUE[code];

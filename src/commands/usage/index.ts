@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { printJson } from '../../render/record.js';
+import type { CommandContext } from '../context.js';
+
+interface UsageBody {
+  month: string;
+  days: { date: string; queries_run: number; result_bytes: number; rows_synced: number; rows_sent: number; cost: number }[];
+  totals: Record<string, number>;
+  storage_bytes: number;
+  cost: { month_to_date: number; projected: number; days_elapsed: number; days_in_month: number };
+}
+
+const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
+const count = (n: number): string => n.toLocaleString('en-US');
+const bytes = (n: number): string => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GB` : n >= 1024 ** 2 ? `${(n / 1024 ** 2).toFixed(1)} MB` : `${count(n)} B`);
+
+/** One bar per day, scaled to the month's busiest day, in whole and eighth blocks. */
+export function dayBars(days: readonly { date: string; cost: number }[], width = 30): string[] {
+  const top = Math.max(...days.map((d) => d.cost), 0);
+  const eighths = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+  return days.map((d) => {
+    const cells = top === 0 ? 0 : (d.cost / top) * width;
+    const bar = '█'.repeat(Math.floor(cells)) + (eighths[Math.round((cells % 1) * 7)] ?? '');
+    return `${d.date.slice(5)} ${bar.padEnd(width)} ${usd(d.cost)}`;
+  });
+}
+
+export function registerUsage(program: Command, ctx: CommandContext): void {
+  program
+    .command('usage')
+    .description('metered usage of a month, with its projected cost and a chart per day')
+    .option('--month <yyyy-mm>', 'which month (default: this one)')
+    .action(async (o: { month?: string }) => {
+      const body = await (await ctx.client()).get<UsageBody>('/usage', { month: o.month });
+      if (ctx.json) return printJson(ctx.io, body);
+      const out = ctx.io.stdout;
+      out.write(`usage ${body.month}\n`);
+      out.write(`  queries run     ${count(body.totals.queries_run ?? 0)}\n`);
+      out.write(`  result data     ${bytes(body.totals.result_bytes ?? 0)}\n`);
+      out.write(`  rows synced     ${count(body.totals.rows_synced ?? 0)}\n`);
+      out.write(`  rows sent       ${count(body.totals.rows_sent ?? 0)}\n`);
+      out.write(`  lake storage    ${bytes(body.storage_bytes)}\n`);
+      out.write(`  cost so far     ${usd(body.cost.month_to_date)}\n`);
+      out.write(`  projected       ${usd(body.cost.projected)} (day ${body.cost.days_elapsed} of ${body.cost.days_in_month})\n`);
+      if (body.days.length > 0) out.write(`\n${dayBars(body.days).join('\n')}\n`);
+    });
+}

@@ -1,0 +1,102 @@
+import type { Hono } from 'hono';
+import type { JobRecord } from '../../jobs/job-store.js';
+import { credentialNames } from '../../sends/destination.js';
+import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
+import type { LakeServices } from '../../services.js';
+import type { ApiEnv } from '../env.js';
+import { readJsonObject } from '../json-body.js';
+import { authenticate } from '../middleware/authenticate.js';
+import { listBody, readPageRequest } from '../pagination.js';
+
+/** A run: its job's status and times, with what only a send run has (trigger, query, rows and batches delivered). */
+export function sendRunObject(run: SendRunRecord, job: JobRecord | undefined): Record<string, unknown> & { id: string } {
+  return {
+    object: 'send_run',
+    id: run.id,
+    send: run.sendId,
+    status: job?.status ?? 'failed',
+    trigger: run.trigger,
+    query: run.queryId,
+    rows_sent: run.rowsSent,
+    batches: run.batches,
+    created: run.created,
+    started: job?.started ?? null,
+    finished: job?.finished ?? null,
+    error: job?.errorCode ? { code: job.errorCode, message: job.errorMessage } : null,
+    job: `/jobs/${run.id}`,
+  };
+}
+
+/** The send object: the destination without its credentials, which it only says are set. */
+function sendObject(send: SendRecord, lastRun: Record<string, unknown> | null): Record<string, unknown> & { id: string } {
+  return {
+    object: 'send',
+    id: send.id,
+    name: send.name,
+    sql: send.sql,
+    destination: { ...send.destination, credentials: Object.fromEntries(credentialNames(send.destination).map((n) => [n, 'set'])) },
+    schedule: send.everyMinutes === null ? null : { every_minutes: send.everyMinutes },
+    status: send.paused ? 'paused' : 'active',
+    paused: send.paused,
+    next_run: send.paused ? null : send.nextRun,
+    last_run: lastRun,
+    created: send.created,
+    updated: send.updated,
+  };
+}
+
+export function sendRoutes(app: Hono<ApiEnv>): void {
+  const read = authenticate({ anyScope: ['sends:read'] });
+  const manage = authenticate({ anyScope: ['sends:manage'] });
+  const render = (c: { get(key: 'services'): LakeServices }, send: SendRecord): Record<string, unknown> & { id: string } => {
+    const { sends, jobs } = c.get('services');
+    const last = sends.store.runs(send.id, 1).data[0];
+    return sendObject(send, last ? sendRunObject(last, jobs.store.getById(last.id)) : null);
+  };
+
+  app.get('/sends', read, (c) => {
+    const page = readPageRequest(c, { limit: 20, max: 100 });
+    const result = c.get('services').sends.list(c.get('principal'), page.limit, page.startingAfter);
+    return c.json(listBody({ data: result.data.map((s) => render(c, s)), hasMore: result.hasMore }));
+  });
+
+  app.post('/sends', manage, async (c) => {
+    const { send, generatedSecret } = c.get('services').sends.create(c.get('principal'), await readJsonObject(c));
+    c.header('Location', `/sends/${send.id}`);
+    // A signing secret the service made is shown here once; it cannot be read back later.
+    return c.json({ ...render(c, send), ...(generatedSecret ? { signing_secret: generatedSecret } : {}) }, 201);
+  });
+
+  app.get('/sends/:id', read, (c) => c.json(render(c, c.get('services').sends.get(c.get('principal'), c.req.param('id')))));
+
+  app.patch('/sends/:id', manage, async (c) => {
+    const send = c.get('services').sends.update(c.get('principal'), c.req.param('id'), await readJsonObject(c));
+    return c.json(render(c, send));
+  });
+
+  app.delete('/sends/:id', manage, (c) => {
+    const id = c.req.param('id');
+    c.get('services').sends.delete(c.get('principal'), id);
+    return c.json({ object: 'send_deletion', id, deleted: true });
+  });
+
+  app.post('/sends/:id/run', manage, (c) => {
+    const { sends, jobs } = c.get('services');
+    const run = sends.trigger(c.get('principal'), c.req.param('id'));
+    c.header('Location', `/jobs/${run.id}`);
+    return c.json(sendRunObject(run, jobs.store.getById(run.id)), 202);
+  });
+
+  app.get('/sends/:id/runs', read, (c) => {
+    const page = readPageRequest(c, { limit: 20, max: 100 });
+    const { sends, jobs } = c.get('services');
+    const result = sends.runs(c.get('principal'), c.req.param('id'), page.limit, page.startingAfter);
+    return c.json(listBody({ data: result.data.map((r) => sendRunObject(r, jobs.store.getById(r.id))), hasMore: result.hasMore }));
+  });
+
+  app.get('/sends/:id/runs/:run', read, (c) => {
+    const { sends, jobs } = c.get('services');
+    const run = sends.getRun(c.get('principal'), c.req.param('id'), c.req.param('run'));
+    return c.json(sendRunObject(run, jobs.store.getById(run.id)));
+  });
+}

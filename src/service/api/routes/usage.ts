@@ -1,0 +1,19 @@
+import type { Hono } from 'hono';
+import type { ApiEnv } from '../env.js';
+import { authenticate } from '../middleware/authenticate.js';
+
+export function usageRoutes(app: Hono<ApiEnv>): void {
+  app.get('/usage', authenticate({ anyScope: ['usage:read'] }), (c) => {
+    const report = c.get('services').usage.report(c.get('principal'), c.req.query('month'));
+    return c.json({
+      object: 'usage',
+      month: report.month,
+      currency: 'USD',
+      days: report.days,
+      totals: report.totals,
+      storage_bytes: report.storageBytes,
+      prices: report.prices,
+      cost: { month_to_date: report.monthToDate, projected: report.projected, days_elapsed: report.daysElapsed, days_in_month: report.daysInMonth },
+    });
+  });
+}

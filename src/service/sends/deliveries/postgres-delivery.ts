@@ -1,0 +1,153 @@
+import type pg from 'pg';
+import { classifyPostgresFailure, postgresClient } from '../../connectors/postgres.js';
+import type { ResultColumn } from '../../queries/store.js';
+import type { PostgresDestination } from '../destination.js';
+import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
+
+/** PostgreSQL's bind-parameter ceiling is 65535; batches stay well under it. */
+const MAX_PARAMETERS = 30_000;
+
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** A PostgreSQL column type for a DuckDB result type; composite values travel as jsonb. */
+export function postgresTypeOf(duckType: string): string {
+  const t = duckType.toUpperCase();
+  if (/\[\]$|\[\d+\]$|^STRUCT|^MAP|^UNION|^JSON$/.test(t)) return 'jsonb';
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(t);
+  if (decimal) return `numeric(${decimal[1]},${decimal[2]})`;
+  const simple: Record<string, string> = {
+    BOOLEAN: 'boolean',
+    TINYINT: 'smallint',
+    SMALLINT: 'smallint',
+    UTINYINT: 'smallint',
+    INTEGER: 'integer',
+    USMALLINT: 'integer',
+    BIGINT: 'bigint',
+    UINTEGER: 'bigint',
+    UBIGINT: 'numeric',
+    HUGEINT: 'numeric',
+    UHUGEINT: 'numeric',
+    FLOAT: 'real',
+    DOUBLE: 'double precision',
+    DATE: 'date',
+    TIME: 'time',
+    TIMESTAMP: 'timestamp',
+    TIMESTAMP_S: 'timestamp',
+    TIMESTAMP_MS: 'timestamp',
+    TIMESTAMP_NS: 'timestamp',
+    'TIMESTAMP WITH TIME ZONE': 'timestamptz',
+    INTERVAL: 'interval',
+    UUID: 'uuid',
+  };
+  return simple[t] ?? 'text';
+}
+
+/** Why a destination failed, in words that name no host, user or database. */
+function describeFailure(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  const kind = classifyPostgresFailure(error);
+  if (kind !== 'unknown') return `the destination database refused the delivery (${kind.replace(/_/g, ' ')})`;
+  // SQLSTATE messages from statements on the destination table (a type mismatch, a missing column) name only our
+  // own columns and values; connection-level messages were classified above.
+  return e.code ? `the destination database refused the delivery: ${e.message ?? e.code} (SQLSTATE ${e.code})` : 'the destination database could not be reached';
+}
+
+/**
+ * Delivers into a PostgreSQL table in one transaction: the table is created when missing (with the key as its
+ * primary key), then rows are upserted on the key, or, in replace mode, the old rows are deleted first. Readers of
+ * the table see the old rows until the commit, then all the new ones.
+ */
+export class PostgresDelivery implements Delivery {
+  private client: pg.Client | undefined;
+  private columns: readonly ResultColumn[] = [];
+  private jsonColumns = new Set<string>();
+
+  constructor(
+    private readonly destination: PostgresDestination,
+    private readonly secrets: Record<string, string>,
+  ) {}
+
+  private get target(): string {
+    return `${quote(this.destination.schema)}.${quote(this.destination.table)}`;
+  }
+
+  async open(columns: readonly ResultColumn[]): Promise<void> {
+    const names = new Set(columns.map((c) => c.name));
+    const absent = this.destination.key.filter((k) => !names.has(k));
+    if (absent.length > 0) throw new SendFailure(`The result has no column ${absent.join(', ')} named in destination.key.`);
+    this.columns = columns;
+    this.jsonColumns = new Set(columns.filter((c) => postgresTypeOf(c.type) === 'jsonb').map((c) => c.name));
+    const settings = { config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode }, secrets: this.secrets, tables: [] };
+    const client = postgresClient(settings, 'sync');
+    client.on('error', () => {}); // a dropped connection fails the statement in flight; this keeps it from crashing the process
+    try {
+      this.client = client;
+      await client.connect();
+      await client.query('BEGIN');
+      await client.query(this.createStatement());
+      if (this.destination.mode === 'replace') await client.query(`DELETE FROM ${this.target}`);
+    } catch (error) {
+      await this.abort();
+      throw new SendFailure(describeFailure(error));
+    }
+  }
+
+  private createStatement(): string {
+    const definitions = this.columns.map((c) => `${quote(c.name)} ${postgresTypeOf(c.type)}`);
+    if (this.destination.key.length > 0) definitions.push(`PRIMARY KEY (${this.destination.key.map(quote).join(', ')})`);
+    return `CREATE TABLE IF NOT EXISTS ${this.target} (${definitions.join(', ')})`;
+  }
+
+  async deliver(rows: readonly DeliveryRow[]): Promise<void> {
+    const client = this.client;
+    if (!client) throw new SendFailure('The delivery is not open.');
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Math.max(1, this.columns.length)));
+    try {
+      for (let start = 0; start < rows.length; start += perStatement) await client.query(this.insertStatement(rows.slice(start, start + perStatement)));
+    } catch (error) {
+      await this.abort();
+      throw new SendFailure(describeFailure(error));
+    }
+  }
+
+  private insertStatement(rows: readonly DeliveryRow[]): { text: string; values: unknown[] } {
+    const names = this.columns.map((c) => c.name);
+    const values: unknown[] = [];
+    const tuples = rows.map((row) => {
+      const placeholders = names.map((name) => {
+        const value = row[name] ?? null;
+        values.push(value !== null && (this.jsonColumns.has(name) || typeof value === 'object') ? JSON.stringify(value) : value);
+        return `$${values.length}`;
+      });
+      return `(${placeholders.join(', ')})`;
+    });
+    let text = `INSERT INTO ${this.target} (${names.map(quote).join(', ')}) VALUES ${tuples.join(', ')}`;
+    if (this.destination.mode === 'upsert') {
+      const updates = names.filter((n) => !this.destination.key.includes(n)).map((n) => `${quote(n)} = EXCLUDED.${quote(n)}`);
+      const onConflict = `ON CONFLICT (${this.destination.key.map(quote).join(', ')})`;
+      text += updates.length > 0 ? ` ${onConflict} DO UPDATE SET ${updates.join(', ')}` : ` ${onConflict} DO NOTHING`;
+    }
+    return { text, values };
+  }
+
+  async commit(): Promise<void> {
+    const client = this.client;
+    if (!client) throw new SendFailure('The delivery is not open.');
+    try {
+      await client.query('COMMIT');
+    } catch (error) {
+      await this.abort();
+      throw new SendFailure(describeFailure(error));
+    }
+    this.client = undefined;
+    await client.end().catch(() => {});
+  }
+
+  async abort(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    await client.query('ROLLBACK').catch(() => {});
+    await client.end().catch(() => {});
+  }
+}

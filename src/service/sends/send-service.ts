@@ -1,0 +1,343 @@
+import type { Principal } from '../auth/principal.js';
+import type { CredentialStore } from '../auth/credentials.js';
+import type { Clock } from '../clock.js';
+import { guardSql } from '../engine/sql-guard.js';
+import { LakeServiceError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { JobSettings } from '../jobs/settings.js';
+import type { JobStore } from '../jobs/job-store.js';
+import type { QueryService } from '../queries/query-service.js';
+import { principalIdOf } from '../queries/query-service.js';
+import type { ResultReader } from '../queries/result-reader.js';
+import type { SecretBox } from '../sources/secret-box.js';
+import { writeTransaction, type MetadataDb } from '../store/database.js';
+import type { UsageService } from '../usage/usage-service.js';
+import { PostgresDelivery } from './deliveries/postgres-delivery.js';
+import { SendFailure, type Delivery } from './deliveries/types.js';
+import { DEFAULT_WEBHOOK_RETRY, WebhookDelivery, type WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
+import { checkDestination } from './destination.js';
+import { SendStore, type SendRecord, type SendRunRecord } from './send-store.js';
+
+/** Rows read from the result and handed to the destination at a time (a webhook batch is its own size). */
+const READ_BATCH = 1000;
+/** How long a run waits for its query; a send's SQL is meant to be a bounded extract, not an open-ended job. */
+const QUERY_WAIT_MS = 15 * 60_000;
+
+export interface SendSettings {
+  webhookRetry: WebhookRetryPolicy;
+}
+
+const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
+
+function checkName(value: unknown): string {
+  if (typeof value !== 'string' || value.trim().length === 0 || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
+  return value.trim();
+}
+
+function checkSql(value: unknown): string {
+  if (value === undefined) throw new LakeServiceError('parameter_missing', 'Send the SQL whose result to deliver in the field sql.', { param: 'sql' });
+  if (typeof value !== 'string' || value.trim() === '') throw invalid('sql', 'sql must be a non-empty string.');
+  guardSql(value); // refuses writes, several statements and file access now, not at the first run
+  return value;
+}
+
+/** `schedule: {"every_minutes": n}` (1 minute to 7 days) or null for on demand only. */
+function checkSchedule(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  const every = (value as { every_minutes?: unknown }).every_minutes;
+  if (typeof value !== 'object' || Array.isArray(value) || Object.keys(value).some((k) => k !== 'every_minutes')) {
+    throw invalid('schedule', 'schedule must be {"every_minutes": n} or null.');
+  }
+  if (typeof every !== 'number' || !Number.isInteger(every) || every < 1 || every > 10_080) throw invalid('schedule.every_minutes', 'schedule.every_minutes must be a whole number from 1 to 10080 (7 days).');
+  return every;
+}
+
+/**
+ * Sends: a saved query whose result is delivered to a PostgreSQL table or a webhook, on demand or on a schedule.
+ * Each run is a job of kind `send` that runs in the process that accepted it (lake serve runs the schedules). The
+ * SQL runs as the credential that created the send, with that credential's table permissions at run time.
+ */
+export class SendService {
+  readonly store: SendStore;
+  private readonly workerId = newId('wrk');
+  private readonly running = new Map<string, { done: Promise<void>; abort: AbortController }>();
+  private scheduler: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly jobs: JobStore,
+    private readonly queries: QueryService,
+    private readonly results: ResultReader,
+    private readonly credentials: CredentialStore,
+    private readonly secretBox: SecretBox,
+    private readonly clock: Clock,
+    private readonly jobSettings: JobSettings,
+    private readonly settings: SendSettings = { webhookRetry: DEFAULT_WEBHOOK_RETRY },
+    private readonly usage?: UsageService,
+  ) {
+    this.store = new SendStore(db);
+  }
+
+  private now(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
+
+  create(principal: Principal, body: Record<string, unknown>): { send: SendRecord; generatedSecret?: string } {
+    for (const key of Object.keys(body)) {
+      if (!['name', 'sql', 'destination', 'schedule', 'paused'].includes(key)) throw invalid(key, `Unknown field '${key}'. A send takes name, sql, destination, schedule and paused.`);
+    }
+    if (body.name === undefined) throw new LakeServiceError('parameter_missing', 'Name the send in the field name.', { param: 'name' });
+    const name = checkName(body.name);
+    const sql = checkSql(body.sql);
+    const checked = checkDestination(body.destination);
+    const everyMinutes = checkSchedule(body.schedule);
+    if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
+    const id = newId('snd');
+    const now = this.now();
+    const send: SendRecord = {
+      id,
+      organizationId: principal.organizationId,
+      name,
+      sql,
+      destination: checked.destination,
+      secrets: this.secretBox.seal(id, checked.secrets),
+      everyMinutes,
+      paused: body.paused === true,
+      credentialId: principal.credentialId,
+      principalId: principalIdOf(principal),
+      nextRun: everyMinutes === null ? null : now + everyMinutes * 60,
+      created: now,
+      updated: now,
+    };
+    this.store.insert(send);
+    return { send, generatedSecret: checked.generatedSecret };
+  }
+
+  get(principal: Principal, id: string): SendRecord {
+    const send = this.store.get(principal.organizationId, id);
+    if (!send) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
+    return send;
+  }
+
+  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: SendRecord[]; hasMore: boolean } {
+    const after = startingAfter === undefined ? undefined : this.store.get(principal.organizationId, startingAfter);
+    if (startingAfter !== undefined && !after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sends.', { param: 'starting_after' });
+    return this.store.list(principal.organizationId, limit, after);
+  }
+
+  /** Changes name, SQL, schedule or `paused`. The destination is fixed: make a new send to deliver elsewhere. */
+  update(principal: Principal, id: string, body: Record<string, unknown>): SendRecord {
+    const send = this.get(principal, id);
+    for (const key of Object.keys(body)) {
+      if (!['name', 'sql', 'schedule', 'paused'].includes(key)) {
+        throw invalid(key, key === 'destination' ? 'The destination of a send cannot change; create a new send instead.' : `Unknown field '${key}'. PATCH takes name, sql, schedule and paused.`);
+      }
+    }
+    if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
+    const next = { ...send, updated: this.now() };
+    if (body.name !== undefined) next.name = checkName(body.name);
+    if (body.sql !== undefined) next.sql = checkSql(body.sql);
+    if (body.schedule !== undefined) {
+      next.everyMinutes = checkSchedule(body.schedule);
+      next.nextRun = next.everyMinutes === null ? null : this.now() + next.everyMinutes * 60;
+    }
+    if (typeof body.paused === 'boolean') {
+      next.paused = body.paused;
+      // Resuming starts the schedule afresh rather than firing at once for every interval missed while paused.
+      if (send.paused && !body.paused && next.everyMinutes !== null) next.nextRun = this.now() + next.everyMinutes * 60;
+    }
+    this.store.update(next);
+    return next;
+  }
+
+  /** Deletes the send and its runs' records; refused while a run is live, so no delivery is left half-owned. */
+  delete(principal: Principal, id: string): void {
+    const send = this.get(principal, id);
+    writeTransaction(this.db, () => {
+      const live = this.store.liveRun(send.id);
+      if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel it (POST /jobs/${live}/cancel) or let it finish, then delete.`);
+      this.store.delete(send.id);
+    });
+  }
+
+  /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
+  trigger(principal: Principal, id: string): SendRunRecord {
+    const send = this.get(principal, id);
+    if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused. Resume it (PATCH paused: false, or lake sends resume) to run it.`);
+    const run = this.startRun(send, 'manual', principal);
+    if (!run) throw new LakeServiceError('send_in_progress', `Send ${send.id} already has a run in progress; no second run was started.`);
+    return run;
+  }
+
+  runs(principal: Principal, id: string, limit: number, startingAfter: string | undefined): { data: SendRunRecord[]; hasMore: boolean } {
+    const send = this.get(principal, id);
+    const after = startingAfter === undefined ? undefined : this.store.getRun(startingAfter);
+    if (startingAfter !== undefined && after?.sendId !== send.id) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these runs.', { param: 'starting_after' });
+    for (const run of this.store.runs(send.id, limit, after).data) this.jobs.expireLeases(run.id);
+    return this.store.runs(send.id, limit, after);
+  }
+
+  getRun(principal: Principal, sendId: string, runId: string): SendRunRecord {
+    const send = this.get(principal, sendId);
+    const run = this.store.getRun(runId);
+    if (!run || run.sendId !== send.id) throw new LakeServiceError('send_run_not_found', `Send ${send.id} has no run ${runId.slice(0, 64)}.`);
+    this.jobs.expireLeases(run.id);
+    return run;
+  }
+
+  /** Settles when the run, if this process runs it, has ended. */
+  async settled(runId: string): Promise<void> {
+    await this.running.get(runId)?.done;
+  }
+
+  /** For lake serve: runs sends whose schedule is due, checking every second. */
+  startScheduling(): void {
+    if (this.scheduler) return;
+    this.scheduler = setInterval(() => this.runDue(), 1000);
+    this.scheduler.unref();
+  }
+
+  /** Starts every due, unpaused send that has no run in progress, and moves its next run on by its interval. */
+  runDue(): string[] {
+    const now = this.now();
+    const started: string[] = [];
+    for (const send of this.store.due(now)) {
+      const next = { ...send, nextRun: now + (send.everyMinutes ?? 0) * 60 };
+      this.store.update(next);
+      const run = this.startRun(send, 'schedule');
+      if (run) started.push(run.id);
+    }
+    return started;
+  }
+
+  async close(graceMs: number): Promise<void> {
+    if (this.scheduler) clearInterval(this.scheduler);
+    const all = Promise.allSettled([...this.running.values()].map((r) => r.done));
+    const timer = setTimeout(() => {
+      for (const run of this.running.values()) run.abort.abort();
+    }, graceMs);
+    await all;
+    clearTimeout(timer);
+  }
+
+  /** Records the run and its job (running here, under a lease) and starts it; undefined when one is already live. */
+  private startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): SendRunRecord | undefined {
+    const run = writeTransaction(this.db, () => {
+      if (this.store.liveRun(send.id)) return undefined;
+      const id = newId('snr');
+      this.jobs.create({
+        id,
+        organizationId: send.organizationId,
+        kind: 'send',
+        principalId: by ? principalIdOf(by) : send.principalId,
+        credentialId: by?.credentialId ?? send.credentialId,
+        lease: { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs },
+      });
+      const record: SendRunRecord = { id, sendId: send.id, trigger, queryId: null, rowsSent: 0, batches: 0, created: this.now() };
+      this.store.insertRun(record);
+      return record;
+    });
+    if (run) this.execute(run.id, send);
+    return run;
+  }
+
+  private execute(runId: string, send: SendRecord): void {
+    const abort = new AbortController();
+    const keeper = setInterval(() => {
+      this.jobs.renewLeases(this.workerId, [runId], this.jobs.clockNow() + this.jobSettings.leaseMs);
+      if (this.jobs.cancelRequested([runId]).length > 0) abort.abort();
+    }, Math.min(1000, this.jobSettings.leaseMs / 3));
+    const done = this.deliver(runId, send, abort.signal)
+      .then(
+        () => {
+          if (abort.signal.aborted) this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+          else this.jobs.finish(runId, 'succeeded');
+        },
+        (error: unknown) => {
+          if (abort.signal.aborted) {
+            this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+            return;
+          }
+          // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
+          const known = error instanceof SendFailure || error instanceof LakeServiceError;
+          const code = known ? error.code : 'send_failed';
+          this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
+        },
+      )
+      .finally(() => {
+        clearInterval(keeper);
+        this.running.delete(runId);
+      });
+    this.running.set(runId, { done, abort });
+  }
+
+  /** The principal the send's SQL runs as: its creating credential, which must still be live. */
+  private runAs(send: SendRecord): Principal {
+    const credential = this.credentials.get(send.credentialId);
+    const now = this.now();
+    if (!credential || credential.revoked !== null || (credential.expires !== null && credential.expires <= now)) {
+      throw new LakeServiceError('credentials_revoked', 'The credential that created this send was revoked or has expired; create the send again with a live one.');
+    }
+    return {
+      kind: credential.kind === 'pat' ? 'user' : credential.kind,
+      organizationId: credential.organizationId,
+      userId: credential.userId,
+      credentialId: credential.id,
+      credentialKind: credential.kind,
+      scopes: credential.scopes,
+    };
+  }
+
+  private async deliver(runId: string, send: SendRecord, signal: AbortSignal): Promise<void> {
+    const principal = this.runAs(send);
+    const submitted = await this.queries.submit(principal, { sql: send.sql }, undefined);
+    const queryId = submitted.query.id;
+    this.store.recordQuery(runId, queryId);
+    const onAbort = (): void => void this.queries.stop(queryId, 'cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await this.queries.waitFor(queryId, QUERY_WAIT_MS);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (signal.aborted) return;
+    const query = this.queries.get(principal, queryId);
+    if (query.status !== 'succeeded') {
+      throw new SendFailure(`The send's query ${queryId} ${query.status === 'running' ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
+    }
+    const file = this.queries.resultPath(query);
+    if (!file || !query.columns) throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);
+    const secrets = this.secretBox.open(send.id, send.secrets);
+    const delivery: Delivery =
+      send.destination.type === 'postgres'
+        ? new PostgresDelivery(send.destination, secrets)
+        : new WebhookDelivery(send.destination, secrets.secret ?? '', { send: send.id, run: runId }, this.clock, this.settings.webhookRetry, signal);
+    const batchSize = send.destination.type === 'webhook' ? send.destination.batch_size : READ_BATCH;
+    try {
+      await delivery.open(query.columns);
+      let offset = 0;
+      for (let batch = 1; ; batch++) {
+        if (signal.aborted) throw new SendFailure('The run was cancelled.');
+        const page = await this.results.page(file, offset, batchSize);
+        // An empty result still opens (and, in replace mode, empties) a table, but posts no empty webhook batch.
+        if (page.rows.length === 0) break;
+        await delivery.deliver(page.rows, batch);
+        offset += page.rows.length;
+        // A webhook's rows count as sent per accepted batch; a database's only at the commit below.
+        if (send.destination.type === 'webhook') this.countDelivered(runId, send.organizationId, page.rows.length);
+        if (page.rows.length < batchSize) break;
+      }
+      if (signal.aborted) throw new SendFailure('The run was cancelled.');
+      await delivery.commit();
+      if (send.destination.type === 'postgres') this.countDelivered(runId, send.organizationId, offset);
+    } catch (error) {
+      await delivery.abort();
+      throw error;
+    }
+  }
+
+  private countDelivered(runId: string, organizationId: string, rows: number): void {
+    this.store.addDelivered(runId, rows);
+    this.usage?.record(organizationId, 'rows_sent', rows);
+  }
+}

@@ -1,0 +1,153 @@
+import type { MetadataDb } from '../store/database.js';
+import type { Destination } from './destination.js';
+
+export interface SendRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  sql: string;
+  destination: Destination;
+  /** Sealed destination secrets (database host, user, password; webhook signing secret). */
+  secrets: string;
+  everyMinutes: number | null;
+  paused: boolean;
+  /** The credential the send's SQL runs as, with that credential's table permissions at run time. */
+  credentialId: string;
+  principalId: string;
+  nextRun: number | null;
+  created: number;
+  updated: number;
+}
+
+export interface SendRunRecord {
+  id: string;
+  sendId: string;
+  trigger: 'manual' | 'schedule';
+  queryId: string | null;
+  rowsSent: number;
+  batches: number;
+  created: number;
+}
+
+interface SendRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  sql: string;
+  destination: string;
+  secrets: string;
+  every_minutes: number | null;
+  paused: number;
+  credential_id: string;
+  principal_id: string;
+  next_run: number | null;
+  created: number;
+  updated: number;
+}
+
+const toSend = (r: SendRow): SendRecord => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  sql: r.sql,
+  destination: JSON.parse(r.destination) as Destination,
+  secrets: r.secrets,
+  everyMinutes: r.every_minutes,
+  paused: r.paused === 1,
+  credentialId: r.credential_id,
+  principalId: r.principal_id,
+  nextRun: r.next_run,
+  created: r.created,
+  updated: r.updated,
+});
+
+interface RunRow {
+  id: string;
+  send_id: string;
+  trigger: 'manual' | 'schedule';
+  query_id: string | null;
+  rows_sent: number;
+  batches: number;
+  created: number;
+}
+
+const toRun = (r: RunRow): SendRunRecord => ({ id: r.id, sendId: r.send_id, trigger: r.trigger, queryId: r.query_id, rowsSent: r.rows_sent, batches: r.batches, created: r.created });
+
+/** Sends and their runs. A run's status lives in its job (same id); this table holds what only a send run has. */
+export class SendStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  insert(send: SendRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated);
+  }
+
+  update(send: SendRecord): void {
+    this.db
+      .prepare('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ? WHERE id = ?')
+      .run(send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.id);
+  }
+
+  get(organizationId: string, id: string): SendRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM sends WHERE id = ? AND organization_id = ?').get(id, organizationId) as SendRow | undefined;
+    return row && toSend(row);
+  }
+
+  getById(id: string): SendRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM sends WHERE id = ?').get(id) as SendRow | undefined;
+    return row && toSend(row);
+  }
+
+  list(organizationId: string, limit: number, after?: SendRecord): { data: SendRecord[]; hasMore: boolean } {
+    const rows = this.db
+      .prepare(`SELECT * FROM sends WHERE organization_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`)
+      .all(organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1) as SendRow[];
+    return { data: rows.slice(0, limit).map(toSend), hasMore: rows.length > limit };
+  }
+
+  delete(id: string): void {
+    this.db.prepare('DELETE FROM jobs WHERE id IN (SELECT id FROM send_runs WHERE send_id = ?)').run(id);
+    this.db.prepare('DELETE FROM sends WHERE id = ?').run(id);
+  }
+
+  /** Sends whose schedule is due, across organizations (the scheduler of lake serve). */
+  due(now: number): SendRecord[] {
+    return (this.db.prepare('SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run').all(now) as SendRow[]).map(toSend);
+  }
+
+  insertRun(run: SendRunRecord): void {
+    this.db.prepare('INSERT INTO send_runs (id, send_id, trigger, query_id, rows_sent, batches, created) VALUES (?, ?, ?, ?, ?, ?, ?)').run(run.id, run.sendId, run.trigger, run.queryId, run.rowsSent, run.batches, run.created);
+  }
+
+  getRun(id: string): SendRunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM send_runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  recordQuery(runId: string, queryId: string): void {
+    this.db.prepare('UPDATE send_runs SET query_id = ? WHERE id = ?').run(queryId, runId);
+  }
+
+  addDelivered(runId: string, rows: number): void {
+    this.db.prepare('UPDATE send_runs SET rows_sent = rows_sent + ?, batches = batches + 1 WHERE id = ?').run(rows, runId);
+  }
+
+  runs(sendId: string, limit: number, after?: SendRunRecord): { data: SendRunRecord[]; hasMore: boolean } {
+    const rows = this.db
+      .prepare(`SELECT * FROM send_runs WHERE send_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`)
+      .all(sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1) as RunRow[];
+    return { data: rows.slice(0, limit).map(toRun), hasMore: rows.length > limit };
+  }
+
+  /** The run of this send that is queued or running, if any. */
+  liveRun(sendId: string): string | undefined {
+    const row = this.db
+      .prepare(`SELECT r.id FROM send_runs r JOIN jobs j ON j.id = r.id WHERE r.send_id = ? AND j.status IN ('queued', 'running') LIMIT 1`)
+      .get(sendId) as { id: string } | undefined;
+    return row?.id;
+  }
+}

@@ -1,0 +1,20 @@
+import { DEFAULT_WEBHOOK_RETRY } from './deliveries/webhook-delivery.js';
+import type { SendSettings } from './send-service.js';
+
+/** Webhook retries from LAKE_WEBHOOK_ATTEMPTS and LAKE_WEBHOOK_RETRY_BASE_MS; the defaults otherwise. */
+export function sendSettingsFromEnv(env: Record<string, string | undefined> = process.env): SendSettings {
+  const read = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, not '${raw}'.`);
+    return value;
+  };
+  return {
+    webhookRetry: {
+      ...DEFAULT_WEBHOOK_RETRY,
+      attempts: read('LAKE_WEBHOOK_ATTEMPTS', DEFAULT_WEBHOOK_RETRY.attempts, 1),
+      baseDelayMs: read('LAKE_WEBHOOK_RETRY_BASE_MS', DEFAULT_WEBHOOK_RETRY.baseDelayMs, 0),
+    },
+  };
+}

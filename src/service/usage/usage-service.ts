@@ -1,0 +1,126 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Principal } from '../auth/principal.js';
+import type { Clock } from '../clock.js';
+import { LakeServiceError } from '../errors.js';
+import type { Lake } from '../lake/lake.js';
+import type { MetadataDb } from '../store/database.js';
+
+/** What lake meters, per organization and day (docs/api.md, "Usage"). */
+export const METRICS = ['queries_run', 'result_bytes', 'rows_synced', 'rows_sent'] as const;
+export type Metric = (typeof METRICS)[number];
+
+/** Prices in USD. Summed metrics are priced per unit; storage per GB-month of current lake data. */
+export interface PriceTable {
+  queries_run: number;
+  result_bytes_per_gb: number;
+  rows_synced_per_million: number;
+  rows_sent_per_million: number;
+  storage_per_gb_month: number;
+}
+
+export const DEFAULT_PRICES: PriceTable = {
+  queries_run: 0.0005,
+  result_bytes_per_gb: 0.02,
+  rows_synced_per_million: 0.25,
+  rows_sent_per_million: 0.25,
+  storage_per_gb_month: 0.023,
+};
+
+const GB = 1024 ** 3;
+
+/** The price table: LAKE_PRICES_FILE, else prices.json in the home, else the defaults; keys not given keep theirs. */
+export function loadPrices(homeRoot: string, env: Record<string, string | undefined> = process.env): PriceTable {
+  const file = env.LAKE_PRICES_FILE ?? join(homeRoot, 'prices.json');
+  if (!existsSync(file)) return DEFAULT_PRICES;
+  const given = JSON.parse(readFileSync(file, 'utf8')) as Partial<PriceTable>;
+  return { ...DEFAULT_PRICES, ...given };
+}
+
+function dayCost(quantities: Record<Metric, number>, prices: PriceTable): number {
+  return (
+    quantities.queries_run * prices.queries_run +
+    (quantities.result_bytes / GB) * prices.result_bytes_per_gb +
+    (quantities.rows_synced / 1e6) * prices.rows_synced_per_million +
+    (quantities.rows_sent / 1e6) * prices.rows_sent_per_million
+  );
+}
+
+const round = (usd: number): number => Math.round(usd * 1e6) / 1e6;
+
+export interface UsageReport {
+  month: string;
+  days: ({ date: string; cost: number } & Record<Metric, number>)[];
+  totals: Record<Metric, number>;
+  storageBytes: number;
+  prices: PriceTable;
+  monthToDate: number;
+  projected: number;
+  daysElapsed: number;
+  daysInMonth: number;
+}
+
+/** Meters work as it happens, and reports a month with its projected cost. */
+export class UsageService {
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly lake: Lake,
+    private readonly clock: Clock,
+    private readonly prices: () => PriceTable,
+  ) {}
+
+  record(organizationId: string, metric: Metric, quantity: number): void {
+    if (quantity <= 0) return;
+    const day = new Date(this.clock.now()).toISOString().slice(0, 10);
+    this.db
+      .prepare(
+        `INSERT INTO usage_daily (organization_id, day, metric, quantity) VALUES (?, ?, ?, ?)
+         ON CONFLICT (organization_id, day, metric) DO UPDATE SET quantity = quantity + excluded.quantity`,
+      )
+      .run(organizationId, day, metric, Math.round(quantity));
+  }
+
+  /**
+   * A month's days and totals. The projection for the current month is month-to-date × days in month ÷ days
+   * elapsed (today counting as elapsed), plus current storage at its monthly price; past months are what they were.
+   */
+  report(principal: Principal, month?: string): UsageReport {
+    const now = new Date(this.clock.now());
+    const current = now.toISOString().slice(0, 7);
+    const target = month ?? current;
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(target)) throw new LakeServiceError('parameter_invalid', 'month must look like 2026-11.', { param: 'month' });
+    const [year, mon] = target.split('-').map(Number) as [number, number];
+    const daysInMonth = new Date(Date.UTC(year, mon, 0)).getUTCDate();
+    const daysElapsed = target === current ? now.getUTCDate() : target < current ? daysInMonth : 0;
+    const rows = this.db.prepare('SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day').all(principal.organizationId, `${target}-%`) as {
+      day: string;
+      metric: Metric;
+      quantity: number;
+    }[];
+    const prices = this.prices();
+    const byDay = new Map<string, Record<Metric, number>>();
+    for (const row of rows) {
+      const quantities = byDay.get(row.day) ?? { queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 };
+      if ((METRICS as readonly string[]).includes(row.metric)) quantities[row.metric] += row.quantity;
+      byDay.set(row.day, quantities);
+    }
+    const days = [...byDay].map(([date, q]) => ({ date, ...q, cost: round(dayCost(q, prices)) }));
+    const totals = { queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 } as Record<Metric, number>;
+    for (const d of days) for (const m of METRICS) totals[m] += d[m];
+    const storageBytes = this.lake.tables.list(principal.organizationId).reduce((sum, t) => sum + t.snapshot.bytes, 0);
+    const storage = (storageBytes / GB) * prices.storage_per_gb_month;
+    const metered = dayCost(totals, prices);
+    const projectedMetered = daysElapsed > 0 && target === current ? (metered * daysInMonth) / daysElapsed : metered;
+    return {
+      month: target,
+      days,
+      totals,
+      storageBytes,
+      prices,
+      monthToDate: round(metered + (target === current ? storage : 0)),
+      projected: round(projectedMetered + (target === current ? storage : 0)),
+      daysElapsed,
+      daysInMonth,
+    };
+  }
+}
