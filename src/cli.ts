@@ -10,6 +10,7 @@ import { EXIT, exitCodeFor } from './commands/exit-codes.js';
 import { registerInit } from './commands/init.js';
 import { registerJobs } from './commands/jobs/index.js';
 import { registerLogs } from './commands/logs/index.js';
+import { registerSends } from './commands/sends/index.js';
 import { registerPats } from './commands/pats/index.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerUsage } from './commands/usage/index.js';
@@ -57,6 +58,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerPats(program, ctx);
   registerCanvas(program, ctx);
   registerLogs(program, ctx);
+  registerSends(program, ctx);
   registerUsage(program, ctx);
   registerServe(program, ctx);
   registerAdmin(program, ctx);

@@ -212,6 +212,22 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     await expectError(await call('PATCH', '/sends/snd_nope', { paused: true }), 404, 'send_not_found');
   });
 
+  it('a run is a job: cancelling it stops the delivery', async () => {
+    const receiver = await startReceiver([], 3000);
+    try {
+      const send = await json('POST', '/sends', { name: 'slow', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      const run = (await (await call('POST', `/sends/${send.id}/run`)).json()) as Json;
+      while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+      const cancel = await call('POST', `/jobs/${run.id}/cancel`);
+      expect(cancel.status).toBeLessThan(300);
+      const job = await finished(run.id);
+      expect(job).toMatchObject({ kind: 'send', status: 'cancelled' });
+      expect(await json('GET', `/sends/${send.id}/runs/${run.id}`)).toMatchObject({ status: 'cancelled', rows_sent: 0 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('runs on its schedule when due, and not while paused', async () => {
     const receiver = await startReceiver();
     try {

@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { paletteFor } from '../../render/colors.js';
-import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { printJson } from '../../render/record.js';
-import { createRowWriter, type Row } from '../../render/rows.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { printRows, when } from '../listing.js';
 
 interface ListBody<T> {
   object: 'list';
@@ -37,22 +35,7 @@ interface TableObject {
   sql?: string;
 }
 
-const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 const segment = (name: string): string => encodeURIComponent(name);
-
-function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): void {
-  let format;
-  try {
-    format = resolveOutputFormat(ctx.io, { flag: output, env: ctx.env.LAKE_OUTPUT });
-  } catch (error) {
-    if (error instanceof UnknownFormatError) throw usageError(error.message);
-    throw error;
-  }
-  const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-  writer.begin(columns);
-  writer.write(rows);
-  writer.end();
-}
 
 /** `schema.table`, or two arguments when a name itself holds dots. */
 function splitName(first: string, second: string | undefined): [string, string] {

@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { paletteFor } from '../../render/colors.js';
-import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { printFields, printJson } from '../../render/record.js';
-import { createRowWriter, type Row } from '../../render/rows.js';
 import type { LakeClient } from '../../service/client/lake-client.js';
 import type { CommandContext } from '../context.js';
-import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { EXIT, usageError } from '../exit-codes.js';
+import { printRows, readBodyFile, when } from '../listing.js';
 import { readSecret } from './secret-input.js';
 
 interface FieldObject {
@@ -44,22 +41,7 @@ interface SourceObject {
   last_test: { ok: boolean; reason: string | null; at: number } | null;
 }
 
-const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 const path = (id: string, rest = ''): string => `/sources/${encodeURIComponent(id)}${rest}`;
-
-function rows(ctx: CommandContext, output: string | undefined, columns: string[], data: Row[]): void {
-  let format;
-  try {
-    format = resolveOutputFormat(ctx.io, { flag: output, env: ctx.env.LAKE_OUTPUT });
-  } catch (error) {
-    if (error instanceof UnknownFormatError) throw usageError(error.message);
-    throw error;
-  }
-  const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-  writer.begin(columns);
-  writer.write(data);
-  writer.end();
-}
 
 /** `key=value` settings typed by the connector's field list; credentials (host, user) go to the top level. */
 function applySettings(connector: ConnectorObject, pairs: readonly string[], body: Record<string, unknown>): void {
@@ -83,16 +65,6 @@ async function connectorOf(client: LakeClient, name: string): Promise<ConnectorO
   return client.get<ConnectorObject>(`/connectors/${encodeURIComponent(name)}`);
 }
 
-function readBodyFile(file: string): Record<string, unknown> {
-  try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    return parsed as Record<string, unknown>;
-  } catch (error) {
-    throw new CliError('file_unreadable', `Cannot read a JSON object from ${file}: ${error instanceof Error ? error.message : String(error)}.`, EXIT.usage);
-  }
-}
-
 function showSource(ctx: CommandContext, source: SourceObject): void {
   if (ctx.json) return printJson(ctx.io, source);
   printFields(ctx.io, [
@@ -107,14 +79,14 @@ function showSource(ctx: CommandContext, source: SourceObject): void {
   ]);
   if (source.tables.length > 0) {
     if (ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
-    rows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
+    printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
   }
 }
 
 export async function listConnectors(ctx: CommandContext, options: { output?: string }): Promise<void> {
   const body = await (await ctx.client()).get<{ data: ConnectorObject[] }>('/connectors');
   if (ctx.json) return printJson(ctx.io, body);
-  rows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
+  printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
 }
 
 export async function listSources(ctx: CommandContext, options: { output?: string }): Promise<void> {
@@ -127,7 +99,7 @@ export async function listSources(ctx: CommandContext, options: { output?: strin
     cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
   } while (cursor);
   if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
-  rows(ctx, options.output, ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'], all.map((s) => ({
+  printRows(ctx, options.output, ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'], all.map((s) => ({
     id: s.id,
     name: s.name,
     connector: s.connector,
