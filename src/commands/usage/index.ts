@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { printJson } from '../../render/record.js';
+import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 
 interface UsageBody {
@@ -33,6 +33,18 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
     .action(async (o: { month?: string }) => {
       const body = await (await ctx.client()).get<UsageBody>('/usage', { month: o.month });
       if (ctx.json) return printJson(ctx.io, body);
+      if (!ctx.io.isStdoutTTY) {
+        // In a pipe: one `name<TAB>value` line per figure, raw numbers, no chart (--json has the days).
+        return printFields(ctx.io, [
+          ['month', body.month],
+          ...Object.entries(body.totals),
+          ['storage_bytes', body.storage_bytes],
+          ['cost_month_to_date', body.cost.month_to_date],
+          ['cost_projected', body.cost.projected],
+          ['days_elapsed', body.cost.days_elapsed],
+          ['days_in_month', body.cost.days_in_month],
+        ]);
+      }
       const out = ctx.io.stdout;
       out.write(`usage ${body.month}\n`);
       out.write(`  queries run     ${count(body.totals.queries_run ?? 0)}\n`);

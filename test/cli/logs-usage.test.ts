@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dayBars } from '../../src/commands/usage/index.js';
+import { runLake } from '../helpers/cli.js';
+import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { type Json } from '../helpers/queries.js';
+import { tempDir } from '../helpers/temp.js';
+import { inMemory } from '../helpers/transports.js';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+}, 60_000);
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('lake logs and lake usage', () => {
+  it('print what syncs logged and what the work cost, plainly in a pipe', async () => {
+    const homeDir = join(tempDir('lake-logs-cli'), 'home');
+    // Real syncs of a real PostgreSQL table through the API on the same home: one schema change, one error.
+    const api = await inMemory.start({ homeDir, services: { rateLimits: false } });
+    let sourceId: string;
+    try {
+      const call = async (method: string, path: string, body?: object): Promise<Json> =>
+        (await (await api.request(path, { method, body: body && JSON.stringify(body), headers: body ? { 'Content-Type': 'application/json' } : {} })).json()) as Json;
+      const sync = async (): Promise<void> => {
+        const started = await call('POST', `/sources/${sourceId}/sync`, {});
+        for (let i = 0; i < 400 && ['queued', 'running'].includes((await call('GET', `/jobs/${started.id}`)).status); i++) await new Promise((r) => setTimeout(r, 25));
+      };
+      await adminQuery(`CREATE TABLE public.cli_logged (id int PRIMARY KEY); INSERT INTO public.cli_logged VALUES (1), (2); GRANT SELECT ON public.cli_logged TO ${db.reader}`, db.database);
+      const source = await call('POST', '/sources', { connector: 'postgres', name: 'logged', config: { port: db.port, database: db.database }, host: db.host, user: db.reader });
+      sourceId = source.id;
+      await call('PATCH', `/sources/${sourceId}`, { tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'cli_logged' })) });
+      await sync();
+      await adminQuery('ALTER TABLE public.cli_logged ADD COLUMN note text', db.database);
+      await sync();
+      await adminQuery(`REVOKE SELECT ON public.cli_logged FROM ${db.reader}`, db.database);
+      await sync();
+    } finally {
+      await api.close();
+    }
+    const env = { LAKE_HOME: homeDir };
+    const logs = await runLake(['logs', '--source', sourceId], { env });
+    expect(logs.code, logs.stderr).toBe(0);
+    const lines = logs.stdout.trim().split('\n').map((l) => l.split('\t'));
+    // Oldest first, as a log reads: time, source, kind, table, message.
+    expect(lines.map((l) => l[2])).toEqual(['schema_change', 'error']);
+    expect(lines[0]).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT/), sourceId, 'schema_change', 'public.cli_logged', expect.stringContaining('+note')]);
+    expect((await runLake(['logs', '--kind', 'error', '--json'], { env })).stdout).toContain('permission denied');
+    expect((await runLake(['logs', '--since', 'yesterday'], { env })).code).toBe(2);
+
+    const usage = await runLake(['usage'], { env });
+    expect(usage.code, usage.stderr).toBe(0);
+    const fields = Object.fromEntries(usage.stdout.trim().split('\n').map((l) => l.split('\t')));
+    expect(fields.month).toBe(new Date().toISOString().slice(0, 7));
+    expect(Number(fields.rows_synced)).toBe(4); // 2 rows, then 2 again after the schema change forced a full refresh
+    expect(Number(fields.cost_projected)).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('draws one bar per day, scaled to the busiest', () => {
+    const bars = dayBars([{ date: '2026-11-01', cost: 1 }, { date: '2026-11-02', cost: 0.5 }, { date: '2026-11-03', cost: 0 }], 10);
+    expect(bars).toEqual(['11-01 ██████████ $1.00', '11-02 █████      $0.5000', '11-03            $0.0000']);
+  });
+});
