@@ -63,3 +63,43 @@ describe('lake logs and lake usage', () => {
     expect(bars).toEqual(['11-01 ██████████ $1.00', '11-02 █████      $0.5000', '11-03            $0.0000']);
   });
 });
+
+describe('lake logs --follow', () => {
+  it('prints entries as syncs record them, against a running server', async () => {
+    const { spawn } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const { startServeProcess } = await import('../helpers/serve.js');
+    const { LAKE_BIN } = await import('../helpers/cli.js');
+    const home = join(tempDir('lake-logs-follow'), 'home');
+    const server = await startServeProcess({ LAKE_HOME: home });
+    const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const follower = spawn(process.execPath, [LAKE_BIN, 'logs', '--follow'], {
+      env: { PATH: process.env.PATH ?? '', LAKE_BASE_URL: server.url, LAKE_TOKEN: token, LAKE_CONFIG_DIR: tempDir('lake-logs-follow-config') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    follower.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    try {
+      await adminQuery('CREATE TABLE public.cli_hidden (id int PRIMARY KEY)', db.database);
+      const source = (await (await fetch(`${server.url}/sources`, { method: 'POST', headers, body: JSON.stringify({ connector: 'postgres', name: 'hidden', config: { port: db.port, database: db.database }, host: db.host, user: db.limited }) })).json()) as Json;
+      // cli_hidden is not readable by this user; customers is. Both are in one snapshot transaction.
+      await fetch(`${server.url}/sources/${source.id}`, { method: 'PATCH', headers, body: JSON.stringify({ tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: ['customers', 'cli_hidden'].includes(t.name) })) }) });
+      const sync = (await (await fetch(`${server.url}/sources/${source.id}/sync`, { method: 'POST', headers, body: '{}' })).json()) as Json;
+      for (let i = 0; i < 150 && !stdout.includes('permission denied'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(stdout).toMatch(new RegExp(`\\t${source.id}\\terror\\tpublic\\.cli_hidden\\t.*permission denied`));
+      // The failed table did not take the other down with it.
+      let job: Json = {};
+      for (let i = 0; i < 100 && !['failed', 'succeeded'].includes(job.status); i++) {
+        job = (await (await fetch(`${server.url}/jobs/${sync.id}`, { headers })).json()) as Json;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(job.error).toMatchObject({ code: 'tables_failed', message: expect.stringMatching(/^1 of 2 tables failed: public\.cli_hidden\./) });
+      const rows = (await (await fetch(`${server.url}/catalog/hidden/customers`, { headers })).json()) as Json;
+      expect(rows.row_count).toBe(50);
+    } finally {
+      follower.kill();
+      await server.stop();
+    }
+  }, 60_000);
+});

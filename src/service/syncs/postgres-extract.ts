@@ -101,7 +101,11 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
     for (const task of input.tasks) {
       if (input.signal.aborted) break;
-      results.push(await syncTable(client, to, task, input));
+      // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
+      await client.query('SAVEPOINT lake_table');
+      const result = await syncTable(client, to, task, input);
+      await client.query(result.error === undefined ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+      results.push(result);
     }
     await client.query('COMMIT');
   } finally {
@@ -113,9 +117,10 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
 async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, input: PostgresSyncInput): Promise<TableResult> {
   const { table } = task;
   const state = input.states.get(task.key);
-  const columns = await currentColumns(client, table.schema, table.name);
-  const summary = columns.map((c) => ({ name: c.name, type: c.type }));
+  let summary = state?.columns ?? [];
   try {
+    const columns = await currentColumns(client, table.schema, table.name);
+    summary = columns.map((c) => ({ name: c.name, type: c.type }));
     if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
     let incremental = task.incremental && state !== undefined && state.cursorValue !== null;
     if (state) {
