@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { paletteFor } from '../render/colors.js';
 import { resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
 import { createRowWriter, type Row } from '../render/rows.js';
+import type { LakeClient } from '../service/client/lake-client.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 
@@ -32,4 +33,16 @@ export function readBodyFile(file: string): Record<string, unknown> {
   } catch (error) {
     throw new CliError('file_unreadable', `Cannot read a JSON object from ${file}: ${error instanceof Error ? error.message : String(error)}.`, EXIT.usage);
   }
+}
+
+/** Every item of a paginated list, following next_cursor in pages of 100. */
+export async function fetchAll<T>(client: LakeClient, path: string): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.get<{ data: T[]; has_more: boolean; next_cursor: string | null }>(path, { limit: 100, starting_after: cursor });
+    all.push(...page.data);
+    cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+  } while (cursor);
+  return all;
 }

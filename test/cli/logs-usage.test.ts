@@ -1,19 +1,13 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dayBars } from '../../src/commands/usage/index.js';
 import { runLake } from '../helpers/cli.js';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory } from '../helpers/transports.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 describe('lake logs and lake usage', () => {
   it('print what syncs logged and what the work cost, plainly in a pipe', async () => {

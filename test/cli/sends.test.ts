@@ -1,18 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 describe('lake sends', () => {
   const env = { LAKE_HOME: join(tempDir('lake-sends-cli'), 'home') };

@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_CLOCK, type Clock } from '../../src/service/clock.js';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, run, type Json } from '../helpers/queries.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 // A fixed day: 2026-11-10, so the month is 30 days and 10 have elapsed.
 const clock: Clock = { now: () => Date.parse('2026-11-10T12:00:00Z'), sleep: REAL_CLOCK.sleep };

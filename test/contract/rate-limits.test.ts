@@ -62,6 +62,8 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     const limited = await api.request('/jobs');
     expect(limited.headers.get('retry-after')).toBe('1');
     await expectError(limited, 429, 'rate_limited');
+    // A stream (re)connection is a request like any other.
+    await expectError(await api.request('/jobs/qr_anything/events', { headers: { Accept: 'text/event-stream' } }), 429, 'rate_limited');
     clock.advance(1000);
     // One request refills every 500 ms: after 1 s there is room for two, and one is used now.
     const again = await api.request('/whoami');

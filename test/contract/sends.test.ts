@@ -3,17 +3,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { expectError, type Json } from '../helpers/queries.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 interface Received {
   headers: IncomingMessage['headers'];

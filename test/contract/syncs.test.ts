@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, run, type Json } from '../helpers/queries.js';
 import { readSse } from '../helpers/sse.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 describe.each(TRANSPORTS)('syncs over $name', (transport) => {
   let api: Harness;

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -76,6 +77,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await adminQuery(`DROP ROLE IF EXISTS ${reader}; DROP ROLE IF EXISTS ${limited}`);
     },
   };
+}
+
+/**
+ * A test database made before the file's tests and dropped after them. The object is filled in by beforeAll, so a
+ * file can name it at the top and use it in its tests.
+ */
+export function useTestDatabase(): TestDatabase {
+  const db = {} as TestDatabase;
+  beforeAll(async () => {
+    Object.assign(db, await createTestDatabase());
+  }, 60_000);
+  afterAll(async () => {
+    await db.drop?.();
+  });
+  return db;
 }
 
 export interface PasswordServer {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { fetchAll } from '../listing.js';
 
 interface PatObject {
   id: string;
@@ -40,14 +41,7 @@ export function registerPats(program: Command, ctx: CommandContext): void {
     .command('ls')
     .description('list your tokens (never their secrets), with when each was last used')
     .action(async () => {
-      const client = await ctx.client();
-      const all: PatObject[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.get<{ data: PatObject[]; has_more: boolean; next_cursor: string | null }>('/pats', { limit: 100, starting_after: cursor });
-        all.push(...page.data);
-        cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
-      } while (cursor);
+      const all = await fetchAll<PatObject>(await ctx.client(), '/pats');
       if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
       ctx.io.stdout.write('id\tname\tscopes\tlast_used\texpires\trevoked\n');
       for (const p of all) ctx.io.stdout.write(`${p.id}\t${p.name}\t${p.scopes.join(',')}\t${when(p.last_used)}\t${when(p.expires)}\t${when(p.revoked)}\n`);

@@ -4,7 +4,7 @@ import { startSpinner } from '../../render/spinner.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { followJob } from '../jobs/follow.js';
-import { printRows, readBodyFile, when } from '../listing.js';
+import { fetchAll, printRows, readBodyFile, when } from '../listing.js';
 import { readSecret } from '../sources/secret-input.js';
 
 interface RunObject {
@@ -58,14 +58,7 @@ function showSend(ctx: CommandContext, send: SendObject): void {
 }
 
 export async function listSends(ctx: CommandContext, options: { output?: string }): Promise<void> {
-  const client = await ctx.client();
-  const all: SendObject[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.get<{ data: SendObject[]; has_more: boolean; next_cursor: string | null }>('/sends', { limit: 100, starting_after: cursor });
-    all.push(...page.data);
-    cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
-  } while (cursor);
+  const all = await fetchAll<SendObject>(await ctx.client(), '/sends');
   if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
   printRows(ctx, options.output, ['id', 'name', 'status', 'to', 'schedule', 'last_run', 'rows_sent'], all.map((s) => ({
     id: s.id,

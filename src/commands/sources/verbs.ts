@@ -2,7 +2,7 @@ import { printFields, printJson } from '../../render/record.js';
 import type { LakeClient } from '../../service/client/lake-client.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
-import { printRows, readBodyFile, when } from '../listing.js';
+import { fetchAll, printRows, readBodyFile, when } from '../listing.js';
 import { readSecret } from './secret-input.js';
 
 interface FieldObject {
@@ -90,14 +90,7 @@ export async function listConnectors(ctx: CommandContext, options: { output?: st
 }
 
 export async function listSources(ctx: CommandContext, options: { output?: string }): Promise<void> {
-  const client = await ctx.client();
-  const all: SourceObject[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.get<{ data: SourceObject[]; has_more: boolean; next_cursor: string | null }>('/sources', { limit: 100, starting_after: cursor });
-    all.push(...page.data);
-    cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
-  } while (cursor);
+  const all = await fetchAll<SourceObject>(await ctx.client(), '/sources');
   if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
   printRows(ctx, options.output, ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'], all.map((s) => ({
     id: s.id,

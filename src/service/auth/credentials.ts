@@ -149,14 +149,18 @@ export class CredentialStore {
     if (row.last_used === null || now - row.last_used >= LAST_USED_PRECISION_SECONDS) {
       this.db.prepare('UPDATE credentials SET last_used = ? WHERE id = ?').run(now, row.id);
     }
-    const record = toRecord(row);
-    return {
-      kind: record.kind === 'pat' ? 'user' : record.kind,
-      organizationId: record.organizationId,
-      userId: record.userId,
-      credentialId: record.id,
-      credentialKind: record.kind,
-      scopes: record.scopes,
-    };
+    return principalOf(toRecord(row));
   }
+}
+
+/** The principal a credential stands for. */
+export function principalOf(record: CredentialRecord): Principal {
+  return {
+    kind: record.kind === 'pat' ? 'user' : record.kind,
+    organizationId: record.organizationId,
+    userId: record.userId,
+    credentialId: record.id,
+    credentialKind: record.kind,
+    scopes: record.scopes,
+  };
 }

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.js';
-import type { CredentialStore } from '../auth/credentials.js';
+import { principalOf, type CredentialStore } from '../auth/credentials.js';
 import type { Clock } from '../clock.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
@@ -278,14 +278,7 @@ export class SendService {
     if (!credential || credential.revoked !== null || (credential.expires !== null && credential.expires <= now)) {
       throw new LakeServiceError('credentials_revoked', 'The credential that created this send was revoked or has expired; create the send again with a live one.');
     }
-    return {
-      kind: credential.kind === 'pat' ? 'user' : credential.kind,
-      organizationId: credential.organizationId,
-      userId: credential.userId,
-      credentialId: credential.id,
-      credentialKind: credential.kind,
-      scopes: credential.scopes,
-    };
+    return principalOf(credential);
   }
 
   private async deliver(runId: string, send: SendRecord, signal: AbortSignal): Promise<void> {
