@@ -78,7 +78,7 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     expect(created.status).toBe(201);
     const send = (await created.json()) as Json;
     expect(send).toMatchObject({ object: 'send', name: 'orders to pg', status: 'active', schedule: null, last_run: null });
-    expect(send.destination).toEqual({ type: 'postgres', port: db.port, database: db.database, ssl_mode: 'disable', schema: 'public', table, mode: 'upsert', key: ['id'], credentials: { host: 'set', user: 'set', password: 'set' } });
+    expect(send.destination).toEqual({ type: 'postgres', port: db.port, database: db.database, ssl_mode: 'disable', schema: 'public', table, mode: 'upsert', key: ['id'], credentials: { host: 'set', user: 'set' } });
     expect(JSON.stringify(send)).not.toContain(db.host);
 
     const run = await runAndWait(send.id);
@@ -123,7 +123,9 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     expect((await adminQuery(`SELECT count(*)::int AS n FROM public.${table}`, db.database)).rows[0].n).toBe(3);
 
     // An unreachable database fails the run without naming the host.
-    const lost = await json('POST', '/sends', { name: 'lost', sql: 'select 1 as id', destination: { ...pgDestination('t', { mode: 'replace' }), database: 'lake_no_such_db_9f3' } });
+    const lost = await json('POST', '/sends', { name: 'lost', sql: 'select 1 as id', destination: { ...pgDestination('t', { mode: 'replace' }), database: 'lake_no_such_db_9f3', password: 'hunter2-never-shown' } });
+    expect(lost.destination.credentials).toEqual({ host: 'set', user: 'set', password: 'set' });
+    expect(JSON.stringify(await json('GET', `/sends/${lost.id}`))).not.toContain('hunter2');
     const outcome = await runAndWait(lost.id);
     expect(outcome).toMatchObject({ status: 'failed', error: { code: 'delivery_failed', message: expect.stringMatching(/database not found/) } });
     expect(JSON.stringify(outcome)).not.toMatch(/lake_no_such_db_9f3|localhost|127\.0\.0\.1/);

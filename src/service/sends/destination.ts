@@ -130,8 +130,3 @@ export function checkDestination(value: unknown): CheckedDestination {
   if (value.type === 'webhook') return checkWebhook(value);
   throw invalid('destination.type', 'destination.type must be postgres or webhook.');
 }
-
-/** The names of the write-only credentials a destination holds, for display. */
-export function credentialNames(destination: Destination): string[] {
-  return destination.type === 'postgres' ? ['host', 'user', 'password'] : ['secret'];
-}

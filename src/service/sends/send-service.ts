@@ -101,6 +101,7 @@ export class SendService {
       sql,
       destination: checked.destination,
       secrets: this.secretBox.seal(id, checked.secrets),
+      secretsSet: Object.keys(checked.secrets),
       everyMinutes,
       paused: body.paused === true,
       credentialId: principal.credentialId,

@@ -9,6 +9,8 @@ export interface SendRecord {
   destination: Destination;
   /** Sealed destination secrets (database host, user, password; webhook signing secret). */
   secrets: string;
+  /** Names of the sealed secrets, which the send object shows as set (their values are never shown). */
+  secretsSet: string[];
   everyMinutes: number | null;
   paused: boolean;
   /** The credential the send's SQL runs as, with that credential's table permissions at run time. */
@@ -36,6 +38,7 @@ interface SendRow {
   sql: string;
   destination: string;
   secrets: string;
+  secrets_set: string;
   every_minutes: number | null;
   paused: number;
   credential_id: string;
@@ -52,6 +55,7 @@ const toSend = (r: SendRow): SendRecord => ({
   sql: r.sql,
   destination: JSON.parse(r.destination) as Destination,
   secrets: r.secrets,
+  secretsSet: JSON.parse(r.secrets_set) as string[],
   everyMinutes: r.every_minutes,
   paused: r.paused === 1,
   credentialId: r.credential_id,
@@ -80,10 +84,10 @@ export class SendStore {
   insert(send: SendRecord): void {
     this.db
       .prepare(
-        `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated);
+      .run(send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, JSON.stringify(send.secretsSet), send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated);
   }
 
   update(send: SendRecord): void {

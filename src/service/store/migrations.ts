@@ -262,6 +262,7 @@ export const MIGRATIONS: readonly Migration[] = [
         sql TEXT NOT NULL,
         destination TEXT NOT NULL,
         secrets TEXT NOT NULL,
+        secrets_set TEXT NOT NULL,
         every_minutes INTEGER,
         paused INTEGER NOT NULL DEFAULT 0,
         credential_id TEXT NOT NULL,

@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
 import type { JobRecord } from '../../jobs/job-store.js';
-import { credentialNames } from '../../sends/destination.js';
 import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
 import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
@@ -34,7 +33,7 @@ function sendObject(send: SendRecord, lastRun: Record<string, unknown> | null): 
     id: send.id,
     name: send.name,
     sql: send.sql,
-    destination: { ...send.destination, credentials: Object.fromEntries(credentialNames(send.destination).map((n) => [n, 'set'])) },
+    destination: { ...send.destination, credentials: Object.fromEntries(send.secretsSet.map((n) => [n, 'set'])) },
     schedule: send.everyMinutes === null ? null : { every_minutes: send.everyMinutes },
     status: send.paused ? 'paused' : 'active',
     paused: send.paused,
