@@ -3,6 +3,18 @@
 // they are loaded with require, or only when used.
 import { build } from 'esbuild';
 
+/**
+ * esbuild hoists a bundled module's external imports to the top of the bundle, so bundling the Ink view would load
+ * Ink and React (~300 ms) on every command. The view stays a separate module (tsc's dist/render/sync-view.js),
+ * imported only by `lake sync start --follow` on a terminal.
+ */
+const inkViewsStayOutside = {
+  name: 'ink-views-stay-outside',
+  setup(builder) {
+    builder.onResolve({ filter: /\/render\/sync-view\.js$/ }, () => ({ path: './render/sync-view.js', external: true }));
+  },
+};
+
 await build({
   entryPoints: ['dist/cli.js'],
   outfile: 'dist/bundle.js',
@@ -12,5 +24,6 @@ await build({
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
+  plugins: [inkViewsStayOutside],
   external: ['better-sqlite3', '@duckdb/node-api', 'commander', 'cli-table3', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
 });
