@@ -223,6 +223,9 @@ export class SendService {
 
   /** Records the run and its job (running here, under a lease) and starts it; undefined when one is already live. */
   private startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): SendRunRecord | undefined {
+    // A run whose process died holds its send until its lease is seen to have expired: look first.
+    const previous = this.store.liveRun(send.id);
+    if (previous) this.jobs.expireLeases(previous);
     const run = writeTransaction(this.db, () => {
       if (this.store.liveRun(send.id)) return undefined;
       const id = newId('snr');
