@@ -26,7 +26,7 @@ function parseSince(text: string): number {
 export function registerLogs(program: Command, ctx: CommandContext): void {
   program
     .command('logs')
-    .description('source errors and schema changes recorded by syncs, newest first')
+    .description('source errors and schema changes recorded by syncs, printed oldest first as a log reads')
     .option('--source <id>', 'only this source')
     .option('--kind <kind>', 'error or schema_change')
     .option('--since <when>', 'from this time or age on (30m, 2h, 7d, or a timestamp)')
