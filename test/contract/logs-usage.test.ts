@@ -77,5 +77,8 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     expect(next.data[0].kind).toBe('schema_change');
     await expectError(await send('GET', '/logs?kind=nope'), 400, 'parameter_invalid', 'kind');
     await expectError(await send('GET', '/logs?starting_after=log_nope'), 400, 'invalid_cursor', 'starting_after');
+    // A deleted source's entries go with it.
+    expect((await send('DELETE', `/sources/${source.id}`)).status).toBe(200);
+    expect(((await (await send('GET', `/logs?source=${source.id}`)).json()) as Json).data).toHaveLength(0);
   });
 });

@@ -3,7 +3,8 @@ import type { MetadataDb } from '../store/database.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
-import { parseScopes } from './scopes.js';
+import { expiryFromDays, scopesWithinCreator } from './credential-request.js';
+import type { Scope } from './scopes.js';
 
 export type OrgKeyKind = 'service_key' | 'team_key';
 
@@ -30,25 +31,12 @@ export class OrgKeys {
     if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
       throw new LakeServiceError(input.name === undefined ? 'parameter_missing' : 'parameter_invalid', 'Give the key a name of 1 to 200 characters.', { param: 'name' });
     }
-    let scopes: ReturnType<typeof parseScopes> = [];
-    if (kind === 'service_key') {
-      if (!Array.isArray(input.scopes) || !input.scopes.every((s) => typeof s === 'string')) {
-        throw new LakeServiceError(input.scopes === undefined ? 'parameter_missing' : 'parameter_invalid', 'scopes must list the scopes the key gets.', { param: 'scopes' });
-      }
-      scopes = parseScopes(input.scopes as string[]);
-      const beyond = scopes.filter((s) => !principal.scopes.includes(s));
-      if (beyond.length > 0) throw new LakeServiceError('missing_scope', `A key cannot get scopes its creator lacks: ${beyond.join(', ')}.`, { param: 'scopes' });
-    } else if (input.scopes !== undefined) {
+    let scopes: Scope[] = [];
+    if (kind === 'service_key') scopes = scopesWithinCreator(principal, input.scopes, 'key');
+    else if (input.scopes !== undefined) {
       throw new LakeServiceError('parameter_invalid', 'Team API keys have no scopes: they read canvas tables through POST /data/table only.', { param: 'scopes' });
     }
-    let expires: number | null = null;
-    if (input.expires_in_days !== undefined && input.expires_in_days !== null) {
-      const days = input.expires_in_days;
-      if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650) {
-        throw new LakeServiceError('parameter_invalid', 'expires_in_days must be a whole number from 1 to 3650.', { param: 'expires_in_days' });
-      }
-      expires = Math.floor(Date.now() / 1000) + days * 86_400;
-    }
+    const expires = expiryFromDays(input.expires_in_days);
     return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name: input.name.trim(), scopes, expires });
   }
 

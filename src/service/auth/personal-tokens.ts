@@ -2,7 +2,7 @@ import { LakeServiceError } from '../errors.js';
 import type { MetadataDb } from '../store/database.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
-import { parseScopes } from './scopes.js';
+import { expiryFromDays, scopesWithinCreator } from './credential-request.js';
 
 /** The request body as received: every field is checked here, so nothing about its shape is assumed. */
 export interface CreateTokenInput {
@@ -33,23 +33,8 @@ export class PersonalTokens {
     if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > MAX_NAME_LENGTH) {
       throw new LakeServiceError('parameter_invalid', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`, { param: 'name' });
     }
-    if (input.scopes === undefined) throw new LakeServiceError('parameter_missing', 'List the scopes the token gets.', { param: 'scopes' });
-    if (!Array.isArray(input.scopes) || !input.scopes.every((s) => typeof s === 'string')) {
-      throw new LakeServiceError('parameter_invalid', 'scopes must be an array of scope names.', { param: 'scopes' });
-    }
-    const scopes = parseScopes(input.scopes as string[]);
-    const beyond = scopes.filter((s) => !principal.scopes.includes(s));
-    if (beyond.length > 0) {
-      throw new LakeServiceError('missing_scope', `A token cannot grant scopes its creator lacks: ${beyond.join(', ')}.`, { param: 'scopes' });
-    }
-    let expires: number | null = null;
-    if (input.expires_in_days !== undefined && input.expires_in_days !== null) {
-      const days = input.expires_in_days;
-      if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650) {
-        throw new LakeServiceError('parameter_invalid', 'expires_in_days must be a whole number from 1 to 3650.', { param: 'expires_in_days' });
-      }
-      expires = Math.floor(Date.now() / 1000) + days * 86_400;
-    }
+    const scopes = scopesWithinCreator(principal, input.scopes, 'token');
+    const expires = expiryFromDays(input.expires_in_days);
     return this.credentials.issue({ kind: 'pat', organizationId: principal.organizationId, userId, name: input.name.trim(), scopes, expires });
   }
 

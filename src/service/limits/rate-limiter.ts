@@ -46,15 +46,14 @@ class Gcra {
     return { admitAt, nextTat, remaining: Math.max(0, Math.floor((now + WINDOW_MS - nextTat) / interval)) };
   }
 
-  commit(key: string, nextTat: number): void {
+  commit(key: string, nextTat: number, now: number): void {
     this.tat.set(key, nextTat);
-    if (this.tat.size > 100_000) this.forget();
+    if (this.tat.size > 100_000) this.forget(now);
   }
 
-  /** Drops keys whose budget is full again, so memory tracks active callers only. */
-  private forget(): void {
-    const now = Math.max(...this.tat.values()) - WINDOW_MS;
-    for (const [key, tat] of this.tat) if (tat < now) this.tat.delete(key);
+  /** Drops keys whose budget is full again (their schedule is in the past), so memory tracks active callers only. */
+  private forget(now: number): void {
+    for (const [key, tat] of this.tat) if (tat <= now) this.tat.delete(key);
   }
 }
 
@@ -81,8 +80,8 @@ export class RateLimiter {
     const admitAt = Math.max(c?.admitAt ?? now, o?.admitAt ?? now);
     const allowed = admitAt <= now;
     if (allowed) {
-      if (c) this.callers?.commit(caller, c.nextTat);
-      if (o && organization !== undefined) this.organizations?.commit(organization, o.nextTat);
+      if (c) this.callers?.commit(caller, c.nextTat, now);
+      if (o && organization !== undefined) this.organizations?.commit(organization, o.nextTat, now);
     }
     return {
       allowed,

@@ -33,10 +33,11 @@ export class LogService {
     }
     const rows = this.db
       .prepare(
-        `SELECT * FROM source_logs WHERE organization_id = ?
-           AND (? IS NULL OR source_id = ?) AND (? IS NULL OR kind = ?) AND (? IS NULL OR created >= ?)
-           AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
-         ORDER BY created DESC, id DESC LIMIT ?`,
+        // A deleted source's entries go with it.
+        `SELECT l.* FROM source_logs l JOIN sources s ON s.id = l.source_id AND s.deleted IS NULL WHERE l.organization_id = ?
+           AND (? IS NULL OR source_id = ?) AND (? IS NULL OR kind = ?) AND (? IS NULL OR l.created >= ?)
+           AND (? IS NULL OR l.created < ? OR (l.created = ? AND l.id < ?))
+         ORDER BY l.created DESC, l.id DESC LIMIT ?`,
       )
       .all(
         principal.organizationId,

@@ -316,7 +316,6 @@ export class QueryService {
         resultBytes,
         columns,
       });
-      this.usage?.record(query.organizationId, 'queries_run', 1);
       this.usage?.record(query.organizationId, 'result_bytes', resultBytes);
     } catch (error) {
       const durationMs = performance.now() - started;
@@ -331,10 +330,10 @@ export class QueryService {
             : ['query_failed', this.cleanEngineMessage(error, true)];
         this.store.markEnded(query.id, 'failed', { code, message }, durationMs);
       }
-      // A query that ran and failed was still run.
-      this.usage?.record(query.organizationId, 'queries_run', 1);
       rmSync(file, { force: true });
     } finally {
+      // Metered once it has run, whether it succeeded or not.
+      this.usage?.record(query.organizationId, 'queries_run', 1);
       clearTimeout(timer);
       sandbox.close();
     }

@@ -174,7 +174,7 @@ export class SendService {
     const send = this.get(principal, id);
     const after = startingAfter === undefined ? undefined : this.store.getRun(startingAfter);
     if (startingAfter !== undefined && after?.sendId !== send.id) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these runs.', { param: 'starting_after' });
-    for (const run of this.store.runs(send.id, limit, after).data) this.jobs.expireLeases(run.id);
+    this.expireDeadRun(send.id);
     return this.store.runs(send.id, limit, after);
   }
 
@@ -221,11 +221,15 @@ export class SendService {
     clearTimeout(timer);
   }
 
+  /** A run whose process died holds its send (and shows as running) until its expired lease is noticed: notice it. */
+  private expireDeadRun(sendId: string): void {
+    const live = this.store.liveRun(sendId);
+    if (live) this.jobs.expireLeases(live);
+  }
+
   /** Records the run and its job (running here, under a lease) and starts it; undefined when one is already live. */
   private startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): SendRunRecord | undefined {
-    // A run whose process died holds its send until its lease is seen to have expired: look first.
-    const previous = this.store.liveRun(send.id);
-    if (previous) this.jobs.expireLeases(previous);
+    this.expireDeadRun(send.id);
     const run = writeTransaction(this.db, () => {
       if (this.store.liveRun(send.id)) return undefined;
       const id = newId('snr');

@@ -46,6 +46,8 @@ function dayCost(quantities: Record<Metric, number>, prices: PriceTable): number
   );
 }
 
+const noQuantities = (): Record<Metric, number> => Object.fromEntries(METRICS.map((m) => [m, 0])) as Record<Metric, number>;
+
 const round = (usd: number): number => Math.round(usd * 1e6) / 1e6;
 
 export interface UsageReport {
@@ -100,12 +102,12 @@ export class UsageService {
     const prices = this.prices();
     const byDay = new Map<string, Record<Metric, number>>();
     for (const row of rows) {
-      const quantities = byDay.get(row.day) ?? { queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 };
+      const quantities = byDay.get(row.day) ?? noQuantities();
       if ((METRICS as readonly string[]).includes(row.metric)) quantities[row.metric] += row.quantity;
       byDay.set(row.day, quantities);
     }
     const days = [...byDay].map(([date, q]) => ({ date, ...q, cost: round(dayCost(q, prices)) }));
-    const totals = { queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 } as Record<Metric, number>;
+    const totals = noQuantities();
     for (const d of days) for (const m of METRICS) totals[m] += d[m];
     const storageBytes = this.lake.tables.list(principal.organizationId).reduce((sum, t) => sum + t.snapshot.bytes, 0);
     const storage = (storageBytes / GB) * prices.storage_per_gb_month;
