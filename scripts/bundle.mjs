@@ -15,9 +15,7 @@ const inkViewsStayOutside = {
   },
 };
 
-await build({
-  entryPoints: ['dist/cli.js'],
-  outfile: 'dist/bundle.js',
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -26,4 +24,8 @@ await build({
   logLevel: 'warning',
   plugins: [inkViewsStayOutside],
   external: ['better-sqlite3', '@duckdb/node-api', 'commander', 'cli-table3', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
-});
+};
+
+await build({ ...common, entryPoints: ['dist/cli.js'], outfile: 'dist/bundle.js' });
+// The query worker of lake serve's pool: a process of its own, started once per worker (docs/decisions.md).
+await build({ ...common, entryPoints: ['dist/service/engine/worker-main.js'], outfile: 'dist/query-worker.js' });

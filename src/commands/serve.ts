@@ -38,7 +38,10 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       };
       const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
-      const services = createServices(home, { publicUrl: options.publicUrl });
+      const [{ querySettingsFromEnv, workerPoolSettingsFromEnv }] = await Promise.all([import('../service/queries/settings.js')]);
+      const querySettings = querySettingsFromEnv(ctx.env);
+      // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
+      const services = createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env) });
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));

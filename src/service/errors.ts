@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   'range_not_satisfiable',
   'query_not_found',
   'too_many_queries',
+  'result_storage_full',
+  'inline_row_too_large',
   'idempotency_key_reused',
   // catalog, sources, jobs (spec)
   'grant_table_denied',

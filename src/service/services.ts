@@ -22,7 +22,9 @@ import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
 import { QueryService } from './queries/query-service.js';
 import { ResultReader } from './queries/result-reader.js';
-import { querySettingsFromEnv, type QuerySettings } from './queries/settings.js';
+import { querySettingsFromEnv, type QuerySettings, type WorkerPoolSettings } from './queries/settings.js';
+import { InProcessEngine } from './engine/in-process-engine.js';
+import { WorkerPool } from './engine/worker-pool.js';
 import { queryObject } from './queries/views.js';
 import { SecretBox } from './sources/secret-box.js';
 import { SourceService } from './sources/source-service.js';
@@ -71,6 +73,8 @@ export interface LakeServices {
 export interface ServiceOptions {
   publicUrl?: string;
   querySettings?: QuerySettings;
+  /** Run queries in a pool of worker processes (lake serve); without it they run in this process (the local CLI). */
+  workerPool?: WorkerPoolSettings;
   jobSettings?: JobSettings;
   clock?: Clock;
   /** False in a CLI that detaches: accepted syncs wait in the queue for a server to run them. */
@@ -90,6 +94,13 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   const usage = new UsageService(home.db, lake, clock, () => loadPrices(home.paths.root));
   const jobStore = new JobStore(home.db, clock);
   const jobSettings = options.jobSettings ?? jobSettingsFromEnv();
+  const querySettings = options.querySettings ?? querySettingsFromEnv();
+  // In process, queries share this process's cores anyway: the organization's in-flight ceiling is the only bound.
+  const inProcessSlots = Math.max(4, querySettings.maxInFlight);
+  const engine = options.workerPool ? new WorkerPool(options.workerPool, querySettings) : new InProcessEngine(querySettings, inProcessSlots);
+  const scheduling = options.workerPool
+    ? { slots: options.workerPool.workers, perOrganization: options.workerPool.workersPerOrganization }
+    : { slots: inProcessSlots, perOrganization: inProcessSlots };
   const queries = new QueryService(
     home.db,
     lake,
@@ -98,8 +109,10 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     permissions,
     jobStore,
     jobSettings,
-    options.querySettings ?? querySettingsFromEnv(),
+    querySettings,
     queryObject,
+    engine,
+    scheduling,
     usage,
   );
   queries.purgeExpired();

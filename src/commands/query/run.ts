@@ -44,10 +44,19 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
 
   if (!(await ctx.settings()).baseUrl.value) await warmLocalEngine(ctx);
   const client = await ctx.client();
-  // A key per invocation makes the client's retries of this POST safe: a retried submit cannot run the SQL twice.
-  const submitted = await client.request<QueryPage>('POST', '/queries', { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
+  // Shown from the moment of submitting, so a busy service never leaves a silent terminal.
+  const spinner = startSpinner(ctx.io, 'submitting');
+  let submitted;
+  try {
+    // A key per invocation makes the client's retries of this POST safe: a retried submit cannot run the SQL twice.
+    submitted = await client.request<QueryPage>('POST', '/queries', { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
+  } catch (error) {
+    spinner.stop();
+    throw error;
+  }
   const id = submitted.body.id;
-  const spinner = startSpinner(ctx.io, `running ${id}`);
+  const showStatus = (status: QueryPage['status']): void => spinner.update(status === 'queued' ? `queued ${id} (waiting for a free worker)` : `running ${id}`);
+  showStatus(submitted.body.status);
   // ^C cancels the query on the server (it would otherwise run on), then waits a little for the outcome.
   const giveUp = new AbortController();
   let cancelling = false;
@@ -67,13 +76,14 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
       timeoutMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
       query: { format: 'inline', limit: Math.min(PAGE_SIZE, Math.max(1, maxRows)) },
       signal: giveUp.signal,
+      onStatus: showStatus,
     });
   } finally {
     spinner.stop();
     stopListening();
   }
   if (cancelling) {
-    ctx.io.stderr.write(page.status === 'running' ? `lake: ${id} is still running; cancellation was requested\n` : `lake: ${id} ${page.status}\n`);
+    ctx.io.stderr.write(page.status === 'running' || page.status === 'queued' ? `lake: ${id} is still running; cancellation was requested\n` : `lake: ${id} ${page.status}\n`);
     ctx.exitCode = EXIT.interrupted;
     return;
   }

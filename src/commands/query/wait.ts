@@ -31,6 +31,8 @@ export interface WaitOptions {
   /** Stops waiting (returning the latest state) when aborted. */
   signal?: AbortSignal;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told the status after every poll that has not finished (queued, running), for a live display. */
+  onStatus?: (status: QueryPage['status']) => void;
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -54,6 +56,7 @@ export async function waitForQuery(client: LakeClient, id: string, options: Wait
     const wait = options.mode === 'local' ? Math.max(0, Math.min(30, Math.floor(remaining / 1000))) : 0;
     const page = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`, { ...options.query, ...(wait > 0 ? { wait } : {}) });
     if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
+    options.onStatus?.(page.status);
     const left = deadline - Date.now();
     if (left <= 0) return page;
     if (options.mode === 'remote') await sleep(Math.min(pollDelayMs(attempt), left), options.signal);

@@ -45,6 +45,8 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
   range_not_satisfiable: { status: 416, type: 'invalid_request_error', description: 'The Range header asks for bytes outside the file; Content-Range gives its size.' },
   query_not_found: { status: 404, type: 'invalid_request_error', description: 'No query with this id exists in your organization.' },
   too_many_queries: { status: 429, type: 'rate_limit_error', description: 'Your organization has too many queries in flight. Wait for some to finish; Retry-After says when to try again.' },
+  result_storage_full: { status: 409, type: 'invalid_request_error', description: "Your organization's kept query results have reached its result storage limit. Older results are removed when their retention ends; try again then." },
+  inline_row_too_large: { status: 422, type: 'invalid_request_error', description: 'A row of this result is too large for a JSON page. Download the result as Parquet with format=files (or GET /jobs/{id}/result).' },
   idempotency_key_reused: { status: 409, type: 'invalid_request_error', description: 'This Idempotency-Key was already used with a different request. Use a new key for new work.' },
   grant_table_denied: { status: 403, type: 'permission_error', description: 'The query names a table this credential may not read; the message names it.' },
   service_key_permissions_off: { status: 403, type: 'permission_error', description: 'Service keys can query only in organizations that have turned table permissions on.' },

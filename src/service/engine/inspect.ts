@@ -1,25 +1,13 @@
-import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../errors.js';
-import { loadDuckDB } from './duckdb.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
 
-export interface InspectedSelect {
-  prepared: DuckDBPreparedStatement;
-  /** Tables and views the statement names, CTE names left out. */
-  references: TableReference[];
-}
-
 /**
- * DuckDB's own parser has the last word on a statement: exactly one, of SELECT type, reading no file by path.
- * Refusals are 400s with the spec's codes; a statement DuckDB cannot parse or bind rejects with DuckDB's error.
+ * DuckDB's own parser has the last word on a statement's shape: exactly one, reading no file by path. Parse only:
+ * nothing is bound, so no table or file is touched. Refusals are 400s with the spec's codes; a statement DuckDB
+ * cannot parse rejects with DuckDB's error. The statement type is checked after prepare, by the runner.
  */
-export async function inspectSelect(
-  connection: DuckDBConnection,
-  statement: string,
-  /** Judges the tables named, before DuckDB binds the statement (binding would already touch them). */
-  checkReferences: (references: TableReference[]) => void = () => {},
-): Promise<InspectedSelect> {
-  const duckdb = await loadDuckDB();
+export async function inspectStatement(connection: DuckDBConnection, statement: string): Promise<TableReference[]> {
   const extracted = await connection.extractStatements(statement);
   if (extracted.count !== 1) {
     throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
@@ -33,11 +21,5 @@ export async function inspectSelect(
       param: 'sql',
     });
   }
-  checkReferences(named);
-  const prepared = await extracted.prepare(0);
-  if (prepared.statementType !== duckdb.StatementType.SELECT) {
-    const kind = duckdb.StatementType[prepared.statementType] ?? 'other';
-    throw new LakeServiceError('write_not_allowed', `Only read-only SELECT statements run; this statement is of type ${kind}.`, { param: 'sql' });
-  }
-  return { prepared, references: named };
+  return named;
 }

@@ -111,6 +111,17 @@ export function guardSql(sql: string): GuardedSql {
       { param: 'sql' },
     );
   }
+  // $1, ? and $name: DuckDB would prepare them as parameters no value is ever bound to.
+  const parameter = body.find(
+    (t, i) => t.kind === 'parameter' || (t.kind === 'symbol' && (t.value === '?' || (t.value === '$' && body[i + 1]?.start === t.end && body[i + 1]?.kind === 'word'))),
+  );
+  if (parameter) {
+    throw new LakeServiceError(
+      'parameter_invalid',
+      `'${parameter.value.slice(0, 40)}' is a statement parameter; lake runs SQL without bound values. Write the value into the SQL.`,
+      { param: 'sql' },
+    );
+  }
   const end = last?.kind === 'semicolon' ? last.start : sql.length;
   return { statement: sql.slice(0, end), tokens: body };
 }

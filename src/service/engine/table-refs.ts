@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { LakeServiceError } from '../errors.js';
 
 export interface TableReference {
   catalog: string;
@@ -19,7 +20,15 @@ export function looksLikeFile(reference: TableReference): boolean {
  */
 export async function tableReferences(connection: DuckDBConnection, statement: string): Promise<{ references: TableReference[]; cteNames: Set<string> }> {
   const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [statement]);
-  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as unknown;
+  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as { error?: boolean; error_type?: string; error_message?: string };
+  if (tree.error) {
+    // Only SELECT-type statements serialize (DESCRIBE, SHOW and SUMMARIZE among them): anything else is refused
+    // here, from the parse alone, before any engine prepares it.
+    if (tree.error_type === 'not implemented') {
+      throw new LakeServiceError('write_not_allowed', 'Only read-only SELECT statements run; this statement is of another type.', { param: 'sql' });
+    }
+    throw new Error(tree.error_message ?? 'The statement could not be parsed.');
+  }
   const references: TableReference[] = [];
   const cteNames = new Set<string>();
   const walk = (node: unknown): void => {

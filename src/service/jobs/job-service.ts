@@ -59,7 +59,11 @@ export class JobService {
     if (TERMINAL_STATUSES.has(job.status)) {
       throw new LakeServiceError('job_not_cancellable', `Job ${id} already ${job.status}; there is nothing to cancel.`);
     }
-    if (job.status === 'queued') this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
+    if (job.status === 'queued') {
+      // Atomic: once finished here it can never be claimed, in any process. This process also drops it from its queue.
+      this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
+      if (job.kind === 'query') this.queries.stop(id, 'cancelled');
+    }
     else {
       this.store.requestCancel(id);
       if (job.kind === 'query' && this.queries.stop(id, 'cancelled')) {

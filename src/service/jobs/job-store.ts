@@ -64,8 +64,10 @@ export interface NewJob {
   kind: string;
   principalId: string;
   credentialId: string;
-  /** Set for work that starts at once; its lease says which process holds it, and until when. */
+  /** Set for work a process holds (running, or in its own queue); says which process, and until when. */
   lease?: { owner: string; expiresMs: number };
+  /** Work held with a lease that waits for a free slot in its process before it runs. */
+  queued?: boolean;
 }
 
 /**
@@ -92,10 +94,10 @@ export class JobStore {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  /** Records new work: running (with a lease) when it starts at once, queued otherwise. Call inside a transaction. */
+  /** Records new work: running when it starts at once, queued otherwise (with the lease of the process holding it, if any). Call inside a transaction. */
   create(job: NewJob): JobRecord {
     const now = this.seconds();
-    const running = job.lease !== undefined;
+    const running = job.lease !== undefined && !job.queued;
     this.db
       .prepare(
         `INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
@@ -208,7 +210,7 @@ export class JobStore {
 
   /** Extends the leases this process holds, so others do not take its work for lost. */
   renewLeases(owner: string, ids: readonly string[], expiresMs: number): void {
-    const renew = this.db.prepare(`UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`);
+    const renew = this.db.prepare(`UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status IN ('queued', 'running')`);
     this.db.transaction(() => {
       for (const id of ids) renew.run(expiresMs, id, owner);
     })();

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
-import { inspectSelect } from '../engine/inspect.js';
+import { inspectStatement } from '../engine/inspect.js';
+import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -161,7 +162,10 @@ export class Lake {
     const { connection, close } = await openPrivilegedConnection();
     try {
       await connection.run(`ATTACH ${quoteLiteral(file)} AS lake (READ_ONLY); USE lake`);
-      const { prepared, references } = await inspectSelect(connection, statement).catch((error: unknown) => {
+      const { prepared, references } = await (async () => {
+        const references = await inspectStatement(connection, statement);
+        return { references, prepared: await prepareSelect(connection, statement) };
+      })().catch((error: unknown) => {
         if (error instanceof LakeServiceError) throw error;
         throw new LakeServiceError('parameter_invalid', `The view's SQL does not run: ${error instanceof Error ? error.message : String(error)}`, { param: 'sql' });
       });
@@ -171,8 +175,7 @@ export class Lake {
         }
         return { schema: ref.schema, name: ref.table };
       });
-      const columns: ColumnDescription[] = [];
-      for (let i = 0; i < prepared.columnCount; i++) columns.push({ name: prepared.columnName(i), type: prepared.columnType(i).toString(), nullable: true });
+      const columns: ColumnDescription[] = prepared.columns.map((column) => ({ ...column, nullable: true }));
       return this.views.insert(organizationId, schema, name, statement.trim(), named, columns);
     } finally {
       close();

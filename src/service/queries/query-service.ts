@@ -1,14 +1,11 @@
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Principal } from '../auth/principal.js';
 import { assertNoIntrospection } from '../catalog/introspection.js';
 import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
-import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
-import { inspectSelect } from '../engine/inspect.js';
+import type { QueryEngine, QueryJob, QueryOutcome, RunningQuery } from '../engine/query-engine.js';
+import { RESULT_FILE_NAME } from '../engine/query-runner.js';
 import type { TableReference } from '../engine/table-refs.js';
-import { sharedInstancePool, type InstancePool } from '../engine/instance-pool.js';
-import { openSandbox, type Sandbox } from '../engine/sandbox.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
@@ -18,6 +15,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { FairQueue } from './fair-queue.js';
 import type { ResultReader } from './result-reader.js';
 import type { QuerySettings } from './settings.js';
 import { QueryStore, type QueryRecord } from './store.js';
@@ -28,24 +26,32 @@ export interface SubmitOutcome {
   replayedResponse?: unknown;
 }
 
-/** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
-const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
-
 export function principalIdOf(principal: Principal): string {
   return principal.userId ?? principal.credentialId;
 }
 
-/**
- * Runs read-only SQL against the lake. Submission checks everything that can be checked before execution and
- * answers at once; execution runs in its own sandboxed DuckDB instance, off the event loop, and writes the result
- * once, as Parquet, in the home.
- */
+/** A query this process accepted and has not finished: queued here, or running on the engine. */
+interface LiveQuery {
+  id: string;
+  organizationId: string;
+  job: QueryJob;
+  running?: RunningQuery;
+  done: Promise<void>;
+  settle(): void;
+}
+
+/** How the engine is shared between organizations. */
+export interface Scheduling {
+  /** Queries running at once; the engine's slots. */
+  slots: number;
+  /** Slots one organization may hold at once. */
+  perOrganization: number;
+}
+
 export class QueryService {
   readonly store: QueryStore;
-  private readonly running = new Map<string, { done: Promise<void>; stop(): void }>();
-  /** Why this process stopped a query it runs, so the query ends with the right status and message. */
-  private readonly stopped = new Map<string, 'abandoned' | 'cancelled'>();
-  private readonly pool: InstancePool;
+  private readonly live = new Map<string, LiveQuery>();
+  private readonly queue: FairQueue<LiveQuery>;
   /** Names this process in job leases. */
   private readonly workerId = newId('wrk');
   private renewing = false;
@@ -63,17 +69,23 @@ export class QueryService {
     readonly settings: QuerySettings,
     /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
     private readonly submitResponse: (query: QueryRecord) => unknown,
+    private readonly engine: QueryEngine,
+    scheduling: Scheduling,
     private readonly usage?: UsageService,
   ) {
     this.store = new QueryStore(db, jobs);
-    this.pool = sharedInstancePool(settings);
+    this.queue = new FairQueue(scheduling.slots, scheduling.perOrganization);
   }
 
-  /** Keeps an engine instance prepared for the next query from now on (lake serve does this at start). */
+  /** Makes ready what the next query needs (lake serve does this at start). */
   warm(): void {
-    this.pool.warm({ keep: true });
+    this.engine.warm();
   }
 
+  /**
+   * Checks the SQL, records the query and starts it, or queues it when the engine has no slot for it: answers at
+   * once either way. Everything that can be refused before execution is refused here, with the spec's codes.
+   */
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
     const sql = requireSql(body);
     this.permissions.assertServiceKeyAllowed(principal);
@@ -84,40 +96,48 @@ export class QueryService {
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
+    this.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
-    const resultDir = this.lake.layout.resultDir(principal.organizationId, id);
-    mkdirSync(resultDir, { recursive: true, mode: 0o700 });
-    const discard = (sandbox?: Sandbox): void => {
-      sandbox?.close();
-      rmSync(resultDir, { recursive: true, force: true });
+    const job = await this.jobFor(id, principal.organizationId, access, statement);
+    mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
+    const discard = (): void => {
+      this.engine.forget(id);
+      rmSync(job.resultDir, { recursive: true, force: true });
     };
-    let checked: CheckedStatement;
+    let parseError: string | undefined;
     let outcome: SubmitOutcome;
+    let startNow = false;
     try {
-      checked = await this.openChecked(principal.organizationId, access, statement, resultDir);
+      try {
+        const references = await this.engine.inspect(job);
+        if (access.restricted) this.assertReadable(principal.organizationId, access, references);
+      } catch (error) {
+        // DuckDB could not parse it: a failed query, with nothing executed (docs/decisions.md, 12).
+        if (error instanceof LakeServiceError) throw error;
+        parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
+      }
+      outcome = this.record(principal, scope, idempotencyKey, requestHash, id, sql, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
     } catch (error) {
       discard();
       throw error;
     }
-    try {
-      outcome = this.record(principal, scope, idempotencyKey, requestHash, id, sql);
-    } catch (error) {
-      discard(checked.sandbox);
-      throw error;
-    }
     if (outcome.replayedResponse !== undefined) {
       // Another request with this key won the race while this one was checking its SQL.
-      discard(checked.sandbox);
+      discard();
       return outcome;
     }
-    if (!checked.prepared) {
-      // DuckDB could not parse or bind it: a failed query, with nothing executed.
-      this.store.markEnded(id, 'failed', { code: 'query_failed', message: checked.parseError ?? 'The statement could not be prepared.' }, 0);
-      checked.sandbox.close();
-      return outcome;
+    if (parseError !== undefined) {
+      this.store.markEnded(id, 'failed', { code: 'query_failed', message: parseError }, 0);
+      discard();
+      return { query: this.store.get(principal.organizationId, id) as QueryRecord };
     }
-    this.start(outcome.query, checked.sandbox, checked.prepared, resultDir);
+    const live = this.track(id, principal.organizationId, job);
+    if (startNow) {
+      this.queue.started(live.organizationId);
+      this.begin(live);
+    } else this.queue.enqueue(live);
+    this.keepLeases();
     return outcome;
   }
 
@@ -135,12 +155,12 @@ export class QueryService {
     return query;
   }
 
-  /** Waits, up to timeoutMs, for a query this process is running; returns at once for any other. */
+  /** Waits, up to timeoutMs, for a query this process has accepted (queued or running); returns at once for any other. */
   async waitFor(id: string, timeoutMs: number): Promise<void> {
-    const execution = this.running.get(id);
-    if (!execution || timeoutMs <= 0) return;
+    const live = this.live.get(id);
+    if (!live || timeoutMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([execution.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([live.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
   }
 
@@ -158,107 +178,200 @@ export class QueryService {
 
   /**
    * Lets queries in flight finish for up to graceMs, then stops the rest and records them as failed with the
-   * reason, so no query is left "running" after the process that ran it is gone.
+   * reason, so no query is left queued or running after the process that held it is gone.
    */
   async drain(graceMs: number): Promise<void> {
-    await this.drainQueries(graceMs);
-    await this.pool.release();
-  }
-
-  private async drainQueries(graceMs: number): Promise<void> {
-    const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((r) => r.done));
+    const all = (): Promise<unknown> => Promise.allSettled([...this.live.values()].map((r) => r.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    for (const id of this.running.keys()) this.stop(id, 'abandoned');
+    for (const id of [...this.live.keys()]) this.stop(id, 'abandoned');
     await all();
+    await this.engine.close();
   }
 
-  /** Interrupts a query this process runs; false when it runs elsewhere (or not at all). */
+  /**
+   * Stops a query this process holds; false when it is held elsewhere (or not at all). A queued one ends at once
+   * and never runs; a running one is interrupted (and, by a worker pool, killed if it does not stop).
+   */
   stop(id: string, reason: 'abandoned' | 'cancelled'): boolean {
-    const execution = this.running.get(id);
-    if (!execution) return false;
-    this.stopped.set(id, reason);
-    execution.stop();
+    const live = this.live.get(id);
+    if (!live) return false;
+    if (live.running) live.running.stop(reason);
+    else if (this.queue.remove(live)) {
+      const error = reason === 'cancelled'
+        ? { code: 'cancelled', message: 'Cancelled before it started.' }
+        : { code: 'query_abandoned', message: 'The lake process holding this query stopped before it could start. Run it again.' };
+      this.store.markEnded(id, reason === 'cancelled' ? 'cancelled' : 'failed', error, null);
+      this.untrack(live);
+    }
     return true;
   }
 
-  /** Settles once the query, if this process runs it, has ended; at once otherwise. */
+  /** Settles once the query, if this process holds it, has ended; at once otherwise. */
   async settled(id: string): Promise<void> {
-    await this.running.get(id)?.done;
+    await this.live.get(id)?.done;
   }
 
-  /**
-   * A sandbox for the query, and DuckDB's verdict on the statement. A restricted principal's sandbox attaches a
-   * catalog of only the tables it may read, and may open only their files. Refusals close it and throw.
-   */
-  private async openChecked(organizationId: string, access: TableAccess, statement: string, resultDir: string): Promise<CheckedStatement> {
-    const { file, tables } = await this.lake.catalogFile(organizationId, access);
-    const readableDirs = access.restricted ? tables.map((t) => this.lake.layout.toAbsolute(t.snapshot.directory)) : [this.lake.layout.tablesDir(organizationId)];
-    const sandbox = await openSandbox({ catalogFile: file, readableDirs, writableDir: resultDir, pool: this.pool });
+  private track(id: string, organizationId: string, job: QueryJob): LiveQuery {
+    let settle = (): void => undefined;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const live: LiveQuery = { id, organizationId, job, done, settle };
+    this.live.set(id, live);
+    return live;
+  }
+
+  private untrack(live: LiveQuery): void {
+    this.live.delete(live.id);
+    live.settle();
+    if (this.live.size === 0) this.idle.abort();
+  }
+
+  /** Starts a query on the engine; it has a slot (counted in the queue) and is recorded running or queued. */
+  private begin(live: LiveQuery): void {
+    const claimed = this.jobs.getById(live.id)?.status === 'running' || this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+    if (!claimed) {
+      // Cancelled while it waited (possibly by another process): it never runs.
+      this.engine.forget(live.id);
+      rmSync(live.job.resultDir, { recursive: true, force: true });
+      this.queue.ended(live.organizationId);
+      this.untrack(live);
+      this.pump();
+      return;
+    }
+    live.job.limits = { ...live.job.limits, ...this.resultLimit(live.organizationId) };
+    // The result is usually read as soon as it exists; the reader's engine starts while the query runs.
+    this.reader.warm();
+    let lastPercent = -1;
+    live.running = this.engine.start(live.job, {
+      progress: (percent) => {
+        if (percent === lastPercent) return;
+        lastPercent = percent;
+        this.jobs.appendEvent(live.id, 'job.progress', { status: 'running', percent });
+      },
+    });
+    void live.running.outcome.then(
+      (outcome) => this.finish(live, outcome),
+      (error: unknown) => this.finish(live, { status: 'failed', code: 'worker_crashed', message: this.cleanMessage(String(error)), durationMs: 0 }),
+    );
+  }
+
+  private finish(live: LiveQuery, outcome: QueryOutcome): void {
+    const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
-      const check = access.restricted ? (refs: TableReference[]) => this.assertReadable(organizationId, access, refs) : undefined;
-      return { sandbox, prepared: (await inspectSelect(sandbox.connection, statement, check)).prepared };
-    } catch (error) {
-      if (!(error instanceof LakeServiceError)) return { sandbox, parseError: this.cleanEngineMessage(error) };
-      sandbox.close();
-      throw error;
+      if (outcome.status === 'succeeded') {
+        this.store.markSucceeded(live.id, { ...outcome, resultFile: this.lake.layout.toRelative(file) });
+        this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
+      } else {
+        this.store.markEnded(live.id, outcome.status, { code: outcome.code, message: this.cleanMessage(outcome.message) }, outcome.durationMs);
+        rmSync(file, { force: true });
+      }
+      // Metered once it has run, whether it succeeded or not.
+      this.usage?.record(live.organizationId, 'queries_run', 1);
+    } finally {
+      this.queue.ended(live.organizationId);
+      this.untrack(live);
+      this.pump();
     }
   }
 
+  /** Starts queued queries while the engine has slots for them. */
+  private pump(): void {
+    for (let next = this.queue.take(); next; next = this.queue.take()) this.begin(next);
+  }
+
+  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob> {
+    const { file, tables } = await this.lake.catalogFile(organizationId, access);
+    const readableDirs = access.restricted ? tables.map((t) => this.lake.layout.toAbsolute(t.snapshot.directory)) : [this.lake.layout.tablesDir(organizationId)];
+    return {
+      queryId: id,
+      statement,
+      catalogFile: file,
+      readableDirs,
+      resultDir: this.lake.layout.resultDir(organizationId, id),
+      limits: {
+        timeoutMs: this.settings.timeoutMs,
+        memoryLimit: this.settings.memoryLimit,
+        threads: this.settings.threads,
+        ...this.resultLimit(organizationId),
+      },
+    };
+  }
+
+  /** The bytes a result may take: the per-result cap, or what is left of the organization's storage if less. */
+  private resultLimit(organizationId: string): Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'> {
+    const left = Math.max(0, this.settings.orgResultStorageBytes - this.store.resultBytesKept(organizationId));
+    return left < this.settings.maxResultBytes
+      ? { maxResultBytes: left, resultLimitCode: 'result_storage_full' }
+      : { maxResultBytes: this.settings.maxResultBytes, resultLimitCode: 'result_too_large' };
+  }
+
+  private assertResultStorageLeft(organizationId: string): void {
+    const kept = this.store.resultBytesKept(organizationId);
+    if (kept < this.settings.orgResultStorageBytes) return;
+    const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+    throw new LakeServiceError(
+      'result_storage_full',
+      `Your organization keeps ${mb(kept)} of query results, its limit is ${mb(this.settings.orgResultStorageBytes)}. Results are removed ${this.settings.retentionSeconds / 3600} h after their query; try again when older ones have gone.`,
+    );
+  }
+
   /**
-   * Records the query as running, under the write lock, together with what must be decided atomically: a replay
-   * of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
+   * Records the query, queued or running, under the write lock, together with what must be decided atomically: a
+   * replay of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
    */
-  private record(principal: Principal, scope: IdempotencyScope, key: string | undefined, requestHash: string, id: string, sql: string): SubmitOutcome {
+  private record(
+    principal: Principal,
+    scope: IdempotencyScope,
+    key: string | undefined,
+    requestHash: string,
+    id: string,
+    sql: string,
+    startsNow: (organizationId: string) => boolean,
+  ): SubmitOutcome {
     return writeTransaction(this.db, () => {
       const replayed = key ? this.replay(scope, key, requestHash) : undefined;
       if (replayed) return replayed;
       if (this.store.countLive(principal.organizationId) >= this.settings.maxInFlight) {
-        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries running. Wait for one to finish.`, {
+        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`, {
           headers: { 'Retry-After': '1' },
         });
       }
+      // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
-      const query = this.store.insertRunning({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql, lease });
+      const status = startsNow(principal.organizationId) ? 'running' : 'queued';
+      const query = this.store.insert({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql, lease, status });
       if (key) this.idempotency.save(scope, key, { requestHash, resourceId: id, response: this.submitResponse(query) });
       return { query };
     });
   }
 
-  private start(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): void {
-    const execution = this.execute(query, sandbox, prepared, resultDir);
-    this.running.set(query.id, { done: execution, stop: () => sandbox.interrupt() });
-    this.keepLeases();
-    void execution.finally(() => {
-      this.running.delete(query.id);
-      this.stopped.delete(query.id);
-      if (this.running.size === 0) this.idle.abort();
-    });
-  }
-
   /**
-   * While queries run here: renew their leases (so no one takes them for lost) and stop any that someone asked
-   * to cancel, from this process or another, through the job's durable cancel flag.
+   * While queries are held here: renew their leases (so no one takes them for lost), stop any that someone asked
+   * to cancel, from this process or another, through the job's durable cancel flag, and drop queued ones that
+   * another process cancelled.
    */
   private keepLeases(): void {
     if (this.renewing) return;
     this.renewing = true;
     this.idle = new AbortController();
     const idle = this.idle.signal;
-    // On the jobs' clock, like the lease deadlines themselves; ends when nothing runs here any more.
+    // On the jobs' clock, like the lease deadlines themselves; ends when nothing is held here any more.
     const every = Math.min(1000, this.jobSettings.leaseMs / 3);
     void (async () => {
-      while (this.running.size > 0) {
+      while (this.live.size > 0) {
         await this.jobs.clock.sleep(every, idle);
         if (idle.aborted) break;
-        const ids = [...this.running.keys()];
+        const ids = [...this.live.keys()];
         this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
         for (const id of this.jobs.cancelRequested(ids)) this.stop(id, 'cancelled');
+        for (const live of [...this.live.values()]) {
+          if (!live.running && this.jobs.getById(live.id)?.status !== 'queued') this.stop(live.id, 'cancelled');
+        }
       }
       this.renewing = false;
-      // A query that started while this loop was ending needs a loop of its own.
-      if (this.running.size > 0) this.keepLeases();
+      // A query that arrived while this loop was ending needs a loop of its own.
+      if (this.live.size > 0) this.keepLeases();
     })();
   }
 
@@ -286,73 +399,10 @@ export class QueryService {
     }
   }
 
-  private async execute(query: QueryRecord, sandbox: Sandbox, prepared: DuckDBPreparedStatement, resultDir: string): Promise<void> {
-    const file = join(resultDir, 'result.parquet');
-    const textColumns: string[] = [];
-    for (let i = 0; i < prepared.columnCount; i++) {
-      if (NEEDS_TEXT.test(prepared.columnType(i).toString())) textColumns.push(prepared.columnName(i));
-    }
-    const statement = guardSql(query.sql).statement;
-    const source = textColumns.length === 0
-      ? `${statement}\n`
-      : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${statement}\n)`;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      sandbox.interrupt();
-    }, this.settings.timeoutMs);
-    const started = performance.now();
-    // The result is usually read as soon as it exists; the reader's engine starts while the query runs.
-    this.reader.warm();
-    try {
-      const copied = await sandbox.connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
-      const durationMs = performance.now() - started;
-      const columns = await this.reader.describe(file);
-      const resultBytes = statSync(file).size;
-      this.store.markSucceeded(query.id, {
-        durationMs,
-        rowCount: Number(copied.rowsChanged),
-        resultFile: this.lake.layout.toRelative(file),
-        resultBytes,
-        columns,
-      });
-      this.usage?.record(query.organizationId, 'result_bytes', resultBytes);
-    } catch (error) {
-      const durationMs = performance.now() - started;
-      const reason = this.stopped.get(query.id);
-      if (reason === 'cancelled') {
-        this.store.markEnded(query.id, 'cancelled', { code: 'cancelled', message: 'The query was cancelled on request.' }, durationMs);
-      } else {
-        const [code, message] = timedOut
-          ? ['query_timeout', `The query ran longer than the ${this.settings.timeoutMs / 1000} s limit and was stopped.`]
-          : reason === 'abandoned'
-            ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
-            : ['query_failed', this.cleanEngineMessage(error, true)];
-        this.store.markEnded(query.id, 'failed', { code, message }, durationMs);
-      }
-      rmSync(file, { force: true });
-    } finally {
-      // Metered once it has run, whether it succeeded or not.
-      this.usage?.record(query.organizationId, 'queries_run', 1);
-      clearTimeout(timer);
-      sandbox.close();
-    }
+  /** Engine messages help, but must not show where the lake lives on disk. */
+  private cleanMessage(message: string): string {
+    return message.split(this.lake.layout.homeRoot).join('<lake>').trim();
   }
-
-  /** Engine messages help, but must not show where the lake lives on disk or the COPY lake wraps queries in. */
-  private cleanEngineMessage(error: unknown, fromExecution = false): string {
-    let message = error instanceof Error ? error.message : String(error);
-    message = message.split(this.lake.layout.homeRoot).join('<lake>');
-    if (fromExecution) message = message.replace(/\n+LINE \d+:[\s\S]*$/, '');
-    return message.trim();
-  }
-}
-
-interface CheckedStatement {
-  sandbox: Sandbox;
-  /** Absent when DuckDB could not parse or bind the statement; parseError then says why. */
-  prepared?: DuckDBPreparedStatement;
-  parseError?: string;
 }
 
 function requireSql(body: Record<string, unknown>): string {

@@ -1,10 +1,8 @@
 import type { JobStatus, JobStore } from '../jobs/job-store.js';
 import type { MetadataDb } from '../store/database.js';
 
-export interface ResultColumn {
-  name: string;
-  type: string;
-}
+export type { ResultColumn } from '../engine/query-engine.js';
+import type { ResultColumn } from '../engine/query-engine.js';
 
 export interface QueryRecord {
   id: string;
@@ -72,9 +70,25 @@ export class QueryStore {
     private readonly jobs: JobStore,
   ) {}
 
-  /** Records a query that starts at once, held by this process's lease. Call inside a transaction. */
-  insertRunning(input: { id: string; organizationId: string; principalId: string; credentialId: string; sql: string; lease: { owner: string; expiresMs: number } }): QueryRecord {
-    this.jobs.create({ id: input.id, organizationId: input.organizationId, kind: 'query', principalId: input.principalId, credentialId: input.credentialId, lease: input.lease });
+  /** Records a query that starts at once or waits in this process's queue, held by its lease. Call inside a transaction. */
+  insert(input: {
+    id: string;
+    organizationId: string;
+    principalId: string;
+    credentialId: string;
+    sql: string;
+    lease: { owner: string; expiresMs: number };
+    status: 'queued' | 'running';
+  }): QueryRecord {
+    this.jobs.create({
+      id: input.id,
+      organizationId: input.organizationId,
+      kind: 'query',
+      principalId: input.principalId,
+      credentialId: input.credentialId,
+      lease: input.lease,
+      queued: input.status === 'queued',
+    });
     this.db.prepare('INSERT INTO queries (id, sql) VALUES (?, ?)').run(input.id, input.sql);
     return this.get(input.organizationId, input.id) as QueryRecord;
   }
@@ -95,6 +109,14 @@ export class QueryStore {
       .prepare(`SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`)
       .get(organizationId) as { n: number };
     return row.n;
+  }
+
+  /** Bytes of results the organization keeps (until retention removes them). */
+  resultBytesKept(organizationId: string): number {
+    const row = this.db
+      .prepare(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.status = 'succeeded'`)
+      .get(organizationId) as { bytes: number };
+    return row.bytes;
   }
 
   markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): void {

@@ -44,7 +44,7 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
     if (offset === undefined || (query.rowCount !== null && offset > query.rowCount)) {
       throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of this query.', { param: 'starting_after' });
     }
-    if (wait > 0 && query.status === 'running') {
+    if (wait > 0 && (query.status === 'running' || query.status === 'queued')) {
       await queries.waitFor(id, wait * 1000);
       query = queries.get(c.get('principal'), id);
     }

@@ -1,0 +1,62 @@
+import { inspectStatement } from './inspect.js';
+import { sharedInstancePool, type InstancePool } from './instance-pool.js';
+import type { QueryEngine, QueryEvents, QueryJob, RunningQuery } from './query-engine.js';
+import { QueryRun } from './query-runner.js';
+import { openSandbox, type Sandbox } from './sandbox.js';
+import type { TableReference } from './table-refs.js';
+
+/**
+ * Runs queries inside the calling process: the local CLI's engine. DuckDB works on its own threads, so the event
+ * loop stays free, and a query's time and result size are enforced by interrupting it. Memory is DuckDB's own
+ * memory_limit only, and work DuckDB cannot interrupt runs on: one process cannot do more to itself. `lake serve`
+ * uses the worker pool instead.
+ */
+export class InProcessEngine implements QueryEngine {
+  readonly slots: number;
+  /** The sandbox inspect opened, kept for the run that follows so a query needs one engine instance, not two. */
+  private readonly inspected = new Map<string, Sandbox>();
+
+  constructor(
+    private readonly limits: { memoryLimit: string; threads: number },
+    slots: number,
+  ) {
+    this.slots = slots;
+  }
+
+  private get pool(): InstancePool {
+    return sharedInstancePool(this.limits);
+  }
+
+  async inspect(job: QueryJob): Promise<TableReference[]> {
+    const sandbox = await openSandbox({ catalogFile: job.catalogFile, readableDirs: job.readableDirs, writableDir: job.resultDir, pool: this.pool });
+    try {
+      const references = await inspectStatement(sandbox.connection, job.statement);
+      this.inspected.set(job.queryId, sandbox);
+      return references;
+    } catch (error) {
+      sandbox.close();
+      throw error;
+    }
+  }
+
+  start(job: QueryJob, events?: QueryEvents): RunningQuery {
+    const sandbox = this.inspected.get(job.queryId);
+    this.inspected.delete(job.queryId);
+    const run = new QueryRun(job, this.pool, sandbox);
+    return { outcome: run.execute(events), stop: (reason) => run.stop(reason) };
+  }
+
+  forget(queryId: string): void {
+    this.inspected.get(queryId)?.close();
+    this.inspected.delete(queryId);
+  }
+
+  warm(): void {
+    this.pool.warm({ keep: true });
+  }
+
+  async close(): Promise<void> {
+    for (const id of [...this.inspected.keys()]) this.forget(id);
+    await this.pool.release();
+  }
+}

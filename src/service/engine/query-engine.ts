@@ -1,0 +1,86 @@
+import type { TableReference } from './table-refs.js';
+
+/** A column of a written result, as the engine typed it. */
+export interface ResultColumn {
+  name: string;
+  type: string;
+}
+
+/** Everything an engine needs to run one query; plain data, so it can cross a process boundary as JSON. */
+export interface QueryJob {
+  queryId: string;
+  /** The statement after lake's own SQL guard, without a trailing semicolon. */
+  statement: string;
+  /** The DuckDB catalog file to attach READ_ONLY as `lake` (cut down for a restricted principal). */
+  catalogFile: string;
+  /** Directories the query may read: the organization's (or only the permitted) table snapshots. */
+  readableDirs: string[];
+  /** The one directory it may write; the result goes to `result.parquet` inside it. */
+  resultDir: string;
+  limits: QueryLimits;
+}
+
+export interface QueryLimits {
+  timeoutMs: number;
+  /** DuckDB's own memory_limit; a worker's hard limit is this plus its base (see WORKER_BASE_BYTES). */
+  memoryLimit: string;
+  threads: number;
+  /** The result file may not grow past this. */
+  maxResultBytes: number;
+  /** The code a result over maxResultBytes fails with: the per-result cap, or what is left of the organization's storage. */
+  resultLimitCode: 'result_too_large' | 'result_storage_full';
+}
+
+/** Why an engine stopped a query before it ended by itself. */
+export type StopReason = 'cancelled' | 'abandoned';
+
+export type QueryOutcome =
+  | { status: 'succeeded'; rowCount: number; resultBytes: number; columns: ResultColumn[]; durationMs: number }
+  /** durationMs counts execution only: 0 for a query that ended before it executed (a bind error, a limit in prepare). */
+  | { status: 'failed' | 'cancelled'; code: QueryFailureCode; message: string; durationMs: number };
+
+/** Codes a query's job ends with; docs/api.md ("Query failures") explains each. */
+export type QueryFailureCode =
+  | 'query_failed'
+  | 'query_timeout'
+  | 'query_memory_limit'
+  | 'result_too_large'
+  | 'result_storage_full'
+  | 'worker_crashed'
+  | 'write_not_allowed'
+  | 'query_abandoned'
+  | 'cancelled';
+
+export interface QueryEvents {
+  /** The statement is prepared and execution starts: duration_ms counts from here. */
+  executing?(): void;
+  /** DuckDB's progress, 0–100, while it executes (only for queries that run a while). */
+  progress?(percent: number): void;
+}
+
+export interface RunningQuery {
+  outcome: Promise<QueryOutcome>;
+  /** Interrupts the query; an engine that can kill it does so if it has not stopped after its grace. */
+  stop(reason: StopReason): void;
+}
+
+/**
+ * The seam between lake and whatever runs SQL. lake checks, records and schedules; an engine inspects a statement
+ * (parse only, nothing bound or read) and runs jobs, at most `slots` at once, writing each result as Parquet.
+ * In process for the local CLI; a pool of worker processes for `lake serve`; another engine could stand in here.
+ */
+export interface QueryEngine {
+  readonly slots: number;
+  /**
+   * DuckDB's parse of the statement: exactly one statement, naming no file by path. Returns the tables it names
+   * (CTE names left out); refusals throw LakeServiceError with the spec's codes.
+   */
+  inspect(job: QueryJob): Promise<TableReference[]>;
+  /** Runs a job that inspect accepted. Never rejects: every ending, a crash included, is an outcome. */
+  start(job: QueryJob, events?: QueryEvents): RunningQuery;
+  /** Lets go of anything inspect prepared for a job that will not start. */
+  forget(queryId: string): void;
+  /** Makes whatever the next query needs ahead of time. */
+  warm(): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,157 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import { LakeServiceError } from '../errors.js';
+import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
+import type { InstancePool } from './instance-pool.js';
+import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, ResultColumn, StopReason } from './query-engine.js';
+import { openSandbox, type Sandbox } from './sandbox.js';
+
+/** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
+const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
+/** How often a running query's result size (and progress) is looked at. */
+const WATCH_EVERY_MS = 100;
+/** Progress is reported only for queries that run longer than this, and at most this often. */
+const PROGRESS_EVERY_MS = 1000;
+
+export const RESULT_FILE_NAME = 'result.parquet';
+
+export interface PreparedSelect {
+  prepared: DuckDBPreparedStatement;
+  columns: ResultColumn[];
+}
+
+/**
+ * Prepares (binds) one statement and checks what only binding knows: it is a SELECT, it takes no parameters, and
+ * every column has a type lake can name. Preparing `select $1` leaves a column of no type, whose type the node API
+ * cannot even read (it threw "Unexpected type id: 0" and, unhandled, ended the process).
+ */
+export async function prepareSelect(connection: DuckDBConnection, statement: string): Promise<PreparedSelect> {
+  const duckdb = await loadDuckDB();
+  const prepared = await connection.prepare(statement);
+  if (prepared.statementType !== duckdb.StatementType.SELECT) {
+    const kind = duckdb.StatementType[prepared.statementType] ?? 'other';
+    throw new LakeServiceError('write_not_allowed', `Only read-only SELECT statements run; this statement is of type ${kind}.`, { param: 'sql' });
+  }
+  if (prepared.parameterCount > 0) {
+    throw new Error('The statement has parameters ($1, ?, $name); lake runs SQL without bound values. Write the values into the SQL.');
+  }
+  const columns: ResultColumn[] = [];
+  for (let i = 0; i < prepared.columnCount; i++) {
+    let type: string;
+    try {
+      type = prepared.columnType(i).toString();
+    } catch {
+      throw new Error(`Column ${i + 1} (${prepared.columnName(i)}) has no type DuckDB can name; cast it to a type, for example CAST(… AS VARCHAR).`);
+    }
+    columns.push({ name: prepared.columnName(i), type });
+  }
+  return { prepared, columns };
+}
+
+type RunStop = StopReason | 'query_timeout' | 'result_limit';
+
+/**
+ * One query on one sandbox: prepare, execute into Parquet, describe. It enforces the limits one process can
+ * enforce on itself (time, including preparation, and result size, by interrupting DuckDB); a worker pool adds
+ * the ones only another process can (memory, and killing a query DuckDB cannot interrupt).
+ */
+export class QueryRun {
+  private stopReason: RunStop | undefined;
+  private sandbox: Sandbox | undefined;
+
+  constructor(
+    private readonly job: QueryJob,
+    private readonly pool: InstancePool,
+    /** A sandbox inspect already opened for this job, if any. */
+    sandbox?: Sandbox,
+  ) {
+    this.sandbox = sandbox;
+  }
+
+  stop(reason: RunStop): void {
+    this.stopReason ??= reason;
+    this.sandbox?.interrupt();
+  }
+
+  async execute(events: QueryEvents = {}): Promise<QueryOutcome> {
+    const file = join(this.job.resultDir, RESULT_FILE_NAME);
+    const deadline = setTimeout(() => this.stop('query_timeout'), this.job.limits.timeoutMs);
+    let executingSince: number | undefined;
+    let lastProgress = 0;
+    const watcher = setInterval(() => {
+      if (resultSize(file) > this.job.limits.maxResultBytes) this.stop('result_limit');
+      const now = performance.now();
+      if (executingSince !== undefined && this.sandbox && now - executingSince > PROGRESS_EVERY_MS && now - lastProgress >= PROGRESS_EVERY_MS) {
+        lastProgress = now;
+        const percent = this.sandbox.connection.progress.percentage;
+        if (percent >= 0) events.progress?.(Math.min(100, Math.round(percent)));
+      }
+    }, WATCH_EVERY_MS);
+    try {
+      this.sandbox ??= await openSandbox({ catalogFile: this.job.catalogFile, readableDirs: this.job.readableDirs, writableDir: this.job.resultDir, pool: this.pool });
+      if (this.stopReason) this.sandbox.interrupt();
+      const { connection } = this.sandbox;
+      const { columns } = await prepareSelect(connection, this.job.statement);
+      const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
+      const source = textColumns.length === 0
+        ? `${this.job.statement}\n`
+        : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
+      executingSince = performance.now();
+      events.executing?.();
+      const copied = await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      const durationMs = performance.now() - executingSince;
+      const resultBytes = resultSize(file);
+      if (resultBytes > this.job.limits.maxResultBytes) this.stopReason ??= 'result_limit';
+      if (this.stopReason) throw new Error('stopped');
+      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`);
+      const written = described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+      return { status: 'succeeded', rowCount: Number(copied.rowsChanged), resultBytes, columns: written, durationMs };
+    } catch (error) {
+      const durationMs = executingSince === undefined ? 0 : performance.now() - executingSince;
+      return this.failure(error, durationMs);
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(watcher);
+      this.sandbox?.close();
+    }
+  }
+
+  private failure(error: unknown, durationMs: number): QueryOutcome {
+    const reason = this.stopReason;
+    if (reason === 'cancelled') return { status: 'cancelled', code: 'cancelled', message: 'The query was cancelled on request.', durationMs };
+    const limits = this.job.limits;
+    const [code, message]: [QueryFailureCode, string] =
+      reason === 'query_timeout'
+        ? ['query_timeout', `The query ran longer than the ${limits.timeoutMs / 1000} s limit and was stopped.`]
+        : reason === 'result_limit'
+          ? resultLimitFailure(limits.resultLimitCode, limits.maxResultBytes)
+          : reason === 'abandoned'
+            ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
+            : error instanceof LakeServiceError && error.code === 'write_not_allowed'
+              ? ['write_not_allowed', error.message]
+              : ['query_failed', engineMessage(error)];
+    return { status: 'failed', code, message, durationMs };
+  }
+}
+
+export function resultLimitFailure(code: 'result_too_large' | 'result_storage_full', bytes: number): [QueryFailureCode, string] {
+  const size = `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+  return code === 'result_too_large'
+    ? ['result_too_large', `The result grew past the ${size} limit for one result and was stopped. Select fewer rows or columns, or aggregate.`]
+    : ['result_storage_full', `The result would take your organization past its result storage (${size} were left). Older results are removed as their retention ends; wait, or select less.`];
+}
+
+/** DuckDB's message, without the LINE n: excerpt of the COPY lake wraps every query in. */
+function engineMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
+}
+
+function resultSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,59 @@
+// The entry point of a query worker process (dist/query-worker.js), forked by the worker pool of `lake serve`.
+// It runs one query at a time in a sandboxed DuckDB instance and reports over the IPC channel; everything it may
+// do is in worker-protocol.ts. Its limits (memory, time past an interrupt) are enforced from outside, by the pool.
+import { openPrivilegedConnection } from './duckdb.js';
+import { inspectStatement } from './inspect.js';
+import { sharedInstancePool } from './instance-pool.js';
+import { LakeServiceError } from '../errors.js';
+import { QueryRun } from './query-runner.js';
+import type { FromWorker, ToWorker } from './worker-protocol.js';
+
+const send = (message: FromWorker): void => {
+  process.send?.(message);
+};
+
+let current: { queryId: string; run: QueryRun } | undefined;
+let parser: Promise<Awaited<ReturnType<typeof openPrivilegedConnection>>> | undefined;
+
+async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+  const { job } = message;
+  const pool = sharedInstancePool({ memoryLimit: job.limits.memoryLimit, threads: job.limits.threads });
+  const queryRun = new QueryRun(job, pool);
+  current = { queryId: job.queryId, run: queryRun };
+  const outcome = await queryRun.execute({
+    executing: () => send({ type: 'executing', queryId: job.queryId }),
+    progress: (percent) => send({ type: 'progress', queryId: job.queryId, percent }),
+  });
+  current = undefined;
+  // The next query's instance is made while this worker waits for it.
+  pool.warm({ keep: true });
+  send({ type: 'outcome', queryId: job.queryId, outcome, rssBytes: process.memoryUsage.rss() });
+}
+
+async function inspect(message: Extract<ToWorker, { type: 'inspect' }>): Promise<void> {
+  // Parsing needs no catalog and reads nothing: one plain instance serves every inspection.
+  parser ??= openPrivilegedConnection({ threads: 1, memoryLimit: '256MB' });
+  try {
+    const { connection } = await parser;
+    const references = await inspectStatement(connection, message.statement);
+    send({ type: 'inspected', requestId: message.requestId, references });
+  } catch (error) {
+    if (error instanceof LakeServiceError) {
+      send({ type: 'inspected', requestId: message.requestId, refusal: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) } });
+    } else {
+      send({ type: 'inspected', requestId: message.requestId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}
+
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'run') void run(message);
+  else if (message.type === 'stop' && current?.queryId === message.queryId) current.run.stop(message.reason);
+  else if (message.type === 'inspect') void inspect(message);
+});
+// The server went away: nothing is left to report to.
+process.on('disconnect', () => process.exit(0));
+// The first query's engine instance is made before it arrives (with the limits the pool forked this worker for).
+const [memoryLimit, threads] = process.argv.slice(2);
+if (memoryLimit && threads) sharedInstancePool({ memoryLimit, threads: Number(threads) }).warm({ keep: true });
+send({ type: 'ready', rssBytes: process.memoryUsage.rss() });

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The pids of a process and all its descendants, from /proc. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      /* it exited while we looked */
+    }
+  }
+  const tree: number[] = [];
+  const visit = (pid: number): void => {
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return tree;
+}
+
+function rssBytes(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+  } catch {
+    return 0;
+  }
+}
+
+export interface MemoryGuard {
+  /** The largest resident memory the whole tree reached. */
+  peakBytes(): number;
+  /** True once the guard killed the tree. */
+  tripped(): boolean;
+  stop(): void;
+}
+
+/**
+ * Watches a process and its descendants and kills them all with SIGKILL if their resident memory together passes
+ * the ceiling, so a test of a memory bomb that gets through can fail, but never take the machine down.
+ */
+export function guardMemory(root: number, ceilingBytes: number): MemoryGuard {
+  let peak = 0;
+  let tripped = false;
+  const timer = setInterval(() => {
+    const tree = processTree(root);
+    const total = tree.reduce((sum, pid) => sum + rssBytes(pid), 0);
+    peak = Math.max(peak, total);
+    if (total > ceilingBytes && !tripped) {
+      tripped = true;
+      for (const pid of tree) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+  }, 50);
+  timer.unref();
+  return { peakBytes: () => peak, tripped: () => tripped, stop: () => clearInterval(timer) };
+}
