@@ -94,7 +94,9 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     return;
   }
   if (page.status !== 'succeeded') {
-    throw new CliError(`query_${page.status}`, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`);
+    // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …).
+    const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
+    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`);
   }
   const printed = await printQueryRows(client, ctx.io, page, format, maxRows);
   if (ctx.io.isStderrTTY && format === 'table') {

@@ -12,7 +12,7 @@ export interface QueryPage {
   has_more?: boolean;
   next_cursor?: string | null;
   files?: { url: string; bytes: number; expires: number }[];
-  error?: { message: string };
+  error?: { code?: string; message: string };
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);

@@ -122,6 +122,8 @@ export class CanvasService {
     const { query } = await this.queries.submit(principal, { sql }, undefined);
     await this.queries.waitFor(query.id, this.queries.settings.timeoutMs + 5000);
     const done = this.queries.get(principal, query.id);
+    // Still queued or running after a query's whole time limit: the caller has stopped waiting, so the query stops too.
+    if (done.status === 'queued' || done.status === 'running') this.queries.stop(query.id, 'cancelled');
     const file = this.queries.resultPath(done);
     if (done.status !== 'succeeded' || !file) {
       throw new LakeServiceError('element_query_failed', `The element's table could not be read: ${done.errorMessage ?? done.status}.`);

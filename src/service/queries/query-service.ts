@@ -250,10 +250,13 @@ export class QueryService {
         this.jobs.appendEvent(live.id, 'job.progress', { status: 'running', percent });
       },
     });
-    void live.running.outcome.then(
-      (outcome) => this.finish(live, outcome),
-      (error: unknown) => this.finish(live, { status: 'failed', code: 'worker_crashed', message: this.cleanMessage(String(error)), durationMs: 0 }),
-    );
+    void live.running.outcome
+      .then(
+        (outcome) => this.finish(live, outcome),
+        (error: unknown) => this.finish(live, { status: 'failed', code: 'worker_crashed', message: this.cleanMessage(String(error)), durationMs: 0 }),
+      )
+      // finish() has already settled the query's waiters; a failed record is found by its lease running out.
+      .catch(() => undefined);
   }
 
   private finish(live: LiveQuery, outcome: QueryOutcome): void {

@@ -22,7 +22,8 @@ export function queryObject(query: QueryRecord): QueryObject {
     body.duration_ms = query.durationMs;
   }
   if (query.status === 'failed' || query.status === 'cancelled') {
-    body.error = { message: query.errorMessage ?? 'The query failed.' };
+    // The spec's error is {message}; the code (which limit ended it, for example) is lake's addition.
+    body.error = { code: query.errorCode ?? 'query_failed', message: query.errorMessage ?? 'The query failed.' };
   }
   return body;
 }

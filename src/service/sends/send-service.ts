@@ -303,8 +303,11 @@ export class SendService {
     }
     if (signal.aborted) return;
     const query = this.queries.get(principal, queryId);
+    const unfinished = query.status === 'running' || query.status === 'queued';
+    // A query that outlived the run's patience is stopped, not left to hold a worker for nobody.
+    if (unfinished) this.queries.stop(queryId, 'cancelled');
     if (query.status !== 'succeeded') {
-      throw new SendFailure(`The send's query ${queryId} ${query.status === 'running' ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
+      throw new SendFailure(`The send's query ${queryId} ${unfinished ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
     }
     const file = this.queries.resultPath(query);
     if (!file || !query.columns) throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WorkerPoolSettings } from '../../src/service/queries/settings.js';
+import { processTree } from '../helpers/memory-guard.js';
+import { expectError, finished, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
+import { overHttp, type Harness } from '../helpers/transports.js';
+
+/** Two workers, one per organization at a time: small enough to fill in a test. */
+const POOL: WorkerPoolSettings = { workers: 2, workersPerOrganization: 1, killGraceMs: 1000, recycleAfterQueries: 500, recycleGrowthBytes: 512 * 2 ** 20, memoryCgroups: true };
+
+describe('queued queries on the worker pool', () => {
+  let api: Harness | undefined;
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+  });
+
+  async function start(pool: Partial<WorkerPoolSettings> = {}, maxInFlight = 8): Promise<Harness> {
+    api = await overHttp.start({ services: { workerPool: { ...POOL, ...pool }, querySettings: { maxInFlight, timeoutMs: 60_000, memoryLimit: '256MB' } as never } });
+    return api;
+  }
+
+  function neighbourToken(harness: Harness): string {
+    const other = harness.home.directory.createOrganization('Neighbour');
+    const user = harness.home.directory.createUser(other.id, 'N', 'owner');
+    return harness.home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
+  }
+
+  const job = async (harness: Harness, id: string, token?: string): Promise<Json> => (await (await harness.request(`/jobs/${id}`, { token })).json()) as Json;
+  const events = async (harness: Harness, id: string): Promise<string[]> => {
+    const rows = harness.home.db.prepare('SELECT type FROM job_events WHERE job_id = ? ORDER BY seq').all(id) as { type: string }[];
+    return rows.map((r) => r.type);
+  };
+  const cancel = (harness: Harness, id: string): Promise<Response> => harness.request(`/jobs/${id}/cancel`, { method: 'POST' });
+
+  it('queues past the organization\'s share, starts its queries in order, and another organization runs at once', async () => {
+    const harness = await start();
+    const first = await submitOk(harness, SLOW_SQL);
+    const second = await submitOk(harness, `${SLOW_SQL} -- 2`);
+    const third = await submitOk(harness, `${SLOW_SQL} -- 3`);
+    expect([first.status, second.status, third.status]).toEqual(['running', 'queued', 'queued']);
+    expect((await job(harness, second.id)).status).toBe('queued');
+
+    // The neighbour's query takes the free worker at once, ahead of the two queued.
+    const token = neighbourToken(harness);
+    const started = performance.now();
+    const small = (await (await submit(harness, 'select 42 as n', { token })).json()) as Json;
+    expect(small.status).toBe('running');
+    const done = (await (await harness.request(`/queries/${small.id}?wait=10&format=inline`, { token })).json()) as Json;
+    expect(done.data).toEqual([{ n: 42 }]);
+    expect(performance.now() - started).toBeLessThan(2000);
+
+    // When the first ends, the second (not the third) starts.
+    await cancel(harness, first.id);
+    await finished(harness, first.id);
+    for (let i = 0; i < 50 && (await job(harness, second.id)).status === 'queued'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await job(harness, second.id)).status).toBe('running');
+    expect((await job(harness, third.id)).status).toBe('queued');
+    for (const q of [second, third]) await cancel(harness, q.id);
+    for (const q of [second, third]) expect((await finished(harness, q.id)).status).toBe('cancelled');
+  });
+
+  it('cancelling a queued query is atomic: cancelled at once, never runs', async () => {
+    const harness = await start();
+    const running = await submitOk(harness, SLOW_SQL);
+    const queued = await submitOk(harness, 'select 1 as never');
+    expect(queued.status).toBe('queued');
+    const response = await cancel(harness, queued.id);
+    const body = (await response.json()) as Json;
+    expect(response.status).toBe(200);
+    expect(body.job.status).toBe('cancelled');
+    expect(body.execution_may_continue).toBe(false);
+    // The worker frees up; the cancelled query still never starts.
+    await cancel(harness, running.id);
+    await finished(harness, running.id);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await events(harness, queued.id)).toEqual(['job.created', 'job.cancelled']);
+    const query = (await (await harness.request(`/queries/${queued.id}`)).json()) as Json;
+    expect(query.status).toBe('cancelled');
+    expect(query.error.code).toBe('cancelled');
+  });
+
+  it('queued queries count toward the in-flight ceiling: 429 too_many_queries', async () => {
+    const harness = await start({}, 3);
+    const ids = [(await submitOk(harness, SLOW_SQL)).id, (await submitOk(harness, SLOW_SQL)).id, (await submitOk(harness, SLOW_SQL)).id];
+    await expectError(await submit(harness, 'select 1'), 429, 'too_many_queries');
+    for (const id of ids) await cancel(harness, id);
+    for (const id of ids) expect((await finished(harness, id)).status).toBe('cancelled');
+    expect((await finished(harness, (await submitOk(harness, 'select 1')).id)).status).toBe('succeeded');
+  });
+
+  it('a worker killed under its query fails only that query (worker_crashed) and is replaced', async () => {
+    const harness = await start();
+    const victim = await submitOk(harness, SLOW_SQL);
+    await new Promise((r) => setTimeout(r, 500));
+    const workersBefore = processTree(process.pid).slice(1);
+    // The busiest worker runs the query.
+    const busiest = workersBefore
+      .map((pid) => ({ pid, cpu: cpuTicks(pid) }))
+      .sort((a, b) => b.cpu - a.cpu)[0] as { pid: number };
+    process.kill(busiest.pid, 'SIGKILL');
+    const ended = await finished(harness, victim.id);
+    expect(ended.status).toBe('failed');
+    expect(ended.error.code).toBe('worker_crashed');
+    expect((await job(harness, victim.id)).error.code).toBe('worker_crashed');
+    const after = await finished(harness, (await submitOk(harness, 'select 7 as n')).id, '&format=inline');
+    expect(after.data).toEqual([{ n: 7 }]);
+    for (let i = 0; i < 30 && processTree(process.pid).length - 1 < workersBefore.length; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(processTree(process.pid).length - 1).toBe(workersBefore.length);
+  });
+
+  it('recycles a worker after its documented number of queries', async () => {
+    const harness = await start({ recycleAfterQueries: 2 });
+    const pidsSeen = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const done = await finished(harness, (await submitOk(harness, `select ${i} as n`)).id, '&format=inline');
+      expect(done.data).toEqual([{ n: i }]);
+      for (const pid of processTree(process.pid).slice(1)) pidsSeen.add(pid);
+    }
+    // 2 workers and the inspector at first; every second query retires a worker and a new one takes its place.
+    expect(pidsSeen.size).toBeGreaterThanOrEqual(5);
+  });
+});
+
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
