@@ -71,6 +71,16 @@ describe('lake query', () => {
     expect(failed.stderr).toMatch(/missing/);
   });
 
+  it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
+    for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
+      const result = await runLake(['query', sql], { env });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain('parameter_invalid');
+      expect(result.stderr).toMatch(/request id: req_/);
+      expect(result.stderr).not.toMatch(/\s+at |Unexpected type id/);
+    }
+  });
+
   it('--wait prints the id and exits 3 while still running; poll reports the outcome by exit code', async () => {
     const waiting = await runLake(['query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b'], { env });
     expect(waiting.code).toBe(3);

@@ -69,3 +69,17 @@ describe('SQL guard', () => {
     expect(guardSql('select 1 -- done\n;').statement).toBe('select 1 -- done\n');
   });
 });
+
+describe('statement parameters', () => {
+  it('refuses $1, ?, $name and parameters inside lists and structs, before any engine sees them', () => {
+    for (const sql of ['select $1', 'select ?', 'select $x', 'select [?]', "select {'a': ?}", 'select * from t where a = $2']) {
+      expect(codeOf(sql), sql).toBe('parameter_invalid');
+    }
+  });
+
+  it('leaves the same characters alone inside literals, identifiers, dollar quotes and comments', () => {
+    for (const sql of ["select '$1 ?' as s", 'select "?" from t', 'select $$ ? $$', 'select 1 -- $1 ?', 'select 1 /* ? */', 'select a$b from t']) {
+      expect(codeOf(sql), sql).toBeUndefined();
+    }
+  });
+});

@@ -2,7 +2,8 @@ import { inspectStatement } from './inspect.js';
 import { sharedInstancePool, type InstancePool } from './instance-pool.js';
 import type { QueryEngine, QueryEvents, QueryJob, RunningQuery } from './query-engine.js';
 import { QueryRun } from './query-runner.js';
-import { openSandbox, type Sandbox } from './sandbox.js';
+import { SandboxCache } from './sandbox-cache.js';
+import type { Sandbox } from './sandbox.js';
 import type { TableReference } from './table-refs.js';
 
 /**
@@ -15,6 +16,7 @@ export class InProcessEngine implements QueryEngine {
   readonly slots: number;
   /** The sandbox inspect opened, kept for the run that follows so a query needs one engine instance, not two. */
   private readonly inspected = new Map<string, Sandbox>();
+  private readonly sandboxes = new SandboxCache();
 
   constructor(
     private readonly limits: { memoryLimit: string; threads: number },
@@ -28,7 +30,7 @@ export class InProcessEngine implements QueryEngine {
   }
 
   async inspect(job: QueryJob): Promise<TableReference[]> {
-    const sandbox = await openSandbox({ catalogFile: job.catalogFile, readableDirs: job.readableDirs, writableDir: job.resultDir, pool: this.pool });
+    const sandbox = await this.sandboxes.open({ catalogFile: job.catalogFile, readableDirs: job.readableDirs, writableDir: job.writableDir, pool: this.pool });
     try {
       const references = await inspectStatement(sandbox.connection, job.statement);
       this.inspected.set(job.queryId, sandbox);
@@ -42,7 +44,7 @@ export class InProcessEngine implements QueryEngine {
   start(job: QueryJob, events?: QueryEvents): RunningQuery {
     const sandbox = this.inspected.get(job.queryId);
     this.inspected.delete(job.queryId);
-    const run = new QueryRun(job, this.pool, sandbox);
+    const run = new QueryRun(job, this.pool, this.sandboxes, sandbox);
     return { outcome: run.execute(events), stop: (reason) => run.stop(reason) };
   }
 
@@ -57,6 +59,7 @@ export class InProcessEngine implements QueryEngine {
 
   async close(): Promise<void> {
     for (const id of [...this.inspected.keys()]) this.forget(id);
+    this.sandboxes.close();
     await this.pool.release();
   }
 }

@@ -15,8 +15,13 @@ export interface QueryJob {
   catalogFile: string;
   /** Directories the query may read: the organization's (or only the permitted) table snapshots. */
   readableDirs: string[];
-  /** The one directory it may write; the result goes to `result.parquet` inside it. */
+  /** The query's own folder; the result goes to `result.parquet` inside it. */
   resultDir: string;
+  /**
+   * The directory the sandbox may write in: the organization's results folder, which holds resultDir. The same for
+   * every query of the organization, so one locked-down engine instance can serve several in turn.
+   */
+  writableDir: string;
   limits: QueryLimits;
 }
 

@@ -5,7 +5,8 @@ import { LakeServiceError } from '../errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, ResultColumn, StopReason } from './query-engine.js';
-import { openSandbox, type Sandbox } from './sandbox.js';
+import type { SandboxCache } from './sandbox-cache.js';
+import type { Sandbox, SandboxSpec } from './sandbox.js';
 
 /** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
 const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
@@ -63,10 +64,16 @@ export class QueryRun {
   constructor(
     private readonly job: QueryJob,
     private readonly pool: InstancePool,
+    /** Where its sandbox comes from and, after a query that ended by itself, goes back to. */
+    private readonly sandboxes: SandboxCache,
     /** A sandbox inspect already opened for this job, if any. */
     sandbox?: Sandbox,
   ) {
     this.sandbox = sandbox;
+  }
+
+  private get sandboxSpec(): SandboxSpec {
+    return { catalogFile: this.job.catalogFile, readableDirs: this.job.readableDirs, writableDir: this.job.writableDir, pool: this.pool };
   }
 
   stop(reason: RunStop): void {
@@ -81,6 +88,8 @@ export class QueryRun {
     let lastProgress = 0;
     const watcher = setInterval(() => {
       if (resultSize(file) > this.job.limits.maxResultBytes) this.stop('result_limit');
+      // An interrupt that reached DuckDB between two statements is lost; repeat it until the run ends.
+      if (this.stopReason) this.sandbox?.interrupt();
       const now = performance.now();
       if (executingSince !== undefined && this.sandbox && now - executingSince > PROGRESS_EVERY_MS && now - lastProgress >= PROGRESS_EVERY_MS) {
         lastProgress = now;
@@ -89,7 +98,7 @@ export class QueryRun {
       }
     }, WATCH_EVERY_MS);
     try {
-      this.sandbox ??= await openSandbox({ catalogFile: this.job.catalogFile, readableDirs: this.job.readableDirs, writableDir: this.job.resultDir, pool: this.pool });
+      this.sandbox ??= await this.sandboxes.open(this.sandboxSpec);
       if (this.stopReason) this.sandbox.interrupt();
       const { connection } = this.sandbox;
       const { columns } = await prepareSelect(connection, this.job.statement);
@@ -97,6 +106,7 @@ export class QueryRun {
       const source = textColumns.length === 0
         ? `${this.job.statement}\n`
         : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
+      if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
       events.executing?.();
       const copied = await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
@@ -113,7 +123,9 @@ export class QueryRun {
     } finally {
       clearTimeout(deadline);
       clearInterval(watcher);
-      this.sandbox?.close();
+      // An interrupted instance is not trusted with another query; one that ended by itself is.
+      if (this.sandbox && this.stopReason === undefined) this.sandboxes.keep(this.sandboxSpec, this.sandbox);
+      else this.sandbox?.close();
     }
   }
 

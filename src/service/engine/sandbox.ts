@@ -6,7 +6,7 @@ export interface SandboxSpec {
   catalogFile: string;
   /** Directories the query may read: the organization's table snapshots. */
   readableDirs: readonly string[];
-  /** The one directory it may write: its own result folder. */
+  /** The one directory it may write: the organization's results folder (its result goes in a folder of its own there). */
   writableDir: string;
   /** Where the query's fresh instance comes from; its limits are the query's limits. */
   pool: InstancePool;

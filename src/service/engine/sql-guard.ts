@@ -116,9 +116,11 @@ export function guardSql(sql: string): GuardedSql {
     (t, i) => t.kind === 'parameter' || (t.kind === 'symbol' && (t.value === '?' || (t.value === '$' && body[i + 1]?.start === t.end && body[i + 1]?.kind === 'word'))),
   );
   if (parameter) {
+    const next = body[body.indexOf(parameter) + 1];
+    const written = parameter.value === '$' && next ? sql.slice(parameter.start, next.end) : parameter.value;
     throw new LakeServiceError(
       'parameter_invalid',
-      `'${parameter.value.slice(0, 40)}' is a statement parameter; lake runs SQL without bound values. Write the value into the SQL.`,
+      `'${written.slice(0, 40)}' is a statement parameter; lake runs SQL without bound values. Write the value into the SQL.`,
       { param: 'sql' },
     );
   }

@@ -6,6 +6,7 @@ import { inspectStatement } from './inspect.js';
 import { sharedInstancePool } from './instance-pool.js';
 import { LakeServiceError } from '../errors.js';
 import { QueryRun } from './query-runner.js';
+import { SandboxCache } from './sandbox-cache.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 const send = (message: FromWorker): void => {
@@ -13,21 +14,23 @@ const send = (message: FromWorker): void => {
 };
 
 let current: { queryId: string; run: QueryRun } | undefined;
+const sandboxes = new SandboxCache();
 let parser: Promise<Awaited<ReturnType<typeof openPrivilegedConnection>>> | undefined;
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   const { job } = message;
   const pool = sharedInstancePool({ memoryLimit: job.limits.memoryLimit, threads: job.limits.threads });
-  const queryRun = new QueryRun(job, pool);
+  const queryRun = new QueryRun(job, pool, sandboxes);
   current = { queryId: job.queryId, run: queryRun };
   const outcome = await queryRun.execute({
     executing: () => send({ type: 'executing', queryId: job.queryId }),
     progress: (percent) => send({ type: 'progress', queryId: job.queryId, percent }),
   });
   current = undefined;
-  // The next query's instance is made while this worker waits for it.
-  pool.warm({ keep: true });
   send({ type: 'outcome', queryId: job.queryId, outcome, rssBytes: process.memoryUsage.rss() });
+  // Without a sandbox to reuse, the next query's instance is made while this worker waits for it, not while a
+  // query runs here (they would compete for the same cores).
+  if (!sandboxes.holds()) pool.warm();
 }
 
 async function inspect(message: Extract<ToWorker, { type: 'inspect' }>): Promise<void> {
@@ -51,9 +54,10 @@ process.on('message', (message: ToWorker) => {
   else if (message.type === 'stop' && current?.queryId === message.queryId) current.run.stop(message.reason);
   else if (message.type === 'inspect') void inspect(message);
 });
-// The server went away: nothing is left to report to.
-process.on('disconnect', () => process.exit(0));
+// The server went away: nothing is left to report to. SIGKILL, not exit(): a normal exit would wait for DuckDB's
+// threads to finish the query, and a query may run for minutes.
+process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 // The first query's engine instance is made before it arrives (with the limits the pool forked this worker for).
 const [memoryLimit, threads] = process.argv.slice(2);
-if (memoryLimit && threads) sharedInstancePool({ memoryLimit, threads: Number(threads) }).warm({ keep: true });
+if (memoryLimit && threads) sharedInstancePool({ memoryLimit, threads: Number(threads) }).warm();
 send({ type: 'ready', rssBytes: process.memoryUsage.rss() });

@@ -125,7 +125,8 @@ export class WorkerPool implements QueryEngine {
   /** A ready, idle worker; the caller (the query scheduler) never asks for more than `slots` at once. */
   private acquire(): Promise<WorkerProcess> {
     this.warm();
-    const worker = this.idle.pop();
+    // The worker idle longest: its next engine instance has had the most time to be made.
+    const worker = this.idle.shift();
     if (worker) return Promise.resolve(worker);
     return new Promise((resolve) => this.waiting.push(resolve));
   }

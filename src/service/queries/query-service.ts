@@ -292,6 +292,7 @@ export class QueryService {
       catalogFile: file,
       readableDirs,
       resultDir: this.lake.layout.resultDir(organizationId, id),
+      writableDir: this.lake.layout.resultsDir(organizationId),
       limits: {
         timeoutMs: this.settings.timeoutMs,
         memoryLimit: this.settings.memoryLimit,

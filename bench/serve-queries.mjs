@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Small queries through `lake serve` and the noisy-neighbour case, against a baseline measured in the same run
+// (not a timed test). Usage: node bench/serve-queries.mjs [serial-queries]
+//  1. serial: submit `select 1`, then GET ?wait= until its rows come back; p50 and p90 latency.
+//  2. throughput: 8 concurrent clients doing the same; queries per second.
+//  3. noisy neighbour: organization A keeps its in-flight ceiling (8) of long queries; p50 of B's `select 1`.
+// Baseline: 1 and 2 against the same API served by this process with the in-process engine (how lake serve ran
+// queries before the worker pool), on an identical home.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const serial = Number(process.argv[2] ?? 300);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const { openHome } = await import(join(root, 'dist/service/home/home.js'));
+
+function prepareHome() {
+  const dir = join(mkdtempSync(join(tmpdir(), 'lake-bench-serve-')), 'home');
+  const home = openHome(dir);
+  const other = home.directory.createOrganization('Neighbour');
+  const user = home.directory.createUser(other.id, 'N', 'owner');
+  const neighbour = home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
+  const owner = home.ownerToken;
+  home.close();
+  return { dir, owner, neighbour };
+}
+
+async function startServe(dir) {
+  const env = { PATH: process.env.PATH, LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
+  const child = spawn(process.execPath, [join(root, 'bin/lake.js'), 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      if (line) resolve(JSON.parse(line).url);
+    });
+  });
+  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}
+
+async function startInProcess(dir) {
+  const { createServices } = await import(join(root, 'dist/service/services.js'));
+  const { createApp } = await import(join(root, 'dist/service/api/app.js'));
+  const { startServer } = await import(join(root, 'dist/service/api/server.js'));
+  const home = openHome(dir);
+  const services = createServices(home, { rateLimits: false });
+  services.queries.warm();
+  const server = await startServer(createApp(services, { log: () => {} }), { host: '127.0.0.1', port: 0, log: () => {} });
+  return { url: server.url, stop: async () => (await server.close(1000), await services.close(), home.close()) };
+}
+
+async function smallQuery(url, token, sql = 'select 1 as one') {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const started = performance.now();
+  const submitted = await (await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql }) })).json();
+  let body;
+  do body = await (await fetch(`${url}/queries/${submitted.id}?wait=10&format=inline`, { headers })).json();
+  while (body.status === 'queued' || body.status === 'running');
+  if (body.status !== 'succeeded') throw new Error(JSON.stringify(body));
+  return performance.now() - started;
+}
+
+async function measure(target, token) {
+  for (let i = 0; i < 20; i++) await smallQuery(target.url, token);
+  const latencies = [];
+  for (let i = 0; i < serial; i++) latencies.push(await smallQuery(target.url, token));
+  const total = serial;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next++ < total) await smallQuery(target.url, token);
+  }));
+  const perSecond = total / ((performance.now() - started) / 1000);
+  return { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), perSecond };
+}
+
+const baselineHome = prepareHome();
+const baselineTarget = await startInProcess(baselineHome.dir);
+const baseline = await measure(baselineTarget, baselineHome.owner);
+await baselineTarget.stop();
+
+const homeForServe = prepareHome();
+const serve = await startServe(homeForServe.dir);
+const pooled = await measure(serve, homeForServe.owner);
+const fmt = (n) => n.toFixed(1);
+console.log(`1. serial select 1 (submit + wait until rows): p50 ${fmt(pooled.p50)} ms, p90 ${fmt(pooled.p90)} ms; in-process engine p50 ${fmt(baseline.p50)} ms; ratio ${(pooled.p50 / baseline.p50).toFixed(2)} (target p50 ≤ 15 ms)`);
+console.log(`2. 8 concurrent clients: ${fmt(pooled.perSecond)} queries/s; in-process engine ${fmt(baseline.perSecond)}/s; ratio ${(pooled.perSecond / baseline.perSecond).toFixed(2)} (target ≥ 100/s)`);
+
+// 3. Organization A at its ceiling of long queries; B's small queries.
+const headers = { Authorization: `Bearer ${homeForServe.owner}`, 'Content-Type': 'application/json' };
+const long = [];
+for (let i = 0; i < 8; i++) {
+  const body = await (await fetch(`${serve.url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: `select sum(hash(i)) from range(40000000000) t(i) -- ${i}` }) })).json();
+  long.push(body.id);
+}
+await new Promise((r) => setTimeout(r, 500));
+const neighbour = [];
+for (let i = 0; i < 40; i++) neighbour.push(await smallQuery(serve.url, homeForServe.neighbour));
+console.log(`3. noisy neighbour: B's select 1 p50 ${fmt(percentile(neighbour, 0.5))} ms, p90 ${fmt(percentile(neighbour, 0.9))} ms while A holds 8 long queries (target p50 ≤ 1000 ms)`);
+for (const id of long) await fetch(`${serve.url}/jobs/${id}/cancel`, { method: 'POST', headers });
+await serve.stop();
