@@ -3,13 +3,10 @@
 // for each memory bomb, under a 256MB per-query limit, it starts `lake serve` with the workers' memory cgroups on,
 // then off (the resident-memory watchdog alone), and prints how the query ended and the peak resident memory of the
 // whole server process tree. A guard kills the tree past 6 GB. Usage: node bench/memory-limits.mjs
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { processTree, rssBytes, startServe } from './serve-process.mjs';
 const BOMBS = [
   'select len(range(1000000000))',
   "select length(repeat('x', 2000000000))",
@@ -17,55 +14,21 @@ const BOMBS = [
 ];
 const CEILING = 6 * 2 ** 30;
 
-function tree(rootPid) {
-  const children = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {}
-  }
-  const out = [];
-  const visit = (pid) => {
-    out.push(pid);
-    for (const c of children.get(pid) ?? []) visit(c);
-  };
-  visit(rootPid);
-  return out;
-}
-const rss = (pid) => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
-  } catch {
-    return 0;
-  }
-};
-
 async function serve(cgroups) {
   const home = join(mkdtempSync(join(tmpdir(), 'lake-bench-mem-')), 'home');
-  const env = { PATH: process.env.PATH, LAKE_HOME: home, LAKE_QUERY_MEMORY_LIMIT: '256MB', LAKE_QUERY_WORKERS: '2', LAKE_QUERY_MEMORY_CGROUP: cgroups ? '1' : '0', LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
-  const child = spawn(process.execPath, [join(root, 'bin/lake.js'), 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolve(JSON.parse(line).url);
-    });
-  });
+  const env = { LAKE_HOME: home, LAKE_QUERY_MEMORY_LIMIT: '256MB', LAKE_QUERY_WORKERS: '2', LAKE_QUERY_MEMORY_CGROUP: cgroups ? '1' : '0', LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
+  const server = await startServe(env);
   const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
-  return { child, url, token };
+  return { ...server, token };
 }
 
 for (const cgroups of [true, false]) {
-  const { child, url, token } = await serve(cgroups);
+  const { child, url, token, stop } = await serve(cgroups);
   for (const sql of BOMBS) {
     let peak = 0;
     const watch = setInterval(() => {
-      const pids = tree(child.pid);
-      const total = pids.reduce((s, p) => s + rss(p), 0);
+      const pids = processTree(child.pid);
+      const total = pids.reduce((s, p) => s + rssBytes(p), 0);
       peak = Math.max(peak, total);
       if (total > CEILING) for (const p of pids) try { process.kill(p, 'SIGKILL'); } catch {}
     }, 20);
@@ -81,6 +44,5 @@ for (const cgroups of [true, false]) {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(`${cgroups ? 'cgroup+watchdog' : 'watchdog only  '}  ${job.error?.code ?? job.status}  peak tree RSS ${(peak / 2 ** 20).toFixed(0)} MB  ${seconds} s  ${sql}`);
   }
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await stop();
 }

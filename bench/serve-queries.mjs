@@ -6,11 +6,11 @@
 //  3. noisy neighbour: organization A keeps its in-flight ceiling (8) of long queries; p50 of B's `select 1`.
 // Baseline: 1 and 2 against the same API served by this process with the in-process engine (how lake serve ran
 // queries before the worker pool), on an identical home.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServe } from './serve-process.mjs';
 
 const serial = Number(process.argv[2] ?? 300);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,19 +28,7 @@ function prepareHome() {
   return { dir, owner, neighbour };
 }
 
-async function startServe(dir) {
-  const env = { PATH: process.env.PATH, LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
-  const child = spawn(process.execPath, [join(root, 'bin/lake.js'), 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolve(JSON.parse(line).url);
-    });
-  });
-  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
-}
+const startServeOn = (dir) => startServe({ LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
 
 async function startInProcess(dir) {
   const { createServices } = await import(join(root, 'dist/service/services.js'));
@@ -84,7 +72,7 @@ const baseline = await measure(baselineTarget, baselineHome.owner);
 await baselineTarget.stop();
 
 const homeForServe = prepareHome();
-const serve = await startServe(homeForServe.dir);
+const serve = await startServeOn(homeForServe.dir);
 const pooled = await measure(serve, homeForServe.owner);
 const fmt = (n) => n.toFixed(1);
 console.log(`1. serial select 1 (submit + wait until rows): p50 ${fmt(pooled.p50)} ms, p90 ${fmt(pooled.p90)} ms; in-process engine p50 ${fmt(baseline.p50)} ms; ratio ${(pooled.p50 / baseline.p50).toFixed(2)} (target p50 ≤ 15 ms)`);
