@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerPoolSettings } from '../../src/service/queries/settings.js';
 import { processTree } from '../helpers/memory-guard.js';
 import { expectError, finished, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
+import { tempDir } from '../helpers/temp.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** Two workers, one per organization at a time: small enough to fill in a test. */
@@ -131,3 +133,37 @@ function cpuTicks(pid: number): number {
     return 0;
   }
 }
+
+describe('result limits in the local engine', () => {
+  let api: Harness | undefined;
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+  });
+
+  it('a result past the per-result cap fails result_too_large; past the organization\'s storage, result_storage_full, then 409', async () => {
+    const homeDir = join(tempDir('lake-result-limits'), 'home');
+    api = await overHttp.start({ homeDir, services: { querySettings: { maxResultBytes: 100_000 } as never } });
+    const big = await finished(api, (await submitOk(api, 'select i, random() as r from range(3000000) t(i)')).id);
+    expect(big.status).toBe('failed');
+    expect(big.error.code).toBe('result_too_large');
+    expect(big.error.message).toMatch(/limit for one result/);
+    await api.close();
+
+    api = await overHttp.start({ homeDir, services: { querySettings: { maxResultBytes: 100_000, orgResultStorageBytes: 2_000 } as never } });
+    // What is left of 2,000 bytes cannot hold a result of a few kilobytes: the query fails, nothing is kept.
+    const wide = await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id);
+    expect(wide.status).toBe('failed');
+    expect(wide.error.code).toBe('result_storage_full');
+    await api.close();
+
+    // Results kept under a larger limit; the limit then lowered below them: new queries are refused until retention frees some.
+    api = await overHttp.start({ homeDir });
+    for (let i = 0; i < 3; i++) expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe('succeeded');
+    await api.close();
+    api = await overHttp.start({ homeDir, services: { querySettings: { orgResultStorageBytes: 2_000 } as never } });
+    const body = await expectError(await submit(api, 'select 1'), 409, 'result_storage_full');
+    expect(body.message).toMatch(/removed 48 h after their query/);
+    expect(api.services.queries.store.resultBytesKept(api.home.organization.id)).toBeGreaterThanOrEqual(2_000);
+  });
+});

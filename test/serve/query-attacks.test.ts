@@ -132,6 +132,20 @@ describe('lake serve under hostile SQL', () => {
     await attack("select levenshtein(repeat('ab',90000), repeat('ba',90000))", 'query_timeout', TIMEOUT_MS + GRACE_MS + 3000);
   });
 
+  it('cancelling work DuckDB cannot interrupt ends it within the grace: cancelled, its worker killed', async () => {
+    const accepted = await submit("select levenshtein(repeat('ab',90000), repeat('ba',90000)) -- cancel me");
+    await new Promise((r) => setTimeout(r, 500));
+    const started = performance.now();
+    const cancel = await call(`/jobs/${accepted.body.id}/cancel`, attacker, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect(cancel.body.execution_may_continue).toBe(true);
+    const job = await settle(accepted.body.id as string);
+    expect(job.status).toBe('cancelled');
+    expect(job.error.code).toBe('cancelled');
+    expect(performance.now() - started).toBeLessThan(GRACE_MS + 2500);
+    await othersAreServed();
+  });
+
   it('a result past the per-result cap ends result_too_large', async () => {
     await attack('select random() r, random() s, hash(i) h from range(200000000) t(i)', 'result_too_large', TIMEOUT_MS + GRACE_MS + 3000);
   });
