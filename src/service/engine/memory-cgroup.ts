@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const V1_ROOT = '/sys/fs/cgroup/memory';
@@ -22,6 +22,8 @@ function ownV1Group(): string | undefined {
  * undefined and the pool's resident-memory watchdog is the only limit.
  */
 export class MemoryCgroup {
+  private removed = false;
+
   private constructor(private readonly dir: string) {}
 
   static create(name: string, limitBytes: number): MemoryCgroup | undefined {
@@ -48,6 +50,28 @@ export class MemoryCgroup {
     }
   }
 
+  /**
+   * Removes the empty groups of lake processes that are gone: a server killed with SIGKILL could not remove its
+   * workers' groups itself.
+   */
+  static removeStale(): void {
+    const parent = ownV1Group();
+    if (!parent) return;
+    try {
+      for (const name of readdirSync(parent)) {
+        const owner = /^lake-(\d+)-w\d+$/.exec(name)?.[1];
+        if (owner === undefined || processAlive(Number(owner))) continue;
+        try {
+          rmdirSync(join(parent, name));
+        } catch {
+          /* still in use, or not ours to remove */
+        }
+      }
+    } catch {
+      /* the hierarchy cannot be read: nothing to clean */
+    }
+  }
+
   add(pid: number): boolean {
     try {
       writeFileSync(join(this.dir, 'cgroup.procs'), String(pid));
@@ -69,12 +93,27 @@ export class MemoryCgroup {
     }
   }
 
-  /** Removes the group; the kernel allows that only once its process has left, so it tries for a few seconds. */
-  remove(attempt = 0): void {
+  /**
+   * Removes the group. The kernel allows it only once its process has fully left, a moment after the process was
+   * reaped; until then each call tries again. True once it is gone.
+   */
+  remove(): boolean {
+    if (this.removed) return true;
     try {
       rmdirSync(this.dir);
-    } catch {
-      if (attempt < 30) setTimeout(() => this.remove(attempt + 1), 100).unref();
+      this.removed = true;
+    } catch (error) {
+      this.removed = (error as NodeJS.ErrnoException).code === 'ENOENT';
     }
+    return this.removed;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

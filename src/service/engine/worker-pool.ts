@@ -5,6 +5,7 @@ import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from '../qu
 import type { QueryEngine, QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, RunningQuery, StopReason } from './query-engine.js';
 import { RESULT_FILE_NAME, resultLimitFailure } from './query-runner.js';
 import type { TableReference } from './table-refs.js';
+import { MemoryCgroup } from './memory-cgroup.js';
 import { WorkerProcess, type WorkerExit } from './worker-process.js';
 
 /** How often a running worker's memory and result file are measured. */
@@ -36,6 +37,7 @@ export class WorkerPool implements QueryEngine {
     private readonly limits: { memoryLimit: string; threads: number },
   ) {
     this.slots = settings.workers;
+    if (settings.memoryCgroups) MemoryCgroup.removeStale();
   }
 
   private get hardLimitBytes(): number {
@@ -120,6 +122,8 @@ export class WorkerPool implements QueryEngine {
     const all = [...this.workers, ...(this.inspector ? [this.inspector] : [])];
     for (const worker of all) worker.kill();
     await Promise.all(all.map((w) => w.exited));
+    // Their memory cgroups are removable a moment after they exit; this process may not be there to retry later.
+    await Promise.all(all.map((w) => w.removeCgroup()));
   }
 
   /** A ready, idle worker; the caller (the query scheduler) never asks for more than `slots` at once. */

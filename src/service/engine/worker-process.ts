@@ -68,7 +68,7 @@ export class WorkerProcess {
       this.child.once('exit', (code, signal) => {
         this.alive = false;
         const outOfMemory = this.cgroup?.oomKilled() ?? false;
-        this.cgroup?.remove();
+        void this.removeCgroup();
         const exit = { code, signal, outOfMemory };
         this.exitListener?.(exit);
         resolve(exit);
@@ -110,6 +110,11 @@ export class WorkerProcess {
     } catch {
       return 0;
     }
+  }
+
+  /** Removes its memory cgroup once it has left it, trying for up to a second; resolves either way. */
+  async removeCgroup(): Promise<void> {
+    for (let attempt = 0; this.cgroup && !this.cgroup.remove() && attempt < 20; attempt++) await new Promise((r) => setTimeout(r, 50));
   }
 
   kill(): void {
