@@ -208,6 +208,24 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     await expectError(await call('PATCH', '/sends/snd_nope', { paused: true }), 404, 'send_not_found');
   });
 
+  it('SQL that cannot run (statement parameters) is refused at creation; an older send holding it fails its run with the reason', async () => {
+    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select $1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' } }), 400, 'parameter_invalid');
+    const receiver = await startReceiver();
+    try {
+      const send = await json('POST', '/sends', { name: 'old', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      // As a send saved before parameters were refused would hold it.
+      api.home.db.prepare('UPDATE sends SET sql = ? WHERE id = ?').run("select {'a': ?} as x", send.id);
+      const failed = await runAndWait(send.id);
+      expect(failed).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'parameter_invalid', message: expect.stringMatching(/statement parameter/) } });
+      expect(receiver.received).toHaveLength(0);
+      // The service carries on: the same send with runnable SQL delivers.
+      api.home.db.prepare('UPDATE sends SET sql = ? WHERE id = ?').run('select 1 as x', send.id);
+      expect(await runAndWait(send.id)).toMatchObject({ status: 'succeeded', rows_sent: 1 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a run is a job: cancelling it stops the delivery', async () => {
     const receiver = await startReceiver([], 3000);
     try {
