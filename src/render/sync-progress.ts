@@ -9,6 +9,8 @@ export interface TableLine {
   startedAt: number;
   updatedAt: number;
   rowsPerSecond: number;
+  /** Why the table failed, when it did. */
+  error?: string;
 }
 
 export interface SyncProgress {
@@ -43,6 +45,7 @@ export function applyEvent(state: SyncProgress, event: ProgressEvent, now: numbe
       startedAt,
       updatedAt: now,
       rowsPerSecond: Math.round(completed / elapsed),
+      ...(typeof data.error === 'string' ? { error: data.error } : {}),
     };
     return { ...state, tables: before ? state.tables.map((t) => (t.table === table ? line : t)) : [...state.tables, line] };
   }
@@ -67,7 +70,7 @@ export function plainLine(event: ProgressEvent, at: Date): string {
   if (event.event === 'sync.progress') {
     const d = event.data;
     const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
-    return `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}`;
+    return `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
   }
   if (event.event === 'sync.schema_change') return `${time} ${String(event.data.table)} schema changed`;
   const error = (event.data.error as { message?: string } | undefined)?.message;
@@ -78,7 +81,7 @@ export function summaryLines(state: SyncProgress): string[] {
   const rows = state.tables.filter((t) => t.phase === 'committed').reduce((sum, t) => sum + t.completed, 0);
   const seconds = ((Date.now() - state.startedAt) / 1000).toFixed(1);
   const lines = [`sync ${state.status}: ${state.tables.filter((t) => t.phase === 'committed').length} of ${state.tables.length} tables, ${count(rows)} rows, ${seconds} s`];
-  for (const t of state.tables) lines.push(`  ${t.lakeTable}  ${t.phase}  ${count(t.completed)} rows`);
+  for (const t of state.tables) lines.push(`  ${t.lakeTable}  ${t.phase}  ${t.error ? t.error : `${count(t.completed)} rows`}`);
   if (state.error) lines.push(`  ${state.error}`);
   return lines;
 }

@@ -210,8 +210,26 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
     return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
   } catch (error) {
-    const message = input.signal.aborted ? 'cancelled' : error instanceof Error ? error.message : String(error);
-    input.reporter.phase(task, 'failed');
+    const message = input.signal.aborted ? 'cancelled' : withoutConnectionDetails(error instanceof Error ? error.message : String(error), input.settings);
+    input.reporter.phase(task, 'failed', { error: message });
     return { task, rows: 0, transferred: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
   }
+}
+
+/**
+ * PostgreSQL's message for a table that failed, without the source's host, port, user or database: those are
+ * secrets of the source, and the message reaches the sync object, its stream and the CLI.
+ */
+export function withoutConnectionDetails(message: string, settings: ConnectorSettings): string {
+  const named: [unknown, string][] = [
+    [settings.secrets.password, '<password>'],
+    [settings.secrets.host ?? settings.config.host, '<host>'],
+    [settings.secrets.user ?? settings.config.user, '<user>'],
+    [settings.config.database, '<database>'],
+  ];
+  let clean = message;
+  for (const [value, placeholder] of named) {
+    if (typeof value === 'string' && value.length >= 2) clean = clean.split(value).join(placeholder);
+  }
+  return clean.trim();
 }

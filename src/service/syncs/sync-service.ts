@@ -221,7 +221,9 @@ export class SyncService {
     const failed = results.filter((r) => r.error);
     if (signal.aborted) this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
     else if (failed.length > 0) {
-      this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${failed.map((f) => f.task.key).join(', ')}. The other tables were committed.` });
+      // Each table's reason, so the sync object, the stream's last event and a follower all say why.
+      const reasons = failed.map((f) => `${f.task.key} (${f.error})`).join('; ');
+      this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.` });
     } else this.jobs.finish(id, 'succeeded');
   }
 
@@ -242,11 +244,12 @@ export class SyncService {
     const jobs = this.jobs;
     const store = this.store;
     return {
-      phase(task: TableTask, phase: TablePhase, counts = {}) {
+      phase(task: TableTask, phase: TablePhase, details = {}) {
         const entry = progress[task.key] as TableProgress;
         entry.phase = phase;
-        if (counts.completed !== undefined) entry.completed = counts.completed;
-        if (counts.total !== undefined) entry.total = counts.total;
+        if (details.completed !== undefined) entry.completed = details.completed;
+        if (details.total !== undefined) entry.total = details.total;
+        if (details.error !== undefined) entry.error = details.error;
         emit(task);
       },
       rows(task: TableTask, completed: number) {

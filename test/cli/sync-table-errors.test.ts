@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Json = Record<string, any>;
+
+describe('a table that fails in a sync says why, everywhere the sync is shown', () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  let source: string;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // The limited role may read customers but not this table: one of the two tables fails.
+    await adminQuery('CREATE TABLE public.locked (id int PRIMARY KEY)', db.database);
+    const root = tempDir('lake-sync-errors');
+    env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+    const created = await runLake(
+      ['sources', 'create', '--connector', 'postgres', '--name', 'locked', '--config', `host=${db.host}`, '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.limited}`, '--password-stdin', '--json'],
+      { env, input: 'unused\n' },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    source = (JSON.parse(created.stdout) as Json).id as string;
+    const only = await runLake(['sources', 'update', source, '--disable', 'public.orders'], { env });
+    expect(only.code, only.stderr).toBe(0);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('the sync object, the stream\'s last event and the --follow summary carry the table\'s reason, without connection details', async () => {
+    const followed = await runLake(['sync', 'start', source, '--follow'], { env });
+    expect(followed.code).toBe(1);
+    // The plain line of the failed table, and the summary, say why.
+    expect(followed.stdout).toMatch(/public\.locked failed \d+\/\S+: permission denied for table locked/);
+    expect(followed.stdout).toMatch(/sync failed: 1 of 2 tables failed: public\.locked \(permission denied for table locked\)\. The other tables were committed\./);
+    expect(followed.stderr).toMatch(/lake\.locked\.locked {2}failed {2}permission denied for table locked/);
+    expect(followed.stderr).toMatch(/lake\.locked\.customers {2}committed {2}50 rows/);
+
+    const status = await runLake(['sync', 'status', source, '--json'], { env });
+    const sync = JSON.parse(status.stdout) as Json;
+    expect(sync.status).toBe('failed');
+    expect(sync.error).toMatchObject({ code: 'tables_failed', message: expect.stringContaining('public.locked (permission denied for table locked)') });
+    const locked = (sync.tables as Json[]).find((t) => t.table === 'public.locked');
+    expect(locked).toMatchObject({ phase: 'failed', error: 'permission denied for table locked' });
+    expect((sync.tables as Json[]).find((t) => t.table === 'public.customers')).not.toHaveProperty('error');
+
+    const events = await runLake(['jobs', 'events', sync.id as string, '--json'], { env });
+    const last = events.stdout.trim().split('\n').map((l) => JSON.parse(l) as Json).at(-1) as Json;
+    expect(last.event).toBe('job.failed');
+    expect(last.data.error.message).toContain('public.locked (permission denied for table locked)');
+
+    for (const text of [followed.stdout, followed.stderr, status.stdout, events.stdout]) {
+      expect(text).not.toContain(db.limited);
+      expect(text).not.toContain(db.database);
+    }
+  });
+});
