@@ -48,19 +48,50 @@ function scalarLakeType(type: string): string | undefined {
   return undefined;
 }
 
+/** char(n) and bpchar: blank-padded types whose comparisons, lengths and casts to text ignore trailing blanks. */
+const BLANK_PADDED = /^(character|char|bpchar)(\(\d+\))?$/;
+
+/**
+ * Dates and timestamps travel as whole days or microseconds since 1970 (or 'infinity' and '-infinity'), so dates
+ * before year 1 keep their era: PostgreSQL writes them as '0044-03-15 BC', which text parsers take for 44 AD.
+ */
+function epochPlan(col: string, kind: 'date' | 'timestamp' | 'timestamptz'): Pick<ColumnPlan, 'select' | 'load' | 'csvType'> {
+  const select = kind === 'date'
+    ? `CASE WHEN isfinite(${col}) THEN (${col} - DATE '1970-01-01')::text ELSE ${col}::text END`
+    : `CASE WHEN isfinite(${col}) THEN (extract(epoch FROM ${col}) * 1000000)::bigint::text ELSE ${col}::text END`;
+  const lakeType = kind === 'date' ? 'DATE' : kind === 'timestamp' ? 'TIMESTAMP' : 'TIMESTAMPTZ';
+  const finite = (raw: string): string =>
+    kind === 'date' ? `DATE '1970-01-01' + CAST(${raw} AS INTEGER)` : `${kind === 'timestamp' ? 'make_timestamp' : 'make_timestamptz'}(CAST(${raw} AS BIGINT))`;
+  return {
+    select,
+    csvType: 'VARCHAR',
+    load: (raw) => `CASE WHEN ${raw} IN ('infinity', '-infinity') THEN CAST(${raw} AS ${lakeType}) ELSE ${finite(raw)} END`,
+  };
+}
+
 /** Plans one column. `isEnum` comes from the catalog: enum labels travel as text. */
 export function planColumn(name: string, type: string, isEnum = false): ColumnPlan {
   const col = pgIdent(name);
-  // COPY writes every column in its exact text form; a ::text cast would strip char(n) padding, so none is added.
+  // COPY writes every column in its exact text form, so most columns are selected as they are.
   const text = { name, sourceType: type, select: col, lakeType: 'VARCHAR', csvType: 'VARCHAR', load: (raw: string) => raw };
   if (isEnum) return text;
+  // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
+  if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
+  if (type === 'date') return { ...text, lakeType: 'DATE', ...epochPlan(col, 'date') };
+  if (/^timestamp(\(\d\))? without time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMP', ...epochPlan(col, 'timestamp') };
+  if (/^timestamp(\(\d\))? with time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMPTZ', ...epochPlan(col, 'timestamptz') };
   if (type === 'json' || type === 'jsonb') return { ...text, lakeType: 'JSON', load: (raw) => `CAST(${raw} AS JSON)` };
   if (type === 'bytea') return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
   // Parquet cannot store negative intervals, so intervals keep their exact ISO 8601 text (the session sets
   // IntervalStyle = iso_8601): the same form lake's JSON gives INTERVAL values.
   if (type === 'interval') return text;
   if (type.endsWith('[]')) {
-    const element = scalarLakeType(type.slice(0, -2));
+    const elementType = type.slice(0, -2);
+    const element = scalarLakeType(elementType);
+    // Elements of char(n) arrays lose their padding as char(n) values do.
+    if (BLANK_PADDED.test(elementType)) {
+      return { ...text, select: `array_to_json(${col}::text[])::text`, lakeType: 'VARCHAR[]', load: (raw) => `from_json(${raw}, '["VARCHAR"]')` };
+    }
     // Arrays travel as JSON; element types DuckDB has become typed lists, others lists of exact text.
     const lakeType = `${element ?? 'VARCHAR'}[]`;
     const elementText = element === undefined || element.startsWith('DECIMAL') || element === 'UUID' || element.startsWith('TIME') || element === 'DATE';

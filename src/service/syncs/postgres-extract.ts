@@ -31,8 +31,12 @@ interface SourceColumn {
 
 async function currentColumns(client: pg.Client, schema: string, table: string): Promise<SourceColumn[]> {
   const result = await client.query<{ name: string; type: string; is_enum: boolean; not_null: boolean }>(
-    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, t.typtype = 'e' AS is_enum, a.attnotnull AS not_null
+    // A domain travels as its base type (its checks were the source's business), so it keeps that type's semantics.
+    `SELECT a.attname AS name,
+            CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod) ELSE format_type(a.atttypid, a.atttypmod) END AS type,
+            coalesce(b.typtype, t.typtype) = 'e' AS is_enum, a.attnotnull AS not_null
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
+     LEFT JOIN pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype
      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [schema, table],
   );
