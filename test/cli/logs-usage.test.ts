@@ -88,7 +88,7 @@ describe('lake logs --follow', () => {
         job = (await (await fetch(`${server.url}/jobs/${sync.id}`, { headers })).json()) as Json;
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect(job.error).toMatchObject({ code: 'tables_failed', message: expect.stringMatching(/^1 of 2 tables failed: public\.cli_hidden\./) });
+      expect(job.error).toMatchObject({ code: 'tables_failed', message: expect.stringMatching(/^1 of 2 tables failed: public\.cli_hidden \(permission denied for table cli_hidden\)\./) });
       const rows = (await (await fetch(`${server.url}/catalog/hidden/customers`, { headers })).json()) as Json;
       expect(rows.row_count).toBe(50);
     } finally {
