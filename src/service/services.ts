@@ -20,6 +20,7 @@ import { JobStore } from './jobs/job-store.js';
 import { jobSettingsFromEnv, type JobSettings } from './jobs/settings.js';
 import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
+import { gcSettingsFromEnv, LakeCollector, type GcSettings } from './lake/collector.js';
 import { QueryService } from './queries/query-service.js';
 import { ResultReader } from './queries/result-reader.js';
 import { querySettingsFromEnv, type QuerySettings, type WorkerPoolSettings } from './queries/settings.js';
@@ -52,6 +53,8 @@ export interface LakeServices {
   rateLimiter: RateLimiter | undefined;
   canvases: CanvasService;
   sends: SendService;
+  /** Removes what the lake no longer needs on disk (old snapshots, catalogs, leftovers); lake serve runs it periodically. */
+  collector: LakeCollector;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
   syncSummaries(sourceId: string): object | null;
   clock: Clock;
@@ -79,6 +82,8 @@ export interface ServiceOptions {
   clock?: Clock;
   /** False in a CLI that detaches: accepted syncs wait in the queue for a server to run them. */
   runSyncs?: boolean;
+  /** Snapshot retention and collection interval; defaults from the environment. */
+  gcSettings?: GcSettings;
   /** Webhook retry timing; defaults from the environment. */
   sendSettings?: SendSettings;
   /** Defaults from the environment (120 per caller, 600 per organization a minute); false turns them off. */
@@ -132,6 +137,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     options.sendSettings ?? sendSettingsFromEnv(),
     usage,
   );
+  const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
@@ -154,6 +160,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     rateLimiter: options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock),
     canvases: new CanvasService(home.db, queries, resultReader),
     sends,
+    collector,
     syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
     clock,
     closing: closing.signal,
@@ -166,7 +173,17 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
       sends.startScheduling();
       const sweeper = setInterval(() => jobs.sweep(true), Math.max(1000, jobSettings.leaseMs / 2));
       const purger = setInterval(() => queries.purgeExpired(), 3_600_000);
-      for (const timer of [sweeper, purger]) {
+      // At start (what a killed process left) and then every interval.
+      const collect = (): void => {
+        try {
+          collector.collect();
+        } catch {
+          // A collection that fails (a file in use, a permission) leaves things as they were; the next one retries.
+        }
+      };
+      collect();
+      const collecting = setInterval(collect, collector.settings.intervalMs);
+      for (const timer of [sweeper, purger, collecting]) {
         timer.unref();
         timers.push(timer);
       }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { registerAdminCredentials } from './create-credential.js';
+import { registerAdminGc } from './gc.js';
 import { registerAdminPermissions } from './permissions.js';
 import { registerAdminViews } from './views.js';
 
@@ -9,4 +10,5 @@ export function registerAdmin(program: Command, ctx: CommandContext): void {
   registerAdminCredentials(admin, ctx);
   registerAdminPermissions(admin, ctx);
   registerAdminViews(admin, ctx);
+  registerAdminGc(admin, ctx);
 }

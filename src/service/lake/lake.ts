@@ -135,7 +135,7 @@ export class Lake {
    * The catalog file a session attaches: the organization's current version, cut down to what the access may see
    * when it is restricted (so even the engine cannot name a hidden table). Built on first use.
    */
-  async catalogFile(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<{ file: string; tables: LakeTable[] }> {
+  async catalogFile(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<{ file: string; tables: LakeTable[]; version: number }> {
     await this.ensureDemo(organizationId);
     const { version, tables, views } = this.visible(organizationId, access);
     const fileName = access.restricted
@@ -144,7 +144,7 @@ export class Lake {
     const file = await ensureCatalogFile(this.layout, organizationId, fileName, { tables, views }, (view, columns) => {
       if (JSON.stringify(columns) !== JSON.stringify(view.columns)) this.views.updateColumns(view.id, columns);
     });
-    return { file, tables: [...tables] };
+    return { file, tables: [...tables], version };
   }
 
   /**

@@ -120,12 +120,27 @@ export class TableStore {
   commit(organizationId: string, tableId: string, snapshot: Omit<Snapshot, 'created'>): void {
     writeTransaction(this.db, () => {
       const now = nowSeconds();
+      bumpCatalogVersion(this.db, organizationId);
+      // The snapshot it replaces stays readable by queries of earlier catalog versions until they end.
+      this.db
+        .prepare(
+          `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
+           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`,
+        )
+        .run(now, this.catalogVersion(organizationId), tableId, organizationId);
       this.db
         .prepare('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
         .run(snapshot.id, tableId, snapshot.directory, JSON.stringify(snapshot.files), snapshot.rowCount, snapshot.bytes, JSON.stringify(snapshot.columns), now);
       this.db.prepare('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?').run(snapshot.id, now, tableId, organizationId);
-      bumpCatalogVersion(this.db, organizationId);
     });
+  }
+
+  /** Bytes of every snapshot the organization's lake holds: the current ones and those kept for readers. */
+  storedBytes(organizationId: string): number {
+    const row = this.db
+      .prepare('SELECT coalesce(sum(s.bytes), 0) AS bytes FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?')
+      .get(organizationId) as { bytes: number };
+    return row.bytes;
   }
 
   catalogVersion(organizationId: string): number {

@@ -117,7 +117,7 @@ export class QueryService {
         if (error instanceof LakeServiceError) throw error;
         parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
       }
-      outcome = this.record(principal, scope, idempotencyKey, requestHash, id, sql, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
+      outcome = this.record(principal, scope, idempotencyKey, requestHash, { id, sql, catalogVersion: job.catalogVersion }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
     } catch (error) {
       discard();
       throw error;
@@ -283,10 +283,12 @@ export class QueryService {
     for (let next = this.queue.take(); next; next = this.queue.take()) this.begin(next);
   }
 
-  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob> {
-    const { file, tables } = await this.lake.catalogFile(organizationId, access);
+  /** The job for the engine, and the catalog version it reads (recorded, so no snapshot it reads is collected). */
+  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob & { catalogVersion: number }> {
+    const { file, tables, version } = await this.lake.catalogFile(organizationId, access);
     const readableDirs = access.restricted ? tables.map((t) => this.lake.layout.toAbsolute(t.snapshot.directory)) : [this.lake.layout.tablesDir(organizationId)];
     return {
+      catalogVersion: version,
       queryId: id,
       statement,
       catalogFile: file,
@@ -329,8 +331,7 @@ export class QueryService {
     scope: IdempotencyScope,
     key: string | undefined,
     requestHash: string,
-    id: string,
-    sql: string,
+    query: { id: string; sql: string; catalogVersion: number },
     startsNow: (organizationId: string) => boolean,
   ): SubmitOutcome {
     return writeTransaction(this.db, () => {
@@ -344,9 +345,9 @@ export class QueryService {
       // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
       const status = startsNow(principal.organizationId) ? 'running' : 'queued';
-      const query = this.store.insert({ id, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, sql, lease, status });
-      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: id, response: this.submitResponse(query) });
-      return { query };
+      const record = this.store.insert({ ...query, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, lease, status });
+      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: this.submitResponse(record) });
+      return { query: record };
     });
   }
 

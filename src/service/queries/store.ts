@@ -79,6 +79,8 @@ export class QueryStore {
     sql: string;
     lease: { owner: string; expiresMs: number };
     status: 'queued' | 'running';
+    /** The lake catalog version the query reads. */
+    catalogVersion: number;
   }): QueryRecord {
     this.jobs.create({
       id: input.id,
@@ -89,7 +91,7 @@ export class QueryStore {
       lease: input.lease,
       queued: input.status === 'queued',
     });
-    this.db.prepare('INSERT INTO queries (id, sql) VALUES (?, ?)').run(input.id, input.sql);
+    this.db.prepare('INSERT INTO queries (id, sql, catalog_version) VALUES (?, ?, ?)').run(input.id, input.sql, input.catalogVersion);
     return this.get(input.organizationId, input.id) as QueryRecord;
   }
 

@@ -284,4 +284,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX send_runs_by_send ON send_runs (send_id, created);
     `,
   },
+  {
+    version: 10,
+    name: 'snapshot lifecycle',
+    // When a snapshot stopped being current (and at which catalog version), and which catalog version each query
+    // reads: together they say when an old snapshot can no longer be read by anyone (docs/decisions.md, 35).
+    sql: `
+      ALTER TABLE lake_snapshots ADD COLUMN superseded_at INTEGER;
+      ALTER TABLE lake_snapshots ADD COLUMN superseded_version INTEGER;
+      ALTER TABLE queries ADD COLUMN catalog_version INTEGER;
+      UPDATE lake_snapshots
+        SET superseded_at = CAST(strftime('%s', 'now') AS INTEGER),
+            superseded_version = coalesce((SELECT v.version FROM lake_catalog_versions v JOIN lake_tables t ON t.organization_id = v.organization_id
+                                           WHERE t.id = lake_snapshots.table_id), 0)
+        WHERE id NOT IN (SELECT current_snapshot_id FROM lake_tables WHERE current_snapshot_id IS NOT NULL);
+      CREATE INDEX lake_snapshots_superseded ON lake_snapshots (superseded_at) WHERE superseded_at IS NOT NULL;
+    `,
+  },
 ];

@@ -109,7 +109,8 @@ export class UsageService {
     const days = [...byDay].map(([date, q]) => ({ date, ...q, cost: round(dayCost(q, prices)) }));
     const totals = noQuantities();
     for (const d of days) for (const m of METRICS) totals[m] += d[m];
-    const storageBytes = this.lake.tables.list(principal.organizationId).reduce((sum, t) => sum + t.snapshot.bytes, 0);
+    // What the lake really holds: current snapshots and the older ones still kept for queries that may read them.
+    const storageBytes = this.lake.tables.storedBytes(principal.organizationId);
     const storage = (storageBytes / GB) * prices.storage_per_gb_month;
     const metered = dayCost(totals, prices);
     const projectedMetered = daysElapsed > 0 && target === current ? (metered * daysInMonth) / daysElapsed : metered;

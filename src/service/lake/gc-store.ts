@@ -1,0 +1,66 @@
+import type { MetadataDb } from '../store/database.js';
+import { writeTransaction } from '../store/database.js';
+
+export interface CollectableSnapshot {
+  id: string;
+  organizationId: string;
+  directory: string;
+  bytes: number;
+}
+
+/** What the collector reads and removes in the metadata store; the files are the collector's business. */
+export class GcStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  /**
+   * Removes, in one transaction, every snapshot no query can read any more, and returns them: not current,
+   * superseded at or before `supersededBefore`, and superseded at a catalog version no live (queued or running)
+   * query of its organization still reads. Rows go first; a crash before their folders are deleted leaves only
+   * folders no row names, which the next collection removes.
+   */
+  takeCollectable(supersededBefore: number): CollectableSnapshot[] {
+    return writeTransaction(this.db, () => {
+      const rows = this.db
+        .prepare(
+          `SELECT s.id, t.organization_id AS organizationId, s.directory, s.bytes
+           FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
+           WHERE s.superseded_at IS NOT NULL AND s.superseded_at <= ?
+             AND (t.current_snapshot_id IS NULL OR t.current_snapshot_id <> s.id)
+             AND NOT EXISTS (
+               SELECT 1 FROM queries q JOIN jobs j ON j.id = q.id
+               WHERE j.organization_id = t.organization_id AND j.status IN ('queued', 'running')
+                 AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`,
+        )
+        .all(supersededBefore) as CollectableSnapshot[];
+      const remove = this.db.prepare('DELETE FROM lake_snapshots WHERE id = ?');
+      for (const row of rows) remove.run(row.id);
+      return rows;
+    });
+  }
+
+  /** The oldest catalog version a live query of the organization reads, if any. */
+  oldestLiveVersion(organizationId: string): number | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
+         WHERE j.organization_id = ? AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`,
+      )
+      .get(organizationId) as { version: number | null };
+    return row.version ?? undefined;
+  }
+
+  currentVersion(organizationId: string): number {
+    const row = this.db.prepare('SELECT version FROM lake_catalog_versions WHERE organization_id = ?').get(organizationId) as { version: number } | undefined;
+    return row?.version ?? 0;
+  }
+
+  /** Every snapshot folder the store names (relative to the home). */
+  snapshotDirectories(): Set<string> {
+    return new Set((this.db.prepare('SELECT directory FROM lake_snapshots').all() as { directory: string }[]).map((r) => r.directory));
+  }
+
+  /** Whether the sync is queued or running (its staging folder is in use). */
+  syncLive(syncId: string): boolean {
+    return this.db.prepare(`SELECT 1 FROM jobs WHERE id = ? AND status IN ('queued', 'running')`).get(syncId) !== undefined;
+  }
+}
