@@ -82,40 +82,87 @@ export interface PostgresSyncInput {
   signal: AbortSignal;
 }
 
+/** Tables read at once when a source does not say (`sync_connections`): one extracts while another loads. */
+export const DEFAULT_SYNC_CONNECTIONS = 2;
+
+async function openSession(settings: ConnectorSettings): Promise<pg.Client> {
+  const client = postgresClient(settings, 'sync');
+  client.on('error', () => {});
+  await client.connect();
+  await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  return client;
+}
+
+/** The leader's snapshot, for other connections to import; undefined where the server will not export one. */
+async function exportSnapshot(client: pg.Client): Promise<string | undefined> {
+  try {
+    // Not in a savepoint: PostgreSQL exports no snapshot from a subtransaction.
+    return (await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows[0]?.id;
+  } catch {
+    // Nothing was read yet: the aborted transaction is replaced by a fresh one.
+    await client.query('ROLLBACK');
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    return undefined;
+  }
+}
+
 /**
- * Extracts every table inside one REPEATABLE READ, READ ONLY transaction (one consistent snapshot across all of
- * them), streaming `COPY (SELECT …) TO STDOUT` into a staging CSV file through a pipeline, so memory stays bounded
- * whatever the table size. DuckDB then casts the text exactly into a new zstd Parquet snapshot, merged on the
- * primary key for incremental tables, and commits it. A table that fails does not undo the tables committed
- * before it.
+ * Extracts every table in one consistent snapshot of the source, over several connections at once, as pg_dump -j
+ * does: the first connection opens a REPEATABLE READ, READ ONLY transaction and exports its snapshot
+ * (`pg_export_snapshot()`); the others import it (`SET TRANSACTION SNAPSHOT`) before reading anything, so every
+ * table comes from the same point in time. Each connection takes the next table from a shared list. A table is
+ * streamed with `COPY (SELECT …) TO STDOUT` into staging files through a pipeline, so memory stays bounded whatever
+ * its size; DuckDB casts the text exactly into a new zstd Parquet snapshot, merged on the primary key for
+ * incremental tables, and commits it. A table that fails does not undo the others.
  */
 export async function syncPostgres(input: PostgresSyncInput): Promise<TableResult[]> {
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
-  const client = postgresClient(input.settings, 'sync');
-  client.on('error', () => {});
-  const results: TableResult[] = [];
+  const wanted = Math.max(1, Math.min(Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS), input.tasks.length));
+  const clients: pg.Client[] = [];
   try {
-    await client.connect();
+    clients.push(await openSession(input.settings));
   } catch (error) {
     throw new Error(`cannot connect to the source (${classifyPostgresFailure(error)})`);
   }
+  const results: TableResult[] = new Array(input.tasks.length);
   try {
-    await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
-    for (const task of input.tasks) {
-      if (input.signal.aborted) break;
-      // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
-      await client.query('SAVEPOINT lake_table');
-      const result = await syncTable(client, to, task, input);
-      await client.query(result.error === undefined ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
-      results.push(result);
+    const leader = clients[0] as pg.Client;
+    // Where a snapshot cannot be exported (or a helper cannot join it: the server's connection limit, say), the
+    // sync reads over fewer connections; never over one that would see another point in time.
+    const snapshot = wanted > 1 ? await exportSnapshot(leader) : undefined;
+    for (let i = 1; snapshot !== undefined && i < wanted; i++) {
+      const helper = await openSession(input.settings).catch(() => undefined);
+      if (!helper) break;
+      try {
+        await helper.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshot)}`);
+        clients.push(helper);
+      } catch {
+        await helper.end().catch(() => {});
+        break;
+      }
     }
-    await client.query('COMMIT');
+    mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
+    let next = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < input.tasks.length && !input.signal.aborted) {
+          const index = next++;
+          const task = input.tasks[index] as TableTask;
+          // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
+          await client.query('SAVEPOINT lake_table');
+          const result = await syncTable(client, to, task, input);
+          await client.query(result.error === undefined ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+          results[index] = result;
+        }
+      }),
+    );
+    await Promise.all(clients.map((client) => client.query('COMMIT')));
   } finally {
-    await client.end().catch(() => {});
+    await Promise.all(clients.map((client) => client.end().catch(() => {})));
   }
-  return results;
+  // Tables not reached before a cancel have no result.
+  return results.filter((r): r is TableResult => r !== undefined);
 }
 
 async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, input: PostgresSyncInput): Promise<TableResult> {
