@@ -142,7 +142,7 @@ export const postgresConnector: Connector = {
     { name: 'port', type: 'integer', required: false, secret: false, description: 'server port', default: 5432, min: 1, max: 65535 },
     { name: 'database', type: 'string', required: true, secret: false, description: 'database name' },
     { name: 'schemas', type: 'string_list', required: false, secret: false, description: 'schemas to discover and sync', default: ['public'] },
-    { name: 'sync_connections', type: 'integer', required: false, secret: false, description: 'connections a sync reads tables over at once, all in one snapshot', default: 2, min: 1, max: 8 },
+    { name: 'sync_connections', type: 'integer', required: false, secret: false, description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 1 to 3)', min: 1, max: 8 },
     { name: 'ssl_mode', type: 'choice', required: false, secret: false, description: 'disable, require (encrypt, any certificate) or verify-full', default: 'disable', choices: ['disable', 'require', 'verify-full'] },
   ],
   test: testPostgres,

@@ -24,7 +24,7 @@ export function quoteLiteral(text: string): string {
 }
 
 /** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
-export async function openPrivilegedConnection(options: { threads?: number; memoryLimit?: string } = {}): Promise<{
+export async function openPrivilegedConnection(options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {}): Promise<{
   connection: DuckDB.DuckDBConnection;
   close(): void;
 }> {
@@ -32,6 +32,8 @@ export async function openPrivilegedConnection(options: { threads?: number; memo
   const config: Record<string, string> = { ...OFFLINE_CONFIG };
   if (options.threads) config.threads = String(options.threads);
   if (options.memoryLimit) config.memory_limit = options.memoryLimit;
+  // Where a load over its memory limit spills; DuckDB's default is .tmp/ in the current directory.
+  if (options.tempDirectory) config.temp_directory = options.tempDirectory;
   const instance = await duckdb.DuckDBInstance.create(':memory:', config);
   const connection = await instance.connect();
   return {

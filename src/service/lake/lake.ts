@@ -70,7 +70,7 @@ export class Lake {
     const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const part = (index: number): string => join(dir, `part-${index}.parquet`);
-    const { connection, close } = await openPrivilegedConnection({ memoryLimit: options.memoryLimit });
+    const { connection, close } = await openPrivilegedConnection({ memoryLimit: options.memoryLimit, tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb') });
     try {
       // Row order within a snapshot carries no meaning; not keeping it lets DuckDB stream the write in less memory.
       if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');

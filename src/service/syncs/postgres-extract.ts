@@ -1,4 +1,5 @@
 import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -82,8 +83,12 @@ export interface PostgresSyncInput {
   signal: AbortSignal;
 }
 
-/** Tables read at once when a source does not say (`sync_connections`): one extracts while another loads. */
-export const DEFAULT_SYNC_CONNECTIONS = 2;
+/**
+ * Tables read at once when a source does not say (`sync_connections`): a core for each beyond the first, at most
+ * three. Loading a table into Parquet is CPU-bound here, so on two cores a second connection bought 3% for 100 MB
+ * more memory (bench/sync-tables.mjs, docs/performance.md): the default there is one.
+ */
+export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(1, availableParallelism() - 1));
 
 async function openSession(settings: ConnectorSettings): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
