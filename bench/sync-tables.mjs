@@ -7,18 +7,12 @@
 // Usage: node bench/sync-tables.mjs [scale]   (scale 1 = 5.66M rows; LAKE_TEST_PG_URL names the server)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { admin, copyAndDiscard, databaseUrl, pg, adminUrl } from './postgres.mjs';
 
-const require = createRequire(import.meta.url);
-const pg = require('pg');
-const { to } = require('pg-copy-streams');
 const scale = Number(process.argv[2] ?? 1);
-const adminUrl = process.env.LAKE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'lake-bench-tables-'));
 const env = { ...process.env, LAKE_HOME: join(work, 'home'), LAKE_CONFIG_DIR: join(work, 'config') };
@@ -40,18 +34,6 @@ const TABLES = {
     INSERT INTO lineitem SELECT 1 + g / 2, 1 + g % 2, 1 + g % ${n(200000)}, 1 + g % ${n(10000)}, 1 + g % 50, (g % 10000000) / 100.0, (g % 11) / 100.0, (g % 9) / 100.0, (ARRAY['A','N','R'])[1 + g % 3], (ARRAY['O','F'])[1 + g % 2], date '1992-01-02' + (g % 2500), date '1992-01-31' + (g % 2500), date '1992-01-03' + (g % 2530), (ARRAY['DELIVER IN PERSON','COLLECT COD','NONE','TAKE BACK RETURN'])[1 + g % 4], (ARRAY['TRUCK','MAIL','SHIP','AIR','RAIL'])[1 + g % 5], left(md5(g::text), 30) FROM generate_series(0, ${n(3000000)} - 1) g`,
 };
 
-const admin = async (sql, db) => {
-  const url = new URL(adminUrl);
-  if (db) url.pathname = `/${db}`;
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-};
-
 await admin(`CREATE DATABASE ${database}`);
 try {
   let started = performance.now();
@@ -61,11 +43,11 @@ try {
   console.log(`setup: ${Object.keys(TABLES).length} tables, ${total.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
   // Baseline: every table's COPY, one after another, in one snapshot, read and discarded.
-  const client = new pg.Client({ connectionString: `${adminUrl.replace(/\/[^/]*$/, '')}/${database}` });
+  const client = new pg.Client({ connectionString: databaseUrl(database) });
   await client.connect();
   started = performance.now();
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-  for (const table of Object.keys(TABLES)) await pipeline(client.query(to(`COPY ${table} TO STDOUT WITH (FORMAT csv)`)), new Writable({ write: (_c, _e, done) => done() }));
+  for (const table of Object.keys(TABLES)) await copyAndDiscard(client, `COPY ${table} TO STDOUT WITH (FORMAT csv)`);
   await client.query('COMMIT');
   const rawSeconds = (performance.now() - started) / 1000;
   await client.end();

@@ -5,34 +5,16 @@
 // Usage: node bench/sync.mjs [rows]   (LAKE_TEST_PG_URL names the server; default the local one)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { admin, copyAndDiscard, databaseUrl, pg, adminUrl } from './postgres.mjs';
 
-const require = createRequire(import.meta.url);
-const pg = require('pg');
-const { to } = require('pg-copy-streams');
 const rows = Number(process.argv[2] ?? 5_000_000);
-const adminUrl = process.env.LAKE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'lake-bench-sync-'));
 const env = { ...process.env, LAKE_HOME: join(work, 'home'), LAKE_CONFIG_DIR: join(work, 'config') };
 const database = `lake_bench_${process.pid}`;
-
-const admin = async (sql, db) => {
-  const url = new URL(adminUrl);
-  if (db) url.pathname = `/${db}`;
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-};
 
 await admin(`CREATE DATABASE ${database}`);
 try {
@@ -47,10 +29,10 @@ try {
   const url = new URL(adminUrl);
 
   // Baseline: the raw COPY, read and discarded.
-  const client = new pg.Client({ connectionString: `${adminUrl.replace(/\/[^/]*$/, '')}/${database}` });
+  const client = new pg.Client({ connectionString: databaseUrl(database) });
   await client.connect();
   started = performance.now();
-  await pipeline(client.query(to('COPY (SELECT id, account_id, kind, amount, happened_at FROM public.events) TO STDOUT WITH (FORMAT csv)')), new Writable({ write: (_c, _e, done) => done() }));
+  await copyAndDiscard(client, 'COPY (SELECT id, account_id, kind, amount, happened_at FROM public.events) TO STDOUT WITH (FORMAT csv)');
   const rawSeconds = (performance.now() - started) / 1000;
   await client.end();
 
