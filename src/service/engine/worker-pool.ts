@@ -14,6 +14,8 @@ const WATCH_EVERY_MS = 50;
 const INSPECT_TIMEOUT_MS = 5000;
 /** A worker that dies before it is ready is replaced after this pause, so a broken installation cannot spin. */
 const RESPAWN_PAUSE_MS = 1000;
+/** A query that finds no ready worker for this long fails: none can be started (a broken installation, say). */
+const WORKER_WAIT_MS = 30_000;
 
 /**
  * `lake serve`'s query engine: worker processes, each running one query at a time, so no query SQL touches DuckDB
@@ -98,7 +100,11 @@ export class WorkerPool implements QueryEngine {
   start(job: QueryJob, events: QueryEvents = {}): RunningQuery {
     let stopRequested: StopReason | undefined;
     let stopNow: ((reason: StopReason) => void) | undefined;
-    const outcome = this.acquire().then((worker) => {
+    const outcome = this.acquire(WORKER_WAIT_MS).then((worker) => {
+      if (!worker) {
+        const message = 'No query worker could be started for this query. Check the server log and the installation (dist/query-worker.js).';
+        return { status: 'failed', code: 'worker_crashed', message, durationMs: 0 } satisfies QueryOutcome;
+      }
       const supervised = this.supervise(worker, job, events);
       stopNow = supervised.stop;
       if (stopRequested) supervised.stop(stopRequested);
@@ -126,13 +132,27 @@ export class WorkerPool implements QueryEngine {
     await Promise.all(all.map((w) => w.removeCgroup()));
   }
 
-  /** A ready, idle worker; the caller (the query scheduler) never asks for more than `slots` at once. */
-  private acquire(): Promise<WorkerProcess> {
+  /**
+   * A ready, idle worker, or undefined when none is ready within waitMs; the caller (the query scheduler) never
+   * asks for more than `slots` at once, so a wait is only for a worker being started or replaced.
+   */
+  private acquire(waitMs: number): Promise<WorkerProcess | undefined> {
     this.warm();
     // The worker idle longest: its next engine instance has had the most time to be made.
     const worker = this.idle.shift();
     if (worker) return Promise.resolve(worker);
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => {
+      const take = (ready: WorkerProcess): void => {
+        clearTimeout(timer);
+        resolve(ready);
+      };
+      const timer = setTimeout(() => {
+        const at = this.waiting.indexOf(take);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(undefined);
+      }, waitMs);
+      this.waiting.push(take);
+    });
   }
 
   private release(worker: WorkerProcess): void {

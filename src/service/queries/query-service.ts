@@ -203,6 +203,8 @@ export class QueryService {
         ? { code: 'cancelled', message: 'Cancelled before it started.' }
         : { code: 'query_abandoned', message: 'The lake process holding this query stopped before it could start. Run it again.' };
       this.store.markEnded(id, reason === 'cancelled' ? 'cancelled' : 'failed', error, null);
+      this.engine.forget(id);
+      rmSync(live.job.resultDir, { recursive: true, force: true });
       this.untrack(live);
     }
     return true;
