@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
+import { snapshotSource } from './snapshot-sql.js';
 import type { ColumnDescription, LakeTable } from './tables.js';
 import type { LakeView } from './views.js';
 
@@ -34,8 +35,7 @@ export async function ensureCatalogFile(layout: LakeLayout, organizationId: stri
     const schemas = new Set([...contents.tables.map((t) => t.schema), ...contents.views.map((v) => v.schema)]);
     const statements = [...schemas].map((schema) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
     for (const table of contents.tables) {
-      const files = table.snapshot.files.map((f) => quoteLiteral(layout.toAbsolute(f))).join(', ');
-      statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS SELECT * FROM read_parquet([${files}])`);
+      statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${snapshotSource(table.snapshot, (f) => layout.toAbsolute(f))}`);
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));
     await createLogicalViews(connection, contents.views, seen);

@@ -103,13 +103,17 @@ export class LakeCollector {
       rmSync(path, { recursive: true, force: true });
     };
 
-    for (const snapshot of this.store.takeCollectable(Math.floor(cutoffMs / 1000))) {
-      remove(this.layout.toAbsolute(snapshot.directory));
+    const collected = this.store.takeCollectable(Math.floor(cutoffMs / 1000));
+    // Files a newer (layered) snapshot still reads stay, and so does their folder.
+    const referenced = this.store.referenced();
+    for (const snapshot of collected) {
+      for (const file of snapshot.files) if (!referenced.files.has(file)) remove(this.layout.toAbsolute(file));
+      if (!referenced.directories.has(snapshot.directory)) remove(this.layout.toAbsolute(snapshot.directory));
       report.snapshots++;
     }
 
     const lakeRoot = join(this.layout.homeRoot, 'lake');
-    const named = this.store.snapshotDirectories();
+    const named = referenced.directories;
     const settledBefore = Math.min(cutoffMs, now - IN_PROGRESS_GRACE_MS);
     for (const organizationId of subfolders(lakeRoot)) {
       const tablesDir = this.layout.tablesDir(organizationId);

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import type { MetadataDb } from '../store/database.js';
 import { writeTransaction } from '../store/database.js';
 
@@ -5,7 +6,8 @@ export interface CollectableSnapshot {
   id: string;
   organizationId: string;
   directory: string;
-  bytes: number;
+  /** Every file it read: a layered snapshot's include files of earlier snapshots, which later ones may still read. */
+  files: string[];
 }
 
 /** What the collector reads and removes in the metadata store; the files are the collector's business. */
@@ -22,7 +24,7 @@ export class GcStore {
     return writeTransaction(this.db, () => {
       const rows = this.db
         .prepare(
-          `SELECT s.id, t.organization_id AS organizationId, s.directory, s.bytes
+          `SELECT s.id, t.organization_id AS organizationId, s.directory, s.files
            FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
            WHERE s.superseded_at IS NOT NULL AND s.superseded_at <= ?
              AND (t.current_snapshot_id IS NULL OR t.current_snapshot_id <> s.id)
@@ -31,10 +33,10 @@ export class GcStore {
                WHERE j.organization_id = t.organization_id AND j.status IN ('queued', 'running')
                  AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`,
         )
-        .all(supersededBefore) as CollectableSnapshot[];
+        .all(supersededBefore) as (Omit<CollectableSnapshot, 'files'> & { files: string })[];
       const remove = this.db.prepare('DELETE FROM lake_snapshots WHERE id = ?');
       for (const row of rows) remove.run(row.id);
-      return rows;
+      return rows.map((row) => ({ ...row, files: JSON.parse(row.files) as string[] }));
     });
   }
 
@@ -54,9 +56,12 @@ export class GcStore {
     return row?.version ?? 0;
   }
 
-  /** Every snapshot folder the store names (relative to the home). */
-  snapshotDirectories(): Set<string> {
-    return new Set((this.db.prepare('SELECT directory FROM lake_snapshots').all() as { directory: string }[]).map((r) => r.directory));
+  /** Every file the remaining snapshots read, and every folder they own or read from (relative to the home). */
+  referenced(): { files: Set<string>; directories: Set<string> } {
+    const rows = this.db.prepare('SELECT directory, files FROM lake_snapshots').all() as { directory: string; files: string }[];
+    const files = new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]));
+    const directories = new Set([...rows.map((r) => r.directory), ...[...files].map((f) => dirname(f))]);
+    return { files, directories };
   }
 
   /** Whether the sync is queued or running (its staging folder is in use). */

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
+import { openPrivilegedConnection, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
 import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
@@ -14,6 +14,7 @@ import { ensureCatalogFile, type CatalogContents } from './catalog-file.js';
 import { DEMO_TABLES } from './demo.js';
 import type { LakeLayout } from './layout.js';
 import { checkObjectName } from './names.js';
+import { layersOf, snapshotSource } from './snapshot-sql.js';
 import { TableStore, type ColumnDescription, type LakeTable } from './tables.js';
 import { ViewStore, type LakeView, type ObjectName } from './views.js';
 
@@ -24,7 +25,15 @@ export interface WriteTableOptions {
   notNull?: ReadonlySet<string> | 'all';
   /** Caps DuckDB's memory while writing (syncs of large tables); DuckDB's own default is 80% of RAM. */
   memoryLimit?: string;
+  /**
+   * Write the parts as a new layer on top of this table's current snapshot, replacing its rows by `key` (an
+   * incremental sync's changed rows), instead of a whole new table: the cost follows the change, not the table.
+   */
+  layerOn?: { previous: LakeTable; key: string[] };
 }
+
+/** Layers a snapshot may have before an incremental sync rewrites it whole (compaction): reads stay cheap. */
+export const MAX_LAYERS = 8;
 
 /** Lake table storage: writes tables as immutable Parquet snapshots and publishes them with an atomic commit. */
 export class Lake {
@@ -85,18 +94,62 @@ export class Lake {
         type: String(row.column_type),
         nullable: options.notNull !== 'all' && !options.notNull?.has(String(row.column_name)),
       }));
+      const written = files.map((f) => this.layout.toRelative(f));
+      const layered = options.layerOn ? await this.layer(connection, options.layerOn, written, rowCount) : undefined;
+      const allFiles = layered ? layered.files : written;
       this.tables.commit(organizationId, tableId, {
         id: snapshotId,
         directory: this.layout.toRelative(dir),
-        files: files.map((f) => this.layout.toRelative(f)),
-        rowCount,
-        bytes: files.reduce((sum, f) => sum + statSync(f).size, 0),
+        files: allFiles,
+        ...(layered ? { layers: layered.layers, mergeKey: options.layerOn?.key } : {}),
+        rowCount: layered ? layered.rowCount : rowCount,
+        bytes: allFiles.reduce((sum, f) => sum + statSync(this.layout.toAbsolute(f)).size, 0),
         columns,
       });
     } finally {
       close();
     }
     return this.tables.get(organizationId, schema, name) as LakeTable;
+  }
+
+  /**
+   * The snapshot that puts `written` (rowCount changed rows) on top of the previous one: its files and layers,
+   * and its row count (the previous rows, plus the new, less those the new replace by key).
+   */
+  private async layer(
+    connection: DuckDBConnection,
+    on: NonNullable<WriteTableOptions['layerOn']>,
+    written: string[],
+    rowCount: number,
+  ): Promise<{ files: string[]; layers: string[][]; rowCount: number }> {
+    const previous = on.previous.snapshot;
+    // Nothing changed: the previous layers stand (the empty part written is left for collection).
+    if (rowCount === 0) return { files: previous.files, layers: layersOf(previous), rowCount: previous.rowCount };
+    const toAbsolute = (f: string): string => this.layout.toAbsolute(f);
+    const keys = on.key.map((k) => quoteIdentifier(k)).join(', ');
+    const fresh = `read_parquet([${written.map((f) => quoteLiteral(toAbsolute(f))).join(', ')}])`;
+    // Reads only the key columns of the previous snapshot.
+    const replaced = await connection.runAndReadAll(
+      `SELECT count(*) AS n FROM (SELECT ${keys} FROM ${fresh}) n SEMI JOIN (SELECT ${keys} FROM (${snapshotSource(previous, toAbsolute)})) o USING (${keys})`,
+    );
+    return {
+      files: [...previous.files, ...written],
+      layers: [...layersOf(previous), written],
+      rowCount: previous.rowCount + rowCount - Number(replaced.getRowObjectsJS()[0]?.n ?? 0),
+    };
+  }
+
+  /** Bytes of every file the organization's snapshots read, current and kept: what its lake holds on disk. */
+  storedBytes(organizationId: string): number {
+    let bytes = 0;
+    for (const file of this.tables.storedFiles(organizationId)) {
+      try {
+        bytes += statSync(this.layout.toAbsolute(file)).size;
+      } catch {
+        // A file whose collection is under way holds nothing any more.
+      }
+    }
+    return bytes;
   }
 
   /**

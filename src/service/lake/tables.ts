@@ -11,8 +11,12 @@ export interface Snapshot {
   id: string;
   /** Relative to the home. */
   directory: string;
-  /** Relative to the home. */
+  /** Relative to the home: every file the snapshot reads (all layers; files of earlier snapshots included). */
   files: string[];
+  /** The files by layer, oldest first, for a snapshot that incremental syncs layered; absent: one layer. */
+  layers?: string[][];
+  /** The columns that identify a row across layers. */
+  mergeKey?: string[];
   rowCount: number;
   bytes: number;
   columns: ColumnDescription[];
@@ -42,12 +46,14 @@ interface TableRow {
   row_count: number;
   bytes: number;
   columns: string;
+  layers: string | null;
+  merge_key: string | null;
   snapshot_created: number;
 }
 
 const SELECT_CURRENT = `
   SELECT t.id, t.organization_id, t.schema_name, t.table_name, t.created, t.updated,
-         s.id AS snapshot_id, s.directory, s.files, s.row_count, s.bytes, s.columns, s.created AS snapshot_created
+         s.id AS snapshot_id, s.directory, s.files, s.row_count, s.bytes, s.columns, s.layers, s.merge_key, s.created AS snapshot_created
   FROM lake_tables t JOIN lake_snapshots s ON s.id = t.current_snapshot_id`;
 
 function toTable(row: TableRow): LakeTable {
@@ -65,6 +71,8 @@ function toTable(row: TableRow): LakeTable {
       rowCount: row.row_count,
       bytes: row.bytes,
       columns: JSON.parse(row.columns) as ColumnDescription[],
+      ...(row.layers ? { layers: JSON.parse(row.layers) as string[][] } : {}),
+      ...(row.merge_key ? { mergeKey: JSON.parse(row.merge_key) as string[] } : {}),
       created: row.snapshot_created,
     },
   };
@@ -129,18 +137,29 @@ export class TableStore {
         )
         .run(now, this.catalogVersion(organizationId), tableId, organizationId);
       this.db
-        .prepare('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(snapshot.id, tableId, snapshot.directory, JSON.stringify(snapshot.files), snapshot.rowCount, snapshot.bytes, JSON.stringify(snapshot.columns), now);
+        .prepare('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(
+          snapshot.id,
+          tableId,
+          snapshot.directory,
+          JSON.stringify(snapshot.files),
+          snapshot.rowCount,
+          snapshot.bytes,
+          JSON.stringify(snapshot.columns),
+          snapshot.layers ? JSON.stringify(snapshot.layers) : null,
+          snapshot.mergeKey ? JSON.stringify(snapshot.mergeKey) : null,
+          now,
+        );
       this.db.prepare('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?').run(snapshot.id, now, tableId, organizationId);
     });
   }
 
-  /** Bytes of every snapshot the organization's lake holds: the current ones and those kept for readers. */
-  storedBytes(organizationId: string): number {
-    const row = this.db
-      .prepare('SELECT coalesce(sum(s.bytes), 0) AS bytes FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?')
-      .get(organizationId) as { bytes: number };
-    return row.bytes;
+  /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
+  storedFiles(organizationId: string): string[] {
+    const rows = this.db
+      .prepare('SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?')
+      .all(organizationId) as { files: string }[];
+    return [...new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]))];
   }
 
   catalogVersion(organizationId: string): number {

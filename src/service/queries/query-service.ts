@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
 import { assertNoIntrospection } from '../catalog/introspection.js';
 import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
@@ -288,7 +288,10 @@ export class QueryService {
   /** The job for the engine, and the catalog version it reads (recorded, so no snapshot it reads is collected). */
   private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob & { catalogVersion: number }> {
     const { file, tables, version } = await this.lake.catalogFile(organizationId, access);
-    const readableDirs = access.restricted ? tables.map((t) => this.lake.layout.toAbsolute(t.snapshot.directory)) : [this.lake.layout.tablesDir(organizationId)];
+    // A layered snapshot reads files of earlier snapshots too: every folder its files are in.
+    const readableDirs = access.restricted
+      ? [...new Set(tables.flatMap((t) => t.snapshot.files.map((f) => dirname(this.lake.layout.toAbsolute(f)))))]
+      : [this.lake.layout.tablesDir(organizationId)];
     return {
       catalogVersion: version,
       queryId: id,

@@ -301,4 +301,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX lake_snapshots_superseded ON lake_snapshots (superseded_at) WHERE superseded_at IS NOT NULL;
     `,
   },
+  {
+    version: 11,
+    name: 'layered snapshots',
+    // An incremental sync adds a layer of changed rows instead of rewriting the table (docs/decisions.md, 36).
+    sql: `
+      ALTER TABLE lake_snapshots ADD COLUMN layers TEXT;
+      ALTER TABLE lake_snapshots ADD COLUMN merge_key TEXT;
+    `,
+  },
 ];

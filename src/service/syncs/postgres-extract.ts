@@ -9,7 +9,8 @@ import { requireCommonJs } from '../../load-commonjs.js';
 import { classifyPostgresFailure, postgresClient } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
-import type { Lake } from '../lake/lake.js';
+import { MAX_LAYERS, type Lake } from '../lake/lake.js';
+import { layersOf, snapshotSource } from '../lake/snapshot-sql.js';
 import { planColumn, stagedName, type ColumnPlan } from './pg-types.js';
 import { SegmentedStaging } from './segments.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
@@ -200,6 +201,11 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
     const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
     const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
     const merging = previous !== undefined && table.primaryKey.length > 0;
+    // Changed rows become a new layer on the previous snapshot (the cost follows the change); a snapshot with
+    // MAX_LAYERS layers, or layered on another key, is compacted instead: merged whole into one new snapshot.
+    const sameKey = previous?.snapshot.mergeKey === undefined || JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(table.primaryKey);
+    const layering = merging && sameKey && layersOf(previous.snapshot).length < MAX_LAYERS;
+    const compacting = merging && !layering;
     const base = task.key.replace(/[^A-Za-z0-9_.-]/g, '_');
     let transferred = 0;
     const counted = (n: number): void => {
@@ -223,14 +229,14 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
       task.lakeTable,
       async (connection, part) => {
         try {
-          if (merging) {
+          if (compacting) {
             // A merge reads its batch twice, beside the previous snapshot: stage it whole first.
             const staged = join(input.stagingDir, `${base}.csv`);
             await pipeline(copy, recordCounter(counted), createWriteStream(staged, { mode: 0o600 }));
             input.reporter.phase(task, 'loading');
-            const files = (previous as NonNullable<typeof previous>).snapshot.files.map((f) => quoteLiteral(input.lake.layout.toAbsolute(f))).join(', ');
+            const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) => input.lake.layout.toAbsolute(f));
             const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
-            return toParquet(connection, `WITH b AS (${batchOf(staged)}) SELECT p.* FROM read_parquet([${files}]) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0));
+            return toParquet(connection, `WITH b AS (${batchOf(staged)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0));
           }
           // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
           // loading overlaps extraction. DuckDB reads a file on all its threads (a pipe it would read on one).
@@ -261,7 +267,7 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
           input.signal.removeEventListener('abort', abort);
         }
       },
-      { notNull, memoryLimit: SYNC_MEMORY_LIMIT },
+      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: table.primaryKey } } : {}) },
     );
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
     return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };

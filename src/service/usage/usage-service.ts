@@ -110,7 +110,7 @@ export class UsageService {
     const totals = noQuantities();
     for (const d of days) for (const m of METRICS) totals[m] += d[m];
     // What the lake really holds: current snapshots and the older ones still kept for queries that may read them.
-    const storageBytes = this.lake.tables.storedBytes(principal.organizationId);
+    const storageBytes = this.lake.storedBytes(principal.organizationId);
     const storage = (storageBytes / GB) * prices.storage_per_gb_month;
     const metered = dayCost(totals, prices);
     const projectedMetered = daysElapsed > 0 && target === current ? (metered * daysInMonth) / daysElapsed : metered;

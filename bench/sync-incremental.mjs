@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// The cost of an incremental sync against a full sync of the same table, measured in one run (not a timed test):
+// a 6M-row table is synced in full, then 1% of its rows change (their cursor column moves on) and an incremental
+// sync (cursor + primary-key merge) runs; both as whole `lake sync start` processes in local mode.
+// Usage: node bench/sync-incremental.mjs [rows] [changed fraction]
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { admin, adminUrl } from './postgres.mjs';
+
+const rows = Number(process.argv[2] ?? 6_000_000);
+const fraction = Number(process.argv[3] ?? 0.01);
+const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'lake-bench-incremental-'));
+const env = { ...process.env, LAKE_HOME: join(work, 'home'), LAKE_CONFIG_DIR: join(work, 'config') };
+const database = `lake_bench_incremental_${process.pid}`;
+
+const run = (...args) => {
+  const started = performance.now();
+  const result = spawnSync(process.execPath, [lake, ...args], { env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`lake ${args.join(' ')}: ${result.stderr}`);
+  return { stdout: result.stdout, seconds: (performance.now() - started) / 1000 };
+};
+
+await admin(`CREATE DATABASE ${database}`);
+try {
+  let started = performance.now();
+  await admin(
+    `CREATE TABLE public.events (id bigint PRIMARY KEY, account_id integer NOT NULL, kind varchar(10) NOT NULL, amount numeric(12,2), note text, updated_at timestamptz NOT NULL);
+     INSERT INTO public.events SELECT g, g % 10000, (ARRAY['view','click','buy','share'])[1 + g % 4], (g % 100000) / 100.0, md5(g::text), '2024-01-01'::timestamptz + g * interval '1 millisecond' FROM generate_series(1, ${rows}) g;
+     CREATE INDEX events_updated ON public.events (updated_at);
+     ANALYZE public.events;`,
+    database,
+  );
+  console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const url = new URL(adminUrl);
+  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'inc', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--json').stdout).id;
+  run('sources', 'update', source, '--incremental', 'public.events:updated_at');
+  const full = run('sync', 'start', source, '--json');
+  if (JSON.parse(full.stdout).status !== 'succeeded') throw new Error(full.stdout);
+  console.log(`full sync: ${full.seconds.toFixed(2)} s`);
+  const changed = Math.round(rows * fraction);
+  await admin(`UPDATE public.events SET note = 'changed', updated_at = '2030-01-01'::timestamptz + id * interval '1 millisecond' WHERE id % ${Math.round(1 / fraction)} = 0`, database);
+  const incremental = run('sync', 'start', source, '--json');
+  const result = JSON.parse(incremental.stdout);
+  if (result.status !== 'succeeded') throw new Error(incremental.stdout);
+  const check = JSON.parse(run('query', 'select count(*) as n, count(*) filter (where note = \'changed\') as c from lake.inc.events', '--json').stdout);
+  console.log(`incremental sync of ${changed.toLocaleString('en-US')} changed rows (${(fraction * 100).toFixed(1)}%): ${incremental.seconds.toFixed(2)} s; ratio to the full sync ${(incremental.seconds / full.seconds).toFixed(3)} (target <= 0.15); lake rows ${JSON.stringify(check.data?.[0] ?? check)}`);
+} finally {
+  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  rmSync(work, { recursive: true, force: true });
+}
