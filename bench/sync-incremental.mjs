@@ -41,6 +41,11 @@ try {
   const full = run('sync', 'start', source, '--json');
   if (JSON.parse(full.stdout).status !== 'succeeded') throw new Error(full.stdout);
   console.log(`full sync: ${full.seconds.toFixed(2)} s`);
+  // What a query pays for layers: the same aggregate over the single-layer table and, below, the layered one.
+  const AGGREGATE = 'select kind, count(*) as n, sum(amount) as total from lake.inc.events group by kind order by kind';
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const timeQuery = () => median(Array.from({ length: 5 }, () => run('query', AGGREGATE).seconds));
+  const singleLayer = timeQuery();
   const changed = Math.round(rows * fraction);
   await admin(`UPDATE public.events SET note = 'changed', updated_at = '2030-01-01'::timestamptz + id * interval '1 millisecond' WHERE id % ${Math.round(1 / fraction)} = 0`, database);
   const incremental = run('sync', 'start', source, '--json');
@@ -48,6 +53,8 @@ try {
   if (result.status !== 'succeeded') throw new Error(incremental.stdout);
   const check = JSON.parse(run('query', 'select count(*) as n, count(*) filter (where note = \'changed\') as c from lake.inc.events', '--json').stdout);
   console.log(`incremental sync of ${changed.toLocaleString('en-US')} changed rows (${(fraction * 100).toFixed(1)}%): ${incremental.seconds.toFixed(2)} s; ratio to the full sync ${(incremental.seconds / full.seconds).toFixed(3)} (target <= 0.15); lake rows ${JSON.stringify(check.data?.[0] ?? check)}`);
+  const layered = timeQuery();
+  console.log(`a group-by over the table as a whole process: ${(singleLayer * 1000).toFixed(0)} ms with one layer, ${(layered * 1000).toFixed(0)} ms with two; ratio ${(layered / singleLayer).toFixed(2)}`);
 } finally {
   await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   rmSync(work, { recursive: true, force: true });
