@@ -220,8 +220,9 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
       `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',')`;
     const batchOf = (file: string): string =>
       `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${reader(file)}`;
+    // zstd level 1: faster to write than DuckDB's default level and, measured on lineitem-like data, no larger.
     const toParquet = async (connection: import('@duckdb/node-api').DuckDBConnection, source: string, target: string): Promise<number> =>
-      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged);
+      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`)).rowsChanged);
 
     const committed = await input.lake.writeSnapshot(
       input.organizationId,
