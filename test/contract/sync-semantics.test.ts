@@ -15,11 +15,11 @@ const TABLES = `
   INSERT INTO public.chars VALUES
     (1, 'ab', 'ab', 'ab', 'ab', '{ab,c}'), (2, 'ab  ', 'ab  ', 'ab  ', 'ab  ', '{ab}'), (3, '', '', '', '', '{}'),
     (4, NULL, NULL, NULL, NULL, NULL), (5, 'a b', 'a b', 'a b', 'a b', '{"a b"}'), (6, 'AB', 'AB', 'AB', 'AB', '{AB}'), (7, 'b', 'b', 'b', 'b', '{b}');
-  CREATE TABLE public.numbers (id int PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, f4 real, f8 double precision, n numeric(12,3), p positive);
+  CREATE TABLE public.numbers (id int PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, f4 real, f8 double precision, n numeric(12,3), p positive, m money);
   INSERT INTO public.numbers VALUES
-    (1, 1, 1, 1, 1.5, 1.5, 1.5, 1), (2, -32768, -2147483648, -9223372036854775808, '-Infinity', '-Infinity', -999999999.999, 2),
-    (3, 32767, 2147483647, 9223372036854775807, 'Infinity', 'Infinity', 999999999.999, 3), (4, 0, 0, 0, 'NaN', 'NaN', 0, 4),
-    (5, 0, 0, 0, '-0', '-0', -0.001, 5), (6, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (7, 7, 7, 7, 0.1, 0.1, 0.1, 7);
+    (1, 1, 1, 1, 1.5, 1.5, 1.5, 1, 1.5), (2, -32768, -2147483648, -9223372036854775808, '-Infinity', '-Infinity', -999999999.999, 2, -92233720368547758.08),
+    (3, 32767, 2147483647, 9223372036854775807, 'Infinity', 'Infinity', 999999999.999, 3, 92233720368547758.07), (4, 0, 0, 0, 'NaN', 'NaN', 0, 4, 0),
+    (5, 0, 0, 0, '-0', '-0', -0.001, 5, 1234.56), (6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (7, 7, 7, 7, 0.1, 0.1, 0.1, 7, 10);
   CREATE TABLE public.flags (id int PRIMARY KEY, b boolean);
   INSERT INTO public.flags VALUES (1, true), (2, false), (3, NULL), (4, true);
   CREATE TABLE public.times (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz);
@@ -81,6 +81,13 @@ const PROBES: [string, string][] = [
   ['numbers', 'count(*) FILTER (WHERE n < 0)'],
   ['numbers', 'count(*) FILTER (WHERE n = 0.1)'],
   ['numbers', 'sum(p)'],
+  // money: compared and summed as amounts, not as the locale's text ('$1,234.56')
+  ['numbers', "count(*) FILTER (WHERE m > '100')"],
+  ['numbers', "count(*) FILTER (WHERE m < '0')"],
+  ['numbers', "max(m) = '92233720368547758.07'"],
+  ['numbers', "min(m) = '-92233720368547758.08'"],
+  ['numbers', "sum(m) FILTER (WHERE id NOT IN (2, 3)) = '1246.06'"],
+  ['numbers', 'count(DISTINCT m)'],
   ['numbers', 'count(*) FILTER (WHERE p > 3)'],
   // boolean
   ['flags', 'count(*) FILTER (WHERE b)'],

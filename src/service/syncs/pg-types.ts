@@ -71,14 +71,26 @@ function epochPlan(col: string, kind: 'date' | 'timestamp' | 'timestamptz'): Pic
   };
 }
 
+/** What a plan needs to know of the source session. */
+export interface SourceFacts {
+  /** Fraction digits of money in the source's lc_monetary (2 for most locales). */
+  moneyScale: number;
+}
+
 /** Plans one column. `isEnum` comes from the catalog: enum labels travel as text. */
-export function planColumn(name: string, type: string, isEnum = false): ColumnPlan {
+export function planColumn(name: string, type: string, isEnum = false, facts: SourceFacts = { moneyScale: 2 }): ColumnPlan {
   const col = pgIdent(name);
   // COPY writes every column in its exact text form, so most columns are selected as they are.
   const text = { name, sourceType: type, select: col, lakeType: 'VARCHAR', csvType: 'VARCHAR', load: (raw: string) => raw };
   if (isEnum) return text;
   // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
   if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
+  // money is a 64-bit count of the locale's smallest unit: exact as a DECIMAL of that scale, and it compares and
+  // sums as numbers (its text, '$1,234.56', would compare as text).
+  if (type === 'money') {
+    const lakeType = `DECIMAL(19,${facts.moneyScale})`;
+    return { ...text, select: `${col}::numeric`, lakeType, csvType: lakeType };
+  }
   if (type === 'date') return { ...text, lakeType: 'DATE', ...epochPlan(col, 'date') };
   if (/^timestamp(\(\d\))? without time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMP', ...epochPlan(col, 'timestamp') };
   if (/^timestamp(\(\d\))? with time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMPTZ', ...epochPlan(col, 'timestamptz') };

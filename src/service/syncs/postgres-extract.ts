@@ -11,7 +11,7 @@ import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_LAYERS, type Lake } from '../lake/lake.js';
 import { layersOf, snapshotSource } from '../lake/snapshot-sql.js';
-import { planColumn, stagedName, type ColumnPlan } from './pg-types.js';
+import { planColumn, stagedName, type ColumnPlan, type SourceFacts } from './pg-types.js';
 import { SegmentedStaging } from './segments.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
@@ -188,7 +188,8 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
         incremental = false;
       }
     }
-    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.isEnum));
+    const facts: SourceFacts = { moneyScale: (await client.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2 };
+    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.isEnum, facts));
     const cursor = task.table.cursorColumn;
     const cursorType = columns.find((c) => c.name === cursor)?.type;
     const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
