@@ -29,6 +29,9 @@ const TABLES = `
     (3, '0001-01-01', '0001-01-01 00:00:00', '0001-01-01 00:00:00+00'),
     (4, 'infinity', 'infinity', 'infinity'), (5, '-infinity', '-infinity', '-infinity'), (6, NULL, NULL, NULL),
     (7, '1969-12-31', '1969-12-31 23:59:59.999999', '1969-12-31 23:59:59.999999+00'), (8, '5000-01-01', '5000-01-01 00:00:01', '5000-01-01 00:00:01+00');
+  CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy', 'it''s fine');
+  CREATE TABLE public.moods (id int PRIMARY KEY, m mood);
+  INSERT INTO public.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'happy'), (6, 'it''s fine');
   CREATE TABLE public.ids (id int PRIMARY KEY, u uuid);
   INSERT INTO public.ids VALUES (1, 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd'), (2, '00000000-0000-0000-0000-000000000000'), (3, NULL),
     (4, 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF');
@@ -114,6 +117,15 @@ const PROBES: [string, string][] = [
   ['times', "count(*) FILTER (WHERE tz = '-infinity')"],
   ['times', "min(extract(epoch FROM tz)) FILTER (WHERE isfinite(tz))"],
   ['times', 'count(DISTINCT tz)'],
+  // enums: declared order, not alphabetical
+  // (Against a text literal DuckDB compares an ENUM as text: docs/api.md says so and how to compare by order.)
+  ['moods', 'count(*) FILTER (WHERE m < (SELECT m FROM {table} WHERE id = 1))'],
+  ['moods', 'count(*) FILTER (WHERE m > (SELECT m FROM {table} WHERE id = 3))'],
+  ['moods', "count(*) FILTER (WHERE m = 'happy')"],
+  ['moods', 'min(m)::text'],
+  ['moods', 'max(m)::text'],
+  ['moods', "string_agg(m::text, ',' ORDER BY m, id)"],
+  ['moods', 'count(DISTINCT m)'],
   // uuid
   ['ids', "count(*) FILTER (WHERE u = 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd')"],
   ['ids', "count(*) FILTER (WHERE u > '80000000-0000-0000-0000-000000000000')"],
@@ -156,8 +168,8 @@ afterAll(async () => {
 
 describe('synced columns answer queries as PostgreSQL does', () => {
   it.each(PROBES)('%s: %s', async (table, expression) => {
-    const source = (await adminQuery(`SELECT ${expression} AS v FROM public.${table}`, db.database)).rows[0]?.v as unknown;
-    const lake = (await run(api, `select ${expression} as v from lake.sem.${table}`)) as Json;
+    const source = (await adminQuery(`SELECT ${expression.replaceAll('{table}', `public.${table}`)} AS v FROM public.${table}`, db.database)).rows[0]?.v as unknown;
+    const lake = (await run(api, `select ${expression.replaceAll('{table}', `lake.sem.${table}`)} as v from lake.sem.${table}`)) as Json;
     expect(lake.status, JSON.stringify(lake.error)).toBe('succeeded');
     expect(normalize(lake.data[0].v)).toBe(normalize(source));
   });

@@ -61,7 +61,7 @@ describe('a PostgreSQL sync keeps every value exactly', () => {
     expect(Object.fromEntries(described.columns.map((c: Json) => [c.name, `${c.type}${c.nullable ? '' : ' NOT NULL'}`]))).toEqual({
       id: 'INTEGER NOT NULL', n_small: 'DECIMAL(10,2)', n_wide: 'VARCHAR', n_free: 'VARCHAR', i2: 'SMALLINT', i4: 'INTEGER', i8: 'BIGINT',
       f4: 'FLOAT', f8: 'DOUBLE', b: 'BOOLEAN', t: 'VARCHAR', vc: 'VARCHAR', ch: 'VARCHAR', d: 'DATE', ts: 'TIMESTAMP', tstz: 'TIMESTAMP WITH TIME ZONE',
-      tm: 'TIME', u: 'UUID', j: 'JSON', jb: 'JSON', raw: 'BLOB', ints: 'INTEGER[]', texts: 'VARCHAR[]', iv: 'VARCHAR', m: 'VARCHAR',
+      tm: 'TIME', u: 'UUID', j: 'JSON', jb: 'JSON', raw: 'BLOB', ints: 'INTEGER[]', texts: 'VARCHAR[]', iv: 'VARCHAR', m: "ENUM('sad', 'ok', 'happy')",
       updated_at: 'TIMESTAMP WITH TIME ZONE NOT NULL', _synced_at: 'TIMESTAMP WITH TIME ZONE NOT NULL',
     });
 

@@ -30,6 +30,8 @@ export interface WriteTableOptions {
    * incremental sync's changed rows), instead of a whole new table: the cost follows the change, not the table.
    */
   layerOn?: { previous: LakeTable; key: string[] };
+  /** Column types the snapshot records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
+  columnTypes?: Record<string, string>;
 }
 
 /** Layers a snapshot may have before an incremental sync rewrites it whole (compaction): reads stay cheap. */
@@ -91,7 +93,7 @@ export class Lake {
       const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(files[0] as string)})`);
       const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
         name: String(row.column_name),
-        type: String(row.column_type),
+        type: options.columnTypes?.[String(row.column_name)] ?? String(row.column_type),
         nullable: options.notNull !== 'all' && !options.notNull?.has(String(row.column_name)),
       }));
       const written = files.map((f) => this.layout.toRelative(f));

@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../engine/duckdb.js';
+import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 
 /**
  * How one PostgreSQL column travels without loss: an expression PostgreSQL writes as CSV text, the DuckDB type it
@@ -77,12 +77,15 @@ export interface SourceFacts {
   moneyScale: number;
 }
 
-/** Plans one column. `isEnum` comes from the catalog: enum labels travel as text. */
-export function planColumn(name: string, type: string, isEnum = false, facts: SourceFacts = { moneyScale: 2 }): ColumnPlan {
+/**
+ * Plans one column. `enumLabels` (from the catalog, in declared order) makes the column a DuckDB ENUM of the same
+ * labels, which compares and sorts in declared order as PostgreSQL's does; the labels travel as text.
+ */
+export function planColumn(name: string, type: string, enumLabels?: readonly string[], facts: SourceFacts = { moneyScale: 2 }): ColumnPlan {
   const col = pgIdent(name);
   // COPY writes every column in its exact text form, so most columns are selected as they are.
   const text = { name, sourceType: type, select: col, lakeType: 'VARCHAR', csvType: 'VARCHAR', load: (raw: string) => raw };
-  if (isEnum) return text;
+  if (enumLabels) return { ...text, lakeType: `ENUM(${enumLabels.map((label) => quoteLiteral(label)).join(', ')})` };
   // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
   if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
   // money is a 64-bit count of the locale's smallest unit: exact as a DECIMAL of that scale, and it compares and

@@ -27,22 +27,25 @@ const pgLiteral = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 interface SourceColumn {
   name: string;
   type: string;
-  isEnum: boolean;
+  /** An enum's labels in their declared order; undefined for other types. */
+  enumLabels: string[] | undefined;
   notNull: boolean;
 }
 
 async function currentColumns(client: pg.Client, schema: string, table: string): Promise<SourceColumn[]> {
-  const result = await client.query<{ name: string; type: string; is_enum: boolean; not_null: boolean }>(
+  const result = await client.query<{ name: string; type: string; enum_labels: string[] | null; not_null: boolean }>(
     // A domain travels as its base type (its checks were the source's business), so it keeps that type's semantics.
     `SELECT a.attname AS name,
             CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod) ELSE format_type(a.atttypid, a.atttypmod) END AS type,
-            coalesce(b.typtype, t.typtype) = 'e' AS is_enum, a.attnotnull AS not_null
+            CASE WHEN coalesce(b.typtype, t.typtype) = 'e'
+                 THEN (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = coalesce(b.oid, t.oid)) END AS enum_labels,
+            a.attnotnull AS not_null
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
      LEFT JOIN pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype
      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [schema, table],
   );
-  return result.rows.map((r) => ({ name: r.name, type: r.type, isEnum: r.is_enum, notNull: r.not_null }));
+  return result.rows.map((r) => ({ name: r.name, type: r.type, enumLabels: r.enum_labels ?? undefined, notNull: r.not_null }));
 }
 
 function compareColumns(before: TableState['columns'], now: readonly SourceColumn[]): { added: string[]; dropped: string[]; retyped: string[] } {
@@ -189,7 +192,7 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
       }
     }
     const facts: SourceFacts = { moneyScale: (await client.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2 };
-    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.isEnum, facts));
+    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.enumLabels, facts));
     const cursor = task.table.cursorColumn;
     const cursorType = columns.find((c) => c.name === cursor)?.type;
     const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
@@ -269,7 +272,8 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
           input.signal.removeEventListener('abort', abort);
         }
       },
-      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: table.primaryKey } } : {}) },
+      // Parquet stores an enum as its label: the snapshot records the enum type, and the catalog view restores it.
+      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, columnTypes: Object.fromEntries(plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType])), ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: table.primaryKey } } : {}) },
     );
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
     return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
