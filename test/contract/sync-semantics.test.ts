@@ -20,6 +20,8 @@ const TABLES = `
     (1, 1, 1, 1, 1.5, 1.5, 1.5, 1, 1.5), (2, -32768, -2147483648, -9223372036854775808, '-Infinity', '-Infinity', -999999999.999, 2, -92233720368547758.08),
     (3, 32767, 2147483647, 9223372036854775807, 'Infinity', 'Infinity', 999999999.999, 3, 92233720368547758.07), (4, 0, 0, 0, 'NaN', 'NaN', 0, 4, 0),
     (5, 0, 0, 0, '-0', '-0', -0.001, 5, 1234.56), (6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (7, 7, 7, 7, 0.1, 0.1, 0.1, 7, 10);
+  CREATE TABLE public.free (id int PRIMARY KEY, nf numeric);
+  INSERT INTO public.free VALUES (1, 1.5), (2, -12345678901234567890.123456789), (3, 3.14159), (4, 0), (5, 0.000001), (6, NULL), (7, 7), (8, 7.000);
   CREATE TABLE public.flags (id int PRIMARY KEY, b boolean);
   INSERT INTO public.flags VALUES (1, true), (2, false), (3, NULL), (4, true);
   CREATE TABLE public.times (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz);
@@ -92,6 +94,14 @@ const PROBES: [string, string][] = [
   ['numbers', "sum(m) FILTER (WHERE id NOT IN (2, 3)) = '1246.06'"],
   ['numbers', 'count(DISTINCT m)'],
   ['numbers', 'count(*) FILTER (WHERE p > 3)'],
+  // numeric without precision: exact, compared and summed as numbers
+  ['free', 'sum(nf)'],
+  ['free', 'max(nf)'],
+  ['free', 'min(nf)'],
+  ['free', 'count(*) FILTER (WHERE nf > 1)'],
+  ['free', 'count(*) FILTER (WHERE nf = 7)'],
+  ['free', 'count(DISTINCT nf)'],
+  ['free', 'avg(nf) > 0'],
   // boolean
   ['flags', 'count(*) FILTER (WHERE b)'],
   ['flags', 'count(*) FILTER (WHERE NOT b)'],

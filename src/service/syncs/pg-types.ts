@@ -71,10 +71,20 @@ function epochPlan(col: string, kind: 'date' | 'timestamp' | 'timestamptz'): Pic
   };
 }
 
-/** What a plan needs to know of the source session. */
+/** What the rows a sync reads hold in a numeric column without declared precision. */
+export interface NumericShape {
+  scale: number;
+  integerDigits: number;
+  /** Some value is NaN or ±Infinity, which no DECIMAL holds. */
+  special: boolean;
+}
+
+/** What a plan needs to know of the source session and the rows it reads. */
 export interface SourceFacts {
   /** Fraction digits of money in the source's lc_monetary (2 for most locales). */
   moneyScale: number;
+  /** For numeric columns without declared precision, by column name. */
+  numericShapes?: ReadonlyMap<string, NumericShape>;
 }
 
 /**
@@ -88,6 +98,12 @@ export function planColumn(name: string, type: string, enumLabels?: readonly str
   if (enumLabels) return { ...text, lakeType: `ENUM(${enumLabels.map((label) => quoteLiteral(label)).join(', ')})` };
   // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
   if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
+  // numeric without a declared precision: an exact DECIMAL(38, s) when the rows read fit it; else the exact text.
+  const shape = type === 'numeric' ? facts.numericShapes?.get(name) : undefined;
+  if (shape && !shape.special && shape.integerDigits + shape.scale <= 38) {
+    const lakeType = `DECIMAL(38,${shape.scale})`;
+    return { ...text, lakeType, csvType: lakeType };
+  }
   // money is a 64-bit count of the locale's smallest unit: exact as a DECIMAL of that scale, and it compares and
   // sums as numbers (its text, '$1,234.56', would compare as text).
   if (type === 'money') {

@@ -11,7 +11,7 @@ import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_LAYERS, type Lake } from '../lake/lake.js';
 import { layersOf, snapshotSource } from '../lake/snapshot-sql.js';
-import { planColumn, stagedName, type ColumnPlan, type SourceFacts } from './pg-types.js';
+import { planColumn, stagedName, type ColumnPlan, type NumericShape, type SourceFacts } from './pg-types.js';
 import { SegmentedStaging } from './segments.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
@@ -46,6 +46,29 @@ async function currentColumns(client: pg.Client, schema: string, table: string):
     [schema, table],
   );
   return result.rows.map((r) => ({ name: r.name, type: r.type, enumLabels: r.enum_labels ?? undefined, notNull: r.not_null }));
+}
+
+/**
+ * For numeric columns without a declared precision: the largest scale and integer digits of the rows this sync
+ * reads (the same WHERE), and whether any is NaN or infinite. It costs one more scan of the table at the source,
+ * and lets such columns be exact DECIMALs (they compare and sum as numbers) wherever their values fit 38 digits.
+ */
+async function numericShapes(client: pg.Client, columns: readonly SourceColumn[], from: string, where: string): Promise<Map<string, NumericShape>> {
+  const free = columns.filter((c) => c.type === 'numeric');
+  const shapes = new Map<string, NumericShape>();
+  if (free.length === 0) return shapes;
+  const special = (col: string): string => `${col}::text IN ('NaN', 'Infinity', '-Infinity')`;
+  const parts = free.flatMap((c, i) => {
+    const col = pgIdent(c.name);
+    return [
+      `max(scale(${col})) FILTER (WHERE NOT ${special(col)}) AS s${i}`,
+      `max(length(trunc(abs(${col}))::text)) FILTER (WHERE NOT ${special(col)}) AS d${i}`,
+      `count(*) FILTER (WHERE ${special(col)}) AS x${i}`,
+    ];
+  });
+  const row = (await client.query<Record<string, string | number | null>>(`SELECT ${parts.join(', ')} FROM ${from}${where}`)).rows[0] ?? {};
+  free.forEach((c, i) => shapes.set(c.name, { scale: Number(row[`s${i}`] ?? 0), integerDigits: Number(row[`d${i}`] ?? 1), special: Number(row[`x${i}`] ?? 0) > 0 }));
+  return shapes;
 }
 
 function compareColumns(before: TableState['columns'], now: readonly SourceColumn[]): { added: string[]; dropped: string[]; retyped: string[] } {
@@ -191,12 +214,15 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
         incremental = false;
       }
     }
-    const facts: SourceFacts = { moneyScale: (await client.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2 };
-    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.enumLabels, facts));
     const cursor = task.table.cursorColumn;
     const cursorType = columns.find((c) => c.name === cursor)?.type;
     const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
     const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
+    const facts: SourceFacts = {
+      moneyScale: (await client.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
+      numericShapes: await numericShapes(client, columns, from, where),
+    };
+    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.enumLabels, facts));
     const newCursor = cursor
       ? ((await client.query<{ max: string | null }>(`SELECT max(${pgIdent(cursor)})::text AS max FROM ${from}`)).rows[0]?.max ?? null)
       : null;
