@@ -38,7 +38,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       };
       const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
-      const [{ querySettingsFromEnv, workerPoolSettingsFromEnv }] = await Promise.all([import('../service/queries/settings.js')]);
+      const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);
       // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
       const services = createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env) });

@@ -81,6 +81,13 @@ describe('lake query', () => {
     }
   });
 
+  it('a query ended by a limit says which, in local mode too (result_too_large), and exits 1', async () => {
+    const result = await runLake(['query', 'select random() as r from range(5000000)'], { env: { ...env, LAKE_QUERY_MAX_RESULT_MB: '1' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/result_too_large: The result grew past the 1 MB limit/);
+    expect(result.stderr).toMatch(/Query id: qr_/);
+  });
+
   it('--wait prints the id and exits 3 while still running; poll reports the outcome by exit code', async () => {
     const waiting = await runLake(['query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b'], { env });
     expect(waiting.code).toBe(3);

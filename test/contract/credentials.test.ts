@@ -141,6 +141,14 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
       expect(Object.keys(customers.rows[0])).toEqual(['customer_id', 'name', 'email', 'country', 'signed_up']);
     });
 
+    it('a table with rows too large for JSON is a 422 that says to download the result, never a 500', async () => {
+      const board = (await (await send('POST', '/canvases', { name: 'Huge board', elements: [{ name: 'Huge', sql: "select repeat('x', 20000000) as s from range(2)" }] })).json()) as Json;
+      const huge = await download({ canvasId: board.id, elementId: board.elements[0].id });
+      const body = (await huge.json()) as Json;
+      expect(huge.status, JSON.stringify(body)).toBe(422);
+      expect(body.error).toMatchObject({ code: 'inline_row_too_large', message: expect.stringMatching(/Parquet/) });
+    });
+
     it('reads every canvas table of the team even when table permissions restrict people', async () => {
       api.services.permissions.setEnabled(org, true);
       try {

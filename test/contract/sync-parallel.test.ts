@@ -35,7 +35,16 @@ describe('a sync over several connections is one consistent snapshot', () => {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ connector: 'postgres', name: 'pair', config: { port: db.port, database: db.database, sync_connections: 3 }, host: db.host, user: db.reader }),
     })).json()) as Json;
-    expect(source.config?.sync_connections ?? 3).toBe(3);
+    expect(source.config.sync_connections).toBe(3);
+    for (const bad of [0, 99, 1.5, '2']) {
+      const refused = await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ connector: 'postgres', name: `bad ${String(bad)}`, config: { port: db.port, database: db.database, sync_connections: bad }, host: db.host, user: db.reader }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as Json).error).toMatchObject({ code: 'invalid_source_parameters', param: 'config.sync_connections' });
+    }
     await api.request(`/sources/${source.id}`, {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json' },

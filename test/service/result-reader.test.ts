@@ -56,4 +56,17 @@ describe('ResultReader', () => {
     expect(a.rows).toEqual(b.rows);
     expect(a.rows[0]).toEqual({ n: 100, label: 'row 100' });
   });
+
+  it('keeps a JSON page under its byte budget: large rows make a shorter page, and the next page continues', async () => {
+    const file = join(tempDir('lake-reader-large'), 'large.parquet');
+    const { connection, close } = await openPrivilegedConnection();
+    // Six rows of 5 MB each, in one row group: three fit a 16 MB page.
+    await connection.run(`COPY (SELECT range AS n, repeat(chr(97 + range::INTEGER), 5000000) AS s FROM range(6)) TO ${quoteLiteral(file)} (FORMAT parquet)`);
+    close();
+    const first = await reader.page(file, 0, 100);
+    expect(first.rows.map((r) => r.n)).toEqual([0, 1, 2]);
+    const second = await reader.page(file, 3, 100);
+    expect(second.rows.map((r) => r.n)).toEqual([3, 4, 5]);
+    expect((second.rows[0]?.s as string).length).toBe(5_000_000);
+  });
 });

@@ -16,12 +16,7 @@ export class InstancePool {
   /** Set once warm() is called: a server that expects more queries keeps a spare after each take(). */
   private keepSpare = false;
 
-  /** The limits every instance of this pool gets, as text: sandboxes are reused only under the same ones. */
-  readonly limitsKey: string;
-
-  constructor(private readonly limits: InstanceLimits) {
-    this.limitsKey = `${limits.threads}/${limits.memoryLimit}`;
-  }
+  constructor(private readonly limits: InstanceLimits) {}
 
   /** Starts making the spare instance, if none is ready or on its way. */
   warm(options: { keep?: boolean } = {}): void {

@@ -160,7 +160,8 @@ function engineMessage(error: unknown): string {
   return message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
 }
 
-function resultSize(file: string): number {
+/** Bytes a result file holds so far; 0 before it exists. */
+export function resultSize(file: string): number {
   try {
     return statSync(file).size;
   } catch {

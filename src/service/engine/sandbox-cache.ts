@@ -7,13 +7,14 @@ import { openSandbox, type Sandbox, type SandboxSpec } from './sandbox.js';
  * pay it twice. Anything that differs, or a query that was interrupted, gets a fresh instance (docs/decisions.md).
  */
 export class SandboxCache {
-  private kept: { key: string; sandbox: Sandbox } | undefined;
+  private kept: { key: string; pool: SandboxSpec['pool']; sandbox: Sandbox } | undefined;
 
   async open(spec: SandboxSpec): Promise<Sandbox> {
     const key = keyOf(spec);
     const kept = this.kept;
     this.kept = undefined;
-    if (kept?.key === key) return kept.sandbox;
+    // One pool per set of limits (sharedInstancePool): the same pool means the same limits.
+    if (kept?.key === key && kept.pool === spec.pool) return kept.sandbox;
     kept?.sandbox.close();
     return openSandbox(spec);
   }
@@ -21,7 +22,7 @@ export class SandboxCache {
   /** Hands a sandbox back after a query that ended by itself; the previous one kept, if any, is closed. */
   keep(spec: SandboxSpec, sandbox: Sandbox): void {
     this.kept?.sandbox.close();
-    this.kept = { key: keyOf(spec), sandbox };
+    this.kept = { key: keyOf(spec), pool: spec.pool, sandbox };
   }
 
   /** True while a sandbox waits here for the next query. */
@@ -36,5 +37,5 @@ export class SandboxCache {
 }
 
 function keyOf(spec: SandboxSpec): string {
-  return JSON.stringify([spec.catalogFile, [...spec.readableDirs].sort(), spec.writableDir, spec.pool.limitsKey]);
+  return JSON.stringify([spec.catalogFile, [...spec.readableDirs].sort(), spec.writableDir]);
 }

@@ -1,9 +1,8 @@
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LakeServiceError, isErrorCode } from '../errors.js';
 import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from '../queries/settings.js';
 import type { QueryEngine, QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, RunningQuery, StopReason } from './query-engine.js';
-import { RESULT_FILE_NAME, resultLimitFailure } from './query-runner.js';
+import { RESULT_FILE_NAME, resultLimitFailure, resultSize } from './query-runner.js';
 import type { TableReference } from './table-refs.js';
 import { MemoryCgroup } from './memory-cgroup.js';
 import { WorkerProcess, type WorkerExit } from './worker-process.js';
@@ -210,7 +209,7 @@ export class WorkerPool implements QueryEngine {
     const deadline = setTimeout(() => killFor('query_timeout'), job.limits.timeoutMs + grace);
     const watch = setInterval(() => {
       if (worker.rssBytes() > worker.hardLimitBytes) killFor('query_memory_limit');
-      else if (fileSize(resultFile) > job.limits.maxResultBytes) interrupt('result_limit', job.limits.resultLimitCode);
+      else if (resultSize(resultFile) > job.limits.maxResultBytes) interrupt('result_limit', job.limits.resultLimitCode);
     }, WATCH_EVERY_MS);
 
     const outcome = new Promise<QueryOutcome>((resolve) => {
@@ -265,12 +264,4 @@ export class WorkerPool implements QueryEngine {
 
 function uncheckable(): LakeServiceError {
   return new LakeServiceError('parameter_invalid', 'The SQL could not be checked: parsing it took too long or failed. Simplify the statement.', { param: 'sql' });
-}
-
-function fileSize(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
 }

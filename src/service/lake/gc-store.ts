@@ -30,7 +30,7 @@ export class GcStore {
              AND (t.current_snapshot_id IS NULL OR t.current_snapshot_id <> s.id)
              AND NOT EXISTS (
                SELECT 1 FROM queries q JOIN jobs j ON j.id = q.id
-               WHERE j.organization_id = t.organization_id AND j.status IN ('queued', 'running')
+               WHERE j.organization_id = t.organization_id AND j.kind = 'query' AND j.status IN ('queued', 'running')
                  AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`,
         )
         .all(supersededBefore) as (Omit<CollectableSnapshot, 'files'> & { files: string })[];
@@ -45,7 +45,7 @@ export class GcStore {
     const row = this.db
       .prepare(
         `SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
-         WHERE j.organization_id = ? AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`,
+         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`,
       )
       .get(organizationId) as { version: number | null };
     return row.version ?? undefined;

@@ -135,7 +135,7 @@ export class QueryService {
     const live = this.track(id, principal.organizationId, job);
     if (startNow) {
       this.queue.started(live.organizationId);
-      this.begin(live);
+      this.begin(live, true);
     } else this.queue.enqueue(live);
     this.keepLeases();
     return outcome;
@@ -229,9 +229,12 @@ export class QueryService {
     if (this.live.size === 0) this.idle.abort();
   }
 
-  /** Starts a query on the engine; it has a slot (counted in the queue) and is recorded running or queued. */
-  private begin(live: LiveQuery): void {
-    const claimed = this.jobs.getById(live.id)?.status === 'running' || this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+  /**
+   * Starts a query on the engine; it has a slot (counted in the queue). One recorded queued is claimed first, which
+   * fails if it was cancelled meanwhile.
+   */
+  private begin(live: LiveQuery, recordedRunning: boolean): void {
+    const claimed = recordedRunning || this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
     if (!claimed) {
       // Cancelled while it waited (possibly by another process): it never runs.
       this.engine.forget(live.id);
@@ -282,7 +285,7 @@ export class QueryService {
 
   /** Starts queued queries while the engine has slots for them. */
   private pump(): void {
-    for (let next = this.queue.take(); next; next = this.queue.take()) this.begin(next);
+    for (let next = this.queue.take(); next; next = this.queue.take()) this.begin(next, false);
   }
 
   /** The job for the engine, and the catalog version it reads (recorded, so no snapshot it reads is collected). */
@@ -304,7 +307,9 @@ export class QueryService {
         timeoutMs: this.settings.timeoutMs,
         memoryLimit: this.settings.memoryLimit,
         threads: this.settings.threads,
-        ...this.resultLimit(organizationId),
+        // Set again when the query starts, from the storage its organization has left then.
+        maxResultBytes: this.settings.maxResultBytes,
+        resultLimitCode: 'result_too_large',
       },
     };
   }

@@ -116,7 +116,7 @@ export class QueryStore {
   /** Bytes of results the organization keeps (until retention removes them). */
   resultBytesKept(organizationId: string): number {
     const row = this.db
-      .prepare(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.status = 'succeeded'`)
+      .prepare(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.kind = 'query' AND j.status = 'succeeded'`)
       .get(organizationId) as { bytes: number };
     return row.bytes;
   }

@@ -175,6 +175,8 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
       }
     }
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
+    // The session's money format, asked once: every connection shares the leader's settings.
+    const moneyScale = (await leader.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2;
     let next = 0;
     await Promise.all(
       clients.map(async (client) => {
@@ -183,7 +185,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
           const task = input.tasks[index] as TableTask;
           // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
           await client.query('SAVEPOINT lake_table');
-          const result = await syncTable(client, to, task, input);
+          const result = await syncTable(client, to, task, input, moneyScale);
           await client.query(result.error === undefined ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
           results[index] = result;
         }
@@ -197,7 +199,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   return results.filter((r): r is TableResult => r !== undefined);
 }
 
-async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, input: PostgresSyncInput): Promise<TableResult> {
+async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, input: PostgresSyncInput, moneyScale: number): Promise<TableResult> {
   const { table } = task;
   const state = input.states.get(task.key);
   let summary = state?.columns ?? [];
@@ -219,7 +221,7 @@ async function syncTable(client: pg.Client, to: typeof CopyTo, task: TableTask, 
     const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
     const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
     const facts: SourceFacts = {
-      moneyScale: (await client.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
+      moneyScale,
       numericShapes: await numericShapes(client, columns, from, where),
     };
     const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.enumLabels, facts));
