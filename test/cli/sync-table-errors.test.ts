@@ -57,3 +57,46 @@ describe('a table that fails in a sync says why, everywhere the sync is shown', 
     }
   });
 });
+
+/**
+ * A table whose rows PostgreSQL gave but DuckDB cannot load (a `json` value with a lone surrogate, which only
+ * PostgreSQL's text-keeping json accepts) fails while its later segments still wait to be loaded and the next table
+ * is already being read: the sync must end, that table say why, and the other table commit.
+ */
+describe('a table that fails while loading, with more of it still queued', () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  let source: string;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await adminQuery(
+      `CREATE TABLE public.docs (id int PRIMARY KEY, doc json);
+       INSERT INTO public.docs SELECT g, CASE WHEN g = 5 THEN '"\\ud800"'::json ELSE '{"n": 1}'::json END FROM generate_series(1, 1200000) g;
+       GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`,
+      db.database,
+    );
+    const root = tempDir('lake-sync-load-errors');
+    env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+    const created = await runLake(
+      ['sources', 'create', '--connector', 'postgres', '--name', 'docs', '--config', `host=${db.host}`, '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, '--config', 'sync_connections=1', '--password-stdin', '--json'],
+      { env, input: 'unused\n' },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    source = (JSON.parse(created.stdout) as Json).id as string;
+  }, 60_000);
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('ends, says why, and commits the other tables', async () => {
+    const synced = await runLake(['sync', 'start', source, '--json'], { env, timeoutMs: 90_000 });
+    expect(synced.code, synced.stderr).toBe(1);
+    const sync = JSON.parse(synced.stdout) as Json;
+    expect(sync.status).toBe('failed');
+    expect((sync.tables as Json[]).find((t) => t.table === 'public.docs')).toMatchObject({ phase: 'failed', error: expect.stringMatching(/Malformed JSON/) });
+    expect((sync.tables as Json[]).filter((t) => t.table !== 'public.docs').every((t) => t.phase === 'committed')).toBe(true);
+    const counted = await runLake(['query', 'select count(*) AS n from lake.docs.customers', '--json'], { env });
+    expect(counted.code, counted.stderr).toBe(0);
+    expect(counted.stdout).toContain('"n":50');
+  }, 120_000);
+});

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type * as DuckDB from '@duckdb/node-api';
 import { requireCommonJs } from '../../load-commonjs.js';
 
@@ -33,7 +34,11 @@ export async function openPrivilegedConnection(options: { threads?: number; memo
   if (options.threads) config.threads = String(options.threads);
   if (options.memoryLimit) config.memory_limit = options.memoryLimit;
   // Where a load over its memory limit spills; DuckDB's default is .tmp/ in the current directory.
-  if (options.tempDirectory) config.temp_directory = options.tempDirectory;
+  // DuckDB creates only the last folder of the path, and fails the load that needs to spill when its parent is missing.
+  if (options.tempDirectory) {
+    mkdirSync(options.tempDirectory, { recursive: true, mode: 0o700 });
+    config.temp_directory = options.tempDirectory;
+  }
   const instance = await duckdb.DuckDBInstance.create(':memory:', config);
   const connection = await instance.connect();
   return {
