@@ -22,7 +22,6 @@ export class SegmentedStaging extends Writable {
   private inSegment = 0;
   private quoted = false;
   private total = 0;
-  readonly segments: string[] = [];
 
   constructor(
     private readonly dir: string,
@@ -82,7 +81,6 @@ export class SegmentedStaging extends Writable {
     if (!this.file) {
       this.path = join(this.dir, `${this.base}.${this.index}.csv`);
       this.file = await open(this.path, 'w', 0o600);
-      this.segments.push(this.path);
     }
     const buffers = this.pending;
     this.pending = [];

@@ -1,0 +1,93 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { describe, expect, it } from 'vitest';
+import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
+import { LoadQueue } from '../../src/service/syncs/load-queue.js';
+import { SegmentedStaging } from '../../src/service/syncs/segments.js';
+import { tempDir } from '../helpers/temp.js';
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('staging a COPY stream in segments', () => {
+  it('cuts only between records (never inside quotes), keeps every byte, and waits for the loader\'s room', async () => {
+    const dir = tempDir('lake-staging');
+    const records = ['1,a\n', '2,"x\ny"\n', '3,"q""\n"\n', '4,\n', '5,b\n'];
+    const text = records.join('');
+    // Pieces cut at awkward places: inside a quoted newline, between a quote and its double.
+    const pieces = [text.slice(0, 5), text.slice(5, 9), text.slice(9, 17), text.slice(17)].map((p) => Buffer.from(p));
+    const announced: string[] = [];
+    let release: (() => void) | undefined;
+    let counted = 0;
+    const staging = new SegmentedStaging(dir, 't', 2, (path) => {
+      announced.push(path);
+      // The first segment's loader has no room yet: staging must wait for it.
+      if (announced.length === 1) return new Promise<void>((resolve) => (release = resolve));
+      return undefined;
+    }, (n) => (counted = n));
+    const done = pipeline(Readable.from(pieces), staging);
+    const deadline = Date.now() + 10_000;
+    while (!release && Date.now() < deadline) await sleep(5);
+    expect(announced).toHaveLength(1);
+    // Held: the rest (two tiny files) would be staged in well under this without the wait.
+    const outcome = await Promise.race([done.then(() => 'finished'), sleep(300).then(() => 'held')]);
+    expect(outcome).toBe('held');
+    expect(announced).toHaveLength(1);
+    release?.();
+    await done;
+    expect(announced.map((p) => p.split('/').at(-1))).toEqual(['t.0.csv', 't.1.csv', 't.2.csv']);
+    expect(announced.map((p) => readFileSync(p, 'utf8'))).toEqual([records[0]! + records[1]!, records[2]! + records[3]!, records[4]!]);
+    expect(counted).toBe(5);
+    expect(readdirSync(dir).sort()).toEqual(['t.0.csv', 't.1.csv', 't.2.csv']);
+  });
+});
+
+describe('the load queue of a sync', () => {
+  it('runs loads one at a time in order, a failure does not stop the next, and room waits below the bound', async () => {
+    const queue = new LoadQueue(2);
+    const events: string[] = [];
+    let running = 0;
+    const gates: (() => void)[] = [];
+    const load = (name: string, fail = false) => async (): Promise<string> => {
+      running++;
+      expect(running).toBe(1);
+      events.push(`start ${name}`);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      running--;
+      events.push(`end ${name}`);
+      if (fail) throw new Error(`${name} failed`);
+      return name;
+    };
+    const a = queue.enqueue(load('a', true));
+    const b = queue.enqueue(load('b'));
+    let roomed = false;
+    const room = queue.room().then(() => (roomed = true));
+    await tick();
+    expect(roomed).toBe(false);
+    gates.shift()?.();
+    await expect(a).rejects.toThrow('a failed');
+    await room;
+    expect(roomed).toBe(true);
+    await tick();
+    gates.shift()?.();
+    await expect(b).resolves.toBe('b');
+    expect(events).toEqual(['start a', 'end a', 'start b', 'end b']);
+  });
+});
+
+describe('a private DuckDB connection that must spill', () => {
+  it('spills into its temp folder even when the folder\'s parents do not exist yet', async () => {
+    const temp = join(tempDir('lake-spill'), 'home', 'tmp', 'duckdb');
+    const { connection, close } = await openPrivilegedConnection({ memoryLimit: '32MB', threads: 1, tempDirectory: temp });
+    try {
+      // A sort of ~300 MB of strings cannot stay within 32 MB.
+      const sorted = await connection.runAndReadAll(`SELECT count(*) AS n FROM (SELECT md5(i::VARCHAR) || repeat('x', 40) AS s FROM range(2000000) t(i) ORDER BY s)`);
+      expect(Number(sorted.getRowObjectsJS()[0]?.n)).toBe(2_000_000);
+      expect(existsSync(temp)).toBe(true);
+    } finally {
+      close();
+    }
+  }, 60_000);
+});
