@@ -36,7 +36,7 @@ try {
   );
   console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const url = new URL(adminUrl);
-  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'inc', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--json').stdout).id;
+  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'inc', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--no-password', '--json').stdout).id;
   run('sources', 'update', source, '--incremental', 'public.events:updated_at');
   const full = run('sync', 'start', source, '--json');
   if (JSON.parse(full.stdout).status !== 'succeeded') throw new Error(full.stdout);

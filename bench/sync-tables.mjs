@@ -61,7 +61,7 @@ try {
   const url = new URL(adminUrl);
   for (const connections of [1, 2, 3]) {
     const name = `bench${connections}`;
-    const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', name, '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--config', `sync_connections=${connections}`, '--json')).id;
+    const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', name, '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--config', `sync_connections=${connections}`, '--no-password', '--json')).id;
     const timed = spawnSync('/usr/bin/time', ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'], { env, encoding: 'utf8' });
     if (timed.status !== 0) throw new Error(timed.stderr);
     const [peakKb, wallSeconds] = timed.stderr.trim().split('\n').at(-1).split(' ').map(Number);

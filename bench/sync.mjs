@@ -41,7 +41,7 @@ try {
     if (result.status !== 0) throw new Error(`lake ${args.join(' ')}: ${result.stderr}`);
     return result.stdout;
   };
-  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'bench', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--json')).id;
+  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'bench', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--no-password', '--json')).id;
   // GNU time reports the sync process's peak RSS.
   const timed = spawnSync('/usr/bin/time', ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'], { env, encoding: 'utf8' });
   if (timed.status !== 0) throw new Error(timed.stderr);

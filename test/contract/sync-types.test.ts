@@ -89,4 +89,35 @@ describe('a PostgreSQL sync keeps every value exactly', () => {
     const synced = await run(api, 'select count(distinct _synced_at) as commits, min(_synced_at) is not null as stamped from lake.types.everything');
     expect(synced.data).toEqual([{ commits: 1, stamped: true }]);
   });
+
+  it('keeps rows of several MB whole (longer than the CSV reader\'s default line), on a full refresh and on a merge', async () => {
+    await adminQuery(
+      `CREATE TABLE public.wide_rows (id integer PRIMARY KEY, body text, doc jsonb, updated_at integer NOT NULL);
+       INSERT INTO public.wide_rows SELECT g, repeat(md5(g::text), 100000), jsonb_build_object('k', repeat('v', 3000000 + g)), 1 FROM generate_series(1, 3) g;
+       INSERT INTO public.wide_rows SELECT g, 'small', '{}', 1 FROM generate_series(4, 1000) g;
+       GRANT SELECT ON public.wide_rows TO ${db.reader};`,
+      db.database,
+    );
+    const created = (await (await api.request('/sources', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ connector: 'postgres', name: 'wide', config: { port: db.port, database: db.database }, host: db.host, user: db.reader }),
+    })).json()) as Json;
+    await api.request(`/sources/${created.id}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tables: created.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'wide_rows', ...(t.name === 'wide_rows' ? { mode: 'incremental', cursor_column: 'updated_at' } : {}) })) }),
+    });
+    const expected = (await adminQuery("SELECT count(*)::int AS n, sum(length(body))::int AS body, sum(length(doc->>'k'))::int AS doc FROM public.wide_rows", db.database)).rows[0];
+    const sums = 'select count(*)::int as n, sum(length(body))::int as body, sum(length(doc->>\'k\'))::int as doc from lake.wide.wide_rows';
+    const first = await syncSource(created.id);
+    expect(first.status, JSON.stringify(api.home.db.prepare('SELECT message FROM source_logs').all())).toBe('succeeded');
+    expect((await run(api, sums)).data).toEqual([expected]);
+    // The next sync merges changed rows (one of them several MB) into the table on its primary key.
+    await adminQuery("UPDATE public.wide_rows SET body = repeat('z', 4000000), updated_at = 2 WHERE id IN (2, 5)", db.database);
+    const merged = await syncSource(created.id);
+    expect(merged.status, JSON.stringify(api.home.db.prepare('SELECT message FROM source_logs').all())).toBe('succeeded');
+    const after = (await adminQuery("SELECT count(*)::int AS n, sum(length(body))::int AS body, sum(length(doc->>'k'))::int AS doc FROM public.wide_rows", db.database)).rows[0];
+    expect((await run(api, sums)).data).toEqual([after]);
+  }, 60_000);
 });

@@ -1,7 +1,6 @@
-import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
@@ -14,6 +13,7 @@ import { layersOf, snapshotSource } from '../lake/snapshot-sql.js';
 import { planColumn, stagedName, type ColumnPlan, type NumericShape, type SourceFacts } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
+import { RangeBoard, RangeRead, rangeConditions } from './table-ranges.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
 const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -85,23 +85,6 @@ function compareColumns(before: TableState['columns'], now: readonly SourceColum
   };
 }
 
-/** Counts CSV records as they pass (newlines outside quotes), for live progress; the exact count comes from DuckDB. */
-function recordCounter(onCount: (count: number) => void): Transform {
-  let count = 0;
-  let quoted = false;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      for (let i = 0; i < chunk.length; i++) {
-        const byte = chunk[i];
-        if (byte === 0x22) quoted = !quoted;
-        else if (byte === 0x0a && !quoted) count++;
-      }
-      onCount(count);
-      done(null, chunk);
-    },
-  });
-}
-
 export interface PostgresSyncInput {
   settings: ConnectorSettings;
   tasks: readonly TableTask[];
@@ -115,11 +98,11 @@ export interface PostgresSyncInput {
 }
 
 /**
- * Tables read at once when a source does not say (`sync_connections`): a core for each beyond the first, at most
- * three. Loading a table into Parquet is CPU-bound here, so on two cores a second connection bought 3% for 100 MB
- * more memory (bench/sync-tables.mjs, docs/performance.md): the default there is one.
+ * Connections a sync reads over when a source does not say (`sync_connections`): a core for each beyond the first,
+ * at least two and at most three. Since a large table is read in ranges over them, two beat one by 12% on two cores
+ * for 25 MB more memory, and a third bought nothing there (bench/sync-tables.mjs, docs/performance.md).
  */
-export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(1, availableParallelism() - 1));
+export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
 
 async function openSession(settings: ConnectorSettings): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
@@ -154,7 +137,7 @@ async function exportSnapshot(client: pg.Client): Promise<string | undefined> {
  */
 export async function syncPostgres(input: PostgresSyncInput): Promise<TableResult[]> {
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
-  const wanted = Math.max(1, Math.min(Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS), input.tasks.length));
+  const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
   const clients: pg.Client[] = [];
   try {
     clients.push(await openSession(input.settings));
@@ -164,6 +147,13 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   const results: TableResult[] = new Array(input.tasks.length);
   try {
     const leader = clients[0] as pg.Client;
+    const session = (await leader.query<{ s: number; v: number }>("SELECT scale('0'::money::numeric) AS s, current_setting('server_version_num')::int AS v")).rows[0];
+    // The session's money format, asked once: every connection shares the leader's settings.
+    const moneyScale = session?.s ?? 2;
+    // Before 14, PostgreSQL has no TID range scan: each range of a table would scan all of it.
+    const rangesPerTable = (session?.v ?? 0) >= 140_000 ? allowed : 1;
+    // No more connections than there are tables and ranges to read at once.
+    const wanted = allowed === 1 ? 1 : Math.min(allowed, await readsExpected(leader, input.tasks, rangesPerTable));
     // Where a snapshot cannot be exported (or a helper cannot join it: the server's connection limit, say), the
     // sync reads over fewer connections; never over one that would see another point in time.
     const snapshot = wanted > 1 ? await exportSnapshot(leader) : undefined;
@@ -179,21 +169,31 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
       }
     }
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
-    // The session's money format, asked once: every connection shares the leader's settings.
-    const moneyScale = (await leader.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2;
-    const loads = new LoadQueue(MAX_WAITING_LOADS);
+    const shared: SharedExtraction = { loads: new LoadQueue(MAX_WAITING_LOADS), board: new RangeBoard(), rangesPerTable: Math.min(rangesPerTable, clients.length) };
     const finishing: Promise<void>[] = [];
     let next = 0;
     await Promise.all(
       clients.map(async (client) => {
-        while (next < input.tasks.length && !input.signal.aborted) {
+        while (!input.signal.aborted) {
+          // Another table's range first: a large table is read side by side before a new table is begun. With no
+          // table left, a connection waits for the ranges of those still being read.
+          const range = shared.board.take() ?? (next >= input.tasks.length ? await shared.board.next() : undefined);
+          if (range) {
+            await client.query('SAVEPOINT lake_table');
+            await client.query((await range.run(client)) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+            continue;
+          }
+          if (next >= input.tasks.length) break;
           const index = next++;
+          // Counted from the moment it is taken, so an idle connection waits for its ranges.
+          shared.board.startReading();
           const task = input.tasks[index] as TableTask;
           // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
           await client.query('SAVEPOINT lake_table');
           let sourceDone!: (ok: boolean) => void;
           const readFromSource = new Promise<boolean>((resolve) => (sourceDone = resolve));
-          const result = syncTable(client, to, task, { ...input, loads }, moneyScale, sourceDone).then(
+          void readFromSource.then(() => shared.board.doneReading());
+          const result = syncTable(client, to, task, { ...input, ...shared }, moneyScale, sourceDone).then(
             (r) => {
               sourceDone(r.error === undefined);
               results[index] = r;
@@ -219,6 +219,14 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   return results.filter((r): r is TableResult => r !== undefined);
 }
 
+/** What the connections of one sync share while extracting. */
+interface SharedExtraction {
+  loads: LoadQueue;
+  board: RangeBoard;
+  /** Ranges a large table may be read in at once: the sync's connections, or 1 where ranges would not pay. */
+  rangesPerTable: number;
+}
+
 /**
  * Syncs one table: reads it from the source over `client`, then loads and commits it. `sourceDone` is told as soon
  * as the source's part is over (true) or failed (false), so the connection can move on while the load finishes.
@@ -227,7 +235,7 @@ async function syncTable(
   client: pg.Client,
   to: typeof CopyTo,
   task: TableTask,
-  input: PostgresSyncInput & { loads: LoadQueue },
+  input: PostgresSyncInput & SharedExtraction,
   moneyScale: number,
   sourceDone: (ok: boolean) => void,
 ): Promise<TableResult> {
@@ -275,93 +283,118 @@ async function syncTable(
       transferred = n;
       input.reporter.rows(task, n);
     };
-    const copySql = `COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}) TO STDOUT WITH (FORMAT csv)`;
-    const reader = (file: string): string =>
-      `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',')`;
-    const batchOf = (file: string): string =>
-      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${reader(file)}`;
+    const copySql = (range: string): string =>
+      `COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}${range ? `${where ? ' AND' : ' WHERE'} ${range}` : ''}) TO STDOUT WITH (FORMAT csv)`;
+    // Only a full refresh of a plain table (or materialized view) is split: a view has no blocks to range over.
+    const ranges = !incremental && input.rangesPerTable > 1 ? await tableRanges(client, table.schema, table.name, input.rangesPerTable) : [];
+    const reader = (file: string, longestRecord: number): string =>
+      `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longestRecord)})`;
+    const batchOf = (file: string, longestRecord: number): string =>
+      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${reader(file, longestRecord)}`;
     // zstd level 1: faster to write than DuckDB's default level and, measured on lineitem-like data, no larger.
     // Format version 2 (data page v2, delta and byte-stream-split encodings): a quarter less CPU to write and a
     // fifth smaller on the bench's tables; every reader of lake's parts is DuckDB, and Arrow and Spark read it too.
+    // Row groups of at most 16 MB (20–80 thousand lineitem rows): DuckDB holds a row group per thread in memory
+    // while writing it, outside its memory limit, and at its default (122,880 rows) a load of 500,000 rows peaked at
+    // 330 MB instead of 250 MB.
     const toParquet = async (connection: import('@duckdb/node-api').DuckDBConnection, source: string, target: string): Promise<number> =>
-      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2)`)).rowsChanged);
+      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2, ROW_GROUP_SIZE_BYTES '16MB')`)).rowsChanged);
 
     const committed = await input.lake.writeSnapshot(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
       async (connection, part) => {
-        // Started only once DuckDB is ready: a COPY that nobody reads would hold the connection for ever.
-        const copy = client.query(to(copySql));
-        const abort = (): void => void copy.destroy(new Error('cancelled'));
-        input.signal.addEventListener('abort', abort, { once: true });
-        try {
-          if (compacting) {
-            // A merge reads its batch twice, beside the previous snapshot: stage it whole first.
-            const staged = join(input.stagingDir, `${base}.csv`);
-            await pipeline(copy, recordCounter(counted), createWriteStream(staged, { mode: 0o600 }));
-            sourceDone(true);
-            input.reporter.phase(task, 'loading');
-            const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) => input.lake.layout.toAbsolute(f));
-            const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
-            return input.loads.enqueue(() =>
-              toParquet(connection, `WITH b AS (${batchOf(staged)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0)),
-            );
-          }
-          // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
-          // loading overlaps extraction. DuckDB reads a file on all its threads (a pipe it would read on one).
-          let rows = 0;
-          let parts = 0;
-          let abandoned = false;
-          const loaded: Promise<void>[] = [];
-          const staging = new SegmentedStaging(
-            input.stagingDir,
-            base,
-            ROWS_PER_SEGMENT,
-            async (segment) => {
-              const index = parts++;
-              const load = input.loads.enqueue(async () => {
-                // After one failure the table will not commit: the loads still queued are skipped.
-                if (abandoned) return;
-                try {
-                  rows += await toParquet(connection, batchOf(segment), part(index));
-                } catch (error) {
-                  abandoned = true;
-                  throw error;
-                }
-                rmSync(segment, { force: true });
-              });
-              // Handled here so a failure waits for the final await instead of crashing the process meanwhile (the
-              // COPY runs to its end: a COPY cut short would leave the connection unusable for the next table).
-              load.catch(() => {});
-              loaded.push(load);
-              await input.loads.room();
-            },
-            counted,
-          );
-          // Both must finish: a COPY that fails part-way never lets a short table be committed.
-          const extracted = await pipeline(copy, staging).then(
-            () => ({ ok: true as const }),
-            (error: unknown) => ({ ok: false as const, error }),
-          );
-          if (extracted.ok) sourceDone(true);
-          else abandoned = true;
-          // Every load queued uses this table's DuckDB connection, closed when this function returns: none may still
-          // be queued or running then (DuckDB crashes on a closed connection).
-          const failedLoad = (await Promise.allSettled(loaded)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
-          if (!extracted.ok) throw extracted.error;
-          if (failedLoad) throw failedLoad.reason;
+        // Every COPY is started only once DuckDB is ready: a COPY that nobody reads would hold its connection for ever.
+        const startCopy = (on: pg.Client, sql: string): { copy: ReturnType<typeof to>; stop: () => void } => {
+          const copy = on.query(to(sql));
+          const abort = (): void => void copy.destroy(new Error('cancelled'));
+          if (input.signal.aborted) abort();
+          input.signal.addEventListener('abort', abort, { once: true });
+          return { copy, stop: () => input.signal.removeEventListener('abort', abort) };
+        };
+        if (compacting) {
+          // A merge reads its batch twice, beside the previous snapshot: stage it whole first, as one segment.
+          let staged = { file: join(input.stagingDir, `${base}.empty.csv`), longest: 0 };
+          writeFileSync(staged.file, '', { mode: 0o600 });
+          const { copy, stop } = startCopy(client, copySql(''));
+          const whole = new SegmentedStaging(input.stagingDir, base, Number.POSITIVE_INFINITY, (file, longest) => void (staged = { file, longest }), counted);
+          await pipeline(copy, whole).finally(stop);
+          sourceDone(true);
           input.reporter.phase(task, 'loading');
-          if (parts === 0) {
-            // An empty table still needs a part, so its columns are known.
-            const empty = join(input.stagingDir, `${base}.empty.csv`);
-            writeFileSync(empty, '');
-            rows = await input.loads.enqueue(() => toParquet(connection, batchOf(empty), part(0)));
-          }
-          return rows;
-        } finally {
-          input.signal.removeEventListener('abort', abort);
+          const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) => input.lake.layout.toAbsolute(f));
+          const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
+          return input.loads.enqueue(() =>
+            toParquet(connection, `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0)),
+          );
         }
+        // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
+        // loading overlaps extraction. DuckDB reads a file on all its threads (a pipe it would read on one).
+        let rows = 0;
+        let parts = 0;
+        let abandoned = false;
+        const loaded: Promise<void>[] = [];
+        const onSegment = async (segment: string, longest: number): Promise<void> => {
+          const index = parts++;
+          const load = input.loads.enqueue(async () => {
+            // After one failure the table will not commit: the loads still queued are skipped.
+            if (abandoned) return;
+            try {
+              rows += await toParquet(connection, batchOf(segment, longest), part(index));
+            } catch (error) {
+              abandoned = true;
+              throw error;
+            }
+            rmSync(segment, { force: true });
+          });
+          // Handled here so a failure waits for the final await instead of crashing the process meanwhile (the
+          // COPY runs to its end: a COPY cut short would leave the connection unusable for the next table).
+          load.catch(() => {});
+          loaded.push(load);
+          await input.loads.room();
+        };
+        // A large table is read in block ranges over several connections at once, all in the sync's one snapshot.
+        const conditions = ranges.length > 0 ? ranges : [''];
+        const readCounts = conditions.map(() => 0);
+        let readError: unknown;
+        const reads = conditions.map(
+          (condition, i) =>
+            new RangeRead(async (on) => {
+              const { copy, stop } = startCopy(on, copySql(condition));
+              const staging = new SegmentedStaging(input.stagingDir, `${base}.r${i}`, ROWS_PER_SEGMENT, onSegment, (n) => {
+                readCounts[i] = n;
+                counted(readCounts.reduce((a, b) => a + b, 0));
+              });
+              // Both must finish: a COPY that fails part-way never lets a short table be committed.
+              return pipeline(copy, staging).then(
+                () => true,
+                (error: unknown) => {
+                  readError ??= error;
+                  abandoned = true;
+                  return false;
+                },
+              ).finally(stop);
+            }),
+        );
+        input.board.offer(reads.slice(1));
+        // This connection reads the first range, then any other no idle connection has taken meanwhile.
+        let ownOk = true;
+        for (const read of reads) if (read.claim()) ownOk = (await read.run(client)) && ownOk;
+        if (ownOk) sourceDone(true);
+        const extracted = (await Promise.all(reads.map((r) => r.done))).every(Boolean);
+        // Every load queued uses this table's DuckDB connection, closed when this function returns: none may still
+        // be queued or running then (DuckDB crashes on a closed connection).
+        const failedLoad = (await Promise.allSettled(loaded)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (!extracted) throw readError ?? new Error('a range of the table could not be read');
+        if (failedLoad) throw failedLoad.reason;
+        input.reporter.phase(task, 'loading');
+        if (parts === 0) {
+          // An empty table still needs a part, so its columns are known.
+          const empty = join(input.stagingDir, `${base}.empty.csv`);
+          writeFileSync(empty, '');
+          rows = await input.loads.enqueue(() => toParquet(connection, batchOf(empty, 0), part(0)));
+        }
+        return rows;
       },
       // Parquet stores an enum as its label: the snapshot records the enum type, and the catalog view restores it.
       { notNull, memoryLimit: SYNC_MEMORY_LIMIT, columnTypes: Object.fromEntries(plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType])), ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: table.primaryKey } } : {}) },
@@ -373,6 +406,52 @@ async function syncTable(
     input.reporter.phase(task, 'failed', { error: message });
     return { task, rows: 0, transferred: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
   }
+}
+
+interface RelationSize {
+  kind: string | null;
+  bytes: string | null;
+  block_size: number;
+}
+
+const sizeOf = (row: RelationSize | undefined, connections: number): string[] =>
+  row && (row.kind === 'r' || row.kind === 'm') ? rangeConditions(Number(row.bytes), row.block_size, connections) : [''];
+
+/** How many reads (a table, or each range of a large one) a sync has before it, as its tables stand at the start. */
+async function readsExpected(client: pg.Client, tasks: readonly TableTask[], rangesPerTable: number): Promise<number> {
+  if (rangesPerTable === 1) return tasks.length;
+  const sizes = await client.query<RelationSize>(
+    `SELECT c.relkind AS kind, pg_relation_size(c.oid) AS bytes, current_setting('block_size')::int AS block_size
+     FROM unnest($1::text[], $2::text[]) AS t(schema_name, table_name)
+     LEFT JOIN pg_namespace n ON n.nspname = t.schema_name LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.table_name`,
+    [tasks.map((t) => t.table.schema), tasks.map((t) => t.table.name)],
+  );
+  return sizes.rows.reduce((sum, row, i) => sum + (tasks[i]?.incremental ? 1 : sizeOf(row, rangesPerTable).length), 0);
+}
+
+/** DuckDB's CSV reader refuses a record longer than its max_line_size, 2 MB unless told. */
+const DEFAULT_MAX_LINE_BYTES = 2 << 20;
+
+/**
+ * The reader's line and buffer sizes for a staged file whose longest record is known (a text or JSON value of
+ * several MB is a valid row). The buffer is 4 MB, not DuckDB's 32 MB per thread, unless a record needs more.
+ */
+function csvLineOptions(longestRecord: number): string {
+  const maxLine = Math.max(DEFAULT_MAX_LINE_BYTES, longestRecord + 1024);
+  return `max_line_size = ${maxLine}, buffer_size = ${Math.max(4 << 20, 2 * maxLine)}`;
+}
+
+/** Block ranges of a table to read side by side (see rangeConditions); none for what is not a plain table. */
+async function tableRanges(client: pg.Client, schema: string, table: string, connections: number): Promise<string[]> {
+  const row = (
+    await client.query<RelationSize>(
+      `SELECT c.relkind AS kind, pg_relation_size(c.oid) AS bytes, current_setting('block_size')::int AS block_size
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+      [schema, table],
+    )
+  ).rows[0];
+  const conditions = sizeOf(row, connections);
+  return conditions.length > 1 ? conditions : [];
 }
 
 /**
@@ -390,5 +469,21 @@ export function withoutConnectionDetails(message: string, settings: ConnectorSet
   for (const [value, placeholder] of named) {
     if (typeof value === 'string' && value.length >= 2) clean = clean.split(value).join(placeholder);
   }
-  return clean.trim();
+  return concise(clean);
+}
+
+/** Longest table failure reason kept: it travels in the sync object, every stream's last event and the logs. */
+const MAX_REASON_CHARS = 1000;
+
+/**
+ * A DuckDB reader error quotes the whole offending row (megabytes, and the source's data in the sync object) and
+ * lists its options with the staging file's path on this server: the reason keeps the rest.
+ */
+function concise(message: string): string {
+  const kept = message
+    .split('\n')
+    .filter((line) => !line.startsWith('Original Line:') && !/^\s+[\w ]+ = /.test(line))
+    .join('\n')
+    .trim();
+  return kept.length > MAX_REASON_CHARS ? `${kept.slice(0, MAX_REASON_CHARS)}…` : kept;
 }

@@ -22,13 +22,20 @@ export class SegmentedStaging extends Writable {
   private inSegment = 0;
   private quoted = false;
   private total = 0;
+  /** Bytes seen before the current chunk, where the current record began, and the longest record of the segment. */
+  private offset = 0;
+  private recordStart = 0;
+  private longest = 0;
 
   constructor(
     private readonly dir: string,
     private readonly base: string,
     private readonly recordsPerSegment: number,
-    /** Told of each finished segment; staging goes on once what it returns settles (a loader's room, say). */
-    private readonly onSegment: (path: string) => void | Promise<void>,
+    /**
+     * Told of each finished segment and the bytes of its longest record (a reader must be told of records over its
+     * default line size); staging goes on once what it returns settles (a loader's room, say).
+     */
+    private readonly onSegment: (path: string, longestRecord: number) => void | Promise<void>,
     private readonly onRecords: (total: number) => void,
   ) {
     super();
@@ -58,6 +65,9 @@ export class SegmentedStaging extends Writable {
       else if (byte === 0x0a && !this.quoted) {
         this.inSegment++;
         this.total++;
+        const end = this.offset + i + 1;
+        if (end - this.recordStart > this.longest) this.longest = end - this.recordStart;
+        this.recordStart = end;
         if (this.inSegment >= this.recordsPerSegment) {
           this.put(chunk.subarray(start, i + 1));
           start = i + 1;
@@ -66,6 +76,7 @@ export class SegmentedStaging extends Writable {
       }
     }
     if (start < chunk.length) this.put(chunk.subarray(start));
+    this.offset += chunk.length;
     if (this.pendingBytes >= WRITE_BYTES) await this.flush();
     this.onRecords(this.total);
   }
@@ -95,7 +106,10 @@ export class SegmentedStaging extends Writable {
     this.file = undefined;
     this.inSegment = 0;
     this.index++;
+    // A last record without its newline (never so in COPY's output) still counts.
+    const longest = Math.max(this.longest, this.offset - this.recordStart);
+    this.longest = 0;
     await file.close();
-    await this.onSegment(this.path);
+    await this.onSegment(this.path, longest);
   }
 }

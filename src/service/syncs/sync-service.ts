@@ -10,6 +10,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { principalIdOf } from '../queries/query-service.js';
+import { lakeTableOf } from '../sources/lake-schema.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
@@ -22,15 +23,6 @@ import type { SyncReporter, TablePhase, TableResult, TableTask } from './types.j
 const PROGRESS_EVERY_MS = 500;
 
 /** The lake schema of a source's tables: its destination, else its name made into an identifier. */
-export function lakeSchemaOf(source: SourceRecord & { destination?: string | null }): string {
-  const slug = source.name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
-  return source.destination || slug || 'source';
-}
-
-function lakeTableOf(source: SourceRecord, schema: string, table: string): string {
-  return schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`;
-}
-
 export interface SyncSummary extends Record<string, unknown> {
   object: 'sync';
   id: string;
@@ -76,7 +68,7 @@ export class SyncService {
       if (replay) return { id: replay.resourceId, replayed: true };
       if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused. Resume it (PATCH paused: false, or lake sources resume) to sync.`);
       const live = this.store.liveId(sourceId);
-      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow it with GET /jobs/${live}/events.`);
+      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow it (lake jobs events ${live}, or GET /jobs/${live}/events).`);
       const id = newId('sync');
       this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
       this.store.insert(id, sourceId, request);
@@ -147,7 +139,10 @@ export class SyncService {
       if (!Array.isArray(body.tables) || body.tables.length === 0) throw new LakeServiceError('parameter_invalid', 'tables must be a non-empty list of schema.table names.', { param: 'tables' });
       tables = body.tables.map((t, i) => {
         if (typeof t !== 'string' || !source.tables.some((s) => `${s.schema}.${s.name}` === t)) {
-          throw new LakeServiceError('parameter_invalid', `tables[${i}] is not a table of this source (schema.table).`, { param: `tables[${i}]` });
+          const named = typeof t === 'string' ? t.slice(0, 128) : JSON.stringify(t)?.slice(0, 64);
+          const candidates = typeof t === 'string' ? source.tables.map((s) => `${s.schema}.${s.name}`).filter((k) => k.endsWith(`.${t}`) || k.toLowerCase() === t.toLowerCase()) : [];
+          const suggestion = candidates.length > 0 ? ` Did you mean ${candidates.join(' or ')}?` : ' Name it as schema.table (the source\'s tables are listed by GET /sources/{id}, or lake sources get).';
+          throw new LakeServiceError('parameter_invalid', `tables[${i}] '${named}' is not a table of this source.${suggestion}`, { param: `tables[${i}]` });
         }
         return t;
       });
@@ -183,8 +178,13 @@ export class SyncService {
       this.jobs.finish(id, 'failed', { code: 'source_not_found', message: 'The source was deleted before its sync ran.' });
       return;
     }
-    const destination = (this.db.prepare('SELECT destination_schema FROM sources WHERE id = ?').get(source.id) as { destination_schema: string | null }).destination_schema;
-    const lakeSchema = lakeSchemaOf({ ...source, destination });
+    const lakeSchema = source.lakeSchema;
+    // Names are unique now; sources made before that may share a schema, which only the oldest may write.
+    const holder = this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);
+    if (holder && (holder.created < source.created || (holder.created === source.created && holder.id < source.id))) {
+      this.jobs.finish(id, 'failed', { code: 'source_name_conflict', message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).` });
+      return;
+    }
     const chosen = source.tables.filter((t) => (sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled));
     const tasks: TableTask[] = chosen.map((table) => ({
       table,
@@ -201,11 +201,11 @@ export class SyncService {
       results =
         source.connector === 'sample'
           ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
-          : await syncPostgres({ settings: this.sources.settings(source), tasks, states: this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
+          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
-      this.jobs.finish(id, 'failed', { code: 'sync_failed', message: `The sync failed: ${message}.` });
+      this.jobs.finish(id, 'failed', { code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed', message: `The sync failed: ${message}.` });
       return;
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
