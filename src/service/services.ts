@@ -30,6 +30,8 @@ import { queryObject } from './queries/views.js';
 import { SecretBox } from './sources/secret-box.js';
 import { SourceService } from './sources/source-service.js';
 import { SyncService } from './syncs/sync-service.js';
+import { Visibility } from './catalog/visibility.js';
+import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from './net/outbound.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -56,7 +58,9 @@ export interface LakeServices {
   /** Removes what the lake no longer needs on disk (old snapshots, catalogs, leftovers); lake serve runs it periodically. */
   collector: LakeCollector;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
-  syncSummaries(sourceId: string): object | null;
+  syncSummaries(sourceId: string): Record<string, unknown> | null;
+  /** What a restricted credential may see of sources, syncs, logs, sends and canvases. */
+  visibility: Visibility;
   clock: Clock;
   /** Aborted when the services close, so long-lived work such as event streams ends. */
   closing: AbortSignal;
@@ -88,6 +92,8 @@ export interface ServiceOptions {
   sendSettings?: SendSettings;
   /** Defaults from the environment (120 per caller, 600 per organization a minute); false turns them off. */
   rateLimits?: RateLimitSettings | false;
+  /** Where sources and sends may connect; local mode's defaults (nothing refused) from the environment otherwise. */
+  outbound?: OutboundSettings;
 }
 
 export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
@@ -123,7 +129,16 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
   queries.purgeExpired();
   const jobs = new JobService(jobStore, queries, permissions, clock);
   const secretBox = new SecretBox(join(home.paths.root, 'secrets.key'));
-  const sources = new SourceService(home.db, secretBox);
+  const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
+  const sources = new SourceService(
+    home.db,
+    secretBox,
+    (organizationId, schema) => {
+      const { tables, views } = lake.visible(organizationId);
+      return [...tables, ...views].some((object) => object.schema.toLowerCase() === schema);
+    },
+    new OutboundPolicy(outbound.sources, 'sources'),
+  );
   const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock);
   const sends = new SendService(
     home.db,
@@ -131,10 +146,11 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     queries,
     resultReader,
     home.credentials,
+    home.directory,
     secretBox,
     clock,
     jobSettings,
-    options.sendSettings ?? sendSettingsFromEnv(),
+    { ...(options.sendSettings ?? sendSettingsFromEnv()), destinations: new OutboundPolicy(outbound.destinations, 'destinations') },
     usage,
   );
   const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
@@ -158,10 +174,11 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     logs: new LogService(home.db),
     usage,
     rateLimiter: options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock),
-    canvases: new CanvasService(home.db, queries, resultReader),
+    canvases: new CanvasService(home.db, queries, resultReader, home.directory),
     sends,
     collector,
     syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
+    visibility: new Visibility(permissions, sources.store, queries),
     clock,
     closing: closing.signal,
     stopStreams() {

@@ -55,7 +55,16 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
     const serviceKey = api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: ['keys:manage'] }).secret;
     await expectError(await send('POST', '/team-keys', { name: 'x' }, {}, serviceKey), 403, 'owner_required');
     // A team key is not a bearer credential.
-    await expectError(await send('GET', '/whoami', undefined, {}, one.secret), 401, 'invalid_credentials');
+    const invalid = await send('GET', '/whoami', undefined, {}, one.secret);
+    expect(invalid.headers.get('www-authenticate')).toBe('Bearer realm="lake", error="invalid_token"');
+    await expectError(invalid, 401, 'invalid_credentials');
+    const missing = await api.request('/whoami', { token: null as never });
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="lake"');
+    // A token with the right prefix but cut short is told so, not told to start with the prefix it has.
+    const short = (await (await send('GET', '/whoami', undefined, {}, 'pat_abc')).json()) as Json;
+    expect(short.error.message).not.toContain('Expected a token that starts with');
+    expect(short.error.message).toContain('40 letters and digits');
     const who = (await (await send('GET', '/whoami', undefined, { 'x-api-key': one.secret }, null)).json()) as Json;
     expect(who).toMatchObject({ principal_kind: 'team_key', user: null, credential: { kind: 'team_key' }, organization: { id: org } });
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRANSPORTS, type Harness } from '../helpers/transports.js';
+import { inMemory, TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, run, submit, submitOk, type Json } from '../helpers/queries.js';
 
 describe.each(TRANSPORTS)('queries over $name', (transport) => {
@@ -185,5 +185,24 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   it('requires the query:read scope', async () => {
     const token = api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 'n', scopes: ['jobs:read'] });
     await expectError(await submit(api, 'select 1', { token: token.secret }), 403, 'missing_scope');
+  });
+});
+
+describe('column and key names that are JavaScript object internals', () => {
+  let api: Harness;
+  beforeAll(async () => {
+    api = await inMemory.start();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('__proto__, constructor and toString survive as columns, map keys and struct fields in inline rows', async () => {
+    const sql = `select 1 as "__proto__", 2 as "constructor", 3 as "toString", 4 as "hasOwnProperty", map(['__proto__'], [5]) as m, {'__proto__': 6, 'a': {'__proto__': 7}} as s`;
+    const inline = await run(api, sql);
+    expect(inline.columns).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'm', 's']);
+    const row = inline.data[0] as Json;
+    expect(Object.keys(row)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'm', 's']);
+    expect(JSON.parse(JSON.stringify(row))).toEqual(JSON.parse('{"__proto__":1,"constructor":2,"toString":3,"hasOwnProperty":4,"m":{"__proto__":5},"s":{"__proto__":6,"a":{"__proto__":7}}}'));
   });
 });

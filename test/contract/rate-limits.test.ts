@@ -61,6 +61,9 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     expect(last?.headers.get('x-ratelimit-org-remaining')).toBe('480');
     const limited = await api.request('/jobs');
     expect(limited.headers.get('retry-after')).toBe('1');
+    // The caller's budget refused it; the organization's still has what it had (it said 0).
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(limited.headers.get('x-ratelimit-org-remaining')).toBe('480');
     await expectError(limited, 429, 'rate_limited');
     // A stream (re)connection is a request like any other.
     await expectError(await api.request('/jobs/qr_anything/events', { headers: { Accept: 'text/event-stream' } }), 429, 'rate_limited');

@@ -86,6 +86,16 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
     ['file URI', `select 'file://${canary}' as u`, 'forbidden_function'],
     ['s3 URI', "select * from lake.demo.orders where status = 's3://bucket/key'", 'forbidden_function'],
     ['gs URI in a comment', 'select 1 -- gs://bucket/key', 'forbidden_function'],
+    // Review findings: each passed the checks before execution (the engine sandbox stopped or answered them).
+    ['parquet_full_metadata', `select * from parquet_full_metadata('${canaryParquet}')`, 'forbidden_function'],
+    ['a table function the guard does not know by name', `select * from parquet_file_metadata('${canaryParquet}')`, 'forbidden_function'],
+    ['replacement scan with a query suffix', `select * from '${canary}?a'`, 'forbidden_function'],
+    ['replacement scan of a bare file name with a suffix', "select * from 'x.csv?a'", 'forbidden_function'],
+    ['histogram of a table named in a string', "select * from histogram('demo.orders', amount)", 'forbidden_function'],
+    ['duckdb_views() shows view SQL with server paths', 'select sql from duckdb_views()', 'forbidden_function'],
+    ['information_schema.views shows view SQL', 'select view_definition from information_schema.views', 'forbidden_function'],
+    ['sqlite_master shows view SQL', 'select sql from sqlite_master', 'forbidden_function'],
+    ['pg_get_viewdef', 'select pg_get_viewdef(1)', 'forbidden_function'],
   ];
 
   it('has at least 30 attempts', () => {

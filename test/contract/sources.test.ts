@@ -41,9 +41,11 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
     expect(response.headers.get('location')).toBe(`/sources/${json.id}`);
     return json;
   };
+  // Names are unique in an organization: each source here gets its own unless a test names it.
+  let made = 0;
   const postgres = (overrides: object = {}): object => ({
     connector: 'postgres',
-    name: 'shop',
+    name: made++ === 0 ? 'shop' : `shop ${made}`,
     config: { port: db.port, database: db.database },
     host: db.host,
     user: db.reader,
@@ -142,8 +144,8 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
 
   it('PATCH changes configuration, credentials, tables and paused; conflicting changes get 409', async () => {
     const source = await create(postgres());
-    const renamed = (await (await send('PATCH', `/sources/${source.id}`, { name: 'renamed', config: { schemas: ['public'] }, password: 'new-password-xyz' })).json()) as Json;
-    expect(renamed).toMatchObject({ name: 'renamed', credentials: { host: 'set', user: 'set', password: 'set' } });
+    const renamed = (await (await send('PATCH', `/sources/${source.id}`, { name: `renamed ${made}`, config: { schemas: ['public'] }, password: 'new-password-xyz' })).json()) as Json;
+    expect(renamed).toMatchObject({ name: `renamed ${made}`, credentials: { host: 'set', user: 'set', password: 'set' } });
     const tables = (await (await send('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'public', name: 'orders', mode: 'incremental', cursor_column: 'updated_at' }, { schema: 'public', name: 'customers', enabled: false }] })).json()) as Json;
     expect(tables.tables).toEqual([
       expect.objectContaining({ name: 'customers', enabled: false }),

@@ -48,6 +48,10 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
     await expectError(await send('POST', `/sources/${source.id}/sync`, {}), 409, 'source_paused');
     await send('PATCH', `/sources/${source.id}`, { paused: false });
     await expectError(await send('POST', `/sources/${source.id}/sync`, { tables: ['billing.nope'] }), 400, 'parameter_invalid', 'tables[0]');
+    // A bare table name is told which schema.table it may mean, and the message names what was sent.
+    const bare = await expectError(await send('POST', `/sources/${source.id}/sync`, { tables: ['accounts'] }), 400, 'parameter_invalid', 'tables[0]');
+    expect(bare.message).toContain("'accounts'");
+    expect(bare.message).toMatch(/Did you mean \w+\.accounts\?/);
     await expectError(await send('POST', `/sources/${source.id}/sync`, { full_refresh: 'yes' }), 400, 'parameter_invalid', 'full_refresh');
     await expectError(await send('POST', `/sources/${source.id}/sync`, { surprise: 1 }), 400, 'parameter_invalid', 'surprise');
     await send('DELETE', `/sources/${source.id}`);
@@ -63,6 +67,7 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
     for (const refused of responses.filter((r) => r.status !== 202)) {
       const error = await expectError(refused, 409, 'sync_in_progress');
       expect(error.message).toContain(sync.id);
+      expect(error.message).toContain(`lake jobs events ${sync.id}`);
     }
     await finish(sync.id);
     const runs = api.home.db.prepare('SELECT count(*) AS n FROM syncs WHERE source_id = ?').get(source.id) as { n: number };

@@ -4,6 +4,7 @@ import { LakeServiceError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import type { ApiEnv } from './env.js';
 import { ERROR_CATALOGUE } from './error-catalogue.js';
+import { publicOrigin } from './request-params.js';
 
 export interface ErrorEnvelope {
   error: {
@@ -16,8 +17,9 @@ export interface ErrorEnvelope {
   };
 }
 
+/** Where an error code is explained: under the service's public origin, never an origin a request names. */
 export function docUrl(c: Context<ApiEnv>, code: string): string {
-  return `${new URL(c.req.url).origin}/errors/${code}`;
+  return `${publicOrigin(c)}/errors/${code}`;
 }
 
 /** Turns a domain error into the spec's envelope and status. */
@@ -34,6 +36,8 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
     },
   };
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  // RFC 6750: a 401 says which scheme to use, and whether the token sent was the problem.
+  if (definition.status === 401) c.header('WWW-Authenticate', error.code === 'authentication_required' ? 'Bearer realm="lake"' : `Bearer realm="lake", error="invalid_token"`);
   return c.json(body, definition.status as ContentfulStatusCode);
 }
 

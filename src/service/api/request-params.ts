@@ -12,7 +12,11 @@ export function integerParam(c: Context<ApiEnv>, name: string, min: number, max:
   return Number(raw);
 }
 
-/** The origin that links in responses use: --public-url when the server sits behind a proxy, else the request's. */
+/**
+ * The origin that links in responses use (result files, doc_url): --public-url, else the address lake serve listens
+ * on; never the request's Host header, which a caller (or a proxy's cache) would make point anywhere. Only an
+ * in-process app, which no HTTP request reaches, falls back to the request's own origin.
+ */
 export function publicOrigin(c: Context<ApiEnv>): string {
   return c.get('services').publicUrl ?? new URL(c.req.url).origin;
 }

@@ -128,9 +128,15 @@ export class CredentialStore {
    */
   authenticate(secret: string, accepted: readonly SecretPrefix[]): Principal {
     if (!looksLikeSecret(secret, accepted)) {
+      const prefixes = accepted.map((p) => `${p}_`).join(' or ');
+      // Said precisely: a token with the right prefix but the wrong length or characters was told to start with
+      // the prefix it had.
+      const right = accepted.some((p) => secret.startsWith(`${p}_`));
       throw new LakeServiceError(
         'invalid_credentials',
-        `The credential is not valid. Expected a token that starts with ${accepted.map((p) => `${p}_`).join(' or ')}.`,
+        right
+          ? `The credential is not valid: a token is ${prefixes} followed by 40 letters and digits, and this one is not (cut short, or with extra characters?).`
+          : `The credential is not valid. Expected a token that starts with ${prefixes}.`,
       );
     }
     const row = this.db.prepare('SELECT * FROM credentials WHERE secret_hash = ?').get(hashSecret(secret)) as

@@ -91,6 +91,11 @@ export class Directory {
     return row && toUser(row);
   }
 
+  /** The organization's people, oldest first. */
+  users(organizationId: string): User[] {
+    return (this.db.prepare('SELECT * FROM users WHERE organization_id = ? ORDER BY created, id').all(organizationId) as UserRow[]).map(toUser);
+  }
+
   owner(organizationId: string): User | undefined {
     const row = this.db
       .prepare("SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1")

@@ -1,3 +1,5 @@
+import type { Directory } from '../auth/directory.js';
+import { assertCreatorOrOwner, principalIdOf } from '../auth/ownership.js';
 import type { Principal } from '../auth/principal.js';
 import { quoteIdentifier } from '../engine/duckdb.js';
 import { guardSql } from '../engine/sql-guard.js';
@@ -22,6 +24,8 @@ export interface Canvas {
   id: string;
   organizationId: string;
   name: string;
+  /** Who made it (a user, or an organization key); null for canvases older than this record. */
+  createdBy: string | null;
   created: number;
   updated: number;
   elements: CanvasElement[];
@@ -40,6 +44,10 @@ export const MAX_TABLE_ROWS = 10_000;
 
 const seconds = (): number => Math.floor(Date.now() / 1000);
 
+/** The query an element's table is: its saved SQL, or the whole lake table it names. */
+const elementSql = (element: { sql: string | null; table: string | null }): string =>
+  element.sql ?? `SELECT * FROM lake.${(element.table as string).split('.').map(quoteIdentifier).join('.')}`;
+
 function checkName(value: unknown, param: string): string {
   if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
     throw new LakeServiceError(value === undefined ? 'parameter_missing' : 'parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
@@ -56,24 +64,34 @@ export class CanvasService {
     private readonly db: MetadataDb,
     private readonly queries: QueryService,
     private readonly reader: ResultReader,
+    private readonly directory: Directory,
   ) {}
 
-  create(principal: Principal, body: Record<string, unknown>): Canvas {
+  async create(principal: Principal, body: Record<string, unknown>): Promise<Canvas> {
     const name = checkName(body.name, 'name');
     const elements = body.elements === undefined ? [] : body.elements;
     if (!Array.isArray(elements)) throw new LakeServiceError('parameter_invalid', 'elements must be a list.', { param: 'elements' });
     const checked = elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
+    for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
     this.db.transaction(() => {
-      this.db.prepare('INSERT INTO canvases (id, organization_id, name, created, updated) VALUES (?, ?, ?, ?, ?)').run(id, principal.organizationId, name, seconds(), seconds());
+      this.db
+        .prepare('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(id, principal.organizationId, name, principalIdOf(principal), seconds(), seconds());
       for (const element of checked) this.insertElement(id, element);
     })();
     return this.get(principal, id);
   }
 
-  addElement(principal: Principal, canvasId: string, body: Record<string, unknown>): CanvasElement {
+  /**
+   * Adds a table to a canvas: only its creator or an owner may, and only a table the adder may read, since a canvas
+   * table is read by everyone the canvas is shown to (the team key reads them all).
+   */
+  async addElement(principal: Principal, canvasId: string, body: Record<string, unknown>): Promise<CanvasElement> {
     const canvas = this.get(principal, canvasId);
+    assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(body, 'element');
+    await this.assertAdderMayRead(principal, element);
     const id = this.insertElement(canvas.id, element);
     this.db.prepare('UPDATE canvases SET updated = ? WHERE id = ?').run(seconds(), canvas.id);
     return this.get(principal, canvasId).elements.find((e) => e.id === id) as CanvasElement;
@@ -81,7 +99,7 @@ export class CanvasService {
 
   get(principal: Principal, id: string): Canvas {
     const row = this.db.prepare('SELECT * FROM canvases WHERE id = ? AND organization_id = ?').get(id, principal.organizationId) as
-      | { id: string; organization_id: string; name: string; created: number; updated: number }
+      | { id: string; organization_id: string; name: string; created_by: string | null; created: number; updated: number }
       | undefined;
     if (!row) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
     const elements = this.db.prepare('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, rowid').all(row.id) as {
@@ -96,6 +114,7 @@ export class CanvasService {
       id: row.id,
       organizationId: row.organization_id,
       name: row.name,
+      createdBy: row.created_by,
       created: row.created,
       updated: row.updated,
       elements: elements.map((e) => ({ id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table_ref, created: e.created })),
@@ -118,7 +137,7 @@ export class CanvasService {
     const canvas = this.get(principal, canvasId);
     const element = canvas.elements.find((e) => e.id === elementId);
     if (!element) throw new LakeServiceError('element_not_found', `Canvas ${canvasId} has no table element '${elementId.slice(0, 64)}'.`);
-    const sql = element.kind === 'query' ? (element.sql as string) : `SELECT * FROM lake.${(element.table as string).split('.').map(quoteIdentifier).join('.')}`;
+    const sql = elementSql(element);
     const { query } = await this.queries.submit(principal, { sql }, undefined);
     await this.queries.waitFor(query.id, this.queries.settings.timeoutMs + 5000);
     const done = this.queries.get(principal, query.id);
@@ -147,6 +166,10 @@ export class CanvasService {
     if (typeof element.table !== 'string') throw new LakeServiceError('parameter_invalid', `${param}.table must be schema.table.`, { param: `${param}.table` });
     const { schema, name: table } = splitQualifiedName(element.table, `${param}.table`);
     return { name, sql: null, table: `${schema}.${table}` };
+  }
+
+  private async assertAdderMayRead(principal: Principal, element: { sql: string | null; table: string | null }): Promise<void> {
+    await this.queries.assertMayRead(principal, elementSql(element));
   }
 
   private insertElement(canvasId: string, element: { name: string; sql: string | null; table: string | null }): string {

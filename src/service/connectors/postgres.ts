@@ -15,13 +15,16 @@ type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
 export function postgresClient(settings: ConnectorSettings, purpose: 'check' | 'sync' = 'check'): pg.Client {
   const { Client } = requireCommonJs('pg') as typeof pg;
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
+  const named = settings.secrets.host;
+  const pinned = settings.connectHost ?? named;
   return new Client({
-    host: settings.secrets.host,
+    host: pinned,
     port: Number(settings.config.port ?? 5432),
     database: String(settings.config.database),
     user: settings.secrets.user,
     password: settings.secrets.password ?? '',
-    ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? true : { rejectUnauthorized: false },
+    // Connected by address, a verified TLS session still checks the certificate against the name given.
+    ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? (pinned !== named && named ? { servername: named } : true) : { rejectUnauthorized: false },
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
     application_name: 'lake',
@@ -136,14 +139,14 @@ export const postgresConnector: Connector = {
   syncs: true,
   staffOnly: false,
   fields: [
-    { name: 'host', type: 'string', required: true, secret: true, description: 'server host name or address' },
-    { name: 'user', type: 'string', required: true, secret: true, description: 'role to connect as (read access is enough)' },
+    { name: 'host', type: 'string', required: true, secret: true, destination: true, description: 'server host name or address' },
+    { name: 'user', type: 'string', required: true, secret: true, destination: true, description: 'role to connect as (read access is enough)' },
     { name: 'password', type: 'string', required: false, secret: true, description: 'the role\'s password' },
-    { name: 'port', type: 'integer', required: false, secret: false, description: 'server port', default: 5432, min: 1, max: 65535 },
-    { name: 'database', type: 'string', required: true, secret: false, description: 'database name' },
+    { name: 'port', type: 'integer', required: false, secret: false, destination: true, description: 'server port', default: 5432, min: 1, max: 65535 },
+    { name: 'database', type: 'string', required: true, secret: false, destination: true, description: 'database name' },
     { name: 'schemas', type: 'string_list', required: false, secret: false, description: 'schemas to discover and sync', default: ['public'] },
-    { name: 'sync_connections', type: 'integer', required: false, secret: false, description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 1 to 3)', min: 1, max: 8 },
-    { name: 'ssl_mode', type: 'choice', required: false, secret: false, description: 'disable, require (encrypt, any certificate) or verify-full', default: 'disable', choices: ['disable', 'require', 'verify-full'] },
+    { name: 'sync_connections', type: 'integer', required: false, secret: false, description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 2 to 3)', min: 1, max: 8 },
+    { name: 'ssl_mode', type: 'choice', required: false, secret: false, destination: true, description: 'disable, require (encrypt, any certificate) or verify-full', default: 'disable', choices: ['disable', 'require', 'verify-full'] },
   ],
   test: testPostgres,
   discover: (settings) => withClient(settings, (client) => discoverWith(client, schemasOf(settings))),

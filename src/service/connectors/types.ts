@@ -6,6 +6,12 @@ export interface FieldSpec {
   required: boolean;
   /** Credentials (hosts, users, passwords, keys) are sent as top-level fields, kept encrypted, never returned. */
   secret: boolean;
+  /**
+   * Decides where the credentials are sent (host, port, database, user, TLS mode). Changing one drops the stored
+   * passwords and keys unless the same request gives them again: a stored password never follows a source to a
+   * destination its owner did not give it for.
+   */
+  destination?: boolean;
   description: string;
   default?: string | number | boolean | string[];
   min?: number;
@@ -40,6 +46,11 @@ export interface ConnectorSettings {
   config: Record<string, unknown>;
   secrets: Record<string, string>;
   tables: SourceTable[];
+  /**
+   * The address the outbound rules checked for `host` (OutboundPolicy.resolve): connections go there, and TLS still
+   * verifies the name given. Absent only where no rules apply.
+   */
+  connectHost?: string;
 }
 
 export interface Connector {

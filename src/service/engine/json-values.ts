@@ -9,14 +9,18 @@ import type {
   DuckDBMapValue,
   DuckDBStructType,
   DuckDBStructValue,
+  DuckDBStructVector,
   DuckDBType,
   DuckDBUnionType,
   DuckDBUnionValue,
   DuckDBValue,
+  DuckDBVector,
 } from '@duckdb/node-api';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type ValueConverter = (value: DuckDBValue) => JsonValue;
+/** Converts one row of a column from its vector. */
+export type VectorConverter = (vector: DuckDBVector, row: number) => JsonValue;
 
 // DuckDB type ids, kept here as numbers so this module does not load the engine.
 const T = {
@@ -112,6 +116,27 @@ function nullable(convert: ValueConverter): ValueConverter {
  * Builds, once per column, the function that turns DuckDB values of that type into exact JSON. docs/api.md
  * ("Inline values") lists the rules; nothing goes through a lossy JavaScript number.
  */
+/**
+ * Like converterFor, but reading a STRUCT column's fields from their own vectors by position: @duckdb/node-api's
+ * struct values are plain objects built by assignment, where a field named `__proto__` is lost. Structs nested in
+ * lists, maps or unions still come through those values.
+ */
+export function vectorConverterFor(type: DuckDBType): VectorConverter {
+  if (type.typeId === T.STRUCT && type.alias === undefined) {
+    const struct = type as DuckDBStructType;
+    const fields = struct.entryNames.map((name, i) => [name, vectorConverterFor(struct.entryTypes[i] as DuckDBType)] as const);
+    return (vector, row) => {
+      const structVector = vector as DuckDBStructVector;
+      if (!structVector.isItemValid(row)) return null;
+      const out = Object.create(null) as Record<string, JsonValue>;
+      fields.forEach(([name, convert], i) => (out[name] = convert(structVector.entryVectorAt(i) as DuckDBVector, row)));
+      return out;
+    };
+  }
+  const convert = converterFor(type);
+  return (vector, row) => convert(vector.getItem(row) as DuckDBValue);
+}
+
 export function converterFor(type: DuckDBType): ValueConverter {
   switch (type.typeId) {
     case T.BOOLEAN:
@@ -156,7 +181,7 @@ export function converterFor(type: DuckDBType): ValueConverter {
       const fields = struct.entryNames.map((name, i) => [name, converterFor(struct.entryTypes[i] as DuckDBType)] as const);
       return nullable((v) => {
         const entries = (v as DuckDBStructValue).entries;
-        const out: Record<string, JsonValue> = {};
+        const out = Object.create(null) as Record<string, JsonValue>;
         for (const [name, convert] of fields) out[name] = convert(entries[name] as DuckDBValue);
         return out;
       });

@@ -33,6 +33,8 @@ const FORBIDDEN_NAMES: ReadonlySet<string> = new Set([
   'duckdb_secrets', 'duckdb_extensions', 'duckdb_databases', 'which_secret', 'load_aws_credentials', 'copy_database',
   'export_database', 'json_execute_serialized_sql', 'json_serialize_sql', 'json_deserialize_sql', 'json_serialize_plan',
   'pragma_database_list', 'pragma_storage_info', 'pragma_metadata_info', 'pragma_platform', 'pragma_user_agent',
+  'parquet_full_metadata', 'duckdb_views', 'duckdb_temporary_files', 'duckdb_external_file_cache', 'duckdb_logs', 'duckdb_log_contexts',
+  'pg_get_viewdef', 'histogram_values',
 ]);
 
 const WORDS = /[\p{L}\p{N}_]+/gu;

@@ -7,8 +7,11 @@ export interface TableReference {
   table: string;
 }
 
-/** A table name DuckDB would resolve by reading a file (a "replacement scan"): a path, or a name with a file suffix. */
-const FILE_LIKE = /[/\\]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|zstd|xlsx|arrow|feather|duckdb|db|sqlite|avro|orc)$/i;
+/**
+ * A table name DuckDB would resolve by reading a file (a "replacement scan"): a path, a glob, or a name with a file
+ * suffix, also when something follows it (`x.csv?a`, `x.parquet#1`: DuckDB strips or globs such tails).
+ */
+const FILE_LIKE = /[/\\?*#]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|zstd|xlsx|arrow|feather|duckdb|db|sqlite|avro|orc)(\W|$)/i;
 
 export function looksLikeFile(reference: TableReference): boolean {
   return FILE_LIKE.test(reference.table);
@@ -18,7 +21,10 @@ export function looksLikeFile(reference: TableReference): boolean {
  * Every table a SELECT statement names, from DuckDB's own parse tree (json_serialize_sql): in joins, USING joins,
  * subqueries and CTE bodies alike. CTE names appear as tables too; callers that care filter them with cteNames.
  */
-export async function tableReferences(connection: DuckDBConnection, statement: string): Promise<{ references: TableReference[]; cteNames: Set<string> }> {
+export async function tableReferences(
+  connection: DuckDBConnection,
+  statement: string,
+): Promise<{ references: TableReference[]; cteNames: Set<string>; tableFunctions: string[] }> {
   const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [statement]);
   const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as { error?: boolean; error_type?: string; error_message?: string };
   if (tree.error) {
@@ -31,6 +37,7 @@ export async function tableReferences(connection: DuckDBConnection, statement: s
   }
   const references: TableReference[] = [];
   const cteNames = new Set<string>();
+  const tableFunctions: string[] = [];
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) {
       for (const child of node) walk(child);
@@ -38,6 +45,8 @@ export async function tableReferences(connection: DuckDBConnection, statement: s
     }
     if (node === null || typeof node !== 'object') return;
     const record = node as Record<string, unknown>;
+    const called = record.function as { function_name?: unknown } | undefined;
+    if (record.type === 'TABLE_FUNCTION' && typeof called?.function_name === 'string') tableFunctions.push(called.function_name.toLowerCase());
     if (record.type === 'BASE_TABLE' && typeof record.table_name === 'string') {
       references.push({ catalog: String(record.catalog_name ?? ''), schema: String(record.schema_name ?? ''), table: record.table_name });
     }
@@ -46,5 +55,5 @@ export async function tableReferences(connection: DuckDBConnection, statement: s
     for (const value of Object.values(record)) walk(value);
   };
   walk(tree);
-  return { references, cteNames };
+  return { references, cteNames, tableFunctions };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const PRIVATE_FILE = 0o600;
@@ -10,6 +10,25 @@ function tempPathBeside(file: string): string {
 
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Makes a home private to its user: every folder 0700 and file 0600 beneath `root` (symbolic links are left as
+ * they are), when `root` itself is open to others. A home made by an older lake, or by hand, had 0755 folders and
+ * 0644 files: its metadata, catalogs and Parquet files readable by every user of the machine.
+ */
+export function tightenHome(root: string): boolean {
+  if ((lstatSync(root).mode & 0o077) === 0) return false;
+  const walk = (path: string): void => {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) return;
+    if (stat.isDirectory()) {
+      chmodSync(path, 0o700);
+      for (const entry of readdirSync(path)) walk(join(path, entry));
+    } else if ((stat.mode & 0o077) !== 0) chmodSync(path, PRIVATE_FILE);
+  };
+  walk(root);
+  return true;
 }
 
 /** Replaces a private file atomically: readers see the old content or the new, never a partial write. */

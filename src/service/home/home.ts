@@ -4,7 +4,7 @@ import { CredentialStore } from '../auth/credentials.js';
 import { Directory, type Organization, type User } from '../auth/directory.js';
 import { SCOPES } from '../auth/scopes.js';
 import { openMetadataDb, writeTransaction, type MetadataDb } from '../store/database.js';
-import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, writePrivateFile } from './files.js';
+import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 
 /** Where everything of one home lives. */
 export interface HomePaths {
@@ -46,7 +46,11 @@ const OWNER_CREDENTIAL_KEY = 'owner_credential_id';
  */
 export function openHome(root: string): Home {
   const paths = homePaths(root);
+  // Everything this process creates from here on (SQLite's -wal and -shm, DuckDB's catalogs and spill files,
+  // Parquet parts, results; also in the query workers it starts) is its user's alone: 0600 files, 0700 folders.
+  process.umask(0o077);
   ensurePrivateDir(root);
+  tightenHome(root);
   const signingSecret = Buffer.from(
     readOrCreatePrivateFile(paths.signingSecret, () => randomBytes(32).toString('hex')).trim(),
     'hex',

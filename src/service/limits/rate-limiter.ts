@@ -3,6 +3,8 @@ import type { Clock } from '../clock.js';
 export interface RateLimitSettings {
   perCaller: number;
   perOrganization: number;
+  /** Failed authentications a client address may make a minute before it must wait (0: no limit). */
+  failedAuthPerAddress?: number;
 }
 
 /** 120 per caller and 600 per organization a minute (the spec), or LAKE_RATE_LIMIT_PER_CALLER / _PER_ORG; 0 turns a limit off. */
@@ -14,7 +16,11 @@ export function rateLimitsFromEnv(env: Record<string, string | undefined> = proc
     if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number (0 turns the limit off), not '${raw}'.`);
     return value;
   };
-  return { perCaller: read('LAKE_RATE_LIMIT_PER_CALLER', 120), perOrganization: read('LAKE_RATE_LIMIT_PER_ORG', 600) };
+  return {
+    perCaller: read('LAKE_RATE_LIMIT_PER_CALLER', 120),
+    perOrganization: read('LAKE_RATE_LIMIT_PER_ORG', 600),
+    failedAuthPerAddress: read('LAKE_RATE_LIMIT_FAILED_AUTH', 20),
+  };
 }
 
 export interface Admission {
@@ -64,6 +70,7 @@ class Gcra {
 export class RateLimiter {
   private readonly callers: Gcra | undefined;
   private readonly organizations: Gcra | undefined;
+  private readonly failedAuth: Gcra | undefined;
 
   constructor(
     readonly settings: RateLimitSettings,
@@ -71,6 +78,25 @@ export class RateLimiter {
   ) {
     this.callers = settings.perCaller > 0 ? new Gcra(settings.perCaller) : undefined;
     this.organizations = settings.perOrganization > 0 ? new Gcra(settings.perOrganization) : undefined;
+    const failures = settings.failedAuthPerAddress ?? 20;
+    this.failedAuth = failures > 0 ? new Gcra(failures) : undefined;
+  }
+
+  /**
+   * Seconds a client address must wait before it may try to authenticate again: 0 while it has failed fewer
+   * times than its budget (guessing tokens costs time, whatever the tokens are).
+   */
+  authenticationWait(address: string): number {
+    const now = this.clock.now();
+    const probe = this.failedAuth?.probe(address, now);
+    return probe && probe.admitAt > now ? Math.ceil((probe.admitAt - now) / 1000) : 0;
+  }
+
+  /** Counts a failed authentication against its client address. */
+  authenticationFailed(address: string): void {
+    const now = this.clock.now();
+    const probe = this.failedAuth?.probe(address, now);
+    if (probe) this.failedAuth?.commit(address, probe.nextTat, now);
   }
 
   admit(caller: string, organization: string | undefined): Admission {
@@ -86,8 +112,9 @@ export class RateLimiter {
     return {
       allowed,
       retryAfterSeconds: allowed ? 0 : Math.ceil((admitAt - now) / 1000),
-      caller: { limit: this.settings.perCaller, remaining: c ? (allowed ? c.remaining : 0) : -1 },
-      organization: { limit: this.settings.perOrganization, remaining: o ? (allowed ? o.remaining : 0) : -1 },
+      // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
+      caller: { limit: this.settings.perCaller, remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1 },
+      organization: { limit: this.settings.perOrganization, remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1 },
     };
   }
 }

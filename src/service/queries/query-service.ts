@@ -26,9 +26,9 @@ export interface SubmitOutcome {
   replayedResponse?: unknown;
 }
 
-export function principalIdOf(principal: Principal): string {
-  return principal.userId ?? principal.credentialId;
-}
+import { principalIdOf } from '../auth/ownership.js';
+
+export { principalIdOf };
 
 /** A query this process accepted and has not finished: queued here, or running on the engine. */
 interface LiveQuery {
@@ -396,6 +396,36 @@ export class QueryService {
     const query = this.store.get(scope.organizationId, found.resourceId);
     if (!query) return undefined;
     return { query, replayedResponse: found.response };
+  }
+
+  /**
+   * Refuses SQL the principal could not run as a query (its guard, its introspection rule, its table grants), with
+   * the query's own codes: for what is saved to run later as that principal, or shown to it.
+   */
+  async assertMayRead(principal: Principal, sql: string): Promise<void> {
+    const { statement, tokens } = guardSql(sql);
+    const access = this.permissions.accessFor(principal);
+    if (!access.restricted) return;
+    assertNoIntrospection(tokens);
+    const job = await this.jobFor(newId('qr'), principal.organizationId, access, statement);
+    let references: readonly TableReference[];
+    try {
+      references = await this.engine.inspect(job);
+    } catch (error) {
+      if (error instanceof LakeServiceError) throw error;
+      throw new LakeServiceError('parameter_invalid', `The SQL does not parse: ${this.cleanMessage(error instanceof Error ? error.message : String(error))}`, { param: 'sql' });
+    } finally {
+      this.engine.forget(job.queryId);
+    }
+    this.assertReadable(principal.organizationId, access, references);
+  }
+
+  /** Whether the principal may read what the SQL names (see assertMayRead). */
+  async mayRead(principal: Principal, sql: string): Promise<boolean> {
+    return this.assertMayRead(principal, sql).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**

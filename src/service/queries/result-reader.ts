@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
-import { converterFor, type JsonValue, type ValueConverter } from '../engine/json-values.js';
+import { vectorConverterFor, type JsonValue, type VectorConverter } from '../engine/json-values.js';
 import { LakeServiceError } from '../errors.js';
 import type { ResultColumn } from './store.js';
 
@@ -16,7 +16,7 @@ interface Cursor {
   connection: DuckDBConnection;
   stream: DuckDBResult;
   columns: string[];
-  converters: ValueConverter[];
+  converters: VectorConverter[];
   pending: Row[];
   pendingAt: number;
   exhausted: boolean;
@@ -60,12 +60,13 @@ function tooLargeForInline(rowNumber: number): LakeServiceError {
   );
 }
 
-function convertChunk(chunk: DuckDBDataChunk, columns: readonly string[], converters: readonly ValueConverter[]): Row[] {
-  const values = chunk.getColumns();
+function convertChunk(chunk: DuckDBDataChunk, columns: readonly string[], converters: readonly VectorConverter[]): Row[] {
+  const vectors = columns.map((_, c) => chunk.getColumnVector(c));
   const rows: Row[] = new Array(chunk.rowCount);
   for (let r = 0; r < rows.length; r++) {
-    const row: Row = {};
-    for (let c = 0; c < columns.length; c++) row[columns[c] as string] = (converters[c] as ValueConverter)((values[c] as never[])[r] as never);
+    // Without a prototype, a column named __proto__ is a column like any other (on {} it would set the prototype).
+    const row = Object.create(null) as Row;
+    for (let c = 0; c < columns.length; c++) row[columns[c] as string] = (converters[c] as VectorConverter)(vectors[c] as never, r);
     rows[r] = row;
   }
   return rows;
@@ -193,7 +194,7 @@ export class ResultReader {
         connection,
         stream,
         columns: stream.columnNames(),
-        converters: stream.columnTypes().map((type) => converterFor(type)),
+        converters: stream.columnTypes().map((type) => vectorConverterFor(type)),
         pending: [],
         pendingAt: 0,
         exhausted: false,

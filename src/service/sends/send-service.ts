@@ -1,5 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { principalOf, type CredentialStore } from '../auth/credentials.js';
+import type { Directory } from '../auth/directory.js';
+import { assertCreatorOrOwner } from '../auth/ownership.js';
 import type { Clock } from '../clock.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
@@ -16,6 +18,7 @@ import { PostgresDelivery } from './deliveries/postgres-delivery.js';
 import { SendFailure, type Delivery } from './deliveries/types.js';
 import { DEFAULT_WEBHOOK_RETRY, WebhookDelivery, type WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
 import { checkDestination } from './destination.js';
+import type { OutboundPolicy } from '../net/outbound.js';
 import { SendStore, type SendRecord, type SendRunRecord } from './send-store.js';
 
 /** Rows read from the result and handed to the destination at a time (a webhook batch is its own size). */
@@ -25,6 +28,8 @@ const QUERY_WAIT_MS = 15 * 60_000;
 
 export interface SendSettings {
   webhookRetry: WebhookRetryPolicy;
+  /** Where sends may deliver (webhook hosts, destination databases); unrestricted when absent. */
+  destinations?: OutboundPolicy;
 }
 
 const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
@@ -69,6 +74,7 @@ export class SendService {
     private readonly queries: QueryService,
     private readonly results: ResultReader,
     private readonly credentials: CredentialStore,
+    private readonly directory: Directory,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
     private readonly jobSettings: JobSettings,
@@ -82,7 +88,7 @@ export class SendService {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  create(principal: Principal, body: Record<string, unknown>): { send: SendRecord; generatedSecret?: string } {
+  async create(principal: Principal, body: Record<string, unknown>): Promise<{ send: SendRecord; generatedSecret?: string }> {
     for (const key of Object.keys(body)) {
       if (!['name', 'sql', 'destination', 'schedule', 'paused'].includes(key)) throw invalid(key, `Unknown field '${key}'. A send takes name, sql, destination, schedule and paused.`);
     }
@@ -90,8 +96,11 @@ export class SendService {
     const name = checkName(body.name);
     const sql = checkSql(body.sql);
     const checked = checkDestination(body.destination);
+    await this.assertDestinationAllowed(checked.destination.type === 'webhook' ? new URL(checked.destination.url).hostname.replace(/^\[|\]$/g, '') : checked.secrets.host);
     const everyMinutes = checkSchedule(body.schedule);
     if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
+    // It will run as its creator: what the creator may not read now is refused now, not at every run.
+    await this.queries.assertMayRead(principal, sql);
     const id = newId('snd');
     const now = this.now();
     const send: SendRecord = {
@@ -114,6 +123,14 @@ export class SendService {
     return { send, generatedSecret: checked.generatedSecret };
   }
 
+  /** A destination the outbound rules refuse is refused when the send is made (and again at every delivery). */
+  private async assertDestinationAllowed(host: string | undefined): Promise<void> {
+    if (!this.settings.destinations || host === undefined) return;
+    await this.settings.destinations.resolve(host).catch((error: unknown) => {
+      if (error instanceof LakeServiceError) throw new LakeServiceError(error.code, error.message, { param: 'destination' });
+    });
+  }
+
   get(principal: Principal, id: string): SendRecord {
     const send = this.store.get(principal.organizationId, id);
     if (!send) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
@@ -126,9 +143,13 @@ export class SendService {
     return this.store.list(principal.organizationId, limit, after);
   }
 
-  /** Changes name, SQL, schedule or `paused`. The destination is fixed: make a new send to deliver elsewhere. */
-  update(principal: Principal, id: string, body: Record<string, unknown>): SendRecord {
+  /**
+   * Changes name, SQL, schedule or `paused`. The destination is fixed: make a new send to deliver elsewhere. Only
+   * its creator or an owner may; an owner who changes its SQL becomes the principal it runs as.
+   */
+  async update(principal: Principal, id: string, body: Record<string, unknown>): Promise<SendRecord> {
     const send = this.get(principal, id);
+    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     for (const key of Object.keys(body)) {
       if (!['name', 'sql', 'schedule', 'paused'].includes(key)) {
         throw invalid(key, key === 'destination' ? 'The destination of a send cannot change; create a new send instead.' : `Unknown field '${key}'. PATCH takes name, sql, schedule and paused.`);
@@ -137,7 +158,12 @@ export class SendService {
     if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
     const next = { ...send, updated: this.now() };
     if (body.name !== undefined) next.name = checkName(body.name);
-    if (body.sql !== undefined) next.sql = checkSql(body.sql);
+    if (body.sql !== undefined) {
+      next.sql = checkSql(body.sql);
+      await this.queries.assertMayRead(principal, next.sql);
+      next.credentialId = principal.credentialId;
+      next.principalId = principalIdOf(principal);
+    }
     if (body.schedule !== undefined) {
       next.everyMinutes = checkSchedule(body.schedule);
       next.nextRun = next.everyMinutes === null ? null : this.now() + next.everyMinutes * 60;
@@ -154,6 +180,7 @@ export class SendService {
   /** Deletes the send and its runs' records; refused while a run is live, so no delivery is left half-owned. */
   delete(principal: Principal, id: string): void {
     const send = this.get(principal, id);
+    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     writeTransaction(this.db, () => {
       const live = this.store.liveRun(send.id);
       if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel it (POST /jobs/${live}/cancel) or let it finish, then delete.`);
@@ -164,6 +191,7 @@ export class SendService {
   /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
   trigger(principal: Principal, id: string): SendRunRecord {
     const send = this.get(principal, id);
+    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused. Resume it (PATCH paused: false, or lake sends resume) to run it.`);
     const run = this.startRun(send, 'manual', principal);
     if (!run) throw new LakeServiceError('send_in_progress', `Send ${send.id} already has a run in progress; no second run was started.`);
@@ -314,8 +342,8 @@ export class SendService {
     const secrets = this.secretBox.open(send.id, send.secrets);
     const delivery: Delivery =
       send.destination.type === 'postgres'
-        ? new PostgresDelivery(send.destination, secrets)
-        : new WebhookDelivery(send.destination, secrets.secret ?? '', { send: send.id, run: runId }, this.clock, this.settings.webhookRetry, signal);
+        ? new PostgresDelivery(send.destination, secrets, this.settings.destinations)
+        : new WebhookDelivery(send.destination, secrets.secret ?? '', { send: send.id, run: runId }, this.clock, this.settings.webhookRetry, signal, this.settings.destinations);
     const batchSize = send.destination.type === 'webhook' ? send.destination.batch_size : READ_BATCH;
     try {
       await delivery.open(query.columns);

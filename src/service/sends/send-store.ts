@@ -92,8 +92,8 @@ export class SendStore {
 
   update(send: SendRecord): void {
     this.db
-      .prepare('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ? WHERE id = ?')
-      .run(send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.id);
+      .prepare('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?')
+      .run(send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.credentialId, send.principalId, send.id);
   }
 
   get(organizationId: string, id: string): SendRecord | undefined {

@@ -3,6 +3,9 @@ import { findConnector } from '../connectors/registry.js';
 import type { Connector, ConnectorSettings, SourceTable } from '../connectors/types.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
+import { writeTransaction } from '../store/database.js';
+import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
+import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
 import { SourceStore, type LastTest, type SourceRecord } from './source-store.js';
 import { acceptedConnector, applyTableChanges, checkName, checkSettings } from './validate.js';
@@ -33,6 +36,29 @@ export function mergeDiscovery(current: readonly SourceTable[], found: readonly 
   });
 }
 
+/**
+ * The credentials a source keeps after a change: those given now, and the stored ones unless the change moves the
+ * source elsewhere (a destination field given with a new value), which drops every stored credential that is not
+ * itself a destination field (a password, say) and not given again. Undefined when the sealed credentials stay.
+ */
+export function secretsAfter(
+  connector: Connector,
+  source: SourceRecord,
+  stored: Record<string, string>,
+  config: Record<string, unknown>,
+  given: Record<string, string>,
+): Record<string, string> | undefined {
+  const moved = connector.fields.some((f) => {
+    if (!f.destination) return false;
+    const now = f.secret ? given[f.name] : config[f.name];
+    const before = f.secret ? stored[f.name] : source.config[f.name];
+    return now !== undefined && JSON.stringify(now) !== JSON.stringify(before ?? f.default);
+  });
+  if (!moved && Object.keys(given).length === 0) return undefined;
+  const kept = moved ? Object.fromEntries(Object.entries(stored).filter(([name]) => connector.fields.find((f) => f.name === name)?.destination === true)) : stored;
+  return { ...kept, ...given };
+}
+
 export interface TestOutcome {
   supported: boolean;
   ok: boolean;
@@ -44,8 +70,12 @@ export class SourceService {
   readonly store: SourceStore;
 
   constructor(
-    db: import('../store/database.js').MetadataDb,
+    private readonly db: import('../store/database.js').MetadataDb,
     private readonly box: SecretBox,
+    /** Whether the organization's lake has tables or views in a schema (a new source must not write among them). */
+    private readonly lakeHasSchema: (organizationId: string, schema: string) => boolean = () => false,
+    /** Where sources may connect; unrestricted when absent. */
+    private readonly outbound?: OutboundPolicy,
   ) {
     this.store = new SourceStore(db);
   }
@@ -53,21 +83,52 @@ export class SourceService {
   async create(principal: Principal, body: Record<string, unknown>): Promise<SourceRecord> {
     const connector = acceptedConnector(body.connector);
     const { config, secrets } = checkSettings(connector, body, false, CREATE_FIELDS);
-    const name = checkName(body.name, `${connector.title} source`);
+    const name = body.name === undefined ? this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(body.name, '');
+    const lakeSchema = lakeSchemaFor(name);
+    this.assertSchemaFree(principal.organizationId, name, lakeSchema);
     const id = newId('src');
+    const reach = await this.reach({ config, secrets, tables: [] });
     // Discovery is best effort here: a source whose database is down still gets created, and a test discovers later.
-    const found = await connector.discover?.({ config, secrets, tables: [] }).catch(() => undefined);
-    return this.store.insert({
-      id,
-      organizationId: principal.organizationId,
-      name,
-      connector: connector.name,
-      config,
-      sealedSecrets: Object.keys(secrets).length > 0 ? this.box.seal(id, secrets) : null,
-      secretsSet: Object.keys(secrets).sort(),
-      tables: found ? mergeDiscovery([], found, true) : [],
-      discovered: found ? Math.floor(Date.now() / 1000) : null,
+    const found = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
+    // Checked again with the insert, in one write transaction: two requests for one name cannot both pass.
+    return writeTransaction(this.db, () => {
+      this.assertSchemaFree(principal.organizationId, name, lakeSchema);
+      return this.store.insert({
+        id,
+        organizationId: principal.organizationId,
+        name,
+        connector: connector.name,
+        config,
+        sealedSecrets: Object.keys(secrets).length > 0 ? this.box.seal(id, secrets) : null,
+        secretsSet: Object.keys(secrets).sort(),
+        tables: found ? mergeDiscovery([], found, true) : [],
+        discovered: found ? Math.floor(Date.now() / 1000) : null,
+        lakeSchema,
+      });
     });
+  }
+
+  /** A source created without a name gets its connector's, numbered from 2 when taken. */
+  private freeDefaultName(organizationId: string, base: string): string {
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? base : `${base} ${n}`;
+      if (!this.store.schemaHolder(organizationId, lakeSchemaFor(name)) && !this.lakeHasSchema(organizationId, lakeSchemaFor(name))) return name;
+    }
+  }
+
+  /**
+   * A source's name is unique in its organization once normalized (lakeSchemaFor), and a new source's lake schema
+   * is one nobody holds: not reserved, not another source's (deleted ones included: their data stays), not a
+   * schema the lake already has. `self` is the source being renamed, which keeps its schema.
+   */
+  private assertSchemaFree(organizationId: string, name: string, schema: string, self?: SourceRecord): void {
+    const conflict = (why: string): LakeServiceError =>
+      new LakeServiceError('source_name_conflict', `The name '${name.slice(0, 64)}' cannot be used: ${why}. Choose another name.`, { param: 'name' });
+    const refusal = schemaRefusal(schema);
+    if (refusal) throw conflict(refusal);
+    const holder = this.store.schemaHolder(organizationId, schema, self?.id);
+    if (holder) throw conflict(holder.deleted ? `a deleted source (${holder.id}) held lake schema ${schema}, whose tables are kept` : `source ${holder.id} ('${holder.name.slice(0, 64)}') already has that name or lake schema ${schema}`);
+    if (!self && this.lakeHasSchema(organizationId, schema)) throw conflict(`lake schema ${schema} already exists`);
   }
 
   get(principal: Principal, id: string): SourceRecord {
@@ -90,14 +151,20 @@ export class SourceService {
    * applied (409 source_pause_failed: cancel the sync first) and other changes would change the running sync's
    * ground (409 source_config_unavailable).
    */
-  update(principal: Principal, id: string, body: Record<string, unknown>): SourceRecord {
+  async update(principal: Principal, id: string, body: Record<string, unknown>): Promise<SourceRecord> {
     const source = this.get(principal, id);
     const connector = findConnector(source.connector) as Connector;
     const { config, secrets } = checkSettings(connector, body, true, PATCH_FIELDS);
     if (body.paused !== undefined && typeof body.paused !== 'boolean') {
       throw new LakeServiceError('invalid_source_parameters', 'paused must be true or false.', { param: 'paused' });
     }
+    // A source is never pointed where the outbound rules refuse (checked again at every connection).
+    if (secrets.host !== undefined && this.outbound) await this.outbound.resolve(secrets.host).catch((error: unknown) => {
+      if (error instanceof LakeServiceError) throw error;
+    });
     const name = body.name === undefined ? undefined : checkName(body.name, source.name);
+    // A rename keeps the source's lake schema; the new name must still be its own.
+    if (name !== undefined) this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
     const tables = body.tables === undefined ? undefined : applyTableChanges(source.tables, body.tables);
     const changesConfig = name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
     if (this.store.hasLiveSync(id)) {
@@ -106,9 +173,10 @@ export class SourceService {
       }
       if (changesConfig) throw new LakeServiceError('source_config_unavailable', 'A sync of this source is running; change it after the sync ends (or cancel the sync).');
     }
-    const mergedSecrets = Object.keys(secrets).length > 0 ? { ...this.openSecrets(source), ...secrets } : undefined;
+    const mergedSecrets = secretsAfter(connector, source, this.openSecrets(source), config, secrets);
     this.store.update(id, {
       name,
+      lakeSchema: source.lakeSchema,
       config: Object.keys(config).length > 0 ? { ...source.config, ...config } : undefined,
       sealedSecrets: mergedSecrets ? this.box.seal(id, mergedSecrets) : undefined,
       secretsSet: mergedSecrets ? Object.keys(mergedSecrets).sort() : undefined,
@@ -134,12 +202,39 @@ export class SourceService {
       this.store.update(id, { lastTest });
       return { supported: false, ok: false, reason: null };
     }
-    const result = await connector.test(this.settings(source));
+    const reach = await this.reach(this.settings(source)).catch((error: unknown) => {
+      if (error instanceof LakeServiceError) throw error;
+      return undefined;
+    });
+    const result = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
     this.store.update(id, {
       lastTest: { supported: true, ok: result.ok, reason: result.reason, at },
       ...(result.tables ? { tables: mergeDiscovery(source.tables, result.tables, source.discovered === null), discovered: at } : {}),
     });
     return { supported: true, ok: result.ok, reason: result.reason };
+  }
+
+  /**
+   * The settings with the address the outbound rules allow for their host (403 host_not_allowed when refused);
+   * undefined when the host does not resolve (the connector would call it unreachable).
+   */
+  private async reach(settings: ConnectorSettings): Promise<ConnectorSettings | undefined> {
+    const host = settings.secrets.host;
+    if (!this.outbound || host === undefined) return settings;
+    try {
+      return { ...settings, connectHost: await this.outbound.resolve(host) };
+    } catch (error) {
+      if (error instanceof LakeServiceError) throw error;
+      return undefined;
+    }
+  }
+
+  /** The settings to connect with, the host checked against the outbound rules (see reach); for syncs. */
+  async connectSettings(source: SourceRecord): Promise<ConnectorSettings> {
+    const settings = this.settings(source);
+    const host = settings.secrets.host;
+    if (!this.outbound || host === undefined) return settings;
+    return { ...settings, connectHost: await this.outbound.resolve(host) };
   }
 
   /** What a connector needs to connect: configuration, opened credentials, table settings. */

@@ -1,5 +1,6 @@
 import type { SourceTable } from '../connectors/types.js';
 import type { MetadataDb } from '../store/database.js';
+import { lakeSchemaFor } from './lake-schema.js';
 
 export interface LastTest {
   ok: boolean;
@@ -22,6 +23,8 @@ export interface SourceRecord {
   discovered: number | null;
   lastTest: LastTest | null;
   paused: boolean;
+  /** The lake schema its syncs write into, fixed when it was created: no other source may write there. */
+  lakeSchema: string;
   created: number;
   updated: number;
 }
@@ -38,6 +41,7 @@ interface SourceRow {
   discovered: number | null;
   last_test: string | null;
   paused: number;
+  destination_schema: string | null;
   created: number;
   updated: number;
 }
@@ -54,6 +58,8 @@ const toRecord = (row: SourceRow): SourceRecord => ({
   discovered: row.discovered,
   lastTest: row.last_test === null ? null : (JSON.parse(row.last_test) as LastTest),
   paused: row.paused === 1,
+  // Sources older than fixed schemas wrote where their name led, as lakeSchemaFor still leads.
+  lakeSchema: row.destination_schema ?? (lakeSchemaFor(row.name) || 'source'),
   created: row.created,
   updated: row.updated,
 });
@@ -68,11 +74,17 @@ export class SourceStore {
     const at = now();
     this.db
       .prepare(
-        `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+        `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
       )
-      .run(record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, at, at);
+      .run(record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, record.lakeSchema, at, at);
     return this.get(record.organizationId, record.id) as SourceRecord;
+  }
+
+  /** A source by id, deleted or not: what its logs and syncs are about stays answerable after it is deleted. */
+  getIncludingDeleted(id: string): SourceRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+    return row && toRecord(row);
   }
 
   get(organizationId: string, id: string): SourceRecord | undefined {
@@ -90,14 +102,19 @@ export class SourceStore {
     return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
   }
 
-  update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): void {
+  update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'lakeSchema' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): void {
     const sets: string[] = ['updated = ?'];
     const values: unknown[] = [now()];
     const column = (name: string, value: unknown): void => {
       sets.push(`${name} = ?`);
       values.push(value);
     };
-    if (changes.name !== undefined) column('name', changes.name);
+    if (changes.name !== undefined) {
+      column('name', changes.name);
+      // A source made before schemas were fixed wrote where its name led: a rename must not move it.
+      sets.push('destination_schema = coalesce(destination_schema, ?)');
+      values.push(changes.lakeSchema ?? null);
+    }
     if (changes.config !== undefined) column('config', JSON.stringify(changes.config));
     if (changes.sealedSecrets !== undefined) column('secrets', changes.sealedSecrets);
     if (changes.secretsSet !== undefined) column('secrets_set', JSON.stringify(changes.secretsSet));
@@ -106,6 +123,17 @@ export class SourceStore {
     if (changes.lastTest !== undefined) column('last_test', JSON.stringify(changes.lastTest));
     if (changes.paused !== undefined) column('paused', changes.paused ? 1 : 0);
     this.db.prepare(`UPDATE sources SET ${sets.join(', ')} WHERE id = ? AND deleted IS NULL`).run(...values, id);
+  }
+
+  /**
+   * The source, deleted ones included (their data stays in the lake), that holds a lake schema or whose name leads
+   * to it, other than `except`: the oldest one.
+   */
+  schemaHolder(organizationId: string, schema: string, except?: string): { id: string; name: string; deleted: boolean; created: number } | undefined {
+    const rows = this.db.prepare('SELECT * FROM sources WHERE organization_id = ? ORDER BY created, id').all(organizationId) as (SourceRow & { deleted: number | null })[];
+    // A live source holds its schema and its name; a deleted one only the schema its data stays in.
+    const held = rows.find((row) => row.id !== except && (toRecord(row).lakeSchema === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)));
+    return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
   }
 
   softDelete(id: string): void {

@@ -310,4 +310,10 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE lake_snapshots ADD COLUMN merge_key TEXT;
     `,
   },
+  {
+    version: 12,
+    name: 'canvas creators',
+    // Only a canvas's creator (or an owner) adds to it; canvases made before this have none: owners only.
+    sql: `ALTER TABLE canvases ADD COLUMN created_by TEXT;`,
+  },
 ];

@@ -17,35 +17,58 @@ export interface AuthRequirement {
  */
 export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    const apiKey = c.req.header('x-api-key');
-    if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
-      const principal = c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
-      c.set('principal', principal);
-      enforceRateLimit(c, principal.credentialId, principal.organizationId);
-      await next();
-      return;
+    const limiter = c.get('services').rateLimiter;
+    const address = clientAddress(c);
+    const wait = limiter?.authenticationWait(address) ?? 0;
+    if (wait > 0) {
+      throw new LakeServiceError('rate_limited', `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`, { headers: { 'Retry-After': String(wait) } });
     }
-    const header = c.req.header('Authorization');
-    if (!header) {
-      throw new LakeServiceError(
-        'authentication_required',
-        'No credential was sent. Send the header Authorization: Bearer <token> with a pat_ or nsk_ token.',
-      );
+    try {
+      await authenticated(c, requirement);
+    } catch (error) {
+      if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code)) limiter?.authenticationFailed(address);
+      throw error;
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) {
-      throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
-    }
-    const principal = c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']);
-    const needed = requirement.anyScope ?? [];
-    if (needed.length > 0 && !needed.some((scope) => hasScope(principal, scope))) {
-      const names = needed.map((s) => `'${s}'`).join(' or ');
-      throw new LakeServiceError('missing_scope', `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`);
-    }
-    c.set('principal', principal);
-    enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
     await next();
   };
+}
+
+/** What counts as a failed authentication (a missing scope or a budget spent does not). */
+const FAILED_AUTHENTICATION = new Set(['authentication_required', 'invalid_credentials', 'credentials_expired', 'credentials_revoked']);
+
+/** The client's address, for limits that no credential can carry; `local` for an in-process request. */
+export function clientAddress(c: Context<ApiEnv>): string {
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return `address:${incoming?.socket?.remoteAddress ?? 'local'}`;
+}
+
+async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): Promise<void> {
+  const apiKey = c.req.header('x-api-key');
+  if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
+    const principal = c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
+    c.set('principal', principal);
+    enforceRateLimit(c, principal.credentialId, principal.organizationId);
+    return;
+  }
+  const header = c.req.header('Authorization');
+  if (!header) {
+    throw new LakeServiceError(
+      'authentication_required',
+      'No credential was sent. Send the header Authorization: Bearer <token> with a pat_ or nsk_ token.',
+    );
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) {
+    throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
+  }
+  const principal = c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']);
+  const needed = requirement.anyScope ?? [];
+  if (needed.length > 0 && !needed.some((scope) => hasScope(principal, scope))) {
+    const names = needed.map((s) => `'${s}'`).join(' or ');
+    throw new LakeServiceError('missing_scope', `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`);
+  }
+  c.set('principal', principal);
+  enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
 }
 
 /**
@@ -76,8 +99,7 @@ export function enforceRateLimit(c: Context<ApiEnv>, caller: string, organizatio
 /** Public endpoints (no credential) count against the budget of the client's address. */
 export function publicRateLimit(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-    enforceRateLimit(c, `address:${incoming?.socket?.remoteAddress ?? 'local'}`, undefined);
+    enforceRateLimit(c, clientAddress(c), undefined);
     await next();
   };
 }

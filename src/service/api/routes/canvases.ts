@@ -17,18 +17,23 @@ export function canvasRoutes(app: Hono<ApiEnv>): void {
   const manage = authenticate({ anyScope: ['canvases:manage'] });
 
   app.post('/canvases', manage, async (c) => {
-    const canvas = c.get('services').canvases.create(c.get('principal'), await readJsonObject(c));
+    const canvas = await c.get('services').canvases.create(c.get('principal'), await readJsonObject(c));
     c.header('Location', `/canvases/${canvas.id}`);
     return c.json(canvasObject(canvas), 201);
   });
-  app.get('/canvases', read, (c) => {
+  app.get('/canvases', read, async (c) => {
     const page = readPageRequest(c, { limit: 20, max: 100 });
-    const result = c.get('services').canvases.list(c.get('principal'), page.limit, page.startingAfter);
-    return c.json(listBody({ data: result.data.map(canvasObject), hasMore: result.hasMore }));
+    const { canvases, visibility } = c.get('services');
+    const result = canvases.list(c.get('principal'), page.limit, page.startingAfter);
+    const seen = await Promise.all(result.data.map((canvas) => visibility.canvas(c.get('principal'), canvas)));
+    return c.json(listBody({ data: seen.map(canvasObject), hasMore: result.hasMore }));
   });
-  app.get('/canvases/:id', read, (c) => c.json(canvasObject(c.get('services').canvases.get(c.get('principal'), c.req.param('id')))));
+  app.get('/canvases/:id', read, async (c) => {
+    const { canvases, visibility } = c.get('services');
+    return c.json(canvasObject(await visibility.canvas(c.get('principal'), canvases.get(c.get('principal'), c.req.param('id')))));
+  });
   app.post('/canvases/:id/elements', manage, async (c) => {
-    const element = c.get('services').canvases.addElement(c.get('principal'), c.req.param('id'), await readJsonObject(c));
+    const element = await c.get('services').canvases.addElement(c.get('principal'), c.req.param('id'), await readJsonObject(c));
     return c.json(elementObject(element), 201);
   });
 

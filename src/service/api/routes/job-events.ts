@@ -11,7 +11,14 @@ import type { ApiEnv } from '../env.js';
  * after the job's final event or shortly before 120 s. `idOf` turns an event's number into its SSE id. A finished
  * job with nothing after `afterSeq` answers 204, which tells EventSource clients to stop reconnecting.
  */
-export function streamJobEvents(c: Context<ApiEnv>, jobId: string, afterSeq: number, idOf: (seq: number) => string): Response {
+export function streamJobEvents(
+  c: Context<ApiEnv>,
+  jobId: string,
+  afterSeq: number,
+  idOf: (seq: number) => string,
+  /** What the caller may see of an event (undefined leaves it out); everything when absent. */
+  view: (type: string, data: Record<string, unknown>) => Record<string, unknown> | undefined = (_type, data) => data,
+): Response {
   const { jobs, clock, closing } = c.get('services');
   const store = jobs.store;
   const job = store.getById(jobId);
@@ -32,7 +39,8 @@ export function streamJobEvents(c: Context<ApiEnv>, jobId: string, afterSeq: num
       await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
       while (!gone.signal.aborted) {
         for (const event of store.events(jobId, last)) {
-          await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(event.data) });
+          const data = view(event.type, event.data as Record<string, unknown>);
+          if (data !== undefined) await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(data) });
           last = event.seq;
           lastWrite = clock.now();
           if (TERMINAL_EVENTS.has(event.type)) return;
@@ -61,7 +69,10 @@ export function streamJobEvents(c: Context<ApiEnv>, jobId: string, afterSeq: num
 export function jobEventsRoute(app: Hono<ApiEnv>, auth: MiddlewareHandler<ApiEnv>): void {
   app.get('/jobs/:id/events', auth, (c) => {
     const id = c.req.param('id');
-    c.get('services').jobs.get(c.get('principal'), id);
+    const { jobs, syncs, visibility } = c.get('services');
+    const principal = c.get('principal');
+    const job = jobs.get(principal, id);
+    const sourceId = job.kind === 'sync' ? syncs.store.get(id)?.sourceId : undefined;
     let last = 0;
     const header = c.req.header('Last-Event-ID');
     if (header !== undefined) {
@@ -71,6 +82,6 @@ export function jobEventsRoute(app: Hono<ApiEnv>, auth: MiddlewareHandler<ApiEnv
       }
       last = Number(value);
     }
-    return streamJobEvents(c, id, last, String);
+    return streamJobEvents(c, id, last, String, (type, data) => visibility.syncEvent(principal, sourceId, type, data));
   });
 }

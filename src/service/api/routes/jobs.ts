@@ -1,6 +1,8 @@
 import type { Hono } from 'hono';
 import { signedResultPath } from '../../files/url-signer.js';
 import type { JobRecord } from '../../jobs/job-store.js';
+import type { Principal } from '../../auth/principal.js';
+import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { listBody, readPageRequest } from '../pagination.js';
@@ -8,7 +10,7 @@ import { publicOrigin } from '../request-params.js';
 import { jobEventsRoute } from './job-events.js';
 
 /** The job object: what ran, how it went, and where its work and events are. */
-export function jobObject(job: JobRecord): Record<string, unknown> & { id: string } {
+export function jobObject(job: JobRecord, error = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }): Record<string, unknown> & { id: string } {
   return {
     object: 'job',
     id: job.id,
@@ -17,10 +19,15 @@ export function jobObject(job: JobRecord): Record<string, unknown> & { id: strin
     created: job.created,
     started: job.started,
     finished: job.finished,
-    error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
+    error,
     cancel_requested: job.cancelRequested,
     resource: job.kind === 'query' ? `/queries/${job.id}` : null,
   };
+}
+
+/** The job object as the caller may see it: a restricted credential is not told which tables a sync failed on. */
+function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): Record<string, unknown> & { id: string } {
+  return jobObject(job, c.get('services').visibility.jobError(c.get('principal'), job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }));
 }
 
 export function jobRoutes(app: Hono<ApiEnv>): void {
@@ -28,11 +35,12 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
 
   app.get('/jobs', read, (c) => {
     const page = readPageRequest(c, { limit: 20, max: 100 });
-    const result = c.get('services').jobs.list(c.get('principal'), page.limit, page.startingAfter);
-    return c.json(listBody({ data: result.data.map(jobObject), hasMore: result.hasMore }));
+    const principal = c.get('principal');
+    const result = c.get('services').jobs.list(principal, page.limit, page.startingAfter);
+    return c.json(listBody({ data: result.data.map((job) => seenJob(c, job)), hasMore: result.hasMore }));
   });
 
-  app.get('/jobs/:id', read, (c) => c.json(jobObject(c.get('services').jobs.get(c.get('principal'), c.req.param('id')))));
+  app.get('/jobs/:id', read, (c) => c.json(seenJob(c, c.get('services').jobs.get(c.get('principal'), c.req.param('id')))));
 
   app.get('/jobs/:id/result', read, (c) => {
     const { jobs, signer, queries } = c.get('services');
@@ -50,7 +58,7 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     const outcome = await c.get('services').jobs.cancel(c.get('principal'), c.req.param('id'));
     return c.json({
       object: 'job_cancellation',
-      job: jobObject(outcome.job),
+      job: seenJob(c, outcome.job),
       execution_may_continue: outcome.executionMayContinue,
     });
   });

@@ -17,7 +17,7 @@ export function logRoutes(app: Hono<ApiEnv>): void {
     );
     return c.json(
       listBody({
-        data: result.data.map((e) => ({ object: 'log_entry', id: e.id, source: e.sourceId, kind: e.kind, table: e.table, message: e.message, details: e.details, created: e.created })),
+        data: c.get('services').visibility.logEntries(c.get('principal'), result.data).map((e) => ({ object: 'log_entry', id: e.id, source: e.sourceId, kind: e.kind, table: e.table, message: e.message, details: e.details, created: e.created })),
         hasMore: result.hasMore,
       }),
     );

@@ -1,4 +1,6 @@
 import type { Hono } from 'hono';
+import type { Principal } from '../../auth/principal.js';
+import { LakeServiceError } from '../../errors.js';
 import type { JobRecord } from '../../jobs/job-store.js';
 import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
 import type { LakeServices } from '../../services.js';
@@ -53,23 +55,33 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
     return sendObject(send, last ? sendRunObject(last, jobs.store.getById(last.id)) : null);
   };
 
-  app.get('/sends', read, (c) => {
+  /** A send the caller may see: a restricted credential sees none whose SQL names a table it may not read (404). */
+  const visibleSend = async (c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, id: string): Promise<SendRecord> => {
+    const { sends, visibility } = c.get('services');
+    const send = sends.get(c.get('principal'), id);
+    if (!(await visibility.sendVisible(c.get('principal'), send))) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
+    return send;
+  };
+
+  app.get('/sends', read, async (c) => {
     const page = readPageRequest(c, { limit: 20, max: 100 });
-    const result = c.get('services').sends.list(c.get('principal'), page.limit, page.startingAfter);
-    return c.json(listBody({ data: result.data.map((s) => render(c, s)), hasMore: result.hasMore }));
+    const { sends, visibility } = c.get('services');
+    const result = sends.list(c.get('principal'), page.limit, page.startingAfter);
+    const shown = await Promise.all(result.data.map((s) => visibility.sendVisible(c.get('principal'), s)));
+    return c.json(listBody({ data: result.data.filter((_, i) => shown[i]).map((s) => render(c, s)), hasMore: result.hasMore }));
   });
 
   app.post('/sends', manage, async (c) => {
-    const { send, generatedSecret } = c.get('services').sends.create(c.get('principal'), await readJsonObject(c));
+    const { send, generatedSecret } = await c.get('services').sends.create(c.get('principal'), await readJsonObject(c));
     c.header('Location', `/sends/${send.id}`);
     // A signing secret the service made is shown here once; it cannot be read back later.
     return c.json({ ...render(c, send), ...(generatedSecret ? { signing_secret: generatedSecret } : {}) }, 201);
   });
 
-  app.get('/sends/:id', read, (c) => c.json(render(c, c.get('services').sends.get(c.get('principal'), c.req.param('id')))));
+  app.get('/sends/:id', read, async (c) => c.json(render(c, await visibleSend(c, c.req.param('id')))));
 
   app.patch('/sends/:id', manage, async (c) => {
-    const send = c.get('services').sends.update(c.get('principal'), c.req.param('id'), await readJsonObject(c));
+    const send = await c.get('services').sends.update(c.get('principal'), c.req.param('id'), await readJsonObject(c));
     return c.json(render(c, send));
   });
 
@@ -86,15 +98,17 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
     return c.json(sendRunObject(run, jobs.store.getById(run.id)), 202);
   });
 
-  app.get('/sends/:id/runs', read, (c) => {
+  app.get('/sends/:id/runs', read, async (c) => {
     const page = readPageRequest(c, { limit: 20, max: 100 });
     const { sends, jobs } = c.get('services');
+    await visibleSend(c, c.req.param('id'));
     const result = sends.runs(c.get('principal'), c.req.param('id'), page.limit, page.startingAfter);
     return c.json(listBody({ data: result.data.map((r) => sendRunObject(r, jobs.store.getById(r.id))), hasMore: result.hasMore }));
   });
 
-  app.get('/sends/:id/runs/:run', read, (c) => {
+  app.get('/sends/:id/runs/:run', read, async (c) => {
     const { sends, jobs } = c.get('services');
+    await visibleSend(c, c.req.param('id'));
     const run = sends.getRun(c.get('principal'), c.req.param('id'), c.req.param('run'));
     return c.json(sendRunObject(run, jobs.store.getById(run.id)));
   });

@@ -15,6 +15,7 @@ export function sourceObject(source: SourceRecord, latestSync: object | null = n
     id: source.id,
     name: source.name,
     connector: source.connector,
+    lake_schema: source.lakeSchema,
     status: source.paused ? 'paused' : 'active',
     paused: source.paused,
     created: source.created,
@@ -76,27 +77,31 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
 
   app.get('/sources', read, (c) => {
     const page = readPageRequest(c, { limit: 20, max: 100 });
-    const { sources, syncSummaries } = c.get('services');
-    const result = sources.list(c.get('principal'), page.limit, page.startingAfter);
-    return c.json(listBody({ data: result.data.map((s) => sourceObject(s, syncSummaries(s.id))), hasMore: result.hasMore }));
+    const { sources, syncSummaries, visibility } = c.get('services');
+    const principal = c.get('principal');
+    const result = sources.list(principal, page.limit, page.startingAfter);
+    return c.json(listBody({ data: result.data.map((s) => sourceObject(visibility.source(principal, s), visibility.syncSummary(principal, syncSummaries(s.id)))), hasMore: result.hasMore }));
   });
 
   app.post('/sources', manage, async (c) => {
-    const source = await c.get('services').sources.create(c.get('principal'), await readJsonObject(c));
+    const { sources, visibility } = c.get('services');
+    const source = await sources.create(c.get('principal'), await readJsonObject(c));
     c.header('Location', `/sources/${source.id}`);
-    return c.json(sourceObject(source), 201);
+    return c.json(sourceObject(visibility.source(c.get('principal'), source)), 201);
   });
 
   app.get('/sources/:id', read, (c) => {
-    const { sources, syncSummaries } = c.get('services');
-    const source = sources.get(c.get('principal'), c.req.param('id'));
-    return c.json(sourceObject(source, syncSummaries(source.id)));
+    const { sources, syncSummaries, visibility } = c.get('services');
+    const principal = c.get('principal');
+    const source = sources.get(principal, c.req.param('id'));
+    return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
   });
 
   app.patch('/sources/:id', manage, async (c) => {
-    const { sources, syncSummaries } = c.get('services');
-    const source = sources.update(c.get('principal'), c.req.param('id'), await readJsonObject(c));
-    return c.json(sourceObject(source, syncSummaries(source.id)));
+    const { sources, syncSummaries, visibility } = c.get('services');
+    const principal = c.get('principal');
+    const source = await sources.update(principal, c.req.param('id'), await readJsonObject(c));
+    return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
   });
 
   app.delete('/sources/:id', manage, (c) => {

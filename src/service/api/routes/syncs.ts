@@ -8,13 +8,13 @@ import { streamJobEvents } from './job-events.js';
 
 export function syncRoutes(app: Hono<ApiEnv>): void {
   app.post('/sources/:id/sync', authenticate({ anyScope: ['apps:manage'] }), async (c) => {
-    const { syncs } = c.get('services');
+    const { syncs, visibility } = c.get('services');
     const sourceId = c.req.param('id');
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
     const outcome = syncs.submit(c.get('principal'), sourceId, await readJsonObject(c), key);
     c.header('Location', `/jobs/${outcome.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(syncs.summary(outcome.id), 202);
+    return c.json(visibility.syncSummary(c.get('principal'), syncs.summary(outcome.id)), 202);
   });
 
   /**
@@ -22,8 +22,9 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
    * of the source starts over at the latest one, which (with GET /sources/{id}) is authoritative after a reconnect.
    */
   app.get('/sources/:id/sync/stream', authenticate({ anyScope: ['data:read'] }), (c) => {
-    const { sources, syncs, jobs } = c.get('services');
-    const source = sources.get(c.get('principal'), c.req.param('id'));
+    const { sources, syncs, jobs, visibility } = c.get('services');
+    const principal = c.get('principal');
+    const source = sources.get(principal, c.req.param('id'));
     const latest = syncs.store.latestId(source.id);
     const header = c.req.header('Last-Event-ID');
     let after = 0;
@@ -36,6 +37,6 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
       if (match[1] === latest) after = Number(match[2]);
     }
     if (!latest) return c.body(null, 204);
-    return streamJobEvents(c, latest, after, (seq) => `${latest}:${seq}`);
+    return streamJobEvents(c, latest, after, (seq) => `${latest}:${seq}`, (type, data) => visibility.syncEvent(principal, source.id, type, data));
   });
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { classifyPostgresFailure, postgresClient } from '../../connectors/postgres.js';
+import type { OutboundPolicy } from '../../net/outbound.js';
 import type { ResultColumn } from '../../queries/store.js';
 import type { PostgresDestination } from '../destination.js';
 import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
@@ -65,6 +66,8 @@ export class PostgresDelivery implements Delivery {
   constructor(
     private readonly destination: PostgresDestination,
     private readonly secrets: Record<string, string>,
+    /** Where databases may be written to; unrestricted when absent. */
+    private readonly outbound?: OutboundPolicy,
   ) {}
 
   private get target(): string {
@@ -77,7 +80,11 @@ export class PostgresDelivery implements Delivery {
     if (absent.length > 0) throw new SendFailure(`The result has no column ${absent.join(', ')} named in destination.key.`);
     this.columns = columns;
     this.jsonColumns = new Set(columns.filter((c) => postgresTypeOf(c.type) === 'jsonb').map((c) => c.name));
-    const settings = { config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode }, secrets: this.secrets, tables: [] };
+    const host = this.secrets.host;
+    const connectHost = this.outbound && host !== undefined ? await this.outbound.resolve(host).catch((error: { code?: string }) => {
+      throw new SendFailure(error.code === 'host_not_allowed' ? "The destination host is refused by this server's outbound rules." : 'The destination database could not be reached.', error.code === 'host_not_allowed' ? 'host_not_allowed' : 'delivery_failed');
+    }) : undefined;
+    const settings = { config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode }, secrets: this.secrets, tables: [], ...(connectHost ? { connectHost } : {}) };
     const client = postgresClient(settings, 'sync');
     client.on('error', () => {}); // a dropped connection fails the statement in flight; this keeps it from crashing the process
     try {

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Clock } from '../../clock.js';
+import { postOnce } from '../../net/http-post.js';
+import type { OutboundPolicy } from '../../net/outbound.js';
 import type { WebhookDestination } from '../destination.js';
 import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
 
@@ -24,6 +26,18 @@ export function signWebhook(secret: string, timestamp: number, body: string): st
   return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
+/**
+ * A Retry-After header in milliseconds from now: seconds, or an HTTP date; undefined when absent or unreadable,
+ * so the backoff applies (an absent header once read as 0 s, and every retry came at once).
+ */
+export function retryAfter(header: string | string[] | undefined, nowMs: number): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
 /** Statuses worth another attempt: the receiver is overloaded, restarting, or timed out. */
 const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -41,6 +55,8 @@ export class WebhookDelivery implements Delivery {
     private readonly clock: Clock,
     private readonly policy: WebhookRetryPolicy,
     private readonly signal: AbortSignal,
+    /** Where webhooks may be posted; unrestricted when absent. */
+    private readonly outbound?: OutboundPolicy,
   ) {}
 
   async open(): Promise<void> {}
@@ -55,9 +71,9 @@ export class WebhookDelivery implements Delivery {
       const timestamp = Math.floor(this.clock.now() / 1000);
       let retryAfterMs: number | undefined;
       try {
-        const response = await fetch(this.destination.url, {
-          method: 'POST',
-          headers: {
+        const response = await postOnce(
+          this.destination.url,
+          {
             'Content-Type': ndjson ? 'application/x-ndjson' : 'application/json',
             'User-Agent': 'lake-sends',
             [SIGNATURE_HEADER]: signWebhook(this.secret, timestamp, body),
@@ -66,17 +82,17 @@ export class WebhookDelivery implements Delivery {
             'Lake-Batch': String(batch),
           },
           body,
-          signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.policy.timeoutMs)]),
-          redirect: 'manual',
-        });
-        await response.arrayBuffer().catch(() => undefined);
+          AbortSignal.any([this.signal, AbortSignal.timeout(this.policy.timeoutMs)]),
+          this.outbound,
+        );
         if (response.status >= 200 && response.status < 300) return;
         last = `HTTP ${response.status}`;
         if (!RETRYABLE.has(response.status)) break;
-        const header = Number(response.headers.get('Retry-After'));
-        if (Number.isFinite(header) && header >= 0) retryAfterMs = header * 1000;
+        retryAfterMs = retryAfter(response.headers['retry-after'], this.clock.now());
       } catch (error) {
         if (this.signal.aborted) throw new SendFailure('The run was cancelled.');
+        // The outbound rules refused the receiver: no retry can succeed.
+        if ((error as { code?: string }).code === 'host_not_allowed') throw new SendFailure('The webhook host is refused by this server\'s outbound rules.', 'host_not_allowed');
         // Network errors name the host; only their kind is kept.
         last = (error as Error).name === 'TimeoutError' ? 'no answer in time' : 'the receiver could not be reached';
       }

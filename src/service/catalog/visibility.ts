@@ -1,0 +1,102 @@
+import type { Principal } from '../auth/principal.js';
+import type { Canvas } from '../canvases/canvas-service.js';
+import type { QueryService } from '../queries/query-service.js';
+import type { SendRecord } from '../sends/send-store.js';
+import { lakeTableOf } from '../sources/lake-schema.js';
+import type { SourceRecord, SourceStore } from '../sources/source-store.js';
+import type { PermissionStore, TableAccess } from './permissions.js';
+
+/** What a sync object or event says of one table. */
+interface TableMention {
+  table?: unknown;
+  lake_table?: unknown;
+}
+
+/** A sync's failure reason names its failed tables: a restricted reader is told only that some failed. */
+const HIDDEN_REASON = 'Some tables of this sync failed; the source shows the ones you may see.';
+
+/**
+ * What a restricted credential (table permissions on, not an owner) may see beyond the catalog: the same tables the
+ * catalog shows it, on every endpoint that names tables. Sources list only those tables, sync objects and events
+ * count only them, logs about other tables are left out, and sends and canvas elements whose SQL names a table it
+ * may not read are not shown. Unrestricted credentials see everything of their organization.
+ */
+export class Visibility {
+  constructor(
+    private readonly permissions: PermissionStore,
+    private readonly sources: SourceStore,
+    private readonly queries: QueryService,
+  ) {}
+
+  access(principal: Principal): TableAccess {
+    return this.permissions.accessFor(principal);
+  }
+
+  /** The source with only the tables whose lake tables the principal may read. */
+  source(principal: Principal, source: SourceRecord): SourceRecord {
+    const access = this.access(principal);
+    if (!access.restricted) return source;
+    return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, lakeTableOf(source, t.schema, t.name))) };
+  }
+
+  /** A sync object (`syncs.summary`) as the principal may see it, or null. */
+  syncSummary<T extends Record<string, unknown> | null>(principal: Principal, summary: T): T {
+    const access = this.access(principal);
+    if (!access.restricted || summary === null) return summary;
+    const tables = (summary.tables as (TableMention & { phase?: string; completed?: number })[]).filter((t) => this.mentionVisible(access, summary.source as string, t));
+    const error = summary.error as { code: string; message: string | null } | null;
+    return {
+      ...summary,
+      tables,
+      rows: tables.reduce((sum, t) => sum + (t.phase === 'committed' ? (t.completed ?? 0) : 0), 0),
+      error: error && error.code === 'tables_failed' ? { ...error, message: HIDDEN_REASON } : error,
+    };
+  }
+
+  /** One event of a sync's stream as the principal may see it; undefined to leave it out. */
+  syncEvent(principal: Principal, sourceId: string | undefined, type: string, data: Record<string, unknown>): Record<string, unknown> | undefined {
+    const access = this.access(principal);
+    if (!access.restricted || sourceId === undefined) return data;
+    if (type.startsWith('sync.') && !this.mentionVisible(access, sourceId, data)) return undefined;
+    if (data.code === 'tables_failed') return { ...data, message: HIDDEN_REASON };
+    return data;
+  }
+
+  /** A job's failure as the principal may see it (a sync's names its tables). */
+  jobError(principal: Principal, error: { code: string; message: string | null } | null): { code: string; message: string | null } | null {
+    if (!error || error.code !== 'tables_failed' || !this.access(principal).restricted) return error;
+    return { ...error, message: HIDDEN_REASON };
+  }
+
+  /** Log entries about tables the principal may not read are left out. */
+  logEntries<T extends { sourceId: string; table: string | null }>(principal: Principal, entries: readonly T[]): T[] {
+    const access = this.access(principal);
+    if (!access.restricted) return [...entries];
+    return entries.filter((entry) => entry.table === null || this.mentionVisible(access, entry.sourceId, { table: entry.table }));
+  }
+
+  /** Whether the principal may see a send: only if it may read what the send's SQL names. */
+  async sendVisible(principal: Principal, send: SendRecord): Promise<boolean> {
+    return !this.access(principal).restricted || (await this.queries.mayRead(principal, send.sql));
+  }
+
+  /** The canvas with only the elements whose tables the principal may read. */
+  async canvas(principal: Principal, canvas: Canvas): Promise<Canvas> {
+    if (!this.access(principal).restricted) return canvas;
+    const readable = await Promise.all(canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)));
+    return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
+  }
+
+  /** A table named by its lake table (`lake.schema.table`) or by its source key (`schema.table`). */
+  private mentionVisible(access: TableAccess, sourceId: string, mention: TableMention): boolean {
+    if (typeof mention.lake_table === 'string') {
+      const [, schema, table] = mention.lake_table.split('.');
+      return schema !== undefined && table !== undefined && access.canRead(schema, table);
+    }
+    if (typeof mention.table !== 'string') return true;
+    const source = this.sources.getIncludingDeleted(sourceId);
+    if (!source) return false;
+    const dot = mention.table.indexOf('.');
+    return access.canRead(source.lakeSchema, lakeTableOf(source, mention.table.slice(0, dot), mention.table.slice(dot + 1)));
+  }
+}
