@@ -6,7 +6,7 @@ import { registerCatalog } from './commands/catalog/index.js';
 import { registerCanvas } from './commands/canvas/index.js';
 import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
-import { EXIT, exitCodeFor } from './commands/exit-codes.js';
+import { asCliError, CliError, EXIT, exitCodeFor } from './commands/exit-codes.js';
 import { registerInit } from './commands/init.js';
 import { registerJobs } from './commands/jobs/index.js';
 import { registerLogs } from './commands/logs/index.js';
@@ -39,7 +39,8 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .configureOutput({
       writeOut: (text) => ctx.io.stdout.write(text),
-      writeErr: (text) => ctx.io.stderr.write(text),
+      // Under --json a usage problem is said once, as the JSON envelope (main), not as commander's text.
+      writeErr: (text) => void (ctx.jsonRequested ? undefined : ctx.io.stderr.write(text)),
     })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)')
@@ -74,6 +75,7 @@ export async function main(
   env: Record<string, string | undefined> = process.env,
 ): Promise<number> {
   const ctx = new CommandContext(io, env);
+  ctx.jsonRequested = argv.includes('--json');
   const program = buildProgram(ctx);
   try {
     await prepareColors(io);
@@ -81,11 +83,14 @@ export async function main(
     return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Commander has already printed help, the version or the usage problem.
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      // Commander has already printed help, the version or (without --json) the usage problem.
+      if (error.exitCode === 0) return EXIT.ok;
+      if (ctx.jsonRequested) printError(io, new CliError('usage', error.message.replace(/^error: /, ''), EXIT.usage, 'Run the command with --help for its usage.'), true, EXIT.usage);
+      return EXIT.usage;
     }
-    printError(io, error, ctx.json || argv.includes('--json'));
-    return exitCodeFor(error);
+    const known = asCliError(error);
+    printError(io, known, ctx.json || ctx.jsonRequested, exitCodeFor(known));
+    return exitCodeFor(known);
   } finally {
     await ctx.close();
   }

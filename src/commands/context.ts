@@ -30,6 +30,8 @@ export class CommandContext {
   mode: 'local' | 'remote' | undefined;
   /** Set before the client exists: false opens the local lake without running syncs (lake sync start --detach). */
   localRunsSyncs = true;
+  /** --json was on the command line: known before parsing, so even a usage error can be said as JSON. */
+  jsonRequested = false;
 
   constructor(
     readonly io: IOStreams,

@@ -1,3 +1,5 @@
+import { NoHomeDirectory } from '../config/paths.js';
+import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
 import { LakeApiError, LakeConnectionError } from '../service/client/errors.js';
 import { LakeServiceError } from '../service/errors.js';
 
@@ -19,6 +21,8 @@ export class CliError extends Error {
     message: string,
     readonly exitCode: number = EXIT.failed,
     readonly hint?: string,
+    /** Ids the error is about, printed with it (`query` for a failed query). */
+    readonly about: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'CliError';
@@ -27,6 +31,23 @@ export class CliError extends Error {
 
 export function usageError(message: string, hint?: string): CliError {
   return new CliError('usage', message, EXIT.usage, hint);
+}
+
+/**
+ * Failures of the environment a command runs in, said as the CLI says errors (code, message, what to do) instead
+ * of "unexpected_error … a bug in lake".
+ */
+export function asCliError(error: unknown): unknown {
+  if (error instanceof ConflictingSettings) return new CliError('conflicting_settings', error.message, EXIT.usage, `Give one of them. ${PRECEDENCE_RULE}`);
+  if (error instanceof NoHomeDirectory) return new CliError('no_home', error.message, EXIT.usage, 'Say where the lake is with --home DIR or LAKE_HOME (or set HOME).');
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    const { address, port } = error as { address?: string; port?: number };
+    const where = `${address ?? 'the address'}:${port ?? '?'}`;
+    const why = code === 'EADDRINUSE' ? `${where} is already in use` : code === 'EACCES' ? `${where} needs privileges this user lacks` : `${where} is not an address of this machine`;
+    return new CliError('address_unavailable', `lake serve cannot listen: ${why}.`, EXIT.failed, code === 'EADDRINUSE' ? 'Choose another --port, or stop what listens there.' : 'Choose another --host or --port.');
+  }
+  return error;
 }
 
 export function exitCodeFor(error: unknown): number {

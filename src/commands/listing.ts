@@ -1,18 +1,32 @@
 import { readFileSync } from 'node:fs';
 import { paletteFor } from '../render/colors.js';
-import { resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
+import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
 import { createRowWriter, type Row } from '../render/rows.js';
 import type { LakeClient } from '../service/client/lake-client.js';
+import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 
 /** Epoch seconds as a UTC timestamp for tables and fields. */
 export const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
-/** Rows of a listing in the chosen format: a table on a terminal, TSV in a pipe, or --output / LAKE_OUTPUT. */
+/**
+ * Rows of a listing in the chosen format: a table on a terminal, CSV with a header in a pipe (every listing alike),
+ * or --output / LAKE_OUTPUT. `--json` with another --output contradicts itself: a usage error.
+ */
+/** `--json` with another `--output` is a usage error; checked before anything is fetched or printed. */
+export function assertOutputFlags(ctx: CommandContext, output: string | undefined): void {
+  try {
+    assertFormatsAgree(ctx.json, output);
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+}
+
 export function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): void {
   let format;
   try {
+    assertFormatsAgree(ctx.json, output);
     format = resolveOutputFormat(ctx.io, { flag: output, env: ctx.env.LAKE_OUTPUT });
   } catch (error) {
     if (error instanceof UnknownFormatError) throw usageError(error.message);
@@ -45,4 +59,57 @@ export async function fetchAll<T>(client: LakeClient, path: string): Promise<T[]
     cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
   } while (cursor);
   return all;
+}
+
+export interface PageOptions {
+  limit?: string;
+  startingAfter?: string;
+  all?: boolean;
+  output?: string;
+}
+
+/** The paging options every list command takes, as the API pages its lists. */
+export function pageOptions<C extends { option(flags: string, description: string, value?: string): C }>(command: C, defaultLimit = 20, max = 100): C {
+  return command
+    .option('--limit <n>', `how many (1-${max})`, String(defaultLimit))
+    .option('--starting-after <id>', 'the page after this id (the next_cursor of the page before)')
+    .option('--all', 'every page, as one list')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown');
+}
+
+interface ApiList<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/**
+ * A list command: one page (`--limit`, `--starting-after`) or every page (`--all`). `--json` prints the API's list
+ * object, `has_more` and `next_cursor` included; otherwise rows (see printRows), and when there is more, a note
+ * on stderr saying how to get it (never in the rows a script reads).
+ */
+export async function printList<T>(
+  ctx: CommandContext,
+  options: PageOptions,
+  spec: { path: string; query?: Record<string, string | number | undefined>; columns: string[]; row: (item: T) => Row; max?: number },
+): Promise<void> {
+  const max = spec.max ?? 100;
+  const limit = Number(options.limit ?? 20);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw usageError(`--limit must be a whole number from 1 to ${max}.`);
+  if (options.all && options.startingAfter) throw usageError('--all and --starting-after contradict each other; give one.');
+  assertOutputFlags(ctx, options.output);
+  const client = await ctx.client();
+  let page = await client.get<ApiList<T>>(spec.path, { ...spec.query, limit, starting_after: options.startingAfter });
+  if (options.all) {
+    const data = [...page.data];
+    while (page.has_more && page.next_cursor) {
+      page = await client.get<ApiList<T>>(spec.path, { ...spec.query, limit: max, starting_after: page.next_cursor });
+      data.push(...page.data);
+    }
+    page = { object: 'list', data, has_more: false, next_cursor: null };
+  }
+  if (ctx.json) return printJson(ctx.io, page);
+  printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
+  if (page.has_more && page.next_cursor) ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
 }

@@ -1,3 +1,4 @@
+import { outboundSettingsFromEnv } from '../service/net/outbound.js';
 import type { Command } from 'commander';
 import { resolveHomeDir } from '../config/paths.js';
 import type { CommandContext } from './context.js';
@@ -41,11 +42,16 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);
       // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
-      const services = createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env) });
+      const services = createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve') });
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
-      const server = await startServer(createApp(services, { log }), { host: options.host, port, log });
+      const server = await startServer(createApp(services, { log }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
+      // Links in responses never follow a request's Host header: without --public-url they name this address.
+      services.publicUrl ??= server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+      if (!options.publicUrl && /:\/\/(0\.0\.0\.0|\[::\])/.test(server.url)) {
+        log({ level: 'warn', msg: 'listening on every address without --public-url: links in responses name 127.0.0.1; set --public-url to the address clients use' });
+      }
       log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });
 
       await new Promise<void>((resolve) => {

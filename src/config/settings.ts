@@ -28,12 +28,34 @@ function pick(flag: string | undefined, env: string | undefined, profile: string
   return { value: undefined, source: 'default' };
 }
 
-/** Flag beats environment, environment beats profile: the order every setting follows. */
+/** Said by `lake auth status` and README: how a command decides where it goes. */
+export const PRECEDENCE_RULE =
+  'Where a command goes: flag > environment > profile. The first of these that names a lake decides: --home/LAKE_HOME/profile home means the local lake there, --base-url/LAKE_BASE_URL/profile base_url means that service; naming both at one level is a usage error. A token follows the same order; in local mode only a --token flag or LAKE_TOKEN replaces the home\'s own.';
+
+/** Two destinations named at the same level: the command cannot know which lake was meant. */
+export class ConflictingSettings extends Error {}
+
+/**
+ * Flag beats environment, environment beats profile: the order every setting follows. Where the command goes is
+ * decided by the first level that names a lake at all, so `--home` always means that local lake even when the
+ * profile names a service, and LAKE_BASE_URL beats a profile's home.
+ */
 export function resolveConnectionSettings({ flags, env, profile }: SettingInputs): ConnectionSettings {
-  const home = pick(flags.home, env.LAKE_HOME, profile.home);
+  const levels: [SettingSource, string | undefined, string | undefined][] = [
+    ['flag', flags.home, flags.baseUrl],
+    ['env', env.LAKE_HOME, env.LAKE_BASE_URL],
+    ['profile', profile.home, profile.base_url],
+  ];
+  const deciding = levels.find(([, home, baseUrl]) => home || baseUrl);
+  if (deciding?.[1] && deciding[2]) {
+    const [source] = deciding;
+    const names = source === 'flag' ? '--home and --base-url' : source === 'env' ? 'LAKE_HOME and LAKE_BASE_URL' : 'the profile\'s home and base_url';
+    throw new ConflictingSettings(`${names} both say where to go: one names a local lake, the other a service.`);
+  }
+  const remote = deciding?.[2] !== undefined && deciding[2] !== '';
   return {
-    baseUrl: pick(flags.baseUrl, env.LAKE_BASE_URL, profile.base_url),
+    baseUrl: remote ? { value: deciding?.[2], source: deciding?.[0] as SettingSource } : { value: undefined, source: 'default' },
     token: pick(flags.token, env.LAKE_TOKEN, profile.token),
-    homeDir: { value: resolveHomeDir(home.value, { ...env, LAKE_HOME: undefined }), source: home.source },
+    homeDir: { value: remote ? undefined : resolveHomeDir(deciding?.[1], { ...env, LAKE_HOME: undefined }), source: deciding && !remote ? deciding[0] : 'default' },
   };
 }

@@ -6,12 +6,15 @@ import { paletteFor } from './colors.js';
 import type { IOStreams } from './iostreams.js';
 
 export interface DescribedError {
+  /** The API's error type; the CLI's own errors are `cli_error`. */
+  type: string;
   code: string;
   message: string;
   param?: string | undefined;
   requestId?: string | undefined;
   docUrl?: string | undefined;
   hint?: string | undefined;
+  about?: Record<string, string> | undefined;
 }
 
 const HINTS: Record<string, string> = {
@@ -29,6 +32,7 @@ export function describeError(error: unknown): DescribedError {
   if (error instanceof LakeApiError) {
     const retry = error.retryAfterSeconds === undefined ? undefined : `Retry after ${Math.ceil(error.retryAfterSeconds)} s.`;
     return {
+      type: error.type,
       code: error.code,
       message: error.message,
       param: error.param,
@@ -37,20 +41,22 @@ export function describeError(error: unknown): DescribedError {
       hint: retry ?? HINTS[error.code] ?? (error.status >= 500 ? HINTS.internal_error : undefined),
     };
   }
-  if (error instanceof LakeConnectionError) return { code: error.code, message: error.message, hint: HINTS.connection_failed };
-  if (error instanceof CliError) return { code: error.code, message: error.message, hint: error.hint };
-  if (error instanceof LakeServiceError) return { code: error.code, message: error.message, param: error.param };
+  if (error instanceof LakeConnectionError) return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };
+  if (error instanceof CliError) return { type: 'cli_error', code: error.code, message: error.message, hint: error.hint, about: error.about };
+  if (error instanceof LakeServiceError) return { type: 'api_error', code: error.code, message: error.message, param: error.param };
   // Anything else is a bug or an environment failure; its message may carry paths or secrets, so it is redacted.
   const message = error instanceof Error ? redactSecrets(error.message) : String(error);
-  return { code: 'unexpected_error', message, hint: 'This looks like a bug in lake; please report it with the command you ran.' };
+  return { type: 'cli_error', code: 'unexpected_error', message, hint: 'This looks like a bug in lake; please report it with the command you ran.' };
 }
 
 /** Prints an error on stderr: code, message, request id, docs and what to do. With --json, the envelope as JSON. */
-export function printError(io: IOStreams, error: unknown, json: boolean): void {
+export function printError(io: IOStreams, error: unknown, json: boolean, exitCode?: number): void {
   const d = describeError(error);
   if (json) {
+    // The API's envelope, with what the CLI adds: its exit code, and the ids the error is about (a failed query's).
     const envelope = {
-      error: { code: d.code, message: d.message, param: d.param, request_id: d.requestId, doc_url: d.docUrl, hint: d.hint },
+      error: { type: d.type, code: d.code, message: d.message, param: d.param, request_id: d.requestId, doc_url: d.docUrl, hint: d.hint, ...d.about },
+      ...(exitCode === undefined ? {} : { exit_code: exitCode }),
     };
     io.stderr.write(`${JSON.stringify(envelope)}\n`);
     return;

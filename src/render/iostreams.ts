@@ -55,6 +55,15 @@ export class IOStreams {
     return this.isStderrTTY && this.env.CI === undefined;
   }
 
+  /**
+   * Whether stdout is a terminal with a size to draw in. Some (`script`, some CI runners) report 0×0: a live view
+   * there clears the whole screen on every frame, so it gets plain lines instead.
+   */
+  get terminalHasSize(): boolean {
+    const { columns, rows } = this.stdout as { columns?: number; rows?: number };
+    return this.isStdoutTTY && (columns === undefined || columns > 0) && (rows === undefined || rows > 0);
+  }
+
   get terminalWidth(): number {
     return this.stdout.columns ?? 100;
   }

@@ -87,5 +87,54 @@ describe('profiles and precedence', () => {
     expect((await runLake(['config', 'use', 'prod'], { env: configOnly })).code).toBe(0);
     expect((await runLake(['whoami'], { env: configOnly })).code).toBe(0);
     expect((await runLake(['config', 'set', 'colour', 'x'], { env: configOnly })).code).toBe(2);
+    // Using a profile that does not exist is a usage error, and makes none (it made and selected an empty one).
+    const nope = await runLake(['config', 'use', 'nope2'], { env: configOnly });
+    expect(nope.code).toBe(2);
+    expect(nope.stderr).toContain("There is no profile 'nope2'");
+    expect((await runLake(['config', 'ls'], { env: configOnly })).stdout).not.toContain('nope2');
+    expect((await runLake(['whoami'], { env: configOnly })).code).toBe(0);
+  });
+
+  it('--home means that local lake even when the profile names a service; naming both at one level is a usage error; auth status says the rule', async () => {
+    const { env, token } = await servedHome();
+    const url = (server as ServeProcess).url;
+    const configOnly = { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR };
+    await runLake(['config', 'set', 'base_url', url], { env: configOnly });
+    await runLake(['config', 'set', 'token', token], { env: configOnly });
+    const other = join(tempDir('lake-other-home'), 'home');
+    const local = await runLake(['--home', other, 'auth', 'status', '--json'], { env: configOnly });
+    expect(local.code, local.stderr).toBe(0);
+    const status = JSON.parse(local.stdout) as Record<string, any>;
+    expect(status).toMatchObject({ mode: 'local', home: other, home_source: 'flag', base_url: null });
+    expect(status.precedence).toMatch(/flag > environment > profile/);
+    // LAKE_HOME beats the profile's base_url too.
+    expect(JSON.parse((await runLake(['auth', 'status', '--json'], { env: { ...configOnly, LAKE_HOME: other } })).stdout)).toMatchObject({ mode: 'local', home_source: 'env' });
+    const both = await runLake(['--home', other, '--base-url', url, 'whoami'], { env: configOnly });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('conflicting_settings');
+    const bothEnv = await runLake(['whoami'], { env: { ...configOnly, LAKE_HOME: other, LAKE_BASE_URL: url } });
+    expect(bothEnv.code).toBe(2);
+    const plain = await runLake(['auth', 'status'], { env: configOnly });
+    expect(plain.stdout).toContain('flag > environment > profile');
+  });
+
+  it('without HOME (a cron job), the default lake is not made up: a usage error says to name one', async () => {
+    const cron = await runLake(['query', 'select 42'], { unsetHome: true });
+    expect(cron.code).toBe(2);
+    expect(cron.stderr).toContain('no_home');
+    expect(cron.stderr).toMatch(/--home|LAKE_HOME/);
+    const named = await runLake(['query', 'select 42'], { unsetHome: true, env: { LAKE_HOME: join(tempDir('lake-cron'), 'home') } });
+    expect(named.code, named.stderr).toBe(0);
+  });
+
+  it('lake serve on a port in use says so, instead of an unexpected error', async () => {
+    const { env } = await servedHome();
+    const port = new URL((server as ServeProcess).url).port;
+    const busy = await runLake(['serve', '--port', port], { env: { LAKE_HOME: join(tempDir('lake-busy'), 'home') }, timeoutMs: 15_000 });
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain('address_unavailable');
+    expect(busy.stderr).toContain('already in use');
+    expect(busy.stderr).not.toContain('unexpected_error');
+    void env;
   });
 });

@@ -1,4 +1,4 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,45 @@ import { tempDir } from '../helpers/temp.js';
 
 const mode = (file: string): number => statSync(file).mode & 0o777;
 
+/** Every file and folder beneath `root` whose mode lets others of the machine in. */
+function openToOthers(root: string): string[] {
+  const found: string[] = [];
+  const walk = (path: string): void => {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) return;
+    if ((stat.mode & 0o077) !== 0) found.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
+  };
+  walk(root);
+  return found;
+}
+
 describe('the local home', () => {
+  it('every file the lake makes is its user\'s alone (metadata and its WAL, catalogs, Parquet, results), and a looser home is tightened', async () => {
+    const home = join(tempDir('lake-modes'), 'home');
+    // Under the usual umask (022), as a user's shell would start it.
+    const queried = await runLake(['--home', home, 'query', 'select count(*) as n from lake.demo.orders', '--json']);
+    expect(queried.code, queried.stderr).toBe(0);
+    const synced = await runLake(['--home', home, 'sources', 'create', '--connector', 'sample', '--name', 'modes', '--json']);
+    expect(synced.code, synced.stderr).toBe(0);
+    const sync = await runLake(['--home', home, 'sync', 'start', (JSON.parse(synced.stdout) as { id: string }).id, '--json']);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(openToOthers(home)).toEqual([]);
+
+    // A home an older lake (or a person) left open is tightened when it is next opened.
+    chmodSync(home, 0o755);
+    mkdirSync(join(home, 'extra'), { mode: 0o755 });
+    chmodSync(join(home, 'extra'), 0o755);
+    writeFileSync(join(home, 'extra', 'notes.txt'), 'x', { mode: 0o644 });
+    chmodSync(join(home, 'extra', 'notes.txt'), 0o644);
+    chmodSync(join(home, 'metadata.sqlite'), 0o644);
+    expect(openToOthers(home).length).toBeGreaterThan(0);
+    const again = await runLake(['--home', home, 'query', 'select 1', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(openToOthers(home)).toEqual([]);
+  }, 60_000);
+
+
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
     const home = join(tempDir('lake-init'), 'home');
     const first = await runLake(['--home', home, 'init', '--json']);

@@ -28,11 +28,16 @@ describe('lake jobs', () => {
     expect(got.stdout).toMatch(/status\tsucceeded/);
     expect((await lake('jobs', 'wait', id)).code).toBe(0);
 
-    const events = await lake('jobs', 'events', id);
+    // NDJSON only under --json; plain lines that say what happened otherwise, in a pipe too.
+    const events = await lake('jobs', 'events', id, '--json');
     expect(events.code).toBe(0);
     const lines = events.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; event: string });
     expect(lines.map((l) => l.event)).toEqual(['job.created', 'job.running', 'job.succeeded']);
     expect(events.stderr).toContain(`job ${id} succeeded`);
+    const plain = await lake('jobs', 'events', id);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.trim().split('\n').map((l) => l.split(' ')[1])).toEqual(['job.created', 'job.running', 'job.succeeded']);
+    expect(plain.stdout).toMatch(/job\.succeeded .*status=succeeded/);
 
     const target = join(work, 'seven.parquet');
     expect((await lake('jobs', 'result', id, '-o', target)).code).toBe(0);
@@ -82,7 +87,7 @@ describe('lake jobs', () => {
       const started = await remote('query', '--wait', '0', SLOW_SQL);
       const id = started.stdout.trim();
       expect(id).toMatch(/^qr_/);
-      const following = remote('jobs', 'events', id);
+      const following = remote('jobs', 'events', id, '--json');
       const waiting = remote('jobs', 'wait', id);
       await new Promise((r) => setTimeout(r, 700));
       const cancel = await remote('jobs', 'cancel', id, '--json');

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dayBars } from '../../src/commands/usage/index.js';
-import { runLake } from '../helpers/cli.js';
+import { parseCsv, runLake } from '../helpers/cli.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
@@ -37,8 +37,9 @@ describe('lake logs and lake usage', () => {
     const env = { LAKE_HOME: homeDir };
     const logs = await runLake(['logs', '--source', sourceId], { env });
     expect(logs.code, logs.stderr).toBe(0);
-    const lines = logs.stdout.trim().split('\n').map((l) => l.split('\t'));
-    // Oldest first, as a log reads: time, source, kind, table, message.
+    const [header, ...lines] = parseCsv(logs.stdout);
+    // CSV with a header, like every listing in a pipe; oldest first, as a log reads: time, source, kind, table, message.
+    expect(header).toEqual(['created', 'source', 'kind', 'table', 'message']);
     expect(lines.map((l) => l[2])).toEqual(['schema_change', 'error']);
     expect(lines[0]).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT/), sourceId, 'schema_change', 'public.cli_logged', expect.stringContaining('+note')]);
     expect((await runLake(['logs', '--kind', 'error', '--json'], { env })).stdout).toContain('permission denied');
@@ -81,7 +82,7 @@ describe('lake logs --follow', () => {
       await fetch(`${server.url}/sources/${source.id}`, { method: 'PATCH', headers, body: JSON.stringify({ tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: ['customers', 'cli_hidden'].includes(t.name) })) }) });
       const sync = (await (await fetch(`${server.url}/sources/${source.id}/sync`, { method: 'POST', headers, body: '{}' })).json()) as Json;
       for (let i = 0; i < 150 && !stdout.includes('permission denied'); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(stdout).toMatch(new RegExp(`\\t${source.id}\\terror\\tpublic\\.cli_hidden\\t.*permission denied`));
+      expect(stdout).toMatch(new RegExp(`,${source.id},error,public\\.cli_hidden,.*permission denied`));
       // The failed table did not take the other down with it.
       let job: Json = {};
       for (let i = 0; i < 100 && !['failed', 'succeeded'].includes(job.status); i++) {

@@ -16,7 +16,8 @@ describe('lake pats, lake canvas and team API keys', () => {
     const created = JSON.parse((await lake('pats', 'create', '--name', 'ci', '--scopes', 'query:read,jobs:read', '--expires-in-days', '7', '--json')).stdout) as { id: string; secret: string };
     expect(created.secret).toMatch(/^pat_/);
     const listed = await lake('pats', 'ls');
-    expect(listed.stdout).toMatch(new RegExp(`${created.id}\\tci\\tquery:read,jobs:read\\t`));
+    expect(listed.stdout.split('\n')[0]).toBe('id,name,scopes,last_used,expires,revoked');
+    expect(listed.stdout).toMatch(new RegExp(`${created.id},ci,query:read jobs:read,`));
     expect(listed.stdout).not.toContain(created.secret);
     expect((await runLake(['--token', created.secret, 'whoami'], { env })).code).toBe(0);
     expect((await lake('pats', 'revoke', created.id)).code).toBe(0);
@@ -30,7 +31,7 @@ describe('lake pats, lake canvas and team API keys', () => {
     const element = (await lake('canvas', 'add', canvas.id, '--name', 'Top', '--sql', 'select 1 as one')).stdout.trim();
     expect(element).toMatch(/^el_/);
     expect((await lake('canvas', 'get', canvas.id)).stdout).toContain('Top: select 1 as one');
-    expect((await lake('canvas', 'ls')).stdout).toMatch(new RegExp(`${canvas.id}\\tBoard\\t1`));
+    expect((await lake('canvas', 'ls')).stdout).toMatch(new RegExp(`${canvas.id},Board,1`));
     const key = JSON.parse((await lake('admin', 'team-key', 'create', '--name', 'legacy', '--json')).stdout) as { object: string; secret: string };
     expect(key).toMatchObject({ object: 'team_api_key', secret: expect.stringMatching(/^tak_/) });
     const server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME as string });

@@ -13,7 +13,7 @@ describe('lake sends', () => {
   const lake = (args: string[], input?: string) => runLake(args, { env, input, timeoutMs: 30_000 });
 
   it('creates a PostgreSQL send, runs it (rows arrive), lists runs, pauses, resumes and deletes it', async () => {
-    const created = await lake(['sends', 'create', '--name', 'top orders', '--sql', 'select order_id, total from lake.demo.orders order by order_id limit 25', '--to', 'postgres', '--host', db.host, '--port', String(db.port), '--database', db.database, '--user', 'postgres', '--table', 'cli_orders', '--key', 'order_id']);
+    const created = await lake(['sends', 'create', '--name', 'top orders', '--sql', 'select order_id, total from lake.demo.orders order by order_id limit 25', '--to', 'postgres', '--host', db.host, '--port', String(db.port), '--database', db.database, '--user', 'postgres', '--table', 'cli_orders', '--key', 'order_id', '--no-password']);
     expect(created.code, created.stderr).toBe(0);
     const id = /^id\t(snd_\w+)$/m.exec(created.stdout)?.[1] as string;
     expect(id).toBeDefined();

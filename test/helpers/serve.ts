@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { LAKE_BIN } from './cli.js';
+import { hermeticHome, LAKE_BIN } from './cli.js';
 
 export interface ServeProcess {
   url: string;
@@ -11,7 +11,7 @@ export interface ServeProcess {
 /** Starts `lake serve --port 0` as its own process and waits for its "listening" log line. */
 export function startServeProcess(env: Record<string, string>, extraArgs: string[] = []): Promise<ServeProcess> {
   const child = spawn(process.execPath, [LAKE_BIN, 'serve', '--port', '0', ...extraArgs], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

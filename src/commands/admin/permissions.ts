@@ -18,9 +18,19 @@ function parseTarget(text: string): Target {
   return { schema: text.slice(0, dot), table: text.slice(dot + 1) };
 }
 
+/** A user by id or by name (a name several people share must be given as the id). */
+function userIdOf(users: readonly { id: string; name: string }[], ref: string): string {
+  const byId = users.find((u) => u.id === ref);
+  if (byId) return byId.id;
+  const named = users.filter((u) => u.name === ref || u.name.toLowerCase() === ref.toLowerCase());
+  if (named.length === 1) return (named[0] as { id: string }).id;
+  if (named.length > 1) throw usageError(`${named.length} people are named '${ref}': ${named.map((u) => u.id).join(', ')}. Give the id.`);
+  throw usageError(`There is no user '${ref}' in this home (by id or name).`, 'List them with `lake admin user ls`.');
+}
+
 function parseGrantee(text: string): { kind: GranteeKind; id: string } {
   const match = /^(user|role|credential):(.+)$/.exec(text);
-  if (!match) throw usageError(`--to takes user:<usr_…>, role:<${ROLES.join('|')}> or credential:<tok_…|key_…>, not '${text}'.`);
+  if (!match) throw usageError(`--to takes user:<usr_… or name>, role:<${ROLES.join('|')}> or credential:<tok_…|key_…>, not '${text}'.`);
   return { kind: match[1] as GranteeKind, id: match[2] as string };
 }
 
@@ -42,7 +52,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     const grantee = parseGrantee(options.to);
     const { home, services } = await openAdminHome(ctx);
     const org = home.organization.id;
-    if (grantee.kind === 'user' && home.directory.user(grantee.id)?.organizationId !== org) throw usageError(`There is no user '${grantee.id}' in this home.`);
+    if (grantee.kind === 'user') grantee.id = userIdOf(home.directory.users(org), grantee.id);
     if (grantee.kind === 'role' && !ROLES.includes(grantee.id)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
     if (grantee.kind === 'credential' && home.credentials.get(grantee.id)?.organizationId !== org) throw usageError(`There is no credential '${grantee.id}' in this home.`);
     if (verb === 'grant') {
@@ -82,12 +92,23 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
       const data = grants.map((g) => ({ object: 'grant', id: g.id, schema: g.schema, table: g.table, grantee: `${g.granteeKind}:${g.grantee}`, created: g.created }));
       if (ctx.json) return printJson(ctx.io, { object: 'list', data, has_more: false, next_cursor: null, table_permissions: enabled });
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write(`Table permissions are ${enabled ? 'on' : 'off'}.\n`);
-      for (const g of data) ctx.io.stdout.write(`${g.schema}.${g.table}\t${g.grantee}\t${g.id}\n`);
+      const { printRows, when } = await import('../listing.js');
+      printRows(ctx, undefined, ['table', 'grantee', 'id', 'created'], data.map((g) => ({ table: `${g.schema}.${g.table}`, grantee: g.grantee, id: g.id, created: when(g.created) })));
     });
 
-  admin
-    .command('user')
-    .description('people of the organization')
+  const user = admin.command('user').description('people of the organization');
+  user
+    .command('ls')
+    .description('list the people of the organization (their ids are what grants and admin pat create --user take)')
+    .action(async () => {
+      const { home } = await openAdminHome(ctx);
+      const users = home.directory.users(home.organization.id);
+      const objects = users.map((u) => ({ object: 'user', id: u.id, name: u.name, email: u.email, role: u.role, created: u.created }));
+      if (ctx.json) return printJson(ctx.io, { object: 'list', data: objects, has_more: false, next_cursor: null });
+      const { printRows, when } = await import('../listing.js');
+      printRows(ctx, undefined, ['id', 'name', 'email', 'role', 'created'], objects.map((u) => ({ ...u, email: u.email ?? '', created: when(u.created) })));
+    });
+  user
     .command('create')
     .description('add a person (to grant tables to, or to give a token with admin pat create --user)')
     .requiredOption('--name <name>', 'their name')

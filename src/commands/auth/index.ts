@@ -1,3 +1,4 @@
+import { PRECEDENCE_RULE } from '../../config/settings.js';
 import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
@@ -66,18 +67,21 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
         base_url: settings.baseUrl.value ?? null,
         base_url_source: settings.baseUrl.source,
         home: remote ? null : settings.homeDir.value,
+        home_source: remote ? null : settings.homeDir.source,
         token: tokenSource === 'home' ? 'owner token of the home' : (maskSetting('token', settings.token.value) ?? null),
         token_source: tokenSource,
         whoami: whoami ?? null,
+        precedence: PRECEDENCE_RULE,
       };
       if (ctx.json) printJson(ctx.io, status);
       else {
         printFields(ctx.io, [
           ['mode', status.mode],
-          [remote ? 'base url' : 'home', remote ? `${status.base_url} (from ${status.base_url_source})` : status.home],
+          [remote ? 'base url' : 'home', remote ? `${status.base_url} (from ${status.base_url_source})` : `${status.home} (from ${status.home_source})`],
           ['token', `${status.token ?? 'none'} (from ${tokenSource})`],
           ['signed in as', whoami ? `${whoami.user?.name ?? whoami.credential.name} in ${whoami.organization.id}` : 'not signed in'],
         ]);
+        ctx.io.stdout.write(`\n${PRECEDENCE_RULE}\n`);
       }
       if (problem) throw problem instanceof Error ? problem : new CliError('auth_status_failed', String(problem), EXIT.failed);
     });

@@ -1,3 +1,4 @@
+import { pageOptions, type PageOptions } from '../listing.js';
 import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
@@ -16,6 +17,7 @@ function show(ctx: CommandContext, canvas: CanvasObject): void {
 
 export function registerCanvas(program: Command, ctx: CommandContext): void {
   const canvas = program.command('canvas').description('canvases: named boards of table elements (saved queries or lake tables)');
+  const idOf = async (ref: string): Promise<string> => (await import('../resolve.js')).resolveId(ctx, 'canvas', ref);
 
   canvas
     .command('create')
@@ -26,30 +28,25 @@ export function registerCanvas(program: Command, ctx: CommandContext): void {
   canvas
     .command('add')
     .description('add a table element: a saved query (--sql) or a lake table (--table schema.table)')
-    .argument('<canvas>', 'canvas id (cnv_…)')
+    .argument('<canvas>', 'canvas id (cnv_…) or name')
     .requiredOption('--name <name>', 'the element\'s name')
     .option('--sql <sql>', 'a saved read-only query')
     .option('--table <schema.table>', 'a lake table')
     .action(async (id: string, o: { name: string; sql?: string; table?: string }) => {
       if ((o.sql === undefined) === (o.table === undefined)) throw usageError('Give either --sql or --table.');
-      const element = (await (await ctx.client()).request<{ id: string }>('POST', `/canvases/${encodeURIComponent(id)}/elements`, { body: { name: o.name, ...(o.sql ? { sql: o.sql } : { table: o.table }) } })).body;
+      const element = (await (await ctx.client()).request<{ id: string }>('POST', `/canvases/${encodeURIComponent(await idOf(id))}/elements`, { body: { name: o.name, ...(o.sql ? { sql: o.sql } : { table: o.table }) } })).body;
       if (ctx.json) return printJson(ctx.io, element);
       ctx.io.stdout.write(`${element.id}\n`);
     });
 
-  canvas
-    .command('ls')
-    .description('list canvases')
-    .action(async () => {
-      const body = await (await ctx.client()).get<{ data: CanvasObject[] }>('/canvases', { limit: 100 });
-      if (ctx.json) return printJson(ctx.io, body);
-      ctx.io.stdout.write('id\tname\telements\n');
-      for (const c of body.data) ctx.io.stdout.write(`${c.id}\t${c.name}\t${c.elements.length}\n`);
-    });
+  pageOptions(canvas.command('ls').description('list canvases, newest first')).action(async (o: PageOptions) => {
+    const { printList } = await import('../listing.js');
+    await printList<CanvasObject>(ctx, o, { path: '/canvases', columns: ['id', 'name', 'elements'], row: (c) => ({ id: c.id, name: c.name, elements: c.elements.length }) });
+  });
 
   canvas
     .command('get')
     .description('show a canvas and its elements')
-    .argument('<canvas>', 'canvas id')
-    .action(async (id: string) => show(ctx, await (await ctx.client()).get<CanvasObject>(`/canvases/${encodeURIComponent(id)}`)));
+    .argument('<canvas>', 'canvas id or name')
+    .action(async (id: string) => show(ctx, await (await ctx.client()).get<CanvasObject>(`/canvases/${encodeURIComponent(await idOf(id))}`)));
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { printRows, when } from '../listing.js';
+import { assertOutputFlags, printRows, when } from '../listing.js';
 
 interface ListBody<T> {
   object: 'list';
@@ -54,6 +54,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     .argument('[schema]', 'a schema name')
     .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
     .action(async (schema: string | undefined, options: { output?: string }) => {
+      assertOutputFlags(ctx, options.output);
       const client = await ctx.client();
       if (schema === undefined) {
         const body = await client.get<ListBody<SchemaObject>>('/catalog');
@@ -77,6 +78,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     .argument('[name]', 'the table, when the schema name holds dots')
     .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
     .action(async (first: string, second: string | undefined, options: { output?: string }) => {
+      assertOutputFlags(ctx, options.output);
       const [schema, table] = splitName(first, second);
       const body = await (await ctx.client()).get<TableObject>(`/catalog/${segment(schema)}/${segment(table)}`);
       if (ctx.json) return printJson(ctx.io, body);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isProfileKey, PROFILE_KEYS, type ProfileKey, type ProfileStore } from '../../config/profiles.js';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
-import { usageError } from '../exit-codes.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
 
 function checkedKey(key: string): ProfileKey {
   if (!isProfileKey(key)) throw usageError(`Unknown setting '${key}'. Settings: ${PROFILE_KEYS.join(', ')}.`);
@@ -83,6 +83,9 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .argument('<profile>')
     .action(async (name: string) => {
       const store = ctx.profiles();
+      if (!store.names().includes(name)) {
+        throw new CliError('profile_not_found', `There is no profile '${name}'.`, EXIT.usage, store.names().length > 0 ? `Profiles: ${store.names().join(', ')}. Make one with \`lake config set --profile ${name} …\` or \`lake auth login --profile ${name} …\`.` : `Make one with \`lake auth login --profile ${name} --base-url URL --token TOKEN\`.`);
+      }
       await store.use(name);
       if (ctx.json) printJson(ctx.io, { object: 'profile', name, current: true });
     });

@@ -33,7 +33,7 @@ export async function followJob(client: LakeClient, id: string, onEvent: (event:
 }
 
 /** Follows any job-style event stream until its final event or until the server says there is nothing more. */
-export async function followStream(client: LakeClient, path: string, onEvent: (event: StreamedEvent) => void): Promise<void> {
+export async function followStream(client: LakeClient, path: string, onEvent: (event: StreamedEvent) => void, stop?: AbortSignal): Promise<void> {
   const { EventSource } = await import('eventsource');
   await new Promise<void>((resolve) => {
     const source = new EventSource(client.url(path), { fetch: client.streamFetch as never });
@@ -41,6 +41,8 @@ export async function followStream(client: LakeClient, path: string, onEvent: (e
       source.close();
       resolve();
     };
+    if (stop?.aborted) finish();
+    stop?.addEventListener('abort', finish, { once: true });
     for (const name of JOB_EVENT_NAMES) {
       source.addEventListener(name, (message) => {
         onEvent({ id: message.lastEventId, event: name, data: JSON.parse(message.data) as Record<string, unknown> });

@@ -1,3 +1,4 @@
+import { pageOptions, type PageOptions } from '../listing.js';
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 
@@ -5,13 +6,7 @@ import type { CommandContext } from '../context.js';
 export function registerJobs(program: Command, ctx: CommandContext): void {
   const jobs = program.command('jobs').description('the durable record of asynchronous work: list, follow, cancel, collect');
 
-  jobs
-    .command('ls')
-    .description('list jobs, newest first')
-    .option('--limit <n>', 'how many (1-100)', '20')
-    .option('--all', 'every job, page after page')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
-    .action(async (options: { limit: string; all?: boolean; output?: string }) => (await import('./verbs.js')).listJobs(ctx, options));
+  pageOptions(jobs.command('ls').description('list jobs, newest first')).action(async (options: PageOptions) => (await import('./verbs.js')).listJobs(ctx, options));
 
   jobs
     .command('get')

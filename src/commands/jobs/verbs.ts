@@ -6,6 +6,7 @@ import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadResult, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
+import { printList, type PageOptions } from '../listing.js';
 
 interface JobList {
   object: 'list';
@@ -36,30 +37,12 @@ function jobFields(job: JobObject): [string, unknown][] {
   ];
 }
 
-export async function listJobs(ctx: CommandContext, options: { limit: string; all?: boolean; output?: string }): Promise<void> {
-  const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError('--limit must be a whole number from 1 to 100.');
-  let format;
-  try {
-    format = resolveOutputFormat(ctx.io, { json: ctx.json, flag: options.output, env: ctx.env.LAKE_OUTPUT });
-  } catch (error) {
-    if (error instanceof UnknownFormatError) throw usageError(error.message);
-    throw error;
-  }
-  const client = await ctx.client();
-  const writer = ctx.json ? undefined : createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-  writer?.begin(['id', 'kind', 'status', 'created', 'finished', 'error']);
-  const all: JobObject[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.get<JobList>('/jobs', { limit, starting_after: cursor });
-    if (writer) writer.write(page.data.map((j) => ({ id: j.id, kind: j.kind, status: j.status, created: when(j.created), finished: when(j.finished), error: j.error?.code ?? null })));
-    else all.push(...page.data);
-    cursor = options.all && page.has_more && page.next_cursor ? page.next_cursor : undefined;
-  } while (cursor);
-  writer?.end();
-  // Several pages print as one JSON document, never as one document per page.
-  if (!writer) printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
+export async function listJobs(ctx: CommandContext, options: PageOptions): Promise<void> {
+  await printList<JobObject>(ctx, options, {
+    path: '/jobs',
+    columns: ['id', 'kind', 'status', 'created', 'finished', 'error'],
+    row: (j) => ({ id: j.id, kind: j.kind, status: j.status, created: when(j.created), finished: when(j.finished), error: j.error?.code ?? null }),
+  });
 }
 
 export async function getJob(ctx: CommandContext, id: string): Promise<void> {
@@ -80,17 +63,35 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
   ctx.exitCode = exitCodeForJob(job);
 }
 
+/** What an event says, in a few words: a table's phase and counts, a status, an error. */
+function eventDetails(event: { event: string; data: Record<string, unknown> }): string {
+  const d = event.data;
+  const count = (n: unknown): string => (typeof n === 'number' ? n.toLocaleString('en-US') : '?');
+  if (event.event === 'sync.progress') return `${String(d.table)} ${String(d.phase)} ${count(d.completed)}/${d.total === null || d.total === undefined ? '?' : count(d.total)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
+  if (event.event === 'sync.schema_change') {
+    const list = (key: string, sign: string): string[] => ((d[key] as string[] | undefined) ?? []).map((c) => `${sign}${c}`);
+    return `${String(d.table)} ${[...list('added', '+'), ...list('dropped', '-'), ...list('retyped', '~')].join(' ')}`;
+  }
+  const error = d.error as { code?: string; message?: string } | undefined;
+  const parts = Object.entries(d)
+    .filter(([key, value]) => key !== 'at' && key !== 'error' && value !== null && typeof value !== 'object')
+    .map(([key, value]) => `${key}=${String(value)}`);
+  if (error?.message) parts.push(`${error.code ?? 'error'}: ${error.message}`);
+  return parts.join(' ');
+}
+
 export async function jobEvents(ctx: CommandContext, id: string): Promise<void> {
   const client = await ctx.client();
   const palette = paletteFor(ctx.io, 'stdout');
+  // NDJSON only under --json; otherwise a line per event with what it says (table, phase, counts, error), in a
+  // pipe as on a terminal (it printed NDJSON in a pipe, and only the event's name on a terminal).
   const job = await followJob(client, id, (event) => {
-    if (!ctx.io.isStdoutTTY || ctx.json) {
+    if (ctx.json) {
       ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
       return;
     }
-    const at = typeof event.data.at === 'number' ? when(event.data.at).slice(11, 19) : '';
-    const error = event.data.error as { message?: string } | undefined;
-    ctx.io.stdout.write(`${palette.dim(at)} ${palette.bold(event.event)}${error?.message ? `  ${error.message}` : ''}\n`);
+    const at = typeof event.data.at === 'number' ? when(event.data.at).slice(11, 19) : new Date().toISOString().slice(11, 19);
+    ctx.io.stdout.write(`${palette.dim(at)} ${palette.bold(event.event)}  ${eventDetails(event)}\n`);
   });
   ctx.io.stderr.write(`lake: job ${job.id} ${job.status}${job.error ? `: ${job.error.message}` : ''}\n`);
   ctx.exitCode = exitCodeForJob(job);

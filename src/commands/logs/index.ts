@@ -32,16 +32,35 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
     .option('--since <when>', 'from this time or age on (30m, 2h, 7d, or a timestamp)')
     .option('--limit <n>', 'at most this many (1-200)', '50')
     .option('--follow', 'keep printing new entries as they are recorded')
-    .action(async (o: { source?: string; kind?: string; since?: string; limit: string; follow?: boolean }) => {
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .action(async (o: { source?: string; kind?: string; since?: string; limit: string; follow?: boolean; output?: string }) => {
+      const { assertFormatsAgree } = await import('../../render/output-format.js');
+      try {
+        assertFormatsAgree(ctx.json, o.output, o.follow ? ['json', 'ndjson'] : ['json']);
+      } catch (error) {
+        throw usageError((error as Error).message);
+      }
       const client = await ctx.client();
-      const query = { source: o.source, kind: o.kind, since: o.since === undefined ? undefined : parseSince(o.since), limit: Number(o.limit) };
-      const line = (e: Entry): string =>
-        ctx.json ? JSON.stringify(e) : `${new Date(e.created * 1000).toISOString().replace('.000Z', 'Z')}\t${e.source}\t${e.kind}\t${e.table ?? ''}\t${e.message}`;
-      const first = await client.get<{ data: Entry[] }>('/logs', query);
+      const source = o.source === undefined ? undefined : await (await import('../resolve.js')).resolveId(ctx, 'source', o.source);
+      const query = { source, kind: o.kind, since: o.since === undefined ? undefined : parseSince(o.since), limit: Number(o.limit) };
+      const first = await client.get<{ object: 'list'; data: Entry[]; has_more: boolean; next_cursor: string | null }>('/logs', query);
       if (ctx.json && !o.follow) return printJson(ctx.io, first);
-      // Oldest first on screen, as a log reads.
-      for (const e of [...first.data].reverse()) ctx.io.stdout.write(`${line(e)}\n`);
-      if (!o.follow) return;
+      // Rows like every listing (a table on a terminal, CSV with a header in a pipe); --follow --json: NDJSON.
+      const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([import('../../render/rows.js'), import('../../render/colors.js'), import('../../render/output-format.js')]);
+      const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
+      // A table is drawn once, at the end: a followed log on a terminal prints tab-separated lines as they come.
+      const writer = ctx.json ? undefined : createRowWriter(o.follow && format === 'table' ? 'tsv' : format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
+      const print = (entries: Entry[]): void => {
+        if (!writer) for (const e of entries) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
+        else writer.write(entries.map((e) => ({ created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'), source: e.source, kind: e.kind, table: e.table ?? '', message: e.message })));
+      };
+      writer?.begin(['created', 'source', 'kind', 'table', 'message']);
+      // Oldest first, as a log reads.
+      print([...first.data].reverse());
+      if (!o.follow) {
+        writer?.end();
+        return;
+      }
       const seen = new Set(first.data.map((e) => e.id));
       let since = first.data[0]?.created ?? Math.floor(Date.now() / 1000);
       for (;;) {
@@ -50,8 +69,8 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
         for (const e of fresh) {
           seen.add(e.id);
           since = Math.max(since, e.created);
-          ctx.io.stdout.write(`${line(e)}\n`);
         }
+        print(fresh);
       }
     });
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { fetchAll } from '../listing.js';
+import { pageOptions, printList, type PageOptions } from '../listing.js';
 
 interface PatObject {
   id: string;
@@ -37,15 +37,13 @@ export function registerPats(program: Command, ctx: CommandContext): void {
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The secret is shown once. Keep it somewhere safe.\n');
     });
 
-  pats
-    .command('ls')
-    .description('list your tokens (never their secrets), with when each was last used')
-    .action(async () => {
-      const all = await fetchAll<PatObject>(await ctx.client(), '/pats');
-      if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
-      ctx.io.stdout.write('id\tname\tscopes\tlast_used\texpires\trevoked\n');
-      for (const p of all) ctx.io.stdout.write(`${p.id}\t${p.name}\t${p.scopes.join(',')}\t${when(p.last_used)}\t${when(p.expires)}\t${when(p.revoked)}\n`);
+  pageOptions(pats.command('ls').description('list your tokens (never their secrets), with when each was last used')).action(async (o: PageOptions) => {
+    await printList<PatObject>(ctx, o, {
+      path: '/pats',
+      columns: ['id', 'name', 'scopes', 'last_used', 'expires', 'revoked'],
+      row: (p) => ({ id: p.id, name: p.name, scopes: p.scopes.join(' '), last_used: when(p.last_used), expires: when(p.expires), revoked: when(p.revoked) }),
     });
+  });
 
   pats
     .command('revoke')

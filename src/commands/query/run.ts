@@ -88,6 +88,11 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     return;
   }
   if (page.status === 'queued' || page.status === 'running') {
+    if (ctx.mode === 'local') {
+      // Local mode runs the query in this process, which is about to end: it is stopped, not left running.
+      await client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch(() => undefined);
+      throw new CliError('wait_expired', `${id} did not finish within --wait ${waitSeconds} s and was stopped: in local mode a query runs in the lake process itself, and ends with it.`, EXIT.failed, 'Run it without --wait, or against lake serve (--base-url), where it goes on running and lake query poll finds it.');
+    }
     ctx.io.stdout.write(`${id}\n`);
     ctx.io.stderr.write(`lake: ${id} is still running; check it with: lake query poll ${id}\n`);
     ctx.exitCode = EXIT.stillRunning;
@@ -96,7 +101,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   if (page.status !== 'succeeded') {
     // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …).
     const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
-    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`);
+    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, { query: id });
   }
   const printed = await printQueryRows(client, ctx.io, page, format, maxRows);
   if (ctx.io.isStderrTTY && format === 'table') {

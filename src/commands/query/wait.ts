@@ -17,7 +17,7 @@ export interface QueryPage {
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-/** Remote polling: 1 s at first, backing off to 2 s for long queries, as the spec recommends. */
+/** Polling where a server does not hold requests: 1 s at first, backing off to 2 s for long queries, as the spec recommends. */
 export function pollDelayMs(attempt: number): number {
   return Math.min(2000, 1000 + attempt * 250);
 }
@@ -44,22 +44,30 @@ const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     }, { once: true });
   });
 
+/** The longest a remote poll is held open: below the 30 s the service allows and the idle limits of most proxies. */
+const REMOTE_WAIT_SECONDS = 20;
+
 /**
- * Polls a query until it finishes or the time runs out. The local lake is asked to hold each request until the
- * query finishes (`wait`), so nothing sleeps; a remote service is polled every 1–2 s.
+ * Waits for a query to finish or the time to run out. Local or remote, each request asks the service to hold it
+ * until the query finishes (`wait`), so an answer comes the moment it is ready, with no sleeping in between (a
+ * remote `lake query` slept 1–2 s between polls, and took ≥ 1.2 s for anything). A server that answers a `wait`
+ * at once with the query still running (one without long polling) is polled every 1–2 s instead.
  */
 export async function waitForQuery(client: LakeClient, id: string, options: WaitOptions): Promise<QueryPage> {
   const sleep = options.sleep ?? defaultSleep;
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+  const longest = options.mode === 'local' ? 30 : REMOTE_WAIT_SECONDS;
   for (let attempt = 0; ; attempt++) {
     const remaining = deadline - Date.now();
-    const wait = options.mode === 'local' ? Math.max(0, Math.min(30, Math.floor(remaining / 1000))) : 0;
+    const wait = Math.max(0, Math.min(longest, Math.floor(remaining / 1000)));
+    const asked = Date.now();
     const page = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`, { ...options.query, ...(wait > 0 ? { wait } : {}) });
     if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
     options.onStatus?.(page.status);
     const left = deadline - Date.now();
     if (left <= 0) return page;
-    if (options.mode === 'remote') await sleep(Math.min(pollDelayMs(attempt), left), options.signal);
-    else if (wait === 0) await sleep(Math.min(50, left), options.signal);
+    const heldOpen = Date.now() - asked >= (wait * 1000) / 2;
+    if (wait === 0) await sleep(Math.min(50, left), options.signal);
+    else if (!heldOpen) await sleep(Math.min(options.mode === 'remote' ? pollDelayMs(attempt) : 50, left), options.signal);
   }
 }

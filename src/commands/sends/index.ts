@@ -1,13 +1,16 @@
+import { pageOptions, type PageOptions } from '../listing.js';
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 
 // Each verb's code is loaded when it runs.
 export function registerSends(program: Command, ctx: CommandContext): void {
   const verbs = async () => import('./verbs.js');
+  /** An id, or the send's name (resolved against the list of sends). */
+  const idOf = async (ref: string): Promise<string> => (await import('../resolve.js')).resolveId(ctx, 'send', ref);
   const sends = program.command('sends').description('deliver query results to a PostgreSQL table or a webhook, on demand or on a schedule');
 
-  sends.command('ls').description('list sends, newest first').option('--output <format>', 'table, csv, tsv, json, ndjson or markdown').action(async (o: { output?: string }) => (await verbs()).listSends(ctx, o));
-  sends.command('get').description('show a send: its SQL, destination, schedule and last run').argument('<id>', 'send id (snd_…)').action(async (id: string) => (await verbs()).getSend(ctx, id));
+  pageOptions(sends.command('ls').description('list sends, newest first')).action(async (o: PageOptions) => (await verbs()).listSends(ctx, o));
+  sends.command('get').description('show a send: its SQL, destination, schedule and last run').argument('<id>', 'send id (snd_…) or name').action(async (id: string) => (await verbs()).getSend(ctx, await idOf(id)));
 
   sends
     .command('create')
@@ -25,6 +28,7 @@ export function registerSends(program: Command, ctx: CommandContext): void {
     .option('--database <name>', 'postgres: database')
     .option('--user <user>', 'postgres: user')
     .option('--password-stdin', 'postgres: read the password from standard input')
+    .option('--no-password', 'postgres: the destination has no password')
     .option('--ssl-mode <mode>', 'postgres: disable (default), require or verify-full')
     .option('--schema <schema>', 'postgres: schema of the table (default public)')
     .option('--table <table>', 'postgres: the table, created when missing')
@@ -35,19 +39,15 @@ export function registerSends(program: Command, ctx: CommandContext): void {
     .option('--from-file <file>', 'the whole request body as JSON (as for POST /sends)')
     .action(async (o: Record<string, unknown>) => (await verbs()).createSend(ctx, o));
 
-  sends.command('pause').description('stop a send\'s schedule and manual runs').argument('<id>', 'send id').action(async (id: string) => (await verbs()).setPaused(ctx, id, true));
-  sends.command('resume').description('let a paused send run again').argument('<id>', 'send id').action(async (id: string) => (await verbs()).setPaused(ctx, id, false));
+  sends.command('pause').description('stop a send\'s schedule and manual runs').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), true));
+  sends.command('resume').description('let a paused send run again').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), false));
   sends
     .command('run')
     .description('run a send now and wait for the outcome (exit 0 succeeded, 1 failed or cancelled)')
-    .argument('<id>', 'send id')
-    .action(async (id: string) => (await verbs()).runSend(ctx, id));
-  sends
-    .command('runs')
-    .description('a send\'s runs, newest first, with status and rows sent')
-    .argument('<id>', 'send id')
-    .option('--limit <n>', 'at most this many (1-100)', '20')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
-    .action(async (id: string, o: { limit: string; output?: string }) => (await verbs()).listRuns(ctx, id, o));
-  sends.command('delete').description('delete a send and its run history (delivered data stays)').argument('<id>', 'send id').action(async (id: string) => (await verbs()).deleteSend(ctx, id));
+    .argument('<id>', 'send id or name')
+    .action(async (id: string) => (await verbs()).runSend(ctx, await idOf(id)));
+  pageOptions(sends.command('runs').description('a send\'s runs, newest first, with status and rows sent').argument('<id>', 'send id or name')).action(
+    async (id: string, o: PageOptions) => (await verbs()).listRuns(ctx, await idOf(id), o),
+  );
+  sends.command('delete').description('delete a send and its run history (delivered data stays)').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).deleteSend(ctx, await idOf(id)));
 }

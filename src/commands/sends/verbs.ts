@@ -4,8 +4,8 @@ import { startSpinner } from '../../render/spinner.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { followJob } from '../jobs/follow.js';
-import { fetchAll, printRows, readBodyFile, when } from '../listing.js';
-import { readSecret } from '../sources/secret-input.js';
+import { printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
+import { readPassword, readSecret } from '../sources/secret-input.js';
 
 interface RunObject {
   id: string;
@@ -57,18 +57,20 @@ function showSend(ctx: CommandContext, send: SendObject): void {
   ]);
 }
 
-export async function listSends(ctx: CommandContext, options: { output?: string }): Promise<void> {
-  const all = await fetchAll<SendObject>(await ctx.client(), '/sends');
-  if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
-  printRows(ctx, options.output, ['id', 'name', 'status', 'to', 'schedule', 'last_run', 'rows_sent'], all.map((s) => ({
-    id: s.id,
-    name: s.name,
-    status: s.status,
-    to: target(s),
-    schedule: s.schedule ? `every ${s.schedule.every_minutes} min` : 'on demand',
-    last_run: s.last_run?.status ?? null,
-    rows_sent: s.last_run?.rows_sent ?? null,
-  })));
+export async function listSends(ctx: CommandContext, options: PageOptions): Promise<void> {
+  await printList<SendObject>(ctx, options, {
+    path: '/sends',
+    columns: ['id', 'name', 'status', 'to', 'schedule', 'last_run', 'rows_sent'],
+    row: (s) => ({
+      id: s.id,
+      name: s.name,
+      status: s.status,
+      to: target(s),
+      schedule: s.schedule ? `every ${s.schedule.every_minutes} min` : 'on demand',
+      last_run: s.last_run?.status ?? null,
+      rows_sent: s.last_run?.rows_sent ?? null,
+    }),
+  });
 }
 
 export async function getSend(ctx: CommandContext, id: string): Promise<void> {
@@ -112,7 +114,7 @@ export async function createSend(ctx: CommandContext, options: Record<string, un
   if (options.to !== undefined || body.destination === undefined) body.destination = destinationFromFlags(options);
   const destination = body.destination as Record<string, unknown>;
   if (destination.type === 'postgres' && destination.password === undefined) {
-    const password = await readSecret(ctx, 'Password', options.passwordStdin === true);
+    const password = await readPassword(ctx, options);
     if (password !== undefined) destination.password = password;
   }
   if (destination.type === 'webhook' && options.secretStdin) destination.secret = await readSecret(ctx, 'Signing secret', true);
@@ -156,19 +158,21 @@ export async function runSend(ctx: CommandContext, id: string): Promise<void> {
   ctx.exitCode = run.status === 'succeeded' ? EXIT.ok : EXIT.failed;
 }
 
-export async function listRuns(ctx: CommandContext, id: string, options: { limit: string; output?: string }): Promise<void> {
-  const body = await (await ctx.client()).get<{ data: RunObject[] }>(path(id, '/runs'), { limit: wholeNumber('--limit', options.limit) });
-  if (ctx.json) return printJson(ctx.io, body);
-  printRows(ctx, options.output, ['id', 'status', 'trigger', 'rows_sent', 'batches', 'created', 'finished', 'error'], body.data.map((r) => ({
-    id: r.id,
-    status: r.status,
-    trigger: r.trigger,
-    rows_sent: r.rows_sent,
-    batches: r.batches,
-    created: when(r.created),
-    finished: r.finished === null ? null : when(r.finished),
-    error: r.error?.message ?? null,
-  })));
+export async function listRuns(ctx: CommandContext, id: string, options: PageOptions): Promise<void> {
+  await printList<RunObject>(ctx, options, {
+    path: path(id, '/runs'),
+    columns: ['id', 'status', 'trigger', 'rows_sent', 'batches', 'created', 'finished', 'error'],
+    row: (r) => ({
+      id: r.id,
+      status: r.status,
+      trigger: r.trigger,
+      rows_sent: r.rows_sent,
+      batches: r.batches,
+      created: when(r.created),
+      finished: r.finished === null ? null : when(r.finished),
+      error: r.error?.message ?? null,
+    }),
+  });
 }
 
 export async function deleteSend(ctx: CommandContext, id: string): Promise<void> {

@@ -2,8 +2,8 @@ import { printFields, printJson } from '../../render/record.js';
 import type { LakeClient } from '../../service/client/lake-client.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
-import { fetchAll, printRows, readBodyFile, when } from '../listing.js';
-import { readSecret } from './secret-input.js';
+import { assertOutputFlags, printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
+import { readPassword, readSecret } from './secret-input.js';
 
 interface FieldObject {
   name: string;
@@ -16,6 +16,7 @@ interface ConnectorObject {
   auth: string;
   syncs: boolean;
   accepted_by_post_sources: boolean;
+  live_test: boolean;
   refusal?: string;
   fields: FieldObject[];
 }
@@ -84,23 +85,26 @@ function showSource(ctx: CommandContext, source: SourceObject): void {
 }
 
 export async function listConnectors(ctx: CommandContext, options: { output?: string }): Promise<void> {
+  assertOutputFlags(ctx, options.output);
   const body = await (await ctx.client()).get<{ data: ConnectorObject[] }>('/connectors');
   if (ctx.json) return printJson(ctx.io, body);
   printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
 }
 
-export async function listSources(ctx: CommandContext, options: { output?: string }): Promise<void> {
-  const all = await fetchAll<SourceObject>(await ctx.client(), '/sources');
-  if (ctx.json) return printJson(ctx.io, { object: 'list', data: all, has_more: false, next_cursor: null });
-  printRows(ctx, options.output, ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'], all.map((s) => ({
-    id: s.id,
-    name: s.name,
-    connector: s.connector,
-    status: s.status,
-    tables: `${s.tables.filter((t) => t.enabled).length}/${s.tables.length}`,
-    latest_sync: s.latest_sync?.status ?? null,
-    created: when(s.created),
-  })));
+export async function listSources(ctx: CommandContext, options: PageOptions): Promise<void> {
+  await printList<SourceObject>(ctx, options, {
+    path: '/sources',
+    columns: ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'],
+    row: (s) => ({
+      id: s.id,
+      name: s.name,
+      connector: s.connector,
+      status: s.status,
+      tables: `${s.tables.filter((t) => t.enabled).length}/${s.tables.length}`,
+      latest_sync: s.latest_sync?.status ?? null,
+      created: when(s.created),
+    }),
+  });
 }
 
 export async function getSource(ctx: CommandContext, id: string): Promise<void> {
@@ -116,11 +120,20 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
   const connector = await connectorOf(client, body.connector);
   applySettings(connector, (options.config as string[] | undefined) ?? [], body);
   if (connector.fields.some((f) => f.name === 'password') && body.password === undefined) {
-    const password = await readSecret(ctx, 'Password', options.passwordStdin === true);
+    const password = await readPassword(ctx, options);
     if (password !== undefined) body.password = password;
   }
   const created = (await client.request<SourceObject>('POST', '/sources', { body })).body;
   showSource(ctx, created);
+  // A source whose database could not be reached is still created (it may come up later), but not in silence.
+  if (connector.live_test && created.tables.length === 0) {
+    const test = (await client.request<{ ok: boolean; reason: string | null }>('POST', path(created.id, '/test'))).body;
+    if (!test.ok) {
+      ctx.io.stderr.write(
+        `lake: warning: ${created.id} was created, but its database could not be used (${test.reason ?? 'unknown'}), so no tables were discovered. Fix its settings with lake sources update ${created.id} --config …, then lake sources test ${created.id}.\n`,
+      );
+    }
+  }
 }
 
 function tableChange(text: string, extra: Record<string, unknown>): Record<string, unknown> {

@@ -5,6 +5,7 @@ import { applyEvent, initialProgress, plainLine, summaryLines, type SyncProgress
 import type { LakeClient } from '../../service/client/lake-client.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
+import { onInterrupt } from '../interrupt.js';
 import { followStream, type StreamedEvent } from '../jobs/follow.js';
 
 interface SyncObject {
@@ -38,9 +39,9 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
  * Follows the source's sync stream: Ink on a terminal, one plain line per event in a pipe, NDJSON with --json.
  * EventSource reconnects by itself; when the stream ends, the source's latest sync has the final word.
  */
-async function follow(ctx: CommandContext, client: LakeClient, source: string): Promise<SyncProgress> {
+async function follow(ctx: CommandContext, client: LakeClient, source: string, stop: AbortSignal): Promise<SyncProgress> {
   let progress = initialProgress(Date.now());
-  const live = ctx.io.isStdoutTTY && !ctx.json && ctx.io.progressEnabled;
+  const live = ctx.io.terminalHasSize && !ctx.json && ctx.io.progressEnabled;
   let redraw: (() => void) | undefined;
   let unmount: (() => void) | undefined;
   if (live) {
@@ -60,7 +61,7 @@ async function follow(ctx: CommandContext, client: LakeClient, source: string): 
       if (live) redraw?.();
       else if (ctx.json) ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
       else ctx.io.stdout.write(`${plainLine(event, new Date())}\n`);
-    });
+    }, stop);
   } finally {
     unmount?.();
   }
@@ -81,14 +82,24 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
     ctx.io.stdout.write(`${accepted.id}\n`);
     ctx.io.stderr.write(options.detach && ctx.mode === 'local'
       ? `lake: ${accepted.id} is queued; in local mode it runs when lake serve runs on this home\n`
-      : `lake: ${accepted.id} accepted; follow it with: lake sync start ${source} --follow, or lake jobs events ${accepted.id}\n`);
+      : `lake: ${accepted.id} accepted; follow it with: lake jobs events ${accepted.id} (or lake sync status ${source})\n`);
     return;
   }
+  const interrupt = interruptSync(ctx, client, accepted.id);
   if (options.follow) {
-    const progress = await follow(ctx, client, source);
+    let progress: SyncProgress;
+    try {
+      progress = await follow(ctx, client, source, interrupt.stopFollowing);
+    } finally {
+      interrupt.remove();
+    }
+    if (interrupt.stopFollowing.aborted) {
+      ctx.exitCode = EXIT.interrupted;
+      return;
+    }
     const final = (await latestSync(client, source)) ?? accepted;
     if (!ctx.json) ctx.io.stderr.write(`${summaryLines({ ...progress, status: final.status, error: final.error?.message ?? progress.error }).join('\n')}\n`);
-    ctx.exitCode = outcomeCode(final.status);
+    ctx.exitCode = interrupt.cancelling ? EXIT.interrupted : outcomeCode(final.status);
     return;
   }
   // Local, not following: the sync runs in this process, so the command waits for it (quietly, bar a spinner).
@@ -97,10 +108,37 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
     await followStream(client, `/sources/${encodeURIComponent(source)}/sync/stream`, () => {});
   } finally {
     spinner.stop();
+    interrupt.remove();
   }
   const final = (await latestSync(client, source)) ?? accepted;
   printSync(ctx, final);
-  ctx.exitCode = outcomeCode(final.status);
+  ctx.exitCode = interrupt.cancelling ? EXIT.interrupted : outcomeCode(final.status);
+}
+
+/**
+ * ^C while a sync is followed. In local mode the sync runs in this process: the first ^C cancels it (tables
+ * already committed stay) and the command waits for it to stop; a second quits at once. Against a service the
+ * sync goes on there: the first ^C stops following and says how to follow or cancel it.
+ */
+function interruptSync(ctx: CommandContext, client: LakeClient, id: string): { stopFollowing: AbortSignal; cancelling: boolean; remove: () => void } {
+  const stopFollowing = new AbortController();
+  const state = {
+    stopFollowing: stopFollowing.signal,
+    cancelling: false,
+    remove: onInterrupt(() => {
+      if (ctx.mode === 'local') {
+        state.cancelling = true;
+        ctx.io.stderr.write(`\nlake: cancelling ${id}; tables already committed stay (^C again to quit at once)\n`);
+        client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch((error: unknown) => {
+          ctx.io.stderr.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
+        });
+        return;
+      }
+      ctx.io.stderr.write(`\nlake: stopped following; ${id} goes on running on the server. Follow it again with: lake jobs events ${id}; cancel it with: lake jobs cancel ${id}\n`);
+      stopFollowing.abort();
+    }),
+  };
+  return state;
 }
 
 export async function syncStatus(ctx: CommandContext, source: string): Promise<void> {
