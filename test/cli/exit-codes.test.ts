@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/commands/exit-codes.js';
+import { LAKE_BIN, runLake, type CliResult } from '../helpers/cli.js';
+import { SLOW_SQL } from '../helpers/queries.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { tempDir } from '../helpers/temp.js';
+
+/** README's exit-code table, row by row: `| 3    | meaning |` → 3. */
+function readmeExitCodes(): number[] {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const table = readme.split('## Exit codes')[1]?.split('\n## ')[0] ?? '';
+  return [...table.matchAll(/^\|\s*(\d+)\s*\|/gm)].map((m) => Number(m[1]));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * README's exit-code table is what the commands do: every code it lists is produced by the case it describes,
+ * and the CLI has no code README does not list.
+ */
+describe('README exit codes', () => {
+  const root = tempDir('lake-exit-codes');
+  const env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+  const lake = (...args: string[]): Promise<CliResult> => runLake(args, { env });
+  let server: ServeProcess;
+  let token: string;
+  beforeAll(async () => {
+    token = (JSON.parse((await lake('init', '--json')).stdout) as { token: { secret: string } }).token.secret;
+    server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  const remote = (...args: string[]): Promise<CliResult> => runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+
+  it('lists exactly the codes the CLI uses', () => {
+    expect(readmeExitCodes()).toEqual(Object.values(EXIT));
+  });
+
+  it('each code comes from the case README gives for it', async () => {
+    const seen = new Map<number, string>();
+    const expectExit = (result: CliResult, code: number, what: string): void => {
+      expect(result.code, `${what}: ${result.stderr}`).toBe(code);
+      seen.set(code, what);
+    };
+    expectExit(await lake('query', 'select 42'), EXIT.ok, 'success');
+    expectExit(await lake('query', 'select * from no_such_table'), EXIT.failed, 'an API error');
+    expectExit(await lake('jobs', 'get', 'qr_doesnotexist'), EXIT.failed, 'not found');
+    expectExit(await lake('no-such-command'), EXIT.usage, 'unknown command');
+    expectExit(await lake('query', 'select 1', '--output', 'xml'), EXIT.usage, 'bad flag value');
+    expectExit(await lake('config', 'use', 'nope'), EXIT.usage, 'unknown profile');
+
+    const running = await remote('query', '--wait', '1', SLOW_SQL);
+    expectExit(running, EXIT.stillRunning, 'query --wait against a service');
+    const id = running.stdout.trim();
+    expect(id).toMatch(/^qr_/);
+    expectExit(await remote('query', 'poll', id), EXIT.stillRunning, 'query poll of a running query');
+    expect((await remote('jobs', 'cancel', id)).code).toBe(0);
+
+    expectExit(await runLake(['--base-url', server.url, '--token', `pat_${'x'.repeat(40)}`, 'whoami'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } }), EXIT.auth, 'invalid credential');
+    const closed = await freePort();
+    expectExit(await runLake(['--base-url', `http://127.0.0.1:${closed}`, '--token', token, 'whoami'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR }, timeoutMs: 30_000 }), EXIT.unavailable, 'connection refused');
+
+    const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], { env: { PATH: process.env.PATH ?? '', HOME: root, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGINT');
+    expect(await exited).toBe(EXIT.interrupted);
+    seen.set(EXIT.interrupted, '^C');
+
+    expect([...seen.keys()].sort((a, b) => a - b)).toEqual(readmeExitCodes());
+  }, 90_000);
+});
