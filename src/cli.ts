@@ -1,3 +1,4 @@
+import { mark } from './debug-timing.js';
 import type * as Commander from 'commander';
 import { requireCommonJs } from './load-commonjs.js';
 import { registerAdmin } from './commands/admin/index.js';
@@ -74,6 +75,7 @@ export async function main(
   io: IOStreams = IOStreams.system(),
   env: Record<string, string | undefined> = process.env,
 ): Promise<number> {
+  mark('bundle loaded');
   const ctx = new CommandContext(io, env);
   ctx.jsonRequested = argv.includes('--json');
   const program = buildProgram(ctx);
@@ -93,5 +95,6 @@ export async function main(
     return exitCodeFor(known);
   } finally {
     await ctx.close();
+    mark('closed');
   }
 }

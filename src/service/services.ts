@@ -1,3 +1,4 @@
+import { mark } from '../debug-timing.js';
 import { CredentialStore } from './auth/credentials.js';
 import type { Directory } from './auth/directory.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
@@ -116,7 +117,6 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     home.db,
     lake,
     new IdempotencyStore(home.db),
-    resultReader,
     permissions,
     jobStore,
     jobSettings,
@@ -211,8 +211,11 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
       for (const timer of timers.splice(0)) clearInterval(timer);
       // Sends first: their runs wait on queries, which drain after.
       await sends.close(graceMs);
+      mark('close: sends');
       await Promise.all([queries.drain(graceMs), syncs.close(graceMs)]);
+      mark('close: queries, syncs');
       await resultReader.close();
+      mark('close: reader');
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { mark } from '../../debug-timing.js';
 import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { startSpinner } from '../../render/spinner.js';
 import type { CommandContext } from '../context.js';
@@ -43,7 +44,9 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   const waitSeconds = positive(options.wait, '--wait');
 
   if (!(await ctx.settings()).baseUrl.value) await warmLocalEngine(ctx);
+  mark('engine module loaded, instance on its way');
   const client = await ctx.client();
+  mark('client ready (local: lake opened)');
   // Shown from the moment of submitting, so a busy service never leaves a silent terminal.
   const spinner = startSpinner(ctx.io, 'submitting');
   let submitted;
@@ -55,6 +58,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     throw error;
   }
   const id = submitted.body.id;
+  mark('submitted');
   const showStatus = (status: QueryPage['status']): void => spinner.update(status === 'queued' ? `queued ${id} (waiting for a free worker)` : `running ${id}`);
   showStatus(submitted.body.status);
   // ^C cancels the query on the server (it would otherwise run on), then waits a little for the outcome.
@@ -103,7 +107,9 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
     throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, { query: id });
   }
+  mark('first page received');
   const printed = await printQueryRows(client, ctx.io, page, format, maxRows);
+  mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
     ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`);
   }
@@ -118,5 +124,5 @@ async function warmLocalEngine(ctx: CommandContext): Promise<void> {
     import('../../service/engine/instance-pool.js'),
     import('../../service/queries/settings.js'),
   ]);
-  sharedInstancePool(querySettingsFromEnv(ctx.env)).warm();
+  sharedInstancePool(querySettingsFromEnv(ctx.env)).warm({ parser: true });
 }

@@ -54,7 +54,7 @@ export class InProcessEngine implements QueryEngine {
   }
 
   warm(): void {
-    this.pool.warm({ keep: true });
+    this.pool.warm({ keep: true, parser: true });
   }
 
   async close(): Promise<void> {

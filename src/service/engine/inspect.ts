@@ -1,3 +1,4 @@
+import { mark } from '../../debug-timing.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../errors.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
@@ -22,12 +23,19 @@ const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
 const VIEW_DEFINITIONS = /^(views|pg_views|pg_matviews|sqlite_master|sqlite_schema|sqlite_temp_master|sqlite_temp_schema|duckdb_views)$/i;
 
 export async function inspectStatement(connection: DuckDBConnection, statement: string): Promise<TableReference[]> {
-  const extracted = await connection.extractStatements(statement);
-  if (extracted.count !== 1) {
-    throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+  // Table references come from the parse tree alone, before binding, which would already try to open a file. The
+  // same parse counts the statements; only a statement it cannot serialize is parsed again, to tell several
+  // statements (multiple_statements) from one that is no SELECT.
+  let parsed: Awaited<ReturnType<typeof tableReferences>>;
+  try {
+    parsed = await tableReferences(connection, statement);
+  } catch (error) {
+    await assertOneStatement(connection, statement);
+    throw error;
   }
-  // Table references come from the parse tree alone, before binding, which would already try to open a file.
-  const { references, cteNames, tableFunctions } = await tableReferences(connection, statement);
+  await assertOneStatement(connection, statement, parsed.statementCount);
+  const { references, cteNames, tableFunctions } = parsed;
+  mark('inspect: parsed');
   const refused = tableFunctions.find((name) => !ALLOWED_TABLE_FUNCTIONS.has(name));
   if (refused) {
     throw new LakeServiceError('forbidden_function', `The table function '${refused.slice(0, 64)}' is not allowed: only range, generate_series, unnest and the catalog listings are. Query lake tables by name, as lake.<schema>.<table>.`, {
@@ -48,4 +56,11 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
     });
   }
   return named;
+}
+
+async function assertOneStatement(connection: DuckDBConnection, statement: string, counted?: number): Promise<void> {
+  const count = counted ?? (await connection.extractStatements(statement)).count;
+  if (count !== 1) {
+    throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+  }
 }

@@ -1,3 +1,4 @@
+import type { JsonRow } from './result-rows.js';
 import type { TableReference } from './table-refs.js';
 
 /** A column of a written result, as the engine typed it. */
@@ -40,7 +41,16 @@ export interface QueryLimits {
 export type StopReason = 'cancelled' | 'abandoned';
 
 export type QueryOutcome =
-  | { status: 'succeeded'; rowCount: number; resultBytes: number; columns: ResultColumn[]; durationMs: number }
+  | {
+      status: 'succeeded';
+      rowCount: number;
+      resultBytes: number;
+      /** As the result file holds them (what every page shows). */
+      columns: ResultColumn[];
+      /** The first rows, read back by the engine that wrote them, so the first page needs no engine of its own. */
+      firstRows: JsonRow[];
+      durationMs: number;
+    }
   /** durationMs counts execution only: 0 for a query that ended before it executed (a bind error, a limit in prepare). */
   | { status: 'failed' | 'cancelled'; code: QueryFailureCode; message: string; durationMs: number };
 

@@ -1,9 +1,11 @@
+import { mark } from '../../debug-timing.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { LakeServiceError } from '../errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
+import { readFirstPage } from './result-rows.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, ResultColumn, StopReason } from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
@@ -53,7 +55,7 @@ export async function prepareSelect(connection: DuckDBConnection, statement: str
 type RunStop = StopReason | 'query_timeout' | 'result_limit';
 
 /**
- * One query on one sandbox: prepare, execute into Parquet, describe. It enforces the limits one process can
+ * One query on one sandbox: prepare, execute into Parquet, read the first page back. It enforces the limits one process can
  * enforce on itself (time, including preparation, and result size, by interrupting DuckDB); a worker pool adds
  * the ones only another process can (memory, and killing a query DuckDB cannot interrupt).
  */
@@ -100,23 +102,28 @@ export class QueryRun {
     try {
       this.sandbox ??= await this.sandboxes.open(this.sandboxSpec);
       if (this.stopReason) this.sandbox.interrupt();
+      mark('sandbox open');
       const { connection } = this.sandbox;
       const { columns } = await prepareSelect(connection, this.job.statement);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
       const source = textColumns.length === 0
         ? `${this.job.statement}\n`
         : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
+      mark('prepared');
       if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
       events.executing?.();
       const copied = await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
       const durationMs = performance.now() - executingSince;
+      mark('result written (COPY)');
       const resultBytes = resultSize(file);
       if (resultBytes > this.job.limits.maxResultBytes) this.stopReason ??= 'result_limit';
       if (this.stopReason) throw new Error('stopped');
-      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`);
-      const written = described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
-      return { status: 'succeeded', rowCount: Number(copied.rowsChanged), resultBytes, columns: written, durationMs };
+      const rowCount = Number(copied.rowsChanged);
+      const first = await readFirstPage(connection, file, rowCount, columns.map((c) => (textColumns.includes(c.name) ? 'VARCHAR' : c.type)));
+      if (this.stopReason) throw new Error('stopped');
+      mark('first page read back');
+      return { status: 'succeeded', rowCount, resultBytes, columns: first.columns, firstRows: first.rows, durationMs };
     } catch (error) {
       const durationMs = executingSince === undefined ? 0 : performance.now() - executingSince;
       return this.failure(error, durationMs);

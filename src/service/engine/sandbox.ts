@@ -1,3 +1,4 @@
+import { mark } from '../../debug-timing.js';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
@@ -29,6 +30,7 @@ const withSlash = (dir: string): string => (dir.endsWith('/') ? dir : `${dir}/`)
  */
 export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
   const instance: DuckDBInstance = await spec.pool.take();
+  mark('sandbox: instance ready');
   let connection: DuckDBConnection | undefined;
   try {
     connection = await instance.connect();
@@ -50,6 +52,7 @@ export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
     instance.closeSync();
     throw error;
   }
+  mark('sandbox: catalog attached, locked down');
   const open = connection;
   return {
     connection: open,

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../errors.js';
+import { quoteLiteral } from './duckdb.js';
 
 export interface TableReference {
   catalog: string;
@@ -24,9 +25,10 @@ export function looksLikeFile(reference: TableReference): boolean {
 export async function tableReferences(
   connection: DuckDBConnection,
   statement: string,
-): Promise<{ references: TableReference[]; cteNames: Set<string>; tableFunctions: string[] }> {
-  const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [statement]);
-  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as { error?: boolean; error_type?: string; error_message?: string };
+): Promise<{ statementCount: number; references: TableReference[]; cteNames: Set<string>; tableFunctions: string[] }> {
+  // A literal, not a bound parameter: one statement to run instead of a prepare and an execute.
+  const reader = await connection.runAndReadAll(`SELECT json_serialize_sql(${quoteLiteral(statement)}) AS tree`);
+  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as { error?: boolean; error_type?: string; error_message?: string; statements?: unknown[] };
   if (tree.error) {
     // Only SELECT-type statements serialize (DESCRIBE, SHOW and SUMMARIZE among them): anything else is refused
     // here, from the parse alone, before any engine prepares it.
@@ -55,5 +57,5 @@ export async function tableReferences(
     for (const value of Object.values(record)) walk(value);
   };
   walk(tree);
-  return { references, cteNames, tableFunctions };
+  return { statementCount: tree.statements?.length ?? 0, references, cteNames, tableFunctions };
 }

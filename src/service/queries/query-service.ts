@@ -1,3 +1,4 @@
+import { mark } from '../../debug-timing.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
@@ -16,7 +17,7 @@ import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
 import { FairQueue } from './fair-queue.js';
-import type { ResultReader } from './result-reader.js';
+import { FirstPages } from './first-pages.js';
 import type { QuerySettings } from './settings.js';
 import { QueryStore, type QueryRecord } from './store.js';
 
@@ -50,6 +51,8 @@ export interface Scheduling {
 
 export class QueryService {
   readonly store: QueryStore;
+  /** First pages of results that just succeeded, read back by the engine that wrote them. */
+  readonly firstPages = new FirstPages();
   private readonly live = new Map<string, LiveQuery>();
   private readonly queue: FairQueue<LiveQuery>;
   /** Names this process in job leases. */
@@ -62,7 +65,6 @@ export class QueryService {
     private readonly db: MetadataDb,
     private readonly lake: Lake,
     private readonly idempotency: IdempotencyStore,
-    private readonly reader: ResultReader,
     private readonly permissions: PermissionStore,
     private readonly jobs: JobStore,
     private readonly jobSettings: JobSettings,
@@ -89,7 +91,9 @@ export class QueryService {
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
     const sql = requireSql(body);
     this.permissions.assertServiceKeyAllowed(principal);
+    mark('POST /queries reached the service');
     const { statement, tokens } = guardSql(sql);
+    mark('guarded');
     const access = this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
     const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'POST /queries' };
@@ -100,6 +104,7 @@ export class QueryService {
 
     const id = newId('qr');
     const job = await this.jobFor(id, principal.organizationId, access, statement);
+    mark('catalog file ready');
     mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
     const discard = (): void => {
       this.engine.forget(id);
@@ -117,6 +122,7 @@ export class QueryService {
         if (error instanceof LakeServiceError) throw error;
         parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
       }
+      mark('inspected');
       outcome = this.record(principal, scope, idempotencyKey, requestHash, { id, sql, catalogVersion: job.catalogVersion }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
     } catch (error) {
       discard();
@@ -132,6 +138,7 @@ export class QueryService {
       discard();
       return { query: this.store.get(principal.organizationId, id) as QueryRecord };
     }
+    mark('recorded');
     const live = this.track(id, principal.organizationId, job);
     if (startNow) {
       this.queue.started(live.organizationId);
@@ -171,6 +178,7 @@ export class QueryService {
   /** Deletes queries and results past retention, and expired idempotency keys. */
   purgeExpired(now: number = Math.floor(Date.now() / 1000)): number {
     const removed = this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
+    for (const { id } of removed) this.firstPages.drop(id);
     for (const { id, organizationId } of removed) rmSync(this.lake.layout.resultDir(organizationId, id), { recursive: true, force: true });
     this.idempotency.purgeExpired(now);
     return removed.length;
@@ -245,8 +253,6 @@ export class QueryService {
       return;
     }
     live.job.limits = { ...live.job.limits, ...this.resultLimit(live.organizationId) };
-    // The result is usually read as soon as it exists; the reader's engine starts while the query runs.
-    this.reader.warm();
     let lastPercent = -1;
     live.running = this.engine.start(live.job, {
       progress: (percent) => {
@@ -265,10 +271,12 @@ export class QueryService {
   }
 
   private finish(live: LiveQuery, outcome: QueryOutcome): void {
+    mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
       if (outcome.status === 'succeeded') {
         this.store.markSucceeded(live.id, { ...outcome, resultFile: this.lake.layout.toRelative(file) });
+        this.firstPages.keep(live.id, outcome.firstRows);
         this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
       } else {
         this.store.markEnded(live.id, outcome.status, { code: outcome.code, message: this.cleanMessage(outcome.message) }, outcome.durationMs);
@@ -276,6 +284,7 @@ export class QueryService {
       }
       // Metered once it has run, whether it succeeded or not.
       this.usage?.record(live.organizationId, 'queries_run', 1);
+      mark('outcome recorded');
     } finally {
       this.queue.ended(live.organizationId);
       this.untrack(live);

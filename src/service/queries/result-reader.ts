@@ -1,15 +1,13 @@
-import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
-import { vectorConverterFor, type JsonValue, type VectorConverter } from '../engine/json-values.js';
+import { vectorConverterFor, type VectorConverter } from '../engine/json-values.js';
+import { convertChunk, INLINE_PAGE_MAX_BYTES, jsonSize, readRowGroups, servable, type JsonRow, type RowGroup } from '../engine/result-rows.js';
 import { LakeServiceError } from '../errors.js';
-import type { ResultColumn } from './store.js';
 
 export interface ResultPage {
   columns: string[];
-  rows: Record<string, JsonValue>[];
+  rows: JsonRow[];
 }
-
-type Row = Record<string, JsonValue>;
 
 /** A result being read front to back: an open stream, rows converted but not yet served, and where it stands. */
 interface Cursor {
@@ -17,40 +15,15 @@ interface Cursor {
   stream: DuckDBResult;
   columns: string[];
   converters: VectorConverter[];
-  pending: Row[];
+  pending: JsonRow[];
   pendingAt: number;
   exhausted: boolean;
   lastUsed: number;
 }
 
-/**
- * A JSON page holds at most about this many bytes: a page of large rows comes back shorter (has_more stays true),
- * and a single row larger than this cannot be served as JSON at all (the Parquet download still has it).
- */
-export const INLINE_PAGE_MAX_BYTES = 16 * 2 ** 20;
-/** A row group whose rows average more than a page, or that is this large, is not read into this process at all. */
-const ROW_GROUP_MAX_BYTES = 512 * 2 ** 20;
-
-/** Rows [start, start + rows) of a result file and their uncompressed size, from the file's own metadata. */
-interface RowGroup {
-  start: number;
-  rows: number;
-  bytes: number;
-}
-
 /** Cursors kept open between requests, and how long an unused one lives. */
 const MAX_OPEN_CURSORS = 16;
 const CURSOR_IDLE_MS = 60_000;
-
-/** Roughly the bytes a value takes as JSON; exact enough to keep a page's size bounded. */
-function jsonSize(value: JsonValue): number {
-  if (typeof value === 'string') return value.length + 2;
-  if (value === null || typeof value !== 'object') return 8;
-  let size = 2;
-  if (Array.isArray(value)) for (const item of value) size += jsonSize(item) + 1;
-  else for (const key in value) size += key.length + 4 + jsonSize(value[key] as JsonValue);
-  return size;
-}
 
 function tooLargeForInline(rowNumber: number): LakeServiceError {
   return new LakeServiceError(
@@ -58,18 +31,6 @@ function tooLargeForInline(rowNumber: number): LakeServiceError {
     `Row ${rowNumber.toLocaleString('en-US')} of this result is larger than a JSON page can hold (${INLINE_PAGE_MAX_BYTES / 2 ** 20} MB). Download the result as Parquet: GET the query with format=files.`,
     { param: 'format' },
   );
-}
-
-function convertChunk(chunk: DuckDBDataChunk, columns: readonly string[], converters: readonly VectorConverter[]): Row[] {
-  const vectors = columns.map((_, c) => chunk.getColumnVector(c));
-  const rows: Row[] = new Array(chunk.rowCount);
-  for (let r = 0; r < rows.length; r++) {
-    // Without a prototype, a column named __proto__ is a column like any other (on {} it would set the prototype).
-    const row = Object.create(null) as Row;
-    for (let c = 0; c < columns.length; c++) row[columns[c] as string] = (converters[c] as VectorConverter)(vectors[c] as never, r);
-    rows[r] = row;
-  }
-  return rows;
 }
 
 /**
@@ -83,15 +44,9 @@ export class ResultReader {
   private readonly cursors = new Map<string, Cursor>();
   private readonly groups = new Map<string, RowGroup[]>();
 
-  /** Starts the reader's engine in the background, so the first read does not wait for it. */
-  warm(): void {
-    void this.open().catch(() => undefined);
-  }
-
-  async describe(file: string): Promise<ResultColumn[]> {
-    const { connection } = await this.open();
-    const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`);
-    return described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+  /** Whether this reader has started its engine: it does only for pages the query's own engine did not read. */
+  get started(): boolean {
+    return this.instance !== undefined;
   }
 
   async page(file: string, offset: number, limit: number): Promise<ResultPage> {
@@ -100,7 +55,7 @@ export class ResultReader {
     this.cursors.delete(key);
     await this.assertServable(file, offset, limit);
     cursor ??= await this.openCursor(file, offset);
-    const rows: Row[] = [];
+    const rows: JsonRow[] = [];
     let bytes = 0;
     while (rows.length < limit) {
       if (cursor.pendingAt >= cursor.pending.length) {
@@ -113,7 +68,7 @@ export class ResultReader {
         cursor.pending = convertChunk(chunk, cursor.columns, cursor.converters);
         cursor.pendingAt = 0;
       }
-      const row = cursor.pending[cursor.pendingAt] as Row;
+      const row = cursor.pending[cursor.pendingAt] as JsonRow;
       const size = jsonSize(row);
       if (size > INLINE_PAGE_MAX_BYTES && rows.length === 0) {
         cursor.connection.closeSync();
@@ -136,27 +91,15 @@ export class ResultReader {
    * value of hundreds of megabytes compresses to almost nothing in Parquet, so the file's size says nothing.
    */
   private async assertServable(file: string, offset: number, limit: number): Promise<void> {
-    const groups = await this.rowGroups(file);
-    for (const group of groups) {
-      if (group.start >= offset + limit || group.start + group.rows <= offset) continue;
-      if (group.bytes > ROW_GROUP_MAX_BYTES || group.bytes / Math.max(1, group.rows) > INLINE_PAGE_MAX_BYTES) throw tooLargeForInline(Math.max(offset, group.start) + 1);
-    }
+    const verdict = servable(await this.rowGroups(file), offset, limit);
+    if (!verdict.ok) throw tooLargeForInline(verdict.row);
   }
 
   private async rowGroups(file: string): Promise<RowGroup[]> {
     const cached = this.groups.get(file);
     if (cached) return cached;
     const { connection } = await this.open();
-    const read = await connection.runAndReadAll(
-      `SELECT row_group_id, any_value(row_group_num_rows)::BIGINT AS rows, sum(total_uncompressed_size)::BIGINT AS bytes
-       FROM parquet_metadata(${quoteLiteral(file)}) GROUP BY row_group_id ORDER BY row_group_id`,
-    );
-    let start = 0;
-    const groups = read.getRowObjectsJS().map((row) => {
-      const group = { start, rows: Number(row.rows), bytes: Number(row.bytes) };
-      start += group.rows;
-      return group;
-    });
+    const groups = await readRowGroups(connection, file);
     if (this.groups.size >= MAX_OPEN_CURSORS * 4) this.groups.clear();
     this.groups.set(file, groups);
     return groups;
