@@ -59,7 +59,8 @@ export const inMemory: Transport = {
     const home = openHome(options.homeDir ?? defaultHomeDir());
     const services = servicesFor(home, options);
     const logs: object[] = [];
-    const app = createApp(services, { log: logTo(logs) });
+    // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
+    const app = createApp(services, { log: logTo(logs), routing: 'one-shot' });
     const baseUrl = 'http://local.lake';
     return {
       home,

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { LinearRouter } from 'hono/router/linear-router';
 import { LakeServiceError } from '../errors.js';
 import type { LakeServices } from '../services.js';
 import type { ApiEnv } from './env.js';
@@ -26,6 +27,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export interface AppOptions {
   /** Where unexpected errors are reported; the server writes them to its log. */
   log?: (line: object) => void;
+  /**
+   * `one-shot` for a process that answers a handful of requests and exits (local mode): Hono's linear router
+   * matches without first compiling every route into one expression (~4 ms of a local query). `lake serve` keeps
+   * the default, which compiles once and matches fastest.
+   */
+  routing?: 'one-shot' | 'long-lived';
 }
 
 export type LakeApp = Hono<ApiEnv>;
@@ -33,7 +40,7 @@ export type LakeApp = Hono<ApiEnv>;
 /** The whole HTTP API as one Web-standard app: served over HTTP by `lake serve`, called in memory in local mode. */
 export function createApp(services: LakeServices, options: AppOptions = {}): LakeApp {
   const log = options.log ?? (() => {});
-  const app = new Hono<ApiEnv>();
+  const app = options.routing === 'one-shot' ? new Hono<ApiEnv>({ router: new LinearRouter() }) : new Hono<ApiEnv>();
 
   app.use('*', requestContext(services));
   app.use(

@@ -22,7 +22,7 @@ export async function openLocalLake(homeDir: string, options: { runSyncs?: boole
   ]);
   const home = openHome(homeDir);
   const services = createServices(home, { runSyncs: options.runSyncs ?? true });
-  const app = createApp(services);
+  const app = createApp(services, { routing: 'one-shot' });
   return {
     fetch: (request) => Promise.resolve(app.fetch(request)),
     ownerToken: home.ownerToken,
