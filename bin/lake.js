@@ -1,5 +1,5 @@
 #!/usr/bin/env node
 // Kept tiny on purpose: everything, including the heavy parts, loads from the build only when a command needs it.
-import { main } from '../dist/bundle.js';
+import { loadBundle } from './bundle-loader.js';
 
-process.exitCode = await main(process.argv);
+process.exitCode = await loadBundle().exports.main(process.argv);

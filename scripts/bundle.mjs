@@ -1,6 +1,10 @@
 // Bundles the CLI into one file after tsc has type-checked and compiled it. Loading one module instead of about
 // a hundred saves ~55 ms on every `lake query` (docs/performance.md). Native and CommonJS packages stay outside:
 // they are loaded with require, or only when used.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { build } from 'esbuild';
 
 /**
@@ -29,6 +33,34 @@ const common = {
   external: ['better-sqlite3', '@duckdb/node-api', 'commander', 'cli-table3', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
 };
 
-await build({ ...common, entryPoints: ['dist/cli.js'], outfile: 'dist/bundle.js' });
+// The CLI: CommonJS, so bin/lake.js can load it with V8's code cache (bin/bundle-loader.js). Every module is in
+// this one file, so import.meta.url is the bundle's URL, as it was for the ES bundle.
+await build({
+  ...common,
+  format: 'cjs',
+  entryPoints: ['dist/cli.js'],
+  outfile: 'dist/bundle.cjs',
+  define: { 'import.meta.url': '__lakeBundleUrl' },
+  banner: { js: 'var __lakeBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+});
+// import() inside a vm-compiled script needs an experimental loader option, so the bundle's dynamic imports call
+// the loader's importer instead; any other import() left would fail at run time, so the build stops on one.
+const cliBundle = readFileSync('dist/bundle.cjs', 'utf8').replace(/\bimport\((?=["'])/g, '__lakeImport(');
+if (/\bimport\(/.test(cliBundle)) throw new Error('dist/bundle.cjs: an import() of a computed specifier is left; give it a string literal.');
+writeFileSync('dist/bundle.cjs', cliBundle);
+rmSync('dist/bundle.js', { force: true });
+// The code cache: made after a local `lake query` has run in a scratch home, so it holds the code of the CLI's
+// start and of the whole local query path, compiled (V8 keeps every function compiled by then).
+const { loadBundle, CODE_CACHE } = await import('../bin/bundle-loader.js');
+const { exports: cli, script } = loadBundle({ useCache: false });
+const scratch = mkdtempSync(join(tmpdir(), 'lake-build-'));
+try {
+  const sink = { write: () => true };
+  const exit = await cli.main(['node', 'lake', '--home', join(scratch, 'home'), 'query', 'select 1 as warm'], new cli.IOStreams(sink, sink, Readable.from([]), {}), { HOME: scratch });
+  if (exit !== 0) throw new Error(`the warm-up query exited ${exit}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+writeFileSync(CODE_CACHE, script.createCachedData());
 // The query worker of lake serve's pool: a process of its own, started once per worker (docs/decisions.md).
 await build({ ...common, entryPoints: ['dist/service/engine/worker-main.js'], outfile: 'dist/query-worker.js' });

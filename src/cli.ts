@@ -98,3 +98,4 @@ export async function main(
     mark('closed');
   }
 }
+export { IOStreams };
