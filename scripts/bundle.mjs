@@ -1,6 +1,7 @@
 // Bundles the CLI into one file after tsc has type-checked and compiled it. Loading one module instead of about
-// a hundred saves ~55 ms on every `lake query` (docs/performance.md). Native and CommonJS packages stay outside:
-// they are loaded with require, or only when used.
+// a hundred saves ~55 ms on every `lake query` (docs/performance.md). Native packages, and packages only some
+// commands use, stay outside: they are loaded with require, or only when used. Commander, which every command
+// runs, is bundled, so it is in the code cache.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +31,7 @@ const common = {
   minifySyntax: true,
   logLevel: 'warning',
   plugins: [inkViewsStayOutside],
-  external: ['better-sqlite3', '@duckdb/node-api', 'commander', 'cli-table3', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
+  external: ['better-sqlite3', '@duckdb/node-bindings', 'cli-table3', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
 };
 
 // The CLI: CommonJS, so bin/lake.js can load it with V8's code cache (bin/bundle-loader.js). Every module is in
@@ -63,4 +64,11 @@ try {
 }
 writeFileSync(CODE_CACHE, script.createCachedData());
 // The query worker of lake serve's pool: a process of its own, started once per worker (docs/decisions.md).
-await build({ ...common, entryPoints: ['dist/service/engine/worker-main.js'], outfile: 'dist/query-worker.js' });
+// An ES bundle: esbuild's require() of the bundled CommonJS (DuckDB's JavaScript requiring its native binding)
+// needs a require in scope.
+await build({
+  ...common,
+  entryPoints: ['dist/service/engine/worker-main.js'],
+  outfile: 'dist/query-worker.js',
+  banner: { js: 'import { createRequire as __lakeCreateRequire } from "node:module"; const require = __lakeCreateRequire(import.meta.url);' },
+});

@@ -1,6 +1,5 @@
 import { mark } from './debug-timing.js';
-import type * as Commander from 'commander';
-import { requireCommonJs } from './load-commonjs.js';
+import * as Commander from 'commander';
 import { registerAdmin } from './commands/admin/index.js';
 import { registerAuth } from './commands/auth/index.js';
 import { registerCatalog } from './commands/catalog/index.js';
@@ -24,7 +23,8 @@ import { printError } from './render/errors.js';
 import { IOStreams } from './render/iostreams.js';
 import { packageVersion } from './version.js';
 
-const { Command, CommanderError } = requireCommonJs('commander') as typeof Commander;
+// Bundled (not required at run time): inside the bundle it is part of the code cache, where a require cost ~12 ms.
+const { Command, CommanderError } = Commander;
 
 export function buildProgram(ctx: CommandContext): Commander.Command {
   const program = new Command('lake');

@@ -1,13 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import type * as DuckDB from '@duckdb/node-api';
-import { requireCommonJs } from '../../load-commonjs.js';
 
-let loaded: typeof DuckDB | undefined;
+let loaded: Promise<typeof DuckDB> | undefined;
 
-/** DuckDB's module, loaded on first use only: it costs ~70 ms, which commands that do not query never pay. */
+/**
+ * DuckDB's module, loaded on first use only: commands that do not query never pay for it. In the CLI and worker
+ * bundles its JavaScript is bundled, and so in the code cache (its ~100 files took ~100 ms to require on the 2-core
+ * machine); only the native binding is loaded from node_modules.
+ */
 export function loadDuckDB(): Promise<typeof DuckDB> {
-  loaded ??= requireCommonJs('@duckdb/node-api') as typeof DuckDB;
-  return Promise.resolve(loaded);
+  loaded ??= import('@duckdb/node-api');
+  return loaded;
 }
 
 /** Settings every instance gets: never reach the network for extensions (they would wait on it and fail). */
