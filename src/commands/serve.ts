@@ -2,7 +2,7 @@ import { outboundSettingsFromEnv } from '../service/net/outbound.js';
 import type { Command } from 'commander';
 import { resolveHomeDir } from '../config/paths.js';
 import type { CommandContext } from './context.js';
-import { usageError } from './exit-codes.js';
+import { CliError, EXIT, usageError } from './exit-codes.js';
 
 /** How long a stopping server lets requests and queries in flight finish. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -37,6 +37,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const log = (line: object): void => {
         ctx.io.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
       };
+      const { corsOriginsFromEnv, InvalidCorsOrigin } = await import('../service/api/middleware/cors.js');
+      let corsOrigins: string[];
+      try {
+        corsOrigins = corsOriginsFromEnv(ctx.env);
+      } catch (error) {
+        if (error instanceof InvalidCorsOrigin) throw new CliError('invalid_setting', error.message, EXIT.usage, 'Fix LAKE_CORS_ORIGINS and start lake serve again.');
+        throw error;
+      }
       const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
@@ -46,7 +54,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
-      const server = await startServer(createApp(services, { log }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
+      const server = await startServer(createApp(services, { log, corsOrigins }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
       // Links in responses never follow a request's Host header: without --public-url they name this address.
       services.publicUrl ??= server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
       if (!options.publicUrl && /:\/\/(0\.0\.0\.0|\[::\])/.test(server.url)) {

@@ -21,6 +21,8 @@ export interface Harness {
 export interface StartOptions {
   homeDir?: string;
   services?: ServiceOptions;
+  /** Browser origins the app allows (LAKE_CORS_ORIGINS in lake serve). */
+  corsOrigins?: string[];
 }
 
 export interface Transport {
@@ -60,7 +62,7 @@ export const inMemory: Transport = {
     const services = servicesFor(home, options);
     const logs: object[] = [];
     // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
-    const app = createApp(services, { log: logTo(logs), routing: 'one-shot' });
+    const app = createApp(services, { log: logTo(logs), routing: 'one-shot', corsOrigins: options.corsOrigins });
     const baseUrl = 'http://local.lake';
     return {
       home,
@@ -83,7 +85,7 @@ export const overHttp: Transport = {
     const home = openHome(options.homeDir ?? defaultHomeDir());
     const services = servicesFor(home, options);
     const logs: object[] = [];
-    const server = await startServer(createApp(services, { log: logTo(logs) }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
+    const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
     return {
       home,
       services,

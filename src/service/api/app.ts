@@ -5,6 +5,7 @@ import { LakeServiceError } from '../errors.js';
 import type { LakeServices } from '../services.js';
 import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
+import { corsFor } from './middleware/cors.js';
 import { requestContext } from './middleware/request-context.js';
 import { unmatchedRoute } from './middleware/unmatched-route.js';
 import { canvasRoutes } from './routes/canvases.js';
@@ -33,6 +34,8 @@ export interface AppOptions {
    * the default, which compiles once and matches fastest.
    */
   routing?: 'one-shot' | 'long-lived';
+  /** Browser origins allowed to call the API (docs/api.md, "Browsers"); none by default. */
+  corsOrigins?: readonly string[];
 }
 
 export type LakeApp = Hono<ApiEnv>;
@@ -43,6 +46,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   const app = options.routing === 'one-shot' ? new Hono<ApiEnv>({ router: new LinearRouter() }) : new Hono<ApiEnv>();
 
   app.use('*', requestContext(services));
+  if (options.corsOrigins?.length) app.use('*', corsFor(options.corsOrigins));
   app.use(
     '*',
     bodyLimit({

@@ -123,6 +123,31 @@ export class CredentialStore {
   }
 
   /**
+   * The principal of a credential named by id, from a token lake signed for it (a stream URL): the credential must
+   * still be live, as a bearer secret must.
+   */
+  principalById(id: string): Principal {
+    const row = this.db.prepare('SELECT * FROM credentials WHERE id = ?').get(id) as CredentialRow | undefined;
+    if (!row) throw new LakeServiceError('invalid_credentials', 'The stream URL was made for a credential that no longer exists.');
+    return principalOf(toRecord(this.live(row)));
+  }
+
+  /** A credential row that may be used now: not revoked, not expired (its last use noted, coarsely). */
+  private live(row: CredentialRow): CredentialRow {
+    const now = nowSeconds();
+    if (row.revoked !== null) {
+      throw new LakeServiceError('credentials_revoked', 'This token was revoked. Create a new one.');
+    }
+    if (row.expires !== null && row.expires <= now) {
+      throw new LakeServiceError('credentials_expired', 'This token has expired. Create a new one.');
+    }
+    if (row.last_used === null || now - row.last_used >= LAST_USED_PRECISION_SECONDS) {
+      this.db.prepare('UPDATE credentials SET last_used = ? WHERE id = ?').run(now, row.id);
+    }
+    return row;
+  }
+
+  /**
    * Resolves a bearer secret to the principal it stands for. Unknown, malformed, revoked and expired secrets all
    * fail here, before any route runs; the secret itself never appears in the error.
    */
@@ -145,17 +170,7 @@ export class CredentialStore {
     if (!row || !accepted.includes(PREFIX_OF[row.kind].secret)) {
       throw new LakeServiceError('invalid_credentials', 'The credential is not valid: no such token exists.');
     }
-    const now = nowSeconds();
-    if (row.revoked !== null) {
-      throw new LakeServiceError('credentials_revoked', 'This token was revoked. Create a new one.');
-    }
-    if (row.expires !== null && row.expires <= now) {
-      throw new LakeServiceError('credentials_expired', 'This token has expired. Create a new one.');
-    }
-    if (row.last_used === null || now - row.last_used >= LAST_USED_PRECISION_SECONDS) {
-      this.db.prepare('UPDATE credentials SET last_used = ? WHERE id = ?').run(now, row.id);
-    }
-    return principalOf(toRecord(row));
+    return principalOf(toRecord(this.live(row)));
   }
 }
 

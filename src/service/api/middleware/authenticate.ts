@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { hasScope } from '../../auth/principal.js';
+import { hasScope, type Principal } from '../../auth/principal.js';
+import { checkStreamToken } from '../../files/url-signer.js';
 import type { Scope } from '../../auth/scopes.js';
 import { LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
@@ -9,6 +10,11 @@ export interface AuthRequirement {
   anyScope?: readonly Scope[];
   /** Also accept a team API key in `x-api-key` (the legacy table download and whoami). */
   allowTeamKey?: boolean;
+  /**
+   * Also accept `?stream_token=` from a stream URL made for this very path (POST …/stream_url): EventSource cannot
+   * send an Authorization header.
+   */
+  allowStreamToken?: boolean;
 }
 
 /**
@@ -51,6 +57,11 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
     return;
   }
   const header = c.req.header('Authorization');
+  const streamToken = requirement.allowStreamToken && header === undefined ? c.req.query('stream_token') : undefined;
+  if (streamToken !== undefined) {
+    authorize(c, requirement, principalOfStreamToken(c, streamToken));
+    return;
+  }
   if (!header) {
     throw new LakeServiceError(
       'authentication_required',
@@ -61,7 +72,18 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   if (!match?.[1]) {
     throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
   }
-  const principal = c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']);
+  authorize(c, requirement, c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
+}
+
+function principalOfStreamToken(c: Context<ApiEnv>, token: string): Principal {
+  const checked = checkStreamToken(c.get('services').signer, c.req.path, token);
+  if (checked === 'expired') throw new LakeServiceError('credentials_expired', 'This stream URL has expired (they last 5 minutes). Ask for a new one with POST …/stream_url.');
+  if (checked === 'invalid') throw new LakeServiceError('invalid_credentials', 'The stream_token is not valid for this stream. Ask for a stream URL with POST …/stream_url.');
+  return c.get('services').credentials.principalById(checked.credentialId);
+}
+
+/** The principal may call the route: it has a scope the route needs; then its budgets are counted. */
+function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, principal: Principal): void {
   const needed = requirement.anyScope ?? [];
   if (needed.length > 0 && !needed.some((scope) => hasScope(principal, scope))) {
     const names = needed.map((s) => `'${s}'`).join(' or ');

@@ -4,6 +4,8 @@ import { LakeServiceError } from '../../errors.js';
 import { TERMINAL_STATUSES } from '../../jobs/job-store.js';
 import { JOB_STREAM_TIMING, TERMINAL_EVENTS } from '../../jobs/stream-timing.js';
 import type { ApiEnv } from '../env.js';
+import { signedStreamPath } from '../../files/url-signer.js';
+import { publicOrigin } from '../request-params.js';
 
 /**
  * Streams a job's events after `afterSeq` as Server-Sent Events: `retry` first, durable state read every 3 s
@@ -84,4 +86,13 @@ export function jobEventsRoute(app: Hono<ApiEnv>, auth: MiddlewareHandler<ApiEnv
     }
     return streamJobEvents(c, id, last, String, (type, data) => visibility.syncEvent(principal, sourceId, type, data));
   });
+}
+
+/**
+ * The body of POST …/stream_url: a URL that opens the stream at `path` as the calling credential, for five minutes,
+ * with no Authorization header (what EventSource needs). The caller has just been shown to be allowed to see it.
+ */
+export function streamUrlBody(c: Context<ApiEnv>, path: string): { object: 'stream_url'; url: string; expires: number } {
+  const signed = signedStreamPath(c.get('services').signer, path, c.get('principal').credentialId);
+  return { object: 'stream_url', url: `${publicOrigin(c)}${signed.path}`, expires: signed.expires };
 }

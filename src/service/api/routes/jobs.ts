@@ -7,7 +7,7 @@ import type { ApiEnv } from '../env.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { listBody, readPageRequest } from '../pagination.js';
 import { publicOrigin } from '../request-params.js';
-import { jobEventsRoute } from './job-events.js';
+import { jobEventsRoute, streamUrlBody } from './job-events.js';
 
 /** The job object: what ran, how it went, and where its work and events are. */
 export function jobObject(job: JobRecord, error = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }): Record<string, unknown> & { id: string } {
@@ -63,5 +63,9 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     });
   });
 
-  jobEventsRoute(app, read);
+  jobEventsRoute(app, authenticate({ anyScope: ['jobs:read'], allowStreamToken: true }));
+  app.post('/jobs/:id/stream_url', read, (c) => {
+    const job = c.get('services').jobs.get(c.get('principal'), c.req.param('id'));
+    return c.json(streamUrlBody(c, `/jobs/${job.id}/events`));
+  });
 }

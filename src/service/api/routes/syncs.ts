@@ -4,7 +4,7 @@ import { checkIdempotencyKey } from '../../idempotency.js';
 import type { ApiEnv } from '../env.js';
 import { readJsonObject } from '../json-body.js';
 import { authenticate } from '../middleware/authenticate.js';
-import { streamJobEvents } from './job-events.js';
+import { streamJobEvents, streamUrlBody } from './job-events.js';
 
 export function syncRoutes(app: Hono<ApiEnv>): void {
   app.post('/sources/:id/sync', authenticate({ anyScope: ['apps:manage'] }), async (c) => {
@@ -21,7 +21,12 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
    * The source's latest sync as Server-Sent Events. Ids are `<sync id>:<number>`; a Last-Event-ID of an older sync
    * of the source starts over at the latest one, which (with GET /sources/{id}) is authoritative after a reconnect.
    */
-  app.get('/sources/:id/sync/stream', authenticate({ anyScope: ['data:read'] }), (c) => {
+  app.post('/sources/:id/sync/stream_url', authenticate({ anyScope: ['data:read'] }), (c) => {
+    const source = c.get('services').sources.get(c.get('principal'), c.req.param('id'));
+    return c.json(streamUrlBody(c, `/sources/${source.id}/sync/stream`));
+  });
+
+  app.get('/sources/:id/sync/stream', authenticate({ anyScope: ['data:read'], allowStreamToken: true }), (c) => {
     const { sources, syncs, jobs, visibility } = c.get('services');
     const principal = c.get('principal');
     const source = sources.get(principal, c.req.param('id'));
