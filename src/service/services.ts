@@ -23,6 +23,7 @@ import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from './lake/collector.js';
 import { QueryService } from './queries/query-service.js';
+import { QueryResults } from './queries/query-results.js';
 import { ResultReader } from './queries/result-reader.js';
 import { querySettingsFromEnv, type QuerySettings, type WorkerPoolSettings } from './queries/settings.js';
 import { InProcessEngine } from './engine/in-process-engine.js';
@@ -41,6 +42,8 @@ export interface LakeServices {
   credentials: CredentialStore;
   personalTokens: PersonalTokens;
   signer: Signer;
+  /** Query results: pages, files, cursors and download links (routes, sends and canvases read them here). */
+  results: QueryResults;
   lake: Lake;
   queries: QueryService;
   resultReader: ResultReader;
@@ -140,11 +143,13 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     new OutboundPolicy(outbound.sources, 'sources'),
   );
   const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock);
+  const signer = new Signer(home.signingSecret);
+  const results = new QueryResults(queries, resultReader, signer);
   const sends = new SendService(
     home.db,
     jobStore,
     queries,
-    resultReader,
+    results,
     home.credentials,
     home.directory,
     secretBox,
@@ -161,7 +166,8 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     directory: home.directory,
     credentials: home.credentials,
     personalTokens: new PersonalTokens(home.db, home.credentials),
-    signer: new Signer(home.signingSecret),
+    signer,
+    results,
     lake,
     queries,
     resultReader,
@@ -174,7 +180,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     logs: new LogService(home.db),
     usage,
     rateLimiter: options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock),
-    canvases: new CanvasService(home.db, queries, resultReader, home.directory),
+    canvases: new CanvasService(home.db, queries, results, home.directory),
     sends,
     collector,
     syncSummaries: (sourceId) => syncs.latestSummary(sourceId),

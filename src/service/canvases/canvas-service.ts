@@ -8,7 +8,7 @@ import { newId } from '../ids.js';
 import { splitQualifiedName } from '../lake/names.js';
 import type { JsonValue } from '../engine/json-values.js';
 import type { QueryService } from '../queries/query-service.js';
-import type { ResultReader } from '../queries/result-reader.js';
+import type { QueryResults } from '../queries/query-results.js';
 import type { MetadataDb } from '../store/database.js';
 
 export interface CanvasElement {
@@ -63,7 +63,7 @@ export class CanvasService {
   constructor(
     private readonly db: MetadataDb,
     private readonly queries: QueryService,
-    private readonly reader: ResultReader,
+    private readonly results: QueryResults,
     private readonly directory: Directory,
   ) {}
 
@@ -143,11 +143,10 @@ export class CanvasService {
     const done = this.queries.get(principal, query.id);
     // Still queued or running after a query's whole time limit: the caller has stopped waiting, so the query stops too.
     if (done.status === 'queued' || done.status === 'running') this.queries.stop(query.id, 'cancelled');
-    const file = this.queries.resultPath(done);
-    if (done.status !== 'succeeded' || !file) {
+    if (done.status !== 'succeeded' || !this.results.file(done)) {
       throw new LakeServiceError('element_query_failed', `The element's table could not be read: ${done.errorMessage ?? done.status}.`);
     }
-    const page = await this.reader.page(file, 0, MAX_TABLE_ROWS);
+    const page = await this.results.page(done, 0, MAX_TABLE_ROWS);
     return { canvas, element, columns: done.columns ?? [], rows: page.rows, rowCount: done.rowCount ?? page.rows.length };
   }
 

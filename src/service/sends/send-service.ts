@@ -10,7 +10,7 @@ import type { JobSettings } from '../jobs/settings.js';
 import type { JobStore } from '../jobs/job-store.js';
 import type { QueryService } from '../queries/query-service.js';
 import { principalIdOf } from '../queries/query-service.js';
-import type { ResultReader } from '../queries/result-reader.js';
+import type { QueryResults } from '../queries/query-results.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import { writeTransaction, type MetadataDb } from '../store/database.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -72,7 +72,7 @@ export class SendService {
     private readonly db: MetadataDb,
     private readonly jobs: JobStore,
     private readonly queries: QueryService,
-    private readonly results: ResultReader,
+    private readonly results: QueryResults,
     private readonly credentials: CredentialStore,
     private readonly directory: Directory,
     private readonly secretBox: SecretBox,
@@ -337,8 +337,7 @@ export class SendService {
     if (query.status !== 'succeeded') {
       throw new SendFailure(`The send's query ${queryId} ${unfinished ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
     }
-    const file = this.queries.resultPath(query);
-    if (!file || !query.columns) throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);
+    if (!this.results.file(query) || !query.columns) throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);
     const secrets = this.secretBox.open(send.id, send.secrets);
     const delivery: Delivery =
       send.destination.type === 'postgres'
@@ -350,7 +349,7 @@ export class SendService {
       let offset = 0;
       for (let batch = 1; ; batch++) {
         if (signal.aborted) throw new SendFailure('The run was cancelled.');
-        const page = await this.results.page(file, offset, batchSize);
+        const page = await this.results.page(query, offset, batchSize);
         // An empty result still opens (and, in replace mode, empties) a table, but posts no empty webhook batch.
         if (page.rows.length === 0) break;
         await delivery.deliver(page.rows, batch);

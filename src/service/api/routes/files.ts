@@ -1,8 +1,7 @@
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
-import { checkResultSignature } from '../../files/url-signer.js';
 import type { ApiEnv } from '../env.js';
 import { publicRateLimit } from '../middleware/authenticate.js';
 
@@ -33,20 +32,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
  */
 export function fileRoutes(app: Hono<ApiEnv>): void {
   app.get('/files/results/:id', publicRateLimit(), (c) => {
-    const { signer, queries } = c.get('services');
     const id = c.req.param('id');
-    const check = checkResultSignature(signer, `/files/results/${id}`, c.req.query('expires'), c.req.query('signature'));
-    if (check === 'invalid') throw new LakeServiceError('signed_url_invalid', 'This download URL is not valid. Poll the query for a freshly signed one.');
-    if (check === 'expired') throw new LakeServiceError('signed_url_expired', 'This download URL has expired (they last one hour). Poll the query for a fresh one.');
-    const query = queries.store.getById(id);
-    const file = query && queries.resultPath(query);
-    let size: number;
-    try {
-      if (!file) throw new Error('no result');
-      size = statSync(file).size;
-    } catch {
-      throw new LakeServiceError('query_not_found', 'This result no longer exists; results are kept for a limited time.');
-    }
+    const { file, size } = c.get('services').results.download(id, c.req.query('expires'), c.req.query('signature'));
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {
@@ -62,7 +49,7 @@ export function fileRoutes(app: Hono<ApiEnv>): void {
     const status = range ? 206 : 200;
     // Hono answers HEAD through this GET handler; opening the file then would leak a descriptor.
     if (c.req.method === 'HEAD' || size === 0) return c.body(null, status);
-    const stream = Readable.toWeb(createReadStream(file as string, { start, end })) as ReadableStream<Uint8Array>;
+    const stream = Readable.toWeb(createReadStream(file, { start, end })) as ReadableStream<Uint8Array>;
     return c.body(stream, status);
   });
 }

@@ -1,5 +1,4 @@
 import type { Hono } from 'hono';
-import { signedResultPath } from '../../files/url-signer.js';
 import type { JobRecord } from '../../jobs/job-store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { LakeServices } from '../../services.js';
@@ -43,14 +42,14 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
   app.get('/jobs/:id', read, (c) => c.json(seenJob(c, c.get('services').jobs.get(c.get('principal'), c.req.param('id')))));
 
   app.get('/jobs/:id/result', read, (c) => {
-    const { jobs, signer, queries } = c.get('services');
+    const { jobs, results } = c.get('services');
     const query = jobs.result(c.get('principal'), c.req.param('id'));
-    const signed = signedResultPath(signer, query.id);
+    const signed = results.downloadLink(query.id);
     return c.json({
       object: 'job_result',
       job: query.id,
       row_count: query.rowCount,
-      files: queries.resultPath(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] : [],
+      files: results.file(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] : [],
     });
   });
 

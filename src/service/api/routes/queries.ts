@@ -1,9 +1,7 @@
 import { mark } from '../../../debug-timing.js';
 import type { Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
-import { signedResultPath } from '../../files/url-signer.js';
 import { checkIdempotencyKey } from '../../idempotency.js';
-import { decodeCursor, encodeCursor } from '../../queries/cursor.js';
 import { queryObject } from '../../queries/views.js';
 import type { ApiEnv } from '../env.js';
 import { readJsonObject } from '../json-body.js';
@@ -31,7 +29,7 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
   });
 
   app.get('/queries/:id', auth, async (c) => {
-    const { queries, signer } = c.get('services');
+    const { queries, results } = c.get('services');
     const format = c.req.query('format') ?? 'files';
     if (format !== 'files' && format !== 'inline') {
       throw new LakeServiceError('invalid_format', `format must be files or inline, not '${format.slice(0, 32)}'.`, { param: 'format' });
@@ -40,38 +38,28 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
     const limit = integerParam(c, 'limit', 1, INLINE_PAGE_MAX, INLINE_PAGE_DEFAULT);
     const id = c.req.param('id');
     let query = queries.get(c.get('principal'), id);
-    const startingAfter = c.req.query('starting_after');
-    const offset = startingAfter === undefined ? 0 : decodeCursor(signer, id, startingAfter);
-    if (offset === undefined || (query.rowCount !== null && offset > query.rowCount)) {
-      throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of this query.', { param: 'starting_after' });
-    }
+    const offset = results.offsetOf(query, c.req.query('starting_after'));
     if (wait > 0 && (query.status === 'running' || query.status === 'queued')) {
       await queries.waitFor(id, wait * 1000);
       query = queries.get(c.get('principal'), id);
     }
     const body = queryObject(query);
-    const file = queries.resultPath(query);
-    if (query.status !== 'succeeded' || !file) return c.json(body);
+    if (query.status !== 'succeeded' || !results.file(query)) return c.json(body);
 
     if (format === 'files') {
-      const signed = signedResultPath(signer, id);
+      const signed = results.downloadLink(id);
       return c.json({ ...body, row_count: null, files: [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] });
     }
-    const total = query.rowCount ?? 0;
     mark('GET /queries: query ended');
-    // The first page is usually still in memory, read back by the engine that wrote the result.
-    const first = offset === 0 ? queries.firstPages.rows(id, limit, total) : undefined;
-    const page = offset >= total ? { rows: [] } : first ? { rows: first } : await c.get('services').resultReader.page(file, offset, limit);
+    const page = await results.page(query, offset, limit);
     mark('page read');
-    const end = offset + page.rows.length;
-    const hasMore = end < total;
     return c.json({
       ...body,
-      row_count: total,
+      row_count: query.rowCount ?? 0,
       columns: (query.columns ?? []).map((column: { name: string }) => column.name),
       data: page.rows,
-      has_more: hasMore,
-      next_cursor: hasMore ? encodeCursor(signer, id, end) : null,
+      has_more: page.hasMore,
+      next_cursor: page.hasMore ? results.cursorAt(id, page.end) : null,
     });
   });
 }

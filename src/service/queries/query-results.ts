@@ -1,0 +1,79 @@
+import { statSync } from 'node:fs';
+import type { JsonRow } from '../engine/result-rows.js';
+import { LakeServiceError } from '../errors.js';
+import { checkResultSignature, signedResultPath, type Signer, type SignedPath } from '../files/url-signer.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { QueryService } from './query-service.js';
+import type { ResultReader } from './result-reader.js';
+import type { QueryRecord } from './store.js';
+
+export interface ResultPage {
+  rows: JsonRow[];
+  /** The offset after the last row of the page. */
+  end: number;
+  hasMore: boolean;
+}
+
+/**
+ * The one owner of query results: where a result's file is, its pages as JSON (page one from what the engine read
+ * back, others from the file), page cursors, and signed download links. Routes, sends and canvases all read results
+ * through it.
+ */
+export class QueryResults {
+  constructor(
+    private readonly queries: QueryService,
+    private readonly reader: ResultReader,
+    private readonly signer: Signer,
+  ) {}
+
+  /** The result file of a succeeded query, while it is kept. */
+  file(query: QueryRecord): string | undefined {
+    return this.queries.resultPath(query);
+  }
+
+  /** Rows [offset, offset + limit) of a succeeded query's result (a page may stop short at its byte budget). */
+  async page(query: QueryRecord, offset: number, limit: number): Promise<ResultPage> {
+    const total = query.rowCount ?? 0;
+    const file = this.file(query);
+    if (!file || offset >= total) return { rows: [], end: offset, hasMore: false };
+    const first = offset === 0 ? this.queries.firstPages.rows(query.id, limit, total) : undefined;
+    const rows = first ?? (await this.reader.page(file, offset, limit)).rows;
+    const end = offset + rows.length;
+    return { rows, end, hasMore: end < total };
+  }
+
+  /** The opaque cursor of the page that starts at `offset`. */
+  cursorAt(queryId: string, offset: number): string {
+    return encodeCursor(this.signer, queryId, offset);
+  }
+
+  /** The offset a cursor stands for; a cursor of another query, an edited one or one past the end is refused. */
+  offsetOf(query: QueryRecord, cursor: string | undefined): number {
+    if (cursor === undefined) return 0;
+    const offset = decodeCursor(this.signer, query.id, cursor);
+    if (offset === undefined || (query.rowCount !== null && offset > query.rowCount)) {
+      throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of this query.', { param: 'starting_after' });
+    }
+    return offset;
+  }
+
+  /** A download link for the result, valid for an hour, relative to the service's address. */
+  downloadLink(queryId: string): SignedPath {
+    return signedResultPath(this.signer, queryId);
+  }
+
+  /** The file a signed download link names, with its size; the link's own problems are said precisely. */
+  download(queryId: string, expires: string | undefined, signature: string | undefined): { file: string; size: number } {
+    const check = checkResultSignature(this.signer, `/files/results/${queryId}`, expires, signature);
+    if (check === 'invalid') throw new LakeServiceError('signed_url_invalid', 'This download URL is not valid. Poll the query for a freshly signed one.');
+    if (check === 'expired') throw new LakeServiceError('signed_url_expired', 'This download URL has expired (they last one hour). Poll the query for a fresh one.');
+    const query = this.queries.store.getById(queryId);
+    const file = query && this.file(query);
+    try {
+      if (!file) throw new Error('no result');
+      return { file, size: statSync(file).size };
+    } catch {
+      throw new LakeServiceError('query_not_found', 'This result no longer exists; results are kept for a limited time.');
+    }
+  }
+}
