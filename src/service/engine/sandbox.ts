@@ -43,10 +43,6 @@ export async function openSandbox(spec: SandboxSpec): Promise<Sandbox> {
         // Results must not depend on the server's time zone.
         "SET TimeZone = 'UTC'",
         "SET temp_directory = ''",
-        // DuckDB tracks a query's progress only with its progress bar on (here never printed): job.progress needs it.
-        'SET enable_progress_bar = true',
-        'SET enable_progress_bar_print = false',
-        'SET progress_bar_time = 500',
         'SET enable_external_access = false',
         'SET lock_configuration = true',
       ].join(';\n'),
