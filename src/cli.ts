@@ -98,4 +98,5 @@ export async function main(
     mark('closed');
   }
 }
+// For the build's warm-up run (scripts/bundle.mjs), which makes the code cache with output going nowhere.
 export { IOStreams };

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
 import { startServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -23,5 +24,22 @@ describe('lake serve', () => {
     const log = JSON.stringify(server.logLines());
     expect(log).toContain('"path":"/version"');
     expect(log).not.toContain('s3cr3t');
+  });
+
+  it('takes browser origins from LAKE_CORS_ORIGINS, and refuses a malformed one at start (exit 2)', async () => {
+    const home = join(tempDir('lake-serve'), 'home');
+    const refused = await runLake(['serve', '--port', '0'], { env: { LAKE_HOME: home, LAKE_CORS_ORIGINS: 'http://localhost:5173,*' } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('invalid_setting');
+    expect(refused.stderr).toContain("'*' is not an origin");
+
+    const server = await startServeProcess({ LAKE_HOME: home, LAKE_CORS_ORIGINS: 'http://localhost:5173' });
+    try {
+      const preflight = await fetch(`${server.url}/queries`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    } finally {
+      await server.stop();
+    }
   });
 });

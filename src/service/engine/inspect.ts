@@ -4,11 +4,6 @@ import { LakeServiceError } from '../errors.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
 
 /**
- * DuckDB's own parser has the last word on a statement's shape: exactly one, reading no file by path. Parse only:
- * nothing is bound, so no table or file is touched. Refusals are 400s with the spec's codes; a statement DuckDB
- * cannot parse rejects with DuckDB's error. The statement type is checked after prepare, by the runner.
- */
-/**
  * Table functions a query may call: generators and the catalog's own listings. Any other (file and metadata readers
  * such as parquet_full_metadata, histogram('schema.table', …) which reads a table named in a string, whatever a
  * newer DuckDB adds) is refused: an allow list, so an unknown function is never let through.
@@ -22,6 +17,11 @@ const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
 /** Catalog tables that hold view definitions, which hold the server's file paths. */
 const VIEW_DEFINITIONS = /^(views|pg_views|pg_matviews|sqlite_master|sqlite_schema|sqlite_temp_master|sqlite_temp_schema|duckdb_views)$/i;
 
+/**
+ * DuckDB's own parser has the last word on a statement's shape: exactly one, reading no file by path. Parse only:
+ * nothing is bound, so no table or file is touched. Refusals are 400s with the spec's codes; a statement DuckDB
+ * cannot parse rejects with DuckDB's error. The statement type is checked after prepare, by the runner.
+ */
 export async function inspectStatement(connection: DuckDBConnection, statement: string): Promise<TableReference[]> {
   // Table references come from the parse tree alone, before binding, which would already try to open a file. The
   // same parse counts the statements; only a statement it cannot serialize is parsed again, to tell several
@@ -30,10 +30,12 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
   try {
     parsed = await tableReferences(connection, statement);
   } catch (error) {
-    await assertOneStatement(connection, statement);
+    // A statement DuckDB cannot split either fails with the parse's own message, not the splitter's.
+    const count = await connection.extractStatements(statement).then((extracted) => extracted.count, () => 1);
+    assertOneStatement(count);
     throw error;
   }
-  await assertOneStatement(connection, statement, parsed.statementCount);
+  assertOneStatement(parsed.statementCount);
   const { references, cteNames, tableFunctions } = parsed;
   mark('inspect: parsed');
   const refused = tableFunctions.find((name) => !ALLOWED_TABLE_FUNCTIONS.has(name));
@@ -58,8 +60,7 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
   return named;
 }
 
-async function assertOneStatement(connection: DuckDBConnection, statement: string, counted?: number): Promise<void> {
-  const count = counted ?? (await connection.extractStatements(statement)).count;
+function assertOneStatement(count: number): void {
   if (count !== 1) {
     throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
   }

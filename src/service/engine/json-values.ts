@@ -113,10 +113,6 @@ function nullable(convert: ValueConverter): ValueConverter {
 }
 
 /**
- * Builds, once per column, the function that turns DuckDB values of that type into exact JSON. docs/api.md
- * ("Inline values") lists the rules; nothing goes through a lossy JavaScript number.
- */
-/**
  * Like converterFor, but reading a STRUCT column's fields from their own vectors by position: @duckdb/node-api's
  * struct values are plain objects built by assignment, where a field named `__proto__` is lost. Structs nested in
  * lists, maps or unions still come through those values.
@@ -137,6 +133,10 @@ export function vectorConverterFor(type: DuckDBType): VectorConverter {
   return (vector, row) => convert(vector.getItem(row) as DuckDBValue);
 }
 
+/**
+ * Builds, once per column, the function that turns DuckDB values of that type into exact JSON. docs/api.md
+ * ("Inline values") lists the rules; nothing goes through a lossy JavaScript number.
+ */
 export function converterFor(type: DuckDBType): ValueConverter {
   switch (type.typeId) {
     case T.BOOLEAN:

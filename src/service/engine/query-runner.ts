@@ -55,9 +55,9 @@ export async function prepareSelect(connection: DuckDBConnection, statement: str
 type RunStop = StopReason | 'query_timeout' | 'result_limit';
 
 /**
- * One query on one sandbox: prepare, execute into Parquet, read the first page back. It enforces the limits one process can
- * enforce on itself (time, including preparation, and result size, by interrupting DuckDB); a worker pool adds
- * the ones only another process can (memory, and killing a query DuckDB cannot interrupt).
+ * One query on one sandbox: prepare, execute into Parquet, read the first page back. It enforces the limits one
+ * process can enforce on itself (time, including preparation, and result size, by interrupting DuckDB); a worker
+ * pool adds the ones only another process can (memory, and killing a query DuckDB cannot interrupt).
  */
 export class QueryRun {
   private stopReason: RunStop | undefined;

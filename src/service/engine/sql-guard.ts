@@ -66,6 +66,9 @@ export function guardSql(sql: string): GuardedSql {
   if (sql.length > MAX_SQL_LENGTH) {
     throw new LakeServiceError('sql_too_long', `The SQL is ${sql.length.toLocaleString('en-US')} characters; the limit is 100,000.`, { param: 'sql' });
   }
+  // DuckDB reads SQL as a C string: it would stop at a NUL, so the guard and the engine would not see the same text.
+  const nul = sql.indexOf('\u0000');
+  if (nul >= 0) throw new LakeServiceError('parameter_invalid', `The SQL holds a NUL character (at position ${nul + 1}); no statement can contain one.`, { param: 'sql' });
   let tokens: Token[];
   try {
     tokens = tokenize(sql);

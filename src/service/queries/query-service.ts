@@ -91,7 +91,7 @@ export class QueryService {
   async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
     const sql = requireSql(body);
     this.permissions.assertServiceKeyAllowed(principal);
-    mark('POST /queries reached the service');
+    mark('query submitted to the service');
     const { statement, tokens } = guardSql(sql);
     mark('guarded');
     const access = this.permissions.accessFor(principal);
