@@ -1,3 +1,5 @@
+import { assertEventMatchesContract } from './contract-check.js';
+
 export interface SseItem {
   kind: 'event' | 'comment' | 'retry';
   id?: string;
@@ -33,7 +35,11 @@ export async function readSse(response: Response, stop: (items: SseItem[]) => bo
         }
       }
       if (fields.retry !== undefined) items.push({ kind: 'retry', text: fields.retry, at });
-      if (fields.data !== undefined) items.push({ kind: 'event', id: fields.id, event: fields.event, data: JSON.parse(fields.data) as Record<string, unknown>, at });
+      if (fields.data !== undefined) {
+        const data = JSON.parse(fields.data) as Record<string, unknown>;
+        assertEventMatchesContract(fields.event, data);
+        items.push({ kind: 'event', id: fields.id, event: fields.event, data, at });
+      }
     }
     if (stop(items)) {
       signal?.abort();

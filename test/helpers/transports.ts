@@ -5,6 +5,7 @@ import { openHome, type Home } from '../../src/service/home/home.js';
 import { createServices, type ServiceOptions } from '../../src/service/services.js';
 import { querySettingsFromEnv } from '../../src/service/queries/settings.js';
 import type { LakeServices } from '../../src/service/services.js';
+import { assertMatchesContract } from './contract-check.js';
 import { tempDir } from './temp.js';
 
 export interface Harness {
@@ -50,7 +51,11 @@ function requester(fetcher: (request: Request) => Promise<Response>, baseUrl: st
     const headers = new Headers(rest.headers);
     const credential = token === undefined ? home.ownerToken : token;
     if (credential !== null) headers.set('Authorization', `Bearer ${credential}`);
-    return fetcher(new Request(new URL(path, baseUrl), { ...rest, headers }));
+    const request = new Request(new URL(path, baseUrl), { ...rest, headers });
+    return fetcher(request).then(async (response) => {
+      await assertMatchesContract(request, response);
+      return response;
+    });
   };
 }
 

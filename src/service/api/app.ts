@@ -18,6 +18,7 @@ import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { patRoutes } from './routes/pats.js';
 import { queryRoutes } from './routes/queries.js';
+import { referenceRoutes } from './routes/reference.js';
 import { serviceInfoRoutes } from './routes/service-info.js';
 import { sourceRoutes } from './routes/sources.js';
 import { syncRoutes } from './routes/syncs.js';
@@ -58,6 +59,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   );
 
   serviceInfoRoutes(app);
+  referenceRoutes(app);
   patRoutes(app);
   queryRoutes(app);
   catalogRoutes(app);

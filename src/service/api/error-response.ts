@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { LakeServiceError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import type { ApiEnv } from './env.js';
-import { ERROR_CATALOGUE } from './error-catalogue.js';
+import { ERROR_CATALOGUE } from '../../contract/errors.js';
 import { publicOrigin } from './request-params.js';
 
 export interface ErrorEnvelope {

@@ -49,6 +49,11 @@ export interface Scheduling {
   perOrganization: number;
 }
 
+/** What a query is asked with. */
+export interface QueryInput {
+  sql: string;
+}
+
 export class QueryService {
   readonly store: QueryStore;
   /** First pages of results that just succeeded, read back by the engine that wrote them. */
@@ -88,15 +93,15 @@ export class QueryService {
    * Checks the SQL, records the query and starts it, or queues it when the engine has no slot for it: answers at
    * once either way. Everything that can be refused before execution is refused here, with the spec's codes.
    */
-  async submit(principal: Principal, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
-    const sql = requireSql(body);
+  async submit(principal: Principal, input: QueryInput, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
+    const { sql } = input;
     this.permissions.assertServiceKeyAllowed(principal);
     mark('query submitted to the service');
     const { statement, tokens } = guardSql(sql);
     mark('guarded');
     const access = this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
-    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'POST /queries' };
+    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'queries.submit' };
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
@@ -459,8 +464,3 @@ export class QueryService {
   }
 }
 
-function requireSql(body: Record<string, unknown>): string {
-  if (body.sql === undefined || body.sql === null) throw new LakeServiceError('parameter_missing', 'Send the SQL to run in the field sql.', { param: 'sql' });
-  if (typeof body.sql !== 'string') throw new LakeServiceError('parameter_invalid', 'sql must be a string.', { param: 'sql' });
-  return body.sql;
-}

@@ -58,10 +58,10 @@ export class SyncService {
    * Records a sync of the source (202: recorded, not finished). Refused for a paused source (409 source_paused);
    * a source with a sync queued or running answers 409 sync_in_progress naming it, and no second run starts.
    */
-  submit(principal: Principal, sourceId: string, body: Record<string, unknown>, idempotencyKey: string | undefined): { id: string; replayed: boolean } {
+  submit(principal: Principal, sourceId: string, input: SyncRequest, idempotencyKey: string | undefined): { id: string; replayed: boolean } {
     const source = this.sources.get(principal, sourceId);
-    const request = this.checkRequest(source, body);
-    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: `POST /sources/${sourceId}/sync` };
+    const request = this.checkRequest(source, input);
+    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: `syncs.submit:${sourceId}` };
     const requestHash = hashRequest(sourceId, JSON.stringify(request));
     const outcome = writeTransaction(this.db, () => {
       const replay = idempotencyKey ? this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
@@ -93,8 +93,9 @@ export class SyncService {
       created: job.created,
       started: job.started,
       finished: job.finished,
-      full_refresh: sync.request.fullRefresh,
-      requested_tables: sync.request.tables,
+      // Syncs recorded before requests were stored read as what they were: all tables, not a full refresh.
+      full_refresh: sync.request.fullRefresh ?? false,
+      requested_tables: sync.request.tables ?? null,
       tables,
       rows: tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0),
       error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
@@ -130,24 +131,15 @@ export class SyncService {
     this.chain = this.chain.then(() => this.runIfQueued(id)).catch(() => {});
   }
 
-  private checkRequest(source: SourceRecord, body: Record<string, unknown>): SyncRequest {
-    const unknown = Object.keys(body).find((k) => k !== 'tables' && k !== 'full_refresh');
-    if (unknown) throw new LakeServiceError('parameter_invalid', `Unknown field '${unknown}'. A sync takes tables and full_refresh.`, { param: unknown });
-    if (body.full_refresh !== undefined && typeof body.full_refresh !== 'boolean') throw new LakeServiceError('parameter_invalid', 'full_refresh must be true or false.', { param: 'full_refresh' });
-    let tables: string[] | null = null;
-    if (body.tables !== undefined) {
-      if (!Array.isArray(body.tables) || body.tables.length === 0) throw new LakeServiceError('parameter_invalid', 'tables must be a non-empty list of schema.table names.', { param: 'tables' });
-      tables = body.tables.map((t, i) => {
-        if (typeof t !== 'string' || !source.tables.some((s) => `${s.schema}.${s.name}` === t)) {
-          const named = typeof t === 'string' ? t.slice(0, 128) : JSON.stringify(t)?.slice(0, 64);
-          const candidates = typeof t === 'string' ? source.tables.map((s) => `${s.schema}.${s.name}`).filter((k) => k.endsWith(`.${t}`) || k.toLowerCase() === t.toLowerCase()) : [];
-          const suggestion = candidates.length > 0 ? ` Did you mean ${candidates.join(' or ')}?` : ' Name it as schema.table (the source\'s tables are listed by GET /sources/{id}, or lake sources get).';
-          throw new LakeServiceError('parameter_invalid', `tables[${i}] '${named}' is not a table of this source.${suggestion}`, { param: `tables[${i}]` });
-        }
-        return t;
-      });
-    }
-    return { tables, fullRefresh: body.full_refresh === true };
+  /** The tables named must be the source's own (each refusal names the entry and suggests the likely one). */
+  private checkRequest(source: SourceRecord, request: SyncRequest): SyncRequest {
+    request.tables?.forEach((t, i) => {
+      if (source.tables.some((s) => `${s.schema}.${s.name}` === t)) return;
+      const candidates = source.tables.map((s) => `${s.schema}.${s.name}`).filter((k) => k.endsWith(`.${t}`) || k.toLowerCase() === t.toLowerCase());
+      const suggestion = candidates.length > 0 ? ` Did you mean ${candidates.join(' or ')}?` : " Name it as schema.table (the source's tables are listed with the source).";
+      throw new LakeServiceError('parameter_invalid', `tables[${i}] '${t.slice(0, 128)}' is not a table of this source.${suggestion}`, { param: `tables[${i}]` });
+    });
+    return { tables: request.tables, fullRefresh: request.fullRefresh };
   }
 
   private async runIfQueued(id: string): Promise<void> {

@@ -1,7 +1,10 @@
 import type { Hono } from 'hono';
 import type { CatalogEntry, SchemaSummary } from '../../catalog/catalog-service.js';
 import type { ApiEnv } from '../env.js';
-import { authenticate } from '../middleware/authenticate.js';
+import { CATALOG_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+
+const { listSchemas, listTables, getTable } = CATALOG_ROUTES;
 
 function schemaObject(schema: SchemaSummary): object {
   return {
@@ -47,16 +50,8 @@ function tableObject(entry: CatalogEntry): object {
 const list = (data: object[]): object => ({ object: 'list', data, has_more: false, next_cursor: null });
 
 export function catalogRoutes(app: Hono<ApiEnv>): void {
-  const auth = authenticate({ anyScope: ['data:read', 'query:read'] });
-
-  app.get('/catalog', auth, async (c) => c.json(list((await c.get('services').catalog.schemas(c.get('principal'))).map(schemaObject))));
-
+  mount(app, listSchemas, async (c) => c.json(list((await c.get('services').catalog.schemas(c.get('principal'))).map(schemaObject))));
   // Path segments arrive decoded, so schema and table names may hold dots, spaces or (encoded) slashes.
-  app.get('/catalog/:schema', auth, async (c) =>
-    c.json(list((await c.get('services').catalog.entries(c.get('principal'), c.req.param('schema'))).map(summaryObject))),
-  );
-
-  app.get('/catalog/:schema/:table', auth, async (c) =>
-    c.json(tableObject(await c.get('services').catalog.describe(c.get('principal'), c.req.param('schema'), c.req.param('table')))),
-  );
+  mount(app, listTables, async (c, { params }) => c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))));
+  mount(app, getTable, async (c, { params }) => c.json(tableObject(await c.get('services').catalog.describe(c.get('principal'), params.schema, params.table))));
 }

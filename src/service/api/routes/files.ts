@@ -3,7 +3,8 @@ import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
-import { publicRateLimit } from '../middleware/authenticate.js';
+import { SERVICE_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
 
 interface ByteRange {
   start: number;
@@ -31,9 +32,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
  * Range requests so large downloads can resume; every refusal is a JSON error, never the file.
  */
 export function fileRoutes(app: Hono<ApiEnv>): void {
-  app.get('/files/results/:id', publicRateLimit(), (c) => {
-    const id = c.req.param('id');
-    const { file, size } = c.get('services').results.download(id, c.req.query('expires'), c.req.query('signature'));
+  mount(app, SERVICE_ROUTES.downloadResultFile, (c, { params: { id }, query }) => {
+    const { file, size } = c.get('services').results.download(id, query.expires, query.signature);
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {

@@ -1,4 +1,6 @@
-import type { Context, Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono } from 'hono';
+import type { JOB_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
 import { streamSSE } from 'hono/streaming';
 import { LakeServiceError } from '../../errors.js';
 import { TERMINAL_STATUSES } from '../../jobs/job-store.js';
@@ -68,9 +70,8 @@ export function streamJobEvents(
 }
 
 /** GET /jobs/{id}/events: a job's stream; event ids are the events' numbers within the job. */
-export function jobEventsRoute(app: Hono<ApiEnv>, auth: MiddlewareHandler<ApiEnv>): void {
-  app.get('/jobs/:id/events', auth, (c) => {
-    const id = c.req.param('id');
+export function jobEventsRoute(app: Hono<ApiEnv>, route: (typeof JOB_ROUTES)['streamJobEvents']): void {
+  mount(app, route, (c, { params: { id } }) => {
     const { jobs, syncs, visibility } = c.get('services');
     const principal = c.get('principal');
     const job = jobs.get(principal, id);

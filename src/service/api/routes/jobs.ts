@@ -3,10 +3,13 @@ import type { JobRecord } from '../../jobs/job-store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
-import { authenticate } from '../middleware/authenticate.js';
-import { listBody, readPageRequest } from '../pagination.js';
+import { JOB_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
 import { publicOrigin } from '../request-params.js';
 import { jobEventsRoute, streamUrlBody } from './job-events.js';
+
+const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStreamUrl } = JOB_ROUTES;
 
 /** The job object: what ran, how it went, and where its work and events are. */
 export function jobObject(job: JobRecord, error = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }): Record<string, unknown> & { id: string } {
@@ -30,20 +33,16 @@ function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'):
 }
 
 export function jobRoutes(app: Hono<ApiEnv>): void {
-  const read = authenticate({ anyScope: ['jobs:read'] });
-
-  app.get('/jobs', read, (c) => {
-    const page = readPageRequest(c, { limit: 20, max: 100 });
-    const principal = c.get('principal');
-    const result = c.get('services').jobs.list(principal, page.limit, page.startingAfter);
+  mount(app, listJobs, (c, { query }) => {
+    const result = c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map((job) => seenJob(c, job)), hasMore: result.hasMore }));
   });
 
-  app.get('/jobs/:id', read, (c) => c.json(seenJob(c, c.get('services').jobs.get(c.get('principal'), c.req.param('id')))));
+  mount(app, getJob, (c, { params }) => c.json(seenJob(c, c.get('services').jobs.get(c.get('principal'), params.id))));
 
-  app.get('/jobs/:id/result', read, (c) => {
+  mount(app, getJobResult, (c, { params }) => {
     const { jobs, results } = c.get('services');
-    const query = jobs.result(c.get('principal'), c.req.param('id'));
+    const query = jobs.result(c.get('principal'), params.id);
     const signed = results.downloadLink(query.id);
     return c.json({
       object: 'job_result',
@@ -53,8 +52,8 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     });
   });
 
-  app.post('/jobs/:id/cancel', authenticate({ anyScope: ['jobs:manage'] }), async (c) => {
-    const outcome = await c.get('services').jobs.cancel(c.get('principal'), c.req.param('id'));
+  mount(app, cancelJob, async (c, { params }) => {
+    const outcome = await c.get('services').jobs.cancel(c.get('principal'), params.id);
     return c.json({
       object: 'job_cancellation',
       job: seenJob(c, outcome.job),
@@ -62,9 +61,9 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     });
   });
 
-  jobEventsRoute(app, authenticate({ anyScope: ['jobs:read'], allowStreamToken: true }));
-  app.post('/jobs/:id/stream_url', read, (c) => {
-    const job = c.get('services').jobs.get(c.get('principal'), c.req.param('id'));
+  jobEventsRoute(app, streamJobEvents);
+  mount(app, createJobStreamUrl, (c, { params }) => {
+    const job = c.get('services').jobs.get(c.get('principal'), params.id);
     return c.json(streamUrlBody(c, `/jobs/${job.id}/events`));
   });
 }

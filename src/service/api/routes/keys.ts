@@ -1,10 +1,9 @@
 import type { Hono } from 'hono';
-import type { OrgKeyKind } from '../../auth/org-keys.js';
 import type { CredentialRecord } from '../../auth/credentials.js';
 import type { ApiEnv } from '../env.js';
-import { readJsonObject } from '../json-body.js';
-import { authenticate } from '../middleware/authenticate.js';
-import { listBody, readPageRequest } from '../pagination.js';
+import { CREDENTIAL_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
 
 function keyObject(record: CredentialRecord): Record<string, unknown> & { id: string } {
   return {
@@ -21,18 +20,17 @@ function keyObject(record: CredentialRecord): Record<string, unknown> & { id: st
 }
 
 export function keyRoutes(app: Hono<ApiEnv>): void {
-  const auth = authenticate({ anyScope: ['keys:manage'] });
-  for (const [path, kind] of [['/service-keys', 'service_key'], ['/team-keys', 'team_key']] as [string, OrgKeyKind][]) {
-    app.post(path, auth, async (c) => {
-      const issued = c.get('services').orgKeys.create(c.get('principal'), kind, await readJsonObject(c));
-      c.header('Location', `${path}/${issued.record.id}`);
+  const kinds = [[CREDENTIAL_ROUTES.serviceKeys, 'service_key'], [CREDENTIAL_ROUTES.teamKeys, 'team_key']] as const;
+  for (const [routes, kind] of kinds) {
+    mount(app, routes.create, (c, { body }) => {
+      const issued = c.get('services').orgKeys.create(c.get('principal'), kind, body);
+      c.header('Location', `${routes.list.path}/${issued.record.id}`);
       return c.json({ ...keyObject(issued.record), secret: issued.secret }, 201);
     });
-    app.get(path, auth, (c) => {
-      const page = readPageRequest(c, { limit: 20, max: 100 });
-      const result = c.get('services').orgKeys.list(c.get('principal'), kind, page.limit, page.startingAfter);
+    mount(app, routes.list, (c, { query }) => {
+      const result = c.get('services').orgKeys.list(c.get('principal'), kind, query.limit ?? 20, query.starting_after);
       return c.json(listBody({ data: result.data.map(keyObject), hasMore: result.hasMore }));
     });
-    app.post(`${path}/:id/revoke`, auth, (c) => c.json(keyObject(c.get('services').orgKeys.revoke(c.get('principal'), kind, c.req.param('id')))));
+    mount(app, routes.revoke, (c, { params }) => c.json(keyObject(c.get('services').orgKeys.revoke(c.get('principal'), kind, params.id))));
   }
 }

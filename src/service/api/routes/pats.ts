@@ -1,9 +1,11 @@
 import type { Hono } from 'hono';
 import type { CredentialRecord } from '../../auth/credentials.js';
 import type { ApiEnv } from '../env.js';
-import { readJsonObject } from '../json-body.js';
-import { authenticate } from '../middleware/authenticate.js';
-import { listBody, readPageRequest } from '../pagination.js';
+import { CREDENTIAL_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
+
+const { createPersonalAccessToken: createToken, listPersonalAccessTokens: listTokens, revokePersonalAccessToken: revokeToken } = CREDENTIAL_ROUTES;
 
 export function patObject(record: CredentialRecord): Record<string, unknown> & { id: string } {
   return {
@@ -20,23 +22,19 @@ export function patObject(record: CredentialRecord): Record<string, unknown> & {
 }
 
 export function patRoutes(app: Hono<ApiEnv>): void {
-  const auth = authenticate({ anyScope: ['pats:manage'] });
-
-  app.post('/pats', auth, async (c) => {
-    const body = await readJsonObject(c);
+  mount(app, createToken, (c, { body }) => {
     const issued = c.get('services').personalTokens.create(c.get('principal'), body);
     c.header('Location', `/pats/${issued.record.id}`);
     return c.json({ ...patObject(issued.record), secret: issued.secret }, 201);
   });
 
-  app.get('/pats', auth, (c) => {
-    const page = readPageRequest(c, { limit: 20, max: 100 });
-    const result = c.get('services').personalTokens.list(c.get('principal'), page.limit, page.startingAfter);
+  mount(app, listTokens, (c, { query }) => {
+    const result = c.get('services').personalTokens.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map(patObject), hasMore: result.hasMore }));
   });
 
-  app.post('/pats/:id/revoke', auth, (c) => {
-    const record = c.get('services').personalTokens.revoke(c.get('principal'), c.req.param('id'));
+  mount(app, revokeToken, (c, { params }) => {
+    const record = c.get('services').personalTokens.revoke(c.get('principal'), params.id);
     return c.json(patObject(record));
   });
 }

@@ -5,9 +5,11 @@ import type { JobRecord } from '../../jobs/job-store.js';
 import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
 import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
-import { readJsonObject } from '../json-body.js';
-import { authenticate } from '../middleware/authenticate.js';
-import { listBody, readPageRequest } from '../pagination.js';
+import { SEND_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
+
+const { listSends, createSend, getSend, updateSend, deleteSend, runSend, listSendRuns, getSendRun } = SEND_ROUTES;
 
 /** A run: its job's status and times, with what only a send run has (trigger, query, rows and batches delivered). */
 export function sendRunObject(run: SendRunRecord, job: JobRecord | undefined): Record<string, unknown> & { id: string } {
@@ -47,8 +49,6 @@ function sendObject(send: SendRecord, lastRun: Record<string, unknown> | null): 
 }
 
 export function sendRoutes(app: Hono<ApiEnv>): void {
-  const read = authenticate({ anyScope: ['sends:read'] });
-  const manage = authenticate({ anyScope: ['sends:manage'] });
   const render = (c: { get(key: 'services'): LakeServices }, send: SendRecord): Record<string, unknown> & { id: string } => {
     const { sends, jobs } = c.get('services');
     const last = sends.store.runs(send.id, 1).data[0];
@@ -63,53 +63,50 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
     return send;
   };
 
-  app.get('/sends', read, async (c) => {
-    const page = readPageRequest(c, { limit: 20, max: 100 });
+  mount(app, listSends, async (c, { query }) => {
     const { sends, visibility } = c.get('services');
-    const result = sends.list(c.get('principal'), page.limit, page.startingAfter);
+    const result = sends.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     const shown = await Promise.all(result.data.map((s) => visibility.sendVisible(c.get('principal'), s)));
     return c.json(listBody({ data: result.data.filter((_, i) => shown[i]).map((s) => render(c, s)), hasMore: result.hasMore }));
   });
 
-  app.post('/sends', manage, async (c) => {
-    const { send, generatedSecret } = await c.get('services').sends.create(c.get('principal'), await readJsonObject(c));
+  mount(app, createSend, async (c, { body }) => {
+    const { send, generatedSecret } = await c.get('services').sends.create(c.get('principal'), body);
     c.header('Location', `/sends/${send.id}`);
     // A signing secret the service made is shown here once; it cannot be read back later.
     return c.json({ ...render(c, send), ...(generatedSecret ? { signing_secret: generatedSecret } : {}) }, 201);
   });
 
-  app.get('/sends/:id', read, async (c) => c.json(render(c, await visibleSend(c, c.req.param('id')))));
+  mount(app, getSend, async (c, { params }) => c.json(render(c, await visibleSend(c, params.id))));
 
-  app.patch('/sends/:id', manage, async (c) => {
-    const send = await c.get('services').sends.update(c.get('principal'), c.req.param('id'), await readJsonObject(c));
+  mount(app, updateSend, async (c, { params, body }) => {
+    const send = await c.get('services').sends.update(c.get('principal'), params.id, body);
     return c.json(render(c, send));
   });
 
-  app.delete('/sends/:id', manage, (c) => {
-    const id = c.req.param('id');
+  mount(app, deleteSend, (c, { params: { id } }) => {
     c.get('services').sends.delete(c.get('principal'), id);
     return c.json({ object: 'send_deletion', id, deleted: true });
   });
 
-  app.post('/sends/:id/run', manage, (c) => {
+  mount(app, runSend, (c, { params }) => {
     const { sends, jobs } = c.get('services');
-    const run = sends.trigger(c.get('principal'), c.req.param('id'));
+    const run = sends.trigger(c.get('principal'), params.id);
     c.header('Location', `/jobs/${run.id}`);
     return c.json(sendRunObject(run, jobs.store.getById(run.id)), 202);
   });
 
-  app.get('/sends/:id/runs', read, async (c) => {
-    const page = readPageRequest(c, { limit: 20, max: 100 });
+  mount(app, listSendRuns, async (c, { params, query }) => {
     const { sends, jobs } = c.get('services');
-    await visibleSend(c, c.req.param('id'));
-    const result = sends.runs(c.get('principal'), c.req.param('id'), page.limit, page.startingAfter);
+    await visibleSend(c, params.id);
+    const result = sends.runs(c.get('principal'), params.id, query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map((r) => sendRunObject(r, jobs.store.getById(r.id))), hasMore: result.hasMore }));
   });
 
-  app.get('/sends/:id/runs/:run', read, async (c) => {
+  mount(app, getSendRun, async (c, { params }) => {
     const { sends, jobs } = c.get('services');
-    await visibleSend(c, c.req.param('id'));
-    const run = sends.getRun(c.get('principal'), c.req.param('id'), c.req.param('run'));
+    await visibleSend(c, params.id);
+    const run = sends.getRun(c.get('principal'), params.id, params.run);
     return c.json(sendRunObject(run, jobs.store.getById(run.id)));
   });
 }

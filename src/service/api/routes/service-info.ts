@@ -3,13 +3,16 @@ import { API_VERSION, packageVersion } from '../../../version.js';
 import { isErrorCode, LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
 import { docUrl } from '../error-response.js';
-import { ERROR_CATALOGUE } from '../error-catalogue.js';
-import { authenticate, publicRateLimit } from '../middleware/authenticate.js';
+import { ERROR_CATALOGUE } from '../../../contract/errors.js';
+import { SERVICE_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+
+const { getVersion: version, whoAmI, getErrorCode: errorCode } = SERVICE_ROUTES;
 
 export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
-  app.get('/version', publicRateLimit(), (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
+  mount(app, version, (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() }));
 
-  app.get('/whoami', authenticate({ allowTeamKey: true }), (c) => {
+  mount(app, whoAmI, (c) => {
     const principal = c.get('principal');
     const { directory, credentials } = c.get('services');
     const organization = directory.organization(principal.organizationId);
@@ -32,8 +35,7 @@ export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
   });
 
   // Public, so that the doc_url of every error resolves without a credential.
-  app.get('/errors/:code', publicRateLimit(), (c) => {
-    const code = c.req.param('code');
+  mount(app, errorCode, (c, { params: { code } }) => {
     if (!isErrorCode(code)) throw new LakeServiceError('error_code_not_found', `There is no error code '${code.slice(0, 64)}'.`, { param: 'code' });
     const definition = ERROR_CATALOGUE[code];
     return c.json({ object: 'error_code', code, status: definition.status, type: definition.type, description: definition.description, doc_url: docUrl(c, code) });

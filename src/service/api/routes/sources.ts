@@ -4,9 +4,11 @@ import type { Connector } from '../../connectors/types.js';
 import { LakeServiceError } from '../../errors.js';
 import type { SourceRecord } from '../../sources/source-store.js';
 import type { ApiEnv } from '../env.js';
-import { readJsonObject } from '../json-body.js';
-import { authenticate } from '../middleware/authenticate.js';
-import { listBody, readPageRequest } from '../pagination.js';
+import { SOURCE_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
+
+const { listConnectors, getConnector, listSources, createSource, getSource, updateSource, deleteSource, testSource } = SOURCE_ROUTES;
 
 /** The source object: everything but credential values, which it only says are set. */
 export function sourceObject(source: SourceRecord, latestSync: object | null = null): Record<string, unknown> & { id: string } {
@@ -65,53 +67,48 @@ function connectorObject(connector: Connector): object {
 }
 
 export function sourceRoutes(app: Hono<ApiEnv>): void {
-  const read = authenticate({ anyScope: ['data:read'] });
-  const manage = authenticate({ anyScope: ['apps:manage'] });
-
-  app.get('/connectors', read, (c) => c.json({ object: 'list', data: CONNECTORS.map(connectorObject), has_more: false, next_cursor: null }));
-  app.get('/connectors/:name', read, (c) => {
-    const connector = findConnector(c.req.param('name'));
-    if (!connector) throw new LakeServiceError('route_not_found', `There is no connector '${c.req.param('name').slice(0, 64)}'. GET /connectors lists them.`);
+  mount(app, listConnectors, (c) => c.json({ object: 'list', data: CONNECTORS.map(connectorObject), has_more: false, next_cursor: null }));
+  mount(app, getConnector, (c, { params }) => {
+    const connector = findConnector(params.name);
+    if (!connector) throw new LakeServiceError('route_not_found', `There is no connector '${params.name.slice(0, 64)}'. GET /connectors lists them.`);
     return c.json(connectorObject(connector));
   });
 
-  app.get('/sources', read, (c) => {
-    const page = readPageRequest(c, { limit: 20, max: 100 });
+  mount(app, listSources, (c, { query }) => {
     const { sources, syncSummaries, visibility } = c.get('services');
     const principal = c.get('principal');
-    const result = sources.list(principal, page.limit, page.startingAfter);
+    const result = sources.list(principal, query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map((s) => sourceObject(visibility.source(principal, s), visibility.syncSummary(principal, syncSummaries(s.id)))), hasMore: result.hasMore }));
   });
 
-  app.post('/sources', manage, async (c) => {
+  mount(app, createSource, async (c, { body }) => {
     const { sources, visibility } = c.get('services');
-    const source = await sources.create(c.get('principal'), await readJsonObject(c));
+    const source = await sources.create(c.get('principal'), body);
     c.header('Location', `/sources/${source.id}`);
     return c.json(sourceObject(visibility.source(c.get('principal'), source)), 201);
   });
 
-  app.get('/sources/:id', read, (c) => {
+  mount(app, getSource, (c, { params }) => {
     const { sources, syncSummaries, visibility } = c.get('services');
     const principal = c.get('principal');
-    const source = sources.get(principal, c.req.param('id'));
+    const source = sources.get(principal, params.id);
     return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
   });
 
-  app.patch('/sources/:id', manage, async (c) => {
+  mount(app, updateSource, async (c, { params, body }) => {
     const { sources, syncSummaries, visibility } = c.get('services');
     const principal = c.get('principal');
-    const source = await sources.update(principal, c.req.param('id'), await readJsonObject(c));
+    const source = await sources.update(principal, params.id, body);
     return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
   });
 
-  app.delete('/sources/:id', manage, (c) => {
-    const id = c.req.param('id');
+  mount(app, deleteSource, (c, { params: { id } }) => {
     c.get('services').sources.delete(c.get('principal'), id);
     return c.json({ object: 'source_deletion', id, deleted: true, data_retained: true });
   });
 
-  app.post('/sources/:id/test', manage, async (c) => {
-    const outcome = await c.get('services').sources.test(c.get('principal'), c.req.param('id'));
-    return c.json({ object: 'source_test', source: c.req.param('id'), supported: outcome.supported, ok: outcome.ok, reason: outcome.reason });
+  mount(app, testSource, async (c, { params: { id } }) => {
+    const outcome = await c.get('services').sources.test(c.get('principal'), id);
+    return c.json({ object: 'source_test', source: id, supported: outcome.supported, ok: outcome.ok, reason: outcome.reason });
   });
 }

@@ -2,16 +2,18 @@ import type { Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
 import { checkIdempotencyKey } from '../../idempotency.js';
 import type { ApiEnv } from '../env.js';
-import { readJsonObject } from '../json-body.js';
-import { authenticate } from '../middleware/authenticate.js';
+import { SOURCE_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
 import { streamJobEvents, streamUrlBody } from './job-events.js';
 
+const { startSync, createSyncStreamUrl, streamSync } = SOURCE_ROUTES;
+
 export function syncRoutes(app: Hono<ApiEnv>): void {
-  app.post('/sources/:id/sync', authenticate({ anyScope: ['apps:manage'] }), async (c) => {
+  mount(app, startSync, (c, { params, body }) => {
     const { syncs, visibility } = c.get('services');
-    const sourceId = c.req.param('id');
+    const sourceId = params.id;
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
-    const outcome = syncs.submit(c.get('principal'), sourceId, await readJsonObject(c), key);
+    const outcome = syncs.submit(c.get('principal'), sourceId, { tables: body.tables ?? null, fullRefresh: body.full_refresh ?? false }, key);
     c.header('Location', `/jobs/${outcome.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
     return c.json(visibility.syncSummary(c.get('principal'), syncs.summary(outcome.id)), 202);
@@ -21,15 +23,15 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
    * The source's latest sync as Server-Sent Events. Ids are `<sync id>:<number>`; a Last-Event-ID of an older sync
    * of the source starts over at the latest one, which (with GET /sources/{id}) is authoritative after a reconnect.
    */
-  app.post('/sources/:id/sync/stream_url', authenticate({ anyScope: ['data:read'] }), (c) => {
-    const source = c.get('services').sources.get(c.get('principal'), c.req.param('id'));
+  mount(app, createSyncStreamUrl, (c, { params }) => {
+    const source = c.get('services').sources.get(c.get('principal'), params.id);
     return c.json(streamUrlBody(c, `/sources/${source.id}/sync/stream`));
   });
 
-  app.get('/sources/:id/sync/stream', authenticate({ anyScope: ['data:read'], allowStreamToken: true }), (c) => {
+  mount(app, streamSync, (c, { params }) => {
     const { sources, syncs, jobs, visibility } = c.get('services');
     const principal = c.get('principal');
-    const source = sources.get(principal, c.req.param('id'));
+    const source = sources.get(principal, params.id);
     const latest = syncs.store.latestId(source.id);
     const header = c.req.header('Last-Event-ID');
     let after = 0;

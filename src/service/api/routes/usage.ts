@@ -1,10 +1,11 @@
 import type { Hono } from 'hono';
 import type { ApiEnv } from '../env.js';
-import { authenticate } from '../middleware/authenticate.js';
+import { SERVICE_ROUTES } from '../../../contract/routes.js';
+import { mount } from '../contract-route.js';
 
 export function usageRoutes(app: Hono<ApiEnv>): void {
-  app.get('/usage', authenticate({ anyScope: ['usage:read'] }), (c) => {
-    const report = c.get('services').usage.report(c.get('principal'), c.req.query('month'));
+  mount(app, SERVICE_ROUTES.getUsage, (c, { query }) => {
+    const report = c.get('services').usage.report(c.get('principal'), query.month);
     return c.json({
       object: 'usage',
       month: report.month,

@@ -1,5 +1,7 @@
-import type { ErrorCode } from '../errors.js';
-
+/**
+ * Every error code of the API with its status, type and explanation: the envelope's `code` enum in the OpenAPI
+ * document, GET /errors/{code}, and the domain's one error type all read it from here.
+ */
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -13,8 +15,7 @@ export interface ErrorDefinition {
   description: string;
 }
 
-/** Status, type and explanation of every error code; served at GET /errors/{code} and mirrored in docs/api.md. */
-export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
+export const ERROR_CATALOGUE = {
   route_not_found: { status: 404, type: 'invalid_request_error', description: 'No endpoint has this path. Check the path against docs/api.md.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', description: 'The path exists but not with this HTTP method; the Allow header lists the methods it takes.' },
   invalid_json: { status: 400, type: 'invalid_request_error', description: 'The request body is not valid JSON, or not a JSON object where one is required.' },
@@ -75,4 +76,12 @@ export const ERROR_CATALOGUE: Record<ErrorCode, ErrorDefinition> = {
   rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests. Wait the number of seconds in Retry-After, then retry.' },
   error_code_not_found: { status: 404, type: 'invalid_request_error', description: 'There is no error code with this name.' },
   internal_error: { status: 500, type: 'api_error', description: 'The service failed unexpectedly. Retry later and quote the request id if it persists.' },
-};
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOGUE, value);
+}

@@ -1,0 +1,40 @@
+import { Nullable, Strict, Timestamp, Type } from './schema.js';
+
+const Kind = Type.Union([Type.Literal('table'), Type.Literal('view')]);
+
+export const SchemaSummary = Strict({
+  object: Type.Literal('schema'),
+  name: Type.String(),
+  qualified_name: Type.String({ description: '`lake.<schema>`.' }),
+  table_count: Type.Integer({ minimum: 0 }),
+  view_count: Type.Integer({ minimum: 0 }),
+  updated: Nullable(Timestamp),
+});
+
+export const TableSummary = Strict({
+  object: Type.Literal('table_summary'),
+  kind: Kind,
+  schema: Type.String(),
+  name: Type.String(),
+  qualified_name: Type.String({ description: '`lake.<schema>.<table>`.' }),
+  column_count: Type.Integer({ minimum: 0 }),
+  row_count: Nullable(Type.Integer({ minimum: 0 })),
+  bytes: Nullable(Type.Integer({ minimum: 0 })),
+  updated: Nullable(Timestamp),
+});
+
+export const Table = Strict(
+  {
+    object: Type.Literal('table'),
+    kind: Kind,
+    schema: Type.String(),
+    name: Type.String(),
+    qualified_name: Type.String(),
+    columns: Type.Array(Strict({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() })),
+    row_count: Nullable(Type.Integer({ minimum: 0 })),
+    bytes: Nullable(Type.Integer({ minimum: 0 })),
+    updated: Nullable(Timestamp),
+    sql: Type.Optional(Type.String({ description: "A view's defining SQL." })),
+  },
+  'A table or view of the lake and its columns.',
+);

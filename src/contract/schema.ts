@@ -1,0 +1,32 @@
+/**
+ * The building blocks of the contract: TypeBox schemas are plain JSON Schema (2020-12, what OpenAPI 3.1 uses) with
+ * static TypeScript types, so one definition gives the document, the validation and the types.
+ */
+import Type, { type Static, type TObject, type TProperties, type TSchema } from 'typebox';
+
+export { Type, type Static, type TObject, type TProperties, type TSchema };
+
+export const Timestamp = Type.Integer({ minimum: 0, description: 'Timestamp, epoch seconds.' });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A response object: every field it may carry is listed, so a field produced but never documented fails the contract tests. */
+export const Strict = <T extends Record<string, TSchema>>(properties: T, description?: string) =>
+  Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) });
+
+/** `{code, message}` of a failed job, run, sync or query. */
+export const Failure = Strict({ code: Type.String(), message: Type.String() }, 'Why the work failed: a stable code and a readable message.');
+
+/** The list envelope of every paged collection. */
+export const List = <T extends TSchema>(item: T) =>
+  Strict({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as starting_after for the next page; null when no more.' }),
+  });
+
+export const pageQuery = (defaultLimit: number, maxLimit: number) => ({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Items per page, 1 to ${maxLimit}.` })),
+  starting_after: Type.Optional(Type.String({ minLength: 1, description: 'The next_cursor of the previous page.' })),
+});

@@ -1,0 +1,48 @@
+import { ERROR_CODES } from './errors.js';
+import { Strict, Type } from './schema.js';
+
+export const Version = Strict({
+  object: Type.Literal('version'),
+  version: Type.String({ description: 'The API version (a date).' }),
+  server_version: Type.String({ description: 'The version of lake serving it.' }),
+});
+
+export const ErrorType = Type.Union(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error'].map((t) => Type.Literal(t)));
+
+export const ErrorCodeName = Type.Union(ERROR_CODES.map((c) => Type.Literal(c)));
+
+export const ErrorEnvelope = Strict(
+  {
+    error: Strict({
+      type: ErrorType,
+      code: ErrorCodeName,
+      message: Type.String(),
+      param: Type.Optional(Type.String({ description: 'The input the error concerns, when it concerns one.' })),
+      doc_url: Type.String(),
+      request_id: Type.String({ pattern: '^req_', description: 'The same as the Request-Id header.' }),
+    }),
+  },
+  'Every error response.',
+);
+
+export const ErrorCodeInfo = Strict({
+  object: Type.Literal('error_code'),
+  code: ErrorCodeName,
+  status: Type.Integer(),
+  type: ErrorType,
+  description: Type.String(),
+  doc_url: Type.String(),
+});
+
+const UsageQuantities = Strict({ queries_run: Type.Integer(), result_bytes: Type.Integer(), rows_synced: Type.Integer(), rows_sent: Type.Integer() });
+
+export const Usage = Strict({
+  object: Type.Literal('usage'),
+  month: Type.String({ pattern: '^\\d{4}-\\d{2}$' }),
+  currency: Type.Literal('USD'),
+  days: Type.Array(Strict({ date: Type.String(), queries_run: Type.Integer(), result_bytes: Type.Integer(), rows_synced: Type.Integer(), rows_sent: Type.Integer(), cost: Type.Number() })),
+  totals: UsageQuantities,
+  storage_bytes: Type.Integer(),
+  prices: Strict({ queries_run: Type.Number(), result_bytes_per_gb: Type.Number(), rows_synced_per_million: Type.Number(), rows_sent_per_million: Type.Number(), storage_per_gb_month: Type.Number() }),
+  cost: Strict({ month_to_date: Type.Number(), projected: Type.Number(), days_elapsed: Type.Integer(), days_in_month: Type.Integer() }),
+});

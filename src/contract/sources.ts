@@ -1,0 +1,157 @@
+import { Failure, Nullable, Strict, Timestamp, Type } from './schema.js';
+
+export const TablePhase = Type.Union(['queued', 'extracting', 'loading', 'committed', 'failed'].map((p) => Type.Literal(p)));
+
+/** One table of a sync, as the sync object and `sync.progress` events show it. */
+export const SyncTable = Strict({
+  table: Type.String({ description: '`schema.table` in the source.' }),
+  lake_table: Type.String({ description: '`lake.<schema>.<table>`.' }),
+  phase: TablePhase,
+  completed: Type.Integer({ minimum: 0, description: 'Rows written so far.' }),
+  total: Nullable(Type.Integer({ minimum: 0, description: "The source's estimate of the table's rows." })),
+  error: Type.Optional(Type.String({ description: 'Why this table failed (phase failed); its rows are never shown.' })),
+});
+
+export const Sync = Strict(
+  {
+    object: Type.Literal('sync'),
+    id: Type.String({ pattern: '^sync_' }),
+    source: Type.String(),
+    status: Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+    created: Timestamp,
+    started: Nullable(Timestamp),
+    finished: Nullable(Timestamp),
+    full_refresh: Type.Boolean(),
+    requested_tables: Nullable(Type.Array(Type.String())),
+    tables: Type.Array(SyncTable),
+    rows: Type.Integer({ minimum: 0, description: 'Rows of the tables committed so far.' }),
+    error: Nullable(Failure),
+    job: Type.String({ description: 'The path of the job the sync is.' }),
+  },
+  'A sync of a source into the lake (also a job of kind sync).',
+);
+
+export const SyncRequestBody = Strict({
+  full_refresh: Type.Optional(Type.Boolean({ default: false, description: 'Reload every table in full, even incremental ones.' })),
+  tables: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Only these `schema.table` names; all enabled tables when absent.' })),
+});
+
+const Column = Strict({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() });
+
+export const SourceTable = Strict({
+  schema: Type.String(),
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  mode: Type.Union([Type.Literal('full'), Type.Literal('incremental')]),
+  cursor_column: Nullable(Type.String()),
+  primary_key: Type.Array(Type.String()),
+  estimated_rows: Nullable(Type.Integer()),
+  columns: Type.Array(Column),
+});
+
+export const TestReason = Type.Union(
+  ['unreachable', 'timeout', 'authentication_failed', 'database_not_found', 'permission_denied', 'tls_required', 'unknown'].map((r) => Type.Literal(r)),
+  { description: 'Deliberately generic: never a host, a user or a driver message.' },
+);
+
+export const Source = Strict(
+  {
+    object: Type.Literal('source'),
+    id: Type.String({ pattern: '^src_' }),
+    name: Type.String(),
+    connector: Type.String(),
+    lake_schema: Type.String({ description: 'The lake schema its tables are written to; fixed at creation.' }),
+    status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+    paused: Type.Boolean(),
+    created: Timestamp,
+    updated: Timestamp,
+    config: Type.Record(Type.String(), Type.Unknown(), { description: "The connector's configuration fields (GET /connectors/{name})." }),
+    credentials: Type.Record(Type.String(), Type.Literal('set'), { description: 'Which credentials are stored; their values are never returned.' }),
+    latest_sync: Nullable(Sync),
+    tables: Type.Array(SourceTable),
+    discovered: Nullable(Timestamp),
+    last_test: Nullable(Strict({ supported: Type.Boolean(), ok: Type.Boolean(), reason: Nullable(TestReason), at: Timestamp })),
+  },
+  'A connected data source, its table configuration and its latest sync.',
+);
+
+const TableChange = Strict({
+  schema: Type.String(),
+  name: Type.String(),
+  enabled: Type.Optional(Type.Boolean()),
+  mode: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('incremental')])),
+  cursor_column: Type.Optional(Nullable(Type.String())),
+  primary_key: Type.Optional(Type.Array(Type.String())),
+});
+
+const Credential = Type.String({ minLength: 1, maxLength: 1000 });
+/** Credentials travel as top-level fields (which ones: the connector's fields marked credential). */
+const credentialFields = { host: Type.Optional(Credential), user: Type.Optional(Credential), password: Type.Optional(Credential) };
+
+export const SourceCreation = Type.Object(
+  {
+    connector: Type.String({ description: 'GET /connectors lists them.' }),
+    name: Type.Optional(Type.String()),
+    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    ...credentialFields,
+  },
+  { additionalProperties: Credential, description: "Fields are checked against the connector's (invalid_source_parameters names the field)." },
+);
+
+export const SourceChange = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    paused: Type.Optional(Type.Boolean()),
+    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    tables: Type.Optional(Type.Array(TableChange)),
+    ...credentialFields,
+  },
+  { additionalProperties: Credential },
+);
+
+export const SourceDeletion = Strict({ object: Type.Literal('source_deletion'), id: Type.String(), deleted: Type.Literal(true), data_retained: Type.Literal(true) });
+
+export const SourceTest = Strict({
+  object: Type.Literal('source_test'),
+  source: Type.String(),
+  supported: Type.Boolean(),
+  ok: Type.Boolean(),
+  reason: Nullable(TestReason),
+});
+
+const ConnectorField = Strict({
+  name: Type.String(),
+  type: Type.Union(['string', 'integer', 'boolean', 'choice', 'string_list'].map((t) => Type.Literal(t))),
+  required: Type.Boolean(),
+  credential: Type.Boolean(),
+  description: Type.String(),
+  default: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())])),
+  min: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+  choices: Type.Optional(Type.Array(Type.String())),
+});
+
+export const Connector = Strict({
+  object: Type.Literal('connector'),
+  name: Type.String(),
+  title: Type.String(),
+  auth: Type.Union([Type.Literal('key'), Type.Literal('oauth'), Type.Literal('none')]),
+  syncs: Type.Boolean(),
+  staff_only: Type.Boolean(),
+  alias_of: Nullable(Type.String()),
+  live_test: Type.Boolean(),
+  accepted_by_post_sources: Type.Boolean(),
+  refusal: Type.Optional(Type.String({ description: 'Why POST /sources refuses this connector.' })),
+  fields: Type.Array(ConnectorField),
+});
+
+export const LogEntry = Strict({
+  object: Type.Literal('log_entry'),
+  id: Type.String(),
+  source: Type.String(),
+  kind: Type.Union([Type.Literal('schema_change'), Type.Literal('error')]),
+  table: Nullable(Type.String()),
+  message: Type.String(),
+  details: Type.Record(Type.String(), Type.Unknown()),
+  created: Timestamp,
+});

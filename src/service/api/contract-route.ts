@@ -1,0 +1,73 @@
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import type { RouteContract, RouteInput } from '../../contract/route.js';
+import { check, type Problem } from '../../contract/validate.js';
+import type { Scope } from '../auth/scopes.js';
+import { LakeServiceError } from '../errors.js';
+import type { ApiEnv } from './env.js';
+import { readJsonObject } from './json-body.js';
+import { authenticate, publicRateLimit } from './middleware/authenticate.js';
+
+export type RouteHandler<R extends RouteContract> = (c: Context<ApiEnv>, input: RouteInput<R>) => Response | Promise<Response>;
+
+/** `/queries/{id}` → `/queries/:id`. */
+export const honoPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** The authentication a route's contract asks for, as middleware. */
+function authFor(route: RouteContract): MiddlewareHandler<ApiEnv> {
+  const { auth } = route;
+  if (auth.public) return publicRateLimit();
+  const authenticated = authenticate({ anyScope: auth.scopes as readonly Scope[] | undefined, allowTeamKey: auth.teamKey !== undefined, allowStreamToken: auth.streamToken });
+  if (auth.teamKey !== 'only') return authenticated;
+  return async (c, next) =>
+    authenticated(c, async () => {
+      if (c.get('principal').kind !== 'team_key') throw new LakeServiceError('invalid_credentials', 'This endpoint takes a team API key (tak_…) in the x-api-key header.');
+      await next();
+    });
+}
+
+function refusal(route: RouteContract, problem: Problem, where: 'body' | 'query' | 'path'): LakeServiceError {
+  const own = route.paramErrors?.[problem.param];
+  if (own) return new LakeServiceError(own, problem.message, { param: problem.param });
+  if (where === 'body' && route.invalidBodyCode && route.invalidBodyCode !== 'parameter_invalid') return new LakeServiceError(route.invalidBodyCode, problem.message, { param: problem.param });
+  return new LakeServiceError(problem.kind === 'missing' ? 'parameter_missing' : 'parameter_invalid', problem.message, { param: problem.param });
+}
+
+type Properties = Record<string, { type?: string; anyOf?: { type?: string }[] }>;
+
+/** Query strings are text: a parameter whose schema is a number is read as one when it looks like one. */
+function queryValues(c: Context<ApiEnv>, schema: { properties: Properties }): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const raw = c.req.query(name);
+    if (raw === undefined) continue;
+    const numeric = property.type === 'integer' || property.type === 'number';
+    values[name] = numeric && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return values;
+}
+
+/**
+ * Mounts a handler at its contract's method and path, behind the authentication the contract names, with path,
+ * query and body checked against the contract's schemas: the handler only ever sees valid, typed input.
+ */
+export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R, handler: RouteHandler<R>): void {
+  const validated: MiddlewareHandler<ApiEnv> = async (c) => {
+    const input: Record<string, unknown> = { params: c.req.param(), query: {}, body: undefined };
+    if (route.params) {
+      const result = check(route.params, input.params);
+      if (!result.ok) throw refusal(route, result.problem, 'path');
+    }
+    if (route.query) {
+      const result = check(route.query, queryValues(c, route.query as unknown as { properties: Properties }));
+      if (!result.ok) throw refusal(route, result.problem, 'query');
+      input.query = result.value;
+    }
+    if (route.body) {
+      const result = check(route.body, await readJsonObject(c));
+      if (!result.ok) throw refusal(route, result.problem, 'body');
+      input.body = result.value;
+    }
+    return handler(c, input as unknown as RouteInput<R>);
+  };
+  app.on(route.method.toUpperCase(), honoPath(route.path), authFor(route), validated);
+}
