@@ -232,6 +232,19 @@ describe('a member gets exactly what they were granted', () => {
       expect(job.error.message).toContain('customers');
       const again = await ok(await call('GET', `/sources/${source.id}`, undefined, reader));
       expect(JSON.stringify(again)).not.toContain('customers');
+      // The final event says the same: its error (nested in the event) names no hidden table to the reader.
+      const before = api.services.jobs.store.lastSeq(accepted.id);
+      api.services.jobs.store.appendEvent(accepted.id, 'job.failed', { status: 'failed', error: { code: 'tables_failed', message: '1 of 2 tables failed: public.customers (boom)' } });
+      const ended = (items: { event?: string }[]): boolean => items.filter((i) => i.event === 'job.failed').length > 0;
+      // (The job's own stream is its starter's: the member gets 404 there.)
+      for (const [path, lastId] of [[`/sources/${source.id}/sync/stream`, `${accepted.id}:${before}`]]) {
+        const response = await api.request(path, { token: reader, headers: { 'Last-Event-ID': lastId } });
+        expect(response.status, await response.clone().text()).toBe(200);
+        const seen = await readSse(response, ended);
+        const failed = seen.filter((i) => i.event === 'job.failed').pop();
+        expect(failed?.data).toMatchObject({ error: { code: 'tables_failed' } });
+        expect(JSON.stringify(failed), path).not.toContain('customers');
+      }
     }, 60_000);
   });
 

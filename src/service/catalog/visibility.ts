@@ -58,7 +58,9 @@ export class Visibility {
     const access = this.access(principal);
     if (!access.restricted || sourceId === undefined) return data;
     if (type.startsWith('sync.') && !this.mentionVisible(access, sourceId, data)) return undefined;
-    if (data.code === 'tables_failed') return { ...data, message: HIDDEN_REASON };
+    // A final event carries the job's error, whose tables_failed message names every failed table.
+    const error = data.error as { code?: unknown } | undefined;
+    if (error?.code === 'tables_failed') return { ...data, error: { ...error, message: HIDDEN_REASON } };
     return data;
   }
 
