@@ -3,16 +3,11 @@ import type { MetadataDb } from '../store/database.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
-import { expiryFromDays, scopesWithinCreator } from './credential-request.js';
+import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
 import type { Scope } from './scopes.js';
 
 export type OrgKeyKind = 'service_key' | 'team_key';
 
-export interface CreateKeyInput {
-  name?: unknown;
-  scopes?: unknown;
-  expires_in_days?: unknown;
-}
 
 /**
  * Organization-owned keys: service keys (`nsk_…`, scoped, for automation) and team API keys (`tak_…`, legacy, for
@@ -26,18 +21,16 @@ export class OrgKeys {
     private readonly directory: Directory,
   ) {}
 
-  create(principal: Principal, kind: OrgKeyKind, input: CreateKeyInput): IssuedCredential {
+  create(principal: Principal, kind: OrgKeyKind, input: CredentialInput): IssuedCredential {
     this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
-    if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > 200) {
-      throw new LakeServiceError(input.name === undefined ? 'parameter_missing' : 'parameter_invalid', 'Give the key a name of 1 to 200 characters.', { param: 'name' });
-    }
+    const name = credentialName(input.name, 'key');
     let scopes: Scope[] = [];
-    if (kind === 'service_key') scopes = scopesWithinCreator(principal, input.scopes, 'key');
+    if (kind === 'service_key') scopes = scopesWithinCreator(principal, input.scopes ?? [], 'key');
     else if (input.scopes !== undefined) {
-      throw new LakeServiceError('parameter_invalid', 'Team API keys have no scopes: they read canvas tables through POST /data/table only.', { param: 'scopes' });
+      throw new LakeServiceError('parameter_invalid', "Team API keys have no scopes: they read canvas tables through the legacy table download only.", { param: 'scopes' });
     }
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name: input.name.trim(), scopes, expires });
+    return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name, scopes, expires });
   }
 
   list(principal: Principal, kind: OrgKeyKind, limit: number, startingAfter: string | undefined): { data: CredentialRecord[]; hasMore: boolean } {

@@ -2,16 +2,8 @@ import { LakeServiceError } from '../errors.js';
 import type { MetadataDb } from '../store/database.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
-import { expiryFromDays, scopesWithinCreator } from './credential-request.js';
+import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
 
-/** The request body as received: every field is checked here, so nothing about its shape is assumed. */
-export interface CreateTokenInput {
-  name?: unknown;
-  scopes?: unknown;
-  expires_in_days?: unknown;
-}
-
-const MAX_NAME_LENGTH = 200;
 
 function requireUser(principal: Principal): string {
   if (principal.userId === null) {
@@ -27,15 +19,12 @@ export class PersonalTokens {
     private readonly credentials: CredentialStore,
   ) {}
 
-  create(principal: Principal, input: CreateTokenInput): IssuedCredential {
+  create(principal: Principal, input: CredentialInput): IssuedCredential {
     const userId = requireUser(principal);
-    if (input.name === undefined) throw new LakeServiceError('parameter_missing', 'Give the token a name.', { param: 'name' });
-    if (typeof input.name !== 'string' || input.name.trim() === '' || input.name.length > MAX_NAME_LENGTH) {
-      throw new LakeServiceError('parameter_invalid', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`, { param: 'name' });
-    }
-    const scopes = scopesWithinCreator(principal, input.scopes, 'token');
+    const name = credentialName(input.name, 'token');
+    const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({ kind: 'pat', organizationId: principal.organizationId, userId, name: input.name.trim(), scopes, expires });
+    return this.credentials.issue({ kind: 'pat', organizationId: principal.organizationId, userId, name, scopes, expires });
   }
 
   list(principal: Principal, limit: number, startingAfter: string | undefined): { data: CredentialRecord[]; hasMore: boolean } {

@@ -48,11 +48,21 @@ const seconds = (): number => Math.floor(Date.now() / 1000);
 const elementSql = (element: { sql: string | null; table: string | null }): string =>
   element.sql ?? `SELECT * FROM lake.${(element.table as string).split('.').map(quoteIdentifier).join('.')}`;
 
-function checkName(value: unknown, param: string): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
-    throw new LakeServiceError(value === undefined ? 'parameter_missing' : 'parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
-  }
+function checkName(value: string, param: string): string {
+  if (value.trim() === '' || value.length > 200) throw new LakeServiceError('parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
   return value.trim();
+}
+
+/** A table of a canvas as asked for: a saved query (sql) or a lake table (`schema.table`), one of the two. */
+export interface ElementInput {
+  name: string;
+  sql?: string;
+  table?: string;
+}
+
+export interface CanvasInput {
+  name: string;
+  elements: readonly ElementInput[];
 }
 
 /**
@@ -67,11 +77,9 @@ export class CanvasService {
     private readonly directory: Directory,
   ) {}
 
-  async create(principal: Principal, body: Record<string, unknown>): Promise<Canvas> {
-    const name = checkName(body.name, 'name');
-    const elements = body.elements === undefined ? [] : body.elements;
-    if (!Array.isArray(elements)) throw new LakeServiceError('parameter_invalid', 'elements must be a list.', { param: 'elements' });
-    const checked = elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
+  async create(principal: Principal, input: CanvasInput): Promise<Canvas> {
+    const name = checkName(input.name, 'name');
+    const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
     for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
     this.db.transaction(() => {
@@ -87,10 +95,10 @@ export class CanvasService {
    * Adds a table to a canvas: only its creator or an owner may, and only a table the adder may read, since a canvas
    * table is read by everyone the canvas is shown to (the team key reads them all).
    */
-  async addElement(principal: Principal, canvasId: string, body: Record<string, unknown>): Promise<CanvasElement> {
+  async addElement(principal: Principal, canvasId: string, input: ElementInput): Promise<CanvasElement> {
     const canvas = this.get(principal, canvasId);
     assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
-    const element = this.checkElement(body, 'element');
+    const element = this.checkElement(input, '');
     await this.assertAdderMayRead(principal, element);
     const id = this.insertElement(canvas.id, element);
     this.db.prepare('UPDATE canvases SET updated = ? WHERE id = ?').run(seconds(), canvas.id);
@@ -150,20 +158,18 @@ export class CanvasService {
     return { canvas, element, columns: done.columns ?? [], rows: page.rows, rowCount: done.rowCount ?? page.rows.length };
   }
 
-  private checkElement(value: unknown, param: string): { name: string; sql: string | null; table: string | null } {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new LakeServiceError('parameter_invalid', `${param} must be an object with name and sql or table.`, { param });
-    const element = value as Record<string, unknown>;
-    const name = checkName(element.name, `${param}.name`);
+  /** `at` is where the element sits in the request (`elements[0]`), empty for one given alone. */
+  private checkElement(element: ElementInput, at: string): { name: string; sql: string | null; table: string | null } {
+    const param = (field: string): string => (at ? `${at}.${field}` : field);
+    const name = checkName(element.name, param('name'));
     if ((element.sql === undefined) === (element.table === undefined)) {
-      throw new LakeServiceError('parameter_invalid', `${param} takes either sql (a saved query) or table (schema.table).`, { param });
+      throw new LakeServiceError('parameter_invalid', `${at || 'An element'} takes either sql (a saved query) or table (schema.table).`, { param: at || 'sql' });
     }
     if (element.sql !== undefined) {
-      if (typeof element.sql !== 'string') throw new LakeServiceError('parameter_invalid', `${param}.sql must be a string.`, { param: `${param}.sql` });
       guardSql(element.sql);
       return { name, sql: element.sql, table: null };
     }
-    if (typeof element.table !== 'string') throw new LakeServiceError('parameter_invalid', `${param}.table must be schema.table.`, { param: `${param}.table` });
-    const { schema, name: table } = splitQualifiedName(element.table, `${param}.table`);
+    const { schema, name: table } = splitQualifiedName(element.table as string, param('table'));
     return { name, sql: null, table: `${schema}.${table}` };
   }
 

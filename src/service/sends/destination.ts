@@ -32,7 +32,6 @@ export interface CheckedDestination {
 
 const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
 const missing = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_missing', message, { param });
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 function text(body: Record<string, unknown>, name: string, options: { required: boolean; fallback?: string }): string | undefined {
@@ -122,11 +121,10 @@ function checkWebhook(body: Record<string, unknown>): CheckedDestination {
   };
 }
 
-/** Checks a destination from POST /sends; every refusal names the field. */
-export function checkDestination(value: unknown): CheckedDestination {
-  if (value === undefined) throw missing('destination', 'Name a destination: {"type":"postgres",…} or {"type":"webhook",…}.');
-  if (!isObject(value)) throw invalid('destination', 'destination must be an object.');
-  if (value.type === 'postgres') return checkPostgres(value);
-  if (value.type === 'webhook') return checkWebhook(value);
-  throw invalid('destination.type', 'destination.type must be postgres or webhook.');
+/** A destination as asked for: its type, and the fields of that type (checked here, each refusal naming its field). */
+export type DestinationInput = { type: 'postgres' | 'webhook' } & Record<string, unknown>;
+
+/** Checks a new send's destination; every refusal names the field. */
+export function checkDestination(value: DestinationInput): CheckedDestination {
+  return value.type === 'postgres' ? checkPostgres(value) : checkWebhook(value);
 }

@@ -17,7 +17,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import { PostgresDelivery } from './deliveries/postgres-delivery.js';
 import { SendFailure, type Delivery } from './deliveries/types.js';
 import { DEFAULT_WEBHOOK_RETRY, WebhookDelivery, type WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
-import { checkDestination } from './destination.js';
+import { checkDestination, type DestinationInput } from './destination.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import { SendStore, type SendRecord, type SendRunRecord } from './send-store.js';
 
@@ -34,27 +34,34 @@ export interface SendSettings {
 
 const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
 
-function checkName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
+function checkName(value: string): string {
+  if (value.trim().length === 0 || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
   return value.trim();
 }
 
-function checkSql(value: unknown): string {
-  if (value === undefined) throw new LakeServiceError('parameter_missing', 'Send the SQL whose result to deliver in the field sql.', { param: 'sql' });
-  if (typeof value !== 'string' || value.trim() === '') throw invalid('sql', 'sql must be a non-empty string.');
+function checkSql(value: string): string {
+  if (value.trim() === '') throw invalid('sql', 'sql must be a non-empty string.');
   guardSql(value); // refuses writes, several statements and file access now, not at the first run
   return value;
 }
 
-/** `schedule: {"every_minutes": n}` (1 minute to 7 days) or null for on demand only. */
-function checkSchedule(value: unknown): number | null {
-  if (value === undefined || value === null) return null;
-  const every = (value as { every_minutes?: unknown }).every_minutes;
-  if (typeof value !== 'object' || Array.isArray(value) || Object.keys(value).some((k) => k !== 'every_minutes')) {
-    throw invalid('schedule', 'schedule must be {"every_minutes": n} or null.');
-  }
-  if (typeof every !== 'number' || !Number.isInteger(every) || every < 1 || every > 10_080) throw invalid('schedule.every_minutes', 'schedule.every_minutes must be a whole number from 1 to 10080 (7 days).');
-  return every;
+/** A send as asked for; the destination's fields depend on its type and are checked with it. */
+export interface SendInput {
+  name: string;
+  sql: string;
+  destination: DestinationInput;
+  /** Every so many minutes (1 minute to 7 days), or null for on demand only. */
+  schedule?: { every_minutes: number } | null;
+  paused?: boolean;
+}
+
+/** A change to a send: its destination is fixed (given here only to be refused with a reason). */
+export interface SendChange {
+  name?: string;
+  sql?: string;
+  destination?: unknown;
+  schedule?: { every_minutes: number } | null;
+  paused?: boolean;
 }
 
 /**
@@ -88,17 +95,12 @@ export class SendService {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  async create(principal: Principal, body: Record<string, unknown>): Promise<{ send: SendRecord; generatedSecret?: string }> {
-    for (const key of Object.keys(body)) {
-      if (!['name', 'sql', 'destination', 'schedule', 'paused'].includes(key)) throw invalid(key, `Unknown field '${key}'. A send takes name, sql, destination, schedule and paused.`);
-    }
-    if (body.name === undefined) throw new LakeServiceError('parameter_missing', 'Name the send in the field name.', { param: 'name' });
-    const name = checkName(body.name);
-    const sql = checkSql(body.sql);
-    const checked = checkDestination(body.destination);
+  async create(principal: Principal, input: SendInput): Promise<{ send: SendRecord; generatedSecret?: string }> {
+    const name = checkName(input.name);
+    const sql = checkSql(input.sql);
+    const checked = checkDestination(input.destination);
     await this.assertDestinationAllowed(checked.destination.type === 'webhook' ? new URL(checked.destination.url).hostname.replace(/^\[|\]$/g, '') : checked.secrets.host);
-    const everyMinutes = checkSchedule(body.schedule);
-    if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
+    const everyMinutes = input.schedule?.every_minutes ?? null;
     // It will run as its creator: what the creator may not read now is refused now, not at every run.
     await this.queries.assertMayRead(principal, sql);
     const id = newId('snd');
@@ -112,7 +114,7 @@ export class SendService {
       secrets: this.secretBox.seal(id, checked.secrets),
       secretsSet: Object.keys(checked.secrets),
       everyMinutes,
-      paused: body.paused === true,
+      paused: input.paused === true,
       credentialId: principal.credentialId,
       principalId: principalIdOf(principal),
       nextRun: everyMinutes === null ? null : now + everyMinutes * 60,
@@ -147,31 +149,26 @@ export class SendService {
    * Changes name, SQL, schedule or `paused`. The destination is fixed: make a new send to deliver elsewhere. Only
    * its creator or an owner may; an owner who changes its SQL becomes the principal it runs as.
    */
-  async update(principal: Principal, id: string, body: Record<string, unknown>): Promise<SendRecord> {
+  async update(principal: Principal, id: string, change: SendChange): Promise<SendRecord> {
     const send = this.get(principal, id);
     assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
-    for (const key of Object.keys(body)) {
-      if (!['name', 'sql', 'schedule', 'paused'].includes(key)) {
-        throw invalid(key, key === 'destination' ? 'The destination of a send cannot change; create a new send instead.' : `Unknown field '${key}'. PATCH takes name, sql, schedule and paused.`);
-      }
-    }
-    if (body.paused !== undefined && typeof body.paused !== 'boolean') throw invalid('paused', 'paused must be true or false.');
+    if (change.destination !== undefined) throw invalid('destination', 'The destination of a send cannot change; create a new send instead.');
     const next = { ...send, updated: this.now() };
-    if (body.name !== undefined) next.name = checkName(body.name);
-    if (body.sql !== undefined) {
-      next.sql = checkSql(body.sql);
+    if (change.name !== undefined) next.name = checkName(change.name);
+    if (change.sql !== undefined) {
+      next.sql = checkSql(change.sql);
       await this.queries.assertMayRead(principal, next.sql);
       next.credentialId = principal.credentialId;
       next.principalId = principalIdOf(principal);
     }
-    if (body.schedule !== undefined) {
-      next.everyMinutes = checkSchedule(body.schedule);
+    if (change.schedule !== undefined) {
+      next.everyMinutes = change.schedule?.every_minutes ?? null;
       next.nextRun = next.everyMinutes === null ? null : this.now() + next.everyMinutes * 60;
     }
-    if (typeof body.paused === 'boolean') {
-      next.paused = body.paused;
+    if (change.paused !== undefined) {
+      next.paused = change.paused;
       // Resuming starts the schedule afresh rather than firing at once for every interval missed while paused.
-      if (send.paused && !body.paused && next.everyMinutes !== null) next.nextRun = this.now() + next.everyMinutes * 60;
+      if (send.paused && !change.paused && next.everyMinutes !== null) next.nextRun = this.now() + next.everyMinutes * 60;
     }
     this.store.update(next);
     return next;

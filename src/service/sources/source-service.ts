@@ -8,10 +8,20 @@ import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
 import { SourceStore, type LastTest, type SourceRecord } from './source-store.js';
-import { acceptedConnector, applyTableChanges, checkName, checkSettings } from './validate.js';
+import { acceptedConnector, applyTableChanges, checkName, checkSettings, type SettingsInput, type TableChange } from './validate.js';
 
-const CREATE_FIELDS = ['connector', 'name', 'config'];
-const PATCH_FIELDS = ['name', 'config', 'paused', 'tables'];
+/** A new source: its connector, an optional name, and the connector's settings. */
+export interface SourceCreation extends SettingsInput {
+  connector: string;
+  name?: string;
+}
+
+/** A change to a source: any of its name, settings, table settings and whether it is paused. */
+export interface SourceChange extends SettingsInput {
+  name?: string;
+  paused?: boolean;
+  tables?: TableChange[];
+}
 
 type Discovered = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
 
@@ -80,10 +90,10 @@ export class SourceService {
     this.store = new SourceStore(db);
   }
 
-  async create(principal: Principal, body: Record<string, unknown>): Promise<SourceRecord> {
-    const connector = acceptedConnector(body.connector);
-    const { config, secrets } = checkSettings(connector, body, false, CREATE_FIELDS);
-    const name = body.name === undefined ? this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(body.name, '');
+  async create(principal: Principal, input: SourceCreation): Promise<SourceRecord> {
+    const connector = acceptedConnector(input.connector);
+    const { config, secrets } = checkSettings(connector, input, false);
+    const name = input.name === undefined ? this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(input.name);
     const lakeSchema = lakeSchemaFor(name);
     this.assertSchemaFree(principal.organizationId, name, lakeSchema);
     const id = newId('src');
@@ -151,24 +161,21 @@ export class SourceService {
    * applied (409 source_pause_failed: cancel the sync first) and other changes would change the running sync's
    * ground (409 source_config_unavailable).
    */
-  async update(principal: Principal, id: string, body: Record<string, unknown>): Promise<SourceRecord> {
+  async update(principal: Principal, id: string, change: SourceChange): Promise<SourceRecord> {
     const source = this.get(principal, id);
     const connector = findConnector(source.connector) as Connector;
-    const { config, secrets } = checkSettings(connector, body, true, PATCH_FIELDS);
-    if (body.paused !== undefined && typeof body.paused !== 'boolean') {
-      throw new LakeServiceError('invalid_source_parameters', 'paused must be true or false.', { param: 'paused' });
-    }
+    const { config, secrets } = checkSettings(connector, change, true);
     // A source is never pointed where the outbound rules refuse (checked again at every connection).
     if (secrets.host !== undefined && this.outbound) await this.outbound.resolve(secrets.host).catch((error: unknown) => {
       if (error instanceof LakeServiceError) throw error;
     });
-    const name = body.name === undefined ? undefined : checkName(body.name, source.name);
+    const name = change.name === undefined ? undefined : checkName(change.name);
     // A rename keeps the source's lake schema; the new name must still be its own.
     if (name !== undefined) this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
-    const tables = body.tables === undefined ? undefined : applyTableChanges(source.tables, body.tables);
+    const tables = change.tables === undefined ? undefined : applyTableChanges(source.tables, change.tables);
     const changesConfig = name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
     if (this.store.hasLiveSync(id)) {
-      if (body.paused === true) {
+      if (change.paused === true) {
         throw new LakeServiceError('source_pause_failed', 'A sync of this source is running, so the pause cannot be applied now. Cancel the sync (lake jobs cancel) or wait for it, then pause.');
       }
       if (changesConfig) throw new LakeServiceError('source_config_unavailable', 'A sync of this source is running; change it after the sync ends (or cancel the sync).');
@@ -181,7 +188,7 @@ export class SourceService {
       sealedSecrets: mergedSecrets ? this.box.seal(id, mergedSecrets) : undefined,
       secretsSet: mergedSecrets ? Object.keys(mergedSecrets).sort() : undefined,
       tables,
-      paused: body.paused as boolean | undefined,
+      paused: change.paused,
     });
     return this.get(principal, id);
   }

@@ -4,14 +4,11 @@ import { LakeServiceError } from '../errors.js';
 
 const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('invalid_source_parameters', message, { param });
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** A connector that POST /sources accepts; every refusal names `connector` and says why. */
-export function acceptedConnector(value: unknown): Connector {
-  if (value === undefined) throw invalid('connector', 'Name the connector, for example postgres or sample (GET /connectors lists them).');
-  if (typeof value !== 'string') throw invalid('connector', 'connector must be a string.');
+export function acceptedConnector(value: string): Connector {
   const connector = findConnector(value);
-  if (!connector) throw invalid('connector', `There is no connector '${value.slice(0, 64)}'. GET /connectors lists them.`);
+  if (!connector) throw invalid('connector', `There is no connector '${value.slice(0, 64)}'. The connectors list names them.`);
   const refusal = refusalFor(connector);
   if (refusal) throw invalid('connector', refusal);
   return connector;
@@ -47,17 +44,22 @@ export interface CheckedSettings {
   secrets: Record<string, string>;
 }
 
+/** Settings as a request gives them: configuration fields, and credentials apart (they are sealed, never shown). */
+export interface SettingsInput {
+  config?: Record<string, unknown>;
+  credentials: Record<string, string>;
+}
+
 /**
- * Checks connector settings from a request: configuration fields inside `config`, credentials at the top level.
- * `partial` (PATCH) checks only what is given; otherwise required fields must be present and defaults fill the rest.
+ * Checks connector settings against the connector's fields. `partial` (a change) checks only what is given;
+ * otherwise required fields must be present and defaults fill the rest.
  */
-export function checkSettings(connector: Connector, body: Record<string, unknown>, partial: boolean, topLevelAllowed: readonly string[]): CheckedSettings {
+export function checkSettings(connector: Connector, input: SettingsInput, partial: boolean): CheckedSettings {
   const credentialNames = connector.fields.filter((f) => f.secret).map((f) => f.name);
-  for (const key of Object.keys(body)) {
-    if (!topLevelAllowed.includes(key) && !credentialNames.includes(key)) throw invalid(key, `Unknown field '${key}' for a ${connector.name} source.`);
+  for (const key of Object.keys(input.credentials)) {
+    if (!credentialNames.includes(key)) throw invalid(key, `Unknown field '${key}' for a ${connector.name} source.`);
   }
-  const rawConfig = body.config ?? {};
-  if (!isObject(rawConfig)) throw invalid('config', 'config must be an object.');
+  const rawConfig = input.config ?? {};
   for (const key of Object.keys(rawConfig)) {
     const field = connector.fields.find((f) => f.name === key);
     if (!field) throw invalid(`config.${key}`, `Unknown configuration field '${key}' for a ${connector.name} source.`);
@@ -66,7 +68,7 @@ export function checkSettings(connector: Connector, body: Record<string, unknown
   const config: Record<string, unknown> = {};
   const secrets: Record<string, string> = {};
   for (const field of connector.fields) {
-    const given = field.secret ? body[field.name] : rawConfig[field.name];
+    const given = field.secret ? input.credentials[field.name] : rawConfig[field.name];
     const param = field.secret ? field.name : `config.${field.name}`;
     if (given === undefined || given === null) {
       if (!partial && field.required) throw invalid(param, `${param} is required for a ${connector.name} source.`);
@@ -80,45 +82,39 @@ export function checkSettings(connector: Connector, body: Record<string, unknown
   return { config, secrets };
 }
 
-export function checkName(value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
+export function checkName(value: string): string {
+  if (value.trim() === '' || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
   return value.trim();
 }
 
+/** A change to one table's settings (PATCH tables[]). */
+export interface TableChange {
+  schema: string;
+  name: string;
+  enabled?: boolean;
+  mode?: 'full' | 'incremental';
+  cursor_column?: string | null;
+  primary_key?: string[];
+}
+
 /** Applies PATCH `tables` entries to the current table configuration; each entry must name a discovered table. */
-export function applyTableChanges(current: readonly SourceTable[], changes: unknown): SourceTable[] {
-  if (!Array.isArray(changes)) throw invalid('tables', 'tables must be a list of {schema, name, enabled, mode, cursor_column, primary_key}.');
+export function applyTableChanges(current: readonly SourceTable[], changes: readonly TableChange[]): SourceTable[] {
   const next = current.map((t) => ({ ...t, columns: [...t.columns], primaryKey: [...t.primaryKey] }));
   changes.forEach((change, i) => {
     const at = `tables[${i}]`;
-    if (!isObject(change)) throw invalid(at, `${at} must be an object.`);
-    const known = ['schema', 'name', 'enabled', 'mode', 'cursor_column', 'primary_key'];
-    const extra = Object.keys(change).find((k) => !known.includes(k));
-    if (extra) throw invalid(`${at}.${extra}`, `Unknown table setting '${extra}'.`);
     const table = next.find((t) => t.schema === change.schema && t.name === change.name);
     if (!table) throw invalid(`${at}.name`, `The source has no table ${String(change.schema)}.${String(change.name)} (see its tables, or test it to discover again).`);
     const columnNames = new Set(table.columns.map((c) => c.name));
-    if (change.enabled !== undefined) {
-      if (typeof change.enabled !== 'boolean') throw invalid(`${at}.enabled`, 'enabled must be true or false.');
-      table.enabled = change.enabled;
-    }
+    if (change.enabled !== undefined) table.enabled = change.enabled;
     if (change.primary_key !== undefined) {
-      if (!Array.isArray(change.primary_key) || !change.primary_key.every((c) => typeof c === 'string' && columnNames.has(c))) {
-        throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
-      }
-      table.primaryKey = change.primary_key as string[];
+      if (!change.primary_key.every((c) => columnNames.has(c))) throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
+      table.primaryKey = change.primary_key;
     }
     if (change.cursor_column !== undefined) {
-      if (change.cursor_column !== null && (typeof change.cursor_column !== 'string' || !columnNames.has(change.cursor_column))) {
-        throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
-      }
-      table.cursorColumn = change.cursor_column as string | null;
+      if (change.cursor_column !== null && !columnNames.has(change.cursor_column)) throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
+      table.cursorColumn = change.cursor_column;
     }
-    if (change.mode !== undefined) {
-      if (change.mode !== 'full' && change.mode !== 'incremental') throw invalid(`${at}.mode`, 'mode must be full or incremental.');
-      table.mode = change.mode;
-    }
+    if (change.mode !== undefined) table.mode = change.mode;
     if (table.mode === 'incremental') {
       if (!table.cursorColumn) throw invalid(`${at}.cursor_column`, 'An incremental table needs a cursor_column, the column that grows with every change.');
       if (table.primaryKey.length === 0) throw invalid(`${at}.primary_key`, 'An incremental table needs a primary_key to merge changed rows on.');

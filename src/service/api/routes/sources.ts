@@ -83,7 +83,8 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
 
   mount(app, createSource, async (c, { body }) => {
     const { sources, visibility } = c.get('services');
-    const source = await sources.create(c.get('principal'), body);
+    const { connector, name, config, ...credentials } = body;
+    const source = await sources.create(c.get('principal'), { connector, name, config, credentials });
     c.header('Location', `/sources/${source.id}`);
     return c.json(sourceObject(visibility.source(c.get('principal'), source)), 201);
   });
@@ -98,7 +99,8 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   mount(app, updateSource, async (c, { params, body }) => {
     const { sources, syncSummaries, visibility } = c.get('services');
     const principal = c.get('principal');
-    const source = await sources.update(principal, params.id, body);
+    const { name, paused, config, tables, ...credentials } = body;
+    const source = await sources.update(principal, params.id, { name, paused, config, tables, credentials });
     return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
   });
 
