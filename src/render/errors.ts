@@ -24,9 +24,19 @@ const HINTS: Record<string, string> = {
   credentials_revoked: 'Create a new token (`lake admin pat create` on the server) and log in with it.',
   missing_scope: 'Use a token that has the scope named above, or create one with it.',
   rate_limited: 'Wait a little and run the command again.',
+  grant_introspection_denied: 'Browse the tables you may read with `lake catalog ls`.',
   connection_failed: 'Check --base-url or LAKE_BASE_URL, and that `lake serve` is running there.',
   internal_error: 'Retry later; quote the request id to the operator if it keeps happening.',
 };
+
+/** Hints that name the job an error is about (the API names it in the message; the CLI says which command follows it). */
+function jobHint(code: string, message: string): string | undefined {
+  const job = /\b(sync|snr)_[0-9a-z]+/.exec(message)?.[0];
+  if (!job) return undefined;
+  if (code === 'sync_in_progress') return `Follow it with \`lake jobs events ${job}\`, or cancel it with \`lake jobs cancel ${job}\`.`;
+  if (code === 'send_in_progress') return `Cancel it with \`lake jobs cancel ${job}\`, or wait for it (\`lake jobs wait ${job}\`).`;
+  return undefined;
+}
 
 export function describeError(error: unknown): DescribedError {
   if (error instanceof LakeApiError) {
@@ -38,7 +48,7 @@ export function describeError(error: unknown): DescribedError {
       param: error.param,
       requestId: error.requestId,
       docUrl: error.docUrl,
-      hint: retry ?? HINTS[error.code] ?? (error.status >= 500 ? HINTS.internal_error : undefined),
+      hint: retry ?? jobHint(error.code, error.message) ?? HINTS[error.code] ?? (error.status >= 500 ? HINTS.internal_error : undefined),
     };
   }
   if (error instanceof LakeConnectionError) return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };

@@ -8,20 +8,20 @@ import type { ErrorCode } from '../contract/errors.js';
 export interface ServiceErrorOptions {
   /** The input the error concerns, when it concerns exactly one. */
   param?: string;
-  /** Extra response headers the API layer should add, such as Retry-After or Allow. */
-  headers?: Record<string, string>;
+  /** When trying again may succeed, in seconds (a limit that frees up); the API says it in Retry-After. */
+  retryAfterSeconds?: number;
 }
 
 export class LakeServiceError extends Error {
   readonly code: ErrorCode;
   readonly param: string | undefined;
-  readonly headers: Record<string, string>;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: ServiceErrorOptions = {}) {
     super(message);
     this.name = 'LakeServiceError';
     this.code = code;
     this.param = options.param;
-    this.headers = options.headers ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }

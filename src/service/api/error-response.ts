@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { LakeServiceError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import type { ApiEnv } from './env.js';
+import { HttpError } from './http-error.js';
 import { ERROR_CATALOGUE } from '../../contract/errors.js';
 import { publicOrigin } from './request-params.js';
 
@@ -35,7 +36,8 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
       request_id: c.get('requestId'),
     },
   };
-  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(Math.ceil(error.retryAfterSeconds)));
   // RFC 6750: a 401 says which scheme to use, and whether the token sent was the problem.
   if (definition.status === 401) c.header('WWW-Authenticate', error.code === 'authentication_required' ? 'Bearer realm="lake"' : `Bearer realm="lake", error="invalid_token"`);
   return c.json(body, definition.status as ContentfulStatusCode);

@@ -25,7 +25,7 @@ export function assertNoIntrospection(tokens: readonly Token[]): void {
   if (found) {
     throw new LakeServiceError(
       'grant_introspection_denied',
-      `This credential is limited by table permissions and may not list or describe tables through SQL ('${found.value.toLowerCase()}'). Use the catalog endpoints (GET /catalog) to see the tables it may read.`,
+      `This credential is limited by table permissions and may not list or describe tables through SQL ('${found.value.toLowerCase()}'). Browse the catalog instead: it lists the tables this credential may read.`,
     );
   }
 }

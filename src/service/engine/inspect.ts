@@ -47,7 +47,7 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
   const named = references.filter((ref) => !(ref.catalog === '' && ref.schema === '' && cteNames.has(ref.table)));
   const definitions = named.find((ref) => VIEW_DEFINITIONS.test(ref.table) && (ref.table.toLowerCase() !== 'views' || ref.schema.toLowerCase() === 'information_schema'));
   if (definitions) {
-    throw new LakeServiceError('forbidden_function', `'${definitions.table}' shows view definitions, which name the server's files; it is not available. GET /catalog describes every table and view.`, {
+    throw new LakeServiceError('forbidden_function', `'${definitions.table}' shows view definitions, which name the server's files; it is not available. The catalog describes every table and view.`, {
       param: 'sql',
     });
   }

@@ -362,9 +362,7 @@ export class QueryService {
       const replayed = key ? this.replay(scope, key, requestHash) : undefined;
       if (replayed) return replayed;
       if (this.store.countLive(principal.organizationId) >= this.settings.maxInFlight) {
-        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`, {
-          headers: { 'Retry-After': '1' },
-        });
+        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`, { retryAfterSeconds: 1 });
       }
       // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };

@@ -180,7 +180,7 @@ export class SendService {
     assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     writeTransaction(this.db, () => {
       const live = this.store.liveRun(send.id);
-      if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel it (POST /jobs/${live}/cancel) or let it finish, then delete.`);
+      if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel its job ${live} or let it finish, then delete.`);
       this.store.delete(send.id);
     });
   }

@@ -68,7 +68,7 @@ export class SyncService {
       if (replay) return { id: replay.resourceId, replayed: true };
       if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused. Resume it (PATCH paused: false, or lake sources resume) to sync.`);
       const live = this.store.liveId(sourceId);
-      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow it (lake jobs events ${live}, or GET /jobs/${live}/events).`);
+      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow that sync's job ${live}, or cancel it.`);
       const id = newId('sync');
       this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
       this.store.insert(id, sourceId, request);

@@ -4,6 +4,7 @@ import { checkStreamToken } from '../../files/url-signer.js';
 import type { Scope } from '../../auth/scopes.js';
 import { LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
+import { HttpError } from '../http-error.js';
 
 export interface AuthRequirement {
   /** The caller needs at least one of these scopes; none means any valid credential will do. */
@@ -27,7 +28,7 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
     const address = clientAddress(c);
     const wait = limiter?.authenticationWait(address) ?? 0;
     if (wait > 0) {
-      throw new LakeServiceError('rate_limited', `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`, { headers: { 'Retry-After': String(wait) } });
+      throw new LakeServiceError('rate_limited', `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`, { retryAfterSeconds: wait });
     }
     try {
       await authenticated(c, requirement);
@@ -111,9 +112,7 @@ export function enforceRateLimit(c: Context<ApiEnv>, caller: string, organizatio
     headers['X-RateLimit-Org-Remaining'] = String(admission.organization.remaining);
   }
   if (!admission.allowed) {
-    throw new LakeServiceError('rate_limited', `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`, {
-      headers: { ...headers, 'Retry-After': String(admission.retryAfterSeconds) },
-    });
+    throw new HttpError('rate_limited', `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`, headers, { retryAfterSeconds: admission.retryAfterSeconds });
   }
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }

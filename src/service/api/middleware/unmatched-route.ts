@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
+import { HttpError } from '../http-error.js';
 
 function patternToRegExp(path: string): RegExp {
   const escaped = path
@@ -25,9 +26,7 @@ export function unmatchedRoute(app: Hono<ApiEnv>): (c: Context<ApiEnv>) => Respo
     if (allowed.size > 0) {
       if (allowed.has('GET')) allowed.add('HEAD');
       const allow = [...allowed].sort().join(', ');
-      throw new LakeServiceError('method_not_allowed', `${c.req.method} is not allowed on ${path}. Allowed: ${allow}.`, {
-        headers: { Allow: allow },
-      });
+      throw new HttpError('method_not_allowed', `${c.req.method} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow });
     }
     throw new LakeServiceError('route_not_found', `There is no endpoint ${c.req.method} ${path}. See docs/api.md for the endpoints.`);
   };

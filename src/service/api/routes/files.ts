@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
-import { LakeServiceError } from '../../errors.js';
+import { HttpError } from '../http-error.js';
 import type { ApiEnv } from '../env.js';
 import { SERVICE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
@@ -37,7 +37,7 @@ export function fileRoutes(app: Hono<ApiEnv>): void {
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {
-      throw new LakeServiceError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, { headers: { 'Content-Range': `bytes */${size}` } });
+      throw new HttpError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, { 'Content-Range': `bytes */${size}` });
     }
     const { start, end } = range ?? { start: 0, end: size - 1 };
     c.header('Content-Type', 'application/vnd.apache.parquet');
