@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/contract/errors.js';
+import { JOB_EVENTS } from '../../src/contract/events.js';
 import { ROUTES } from '../../src/contract/routes.js';
 import { createApp } from '../../src/service/api/app.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
@@ -31,6 +32,12 @@ describe('the contract and the app', () => {
     const named = new Set([...doc.matchAll(/\b(GET|POST|PATCH|DELETE) (\/[\w{}/.-]*[\w}])(?![\w…/])/g)].filter((m) => !/_$/.test(m[2]!)).map((m) => key(m[1]!, m[2]!)));
     expect([...CONTRACT].filter((r) => !named.has(r))).toEqual([]);
     expect([...named].filter((r) => !CONTRACT.has(r))).toEqual([]);
+  });
+
+  it('docs/api.md names exactly the stream events of the contract (none promised that is never sent)', () => {
+    const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const named = new Set([...doc.matchAll(/`((?:job|sync)\.[a-z_]+)`/g)].map((m) => m[1]!));
+    expect([...named].sort()).toEqual(Object.keys(JOB_EVENTS).sort());
   });
 
   it("docs/api.md's error table lists every code with the contract's status and type, and no other", () => {

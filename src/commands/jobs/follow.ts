@@ -19,7 +19,7 @@ export interface StreamedEvent {
 }
 
 /** The event names a job stream sends (docs/api.md); EventSource delivers only the names it listens for. */
-export const JOB_EVENT_NAMES = ['job.created', 'job.running', 'job.progress', 'job.cancel_requested', 'job.succeeded', 'job.failed', 'job.cancelled', 'sync.progress', 'sync.schema_change'];
+export const JOB_EVENT_NAMES = ['job.created', 'job.running', 'job.cancel_requested', 'job.succeeded', 'job.failed', 'job.cancelled', 'sync.progress', 'sync.schema_change'];
 const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
 
 /**

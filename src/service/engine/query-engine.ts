@@ -69,8 +69,6 @@ export type QueryFailureCode =
 export interface QueryEvents {
   /** The statement is prepared and execution starts: duration_ms counts from here. */
   executing?(): void;
-  /** DuckDB's progress, 0–100, while it executes (only for queries that run a while). */
-  progress?(percent: number): void;
 }
 
 export interface RunningQuery {

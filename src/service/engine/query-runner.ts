@@ -12,10 +12,8 @@ import type { Sandbox, SandboxSpec } from './sandbox.js';
 
 /** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
 const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
-/** How often a running query's result size (and progress) is looked at. */
+/** How often a running query's result size is looked at. */
 const WATCH_EVERY_MS = 100;
-/** Progress is reported only for queries that run longer than this, and at most this often. */
-const PROGRESS_EVERY_MS = 1000;
 
 export const RESULT_FILE_NAME = 'result.parquet';
 
@@ -87,17 +85,10 @@ export class QueryRun {
     const file = join(this.job.resultDir, RESULT_FILE_NAME);
     const deadline = setTimeout(() => this.stop('query_timeout'), this.job.limits.timeoutMs);
     let executingSince: number | undefined;
-    let lastProgress = 0;
     const watcher = setInterval(() => {
       if (resultSize(file) > this.job.limits.maxResultBytes) this.stop('result_limit');
       // An interrupt that reached DuckDB between two statements is lost; repeat it until the run ends.
       if (this.stopReason) this.sandbox?.interrupt();
-      const now = performance.now();
-      if (executingSince !== undefined && this.sandbox && now - executingSince > PROGRESS_EVERY_MS && now - lastProgress >= PROGRESS_EVERY_MS) {
-        lastProgress = now;
-        const percent = this.sandbox.connection.progress.percentage;
-        if (percent >= 0) events.progress?.(Math.min(100, Math.round(percent)));
-      }
     }, WATCH_EVERY_MS);
     try {
       this.sandbox ??= await this.sandboxes.open(this.sandboxSpec);

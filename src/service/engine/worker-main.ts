@@ -24,7 +24,6 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   current = { queryId: job.queryId, run: queryRun };
   const outcome = await queryRun.execute({
     executing: () => send({ type: 'executing', queryId: job.queryId }),
-    progress: (percent) => send({ type: 'progress', queryId: job.queryId, percent }),
   });
   current = undefined;
   send({ type: 'outcome', queryId: job.queryId, outcome, rssBytes: process.memoryUsage.rss() });

@@ -227,8 +227,7 @@ export class WorkerPool implements QueryEngine {
         if (message.type === 'executing' && message.queryId === job.queryId) {
           executingAt = performance.now();
           events.executing?.();
-        } else if (message.type === 'progress' && message.queryId === job.queryId) events.progress?.(message.percent);
-        else if (message.type === 'outcome' && message.queryId === job.queryId) finish(message.outcome, killedFor === undefined);
+        } else if (message.type === 'outcome' && message.queryId === job.queryId) finish(message.outcome, killedFor === undefined);
       });
       worker.onExit((exit) => {
         const durationMs = executingAt === undefined ? 0 : performance.now() - executingAt;

@@ -6,7 +6,7 @@ import type { TableReference } from './table-refs.js';
  * docs/decisions.md ("Query workers") describes the protocol; keep both in step.
  *
  * A worker runs at most one query at a time. The server sends `run` and may send `stop`; the worker answers with
- * `executing`, any number of `progress`, then exactly one `outcome`. `inspect` (parse-only checks) goes to a worker
+ * `executing`, then exactly one `outcome`. `inspect` (parse-only checks) goes to a worker
  * of its own and is answered by `inspected`. A worker says `ready` once, when it can take work.
  */
 export type ToWorker =
@@ -17,6 +17,5 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready'; rssBytes: number }
   | { type: 'executing'; queryId: string }
-  | { type: 'progress'; queryId: string; percent: number }
   | { type: 'outcome'; queryId: string; outcome: QueryOutcome; rssBytes: number }
   | { type: 'inspected'; requestId: number; references?: TableReference[]; refusal?: { code: string; message: string; param?: string }; error?: string };

@@ -258,14 +258,7 @@ export class QueryService {
       return;
     }
     live.job.limits = { ...live.job.limits, ...this.resultLimit(live.organizationId) };
-    let lastPercent = -1;
-    live.running = this.engine.start(live.job, {
-      progress: (percent) => {
-        if (percent === lastPercent) return;
-        lastPercent = percent;
-        this.jobs.appendEvent(live.id, 'job.progress', { status: 'running', percent });
-      },
-    });
+    live.running = this.engine.start(live.job);
     void live.running.outcome
       .then(
         (outcome) => this.finish(live, outcome),
