@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { paletteFor } from '../render/colors.js';
 import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
 import { createRowWriter, type Row } from '../render/rows.js';
-import type { LakeClient } from '../service/client/lake-client.js';
+import type { RouteContract } from '../contract/route.js';
+import type { CallInput, ItemOf, LakeClient } from '../service/client/lake-client.js';
 import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
@@ -49,12 +50,24 @@ export function readBodyFile(file: string): Record<string, unknown> {
   }
 }
 
+interface ApiList<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** One page of a list route (a generic caller cannot see the route's own input type, hence the one cast). */
+async function listPage<R extends RouteContract>(client: LakeClient, route: R, params: Record<string, string> | undefined, query: Record<string, unknown>): Promise<ApiList<ItemOf<R>>> {
+  return (await client.call(route, { params, query } as unknown as CallInput<R>)).body as unknown as ApiList<ItemOf<R>>;
+}
+
 /** Every item of a paginated list, following next_cursor in pages of 100. */
-export async function fetchAll<T>(client: LakeClient, path: string): Promise<T[]> {
-  const all: T[] = [];
+export async function fetchAll<R extends RouteContract>(client: LakeClient, route: R, params?: Record<string, string>): Promise<ItemOf<R>[]> {
+  const all: ItemOf<R>[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.get<{ data: T[]; has_more: boolean; next_cursor: string | null }>(path, { limit: 100, starting_after: cursor });
+    const page = await listPage(client, route, params, { limit: 100, starting_after: cursor });
     all.push(...page.data);
     cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
   } while (cursor);
@@ -77,22 +90,15 @@ export function pageOptions<C extends { option(flags: string, description: strin
     .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown');
 }
 
-interface ApiList<T> {
-  object: 'list';
-  data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
 /**
  * A list command: one page (`--limit`, `--starting-after`) or every page (`--all`). `--json` prints the API's list
  * object, `has_more` and `next_cursor` included; otherwise rows (see printRows), and when there is more, a note
  * on stderr saying how to get it (never in the rows a script reads).
  */
-export async function printList<T>(
+export async function printList<R extends RouteContract>(
   ctx: CommandContext,
   options: PageOptions,
-  spec: { path: string; query?: Record<string, string | number | undefined>; columns: string[]; row: (item: T) => Row; max?: number },
+  spec: { route: R; params?: Record<string, string>; query?: Record<string, string | number | undefined>; columns: string[]; row: (item: ItemOf<R>) => Row; max?: number },
 ): Promise<void> {
   const max = spec.max ?? 100;
   const limit = Number(options.limit ?? 20);
@@ -100,11 +106,11 @@ export async function printList<T>(
   if (options.all && options.startingAfter) throw usageError('--all and --starting-after contradict each other; give one.');
   assertOutputFlags(ctx, options.output);
   const client = await ctx.client();
-  let page = await client.get<ApiList<T>>(spec.path, { ...spec.query, limit, starting_after: options.startingAfter });
+  let page = await listPage(client, spec.route, spec.params, { ...spec.query, limit, starting_after: options.startingAfter });
   if (options.all) {
     const data = [...page.data];
     while (page.has_more && page.next_cursor) {
-      page = await client.get<ApiList<T>>(spec.path, { ...spec.query, limit: max, starting_after: page.next_cursor });
+      page = await listPage(client, spec.route, spec.params, { ...spec.query, limit: max, starting_after: page.next_cursor });
       data.push(...page.data);
     }
     page = { object: 'list', data, has_more: false, next_cursor: null };

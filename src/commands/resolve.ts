@@ -1,12 +1,13 @@
+import { CANVAS_ROUTES, SEND_ROUTES, SOURCE_ROUTES } from '../contract/routes.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { fetchAll } from './listing.js';
 
 /** Resources that have names as well as ids: where to list them, and how their ids look. */
 const KINDS = {
-  source: { path: '/sources', prefix: 'src_', list: 'lake sources ls' },
-  send: { path: '/sends', prefix: 'snd_', list: 'lake sends ls' },
-  canvas: { path: '/canvases', prefix: 'cnv_', list: 'lake canvas ls' },
+  source: { route: SOURCE_ROUTES.listSources, prefix: 'src_', list: 'lake sources ls' },
+  send: { route: SEND_ROUTES.listSends, prefix: 'snd_', list: 'lake sends ls' },
+  canvas: { route: CANVAS_ROUTES.listCanvases, prefix: 'cnv_', list: 'lake canvas ls' },
 } as const;
 
 export type NamedKind = keyof typeof KINDS;
@@ -37,7 +38,7 @@ function distance(a: string, b: string): number {
 export async function resolveId(ctx: CommandContext, kind: NamedKind, ref: string): Promise<string> {
   const spec = KINDS[kind];
   if (ref.startsWith(spec.prefix) && /^[a-z]+_[0-9a-z]+$/.test(ref)) return ref;
-  const all = await fetchAll<{ id: string; name: string }>(await ctx.client(), spec.path);
+  const all: { id: string; name: string }[] = await fetchAll(await ctx.client(), spec.route);
   const exact = all.filter((r) => r.name === ref);
   const matches = exact.length > 0 ? exact : all.filter((r) => foldName(r.name) === foldName(ref));
   if (matches.length === 1) return (matches[0] as { id: string }).id;

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
 import { printFields, printJson, type Field } from '../render/record.js';
+import type { WhoAmIObject } from '../contract/types.js';
 import type { CommandContext } from './context.js';
 
-export interface WhoamiResponse {
-  object: 'whoami';
-  principal_kind: 'user' | 'service_key' | 'team_key';
-  organization: { id: string; name: string };
-  user: { id: string; name: string; email: string | null; role: string } | null;
-  credential: { id: string; kind: string; name: string; hint: string; expires: number | null };
-  scopes: string[];
+/** GET /whoami's answer, as the contract types it. */
+export type WhoamiResponse = WhoAmIObject;
+
+/** Asks the service who the current credential is (the contract is loaded only when a command runs). */
+export async function whoAmI(ctx: CommandContext): Promise<WhoamiResponse> {
+  const { SERVICE_ROUTES } = await import('../contract/routes.js');
+  return (await ctx.client()).read(SERVICE_ROUTES.whoAmI, {});
 }
 
 export function registerWhoami(program: Command, ctx: CommandContext): void {
@@ -16,7 +17,7 @@ export function registerWhoami(program: Command, ctx: CommandContext): void {
     .command('whoami')
     .description('show who the current credential belongs to')
     .action(async () => {
-      const whoami = await (await ctx.client()).get<WhoamiResponse>('/whoami');
+      const whoami = await whoAmI(ctx);
       if (ctx.json) return printJson(ctx.io, whoami);
       printFields(ctx.io, [
         ['organization', `${whoami.organization.name} (${whoami.organization.id})`],

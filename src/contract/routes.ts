@@ -8,8 +8,8 @@ import { SchemaSummary, Table, TableSummary } from './catalog.js';
 import { PersonalAccessToken, ServiceKey, ServiceKeyCreation, TeamApiKey, TeamKeyCreation, TokenCreation, WhoAmI } from './credentials.js';
 import { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
 import { Query, QueryFormat, QuerySubmission } from './queries.js';
-import { defineRoute, type RouteContract } from './route.js';
-import { List, pageQuery, Type } from './schema.js';
+import { defineRoute, type ResponseHeader, type RouteContract } from './route.js';
+import { List, pageQuery, Type, type TSchema } from './schema.js';
 import { Send, SendChange, SendCreation, SendDeletion, SendRun } from './sends.js';
 import { ErrorCodeInfo, Usage, Version } from './service.js';
 import { Connector, LogEntry, Source, SourceChange, SourceCreation, SourceDeletion, SourceTest, Sync, SyncRequestBody } from './sources.js';
@@ -18,7 +18,7 @@ const id = (description: string) => Type.Object({ id: Type.String({ minLength: 1
 const page = (defaultLimit = 20, max = 100) => Type.Object(pageQuery(defaultLimit, max));
 /** Every paged route refuses an empty or foreign cursor with invalid_cursor. */
 const cursorErrors = { starting_after: 'invalid_cursor' } as const;
-const json = (description: string, schema: RouteContract['responses'][number]['schema'], headers?: RouteContract['responses'][number]['headers']) => ({ description, schema, ...(headers ? { headers } : {}) });
+const json = <S extends TSchema>(description: string, schema: S, headers?: readonly ResponseHeader[]) => ({ description, schema, ...(headers ? { headers } : {}) });
 const events = { description: 'Server-Sent Events (see the event schemas); 204 when there is nothing left to send.', contentType: 'text/event-stream' as const };
 
 export const QUERY_ROUTES = {

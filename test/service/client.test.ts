@@ -34,7 +34,7 @@ describe('LakeClient retries', () => {
     const waits: number[] = [];
     const notices: string[] = [];
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async (ms) => void waits.push(ms), onRetry: (n) => notices.push(n.reason) });
-    expect(await client.get('/x')).toEqual({ ok: true });
+    expect(await client.request('GET', '/x').then((r) => r.body)).toEqual({ ok: true });
     expect(hits()).toBe(2);
     expect(waits).toEqual([2000]);
     expect(notices).toEqual(['rate limited by the service (HTTP 429)']);
@@ -44,7 +44,7 @@ describe('LakeClient retries', () => {
     const { url, hits } = await scriptedServer([reply(503, {})]);
     const waits: number[] = [];
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async (ms) => void waits.push(ms) });
-    const error = await client.get('/x').catch((e: unknown) => e);
+    const error = await client.request('GET', '/x').then((r) => r.body).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LakeApiError);
     expect((error as LakeApiError).status).toBe(503);
     expect(hits()).toBe(DEFAULT_RETRY_POLICY.maxAttempts);
@@ -70,19 +70,19 @@ describe('LakeClient retries', () => {
   it('does not wait out an unreasonable Retry-After; the caller gets the error at once', async () => {
     const { url, hits } = await scriptedServer([reply(429, { error: { code: 'rate_limited', message: 'm' } }, { 'Retry-After': '3600' })]);
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async () => { throw new Error('should not sleep'); } });
-    await expect(client.get('/x')).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 3600 });
+    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 3600 });
     expect(hits()).toBe(1);
   });
 
   it('builds a useful error from a body that is not the envelope', async () => {
     const { url } = await scriptedServer([(_q, res) => { res.writeHead(400, { 'Request-Id': 'req_abc' }); res.end('<html>bad</html>'); }]);
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url });
-    await expect(client.get('/x')).rejects.toMatchObject({ status: 400, code: 'http_400', requestId: 'req_abc' });
+    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({ status: 400, code: 'http_400', requestId: 'req_abc' });
   });
 
   it('reports an unreachable service as a connection error without leaking credentials in the URL', async () => {
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: 'http://user:hunter2@127.0.0.1:9', sleep: async () => {} });
-    const error = await client.get('/x').catch((e: unknown) => e);
+    const error = await client.request('GET', '/x').then((r) => r.body).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LakeConnectionError);
     expect((error as Error).message).not.toContain('hunter2');
   });

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import type { WhoamiResponse } from '../whoami.js';
+import { whoAmI, type WhoamiResponse } from '../whoami.js';
 import { maskSetting } from '../config/index.js';
 
 async function readStdin(ctx: CommandContext): Promise<string> {
@@ -26,7 +26,7 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       if (!token) throw usageError('Give the token with --token, LAKE_TOKEN or --with-token.');
       // Verify before saving, so a typo is caught now and not at the next command.
       ctx.globals = { ...ctx.globals, baseUrl, token };
-      const whoami = await (await ctx.client()).get<WhoamiResponse>('/whoami');
+      const whoami = await whoAmI(ctx);
       const store = ctx.profiles();
       const name = ctx.profileName(store);
       await store.set(name, 'base_url', baseUrl);
@@ -57,7 +57,7 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       let whoami: WhoamiResponse | undefined;
       let problem: unknown;
       try {
-        whoami = await (await ctx.client()).get<WhoamiResponse>('/whoami');
+        whoami = await whoAmI(ctx);
       } catch (error) {
         problem = error;
       }

@@ -1,14 +1,12 @@
 import { pageOptions, type PageOptions } from '../listing.js';
 import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
+import type { CanvasObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 
-interface CanvasObject {
-  id: string;
-  name: string;
-  elements: { id: string; name: string; kind: string; sql: string | null; table: string | null }[];
-}
+/** The contract's routes, loaded when a command runs (not for --help). */
+const routes = async () => (await import('../../contract/routes.js')).CANVAS_ROUTES;
 
 function show(ctx: CommandContext, canvas: CanvasObject): void {
   if (ctx.json) return printJson(ctx.io, canvas);
@@ -23,7 +21,7 @@ export function registerCanvas(program: Command, ctx: CommandContext): void {
     .command('create')
     .description('create a canvas')
     .requiredOption('--name <name>', 'its name')
-    .action(async (o: { name: string }) => show(ctx, (await (await ctx.client()).request<CanvasObject>('POST', '/canvases', { body: { name: o.name } })).body));
+    .action(async (o: { name: string }) => show(ctx, await (await ctx.client()).read((await routes()).createCanvas, { body: { name: o.name } })));
 
   canvas
     .command('add')
@@ -34,19 +32,19 @@ export function registerCanvas(program: Command, ctx: CommandContext): void {
     .option('--table <schema.table>', 'a lake table')
     .action(async (id: string, o: { name: string; sql?: string; table?: string }) => {
       if ((o.sql === undefined) === (o.table === undefined)) throw usageError('Give either --sql or --table.');
-      const element = (await (await ctx.client()).request<{ id: string }>('POST', `/canvases/${encodeURIComponent(await idOf(id))}/elements`, { body: { name: o.name, ...(o.sql ? { sql: o.sql } : { table: o.table }) } })).body;
+      const element = await (await ctx.client()).read((await routes()).addCanvasElement, { params: { id: await idOf(id) }, body: { name: o.name, ...(o.sql ? { sql: o.sql } : { table: o.table }) } });
       if (ctx.json) return printJson(ctx.io, element);
       ctx.io.stdout.write(`${element.id}\n`);
     });
 
   pageOptions(canvas.command('ls').description('list canvases, newest first')).action(async (o: PageOptions) => {
     const { printList } = await import('../listing.js');
-    await printList<CanvasObject>(ctx, o, { path: '/canvases', columns: ['id', 'name', 'elements'], row: (c) => ({ id: c.id, name: c.name, elements: c.elements.length }) });
+    await printList(ctx, o, { route: (await routes()).listCanvases, columns: ['id', 'name', 'elements'], row: (c) => ({ id: c.id, name: c.name, elements: c.elements.length }) });
   });
 
   canvas
     .command('get')
     .description('show a canvas and its elements')
     .argument('<canvas>', 'canvas id or name')
-    .action(async (id: string) => show(ctx, await (await ctx.client()).get<CanvasObject>(`/canvases/${encodeURIComponent(await idOf(id))}`)));
+    .action(async (id: string) => show(ctx, await (await ctx.client()).read((await routes()).getCanvas, { params: { id: await idOf(id) } })));
 }

@@ -4,38 +4,9 @@ import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { assertOutputFlags, printRows, when } from '../listing.js';
 
-interface ListBody<T> {
-  object: 'list';
-  data: T[];
-}
-
-interface SchemaObject {
-  name: string;
-  table_count: number;
-  view_count: number;
-  updated: number;
-}
-
-interface SummaryObject {
-  kind: string;
-  name: string;
-  column_count: number;
-  row_count: number | null;
-  bytes: number | null;
-  updated: number;
-}
-
-interface TableObject {
-  kind: string;
-  qualified_name: string;
-  columns: { name: string; type: string; nullable: boolean }[];
-  row_count: number | null;
-  bytes: number | null;
-  updated: number;
-  sql?: string;
-}
-
-const segment = (name: string): string => encodeURIComponent(name);
+/** The contract's routes, loaded when a command runs (not for --help). */
+const routes = async () => (await import('../../contract/routes.js')).CATALOG_ROUTES;
+const at = (seconds: number | null): string => (seconds === null ? '' : when(seconds));
 
 /** `schema.table`, or two arguments when a name itself holds dots. */
 function splitName(first: string, second: string | undefined): [string, string] {
@@ -57,17 +28,17 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       assertOutputFlags(ctx, options.output);
       const client = await ctx.client();
       if (schema === undefined) {
-        const body = await client.get<ListBody<SchemaObject>>('/catalog');
+        const body = await client.read((await routes()).listSchemas, {});
         if (ctx.json) return printJson(ctx.io, body);
-        return printRows(ctx, options.output, ['schema', 'tables', 'views', 'updated'], body.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count, updated: when(s.updated) })));
+        return printRows(ctx, options.output, ['schema', 'tables', 'views', 'updated'], body.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count, updated: at(s.updated) })));
       }
-      const body = await client.get<ListBody<SummaryObject>>(`/catalog/${segment(schema)}`);
+      const body = await client.read((await routes()).listTables, { params: { schema } });
       if (ctx.json) return printJson(ctx.io, body);
       printRows(
         ctx,
         options.output,
         ['name', 'kind', 'columns', 'rows', 'bytes', 'updated'],
-        body.data.map((e) => ({ name: e.name, kind: e.kind, columns: e.column_count, rows: e.row_count, bytes: e.bytes, updated: when(e.updated) })),
+        body.data.map((e) => ({ name: e.name, kind: e.kind, columns: e.column_count, rows: e.row_count, bytes: e.bytes, updated: at(e.updated) })),
       );
     });
 
@@ -80,11 +51,11 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     .action(async (first: string, second: string | undefined, options: { output?: string }) => {
       assertOutputFlags(ctx, options.output);
       const [schema, table] = splitName(first, second);
-      const body = await (await ctx.client()).get<TableObject>(`/catalog/${segment(schema)}/${segment(table)}`);
+      const body = await (await ctx.client()).read((await routes()).getTable, { params: { schema, table } });
       if (ctx.json) return printJson(ctx.io, body);
       if (ctx.io.isStdoutTTY) {
         const size = body.kind === 'table' ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, ` : '';
-        ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${when(body.updated)})\n`);
+        ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${at(body.updated)})\n`);
       }
       printRows(ctx, options.output, ['column', 'type', 'nullable'], body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
       if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);

@@ -1,16 +1,9 @@
-import type { LakeClient } from '../../service/client/lake-client.js';
+import { JOB_EVENT_NAMES } from '../../contract/events.js';
+import { JOB_ROUTES } from '../../contract/routes.js';
+import type { JobObject } from '../../contract/types.js';
+import { routePath, type LakeClient } from '../../service/client/lake-client.js';
 
-export interface JobObject {
-  object: 'job';
-  id: string;
-  kind: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  created: number;
-  started: number | null;
-  finished: number | null;
-  error: { code: string; message: string } | null;
-  cancel_requested: boolean;
-}
+export { JOB_EVENT_NAMES, type JobObject };
 
 export interface StreamedEvent {
   id: string;
@@ -18,8 +11,6 @@ export interface StreamedEvent {
   data: Record<string, unknown>;
 }
 
-/** The event names a job stream sends (docs/api.md); EventSource delivers only the names it listens for. */
-export const JOB_EVENT_NAMES = ['job.created', 'job.running', 'job.cancel_requested', 'job.succeeded', 'job.failed', 'job.cancelled', 'sync.progress', 'sync.schema_change'];
 const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
 
 /**
@@ -28,8 +19,8 @@ const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
  * (final event, 204, or an error), GET /jobs/{id} gives the authoritative final state, or the API's error.
  */
 export async function followJob(client: LakeClient, id: string, onEvent: (event: StreamedEvent) => void): Promise<JobObject> {
-  await followStream(client, `/jobs/${encodeURIComponent(id)}/events`, onEvent);
-  return client.get<JobObject>(`/jobs/${encodeURIComponent(id)}`);
+  await followStream(client, routePath(JOB_ROUTES.streamJobEvents, { id }), onEvent);
+  return client.read(JOB_ROUTES.getJob, { params: { id } });
 }
 
 /** Follows any job-style event stream until its final event or until the server says there is nothing more. */

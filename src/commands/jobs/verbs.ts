@@ -1,22 +1,13 @@
 import { paletteFor } from '../../render/colors.js';
-import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { printFields, printJson } from '../../render/record.js';
-import { createRowWriter } from '../../render/rows.js';
+import { JOB_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadResult, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
 import { printList, type PageOptions } from '../listing.js';
 
-interface JobList {
-  object: 'list';
-  data: JobObject[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
 const when = (seconds: number | null): string => (seconds === null ? '' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
-const path = (id: string, rest = ''): string => `/jobs/${encodeURIComponent(id)}${rest}`;
 
 /** 0 succeeded, 1 failed or cancelled, 3 not finished. */
 export function exitCodeForJob(job: JobObject): number {
@@ -38,15 +29,15 @@ function jobFields(job: JobObject): [string, unknown][] {
 }
 
 export async function listJobs(ctx: CommandContext, options: PageOptions): Promise<void> {
-  await printList<JobObject>(ctx, options, {
-    path: '/jobs',
+  await printList(ctx, options, {
+    route: JOB_ROUTES.listJobs,
     columns: ['id', 'kind', 'status', 'created', 'finished', 'error'],
     row: (j) => ({ id: j.id, kind: j.kind, status: j.status, created: when(j.created), finished: when(j.finished), error: j.error?.code ?? null }),
   });
 }
 
 export async function getJob(ctx: CommandContext, id: string): Promise<void> {
-  const job = await (await ctx.client()).get<JobObject>(path(id));
+  const job = await (await ctx.client()).read(JOB_ROUTES.getJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, job);
   printFields(ctx.io, jobFields(job));
 }
@@ -57,7 +48,7 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
   const client = await ctx.client();
   const timeout = seconds === undefined ? undefined : new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), seconds * 1000).unref());
   const outcome = await Promise.race([followJob(client, id, () => {}), ...(timeout ? [timeout] : [])]);
-  const job = outcome === 'timeout' ? await client.get<JobObject>(path(id)) : outcome;
+  const job = outcome === 'timeout' ? await client.read(JOB_ROUTES.getJob, { params: { id } }) : outcome;
   if (ctx.json) printJson(ctx.io, job);
   else printFields(ctx.io, jobFields(job));
   ctx.exitCode = exitCodeForJob(job);
@@ -98,7 +89,7 @@ export async function jobEvents(ctx: CommandContext, id: string): Promise<void> 
 }
 
 export async function cancelJob(ctx: CommandContext, id: string): Promise<void> {
-  const outcome = (await (await ctx.client()).request<{ job: JobObject; execution_may_continue: boolean }>('POST', path(id, '/cancel'))).body;
+  const outcome = await (await ctx.client()).read(JOB_ROUTES.cancelJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, outcome);
   printFields(ctx.io, [...jobFields(outcome.job), ['execution may continue', outcome.execution_may_continue]]);
 }
@@ -106,7 +97,7 @@ export async function cancelJob(ctx: CommandContext, id: string): Promise<void> 
 export async function jobResult(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {
   const client = await ctx.client();
   const fresh = async (): Promise<ResultFile> => {
-    const result = await client.get<{ files: ResultFile[] }>(path(id, '/result'));
+    const result = await client.read(JOB_ROUTES.getJobResult, { params: { id } });
     const file = result.files[0];
     if (!file) throw usageError(`Job ${id} has no result file.`);
     return file;

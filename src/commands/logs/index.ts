@@ -1,16 +1,10 @@
 import type { Command } from 'commander';
 import { printJson } from '../../render/record.js';
+import type { LogEntryObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 
-interface Entry {
-  id: string;
-  source: string;
-  kind: string;
-  table: string | null;
-  message: string;
-  created: number;
-}
+type Entry = LogEntryObject;
 
 /** How often --follow looks for new entries: gentle on the service, and well inside the rate limit. */
 const FOLLOW_EVERY_MS = 3000;
@@ -43,7 +37,8 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
       const client = await ctx.client();
       const source = o.source === undefined ? undefined : await (await import('../resolve.js')).resolveId(ctx, 'source', o.source);
       const query = { source, kind: o.kind, since: o.since === undefined ? undefined : parseSince(o.since), limit: Number(o.limit) };
-      const first = await client.get<{ object: 'list'; data: Entry[]; has_more: boolean; next_cursor: string | null }>('/logs', query);
+      const { SOURCE_ROUTES } = await import('../../contract/routes.js');
+      const first = await client.read(SOURCE_ROUTES.listLogs, { query });
       if (ctx.json && !o.follow) return printJson(ctx.io, first);
       // Rows like every listing (a table on a terminal, CSV with a header in a pipe); --follow --json: NDJSON.
       const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([import('../../render/rows.js'), import('../../render/colors.js'), import('../../render/output-format.js')]);
@@ -65,7 +60,7 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
       let since = first.data[0]?.created ?? Math.floor(Date.now() / 1000);
       for (;;) {
         await new Promise((r) => setTimeout(r, FOLLOW_EVERY_MS));
-        const fresh = (await client.get<{ data: Entry[] }>('/logs', { ...query, since, limit: 200 })).data.filter((e) => !seen.has(e.id)).reverse();
+        const fresh = (await client.read(SOURCE_ROUTES.listLogs, { query: { ...query, since, limit: 200 } })).data.filter((e) => !seen.has(e.id)).reverse();
         for (const e of fresh) {
           seen.add(e.id);
           since = Math.max(since, e.created);

@@ -6,18 +6,17 @@ import { LakeApiError } from '../../service/client/errors.js';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import type { QueryPage } from './wait.js';
+import { QUERY_ROUTES } from '../../contract/routes.js';
+import type { ResultFileObject } from '../../contract/types.js';
 
 const MAX_ATTEMPTS = 5;
 
-export interface ResultFile {
-  url: string;
-  bytes: number;
-}
+/** A result file as the API lists it (url, bytes, expires). */
+export type ResultFile = ResultFileObject;
 
 /** A freshly signed URL each time: links last an hour, and a long or resumed download may outlive one. */
 export async function queryResultFile(client: LakeClient, id: string): Promise<ResultFile> {
-  const query = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`);
+  const query = await client.read(QUERY_ROUTES.getQuery, { params: { id } });
   if (query.status === 'running' || query.status === 'queued') {
     throw new CliError('query_running', `Query ${id} is still running; there is nothing to download yet.`, EXIT.stillRunning, `Wait with: lake query poll ${id}`);
   }

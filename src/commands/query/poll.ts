@@ -1,11 +1,11 @@
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import type { QueryPage } from './wait.js';
+import { QUERY_ROUTES } from '../../contract/routes.js';
 
 /** One look at a query; the exit code tells the status (0 succeeded, 1 failed or cancelled, 3 still running). */
 export async function pollQuery(ctx: CommandContext, id: string): Promise<void> {
-  const query = await (await ctx.client()).get<QueryPage & { sql?: string }>(`/queries/${encodeURIComponent(id)}`);
+  const query = await (await ctx.client()).read(QUERY_ROUTES.getQuery, { params: { id } });
   if (ctx.json) printJson(ctx.io, query);
   else {
     printFields(ctx.io, [

@@ -2,6 +2,7 @@ import type { LakeClient } from '../../service/client/lake-client.js';
 import { paletteFor } from '../../render/colors.js';
 import type { IOStreams } from '../../render/iostreams.js';
 import { createRowWriter, type OutputFormat } from '../../render/rows.js';
+import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { QueryPage } from './wait.js';
 
 export const PAGE_SIZE = 1000;
@@ -34,10 +35,9 @@ export async function printQueryRows(
     writer.write(rows.length > room ? rows.slice(0, room) : rows);
     printed += Math.min(rows.length, room);
     if (printed >= maxRows || !page.has_more || !page.next_cursor) break;
-    page = await client.get<QueryPage>(`/queries/${encodeURIComponent(first.id)}`, {
-      format: 'inline',
-      limit: Math.min(PAGE_SIZE, maxRows - printed),
-      starting_after: page.next_cursor,
+    page = await client.read(QUERY_ROUTES.getQuery, {
+      params: { id: first.id },
+      query: { format: 'inline', limit: Math.min(PAGE_SIZE, maxRows - printed), starting_after: page.next_cursor },
     });
   }
   writer.end();

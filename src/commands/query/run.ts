@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mark } from '../../debug-timing.js';
 import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { startSpinner } from '../../render/spinner.js';
+import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
@@ -52,7 +53,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   let submitted;
   try {
     // A key per invocation makes the client's retries of this POST safe: a retried submit cannot run the SQL twice.
-    submitted = await client.request<QueryPage>('POST', '/queries', { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
+    submitted = await client.call(QUERY_ROUTES.createQuery, { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
   } catch (error) {
     spinner.stop();
     throw error;
@@ -68,7 +69,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     cancelling = true;
     spinner.stop();
     ctx.io.stderr.write(`\nlake: cancelling ${id} (^C again to quit at once)\n`);
-    client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch((error: unknown) => {
+    client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch((error: unknown) => {
       ctx.io.stderr.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
     });
     setTimeout(() => giveUp.abort(), CANCEL_WAIT_MS).unref();
@@ -94,7 +95,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   if (page.status === 'queued' || page.status === 'running') {
     if (ctx.mode === 'local') {
       // Local mode runs the query in this process, which is about to end: it is stopped, not left running.
-      await client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch(() => undefined);
+      await client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch(() => undefined);
       throw new CliError('wait_expired', `${id} did not finish within --wait ${waitSeconds} s and was stopped: in local mode a query runs in the lake process itself, and ends with it.`, EXIT.failed, 'Run it without --wait, or against lake serve (--base-url), where it goes on running and lake query poll finds it.');
     }
     ctx.io.stdout.write(`${id}\n`);

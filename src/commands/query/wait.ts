@@ -1,19 +1,9 @@
-import type { LakeClient } from '../../service/client/lake-client.js';
+import { QUERY_ROUTES } from '../../contract/routes.js';
+import type { QueryObject } from '../../contract/types.js';
+import type { CallInput, LakeClient } from '../../service/client/lake-client.js';
 
-export interface QueryPage {
-  object: 'query';
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  created: number;
-  duration_ms?: number | null;
-  row_count?: number | null;
-  columns?: string[];
-  data?: Record<string, unknown>[];
-  has_more?: boolean;
-  next_cursor?: string | null;
-  files?: { url: string; bytes: number; expires: number }[];
-  error?: { code?: string; message: string };
-}
+/** A query as GET /queries/{id} answers it, with a page of rows once it succeeded (format=inline). */
+export type QueryPage = QueryObject;
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -27,7 +17,7 @@ export interface WaitOptions {
   /** Give up (and return the running query) after this many milliseconds; undefined waits for ever. */
   timeoutMs?: number;
   /** Extra query parameters for every poll, so the final one already carries the first page. */
-  query?: Record<string, string | number>;
+  query?: CallInput<typeof QUERY_ROUTES.getQuery>['query'];
   /** Stops waiting (returning the latest state) when aborted. */
   signal?: AbortSignal;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -61,7 +51,7 @@ export async function waitForQuery(client: LakeClient, id: string, options: Wait
     const remaining = deadline - Date.now();
     const wait = Math.max(0, Math.min(longest, Math.floor(remaining / 1000)));
     const asked = Date.now();
-    const page = await client.get<QueryPage>(`/queries/${encodeURIComponent(id)}`, { ...options.query, ...(wait > 0 ? { wait } : {}) });
+    const page = await client.read(QUERY_ROUTES.getQuery, { params: { id }, query: { ...options.query, ...(wait > 0 ? { wait } : {}) } });
     if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
     options.onStatus?.(page.status);
     const left = deadline - Date.now();

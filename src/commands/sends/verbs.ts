@@ -1,45 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { printFields, printJson } from '../../render/record.js';
 import { startSpinner } from '../../render/spinner.js';
+import { SEND_ROUTES } from '../../contract/routes.js';
+import type { SendCreationBody, SendObject, SendRunObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { followJob } from '../jobs/follow.js';
-import { printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
+import { printList, readBodyFile, when, type PageOptions } from '../listing.js';
 import { readPassword, readSecret } from '../sources/secret-input.js';
 
-interface RunObject {
-  id: string;
-  status: string;
-  trigger: string;
-  query: string | null;
-  rows_sent: number;
-  batches: number;
-  created: number;
-  finished: number | null;
-  error: { code: string; message: string } | null;
-}
+type RunObject = SendRunObject;
 
-interface SendObject {
-  id: string;
-  name: string;
-  sql: string;
-  destination: Record<string, unknown> & { type: string; credentials: Record<string, string> };
-  schedule: { every_minutes: number } | null;
-  status: string;
-  next_run: number | null;
-  last_run: RunObject | null;
-  created: number;
-  signing_secret?: string;
-}
-
-const path = (id: string, rest = ''): string => `/sends/${encodeURIComponent(id)}${rest}`;
 
 /** Where a send delivers, in one line: the webhook URL, or schema.table with its mode and key. */
 function target(send: SendObject): string {
   const d = send.destination;
-  if (d.type === 'webhook') return `webhook ${String(d.url)} (${String(d.format)})`;
-  const key = (d.key as string[]).length > 0 ? ` on ${(d.key as string[]).join(',')}` : '';
-  return `postgres ${String(d.database)}.${String(d.schema)}.${String(d.table)} (${String(d.mode)}${key})`;
+  if (d.type === 'webhook') return `webhook ${d.url} (${d.format})`;
+  const key = d.key.length > 0 ? ` on ${d.key.join(',')}` : '';
+  return `postgres ${d.database}.${d.schema}.${d.table} (${d.mode}${key})`;
 }
 
 function showSend(ctx: CommandContext, send: SendObject): void {
@@ -58,8 +36,8 @@ function showSend(ctx: CommandContext, send: SendObject): void {
 }
 
 export async function listSends(ctx: CommandContext, options: PageOptions): Promise<void> {
-  await printList<SendObject>(ctx, options, {
-    path: '/sends',
+  await printList(ctx, options, {
+    route: SEND_ROUTES.listSends,
     columns: ['id', 'name', 'status', 'to', 'schedule', 'last_run', 'rows_sent'],
     row: (s) => ({
       id: s.id,
@@ -74,7 +52,7 @@ export async function listSends(ctx: CommandContext, options: PageOptions): Prom
 }
 
 export async function getSend(ctx: CommandContext, id: string): Promise<void> {
-  showSend(ctx, await (await ctx.client()).get<SendObject>(path(id)));
+  showSend(ctx, await (await ctx.client()).read(SEND_ROUTES.getSend, { params: { id } }));
 }
 
 const wholeNumber = (flag: string, raw: unknown): number => {
@@ -118,7 +96,8 @@ export async function createSend(ctx: CommandContext, options: Record<string, un
     if (password !== undefined) destination.password = password;
   }
   if (destination.type === 'webhook' && options.secretStdin) destination.secret = await readSecret(ctx, 'Signing secret', true);
-  const created = (await (await ctx.client()).request<SendObject>('POST', '/sends', { body })).body;
+  // Assembled from a file and flags; the service checks it against the contract.
+  const created = await (await ctx.client()).read(SEND_ROUTES.createSend, { body: body as SendCreationBody });
   showSend(ctx, created);
   if (created.signing_secret && !ctx.json) {
     ctx.io.stdout.write(ctx.io.isStdoutTTY ? `\nsigning secret (shown once; receivers verify Lake-Signature with it):\n${created.signing_secret}\n` : `signing_secret\t${created.signing_secret}\n`);
@@ -126,7 +105,7 @@ export async function createSend(ctx: CommandContext, options: Record<string, un
 }
 
 export async function setPaused(ctx: CommandContext, id: string, paused: boolean): Promise<void> {
-  const send = (await (await ctx.client()).request<SendObject>('PATCH', path(id), { body: { paused } })).body;
+  const send = await (await ctx.client()).read(SEND_ROUTES.updateSend, { params: { id }, body: { paused } });
   if (ctx.json) return printJson(ctx.io, send);
   ctx.io.stderr.write(`lake: send ${id} is ${send.status}\n`);
 }
@@ -146,21 +125,22 @@ function showRun(ctx: CommandContext, run: RunObject): void {
 /** Runs the send and waits: in local mode the run happens in this process, and remotely the outcome is the answer. */
 export async function runSend(ctx: CommandContext, id: string): Promise<void> {
   const client = await ctx.client();
-  const accepted = (await client.request<RunObject>('POST', path(id, '/run'))).body;
+  const accepted = await client.read(SEND_ROUTES.runSend, { params: { id } });
   const spinner = ctx.json ? undefined : startSpinner(ctx.io, `sending ${accepted.id}`);
   try {
     await followJob(client, accepted.id, () => {});
   } finally {
     spinner?.stop();
   }
-  const run = await client.get<RunObject>(path(id, `/runs/${encodeURIComponent(accepted.id)}`));
+  const run = await client.read(SEND_ROUTES.getSendRun, { params: { id, run: accepted.id } });
   showRun(ctx, run);
   ctx.exitCode = run.status === 'succeeded' ? EXIT.ok : EXIT.failed;
 }
 
 export async function listRuns(ctx: CommandContext, id: string, options: PageOptions): Promise<void> {
-  await printList<RunObject>(ctx, options, {
-    path: path(id, '/runs'),
+  await printList(ctx, options, {
+    route: SEND_ROUTES.listSendRuns,
+    params: { id },
     columns: ['id', 'status', 'trigger', 'rows_sent', 'batches', 'created', 'finished', 'error'],
     row: (r) => ({
       id: r.id,
@@ -176,7 +156,7 @@ export async function listRuns(ctx: CommandContext, id: string, options: PageOpt
 }
 
 export async function deleteSend(ctx: CommandContext, id: string): Promise<void> {
-  const deleted = (await (await ctx.client()).request<object>('DELETE', path(id))).body;
+  const deleted = await (await ctx.client()).read(SEND_ROUTES.deleteSend, { params: { id } });
   if (ctx.json) return printJson(ctx.io, deleted);
   ctx.io.stderr.write(`lake: deleted send ${id}; data it delivered stays\n`);
 }

@@ -1,48 +1,11 @@
 import { printFields, printJson } from '../../render/record.js';
 import type { LakeClient } from '../../service/client/lake-client.js';
+import { SOURCE_ROUTES } from '../../contract/routes.js';
+import type { ConnectorObject, SourceChangeBody, SourceCreationBody, SourceObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { assertOutputFlags, printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
 import { readPassword, readSecret } from './secret-input.js';
-
-interface FieldObject {
-  name: string;
-  type: string;
-  credential: boolean;
-}
-interface ConnectorObject {
-  name: string;
-  title: string;
-  auth: string;
-  syncs: boolean;
-  accepted_by_post_sources: boolean;
-  live_test: boolean;
-  refusal?: string;
-  fields: FieldObject[];
-}
-interface TableObject {
-  schema: string;
-  name: string;
-  enabled: boolean;
-  mode: string;
-  cursor_column: string | null;
-  primary_key: string[];
-  estimated_rows: number | null;
-}
-interface SourceObject {
-  id: string;
-  name: string;
-  connector: string;
-  status: string;
-  created: number;
-  config: Record<string, unknown>;
-  credentials: Record<string, string>;
-  tables: TableObject[];
-  latest_sync: { id: string; status: string } | null;
-  last_test: { ok: boolean; reason: string | null; at: number } | null;
-}
-
-const path = (id: string, rest = ''): string => `/sources/${encodeURIComponent(id)}${rest}`;
 
 /** `key=value` settings typed by the connector's field list; credentials (host, user) go to the top level. */
 function applySettings(connector: ConnectorObject, pairs: readonly string[], body: Record<string, unknown>): void {
@@ -63,7 +26,7 @@ function applySettings(connector: ConnectorObject, pairs: readonly string[], bod
 }
 
 async function connectorOf(client: LakeClient, name: string): Promise<ConnectorObject> {
-  return client.get<ConnectorObject>(`/connectors/${encodeURIComponent(name)}`);
+  return client.read(SOURCE_ROUTES.getConnector, { params: { name } });
 }
 
 function showSource(ctx: CommandContext, source: SourceObject): void {
@@ -86,14 +49,14 @@ function showSource(ctx: CommandContext, source: SourceObject): void {
 
 export async function listConnectors(ctx: CommandContext, options: { output?: string }): Promise<void> {
   assertOutputFlags(ctx, options.output);
-  const body = await (await ctx.client()).get<{ data: ConnectorObject[] }>('/connectors');
+  const body = await (await ctx.client()).read(SOURCE_ROUTES.listConnectors, {});
   if (ctx.json) return printJson(ctx.io, body);
   printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
 }
 
 export async function listSources(ctx: CommandContext, options: PageOptions): Promise<void> {
-  await printList<SourceObject>(ctx, options, {
-    path: '/sources',
+  await printList(ctx, options, {
+    route: SOURCE_ROUTES.listSources,
     columns: ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'],
     row: (s) => ({
       id: s.id,
@@ -108,7 +71,7 @@ export async function listSources(ctx: CommandContext, options: PageOptions): Pr
 }
 
 export async function getSource(ctx: CommandContext, id: string): Promise<void> {
-  showSource(ctx, await (await ctx.client()).get<SourceObject>(path(id)));
+  showSource(ctx, await (await ctx.client()).read(SOURCE_ROUTES.getSource, { params: { id } }));
 }
 
 export async function createSource(ctx: CommandContext, options: Record<string, unknown>): Promise<void> {
@@ -123,11 +86,12 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
     const password = await readPassword(ctx, options);
     if (password !== undefined) body.password = password;
   }
-  const created = (await client.request<SourceObject>('POST', '/sources', { body })).body;
+  // Assembled from a file, flags and a prompt; the service checks it against the contract.
+  const created = await client.read(SOURCE_ROUTES.createSource, { body: body as SourceCreationBody });
   showSource(ctx, created);
   // A source whose database could not be reached is still created (it may come up later), but not in silence.
   if (connector.live_test && created.tables.length === 0) {
-    const test = (await client.request<{ ok: boolean; reason: string | null }>('POST', path(created.id, '/test'))).body;
+    const test = await client.read(SOURCE_ROUTES.testSource, { params: { id: created.id } });
     if (!test.ok) {
       ctx.io.stderr.write(
         `lake: warning: ${created.id} was created, but its database could not be used (${test.reason ?? 'unknown'}), so no tables were discovered. Fix its settings with lake sources update ${created.id} --config …, then lake sources test ${created.id}.\n`,
@@ -147,7 +111,7 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
   if (options.name) body.name = options.name;
   const pairs = (options.config as string[] | undefined) ?? [];
-  if (pairs.length > 0) applySettings(await connectorOf(client, (await client.get<SourceObject>(path(id))).connector), pairs, body);
+  if (pairs.length > 0) applySettings(await connectorOf(client, (await client.read(SOURCE_ROUTES.getSource, { params: { id } })).connector), pairs, body);
   if (options.passwordStdin) body.password = await readSecret(ctx, 'Password', true);
   const tables: Record<string, unknown>[] = [];
   for (const t of (options.enable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: true }));
@@ -160,24 +124,24 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   }
   if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
   if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');
-  showSource(ctx, (await client.request<SourceObject>('PATCH', path(id), { body })).body);
+  showSource(ctx, await client.read(SOURCE_ROUTES.updateSource, { params: { id }, body: body as SourceChangeBody }));
 }
 
 export async function setPaused(ctx: CommandContext, id: string, paused: boolean): Promise<void> {
-  const source = (await (await ctx.client()).request<SourceObject>('PATCH', path(id), { body: { paused } })).body;
+  const source = await (await ctx.client()).read(SOURCE_ROUTES.updateSource, { params: { id }, body: { paused } });
   if (ctx.json) return printJson(ctx.io, source);
   ctx.io.stderr.write(`lake: source ${id} is ${source.status}\n`);
 }
 
 export async function testSource(ctx: CommandContext, id: string): Promise<void> {
-  const result = (await (await ctx.client()).request<{ supported: boolean; ok: boolean; reason: string | null }>('POST', path(id, '/test'))).body;
+  const result = await (await ctx.client()).read(SOURCE_ROUTES.testSource, { params: { id } });
   if (ctx.json) printJson(ctx.io, result);
   else printFields(ctx.io, [['supported', result.supported], ['ok', result.ok], ...(result.reason ? ([['reason', result.reason]] as [string, unknown][]) : [])]);
   if (result.supported && !result.ok) ctx.exitCode = EXIT.failed;
 }
 
 export async function deleteSource(ctx: CommandContext, id: string): Promise<void> {
-  const deleted = (await (await ctx.client()).request<object>('DELETE', path(id))).body;
+  const deleted = await (await ctx.client()).read(SOURCE_ROUTES.deleteSource, { params: { id } });
   if (ctx.json) return printJson(ctx.io, deleted);
   ctx.io.stderr.write(`lake: deleted source ${id}; its lake tables stay\n`);
 }

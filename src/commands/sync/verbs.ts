@@ -2,27 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
 import { startSpinner } from '../../render/spinner.js';
 import { applyEvent, initialProgress, plainLine, summaryLines, type SyncProgress } from '../../render/sync-progress.js';
-import type { LakeClient } from '../../service/client/lake-client.js';
+import { routePath, type LakeClient } from '../../service/client/lake-client.js';
+import { JOB_ROUTES, SOURCE_ROUTES } from '../../contract/routes.js';
+import type { SyncObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { followStream, type StreamedEvent } from '../jobs/follow.js';
 
-interface SyncObject {
-  object: 'sync';
-  id: string;
-  source: string;
-  status: string;
-  rows?: number;
-  tables: { table: string; lake_table: string; phase: string; completed: number; total: number | null; error?: string }[];
-  error: { code: string; message: string } | null;
-}
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const outcomeCode = (status: string): number => (status === 'succeeded' ? EXIT.ok : TERMINAL.has(status) ? EXIT.failed : EXIT.stillRunning);
 
 async function latestSync(client: LakeClient, source: string): Promise<SyncObject | null> {
-  return (await client.get<{ latest_sync: SyncObject | null }>(`/sources/${encodeURIComponent(source)}`)).latest_sync;
+  return (await client.read(SOURCE_ROUTES.getSource, { params: { id: source } })).latest_sync;
 }
 
 function printSync(ctx: CommandContext, sync: SyncObject): void {
@@ -56,7 +49,7 @@ async function follow(ctx: CommandContext, client: LakeClient, source: string, s
     };
   }
   try {
-    await followStream(client, `/sources/${encodeURIComponent(source)}/sync/stream`, (event: StreamedEvent) => {
+    await followStream(client, routePath(SOURCE_ROUTES.streamSync, { id: source }), (event: StreamedEvent) => {
       progress = applyEvent(progress, event, Date.now());
       if (live) redraw?.();
       else if (ctx.json) ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
@@ -72,11 +65,11 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
   if (options.detach && options.follow) throw usageError('--detach and --follow contradict each other.');
   if (options.detach) ctx.localRunsSyncs = false;
   const client = await ctx.client();
-  const body: Record<string, unknown> = {};
+  const body: { tables?: string[]; full_refresh?: boolean } = {};
   if (options.tables) body.tables = options.tables.split(',').map((t) => t.trim()).filter(Boolean);
   if (options.fullRefresh) body.full_refresh = true;
   // A key per invocation: the client's retries of this POST cannot start two syncs.
-  const accepted = (await client.request<SyncObject>('POST', `/sources/${encodeURIComponent(source)}/sync`, { body, idempotencyKey: `cli-${randomUUID()}` })).body;
+  const accepted = await client.read(SOURCE_ROUTES.startSync, { params: { id: source }, body, idempotencyKey: `cli-${randomUUID()}` });
   if (options.detach || (!options.follow && ctx.mode === 'remote')) {
     if (ctx.json) return printJson(ctx.io, accepted);
     ctx.io.stdout.write(`${accepted.id}\n`);
@@ -105,7 +98,7 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
   // Local, not following: the sync runs in this process, so the command waits for it (quietly, bar a spinner).
   const spinner = startSpinner(ctx.io, `syncing ${accepted.id}`);
   try {
-    await followStream(client, `/sources/${encodeURIComponent(source)}/sync/stream`, () => {});
+    await followStream(client, routePath(SOURCE_ROUTES.streamSync, { id: source }), () => {});
   } finally {
     spinner.stop();
     interrupt.remove();
@@ -129,7 +122,7 @@ function interruptSync(ctx: CommandContext, client: LakeClient, id: string): { s
       if (ctx.mode === 'local') {
         state.cancelling = true;
         ctx.io.stderr.write(`\nlake: cancelling ${id}; tables already committed stay (^C again to quit at once)\n`);
-        client.request('POST', `/jobs/${encodeURIComponent(id)}/cancel`).catch((error: unknown) => {
+        client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch((error: unknown) => {
           ctx.io.stderr.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
         });
         return;

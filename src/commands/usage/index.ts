@@ -2,13 +2,6 @@ import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 
-interface UsageBody {
-  month: string;
-  days: { date: string; queries_run: number; result_bytes: number; rows_synced: number; rows_sent: number; cost: number }[];
-  totals: Record<string, number>;
-  storage_bytes: number;
-  cost: { month_to_date: number; projected: number; days_elapsed: number; days_in_month: number };
-}
 
 const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
 const count = (n: number): string => n.toLocaleString('en-US');
@@ -31,7 +24,8 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
     .description('metered usage of a month, with its projected cost and a chart per day')
     .option('--month <yyyy-mm>', 'which month (default: this one)')
     .action(async (o: { month?: string }) => {
-      const body = await (await ctx.client()).get<UsageBody>('/usage', { month: o.month });
+      const { SERVICE_ROUTES } = await import('../../contract/routes.js');
+      const body = await (await ctx.client()).read(SERVICE_ROUTES.getUsage, { query: { month: o.month } });
       if (ctx.json) return printJson(ctx.io, body);
       if (!ctx.io.isStdoutTTY) {
         // In a pipe: one `name<TAB>value` line per figure, raw numbers, no chart (--json has the days).

@@ -1,3 +1,5 @@
+import type { RouteContract } from '../../contract/route.js';
+import type { Static, TObject, TSchema } from '../../contract/schema.js';
 import { LakeApiError, LakeConnectionError, parseRetryAfter } from './errors.js';
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from './retry.js';
 
@@ -33,6 +35,33 @@ export interface ApiResponse<T> {
   body: T;
 }
 
+type SuccessSchema<R extends RouteContract> = R['responses'] extends { 200: { schema: infer S } }
+  ? S
+  : R['responses'] extends { 201: { schema: infer S } }
+    ? S
+    : R['responses'] extends { 202: { schema: infer S } }
+      ? S
+      : undefined;
+
+/** The body a route answers with when it succeeds, as the contract types it. */
+export type ResponseOf<R extends RouteContract> = SuccessSchema<R> extends TSchema ? Static<SuccessSchema<R>> : undefined;
+
+/** What a call of a route takes: its path parameters, query and body as the contract types them. */
+export type CallInput<R extends RouteContract> = (R['params'] extends TObject ? { params: Static<R['params']> } : { params?: undefined }) &
+  (R['query'] extends TObject ? { query?: Static<R['query']> } : { query?: undefined }) &
+  (R['body'] extends TSchema ? { body: Static<R['body']> } : { body?: undefined }) & {
+    idempotencyKey?: string;
+    headers?: Record<string, string>;
+  };
+
+/** A route's path with its parameters filled in (each encoded as one path segment). */
+export function routePath(route: Pick<RouteContract, 'path'>, params: Readonly<Record<string, string>>): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
+/** The items of a list route's answer. */
+export type ItemOf<R extends RouteContract> = ResponseOf<R> extends { data: (infer T)[] } ? T : never;
+
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -54,6 +83,7 @@ export class LakeClient {
     return this.options.baseUrl;
   }
 
+  /** The transport under `call`: one request, retried when that is safe. Commands use `call` and `read`. */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const retryable = method === 'GET' || method === 'HEAD' || options.idempotencyKey !== undefined;
     for (let attempt = 1; ; attempt++) {
@@ -78,6 +108,18 @@ export class LakeClient {
     }
   }
 
+  /** Calls a route of the contract: its method and path, typed input, typed answer. */
+  async call<const R extends RouteContract>(route: R, input: CallInput<R>): Promise<ApiResponse<ResponseOf<R>>> {
+    const path = routePath(route, (input.params ?? {}) as Record<string, string>);
+    const query = input.query as RequestOptions['query'];
+    return this.request<ResponseOf<R>>(route.method.toUpperCase(), path, { query, body: input.body, idempotencyKey: input.idempotencyKey, headers: input.headers });
+  }
+
+  /** The body of a successful call. */
+  async read<const R extends RouteContract>(route: R, input: CallInput<R>): Promise<ResponseOf<R>> {
+    return (await this.call(route, input)).body;
+  }
+
   /** A plain request to an absolute URL (a signed download link) through the same transport, without the token. */
   fetchUrl(url: string, headers: Record<string, string> = {}): Promise<Response> {
     return this.options.fetch(new Request(url, { headers: { 'User-Agent': this.options.userAgent ?? 'lake-cli', ...headers } }));
@@ -94,10 +136,6 @@ export class LakeClient {
   /** An absolute URL for a path of this service. */
   url(path: string): string {
     return new URL(path.replace(/^\//, ''), this.options.baseUrl.replace(/\/?$/, '/')).toString();
-  }
-
-  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return (await this.request<T>('GET', path, { query })).body;
   }
 
   private buildRequest(method: string, path: string, options: RequestOptions): Request {

@@ -1,0 +1,39 @@
+/** The wire objects as TypeScript types, for the client, the CLI and the routes that build them. */
+import type { Canvas, CanvasElement } from './canvases.js';
+import type { SchemaSummary, Table, TableSummary } from './catalog.js';
+import type { PersonalAccessToken, WhoAmI } from './credentials.js';
+import type { Job, JobResult } from './jobs.js';
+import type { Query, ResultFile } from './queries.js';
+import type { Static } from './schema.js';
+import type { Send, SendRun } from './sends.js';
+import type { Usage } from './service.js';
+import type { Connector, LogEntry, Source, Sync, SyncTable } from './sources.js';
+
+export type QueryObject = Static<typeof Query>;
+export type QueryStatusName = QueryObject['status'];
+export type ResultFileObject = Static<typeof ResultFile>;
+export type JobObject = Static<typeof Job>;
+export type JobResultObject = Static<typeof JobResult>;
+export type SourceObject = Static<typeof Source>;
+export type ConnectorObject = Static<typeof Connector>;
+export type SyncObject = Static<typeof Sync>;
+export type SyncTableObject = Static<typeof SyncTable>;
+export type LogEntryObject = Static<typeof LogEntry>;
+export type SendObject = Static<typeof Send>;
+export type SendRunObject = Static<typeof SendRun>;
+export type CanvasObject = Static<typeof Canvas>;
+export type CanvasElementObject = Static<typeof CanvasElement>;
+export type SchemaObject = Static<typeof SchemaSummary>;
+export type TableSummaryObject = Static<typeof TableSummary>;
+export type TableObject = Static<typeof Table>;
+export type WhoAmIObject = Static<typeof WhoAmI>;
+export type PatObject = Static<typeof PersonalAccessToken>;
+export type UsageObject = Static<typeof Usage>;
+
+import type { SendCreation } from './sends.js';
+import type { SourceChange, SourceCreation } from './sources.js';
+
+/** Request bodies a client assembles from several inputs (flags, files) before sending. */
+export type SendCreationBody = Static<typeof SendCreation>;
+export type SourceCreationBody = Static<typeof SourceCreation>;
+export type SourceChangeBody = Static<typeof SourceChange>;
