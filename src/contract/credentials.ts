@@ -1,11 +1,11 @@
-import { Nullable, Strict, Timestamp, Type } from './schema.js';
+import { Nullable, OneOf, Strict, Timestamp, Type } from './schema.js';
 
 export const SCOPE_NAMES = [
   'query:read', 'data:read', 'apps:manage', 'jobs:read', 'jobs:manage', 'pats:manage', 'keys:manage',
   'logs:read', 'usage:read', 'sends:read', 'sends:manage', 'canvases:read', 'canvases:manage',
 ] as const;
 
-export const ScopeName = Type.Union(SCOPE_NAMES.map((s) => Type.Literal(s)));
+export const ScopeName = OneOf(SCOPE_NAMES);
 
 const credentialFields = {
   name: Type.String(),

@@ -1,6 +1,6 @@
-import { Failure, Nullable, Strict, Timestamp, Type } from './schema.js';
+import { Failure, Nullable, OneOf, Strict, Timestamp, Type } from './schema.js';
 
-export const QueryStatus = Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s)), {
+export const QueryStatus = OneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled'], {
   description: 'queued and cancelled are job statuses a query also takes (docs/api.md, "States").',
 });
 

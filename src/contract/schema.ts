@@ -2,7 +2,7 @@
  * The building blocks of the contract: TypeBox schemas are plain JSON Schema (2020-12, what OpenAPI 3.1 uses) with
  * static TypeScript types, so one definition gives the document, the validation and the types.
  */
-import type { Static, TObject, TProperties, TSchema } from 'typebox';
+import type { Static, TLiteral, TObject, TProperties, TSchema, TUnion } from 'typebox';
 import {
   Array as ArrayOf,
   Boolean as BooleanType,
@@ -40,6 +40,10 @@ export const Type = {
   Record: <T extends TSchema>(_key: TSchema, value: T, options: { description?: string } = {}) =>
     Unsafe<Record<string, Static<T>>>({ type: 'object', additionalProperties: value, ...options }),
 };
+
+/** One of these strings, typed as exactly these (a union of literals). */
+export const OneOf = <const T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}) =>
+  Union(values.map((value) => Literal(value)), options) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 
 export const Timestamp = Type.Integer({ minimum: 0, description: 'Timestamp, epoch seconds.' });
 

@@ -1,4 +1,4 @@
-import { Failure, Nullable, Strict, Timestamp, Type } from './schema.js';
+import { Failure, Nullable, OneOf, Strict, Timestamp, Type } from './schema.js';
 
 const SetCredentials = Type.Record(Type.String(), Type.Literal('set'), { description: 'Which credentials are stored; never their values.' });
 
@@ -27,7 +27,7 @@ export const SendRun = Strict(
     object: Type.Literal('send_run'),
     id: Type.String({ pattern: '^snr_' }),
     send: Type.String(),
-    status: Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+    status: OneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
     trigger: Type.Union([Type.Literal('manual'), Type.Literal('schedule')]),
     query: Nullable(Type.String({ description: 'The query the run delivered the result of.' })),
     rows_sent: Type.Integer({ minimum: 0 }),

@@ -1,5 +1,5 @@
 import { ERROR_CODES } from './errors.js';
-import { Strict, Type } from './schema.js';
+import { OneOf, Strict, Type } from './schema.js';
 
 export const Version = Strict({
   object: Type.Literal('version'),
@@ -7,9 +7,9 @@ export const Version = Strict({
   server_version: Type.String({ description: 'The version of lake serving it.' }),
 });
 
-export const ErrorType = Type.Union(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error'].map((t) => Type.Literal(t)));
+export const ErrorType = OneOf(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error']);
 
-export const ErrorCodeName = Type.Union(ERROR_CODES.map((c) => Type.Literal(c)));
+export const ErrorCodeName = OneOf(ERROR_CODES);
 
 export const ErrorEnvelope = Strict(
   {

@@ -1,6 +1,6 @@
-import { Failure, Nullable, Strict, Timestamp, Type } from './schema.js';
+import { Failure, Nullable, OneOf, Strict, Timestamp, Type } from './schema.js';
 
-export const TablePhase = Type.Union(['queued', 'extracting', 'loading', 'committed', 'failed'].map((p) => Type.Literal(p)));
+export const TablePhase = OneOf(['queued', 'extracting', 'loading', 'committed', 'failed']);
 
 /** One table of a sync, as the sync object and `sync.progress` events show it. */
 export const SyncTable = Strict({
@@ -17,7 +17,7 @@ export const Sync = Strict(
     object: Type.Literal('sync'),
     id: Type.String({ pattern: '^sync_' }),
     source: Type.String(),
-    status: Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+    status: OneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
     created: Timestamp,
     started: Nullable(Timestamp),
     finished: Nullable(Timestamp),
@@ -49,10 +49,9 @@ export const SourceTable = Strict({
   columns: Type.Array(Column),
 });
 
-export const TestReason = Type.Union(
-  ['unreachable', 'timeout', 'authentication_failed', 'database_not_found', 'permission_denied', 'tls_required', 'unknown'].map((r) => Type.Literal(r)),
-  { description: 'Deliberately generic: never a host, a user or a driver message.' },
-);
+export const TestReason = OneOf(['unreachable', 'timeout', 'authentication_failed', 'database_not_found', 'permission_denied', 'tls_required', 'unknown'], {
+  description: 'Deliberately generic: never a host, a user or a driver message.',
+});
 
 export const Source = Strict(
   {
@@ -121,7 +120,7 @@ export const SourceTest = Strict({
 
 const ConnectorField = Strict({
   name: Type.String(),
-  type: Type.Union(['string', 'integer', 'boolean', 'choice', 'string_list'].map((t) => Type.Literal(t))),
+  type: OneOf(['string', 'integer', 'boolean', 'choice', 'string_list']),
   required: Type.Boolean(),
   credential: Type.Boolean(),
   description: Type.String(),

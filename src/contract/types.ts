@@ -1,7 +1,7 @@
 /** The wire objects as TypeScript types, for the client, the CLI and the routes that build them. */
 import type { Canvas, CanvasElement } from './canvases.js';
 import type { SchemaSummary, Table, TableSummary } from './catalog.js';
-import type { PersonalAccessToken, WhoAmI } from './credentials.js';
+import type { PersonalAccessToken, ServiceKey, TeamApiKey, WhoAmI } from './credentials.js';
 import type { Job, JobResult } from './jobs.js';
 import type { Query, ResultFile } from './queries.js';
 import type { Static } from './schema.js';
@@ -28,6 +28,8 @@ export type TableSummaryObject = Static<typeof TableSummary>;
 export type TableObject = Static<typeof Table>;
 export type WhoAmIObject = Static<typeof WhoAmI>;
 export type PatObject = Static<typeof PersonalAccessToken>;
+export type ServiceKeyObject = Static<typeof ServiceKey>;
+export type TeamApiKeyObject = Static<typeof TeamApiKey>;
 export type UsageObject = Static<typeof Usage>;
 
 import type { SendCreation } from './sends.js';

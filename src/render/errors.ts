@@ -25,6 +25,10 @@ const HINTS: Record<string, string> = {
   missing_scope: 'Use a token that has the scope named above, or create one with it.',
   rate_limited: 'Wait a little and run the command again.',
   grant_introspection_denied: 'Browse the tables you may read with `lake catalog ls`.',
+  service_key_permissions_off: 'An owner turns table permissions on with `lake admin permissions on` and grants the key its tables.',
+  source_paused: 'Resume the source with `lake sources resume <source>`, then sync.',
+  send_paused: 'Resume the send with `lake sends resume <send>`, then run it.',
+  source_pause_failed: 'Cancel the running sync (`lake jobs cancel <sync id>`) or wait for it, then pause.',
   connection_failed: 'Check --base-url or LAKE_BASE_URL, and that `lake serve` is running there.',
   internal_error: 'Retry later; quote the request id to the operator if it keeps happening.',
 };

@@ -28,10 +28,9 @@ import { ResultReader } from './queries/result-reader.js';
 import { querySettingsFromEnv, type QuerySettings, type WorkerPoolSettings } from './queries/settings.js';
 import { InProcessEngine } from './engine/in-process-engine.js';
 import { WorkerPool } from './engine/worker-pool.js';
-import { queryObject } from './queries/views.js';
 import { SecretBox } from './sources/secret-box.js';
 import { SourceService } from './sources/source-service.js';
-import { SyncService } from './syncs/sync-service.js';
+import { SyncService, type SyncView } from './syncs/sync-service.js';
 import { Visibility } from './catalog/visibility.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from './net/outbound.js';
 
@@ -62,7 +61,7 @@ export interface LakeServices {
   /** Removes what the lake no longer needs on disk (old snapshots, catalogs, leftovers); lake serve runs it periodically. */
   collector: LakeCollector;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
-  syncSummaries(sourceId: string): Record<string, unknown> | null;
+  latestSync(sourceId: string): SyncView | null;
   /** What a restricted credential may see of sources, syncs, logs, sends and canvases. */
   visibility: Visibility;
   clock: Clock;
@@ -124,7 +123,6 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     jobStore,
     jobSettings,
     querySettings,
-    queryObject,
     engine,
     scheduling,
     usage,
@@ -183,7 +181,7 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     canvases: new CanvasService(home.db, queries, results, home.directory),
     sends,
     collector,
-    syncSummaries: (sourceId) => syncs.latestSummary(sourceId),
+    latestSync: (sourceId) => syncs.latestSummary(sourceId),
     visibility: new Visibility(permissions, sources.store, queries),
     clock,
     closing: closing.signal,

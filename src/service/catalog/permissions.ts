@@ -118,7 +118,7 @@ export class PermissionStore {
     if (principal.kind === 'service_key' && !this.enabled(principal.organizationId)) {
       throw new LakeServiceError(
         'service_key_permissions_off',
-        'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on (lake admin permissions on) and grant this key its tables.',
+        'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on and grant this key its tables.',
       );
     }
   }

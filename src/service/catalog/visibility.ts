@@ -4,6 +4,7 @@ import type { QueryService } from '../queries/query-service.js';
 import type { SendRecord } from '../sends/send-store.js';
 import { lakeTableOf } from '../sources/lake-schema.js';
 import type { SourceRecord, SourceStore } from '../sources/source-store.js';
+import { committedRows, type SyncView } from '../syncs/sync-service.js';
 import type { PermissionStore, TableAccess } from './permissions.js';
 
 /** What a sync object or event says of one table. */
@@ -39,18 +40,13 @@ export class Visibility {
     return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, lakeTableOf(source, t.schema, t.name))) };
   }
 
-  /** A sync object (`syncs.summary`) as the principal may see it, or null. */
-  syncSummary<T extends Record<string, unknown> | null>(principal: Principal, summary: T): T {
+  /** A sync as the principal may see it: only the tables it may read, counted alone; null stays null. */
+  sync(principal: Principal, sync: SyncView | null): SyncView | null {
     const access = this.access(principal);
-    if (!access.restricted || summary === null) return summary;
-    const tables = (summary.tables as (TableMention & { phase?: string; completed?: number })[]).filter((t) => this.mentionVisible(access, summary.source as string, t));
-    const error = summary.error as { code: string; message: string | null } | null;
-    return {
-      ...summary,
-      tables,
-      rows: tables.reduce((sum, t) => sum + (t.phase === 'committed' ? (t.completed ?? 0) : 0), 0),
-      error: error && error.code === 'tables_failed' ? { ...error, message: HIDDEN_REASON } : error,
-    };
+    if (!access.restricted || sync === null) return sync;
+    const tables = sync.tables.filter((t) => this.mentionVisible(access, sync.sourceId, t));
+    const error = sync.error?.code === 'tables_failed' ? { ...sync.error, message: HIDDEN_REASON } : sync.error;
+    return { ...sync, tables, rows: committedRows(tables), error };
   }
 
   /** One event of a sync's stream as the principal may see it; undefined to leave it out. */

@@ -5,10 +5,13 @@ import type { MetadataDb } from '../store/database.js';
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 
+/** What a job is the work of. */
+export type JobKind = 'query' | 'sync' | 'send';
+
 export interface JobRecord {
   id: string;
   organizationId: string;
-  kind: string;
+  kind: JobKind;
   status: JobStatus;
   principalId: string;
   credentialId: string;
@@ -46,7 +49,7 @@ interface JobRow {
 const toJob = (row: JobRow): JobRecord => ({
   id: row.id,
   organizationId: row.organization_id,
-  kind: row.kind,
+  kind: row.kind as JobKind,
   status: row.status,
   principalId: row.principal_id,
   credentialId: row.credential_id,
@@ -61,7 +64,7 @@ const toJob = (row: JobRow): JobRecord => ({
 export interface NewJob {
   id: string;
   organizationId: string;
-  kind: string;
+  kind: JobKind;
   principalId: string;
   credentialId: string;
   /** Set for work a process holds (running, or in its own queue); says which process, and until when. */

@@ -22,9 +22,9 @@ import type { QuerySettings } from './settings.js';
 import { QueryStore, type QueryRecord } from './store.js';
 
 export interface SubmitOutcome {
+  /** The query; for a replayed Idempotency-Key, as the first submission answered it (its status then). */
   query: QueryRecord;
-  /** Set when an Idempotency-Key replayed an earlier submission: the response it gave then. */
-  replayedResponse?: unknown;
+  replayed: boolean;
 }
 
 import { principalIdOf } from '../auth/ownership.js';
@@ -74,8 +74,6 @@ export class QueryService {
     private readonly jobs: JobStore,
     private readonly jobSettings: JobSettings,
     readonly settings: QuerySettings,
-    /** Builds the response an idempotent replay returns, so it is stored exactly as first sent. */
-    private readonly submitResponse: (query: QueryRecord) => unknown,
     private readonly engine: QueryEngine,
     scheduling: Scheduling,
     private readonly usage?: UsageService,
@@ -133,7 +131,7 @@ export class QueryService {
       discard();
       throw error;
     }
-    if (outcome.replayedResponse !== undefined) {
+    if (outcome.replayed) {
       // Another request with this key won the race while this one was checking its SQL.
       discard();
       return outcome;
@@ -141,7 +139,7 @@ export class QueryService {
     if (parseError !== undefined) {
       this.store.markEnded(id, 'failed', { code: 'query_failed', message: parseError }, 0);
       discard();
-      return { query: this.store.get(principal.organizationId, id) as QueryRecord };
+      return { query: this.store.get(principal.organizationId, id) as QueryRecord, replayed: false };
     }
     mark('recorded');
     const live = this.track(id, principal.organizationId, job);
@@ -361,8 +359,8 @@ export class QueryService {
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
       const status = startsNow(principal.organizationId) ? 'running' : 'queued';
       const record = this.store.insert({ ...query, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, lease, status });
-      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: this.submitResponse(record) });
-      return { query: record };
+      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: { status: record.status } });
+      return { query: record, replayed: false };
     });
   }
 
@@ -400,7 +398,9 @@ export class QueryService {
     if (!found) return undefined;
     const query = this.store.get(scope.organizationId, found.resourceId);
     if (!query) return undefined;
-    return { query, replayedResponse: found.response };
+    // The first answer was the query as it stood then: queued or running, no outcome yet.
+    const answered = (found.response as { status?: QueryRecord['status'] } | undefined)?.status ?? query.status;
+    return { query: { ...query, status: answered, durationMs: null, errorCode: null, errorMessage: null }, replayed: true };
   }
 
   /**

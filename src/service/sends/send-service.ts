@@ -189,7 +189,7 @@ export class SendService {
   trigger(principal: Principal, id: string): SendRunRecord {
     const send = this.get(principal, id);
     assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
-    if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused. Resume it (PATCH paused: false, or lake sends resume) to run it.`);
+    if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
     const run = this.startRun(send, 'manual', principal);
     if (!run) throw new LakeServiceError('send_in_progress', `Send ${send.id} already has a run in progress; no second run was started.`);
     return run;

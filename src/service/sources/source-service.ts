@@ -176,7 +176,7 @@ export class SourceService {
     const changesConfig = name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
     if (this.store.hasLiveSync(id)) {
       if (change.paused === true) {
-        throw new LakeServiceError('source_pause_failed', 'A sync of this source is running, so the pause cannot be applied now. Cancel the sync (lake jobs cancel) or wait for it, then pause.');
+        throw new LakeServiceError('source_pause_failed', 'A sync of this source is running, so the pause cannot be applied now. Cancel the sync or wait for it, then pause.');
       }
       if (changesConfig) throw new LakeServiceError('source_config_unavailable', 'A sync of this source is running; change it after the sync ends (or cancel the sync).');
     }

@@ -1,11 +1,11 @@
-import type { SourceTable } from '../connectors/types.js';
+import type { SourceTable, TestFailure } from '../connectors/types.js';
 import type { MetadataDb } from '../store/database.js';
 import { lakeSchemaFor } from './lake-schema.js';
 
 export interface LastTest {
   ok: boolean;
   supported: boolean;
-  reason: string | null;
+  reason: TestFailure | null;
   at: number;
 }
 

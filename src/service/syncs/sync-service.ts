@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
-import type { JobStore } from '../jobs/job-store.js';
+import type { JobRecord, JobStore } from '../jobs/job-store.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
@@ -22,11 +22,24 @@ import type { SyncReporter, TablePhase, TableResult, TableTask } from './types.j
 /** Row counts are announced at most this often per table while they climb. */
 const PROGRESS_EVERY_MS = 500;
 
-/** The lake schema of a source's tables: its destination, else its name made into an identifier. */
-export interface SyncSummary extends Record<string, unknown> {
-  object: 'sync';
+/** A sync as the domain knows it: its job's status and times, what was asked, and each table's progress. */
+export interface SyncView {
   id: string;
+  sourceId: string;
+  status: JobRecord['status'];
+  created: number;
+  started: number | null;
+  finished: number | null;
+  fullRefresh: boolean;
+  requestedTables: string[] | null;
+  tables: TableProgress[];
+  /** Rows of the tables committed so far. */
+  rows: number;
+  error: { code: string; message: string } | null;
 }
+
+/** Rows of the tables that committed (a table's rows count once it is in the lake). */
+export const committedRows = (tables: readonly TableProgress[]): number => tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0);
 
 /**
  * Syncs: each is a job of kind `sync`, queued durably on acceptance and run by a worker (in `lake serve`, and in the
@@ -66,7 +79,7 @@ export class SyncService {
     const outcome = writeTransaction(this.db, () => {
       const replay = idempotencyKey ? this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
       if (replay) return { id: replay.resourceId, replayed: true };
-      if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused. Resume it (PATCH paused: false, or lake sources resume) to sync.`);
+      if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused; resume it to sync.`);
       const live = this.store.liveId(sourceId);
       if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow that sync's job ${live}, or cancel it.`);
       const id = newId('sync');
@@ -79,31 +92,29 @@ export class SyncService {
     return outcome;
   }
 
-  /** The sync object: job status and timestamps, with each table's phase and counts. */
-  summary(id: string): SyncSummary | null {
+  /** A sync: job status and timestamps, with each table's phase and counts. */
+  summary(id: string): SyncView | null {
     const sync = this.store.get(id);
     const job = this.jobs.getById(id);
     if (!sync || !job) return null;
     const tables = Object.values(sync.progress);
     return {
-      object: 'sync',
       id,
-      source: sync.sourceId,
+      sourceId: sync.sourceId,
       status: job.status,
       created: job.created,
       started: job.started,
       finished: job.finished,
       // Syncs recorded before requests were stored read as what they were: all tables, not a full refresh.
-      full_refresh: sync.request.fullRefresh ?? false,
-      requested_tables: sync.request.tables ?? null,
+      fullRefresh: sync.request.fullRefresh ?? false,
+      requestedTables: sync.request.tables ?? null,
       tables,
-      rows: tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0),
-      error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
-      job: `/jobs/${id}`,
+      rows: committedRows(tables),
+      error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage ?? '' },
     };
   }
 
-  latestSummary(sourceId: string): SyncSummary | null {
+  latestSummary(sourceId: string): SyncView | null {
     this.jobs.expireLeases(this.store.latestId(sourceId));
     const id = this.store.latestId(sourceId);
     return id ? this.summary(id) : null;

@@ -1,17 +1,11 @@
 import type { Hono } from 'hono';
-import type { Canvas, CanvasElement } from '../../canvases/canvas-service.js';
 import type { ApiEnv } from '../env.js';
 import { CANVAS_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
+import { canvasObject, elementObject } from '../wire/canvases.js';
 
 const { createCanvas, listCanvases, getCanvas, addCanvasElement, downloadTableData } = CANVAS_ROUTES;
-
-const elementObject = (e: CanvasElement): object => ({ object: 'canvas_element', id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table, created: e.created });
-
-function canvasObject(canvas: Canvas): Record<string, unknown> & { id: string } {
-  return { object: 'canvas', id: canvas.id, name: canvas.name, created: canvas.created, updated: canvas.updated, elements: canvas.elements.map(elementObject) };
-}
 
 export function canvasRoutes(app: Hono<ApiEnv>): void {
   mount(app, createCanvas, async (c, { body }) => {

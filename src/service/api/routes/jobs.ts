@@ -6,29 +6,15 @@ import type { ApiEnv } from '../env.js';
 import { JOB_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
+import { jobObject } from '../wire/jobs.js';
+import type { JobObject } from '../../../contract/types.js';
 import { publicOrigin } from '../request-params.js';
 import { jobEventsRoute, streamUrlBody } from './job-events.js';
 
 const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStreamUrl } = JOB_ROUTES;
 
-/** The job object: what ran, how it went, and where its work and events are. */
-export function jobObject(job: JobRecord, error = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }): Record<string, unknown> & { id: string } {
-  return {
-    object: 'job',
-    id: job.id,
-    kind: job.kind,
-    status: job.status,
-    created: job.created,
-    started: job.started,
-    finished: job.finished,
-    error,
-    cancel_requested: job.cancelRequested,
-    resource: job.kind === 'query' ? `/queries/${job.id}` : null,
-  };
-}
-
 /** The job object as the caller may see it: a restricted credential is not told which tables a sync failed on. */
-function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): Record<string, unknown> & { id: string } {
+function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): JobObject {
   return jobObject(job, c.get('services').visibility.jobError(c.get('principal'), job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }));
 }
 

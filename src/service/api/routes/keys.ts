@@ -1,23 +1,9 @@
 import type { Hono } from 'hono';
-import type { CredentialRecord } from '../../auth/credentials.js';
 import type { ApiEnv } from '../env.js';
 import { CREDENTIAL_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
-
-function keyObject(record: CredentialRecord): Record<string, unknown> & { id: string } {
-  return {
-    object: record.kind === 'team_key' ? 'team_api_key' : 'service_key',
-    id: record.id,
-    name: record.name,
-    hint: record.secretHint,
-    ...(record.kind === 'service_key' ? { scopes: record.scopes } : {}),
-    created: record.created,
-    expires: record.expires,
-    last_used: record.lastUsed,
-    revoked: record.revoked,
-  };
-}
+import { keyObject } from '../wire/credentials.js';
 
 export function keyRoutes(app: Hono<ApiEnv>): void {
   const kinds = [[CREDENTIAL_ROUTES.serviceKeys, 'service_key'], [CREDENTIAL_ROUTES.teamKeys, 'team_key']] as const;

@@ -1,25 +1,11 @@
 import type { Hono } from 'hono';
-import type { CredentialRecord } from '../../auth/credentials.js';
 import type { ApiEnv } from '../env.js';
 import { CREDENTIAL_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
+import { patObject } from '../wire/credentials.js';
 
 const { createPersonalAccessToken: createToken, listPersonalAccessTokens: listTokens, revokePersonalAccessToken: revokeToken } = CREDENTIAL_ROUTES;
-
-export function patObject(record: CredentialRecord): Record<string, unknown> & { id: string } {
-  return {
-    object: 'personal_access_token',
-    id: record.id,
-    name: record.name,
-    hint: record.secretHint,
-    scopes: record.scopes,
-    created: record.created,
-    expires: record.expires,
-    last_used: record.lastUsed,
-    revoked: record.revoked,
-  };
-}
 
 export function patRoutes(app: Hono<ApiEnv>): void {
   mount(app, createToken, (c, { body }) => {

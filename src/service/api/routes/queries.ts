@@ -2,7 +2,7 @@ import { mark } from '../../../debug-timing.js';
 import type { Hono } from 'hono';
 import { QUERY_ROUTES } from '../../../contract/routes.js';
 import { checkIdempotencyKey } from '../../idempotency.js';
-import { queryObject } from '../../queries/views.js';
+import { queryObject } from '../wire/queries.js';
 import { mount } from '../contract-route.js';
 import type { ApiEnv } from '../env.js';
 import { publicOrigin } from '../request-params.js';
@@ -14,10 +14,7 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
     const outcome = await c.get('services').queries.submit(c.get('principal'), { sql: body.sql }, key);
     c.header('Location', `/queries/${outcome.query.id}`);
-    if (outcome.replayedResponse !== undefined) {
-      c.header('Idempotent-Replayed', 'true');
-      return c.json(outcome.replayedResponse as object, 202);
-    }
+    if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
     return c.json(queryObject(outcome.query), 202);
   });
 

@@ -1,55 +1,19 @@
 import type { Hono } from 'hono';
 import type { Principal } from '../../auth/principal.js';
 import { LakeServiceError } from '../../errors.js';
-import type { JobRecord } from '../../jobs/job-store.js';
-import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
+import type { SendRecord } from '../../sends/send-store.js';
 import type { LakeServices } from '../../services.js';
 import type { ApiEnv } from '../env.js';
 import { SEND_ROUTES } from '../../../contract/routes.js';
+import type { SendObject } from '../../../contract/types.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
+import { sendObject, sendRunObject } from '../wire/sends.js';
 
 const { listSends, createSend, getSend, updateSend, deleteSend, runSend, listSendRuns, getSendRun } = SEND_ROUTES;
 
-/** A run: its job's status and times, with what only a send run has (trigger, query, rows and batches delivered). */
-export function sendRunObject(run: SendRunRecord, job: JobRecord | undefined): Record<string, unknown> & { id: string } {
-  return {
-    object: 'send_run',
-    id: run.id,
-    send: run.sendId,
-    status: job?.status ?? 'failed',
-    trigger: run.trigger,
-    query: run.queryId,
-    rows_sent: run.rowsSent,
-    batches: run.batches,
-    created: run.created,
-    started: job?.started ?? null,
-    finished: job?.finished ?? null,
-    error: job?.errorCode ? { code: job.errorCode, message: job.errorMessage } : null,
-    job: `/jobs/${run.id}`,
-  };
-}
-
-/** The send object: the destination without its credentials, which it only says are set. */
-function sendObject(send: SendRecord, lastRun: Record<string, unknown> | null): Record<string, unknown> & { id: string } {
-  return {
-    object: 'send',
-    id: send.id,
-    name: send.name,
-    sql: send.sql,
-    destination: { ...send.destination, credentials: Object.fromEntries(send.secretsSet.map((n) => [n, 'set'])) },
-    schedule: send.everyMinutes === null ? null : { every_minutes: send.everyMinutes },
-    status: send.paused ? 'paused' : 'active',
-    paused: send.paused,
-    next_run: send.paused ? null : send.nextRun,
-    last_run: lastRun,
-    created: send.created,
-    updated: send.updated,
-  };
-}
-
 export function sendRoutes(app: Hono<ApiEnv>): void {
-  const render = (c: { get(key: 'services'): LakeServices }, send: SendRecord): Record<string, unknown> & { id: string } => {
+  const render = (c: { get(key: 'services'): LakeServices }, send: SendRecord): SendObject => {
     const { sends, jobs } = c.get('services');
     const last = sends.store.runs(send.id, 1).data[0];
     return sendObject(send, last ? sendRunObject(last, jobs.store.getById(last.id)) : null);

@@ -1,70 +1,13 @@
 import type { Hono } from 'hono';
-import { CONNECTORS, findConnector, refusalFor } from '../../connectors/registry.js';
-import type { Connector } from '../../connectors/types.js';
+import { CONNECTORS, findConnector } from '../../connectors/registry.js';
 import { LakeServiceError } from '../../errors.js';
-import type { SourceRecord } from '../../sources/source-store.js';
 import type { ApiEnv } from '../env.js';
 import { SOURCE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
+import { connectorObject, sourceObject } from '../wire/sources.js';
 
 const { listConnectors, getConnector, listSources, createSource, getSource, updateSource, deleteSource, testSource } = SOURCE_ROUTES;
-
-/** The source object: everything but credential values, which it only says are set. */
-export function sourceObject(source: SourceRecord, latestSync: object | null = null): Record<string, unknown> & { id: string } {
-  return {
-    object: 'source',
-    id: source.id,
-    name: source.name,
-    connector: source.connector,
-    lake_schema: source.lakeSchema,
-    status: source.paused ? 'paused' : 'active',
-    paused: source.paused,
-    created: source.created,
-    updated: source.updated,
-    config: source.config,
-    credentials: Object.fromEntries(source.secretsSet.map((name) => [name, 'set'])),
-    latest_sync: latestSync,
-    tables: source.tables.map((t) => ({
-      schema: t.schema,
-      name: t.name,
-      enabled: t.enabled,
-      mode: t.mode,
-      cursor_column: t.cursorColumn,
-      primary_key: t.primaryKey,
-      estimated_rows: t.estimatedRows,
-      columns: t.columns,
-    })),
-    discovered: source.discovered,
-    last_test: source.lastTest,
-  };
-}
-
-function connectorObject(connector: Connector): object {
-  const refusal = refusalFor(connector);
-  return {
-    object: 'connector',
-    name: connector.name,
-    title: connector.title,
-    auth: connector.auth,
-    syncs: connector.syncs,
-    staff_only: connector.staffOnly,
-    alias_of: connector.aliasOf ?? null,
-    live_test: connector.test !== undefined,
-    accepted_by_post_sources: refusal === undefined,
-    ...(refusal ? { refusal } : {}),
-    fields: connector.fields.map((f) => ({
-      name: f.name,
-      type: f.type,
-      required: f.required,
-      credential: f.secret,
-      description: f.description,
-      ...(f.default === undefined ? {} : { default: f.default }),
-      ...(f.min === undefined ? {} : { min: f.min, max: f.max }),
-      ...(f.choices ? { choices: f.choices } : {}),
-    })),
-  };
-}
 
 export function sourceRoutes(app: Hono<ApiEnv>): void {
   mount(app, listConnectors, (c) => c.json({ object: 'list', data: CONNECTORS.map(connectorObject), has_more: false, next_cursor: null }));
@@ -75,10 +18,10 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, listSources, (c, { query }) => {
-    const { sources, syncSummaries, visibility } = c.get('services');
+    const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const result = sources.list(principal, query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: result.data.map((s) => sourceObject(visibility.source(principal, s), visibility.syncSummary(principal, syncSummaries(s.id)))), hasMore: result.hasMore }));
+    return c.json(listBody({ data: result.data.map((s) => sourceObject(visibility.source(principal, s), visibility.sync(principal, latestSync(s.id)))), hasMore: result.hasMore }));
   });
 
   mount(app, createSource, async (c, { body }) => {
@@ -90,18 +33,18 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, getSource, (c, { params }) => {
-    const { sources, syncSummaries, visibility } = c.get('services');
+    const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const source = sources.get(principal, params.id);
-    return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
+    return c.json(sourceObject(visibility.source(principal, source), visibility.sync(principal, latestSync(source.id))));
   });
 
   mount(app, updateSource, async (c, { params, body }) => {
-    const { sources, syncSummaries, visibility } = c.get('services');
+    const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const { name, paused, config, tables, ...credentials } = body;
     const source = await sources.update(principal, params.id, { name, paused, config, tables, credentials });
-    return c.json(sourceObject(visibility.source(principal, source), visibility.syncSummary(principal, syncSummaries(source.id))));
+    return c.json(sourceObject(visibility.source(principal, source), visibility.sync(principal, latestSync(source.id))));
   });
 
   mount(app, deleteSource, (c, { params: { id } }) => {

@@ -4,6 +4,7 @@ import { checkIdempotencyKey } from '../../idempotency.js';
 import type { ApiEnv } from '../env.js';
 import { SOURCE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
+import { syncObject } from '../wire/sources.js';
 import { streamJobEvents, streamUrlBody } from './job-events.js';
 
 const { startSync, createSyncStreamUrl, streamSync } = SOURCE_ROUTES;
@@ -16,7 +17,9 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
     const outcome = syncs.submit(c.get('principal'), sourceId, { tables: body.tables ?? null, fullRefresh: body.full_refresh ?? false }, key);
     c.header('Location', `/jobs/${outcome.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(visibility.syncSummary(c.get('principal'), syncs.summary(outcome.id)), 202);
+    const sync = visibility.sync(c.get('principal'), syncs.summary(outcome.id));
+    if (!sync) throw new LakeServiceError('job_not_found', `Sync ${outcome.id} is gone.`);
+    return c.json(syncObject(sync), 202);
   });
 
   /**

@@ -1,9 +1,8 @@
-import type { QueryRecord } from './store.js';
+import type { QueryObject } from '../../../contract/types.js';
+import type { QueryRecord } from '../../queries/store.js';
 
 /** Longer SQL is cut in responses (with an ellipsis); the full text stays in the record. */
 export const SQL_ECHO_LIMIT = 1000;
-
-export type QueryObject = Record<string, unknown> & { id: string; status: string };
 
 /**
  * The query object every response starts from. lake has no test mode, so livemode is always true. Result fields

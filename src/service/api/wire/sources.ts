@@ -1,0 +1,80 @@
+import type { ConnectorObject, SourceObject, SyncObject } from '../../../contract/types.js';
+import { refusalFor } from '../../connectors/registry.js';
+import type { Connector } from '../../connectors/types.js';
+import type { SourceRecord } from '../../sources/source-store.js';
+import type { SyncView } from '../../syncs/sync-service.js';
+
+/** The sync object: its job's status and times, what was asked, and each table's phase and counts. */
+export function syncObject(sync: SyncView): SyncObject {
+  return {
+    object: 'sync',
+    id: sync.id,
+    source: sync.sourceId,
+    status: sync.status,
+    created: sync.created,
+    started: sync.started,
+    finished: sync.finished,
+    full_refresh: sync.fullRefresh,
+    requested_tables: sync.requestedTables,
+    tables: sync.tables.map((t) => ({ ...t })),
+    rows: sync.rows,
+    error: sync.error,
+    job: `/jobs/${sync.id}`,
+  };
+}
+
+/** The source object: everything but credential values, which it only says are set. */
+export function sourceObject(source: SourceRecord, latestSync: SyncView | null = null): SourceObject {
+  return {
+    object: 'source',
+    id: source.id,
+    name: source.name,
+    connector: source.connector,
+    lake_schema: source.lakeSchema,
+    status: source.paused ? 'paused' : 'active',
+    paused: source.paused,
+    created: source.created,
+    updated: source.updated,
+    config: source.config,
+    credentials: Object.fromEntries(source.secretsSet.map((name) => [name, 'set' as const])),
+    latest_sync: latestSync && syncObject(latestSync),
+    tables: source.tables.map((t) => ({
+      schema: t.schema,
+      name: t.name,
+      enabled: t.enabled,
+      mode: t.mode,
+      cursor_column: t.cursorColumn,
+      primary_key: t.primaryKey,
+      estimated_rows: t.estimatedRows,
+      columns: t.columns,
+    })),
+    discovered: source.discovered,
+    last_test: source.lastTest && { supported: source.lastTest.supported, ok: source.lastTest.ok, reason: source.lastTest.reason, at: source.lastTest.at },
+  };
+}
+
+export function connectorObject(connector: Connector): ConnectorObject {
+  const refusal = refusalFor(connector);
+  return {
+    object: 'connector',
+    name: connector.name,
+    title: connector.title,
+    auth: connector.auth,
+    syncs: connector.syncs,
+    staff_only: connector.staffOnly,
+    alias_of: connector.aliasOf ?? null,
+    live_test: connector.test !== undefined,
+    accepted_by_post_sources: refusal === undefined,
+    ...(refusal ? { refusal } : {}),
+    fields: connector.fields.map((f) => ({
+      name: f.name,
+      type: f.type,
+      required: f.required,
+      credential: f.secret,
+      description: f.description,
+      ...(f.default === undefined ? {} : { default: f.default }),
+      ...(f.min === undefined ? {} : { min: f.min, max: f.max }),
+      ...(f.choices ? { choices: [...f.choices] } : {}),
+    })),
+  };
+}
