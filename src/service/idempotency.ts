@@ -8,7 +8,8 @@ export interface IdempotencyScope {
   organizationId: string;
   /** The person (for a PAT) or the key itself: another principal's identical key is a different request. */
   principalId: string;
-  endpoint: string;
+  /** The operation the key is for (`queries.submit`); the store's column is still called endpoint. */
+  operation: string;
 }
 
 export interface StoredOutcome {
@@ -43,7 +44,7 @@ export class IdempotencyStore {
         `SELECT request_hash, resource_id, response FROM idempotency_keys
          WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`,
       )
-      .get(scope.organizationId, scope.principalId, scope.endpoint, key, now - IDEMPOTENCY_TTL_SECONDS) as
+      .get(scope.organizationId, scope.principalId, scope.operation, key, now - IDEMPOTENCY_TTL_SECONDS) as
       | { request_hash: string; resource_id: string; response: string }
       | undefined;
     return row && { requestHash: row.request_hash, resourceId: row.resource_id, response: JSON.parse(row.response) };
@@ -66,7 +67,7 @@ export class IdempotencyStore {
         `INSERT OR REPLACE INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(scope.organizationId, scope.principalId, scope.endpoint, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now);
+      .run(scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now);
   }
 
   purgeExpired(now: number = Math.floor(Date.now() / 1000)): void {

@@ -99,7 +99,7 @@ export class QueryService {
     mark('guarded');
     const access = this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
-    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: 'queries.submit' };
+    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: 'queries.submit' };
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;

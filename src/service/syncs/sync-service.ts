@@ -74,7 +74,7 @@ export class SyncService {
   submit(principal: Principal, sourceId: string, input: SyncRequest, idempotencyKey: string | undefined): { id: string; replayed: boolean } {
     const source = this.sources.get(principal, sourceId);
     const request = this.checkRequest(source, input);
-    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), endpoint: `syncs.submit:${sourceId}` };
+    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: `syncs.submit:${sourceId}` };
     const requestHash = hashRequest(sourceId, JSON.stringify(request));
     const outcome = writeTransaction(this.db, () => {
       const replay = idempotencyKey ? this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
