@@ -7,6 +7,7 @@ import { registerCanvas } from './commands/canvas/index.js';
 import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { asCliError, CliError, EXIT, exitCodeFor } from './commands/exit-codes.js';
+import { registerHelp } from './commands/help.js';
 import { registerInit } from './commands/init.js';
 import { registerJobs } from './commands/jobs/index.js';
 import { registerLogs } from './commands/logs/index.js';
@@ -66,6 +67,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerAdmin(program, ctx);
   registerConfig(program, ctx);
   registerAuth(program, ctx);
+  registerHelp(program, ctx);
   return program;
 }
 
@@ -81,6 +83,11 @@ export async function main(
   const program = buildProgram(ctx);
   try {
     await prepareColors(io);
+    // `lake` alone is asking what lake can do: the help, on stdout, and success (as gh and bq answer).
+    if (argv.length <= 2) {
+      io.stdout.write(program.helpInformation());
+      return EXIT.ok;
+    }
     await program.parseAsync([...argv]);
     return ctx.exitCode;
   } catch (error) {

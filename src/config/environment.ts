@@ -1,0 +1,50 @@
+/**
+ * Every LAKE_* environment variable lake reads, with what it does and its default: printed by `lake help
+ * environment` and kept equal to README's "Environment variables" table by a test (which also finds any variable
+ * the code reads that is missing here).
+ */
+export interface EnvironmentVariable {
+  name: string;
+  /** Who reads it: any command, the CLI's output, or `lake serve` (and the local lake's engine). */
+  scope: 'CLI' | 'serve' | 'all';
+  meaning: string;
+  default: string;
+}
+
+export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
+  { name: 'LAKE_HOME', scope: 'CLI', meaning: 'the local lake home (like --home)', default: '~/.local/share/lake' },
+  { name: 'LAKE_BASE_URL', scope: 'CLI', meaning: 'use the lake service at this URL (like --base-url)', default: 'none: the local lake' },
+  { name: 'LAKE_TOKEN', scope: 'CLI', meaning: 'the credential for the service (like --token)', default: "the profile's, or the local home's own" },
+  { name: 'LAKE_PROFILE', scope: 'CLI', meaning: 'the settings profile to use (like --profile)', default: 'the current profile, if any' },
+  { name: 'LAKE_CONFIG_DIR', scope: 'CLI', meaning: 'where profiles are kept (config.json)', default: '~/.config/lake' },
+  { name: 'LAKE_OUTPUT', scope: 'CLI', meaning: 'the output format when --output is not given', default: 'table on a terminal, csv in a pipe' },
+  { name: 'LAKE_DEBUG_TIMING', scope: 'all', meaning: '1 prints when each step of a command ends, on stderr', default: 'off' },
+  { name: 'LAKE_CORS_ORIGINS', scope: 'serve', meaning: 'browser origins allowed to call the API (comma list, exact origins)', default: 'none' },
+  { name: 'LAKE_SOURCES_ALLOW', scope: 'serve', meaning: 'hosts sources may connect to (comma list)', default: 'any host but those denied' },
+  { name: 'LAKE_SOURCES_DENY', scope: 'serve', meaning: 'hosts sources may not connect to (comma list)', default: 'loopback, link-local, metadata and Unix sockets (lake serve)' },
+  { name: 'LAKE_DESTINATIONS_ALLOW', scope: 'serve', meaning: 'hosts sends may deliver to (comma list)', default: 'any host but those denied' },
+  { name: 'LAKE_DESTINATIONS_DENY', scope: 'serve', meaning: 'hosts sends may not deliver to (comma list)', default: 'loopback, link-local, metadata and Unix sockets (lake serve)' },
+  { name: 'LAKE_RATE_LIMIT_PER_CALLER', scope: 'all', meaning: 'requests a minute per caller (0: no limit)', default: '120' },
+  { name: 'LAKE_RATE_LIMIT_PER_ORG', scope: 'all', meaning: 'requests a minute per organization (0: no limit)', default: '600' },
+  { name: 'LAKE_RATE_LIMIT_FAILED_AUTH', scope: 'serve', meaning: 'failed authentications a minute per address', default: '20' },
+  { name: 'LAKE_MAX_INFLIGHT_QUERIES', scope: 'all', meaning: "an organization's queries queued or running at once", default: '8' },
+  { name: 'LAKE_QUERY_TIMEOUT_SECONDS', scope: 'all', meaning: "a query's time limit", default: '300' },
+  { name: 'LAKE_QUERY_MEMORY_LIMIT', scope: 'all', meaning: "a query's memory limit (512MB, 2GB, …)", default: '2GB' },
+  { name: 'LAKE_QUERY_THREADS', scope: 'all', meaning: 'threads a query may use', default: 'the number of cores' },
+  { name: 'LAKE_QUERY_MAX_RESULT_MB', scope: 'all', meaning: "a query result's size limit", default: '1024' },
+  { name: 'LAKE_ORG_RESULT_STORAGE_MB', scope: 'all', meaning: "the result bytes an organization may keep", default: '10240' },
+  { name: 'LAKE_QUERY_RETENTION_HOURS', scope: 'all', meaning: 'how long query results are kept', default: '48' },
+  { name: 'LAKE_QUERY_WORKERS', scope: 'serve', meaning: 'query worker processes', default: '2 × cores, fewer if memory is short (at least 2)' },
+  { name: 'LAKE_QUERY_WORKERS_PER_ORG', scope: 'serve', meaning: "workers one organization's queries may hold", default: 'half the workers' },
+  { name: 'LAKE_QUERY_KILL_GRACE_SECONDS', scope: 'serve', meaning: 'how long an interrupted query has before its worker is killed', default: '5' },
+  { name: 'LAKE_QUERY_WORKER_MAX_QUERIES', scope: 'serve', meaning: 'queries a worker runs before it is replaced', default: '500' },
+  { name: 'LAKE_QUERY_WORKER_RECYCLE_MB', scope: 'serve', meaning: "a worker's memory growth that gets it replaced", default: '512' },
+  { name: 'LAKE_QUERY_MEMORY_CGROUP', scope: 'serve', meaning: '0 turns off the per-worker memory cgroups', default: 'on where cgroups v2 allow it' },
+  { name: 'LAKE_WORKER_DEBUG', scope: 'serve', meaning: "1 lets query workers' stderr through", default: 'off' },
+  { name: 'LAKE_JOB_LEASE_SECONDS', scope: 'all', meaning: "a running job's lease (renewed every third of it)", default: '30' },
+  { name: 'LAKE_SNAPSHOT_RETENTION_MINUTES', scope: 'all', meaning: 'how long a replaced table snapshot is kept for queries still reading it', default: '60' },
+  { name: 'LAKE_GC_INTERVAL_MINUTES', scope: 'serve', meaning: 'how often lake serve collects old snapshots', default: '10' },
+  { name: 'LAKE_WEBHOOK_ATTEMPTS', scope: 'all', meaning: 'attempts to deliver a webhook batch', default: '5' },
+  { name: 'LAKE_WEBHOOK_RETRY_BASE_MS', scope: 'all', meaning: 'the first wait between webhook attempts (doubling)', default: '1000' },
+  { name: 'LAKE_PRICES_FILE', scope: 'all', meaning: 'the price table for lake usage (JSON)', default: 'prices.json in the home, else built in' },
+];

@@ -1,0 +1,51 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ENVIRONMENT_VARIABLES } from '../../src/config/environment.js';
+import { runLake } from '../helpers/cli.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') || path.endsWith('.tsx') ? [path] : [];
+  });
+}
+
+describe('help that teaches', () => {
+  it('lists every LAKE_* variable the code reads, the same as README\'s table', () => {
+    const listed = ENVIRONMENT_VARIABLES.map((v) => v.name);
+    const read = new Set(sourceFiles(join(root, 'src')).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bLAKE_[A-Z0-9_]+\b/g)].map((m) => m[0])));
+    expect([...read].filter((name) => !listed.includes(name)).sort()).toEqual([]);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const rows = [...readme.matchAll(/^\| `(LAKE_[A-Z0-9_]+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => ({ name: m[1], meaning: m[2]!.trim(), default: m[3]!.trim() }));
+    expect(rows).toEqual(ENVIRONMENT_VARIABLES.map((v) => ({ name: v.name, meaning: v.meaning, default: v.default })));
+  });
+
+  it('lake help environment prints them with their defaults; lake help <command> its help; both exit 0', async () => {
+    const environment = await runLake(['help', 'environment']);
+    expect(environment.code).toBe(0);
+    for (const v of ENVIRONMENT_VARIABLES) expect(environment.stdout).toContain(v.name);
+    expect(environment.stdout).toContain('LAKE_QUERY_TIMEOUT_SECONDS');
+    expect(environment.stdout).toMatch(/default: 300/);
+    const sync = await runLake(['help', 'sync', 'start']);
+    expect(sync.code).toBe(0);
+    expect(sync.stdout).toMatch(/Usage: lake sync start/);
+    const unknown = await runLake(['help', 'nothing']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no command 'nothing'/);
+  });
+
+  it('lake version works; lake alone prints the help on stdout with exit 0', async () => {
+    const version = await runLake(['version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^lake \d+\.\d+\.\d+ \(node \d+/);
+    const json = await runLake(['version', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ object: 'version', version: expect.any(String) });
+    const bare = await runLake([]);
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toMatch(/Usage: lake/);
+    expect(bare.stdout).toMatch(/query/);
+  });
+});
