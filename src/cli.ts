@@ -7,6 +7,7 @@ import { registerCanvas } from './commands/canvas/index.js';
 import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { asCliError, CliError, EXIT, exitCodeFor } from './commands/exit-codes.js';
+import { addExamples } from './commands/examples.js';
 import { registerHelp } from './commands/help.js';
 import { registerInit } from './commands/init.js';
 import { registerJobs } from './commands/jobs/index.js';
@@ -68,6 +69,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerConfig(program, ctx);
   registerAuth(program, ctx);
   registerHelp(program, ctx);
+  addExamples(program);
   return program;
 }
 

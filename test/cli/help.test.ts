@@ -49,3 +49,24 @@ describe('help that teaches', () => {
     expect(bare.stdout).toMatch(/query/);
   });
 });
+
+describe('examples in every help', () => {
+  it('every command, group and the program itself end their help with 1 to 3 examples of lake', async () => {
+    const { buildProgram } = await import('../../src/cli.js');
+    const { CommandContext } = await import('../../src/commands/context.js');
+    const { IOStreams } = await import('../../src/render/iostreams.js');
+    const { commandPath, EXAMPLES } = await import('../../src/commands/examples.js');
+    const sink = { write: () => true };
+    const program = buildProgram(new CommandContext(new IOStreams(sink as never, sink as never, process.stdin, {}), {}));
+    const missing: string[] = [];
+    const visit = (command: typeof program): void => {
+      const examples = EXAMPLES[commandPath(command)];
+      if (!examples || examples.length < 1 || examples.length > 3 || !examples.every((e) => /(^|\| )(\w+=\S+ )?lake\b/.test(e))) missing.push(commandPath(command) || '(lake)');
+      command.commands.forEach(visit);
+    };
+    visit(program);
+    expect(missing).toEqual([]);
+    const help = await runLake(['sources', 'create', '--help']);
+    expect(help.stdout).toMatch(/Examples:\n {2}\$ lake sources create --connector postgres/);
+  });
+});
