@@ -12,6 +12,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'query run': ['lake query run "select * from shop.orders limit 10"', 'echo "select 1" | lake query run -', 'lake query run --wait 5 "select …"   # print the query id if it is not done in 5 s'],
   'query poll': ['lake query poll qr_01h…', 'lake query poll qr_01h… --json'],
   'query download': ['lake query download qr_01h… -o orders.parquet'],
+  'query result': ['lake query result qr_01h…', 'lake query result qr_01h… --output json > rows.json'],
   catalog: ['lake catalog ls', 'lake catalog ls shop', 'lake catalog describe shop.orders'],
   'catalog ls': ['lake catalog ls', 'lake catalog ls shop --output csv'],
   'catalog describe': ['lake catalog describe shop.orders', 'lake catalog describe "my schema" "my.table"'],

@@ -26,6 +26,14 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .action(async (id: string) => (await import('./poll.js')).pollQuery(ctx, id));
 
   query
+    .command('result')
+    .description('print a finished query\'s rows again, in any output format')
+    .argument('<id>', 'query id (qr_…)')
+    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
+    .option('--max-rows <n>', 'print at most n rows (default: all; 1000 for table output)')
+    .action(async (id: string, options: { output?: string; maxRows?: string }) => (await import('./result.js')).printResult(ctx, id, options));
+
+  query
     .command('download')
     .description('download a query\'s Parquet result, resuming after interruptions and checking its size')
     .argument('<id>', 'query id (qr_…)')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mark } from '../../debug-timing.js';
 import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { startSpinner } from '../../render/spinner.js';
+import type { OutputFormat } from '../../render/rows.js';
 import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
@@ -30,9 +31,9 @@ function positive(value: string | undefined, flag: string): number | undefined {
   return n;
 }
 
-export async function runQuery(ctx: CommandContext, sqlArgument: string | undefined, options: RunOptions): Promise<void> {
-  const sql = await readSql(ctx, sqlArgument, options.file);
-  let format;
+/** The rows' format (flag, LAKE_OUTPUT, the profile, then table on a terminal and csv in a pipe) and how many to print. */
+export function rowOutput(ctx: CommandContext, options: { output?: string; maxRows?: string }): { format: OutputFormat; maxRows: number } {
+  let format: OutputFormat;
   try {
     const profiles = ctx.profiles();
     const profile = profiles.profile(ctx.profileName(profiles)).output;
@@ -41,7 +42,12 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     if (error instanceof UnknownFormatError) throw usageError(error.message);
     throw error;
   }
-  const maxRows = positive(options.maxRows, '--max-rows') ?? (format === 'table' ? TABLE_DEFAULT_MAX_ROWS : Number.POSITIVE_INFINITY);
+  return { format, maxRows: positive(options.maxRows, '--max-rows') ?? (format === 'table' ? TABLE_DEFAULT_MAX_ROWS : Number.POSITIVE_INFINITY) };
+}
+
+export async function runQuery(ctx: CommandContext, sqlArgument: string | undefined, options: RunOptions): Promise<void> {
+  const sql = await readSql(ctx, sqlArgument, options.file);
+  const { format, maxRows } = rowOutput(ctx, options);
   const waitSeconds = positive(options.wait, '--wait');
 
   if (!(await ctx.settings()).baseUrl.value) await warmLocalEngine(ctx);
