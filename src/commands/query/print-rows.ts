@@ -7,6 +7,9 @@ import type { QueryPage } from './wait.js';
 
 export const PAGE_SIZE = 1000;
 
+/** The result of an EXPLAIN: DuckDB's two columns. */
+const isPlan = (columns: readonly string[] | undefined): boolean => columns?.length === 2 && columns[0] === 'explain_key' && columns[1] === 'explain_value';
+
 export interface PrintedRows {
   printed: number;
   total: number;
@@ -24,6 +27,11 @@ export async function printQueryRows(
   format: OutputFormat,
   maxRows: number,
 ): Promise<PrintedRows> {
+  // A plan is text drawn with box characters: in a table its lines would be squeezed into cells; it is printed as is.
+  if (format === 'table' && isPlan(first.columns)) {
+    for (const row of first.data ?? []) io.stdout.write(`${String(row.explain_value ?? '').replace(/\n?$/, '\n')}`);
+    return { printed: first.data?.length ?? 0, total: first.row_count ?? 0, truncated: false };
+  }
   const writer = createRowWriter(format, io.stdout, paletteFor(io, 'stdout'));
   const total = first.row_count ?? 0;
   writer.begin(first.columns ?? []);

@@ -12,6 +12,8 @@ export interface QueryJob {
   queryId: string;
   /** The statement after lake's own SQL guard, without a trailing semicolon. */
   statement: string;
+  /** Run `EXPLAIN` (or `EXPLAIN ANALYZE`) of the statement instead: its result is the plan. */
+  explain?: 'plan' | 'analyze';
   /** The DuckDB catalog file to attach READ_ONLY as `lake` (cut down for a restricted principal). */
   catalogFile: string;
   /** Directories the query may read: the organization's (or only the permitted) table snapshots. */

@@ -96,6 +96,7 @@ export class QueryRun {
       mark('sandbox open');
       const { connection } = this.sandbox;
       const { columns } = await prepareSelect(connection, this.job.statement);
+      if (this.job.explain) return await this.explain(connection, file, (at) => (executingSince = at), events);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
       const source = textColumns.length === 0
         ? `${this.job.statement}\n`
@@ -125,6 +126,24 @@ export class QueryRun {
       if (this.sandbox && this.stopReason === undefined) this.sandboxes.keep(this.sandboxSpec, this.sandbox);
       else this.sandbox?.close();
     }
+  }
+
+  /**
+   * EXPLAIN (ANALYZE) of the prepared SELECT, in the same sandbox; its rows (explain_key, explain_value: the plan as
+   * text) become the result file, so it pages, downloads and prints like any result.
+   */
+  private async explain(connection: DuckDBConnection, file: string, started: (at: number) => void, events: QueryEvents): Promise<QueryOutcome> {
+    const executingSince = performance.now();
+    started(executingSince);
+    events.executing?.();
+    const plan = await connection.runAndReadAll(`EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${this.job.statement}\n`);
+    const durationMs = performance.now() - executingSince;
+    if (this.stopReason) throw new Error('stopped');
+    const rows = plan.getRows().map((row) => `(${row.map((value) => quoteLiteral(String(value ?? ''))).join(', ')})`);
+    const copied = await connection.run(`COPY (SELECT * FROM (VALUES ${rows.join(', ')}) AS plan(explain_key, explain_value)) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    const rowCount = Number(copied.rowsChanged);
+    const first = await readFirstPage(connection, file, rowCount, ['VARCHAR', 'VARCHAR']);
+    return { status: 'succeeded', rowCount, resultBytes: resultSize(file), columns: first.columns, firstRows: first.rows, durationMs };
   }
 
   private failure(error: unknown, durationMs: number): QueryOutcome {

@@ -52,9 +52,17 @@ function findForbiddenName(text: string): string | undefined {
 const STORAGE_URI_PATTERN = /\b(gs|gcs|s3|s3a|s3n|r2|az|azure|abfss|hf|file):\/\//i;
 
 export interface GuardedSql {
-  /** The statement without a trailing semicolon, ready to be wrapped. */
+  /** The statement without a trailing semicolon, ready to be wrapped; for an EXPLAIN, the SELECT it explains. */
   statement: string;
   tokens: Token[];
+  /** `EXPLAIN` (the plan) or `EXPLAIN ANALYZE` (the plan, run, with its timings) of that SELECT. */
+  explain?: 'plan' | 'analyze';
+}
+
+/** `EXPLAIN [ANALYZE]` before the statement: how many tokens it takes, and which it is. */
+function explainPrefix(body: readonly Token[]): { length: number; explain?: 'plan' | 'analyze' } {
+  if (body[0]?.kind !== 'word' || body[0].value !== 'explain') return { length: 0 };
+  return body[1]?.kind === 'word' && body[1].value === 'analyze' ? { length: 2, explain: 'analyze' } : { length: 1, explain: 'plan' };
 }
 
 /**
@@ -82,8 +90,11 @@ export function guardSql(sql: string): GuardedSql {
   if (!onlyTrailing) {
     throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
   }
-  const body = last?.kind === 'semicolon' ? tokens.slice(0, -1) : tokens;
-  if (body.length === 0) throw new LakeServiceError('parameter_invalid', 'The SQL is empty.', { param: 'sql' });
+  const whole = last?.kind === 'semicolon' ? tokens.slice(0, -1) : tokens;
+  // EXPLAIN and EXPLAIN ANALYZE of a SELECT run in the same sandbox as the SELECT; the rest is checked as one.
+  const prefix = explainPrefix(whole);
+  const body = whole.slice(prefix.length);
+  if (body.length === 0) throw new LakeServiceError('parameter_invalid', prefix.explain ? 'EXPLAIN needs the SELECT to explain.' : 'The SQL is empty.', { param: 'sql' });
 
   const normalized = sql.normalize('NFKC');
   const uri = STORAGE_URI_PATTERN.exec(normalized);
@@ -130,5 +141,6 @@ export function guardSql(sql: string): GuardedSql {
     );
   }
   const end = last?.kind === 'semicolon' ? last.start : sql.length;
-  return { statement: sql.slice(0, end), tokens: body };
+  const start = prefix.length > 0 ? (body[0] as Token).start : 0;
+  return { statement: sql.slice(start, end), tokens: body, ...(prefix.explain ? { explain: prefix.explain } : {}) };
 }

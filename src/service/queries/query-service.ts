@@ -95,7 +95,7 @@ export class QueryService {
     const { sql } = input;
     this.permissions.assertServiceKeyAllowed(principal);
     mark('query submitted to the service');
-    const { statement, tokens } = guardSql(sql);
+    const { statement, tokens, explain } = guardSql(sql);
     mark('guarded');
     const access = this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
@@ -106,7 +106,7 @@ export class QueryService {
     this.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
-    const job = await this.jobFor(id, principal.organizationId, access, statement);
+    const job = { ...(await this.jobFor(id, principal.organizationId, access, statement)), ...(explain ? { explain } : {}) };
     mark('catalog file ready');
     mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
     const discard = (): void => {
