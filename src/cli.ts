@@ -7,6 +7,7 @@ import { registerCanvas } from './commands/canvas/index.js';
 import { registerConfig } from './commands/config/index.js';
 import { CommandContext, type GlobalOptions } from './commands/context.js';
 import { asCliError, CliError, EXIT, exitCodeFor } from './commands/exit-codes.js';
+import { registerCompletion } from './commands/completion.js';
 import { addExamples } from './commands/examples.js';
 import { registerHelp } from './commands/help.js';
 import { registerInit } from './commands/init.js';
@@ -69,6 +70,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerConfig(program, ctx);
   registerAuth(program, ctx);
   registerHelp(program, ctx);
+  registerCompletion(program, ctx);
   addExamples(program);
   return program;
 }

@@ -89,6 +89,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'auth status': ['lake auth status'],
   help: ['lake help sync start', 'lake help environment'],
   version: ['lake version'],
+  completion: ['source <(lake completion bash)', 'lake completion zsh > "${fpath[1]}/_lake"', 'lake completion fish > ~/.config/fish/completions/lake.fish'],
+  __complete: ['lake __complete -- sources cr'],
 };
 
 /** The path of a command below the program (`sources create`). */
