@@ -18,6 +18,7 @@ import { registerPats } from './commands/pats/index.js';
 import { registerQuery } from './commands/query/index.js';
 import { registerUsage } from './commands/usage/index.js';
 import { registerServe } from './commands/serve.js';
+import { registerShell } from './commands/shell/index.js';
 import { registerSources } from './commands/sources/index.js';
 import { registerSync } from './commands/sync/index.js';
 import { registerWhoami } from './commands/whoami.js';
@@ -40,6 +41,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
     .option('--profile <name>', 'settings profile (env LAKE_PROFILE)')
     .option('--json', 'print JSON instead of tables and text')
     .option('--no-color', 'never print colour (also NO_COLOR)')
+    .option('--no-pager', 'never page long output on a terminal (also LAKE_PAGER=cat)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .configureOutput({
       writeOut: (text) => ctx.io.stdout.write(text),
@@ -56,6 +58,7 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
   registerWhoami(program, ctx);
   registerInit(program, ctx);
   registerQuery(program, ctx);
+  registerShell(program, ctx);
   registerCatalog(program, ctx);
   registerJobs(program, ctx);
   registerSources(program, ctx);

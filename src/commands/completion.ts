@@ -34,7 +34,7 @@ complete -c lake -f -a '(lake __complete -- (commandline -opc)[2..-1] (commandli
 
 /** Values a flag takes, where they are known without asking the lake. */
 const FLAG_VALUES: Record<string, readonly string[]> = {
-  '--output': ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown'],
+  '--output': ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown', 'vertical'],
   '--to': ['postgres', 'webhook'],
   '--format': ['json', 'ndjson'],
   '--mode': ['upsert', 'replace'],

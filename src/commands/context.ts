@@ -12,6 +12,8 @@ export interface GlobalOptions {
   token?: string;
   profile?: string;
   json?: boolean;
+  /** false with --no-pager. */
+  pager?: boolean;
   color?: boolean;
 }
 

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   '': ['lake query "select 42"', 'lake sources create --connector postgres --name shop --config host=db.internal --config user=reader', 'lake help environment'],
   whoami: ['lake whoami', 'lake whoami --json'],
+  sql: ['lake sql', 'lake --base-url https://lake.example.com sql --output vertical', 'lake sql < report.sql'],
   init: ['lake init', 'lake --home ./lake init --token-name laptop'],
   query: ['lake query "select count(*) from shop.orders"', 'lake query -f report.sql --output csv > report.csv', 'lake query download qr_01h… -o result.parquet'],
   'query run': ['lake query run "select * from shop.orders limit 10"', 'echo "select 1" | lake query run -', 'lake query run --wait 5 "select …"   # print the query id if it is not done in 5 s'],

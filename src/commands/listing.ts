@@ -4,6 +4,7 @@ import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../
 import { createRowWriter, type Row } from '../render/rows.js';
 import type { RouteContract } from '../contract/route.js';
 import type { CallInput, ItemOf, LakeClient } from '../service/client/lake-client.js';
+import { pagedOutput } from '../render/pager.js';
 import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
@@ -24,7 +25,7 @@ export function assertOutputFlags(ctx: CommandContext, output: string | undefine
   }
 }
 
-export function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): void {
+export async function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): Promise<void> {
   let format;
   try {
     assertFormatsAgree(ctx.json, output);
@@ -33,10 +34,13 @@ export function printRows(ctx: CommandContext, output: string | undefined, colum
     if (error instanceof UnknownFormatError) throw usageError(error.message);
     throw error;
   }
-  const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
+  // Long output on a terminal goes through the pager (not in a pipe, not with --no-pager).
+  const paged = pagedOutput(ctx.io, ctx.env, ctx.globals.pager !== false);
+  const writer = createRowWriter(format, paged.stream, paletteFor(ctx.io, 'stdout'));
   writer.begin(columns);
   writer.write(rows);
   writer.end();
+  await paged.finish();
 }
 
 /** A request body from `--from-file`: a JSON object, or a usage error that says what is wrong with the file. */
@@ -87,7 +91,7 @@ export function pageOptions<C extends { option(flags: string, description: strin
     .option('--limit <n>', `how many (1-${max})`, String(defaultLimit))
     .option('--starting-after <id>', 'the page after this id (the next_cursor of the page before)')
     .option('--all', 'every page, as one list')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown');
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown');
 }
 
 /**
@@ -116,6 +120,6 @@ export async function printList<R extends RouteContract>(
     page = { object: 'list', data, has_more: false, next_cursor: null };
   }
   if (ctx.json) return printJson(ctx.io, page);
-  printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
+  await printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
   if (page.has_more && page.next_cursor) ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
 }

@@ -18,6 +18,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LAKE_PROFILE', scope: 'CLI', meaning: 'the settings profile to use (like --profile)', default: 'the current profile, if any' },
   { name: 'LAKE_CONFIG_DIR', scope: 'CLI', meaning: 'where profiles are kept (config.json)', default: '~/.config/lake' },
   { name: 'LAKE_OUTPUT', scope: 'CLI', meaning: 'the output format when --output is not given', default: 'table on a terminal, csv in a pipe' },
+  { name: 'LAKE_PAGER', scope: 'CLI', meaning: 'the pager for output longer than the terminal (cat or empty: none)', default: '$PAGER, else less -FRX' },
   { name: 'LAKE_DEBUG_TIMING', scope: 'all', meaning: '1 prints when each step of a command ends, on stderr', default: 'off' },
   { name: 'LAKE_CORS_ORIGINS', scope: 'serve', meaning: 'browser origins allowed to call the API (comma list, exact origins)', default: 'none' },
   { name: 'LAKE_SOURCES_ALLOW', scope: 'serve', meaning: 'hosts sources may connect to (comma list)', default: 'any host but those denied' },

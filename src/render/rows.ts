@@ -1,10 +1,9 @@
-import type Table from 'cli-table3';
-import { requireCommonJs } from '../load-commonjs.js';
 import type { Palette } from './colors.js';
 import type { OutputStream } from './iostreams.js';
+import { displayWidth, renderTable } from './table.js';
 import { csvField, markdownField, tsvField, valueToText } from './values.js';
 
-export const OUTPUT_FORMATS = ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown'] as const;
+export const OUTPUT_FORMATS = ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown', 'vertical'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export function isOutputFormat(value: string): value is OutputFormat {
@@ -37,6 +36,8 @@ export function createRowWriter(format: OutputFormat, out: OutputStream, palette
       return markdownWriter(out);
     case 'table':
       return tableWriter(out, palette);
+    case 'vertical':
+      return verticalWriter(out, palette);
   }
 }
 
@@ -121,17 +122,41 @@ function tableWriter(out: OutputStream, palette: Palette): RowWriter {
       held.push(...rows);
     },
     end() {
-      // Numbers read best right-aligned; a column counts as numeric when its values are numbers or null.
-      const numeric = columns.map((c) => held.length > 0 && held.every((row) => row[c] === null || typeof row[c] === 'number'));
-      const TableClass = requireCommonJs('cli-table3') as typeof Table;
-      const table = new TableClass({
-        head: columns.map((c) => palette.bold(c)),
-        colAligns: numeric.map((n) => (n ? 'right' : 'left')),
-        chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-        style: { head: [], border: [], compact: true },
-      });
-      for (const row of held) table.push(columns.map((c) => (row[c] === null ? palette.dim('NULL') : valueToText(row[c]))));
-      out.write(`${table.toString()}\n`);
+      // On a terminal the table fits its width (long cells cut, middle columns hidden and counted); in a pipe,
+      // where no width is known, every column is drawn whole.
+      out.write(renderTable(columns, held, palette, { width: out.isTTY && out.columns ? out.columns : undefined }));
+    },
+  };
+}
+
+/**
+ * One record per block, a field per line (psql's \x, trino's VERTICAL): for wide rows and long values. Rows are
+ * written as they arrive.
+ */
+function verticalWriter(out: OutputStream, palette: Palette): RowWriter {
+  let columns: readonly string[] = [];
+  let width = 0;
+  let count = 0;
+  return {
+    begin(names) {
+      columns = names;
+      width = Math.max(0, ...names.map(displayWidth));
+    },
+    write(rows) {
+      let chunk = '';
+      for (const row of rows) {
+        count++;
+        chunk += `${palette.dim(`-[ RECORD ${count} ]${'-'.repeat(Math.max(3, width - 8))}`)}\n`;
+        for (const c of columns) {
+          const value = row[c];
+          const text = value === null || value === undefined ? palette.dim('NULL') : valueToText(value).replace(/\n/g, `\n${' '.repeat(width)} | `);
+          chunk += `${palette.bold(c)}${' '.repeat(width - displayWidth(c))} | ${text}\n`;
+        }
+      }
+      if (chunk) out.write(chunk);
+    },
+    end() {
+      if (count === 0) out.write(palette.dim('(no rows)\n'));
     },
   };
 }

@@ -65,7 +65,7 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
     ['VACUUM', 'vacuum', 'write_not_allowed'],
     ['BEGIN', 'begin transaction', 'write_not_allowed'],
     ['USE another catalog', 'use memory', 'write_not_allowed'],
-    ['EXPLAIN ANALYZE', 'explain analyze select 1', 'write_not_allowed'],
+    ['EXPLAIN ANALYZE of a write', 'explain analyze delete from lake.demo.orders', 'write_not_allowed'],
     ['second statement after a comment', 'select 1 /* x */; copy (select 1) to \'/tmp/x.csv\'', 'multiple_statements'],
     ['second statement hidden after a line comment', `select 1 -- note\n; drop view lake.demo.orders`, 'multiple_statements'],
     ['mixed case', `sElEcT * FrOm ReAd_CsV('${canary}')`, 'forbidden_function'],

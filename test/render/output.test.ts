@@ -55,7 +55,7 @@ describe('row formats', () => {
   });
 
   it('knows exactly the documented formats', () => {
-    expect([...OUTPUT_FORMATS]).toEqual(['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown']);
+    expect([...OUTPUT_FORMATS]).toEqual(['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown', 'vertical']);
   });
 });
 

@@ -93,7 +93,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
       if (ctx.json) return printJson(ctx.io, { object: 'list', data, has_more: false, next_cursor: null, table_permissions: enabled });
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write(`Table permissions are ${enabled ? 'on' : 'off'}.\n`);
       const { printRows, when } = await import('../listing.js');
-      printRows(ctx, undefined, ['table', 'grantee', 'id', 'created'], data.map((g) => ({ table: `${g.schema}.${g.table}`, grantee: g.grantee, id: g.id, created: when(g.created) })));
+      await printRows(ctx, undefined, ['table', 'grantee', 'id', 'created'], data.map((g) => ({ table: `${g.schema}.${g.table}`, grantee: g.grantee, id: g.id, created: when(g.created) })));
     });
 
   const user = admin.command('user').description('people of the organization');
@@ -106,7 +106,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
       const objects = users.map((u) => ({ object: 'user', id: u.id, name: u.name, email: u.email, role: u.role, created: u.created }));
       if (ctx.json) return printJson(ctx.io, { object: 'list', data: objects, has_more: false, next_cursor: null });
       const { printRows, when } = await import('../listing.js');
-      printRows(ctx, undefined, ['id', 'name', 'email', 'role', 'created'], objects.map((u) => ({ ...u, email: u.email ?? '', created: when(u.created) })));
+      await printRows(ctx, undefined, ['id', 'name', 'email', 'role', 'created'], objects.map((u) => ({ ...u, email: u.email ?? '', created: when(u.created) })));
     });
   user
     .command('create')

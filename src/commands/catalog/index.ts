@@ -23,7 +23,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     .command('ls')
     .description('list schemas, or the tables and views of one schema')
     .argument('[schema]', 'a schema name')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(async (schema: string | undefined, options: { output?: string }) => {
       assertOutputFlags(ctx, options.output);
       const client = await ctx.client();
@@ -34,7 +34,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       }
       const body = await client.read((await routes()).listTables, { params: { schema } });
       if (ctx.json) return printJson(ctx.io, body);
-      printRows(
+      await printRows(
         ctx,
         options.output,
         ['name', 'kind', 'columns', 'rows', 'bytes', 'updated'],
@@ -47,7 +47,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     .description('show a table\'s or view\'s columns in order')
     .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
     .argument('[name]', 'the table, when the schema name holds dots')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(async (first: string, second: string | undefined, options: { output?: string }) => {
       assertOutputFlags(ctx, options.output);
       const [schema, table] = splitName(first, second);
@@ -57,7 +57,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
         const size = body.kind === 'table' ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, ` : '';
         ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${at(body.updated)})\n`);
       }
-      printRows(ctx, options.output, ['column', 'type', 'nullable'], body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
+      await printRows(ctx, options.output, ['column', 'type', 'nullable'], body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
       if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);
     });
 }

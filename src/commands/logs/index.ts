@@ -26,7 +26,7 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
     .option('--since <when>', 'from this time or age on (30m, 2h, 7d, or a timestamp)')
     .option('--limit <n>', 'at most this many (1-200)', '50')
     .option('--follow', 'keep printing new entries as they are recorded')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(async (o: { source?: string; kind?: string; since?: string; limit: string; follow?: boolean; output?: string }) => {
       const { assertFormatsAgree } = await import('../../render/output-format.js');
       try {

@@ -1,6 +1,7 @@
 import type { LakeClient } from '../../service/client/lake-client.js';
 import { paletteFor } from '../../render/colors.js';
 import type { IOStreams } from '../../render/iostreams.js';
+import { pagedOutput } from '../../render/pager.js';
 import { createRowWriter, type OutputFormat } from '../../render/rows.js';
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { QueryPage } from './wait.js';
@@ -26,13 +27,17 @@ export async function printQueryRows(
   first: QueryPage,
   format: OutputFormat,
   maxRows: number,
+  /** Long output on a terminal goes through the pager unless this is off (--no-pager). */
+  paging: { env: Record<string, string | undefined>; enabled: boolean } = { env: {}, enabled: false },
 ): Promise<PrintedRows> {
+  const output = pagedOutput(io, paging.env, paging.enabled);
   // A plan is text drawn with box characters: in a table its lines would be squeezed into cells; it is printed as is.
   if (format === 'table' && isPlan(first.columns)) {
-    for (const row of first.data ?? []) io.stdout.write(`${String(row.explain_value ?? '').replace(/\n?$/, '\n')}`);
+    for (const row of first.data ?? []) output.stream.write(`${String(row.explain_value ?? '').replace(/\n?$/, '\n')}`);
+    await output.finish();
     return { printed: first.data?.length ?? 0, total: first.row_count ?? 0, truncated: false };
   }
-  const writer = createRowWriter(format, io.stdout, paletteFor(io, 'stdout'));
+  const writer = createRowWriter(format, output.stream, paletteFor(io, 'stdout'));
   const total = first.row_count ?? 0;
   writer.begin(first.columns ?? []);
   let page: QueryPage = first;
@@ -49,6 +54,7 @@ export async function printQueryRows(
     });
   }
   writer.end();
+  await output.finish();
   const truncated = printed < total;
   if (truncated) {
     io.stderr.write(`lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`);

@@ -18,6 +18,6 @@ export async function printResult(ctx: CommandContext, id: string, options: { ou
   if (query.status !== 'succeeded') {
     throw new CliError(query.error?.code ?? `query_${query.status}`, query.error?.message ?? `Query ${id} ${query.status}; it has no rows.`, EXIT.failed, undefined, { query: id });
   }
-  const printed = await printQueryRows(client, ctx.io, query, format, maxRows);
+  const printed = await printQueryRows(client, ctx.io, query, format, maxRows, { env: ctx.env, enabled: ctx.globals.pager !== false });
   if (ctx.io.isStderrTTY && format === 'table') ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
 }

@@ -115,7 +115,7 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, { query: id });
   }
   mark('first page received');
-  const printed = await printQueryRows(client, ctx.io, page, format, maxRows);
+  const printed = await printQueryRows(client, ctx.io, page, format, maxRows, { env: ctx.env, enabled: ctx.globals.pager !== false });
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
     ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`);

@@ -49,6 +49,6 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .description('the kinds of source lake knows')
     .command('ls')
     .description('list connectors and whether lake sources create takes them')
-    .option('--output <format>', 'table, csv, tsv, json, ndjson or markdown')
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(async (o: { output?: string }) => (await verbs()).listConnectors(ctx, o));
 }

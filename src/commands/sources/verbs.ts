@@ -29,7 +29,7 @@ async function connectorOf(client: LakeClient, name: string): Promise<ConnectorO
   return client.read(SOURCE_ROUTES.getConnector, { params: { name } });
 }
 
-function showSource(ctx: CommandContext, source: SourceObject): void {
+async function showSource(ctx: CommandContext, source: SourceObject): Promise<void> {
   if (ctx.json) return printJson(ctx.io, source);
   printFields(ctx.io, [
     ['id', source.id],
@@ -43,7 +43,7 @@ function showSource(ctx: CommandContext, source: SourceObject): void {
   ]);
   if (source.tables.length > 0) {
     if (ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
-    printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
+    await printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
   }
 }
 
@@ -51,7 +51,7 @@ export async function listConnectors(ctx: CommandContext, options: { output?: st
   assertOutputFlags(ctx, options.output);
   const body = await (await ctx.client()).read(SOURCE_ROUTES.listConnectors, {});
   if (ctx.json) return printJson(ctx.io, body);
-  printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
+  await printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
 }
 
 export async function listSources(ctx: CommandContext, options: PageOptions): Promise<void> {
@@ -71,7 +71,7 @@ export async function listSources(ctx: CommandContext, options: PageOptions): Pr
 }
 
 export async function getSource(ctx: CommandContext, id: string): Promise<void> {
-  showSource(ctx, await (await ctx.client()).read(SOURCE_ROUTES.getSource, { params: { id } }));
+  await showSource(ctx, await (await ctx.client()).read(SOURCE_ROUTES.getSource, { params: { id } }));
 }
 
 export async function createSource(ctx: CommandContext, options: Record<string, unknown>): Promise<void> {
@@ -88,7 +88,7 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
   }
   // Assembled from a file, flags and a prompt; the service checks it against the contract.
   const created = await client.read(SOURCE_ROUTES.createSource, { body: body as SourceCreationBody });
-  showSource(ctx, created);
+  await showSource(ctx, created);
   // A source whose database could not be reached is still created (it may come up later), but not in silence.
   if (connector.live_test && created.tables.length === 0) {
     const test = await client.read(SOURCE_ROUTES.testSource, { params: { id: created.id } });
@@ -124,7 +124,7 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   }
   if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
   if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');
-  showSource(ctx, await client.read(SOURCE_ROUTES.updateSource, { params: { id }, body: body as SourceChangeBody }));
+  await showSource(ctx, await client.read(SOURCE_ROUTES.updateSource, { params: { id }, body: body as SourceChangeBody }));
 }
 
 export async function setPaused(ctx: CommandContext, id: string, paused: boolean): Promise<void> {

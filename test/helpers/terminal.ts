@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { hermeticHome, LAKE_BIN } from './cli.js';
+
+export interface TerminalRun {
+  code: number | null;
+  /** What the terminal showed: overwritten text and control sequences removed. */
+  screen: string;
+}
+
+/** Text as a terminal leaves it: what a carriage return overwrote is gone, and control sequences are not text. */
+function asShown(raw: string): string {
+  return raw
+    .split('\n')
+    .map((line) => line.replace(/\r+$/, '').split('\r').pop() ?? '')
+    .map((line) => line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''))
+    .join('\n');
+}
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
+
+/**
+ * Runs the built `lake` on a real pseudo-terminal of the given size (util-linux `script`), as a person would:
+ * stdout and stderr are a terminal, stdin too. Colour is off (NO_COLOR) so the screen compares as text.
+ */
+export function runOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): Promise<TerminalRun> {
+  const command = `stty cols ${options.columns} rows ${options.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(LAKE_BIN)} ${args.map(shellQuote).join(' ')}`;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: hermeticHome(), TERM: 'xterm', NO_COLOR: '1', ...options.env };
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    child.stdout.on('data', (d: Buffer) => (screen += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (screen += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen: asShown(screen) });
+    });
+    child.stdin.end();
+  });
+}
+
+export interface TerminalSession {
+  /** Types text, as keys (\r is Enter, \t TAB, \x03 ^C, \x04 ^D). */
+  send(keys: string): void;
+  /** Resolves with the screen so far once it matches, after `since` characters of it; rejects after the time. */
+  waitFor(pattern: RegExp, options?: { since?: number; timeoutMs?: number }): Promise<string>;
+  /** Characters shown so far (raw), to wait for what comes after. */
+  readonly length: number;
+  exited: Promise<number | null>;
+}
+
+/** A `lake` running interactively on a pseudo-terminal, driven key by key. */
+export function startOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): TerminalSession {
+  const command = `stty cols ${options.columns} rows ${options.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(LAKE_BIN)} ${args.map(shellQuote).join(' ')}`;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: hermeticHome(), TERM: 'xterm', NO_COLOR: '1', ...options.env };
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let raw = '';
+  const listeners = new Set<() => void>();
+  const onData = (d: Buffer): void => {
+    raw += d.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
+    clearTimeout(killer);
+    resolve(code);
+  }));
+  return {
+    send: (keys) => void child.stdin.write(keys),
+    get length() {
+      return raw.length;
+    },
+    exited,
+    waitFor(pattern, { since = 0, timeoutMs = 20_000 } = {}) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          const screen = asShown(raw.slice(since));
+          if (pattern.test(screen)) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolve(screen);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${pattern}; the screen:\n${asShown(raw.slice(since)).slice(-2000)}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
