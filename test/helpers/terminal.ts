@@ -22,22 +22,11 @@ const shellQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
  * Runs the built `lake` on a real pseudo-terminal of the given size (util-linux `script`), as a person would:
  * stdout and stderr are a terminal, stdin too. Colour is off (NO_COLOR) so the screen compares as text.
  */
-export function runOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): Promise<TerminalRun> {
-  const command = `stty cols ${options.columns} rows ${options.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(LAKE_BIN)} ${args.map(shellQuote).join(' ')}`;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: hermeticHome(), TERM: 'xterm', NO_COLOR: '1', ...options.env };
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let screen = '';
-    child.stdout.on('data', (d: Buffer) => (screen += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (screen += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, screen: asShown(screen) });
-    });
-    child.stdin.end();
-  });
+export async function runOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): Promise<TerminalRun> {
+  const session = startOnTerminal(args, options);
+  session.close();
+  const code = await session.exited;
+  return { code, screen: session.screen };
 }
 
 export interface TerminalSession {
@@ -48,6 +37,10 @@ export interface TerminalSession {
   /** Characters shown so far (raw), to wait for what comes after. */
   readonly length: number;
   exited: Promise<number | null>;
+  /** Everything shown so far, as a terminal leaves it. */
+  readonly screen: string;
+  /** Ends the input (as a closed terminal would). */
+  close(): void;
 }
 
 /** A `lake` running interactively on a pseudo-terminal, driven key by key. */
@@ -73,6 +66,10 @@ export function startOnTerminal(args: readonly string[], options: { columns: num
     get length() {
       return raw.length;
     },
+    get screen() {
+      return asShown(raw);
+    },
+    close: () => void child.stdin.end(),
     exited,
     waitFor(pattern, { since = 0, timeoutMs = 20_000 } = {}) {
       return new Promise((resolve, reject) => {
