@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { startOnTerminal } from '../helpers/terminal.js';
+import { overHttp } from '../helpers/transports.js';
 
 describe('lake sql, the interactive shell', () => {
   const home = join(mkdtempSync(join(tmpdir(), 'lake-shell-')), 'home');
@@ -84,5 +85,25 @@ describe('lake sql, the interactive shell', () => {
     expect(piped.code, piped.stderr).toBe(0);
     expect(piped.stdout).toBe('seven\n7\n');
     expect(existsSync(join(home, 'sql_history'))).toBe(true);
+  }, 120_000);
+
+  it('works the same against lake serve: statements, \\conninfo, history beside the profiles', async () => {
+    const api = await overHttp.start();
+    const config = mkdtempSync(join(tmpdir(), 'lake-shell-config-'));
+    try {
+      const shell = startOnTerminal(['--base-url', api.baseUrl, '--token', api.home.ownerToken, 'sql'], { columns: 100, rows: 30, env: { LAKE_CONFIG_DIR: config } });
+      await shell.waitFor(/lake serve at http:\/\/127\.0\.0\.1[\s\S]*lake> $/, { timeoutMs: 60_000 });
+      let at = shell.length;
+      shell.send('select 6 * 7 as answer;\r');
+      await shell.waitFor(/│ +42 │[\s\S]*lake> $/, { since: at });
+      at = shell.length;
+      shell.send('\\conninfo\r');
+      await shell.waitFor(/Connected to lake serve at http:\/\/127\.0\.0\.1[\s\S]*lake> $/, { since: at });
+      shell.send('\\q\r');
+      expect(await shell.exited).toBe(0);
+      expect(readFileSync(join(config, 'sql_history'), 'utf8')).toContain('select 6 * 7 as answer;');
+    } finally {
+      await api.close();
+    }
   }, 120_000);
 });
