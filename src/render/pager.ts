@@ -47,7 +47,11 @@ export function pagedOutput(io: IOStreams, env: Record<string, string | undefine
           io.stdout.write(text);
           resolve();
         });
-        child.on('close', () => resolve());
+        // A shell that cannot find the pager exits 127 without reading: the text is shown as it is instead.
+        child.on('close', (code) => {
+          if (code === 127) io.stdout.write(text);
+          resolve();
+        });
         child.stdin.on('error', () => {});
         child.stdin.end(text);
       });

@@ -44,6 +44,9 @@ describe('output on a terminal', () => {
     expect(off.screen).toMatch(/│ +49 │ +2401 │/);
     expect(existsSync(unpaged)).toBe(false);
 
+    const missing = await runOnTerminal(['--home', home, 'query', sql], { columns: 100, rows: 10, env: { LAKE_PAGER: 'no-such-pager-anywhere' } });
+    expect(missing.screen).toMatch(/│ +49 │ +2401 │/);
+
     const short = join(dir, 'short.txt');
     const one = await runOnTerminal(['--home', home, 'query', 'select 1 as a'], { columns: 100, rows: 10, env: { LAKE_PAGER: `cat > ${short}` } });
     expect(one.screen).toMatch(/│ +1 │/);
