@@ -45,6 +45,9 @@ export const Type = {
 export const OneOf = <const T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}) =>
   Union(values.map((value) => Literal(value)), options) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 
+/** One of a list of strings known only as a list (not a tuple), typed as the list's element type. */
+export const OneOfList = <T extends string>(values: readonly T[]) => Unsafe<T>({ anyOf: values.map((value) => ({ type: 'string', const: value })) });
+
 export const Timestamp = Type.Integer({ minimum: 0, description: 'Timestamp, epoch seconds.' });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,5 +1,5 @@
 import { ERROR_CODES } from './errors.js';
-import { OneOf, Strict, Type } from './schema.js';
+import { OneOf, OneOfList, Strict, Type } from './schema.js';
 
 export const Version = Strict({
   object: Type.Literal('version'),
@@ -9,7 +9,7 @@ export const Version = Strict({
 
 export const ErrorType = OneOf(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error']);
 
-export const ErrorCodeName = OneOf(ERROR_CODES);
+export const ErrorCodeName = OneOfList(ERROR_CODES);
 
 export const ErrorEnvelope = Strict(
   {

@@ -1,13 +1,13 @@
 /** The wire objects as TypeScript types, for the client, the CLI and the routes that build them. */
-import type { Canvas, CanvasElement } from './canvases.js';
+import type { Canvas, CanvasElement, TableData } from './canvases.js';
 import type { SchemaSummary, Table, TableSummary } from './catalog.js';
 import type { PersonalAccessToken, ServiceKey, TeamApiKey, WhoAmI } from './credentials.js';
-import type { Job, JobResult } from './jobs.js';
+import type { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
 import type { Query, ResultFile } from './queries.js';
 import type { Static } from './schema.js';
 import type { Send, SendRun } from './sends.js';
-import type { Usage } from './service.js';
-import type { Connector, LogEntry, Source, Sync, SyncTable } from './sources.js';
+import type { ErrorCodeInfo, Usage, Version } from './service.js';
+import type { Connector, LogEntry, Source, SourceDeletion, SourceTest, Sync, SyncTable } from './sources.js';
 
 export type QueryObject = Static<typeof Query>;
 export type QueryStatusName = QueryObject['status'];
@@ -32,10 +32,20 @@ export type ServiceKeyObject = Static<typeof ServiceKey>;
 export type TeamApiKeyObject = Static<typeof TeamApiKey>;
 export type UsageObject = Static<typeof Usage>;
 
-import type { SendCreation } from './sends.js';
+import type { SendCreation, SendDeletion } from './sends.js';
 import type { SourceChange, SourceCreation } from './sources.js';
 
 /** Request bodies a client assembles from several inputs (flags, files) before sending. */
 export type SendCreationBody = Static<typeof SendCreation>;
 export type SourceCreationBody = Static<typeof SourceCreation>;
 export type SourceChangeBody = Static<typeof SourceChange>;
+
+/** The smaller answers, built in their routes. */
+export type JobCancellationObject = Static<typeof JobCancellation>;
+export type StreamUrlObject = Static<typeof StreamUrl>;
+export type SourceDeletionObject = Static<typeof SourceDeletion>;
+export type SourceTestObject = Static<typeof SourceTest>;
+export type SendDeletionObject = Static<typeof SendDeletion>;
+export type VersionObject = Static<typeof Version>;
+export type ErrorCodeObject = Static<typeof ErrorCodeInfo>;
+export type TableDataObject = Static<typeof TableData>;

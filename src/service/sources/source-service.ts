@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { findConnector } from '../connectors/registry.js';
-import type { Connector, ConnectorSettings, SourceTable } from '../connectors/types.js';
+import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../connectors/types.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import { writeTransaction } from '../store/database.js';
@@ -72,7 +72,7 @@ export function secretsAfter(
 export interface TestOutcome {
   supported: boolean;
   ok: boolean;
-  reason: string | null;
+  reason: TestFailure | null;
 }
 
 /** Sources: where data comes from. Credentials are sealed on the way in and opened only to connect. */

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { TableDataObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { CANVAS_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
@@ -44,6 +45,6 @@ export function canvasRoutes(app: Hono<ApiEnv>): void {
       row_count: data.rowCount,
       returned: data.rows.length,
       truncated: data.rows.length < data.rowCount,
-    });
+    } satisfies TableDataObject);
   });
 }

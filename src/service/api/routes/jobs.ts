@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { JobCancellationObject, JobResultObject } from '../../../contract/types.js';
 import type { JobRecord } from '../../jobs/job-store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { LakeServices } from '../../services.js';
@@ -34,8 +35,8 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
       object: 'job_result',
       job: query.id,
       row_count: query.rowCount,
-      files: results.file(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] : [],
-    });
+      files: results.file(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes ?? 0, expires: signed.expires }] : [],
+    } satisfies JobResultObject);
   });
 
   mount(app, cancelJob, async (c, { params }) => {
@@ -44,7 +45,7 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
       object: 'job_cancellation',
       job: seenJob(c, outcome.job),
       execution_may_continue: outcome.executionMayContinue,
-    });
+    } satisfies JobCancellationObject);
   });
 
   jobEventsRoute(app, streamJobEvents);

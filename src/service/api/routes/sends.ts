@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { SendDeletionObject } from '../../../contract/types.js';
 import type { Principal } from '../../auth/principal.js';
 import { LakeServiceError } from '../../errors.js';
 import type { SendRecord } from '../../sends/send-store.js';
@@ -50,7 +51,7 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
 
   mount(app, deleteSend, (c, { params: { id } }) => {
     c.get('services').sends.delete(c.get('principal'), id);
-    return c.json({ object: 'send_deletion', id, deleted: true });
+    return c.json({ object: 'send_deletion', id, deleted: true } satisfies SendDeletionObject);
   });
 
   mount(app, runSend, (c, { params }) => {

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { SourceDeletionObject, SourceTestObject } from '../../../contract/types.js';
 import { CONNECTORS, findConnector } from '../../connectors/registry.js';
 import { LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
@@ -49,11 +50,11 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
 
   mount(app, deleteSource, (c, { params: { id } }) => {
     c.get('services').sources.delete(c.get('principal'), id);
-    return c.json({ object: 'source_deletion', id, deleted: true, data_retained: true });
+    return c.json({ object: 'source_deletion', id, deleted: true, data_retained: true } satisfies SourceDeletionObject);
   });
 
   mount(app, testSource, async (c, { params: { id } }) => {
     const outcome = await c.get('services').sources.test(c.get('principal'), id);
-    return c.json({ object: 'source_test', source: id, supported: outcome.supported, ok: outcome.ok, reason: outcome.reason });
+    return c.json({ object: 'source_test', source: id, supported: outcome.supported, ok: outcome.ok, reason: outcome.reason } satisfies SourceTestObject);
   });
 }

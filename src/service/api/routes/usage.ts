@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { UsageObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { SERVICE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
@@ -15,6 +16,6 @@ export function usageRoutes(app: Hono<ApiEnv>): void {
       storage_bytes: report.storageBytes,
       prices: report.prices,
       cost: { month_to_date: report.monthToDate, projected: report.projected, days_elapsed: report.daysElapsed, days_in_month: report.daysInMonth },
-    });
+    } satisfies UsageObject);
   });
 }
