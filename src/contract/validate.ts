@@ -3,7 +3,7 @@
  * parameter (`param`, in dotted form: `destination.port`, `elements[0].name`), missing or invalid, and what it must
  * be. The API layer turns a problem into its error envelope.
  */
-import { Errors } from 'typebox/schema';
+import { Check, Errors } from 'typebox/schema';
 import type { TSchema } from './schema.js';
 
 export interface Problem {
@@ -33,10 +33,14 @@ type Node = Record<string, unknown> & {
 
 const segments = (pointer: string): string[] => (pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')));
 
+/** A name from the request, as it is echoed back: never longer than this (a caller chooses field names). */
+const MAX_NAME = 64;
+const shown = (part: string): string => (part.length > MAX_NAME ? `${part.slice(0, MAX_NAME)}…` : part);
+
 /** `/elements/0/name` → `elements[0].name`, under `prefix` when given. */
 function paramOf(parts: readonly string[], prefix = ''): string {
   let out = prefix;
-  for (const part of parts) out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+  for (const part of parts.map(shown)) out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
   return out;
 }
 
@@ -88,8 +92,9 @@ const plural = (what: string): string => what.replace(/^an? (\w+)/, (_, noun: st
 
 /** Checks `value` against `schema`; `prefix` names where it sits (`destination` for a nested object). */
 export function check<T>(schema: TSchema, value: unknown, prefix = ''): Checked<T> {
-  const [valid, errors] = Errors(schema as never, value) as unknown as [boolean, { instancePath: string; keyword: string; params: Record<string, unknown> }[]];
-  if (valid) return { ok: true, value: value as T };
+  // The common case costs one check; the errors are gathered only for a request that fails it.
+  if (Check(schema as never, value)) return { ok: true, value: value as T };
+  const [, errors] = Errors(schema as never, value) as unknown as [boolean, { instancePath: string; keyword: string; params: Record<string, unknown> }[]];
   const root = schema as unknown as Node;
   const meaningful = errors.filter((e) => e.keyword !== 'boolean');
   const first = meaningful.find((e) => e.keyword === 'required' || e.keyword === 'additionalProperties') ?? meaningful[0] ?? errors[0];

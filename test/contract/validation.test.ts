@@ -24,6 +24,9 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
     expect((await expectError(await call('POST', '/queries', { sql: 5 }), 400, 'parameter_invalid', 'sql')).message).toBe('sql must be a string.');
     expect((await expectError(await call('POST', '/queries', { sql: 'select 1', limit: 5 }), 400, 'parameter_invalid', 'limit')).message).toMatch(/Unknown field 'limit'. Known fields: sql/);
     await expectError(await call('POST', '/pats', { name: 'x', scopes: 'query:read' }), 400, 'parameter_invalid', 'scopes');
+    // A field name of the caller's choosing is echoed cut short, not whole.
+    const long = await expectError(await call('POST', '/queries', { sql: 'select 1', ['k'.repeat(50_000)]: 1 }), 400, 'parameter_invalid');
+    expect(JSON.stringify(long).length).toBeLessThan(1000);
     await expectError(await call('POST', '/pats', { name: 'x', scopes: ['query:read'], expires_in_days: 0 }), 400, 'parameter_invalid', 'expires_in_days');
     const element = await expectError(await call('POST', '/canvases', { name: 'c', elements: [{ name: 3, sql: 'select 1' }] }), 400, 'parameter_invalid', 'elements[0].name');
     expect(element.message).toMatch(/elements\[0\]\.name must be a string of 1 to 200 characters/);

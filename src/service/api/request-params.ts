@@ -1,16 +1,5 @@
 import type { Context } from 'hono';
-import { LakeServiceError } from '../errors.js';
 import type { ApiEnv } from './env.js';
-
-/** A whole-number query parameter within [min, max], or the fallback when absent; anything else names the param. */
-export function integerParam(c: Context<ApiEnv>, name: string, min: number, max: number, fallback: number): number {
-  const raw = c.req.query(name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new LakeServiceError('parameter_invalid', `${name} must be a whole number from ${min} to ${max}.`, { param: name });
-  }
-  return Number(raw);
-}
 
 /**
  * The origin that links in responses use (result files, doc_url): --public-url, else the address lake serve listens
