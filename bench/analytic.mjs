@@ -25,8 +25,8 @@ const filesJson = join(work, 'files.json');
 if (!existsSync(filesJson)) {
   const { openHome } = await import(join(root, 'dist/service/home/home.js'));
   const { createServices } = await import(join(root, 'dist/service/services.js'));
-  const home = openHome(homeDir);
-  const services = createServices(home);
+  const home = await openHome(homeDir);
+  const services = await createServices(home);
   const files = {};
   let rows = 0;
   const started = performance.now();
@@ -37,7 +37,7 @@ if (!existsSync(filesJson)) {
   }
   console.log(`setup: ${Object.keys(TABLES).length} tables, ${rows.toLocaleString('en-US')} rows written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   await services.close();
-  home.close();
+  await home.close();
   writeFileSync(filesJson, JSON.stringify(files));
 }
 const files = JSON.parse(readFileSync(filesJson, 'utf8'));

@@ -24,8 +24,8 @@ const { createServices } = await import(join(root, 'dist/service/services.js'));
 const duckdb = await import('@duckdb/node-api');
 
 // The bench table: 10M rows, written through the lake's own snapshot writer.
-const home = openHome(homeDir);
-const services = createServices(home);
+const home = await openHome(homeDir);
+const services = await createServices(home);
 let started = performance.now();
 const table = await services.lake.writeTable(
   home.organization.id,
@@ -38,7 +38,7 @@ const table = await services.lake.writeTable(
 console.log(`setup: 10M-row lake table written in ${((performance.now() - started) / 1000).toFixed(1)} s (${(table.snapshot.bytes / 1e6).toFixed(0)} MB)`);
 const files = table.snapshot.files.map((f) => join(homeDir, f));
 await services.close();
-home.close();
+await home.close();
 
 // 1. whole process: lake query vs. a direct DuckDB script.
 const AGGREGATE = 'SELECT kind, count(*) AS n, sum(amount) AS total, max(happened_at) AS last FROM lake.bench.events GROUP BY kind ORDER BY kind';

@@ -19,12 +19,12 @@ const { openHome } = await import(join(root, 'dist/service/home/home.js'));
 
 function prepareHome() {
   const dir = join(mkdtempSync(join(tmpdir(), 'lake-bench-serve-')), 'home');
-  const home = openHome(dir);
+  const home = await openHome(dir);
   const other = home.directory.createOrganization('Neighbour');
   const user = home.directory.createUser(other.id, 'N', 'owner');
   const neighbour = home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
   const owner = home.ownerToken;
-  home.close();
+  await home.close();
   return { dir, owner, neighbour };
 }
 
@@ -34,11 +34,11 @@ async function startInProcess(dir) {
   const { createServices } = await import(join(root, 'dist/service/services.js'));
   const { createApp } = await import(join(root, 'dist/service/api/app.js'));
   const { startServer } = await import(join(root, 'dist/service/api/server.js'));
-  const home = openHome(dir);
-  const services = createServices(home, { rateLimits: false });
+  const home = await openHome(dir);
+  const services = await createServices(home, { rateLimits: false });
   services.queries.warm();
   const server = await startServer(createApp(services, { log: () => {} }), { host: '127.0.0.1', port: 0, log: () => {} });
-  return { url: server.url, stop: async () => (await server.close(1000), await services.close(), home.close()) };
+  return { url: server.url, stop: async () => (await server.close(1000), await services.close(), await home.close()) };
 }
 
 async function smallQuery(url, token, sql = 'select 1 as one') {

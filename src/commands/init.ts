@@ -13,9 +13,9 @@ export function registerInit(program: Command, ctx: CommandContext): void {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
       const created = !existsSync(homeDir) || !existsSync(`${homeDir}/metadata.sqlite`);
       const [{ openHome }, { SCOPES }] = await Promise.all([import('../service/home/home.js'), import('../service/auth/scopes.js')]);
-      const home = openHome(homeDir);
+      const home = await openHome(homeDir);
       ctx.onClose(home.close);
-      const issued = home.credentials.issue({
+      const issued = await home.credentials.issue({
         kind: 'pat',
         organizationId: home.organization.id,
         userId: home.owner.id,

@@ -45,12 +45,12 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         if (error instanceof InvalidCorsOrigin) throw new CliError('invalid_setting', error.message, EXIT.usage, 'Fix LAKE_CORS_ORIGINS and start lake serve again.');
         throw error;
       }
-      const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+      const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env));
       ctx.onClose(home.close);
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);
       // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
-      const services = createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve') });
+      const services = await createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve') });
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));

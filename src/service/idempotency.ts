@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LakeServiceError } from './errors.js';
-import type { MetadataDb } from './store/database.js';
+import type { MetadataDb } from './store/metadata-db.js';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
@@ -38,21 +38,15 @@ export function checkIdempotencyKey(key: string | undefined): string | undefined
 export class IdempotencyStore {
   constructor(private readonly db: MetadataDb) {}
 
-  find(scope: IdempotencyScope, key: string, now: number = Math.floor(Date.now() / 1000)): StoredOutcome | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT request_hash, resource_id, response FROM idempotency_keys
-         WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`,
-      )
-      .get(scope.organizationId, scope.principalId, scope.operation, key, now - IDEMPOTENCY_TTL_SECONDS) as
-      | { request_hash: string; resource_id: string; response: string }
-      | undefined;
+  async find(scope: IdempotencyScope, key: string, now: number = Math.floor(Date.now() / 1000)): Promise<StoredOutcome | undefined> {
+    const row = await this.db.get<{ request_hash: string; resource_id: string; response: string }>(`SELECT request_hash, resource_id, response FROM idempotency_keys
+         WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`, [scope.organizationId, scope.principalId, scope.operation, key, now - IDEMPOTENCY_TTL_SECONDS]);
     return row && { requestHash: row.request_hash, resourceId: row.resource_id, response: JSON.parse(row.response) };
   }
 
   /** The replayed response, or a 409 when the key was first used for a different request. */
-  replay(scope: IdempotencyScope, key: string, requestHash: string): StoredOutcome | undefined {
-    const found = this.find(scope, key);
+  async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<StoredOutcome | undefined> {
+    const found = await this.find(scope, key);
     if (found && found.requestHash !== requestHash) {
       throw new LakeServiceError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request. Use a new key for new work.', {
         param: 'Idempotency-Key',
@@ -61,16 +55,12 @@ export class IdempotencyStore {
     return found;
   }
 
-  save(scope: IdempotencyScope, key: string, outcome: StoredOutcome, now: number = Math.floor(Date.now() / 1000)): void {
-    this.db
-      .prepare(
-        `INSERT OR REPLACE INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now);
+  async save(scope: IdempotencyScope, key: string, outcome: StoredOutcome, now: number = Math.floor(Date.now() / 1000)): Promise<void> {
+    await this.db.run(`INSERT OR REPLACE INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now]);
   }
 
-  purgeExpired(now: number = Math.floor(Date.now() / 1000)): void {
-    this.db.prepare('DELETE FROM idempotency_keys WHERE created <= ?').run(now - IDEMPOTENCY_TTL_SECONDS);
+  async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<void> {
+    await this.db.run('DELETE FROM idempotency_keys WHERE created <= ?', [now - IDEMPOTENCY_TTL_SECONDS]);
   }
 }

@@ -1,4 +1,5 @@
 import { mark } from '../debug-timing.js';
+import { inBackground, repeat } from './repeat.js';
 import { CredentialStore } from './auth/credentials.js';
 import type { Directory } from './auth/directory.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
@@ -61,7 +62,7 @@ export interface LakeServices {
   /** Removes what the lake no longer needs on disk (old snapshots, catalogs, leftovers); lake serve runs it periodically. */
   collector: LakeCollector;
   /** The latest sync of a source, as the source object shows it; null before its first sync. */
-  latestSync(sourceId: string): SyncView | null;
+  latestSync(sourceId: string): Promise<SyncView | null>;
   /** What a restricted credential may see of sources, syncs, logs, sends and canvases. */
   visibility: Visibility;
   clock: Clock;
@@ -99,8 +100,8 @@ export interface ServiceOptions {
   outbound?: OutboundSettings;
 }
 
-export function createServices(home: Home, options: ServiceOptions = {}): LakeServices {
-  const layout = new LakeLayout(home.paths.root);
+export async function createServices(home: Home, options: ServiceOptions = {}): Promise<LakeServices> {
+  const layout = new LakeLayout(home.paths.data);
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);
@@ -127,15 +128,15 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
     scheduling,
     usage,
   );
-  queries.purgeExpired();
+  await queries.purgeExpired();
   const jobs = new JobService(jobStore, queries, permissions, clock);
-  const secretBox = new SecretBox(join(home.paths.root, 'secrets.key'));
+  const secretBox = new SecretBox(home.paths.secretsKey);
   const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
   const sources = new SourceService(
     home.db,
     secretBox,
-    (organizationId, schema) => {
-      const { tables, views } = lake.visible(organizationId);
+    async (organizationId, schema) => {
+      const { tables, views } = await lake.visible(organizationId);
       return [...tables, ...views].some((object) => object.schema.toLowerCase() === schema);
     },
     new OutboundPolicy(outbound.sources, 'sources'),
@@ -189,25 +190,17 @@ export function createServices(home: Home, options: ServiceOptions = {}): LakeSe
       closing.abort();
     },
     startBackgroundWork() {
-      jobs.sweep(true);
       syncs.startPolling();
       sends.startScheduling();
-      const sweeper = setInterval(() => jobs.sweep(true), Math.max(1000, jobSettings.leaseMs / 2));
-      const purger = setInterval(() => queries.purgeExpired(), 3_600_000);
-      // At start (what a killed process left) and then every interval.
-      const collect = (): void => {
-        try {
-          collector.collect();
-        } catch {
-          // A collection that fails (a file in use, a permission) leaves things as they were; the next one retries.
-        }
-      };
-      collect();
-      const collecting = setInterval(collect, collector.settings.intervalMs);
-      for (const timer of [sweeper, purger, collecting]) {
-        timer.unref();
-        timers.push(timer);
-      }
+      // At start (what a killed process left) and then every interval. A collection that fails (a file in use, a
+      // permission, the store unreachable) leaves things as they were; the next one retries.
+      inBackground(() => jobs.sweep(true));
+      inBackground(() => collector.collect());
+      timers.push(
+        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true)),
+        repeat(3_600_000, () => queries.purgeExpired()),
+        repeat(collector.settings.intervalMs, () => collector.collect()),
+      );
     },
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     async close(graceMs = 0) {

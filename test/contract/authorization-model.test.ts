@@ -21,10 +21,10 @@ describe('the authorization model, role by action', () => {
     const org = api.home.organization.id;
     tokens.owner = api.home.ownerToken;
     for (const role of ['admin', 'member'] as const) {
-      const user = api.home.directory.createUser(org, role, role);
-      tokens[role] = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: role, scopes: [...SCOPES] }).secret;
+      const user = await api.home.directory.createUser(org, role, role);
+      tokens[role] = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: role, scopes: [...SCOPES] })).secret;
     }
-    tokens['service key'] = api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: [...SCOPES] }).secret;
+    tokens['service key'] = (await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: [...SCOPES] })).secret;
   });
   afterAll(async () => {
     await api?.close();

@@ -76,9 +76,9 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
   });
 
   it('reads need data:read or query:read', async () => {
-    const issue = (scopes: string[]) => api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 's', scopes: scopes as never }).secret;
-    await expectError(await api.request('/catalog', { token: issue(['jobs:read']) }), 403, 'missing_scope');
-    expect((await api.request('/catalog', { token: issue(['data:read']) })).status).toBe(200);
-    expect((await api.request('/catalog/demo/orders', { token: issue(['query:read']) })).status).toBe(200);
+    const issue = async (scopes: string[]) => (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 's', scopes: scopes as never })).secret;
+    await expectError(await api.request('/catalog', { token: await issue(['jobs:read']) }), 403, 'missing_scope');
+    expect((await api.request('/catalog', { token: await issue(['data:read']) })).status).toBe(200);
+    expect((await api.request('/catalog/demo/orders', { token: await issue(['query:read']) })).status).toBe(200);
   });
 });

@@ -60,7 +60,7 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
   });
 
   it('GET /whoami with a service key names the service key and its scopes', async () => {
-    const key = api.home.credentials.issue({
+    const key = await api.home.credentials.issue({
       kind: 'service_key',
       organizationId: api.home.organization.id,
       userId: null,
@@ -94,15 +94,15 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
 
   it('401 credentials_revoked and credentials_expired for dead tokens', async () => {
     const base = { kind: 'pat' as const, organizationId: api.home.organization.id, userId: api.home.owner.id, scopes: [...SCOPES] };
-    const revoked = api.home.credentials.issue({ ...base, name: 'revoked' });
-    api.home.credentials.revoke(revoked.record.id);
+    const revoked = await api.home.credentials.issue({ ...base, name: 'revoked' });
+    await api.home.credentials.revoke(revoked.record.id);
     await expectEnvelope(await api.request('/whoami', { token: revoked.secret }), 401, 'credentials_revoked', 'authentication_error');
-    const expired = api.home.credentials.issue({ ...base, name: 'expired', expires: Math.floor(Date.now() / 1000) - 1 });
+    const expired = await api.home.credentials.issue({ ...base, name: 'expired', expires: Math.floor(Date.now() / 1000) - 1 });
     await expectEnvelope(await api.request('/whoami', { token: expired.secret }), 401, 'credentials_expired', 'authentication_error');
   });
 
   it('403 missing_scope names the scope the endpoint needs', async () => {
-    const narrow = api.home.credentials.issue({
+    const narrow = await api.home.credentials.issue({
       kind: 'pat',
       organizationId: api.home.organization.id,
       userId: api.home.owner.id,

@@ -15,9 +15,9 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
   });
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token?: string | null) =>
     api.request(path, { method, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers }, token });
-  const patFor = (role: 'owner' | 'admin' | 'member', scopes: Scope[] = ['keys:manage']): string => {
-    const user = role === 'owner' ? api.home.owner : api.home.directory.createUser(org, role, role);
-    return api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: role, scopes }).secret;
+  const patFor = async (role: 'owner' | 'admin' | 'member', scopes: Scope[] = ['keys:manage']): Promise<string> => {
+    const user = role === 'owner' ? api.home.owner : await api.home.directory.createUser(org, role, role);
+    return (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: role, scopes })).secret;
   };
 
   it('service keys: owners and admins create them (secret once), list them without secrets, revoke them at once', async () => {
@@ -32,9 +32,9 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
     expect(list.data.map((k: Json) => k.id)).toContain(key.id);
     expect(JSON.stringify(list)).not.toContain(key.secret);
 
-    expect((await send('POST', '/service-keys', { name: 'by admin', scopes: ['query:read'] }, {}, patFor('admin', ['keys:manage', 'query:read']))).status).toBe(201);
-    await expectError(await send('POST', '/service-keys', { name: 'by member', scopes: ['query:read'] }, {}, patFor('member', ['keys:manage', 'query:read'])), 403, 'owner_required');
-    await expectError(await send('POST', '/service-keys', { name: 'wider', scopes: ['apps:manage'] }, {}, patFor('admin', ['keys:manage'])), 403, 'missing_scope');
+    expect((await send('POST', '/service-keys', { name: 'by admin', scopes: ['query:read'] }, {}, await patFor('admin', ['keys:manage', 'query:read']))).status).toBe(201);
+    await expectError(await send('POST', '/service-keys', { name: 'by member', scopes: ['query:read'] }, {}, await patFor('member', ['keys:manage', 'query:read'])), 403, 'owner_required');
+    await expectError(await send('POST', '/service-keys', { name: 'wider', scopes: ['apps:manage'] }, {}, await patFor('admin', ['keys:manage'])), 403, 'missing_scope');
     await expectError(await send('POST', '/service-keys', { scopes: ['query:read'] }), 400, 'parameter_missing', 'name');
 
     expect(((await (await send('POST', `/service-keys/${key.id}/revoke`)).json()) as Json).revoked).toEqual(expect.any(Number));
@@ -51,8 +51,8 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
     const list = (await (await send('GET', '/team-keys')).json()) as Json;
     expect(list.data.map((k: Json) => k.id)).toEqual(expect.arrayContaining([one.id, two.id]));
     expect(JSON.stringify(list)).not.toMatch(/tak_[0-9A-Za-z]{20}/);
-    await expectError(await send('POST', '/team-keys', { name: 'x' }, {}, patFor('admin')), 403, 'owner_required');
-    const serviceKey = api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: ['keys:manage'] }).secret;
+    await expectError(await send('POST', '/team-keys', { name: 'x' }, {}, await patFor('admin')), 403, 'owner_required');
+    const serviceKey = (await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: ['keys:manage'] })).secret;
     await expectError(await send('POST', '/team-keys', { name: 'x' }, {}, serviceKey), 403, 'owner_required');
     // A team key is not a bearer credential.
     const invalid = await send('GET', '/whoami', undefined, {}, one.secret);
@@ -70,7 +70,7 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
   });
 
   it('a missing scope on each endpoint group is 403 missing_scope naming the scope', async () => {
-    const bare = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 'bare', scopes: [] }).secret;
+    const bare = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 'bare', scopes: [] })).secret;
     const groups: [string, string, unknown, string][] = [
       ['GET', '/pats', undefined, 'pats:manage'],
       ['POST', '/queries', { sql: 'select 1' }, 'query:read'],
@@ -102,7 +102,7 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
   });
 
   it('idempotent replays are scoped to the principal: the same key from someone else is a new request', async () => {
-    const other = patFor('member', ['query:read', 'apps:manage', 'data:read']);
+    const other = await patFor('member', ['query:read', 'apps:manage', 'data:read']);
     const mine = (await (await submit(api, 'select 1', { key: 'shared-key' })).json()) as Json;
     const theirs = await submit(api, 'select 1', { key: 'shared-key', token: other });
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
@@ -159,11 +159,11 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
     });
 
     it('reads every canvas table of the team even when table permissions restrict people', async () => {
-      api.services.permissions.setEnabled(org, true);
+      await api.services.permissions.setEnabled(org, true);
       try {
         expect((await download({ canvasId: canvas.id, elementId: canvas.elements[1].id })).status).toBe(200);
       } finally {
-        api.services.permissions.setEnabled(org, false);
+        await api.services.permissions.setEnabled(org, false);
       }
     });
 
@@ -180,8 +180,8 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
       await expectError(await download({ canvasId: 7, elementId: 'x' }), 400, 'parameter_invalid', 'canvasId');
       await expectError(await api.request('/data/table', { method: 'POST', body: JSON.stringify(ids), headers: { 'Content-Type': 'text/plain', 'x-api-key': teamKey }, token: null }), 400, 'invalid_content_type');
 
-      const rival = api.home.directory.createOrganization('Rival');
-      const rivalKey = api.home.credentials.issue({ kind: 'team_key', organizationId: rival.id, userId: null, name: 'r', scopes: [] }).secret;
+      const rival = await api.home.directory.createOrganization('Rival');
+      const rivalKey = (await api.home.credentials.issue({ kind: 'team_key', organizationId: rival.id, userId: null, name: 'r', scopes: [] })).secret;
       await expectError(await download(ids, { 'x-api-key': rivalKey }), 404, 'canvas_not_found');
 
       const doomed = ((await (await send('POST', '/team-keys', { name: 'doomed' })).json()) as Json);

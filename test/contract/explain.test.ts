@@ -11,10 +11,10 @@ describe.each(TRANSPORTS)('EXPLAIN over $name', (transport) => {
     api = await transport.start();
     org = api.home.organization.id;
     await api.services.lake.writeTable(org, 'hr', 'salaries', "select 'Zebulon Quux' as employee_fullname, 987654 as annual_salary_eur");
-    const user = api.home.directory.createUser(org, 'Member', 'member');
-    member = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes: ['query:read'] }).secret;
-    api.services.permissions.setEnabled(org, true);
-    api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
+    const user = await api.home.directory.createUser(org, 'Member', 'member');
+    member = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes: ['query:read'] })).secret;
+    await api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
   });
   afterAll(async () => {
     await api.close();

@@ -58,9 +58,9 @@ describe.each(TRANSPORTS)('jobs over $name', (transport) => {
   it('404 job_not_found for unknown ids and other organizations', async () => {
     await expectError(await api.request('/jobs/qr_unknown'), 404, 'job_not_found');
     const mine = await submitOk(api, 'select 1');
-    const rival = api.home.directory.createOrganization('Rival');
-    const owner = api.home.directory.createUser(rival.id, 'R', 'owner');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: rival.id, userId: owner.id, name: 'r', scopes: ['jobs:read', 'jobs:manage'] }).secret;
+    const rival = await api.home.directory.createOrganization('Rival');
+    const owner = await api.home.directory.createUser(rival.id, 'R', 'owner');
+    const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: rival.id, userId: owner.id, name: 'r', scopes: ['jobs:read', 'jobs:manage'] })).secret;
     await expectError(await api.request(`/jobs/${mine.id}`, { token }), 404, 'job_not_found');
     await expectError(await api.request(`/jobs/${mine.id}/events`, { token }), 404, 'job_not_found');
     await expectError(await api.request(`/jobs/${mine.id}/cancel`, { method: 'POST', token }), 404, 'job_not_found');
@@ -94,35 +94,35 @@ describe.each(TRANSPORTS)('jobs over $name', (transport) => {
 
   it('cancels queued work atomically, and a cancel asked by another process reaches the running query', async () => {
     const store = new JobStore(api.home.db);
-    api.home.db.transaction(() => store.create({ id: 'qr_queuedtest0000000000000000', organizationId: org, kind: 'query', principalId: api.home.owner.id, credentialId: 'x' }))();
+    await store.create({ id: 'qr_queuedtest0000000000000000', organizationId: org, kind: 'query', principalId: api.home.owner.id, credentialId: 'x' });
     const queued = await json('/jobs/qr_queuedtest0000000000000000/cancel', { method: 'POST' });
     expect(queued).toMatchObject({ job: { status: 'cancelled', error: { code: 'cancelled' } }, execution_may_continue: false });
 
     // Another process sees only the database: it sets the durable flag; the process running the query stops it.
     const slow = await submitOk(api, SLOW_SQL);
-    expect(store.requestCancel(slow.id)).toBe(true);
+    expect(await store.requestCancel(slow.id)).toBe(true);
     expect((await waitFor(slow.id, 'cancelled')).cancel_requested).toBe(true);
   });
 
   it('reading jobs needs jobs:read and cancelling needs jobs:manage', async () => {
-    const issue = (scopes: string[]) => api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 's', scopes: scopes as never }).secret;
-    await expectError(await api.request('/jobs', { token: issue(['query:read']) }), 403, 'missing_scope');
-    const reader = issue(['jobs:read']);
+    const issue = async (scopes: string[]) => (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 's', scopes: scopes as never })).secret;
+    await expectError(await api.request('/jobs', { token: await issue(['query:read']) }), 403, 'missing_scope');
+    const reader = await issue(['jobs:read']);
     const job = await submitOk(api, 'select 1');
     expect((await api.request(`/jobs/${job.id}`, { token: reader })).status).toBe(200);
     await expectError(await api.request(`/jobs/${job.id}/cancel`, { method: 'POST', token: reader }), 403, 'missing_scope');
   });
 
   it('a principal restricted by table permissions sees only its own jobs', async () => {
-    const user = api.home.directory.createUser(org, 'Restricted', 'member');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['jobs:read', 'query:read'] }).secret;
+    const user = await api.home.directory.createUser(org, 'Restricted', 'member');
+    const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['jobs:read', 'query:read'] })).secret;
     const owners = await submitOk(api, 'select 1');
-    api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.setEnabled(org, true);
     try {
       await expectError(await api.request(`/jobs/${owners.id}`, { token }), 404, 'job_not_found');
       expect((await json('/jobs?limit=100', { token })).data).toEqual([]);
     } finally {
-      api.services.permissions.setEnabled(org, false);
+      await api.services.permissions.setEnabled(org, false);
     }
   });
 });

@@ -33,7 +33,8 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     expect(before.totals).toEqual({ queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 });
     const results: Json[] = [];
     for (const sql of ['select 1 as x', 'select * from lake.demo.orders', "select 'x'::int"]) results.push(await run(api, sql));
-    const bytes = results.filter((r) => r.status === 'succeeded').reduce((sum, r) => sum + (api.services.queries.store.getById(r.id)?.resultBytes ?? 0), 0);
+    let bytes = 0;
+    for (const r of results.filter((r) => r.status === 'succeeded')) bytes += (await api.services.queries.store.getById(r.id))?.resultBytes ?? 0;
     const source = (await (await send('POST', '/sources', { connector: 'sample', name: `Usage ${transport.name}` })).json()) as Json;
     expect(await syncAndWait(source.id)).toMatchObject({ status: 'succeeded' });
 
@@ -41,7 +42,7 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     expect(usage).toMatchObject({ object: 'usage', month: '2026-11', currency: 'USD' });
     expect(usage.totals).toEqual({ queries_run: 3, result_bytes: bytes, rows_synced: 1900, rows_sent: 0 });
     expect(usage.days).toEqual([expect.objectContaining({ date: '2026-11-10', queries_run: 3, rows_synced: 1900 })]);
-    const tables = api.services.lake.tables.list(api.home.organization.id);
+    const tables = await api.services.lake.tables.list(api.home.organization.id);
     expect(usage.storage_bytes).toBe(tables.reduce((sum, t) => sum + t.snapshot.bytes, 0));
     const p = usage.prices;
     const metered = 3 * p.queries_run + (bytes / 1024 ** 3) * p.result_bytes_per_gb + (1900 / 1e6) * p.rows_synced_per_million;

@@ -78,18 +78,18 @@ describe('a member gets exactly what they were granted', () => {
   let org: string;
   let memberUserId: string;
   const PASSWORD = 'Owner-Stored-Pw-9931';
-  const patFor = (userId: string, scopes: Scope[]): string => api.home.credentials.issue({ kind: 'pat', organizationId: org, userId, name: 'm', scopes }).secret;
+  const patFor = async (userId: string, scopes: Scope[]): Promise<string> => (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId, name: 'm', scopes })).secret;
   let member: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     api = await inMemory.start();
     org = api.home.organization.id;
-    memberUserId = api.home.directory.createUser(org, 'Member', 'member').id;
-    member = patFor(memberUserId, ['apps:manage', 'data:read', 'sends:manage', 'sends:read', 'canvases:read', 'canvases:manage', 'query:read', 'jobs:read', 'logs:read']);
+    memberUserId = (await api.home.directory.createUser(org, 'Member', 'member')).id;
+    member = await patFor(memberUserId, ['apps:manage', 'data:read', 'sends:manage', 'sends:read', 'canvases:read', 'canvases:manage', 'query:read', 'jobs:read', 'logs:read']);
     await api.services.lake.writeTable(org, 'shopa', 'payroll', "select '078-05-1120' as ssn, 250000 as salary");
-    api.services.permissions.setEnabled(org, true);
-    api.services.permissions.grant(org, 'demo', 'orders', 'user', memberUserId);
+    await api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.grant(org, 'demo', 'orders', 'user', memberUserId);
   }, 60_000);
   afterAll(async () => {
     await api?.close();
@@ -177,20 +177,20 @@ describe('a member gets exactly what they were granted', () => {
       expect((await syncAndWait(first.id)).status).toBe('succeeded');
       // As an older version of lake allowed it: a second source of the same name.
       const second = await ok(await call('POST', '/sources', { connector: 'sample', name: 'twin b', config: { scale: 2 } }, member), 201);
-      api.home.db.prepare("UPDATE sources SET name = 'twin', destination_schema = NULL WHERE id = ?").run(second.id);
+      await api.home.db.run("UPDATE sources SET name = 'twin', destination_schema = NULL WHERE id = ?", [second.id]);
       const refused = await syncAndWait(second.id, member);
       expect(refused).toMatchObject({ status: 'failed', error: { code: 'source_name_conflict' } });
-      const count = api.services.lake.tables.get(org, 'twin', 'accounts')?.snapshot.rowCount;
+      const count = (await api.services.lake.tables.get(org, 'twin', 'accounts'))?.snapshot.rowCount;
       expect((await syncAndWait(first.id)).status).toBe('succeeded');
-      expect(api.services.lake.tables.get(org, 'twin', 'accounts')?.snapshot.rowCount).toBe(count);
+      expect((await api.services.lake.tables.get(org, 'twin', 'accounts'))?.snapshot.rowCount).toBe(count);
     }, 60_000);
   });
 
   describe('4. a restricted credential sees exactly what the catalog shows it, on every endpoint', () => {
     it('sources, sync objects and streams, jobs, sends, canvases and logs leave out the tables it may not read', async () => {
-      const reader = patFor(memberUserId, ['data:read', 'sends:read', 'canvases:read', 'logs:read', 'jobs:read', 'query:read']);
+      const reader = await patFor(memberUserId, ['data:read', 'sends:read', 'canvases:read', 'logs:read', 'jobs:read', 'query:read']);
       const source = await ok(await call('POST', '/sources', { connector: 'postgres', name: 'crm', config: { port: db.port, database: db.database }, host: db.host, user: db.reader }), 201);
-      api.services.permissions.grant(org, 'crm', 'orders', 'user', memberUserId);
+      await api.services.permissions.grant(org, 'crm', 'orders', 'user', memberUserId);
       const accepted = await ok(await call('POST', `/sources/${source.id}/sync`, {}), 202);
       const events = await readSse(await api.request(`/sources/${source.id}/sync/stream`, { token: reader }), (items) => items.some((i) => i.event === 'job.succeeded' || i.event === 'job.failed'));
       expect(events.some((e) => e.event === 'sync.progress')).toBe(true);
@@ -223,18 +223,18 @@ describe('a member gets exactly what they were granted', () => {
       expect(JSON.stringify(await ok(await call('GET', '/canvases?limit=100', undefined, reader)))).not.toContain('payroll');
 
       // Logs about a hidden table are left out; a failed sync's reason names no table to it.
-      api.services.syncs.store.log(org, source.id, 'schema_change', 'public.customers', 'Table public.customers changed: +secret_column', {});
-      api.services.syncs.store.log(org, source.id, 'schema_change', 'public.orders', 'Table public.orders changed: +note', {});
+      await api.services.syncs.store.log(org, source.id, 'schema_change', 'public.customers', 'Table public.customers changed: +secret_column', {});
+      await api.services.syncs.store.log(org, source.id, 'schema_change', 'public.orders', 'Table public.orders changed: +note', {});
       const logs = await ok(await call('GET', `/logs?source=${source.id}`, undefined, reader));
       expect(logs.data.map((e: Json) => e.table)).toEqual(['public.orders']);
-      api.home.db.prepare("UPDATE jobs SET status = 'failed', error_code = 'tables_failed', error_message = '1 of 2 tables failed: public.customers (boom)' WHERE id = ?").run(accepted.id);
+      await api.home.db.run("UPDATE jobs SET status = 'failed', error_code = 'tables_failed', error_message = '1 of 2 tables failed: public.customers (boom)' WHERE id = ?", [accepted.id]);
       const job = await ok(await call('GET', `/jobs/${accepted.id}`));
       expect(job.error.message).toContain('customers');
       const again = await ok(await call('GET', `/sources/${source.id}`, undefined, reader));
       expect(JSON.stringify(again)).not.toContain('customers');
       // The final event says the same: its error (nested in the event) names no hidden table to the reader.
-      const before = api.services.jobs.store.lastSeq(accepted.id);
-      api.services.jobs.store.appendEvent(accepted.id, 'job.failed', { status: 'failed', error: { code: 'tables_failed', message: '1 of 2 tables failed: public.customers (boom)' } });
+      const before = await api.services.jobs.store.lastSeq(accepted.id);
+      await api.services.jobs.store.appendEvent(accepted.id, 'job.failed', { status: 'failed', error: { code: 'tables_failed', message: '1 of 2 tables failed: public.customers (boom)' } });
       const ended = (items: { event?: string }[]): boolean => items.filter((i) => i.event === 'job.failed').length > 0;
       // (The job's own stream is its starter's: the member gets 404 there.)
       for (const [path, lastId] of [[`/sources/${source.id}/sync/stream`, `${accepted.id}:${before}`]]) {
@@ -272,7 +272,7 @@ describe('a member gets exactly what they were granted', () => {
         await ok(await call('PATCH', `/sends/${mine.id}`, { paused: false }, member));
         // An owner may change anyone's send; changing its SQL makes the owner the one it runs as.
         await ok(await call('PATCH', `/sends/${mine.id}`, { sql: 'select 7 as seven' }));
-        expect(api.services.sends.store.get(org, mine.id)?.principalId).toBe(api.home.owner.id);
+        expect((await api.services.sends.store.get(org, mine.id))?.principalId).toBe(api.home.owner.id);
         await expectError(await call('POST', `/sends/${mine.id}/run`, {}, member), 403, 'creator_required');
         await ok(await call('DELETE', `/sends/${mine.id}`));
       } finally {

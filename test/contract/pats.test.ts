@@ -60,13 +60,13 @@ describe.each(TRANSPORTS)('personal access tokens over $name', (transport) => {
   });
 
   it('a service key cannot manage personal access tokens, and another user cannot revoke yours', async () => {
-    const key = api.home.credentials.issue({ kind: 'service_key', organizationId: api.home.organization.id, userId: null, name: 'k', scopes: ['pats:manage'] });
+    const key = await api.home.credentials.issue({ kind: 'service_key', organizationId: api.home.organization.id, userId: null, name: 'k', scopes: ['pats:manage'] });
     const response = await api.request('/pats', { token: key.secret });
     expect(response.status).toBe(403);
     expect(((await response.json()) as any).error.code).toBe('user_required');
 
-    const other = api.home.directory.createUser(api.home.organization.id, 'Other', 'member');
-    const otherToken = api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: other.id, name: 'o', scopes: ['pats:manage'] });
+    const other = await api.home.directory.createUser(api.home.organization.id, 'Other', 'member');
+    const otherToken = await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: other.id, name: 'o', scopes: ['pats:manage'] });
     const mine = (await (await create({ name: 'mine', scopes: ['query:read'] })).json()) as Record<string, any>;
     const attempt = await api.request(`/pats/${mine.id}/revoke`, { method: 'POST', token: otherToken.secret });
     expect(attempt.status).toBe(404);

@@ -15,12 +15,12 @@ describe.each(TRANSPORTS)('leak test over $name: a restricted credential learns 
     api = await transport.start();
     org = api.home.organization.id;
     await api.services.lake.writeTable(org, 'hr', 'payroll_2026', "select 'Zebulon Quux' as employee_fullname, 987654 as annual_salary_eur");
-    const rival = api.home.directory.createOrganization('Rival');
+    const rival = await api.home.directory.createOrganization('Rival');
     await api.services.lake.writeTable(rival.id, 'rival', 'rival_org_table', 'select 1 as rival_secret_column');
-    api.services.permissions.setEnabled(org, true);
-    const user = api.home.directory.createUser(org, 'Restricted', 'member');
-    api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
-    restricted = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['query:read', 'data:read', 'jobs:read', 'jobs:manage'] }).secret;
+    await api.services.permissions.setEnabled(org, true);
+    const user = await api.home.directory.createUser(org, 'Restricted', 'member');
+    await api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
+    restricted = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'r', scopes: ['query:read', 'data:read', 'jobs:read', 'jobs:manage'] })).secret;
   });
   afterAll(async () => {
     await api.close();

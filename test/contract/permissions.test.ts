@@ -16,9 +16,9 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
     await api.services.lake.writeTable(org, 'hr', 'salaries', "select 'Zebulon Quux' as employee_fullname, 987654 as annual_salary_eur");
     await api.services.lake.createView(org, 'reports', 'pay', 'select employee_fullname from lake.hr.salaries');
     await api.services.lake.createView(org, 'reports', 'orders_by_status', 'select status, count(*) as n from lake.demo.orders group by status');
-    const user = api.home.directory.createUser(org, 'Member', 'member');
+    const user = await api.home.directory.createUser(org, 'Member', 'member');
     memberUserId = user.id;
-    member = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes }).secret;
+    member = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes })).secret;
   });
   afterAll(async () => {
     await api.close();
@@ -27,13 +27,13 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
   const json = async (path: string, token: string): Promise<Json> => (await (await api.request(path, { token })).json()) as Json;
 
   it('are off by default: everyone in the organization reads everything', async () => {
-    expect(api.services.permissions.enabled(org)).toBe(false);
+    expect(await api.services.permissions.enabled(org)).toBe(false);
     expect((await json('/catalog', member)).data.map((s: Json) => s.name)).toEqual(['demo', 'hr', 'reports']);
     expect((await finished(api, ((await (await submit(api, 'select count(*) as n from hr.salaries', { token: member })).json()) as Json).id, '&format=inline')).status).toBe('succeeded');
   });
 
   it('a service key gets 403 service_key_permissions_off while they are off, on query and catalog endpoints', async () => {
-    const key = api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes }).secret;
+    const key = (await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes })).secret;
     await expectError(await api.request('/catalog', { token: key }), 403, 'service_key_permissions_off');
     await expectError(await api.request('/catalog/demo/orders', { token: key }), 403, 'service_key_permissions_off');
     await expectError(await submit(api, 'select 1', { token: key }), 403, 'service_key_permissions_off');
@@ -42,11 +42,11 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
   });
 
   describe('when on', () => {
-    beforeAll(() => {
-      api.services.permissions.setEnabled(org, true);
-      api.services.permissions.grant(org, 'demo', 'orders', 'user', memberUserId);
-      api.services.permissions.grant(org, 'reports', 'pay', 'user', memberUserId);
-      api.services.permissions.grant(org, 'reports', 'orders_by_status', 'user', memberUserId);
+    beforeAll(async () => {
+      await api.services.permissions.setEnabled(org, true);
+      await api.services.permissions.grant(org, 'demo', 'orders', 'user', memberUserId);
+      await api.services.permissions.grant(org, 'reports', 'pay', 'user', memberUserId);
+      await api.services.permissions.grant(org, 'reports', 'orders_by_status', 'user', memberUserId);
     });
 
     it('the catalog shows only granted tables, and views only when every table under them is granted', async () => {
@@ -108,21 +108,21 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
     });
 
     it('grants to a whole schema, a role and a credential work; owners are never restricted', async () => {
-      const other = api.home.directory.createUser(org, 'Other', 'member');
-      const token = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: other.id, name: 'o', scopes }).secret;
+      const other = await api.home.directory.createUser(org, 'Other', 'member');
+      const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: other.id, name: 'o', scopes })).secret;
       await expectError(await api.request('/catalog/demo', { token }), 404, 'catalog_not_found');
-      api.services.permissions.grant(org, 'demo', '*', 'user', other.id);
+      await api.services.permissions.grant(org, 'demo', '*', 'user', other.id);
       expect((await json('/catalog/demo', token)).data).toHaveLength(3);
 
-      const admin = api.home.directory.createUser(org, 'Admin', 'admin');
-      const adminToken = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: admin.id, name: 'a', scopes }).secret;
+      const admin = await api.home.directory.createUser(org, 'Admin', 'admin');
+      const adminToken = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: admin.id, name: 'a', scopes })).secret;
       await expectError(await api.request('/catalog/hr', { token: adminToken }), 404, 'catalog_not_found');
-      api.services.permissions.grant(org, 'hr', 'salaries', 'role', 'admin');
+      await api.services.permissions.grant(org, 'hr', 'salaries', 'role', 'admin');
       expect((await json('/catalog/hr', adminToken)).data).toHaveLength(1);
 
-      const key = api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'etl', scopes });
+      const key = await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'etl', scopes });
       await expectError(await api.request('/catalog/demo/order_items', { token: key.secret }), 404, 'catalog_not_found');
-      api.services.permissions.grant(org, 'demo', 'order_items', 'credential', key.record.id);
+      await api.services.permissions.grant(org, 'demo', 'order_items', 'credential', key.record.id);
       expect((await json('/catalog/demo/order_items', key.secret)).name).toBe('order_items');
       expect((await json('/catalog', key.secret)).data.map((s: Json) => s.name)).toEqual(['demo']);
 
@@ -130,7 +130,7 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
     });
 
     it('the engine session of a restricted principal holds only the tables it may read', async () => {
-      const access = api.services.permissions.accessFor({ kind: 'user', organizationId: org, userId: memberUserId, credentialId: 'x', credentialKind: 'pat', scopes });
+      const access = await api.services.permissions.accessFor({ kind: 'user', organizationId: org, userId: memberUserId, credentialId: 'x', credentialKind: 'pat', scopes });
       const { tables } = await api.services.lake.catalogFile(org, access);
       expect(tables.map((t) => `${t.schema}.${t.name}`)).toEqual(['demo.orders']);
     });

@@ -35,14 +35,14 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
 
   it('the same key from another principal is a new request; a key expires after 24 hours', async () => {
     api = await transport.start();
-    const other = api.home.directory.createUser(api.home.organization.id, 'Other', 'member');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: other.id, name: 'o', scopes: ['query:read'] });
+    const other = await api.home.directory.createUser(api.home.organization.id, 'Other', 'member');
+    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: other.id, name: 'o', scopes: ['query:read'] });
     const mine = (await (await submit(api, 'select 1', { key: 'shared' })).json()) as Json;
     const theirs = await submit(api, 'select 1', { key: 'shared', token: token.secret });
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
     expect(((await theirs.json()) as Json).id).not.toBe(mine.id);
 
-    api.home.db.prepare('UPDATE idempotency_keys SET created = created - 86401').run();
+    await api.home.db.run('UPDATE idempotency_keys SET created = created - 86401');
     const later = await submit(api, 'select 1', { key: 'shared' });
     expect(later.headers.get('idempotent-replayed')).toBeNull();
     expect(((await later.json()) as Json).id).not.toBe(mine.id);
@@ -95,10 +95,10 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
   it('keeps queries and results 48 hours by default, then removes both', async () => {
     api = await transport.start();
     const done = await finished(api, (await submitOk(api, 'select 1 as x')).id);
-    const file = api.services.queries.resultPath(api.services.queries.store.getById(done.id)!) as string;
+    const file = api.services.queries.resultPath((await api.services.queries.store.getById(done.id))!) as string;
     expect(existsSync(file)).toBe(true);
-    expect(api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 24 * 3600)).toBe(0);
-    expect(api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 48 * 3600 + 5)).toBeGreaterThanOrEqual(1);
+    expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 24 * 3600)).toBe(0);
+    expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 48 * 3600 + 5)).toBeGreaterThanOrEqual(1);
     expect(existsSync(file)).toBe(false);
     await expectError(await api.request(`/queries/${done.id}`), 404, 'query_not_found');
     await expectError(await api.request(done.files[0].url, { token: null }), 404, 'query_not_found');

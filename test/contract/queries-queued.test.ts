@@ -22,15 +22,15 @@ describe('queued queries on the worker pool', () => {
     return api;
   }
 
-  function neighbourToken(harness: Harness): string {
-    const other = harness.home.directory.createOrganization('Neighbour');
-    const user = harness.home.directory.createUser(other.id, 'N', 'owner');
-    return harness.home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
+  async function neighbourToken(harness: Harness): Promise<string> {
+    const other = await harness.home.directory.createOrganization('Neighbour');
+    const user = await harness.home.directory.createUser(other.id, 'N', 'owner');
+    return (await harness.home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
   }
 
   const job = async (harness: Harness, id: string, token?: string): Promise<Json> => (await (await harness.request(`/jobs/${id}`, { token })).json()) as Json;
   const events = async (harness: Harness, id: string): Promise<string[]> => {
-    const rows = harness.home.db.prepare('SELECT type FROM job_events WHERE job_id = ? ORDER BY seq').all(id) as { type: string }[];
+    const rows = await harness.home.db.all<{ type: string }>('SELECT type FROM job_events WHERE job_id = ? ORDER BY seq', [id]);
     return rows.map((r) => r.type);
   };
   const cancel = (harness: Harness, id: string): Promise<Response> => harness.request(`/jobs/${id}/cancel`, { method: 'POST' });
@@ -44,7 +44,7 @@ describe('queued queries on the worker pool', () => {
     expect((await job(harness, second.id)).status).toBe('queued');
 
     // The neighbour's query takes the free worker at once, ahead of the two queued.
-    const token = neighbourToken(harness);
+    const token = await neighbourToken(harness);
     const started = performance.now();
     const small = (await (await submit(harness, 'select 42 as n', { token })).json()) as Json;
     expect(small.status).toBe('running');
@@ -164,6 +164,6 @@ describe('result limits in the local engine', () => {
     api = await overHttp.start({ homeDir, services: { querySettings: { orgResultStorageBytes: 2_000 } as never } });
     const body = await expectError(await submit(api, 'select 1'), 409, 'result_storage_full');
     expect(body.message).toMatch(/removed 48 h after their query/);
-    expect(api.services.queries.store.resultBytesKept(api.home.organization.id)).toBeGreaterThanOrEqual(2_000);
+    expect(await api.services.queries.store.resultBytesKept(api.home.organization.id)).toBeGreaterThanOrEqual(2_000);
   });
 });

@@ -183,14 +183,14 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   it('404 query_not_found for an unknown id and for another organization\'s query', async () => {
     await expectError(await api.request('/queries/qr_doesnotexist'), 404, 'query_not_found');
     const mine = await submitOk(api, 'select 1');
-    const otherOrg = api.home.directory.createOrganization('Other');
-    const stranger = api.home.directory.createUser(otherOrg.id, 'Stranger', 'owner');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: otherOrg.id, userId: stranger.id, name: 's', scopes: ['query:read'] });
+    const otherOrg = await api.home.directory.createOrganization('Other');
+    const stranger = await api.home.directory.createUser(otherOrg.id, 'Stranger', 'owner');
+    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: otherOrg.id, userId: stranger.id, name: 's', scopes: ['query:read'] });
     await expectError(await api.request(`/queries/${mine.id}`, { token: token.secret }), 404, 'query_not_found');
   });
 
   it('requires the query:read scope', async () => {
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 'n', scopes: ['jobs:read'] });
+    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 'n', scopes: ['jobs:read'] });
     await expectError(await submit(api, 'select 1', { token: token.secret }), 403, 'missing_scope');
   });
 });

@@ -80,8 +80,8 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     const clock = manualClock();
     api = await transport.start({ services: { clock, rateLimits: { perCaller: 120, perOrganization: 600 } } });
     const org = api.home.organization.id;
-    const tokens = Array.from({ length: 6 }, (_, i) => api!.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api!.home.owner.id, name: `t${i}`, scopes: ['jobs:read'] }).secret);
-    const keyed = tokens.map((t, i) => api!.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: `k${i}`, scopes: ['jobs:read'] }).secret);
+    const tokens = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await api!.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api!.home.owner.id, name: `t${i}`, scopes: ['jobs:read'] })).secret));
+    const keyed = await Promise.all(tokens.map(async (t, i) => (await api!.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: `k${i}`, scopes: ['jobs:read'] })).secret));
     let ok = 0;
     // PATs of one person share that person's budget; service keys are callers of their own.
     for (const token of keyed) for (let i = 0; i < 120; i++) if ((await api.request('/jobs?limit=1', { token })).status === 200) ok++;

@@ -214,12 +214,12 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     try {
       const send = await json('POST', '/sends', { name: 'old', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
       // As a send saved before parameters were refused would hold it.
-      api.home.db.prepare('UPDATE sends SET sql = ? WHERE id = ?').run("select {'a': ?} as x", send.id);
+      await api.home.db.run('UPDATE sends SET sql = ? WHERE id = ?', ["select {'a': ?} as x", send.id]);
       const failed = await runAndWait(send.id);
       expect(failed).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'parameter_invalid', message: expect.stringMatching(/statement parameter/) } });
       expect(receiver.received).toHaveLength(0);
       // The service carries on: the same send with runnable SQL delivers.
-      api.home.db.prepare('UPDATE sends SET sql = ? WHERE id = ?').run('select 1 as x', send.id);
+      await api.home.db.run('UPDATE sends SET sql = ? WHERE id = ?', ['select 1 as x', send.id]);
       expect(await runAndWait(send.id)).toMatchObject({ status: 'succeeded', rows_sent: 1 });
     } finally {
       await receiver.close();
@@ -248,10 +248,14 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
       const send = await json('POST', '/sends', { name: 'hourly', sql: 'select 42 as answer', destination: { type: 'webhook', url: receiver.url }, schedule: { every_minutes: 60 } });
       expect(send.schedule).toEqual({ every_minutes: 60 });
       expect(send.next_run).toBe(Math.floor(clock.now() / 1000) + 3600);
-      const due = () => api.services.sends.runDue().filter((id) => api.services.sends.store.getRun(id)?.sendId === send.id);
-      expect(due()).toEqual([]);
+      const due = async () => {
+        const started = await api.services.sends.runDue();
+        const mine = await Promise.all(started.map(async (id) => (await api.services.sends.store.getRun(id))?.sendId === send.id));
+        return started.filter((_, i) => mine[i]);
+      };
+      expect(await due()).toEqual([]);
       clock.advance(3600_000);
-      const [runId] = due();
+      const [runId] = await due();
       expect(await finished(runId as string)).toMatchObject({ status: 'succeeded' });
       expect((await json('GET', `/sends/${send.id}/runs/${runId}`)).trigger).toBe('schedule');
       expect((await json('GET', `/sends/${send.id}`)).next_run).toBe(Math.floor(clock.now() / 1000) + 3600);

@@ -83,7 +83,7 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
       { name: 'updated_at', type: 'timestamp with time zone', nullable: false },
     ]);
     // At rest: sealed with AES-256-GCM; the key file is private.
-    const row = api.home.db.prepare('SELECT secrets FROM sources WHERE id = ?').get(source.id) as { secrets: string };
+    const row = await api.home.db.get<{ secrets: string }>('SELECT secrets FROM sources WHERE id = ?', [source.id]) ?? { secrets: '' };
     expect(row.secrets).not.toContain(PASSWORD);
     expect(Buffer.from(row.secrets, 'base64').toString('latin1')).not.toContain(PASSWORD);
     expect(statSync(join(api.home.paths.root, 'secrets.key')).mode & 0o777).toBe(0o600);
@@ -163,13 +163,13 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
     // With a sync of the source running, a pause cannot be applied and other changes conflict.
     const jobs = new JobStore(api.home.db);
     const syncId = `sync_${source.id.slice(4)}`;
-    api.home.db.transaction(() => {
-      jobs.create({ id: syncId, organizationId: api.home.organization.id, kind: 'sync', principalId: api.home.owner.id, credentialId: 'x', lease: { owner: 'test', expiresMs: Date.now() + 60_000 } });
-      api.home.db.prepare('INSERT INTO syncs (id, source_id, created) VALUES (?, ?, ?)').run(syncId, source.id, 0);
-    })();
+    await api.home.db.transaction('test:sync', async () => {
+      await jobs.create({ id: syncId, organizationId: api.home.organization.id, kind: 'sync', principalId: api.home.owner.id, credentialId: 'x', lease: { owner: 'test', expiresMs: Date.now() + 60_000 } });
+      await api.home.db.run('INSERT INTO syncs (id, source_id, created) VALUES (?, ?, ?)', [syncId, source.id, 0]);
+    });
     await expectError(await send('PATCH', `/sources/${source.id}`, { paused: true }), 409, 'source_pause_failed');
     await expectError(await send('PATCH', `/sources/${source.id}`, { name: 'during sync' }), 409, 'source_config_unavailable');
-    jobs.finish(syncId, 'succeeded');
+    await jobs.finish(syncId, 'succeeded');
     expect((await send('PATCH', `/sources/${source.id}`, { paused: true })).status).toBe(200);
   });
 
@@ -182,24 +182,24 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
       await expectError(await send(method, path, body), 404, 'source_not_found');
     }
     expect(((await (await send('GET', '/sources?limit=100')).json()) as Json).data.map((s: Json) => s.id)).not.toContain(source.id);
-    const row = api.home.db.prepare('SELECT deleted FROM sources WHERE id = ?').get(source.id) as { deleted: number };
+    const row = await api.home.db.get<{ deleted: number }>('SELECT deleted FROM sources WHERE id = ?', [source.id]) ?? { deleted: null };
     expect(row.deleted).toEqual(expect.any(Number));
   });
 
   it('404 source_not_found for unknown ids and other organizations', async () => {
     await expectError(await send('GET', '/sources/src_unknown'), 404, 'source_not_found');
     const mine = await create({ connector: 'sample' });
-    const rival = api.home.directory.createOrganization('Rival');
-    const owner = api.home.directory.createUser(rival.id, 'R', 'owner');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: rival.id, userId: owner.id, name: 'r', scopes: ['data:read', 'apps:manage'] }).secret;
+    const rival = await api.home.directory.createOrganization('Rival');
+    const owner = await api.home.directory.createUser(rival.id, 'R', 'owner');
+    const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: rival.id, userId: owner.id, name: 'r', scopes: ['data:read', 'apps:manage'] })).secret;
     await expectError(await send('GET', `/sources/${mine.id}`, undefined, token), 404, 'source_not_found');
     await expectError(await send('DELETE', `/sources/${mine.id}`, undefined, token), 404, 'source_not_found');
   });
 
   it('scopes: data:read reads, apps:manage creates, changes, tests and deletes', async () => {
-    const issue = (scopes: string[]) => api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 's', scopes: scopes as never }).secret;
-    const reader = issue(['data:read']);
-    const manager = issue(['apps:manage']);
+    const issue = async (scopes: string[]) => (await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 's', scopes: scopes as never })).secret;
+    const reader = await issue(['data:read']);
+    const manager = await issue(['apps:manage']);
     const source = await create({ connector: 'sample' });
     expect((await send('GET', `/sources/${source.id}`, undefined, reader)).status).toBe(200);
     expect((await send('GET', '/sources', undefined, reader)).status).toBe(200);

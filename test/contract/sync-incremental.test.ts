@@ -43,7 +43,7 @@ describe('incremental syncs in layers', () => {
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
     return job;
   }
-  const snapshot = () => api.services.lake.tables.get(api.home.organization.id, 'layers', 'items')?.snapshot as NonNullable<ReturnType<typeof api.services.lake.tables.get>>['snapshot'];
+  const snapshot = async () => (await api.services.lake.tables.get(api.home.organization.id, 'layers', 'items'))?.snapshot as NonNullable<Awaited<ReturnType<typeof api.services.lake.tables.get>>>['snapshot'];
 
   /** The lake's rows against the source's, with the catalog's row count. */
   async function expectSameRows(): Promise<void> {
@@ -56,19 +56,19 @@ describe('incremental syncs in layers', () => {
       cursor = page.next_cursor;
     }
     expect(rows).toEqual(source);
-    expect(snapshot().rowCount).toBe(source.length);
+    expect((await snapshot()).rowCount).toBe(source.length);
     const catalog = (await (await api.request('/catalog/layers/items')).json()) as Json;
-    expect(catalog.row_count ?? snapshot().rowCount).toBe(source.length);
+    expect(catalog.row_count ?? (await snapshot()).rowCount).toBe(source.length);
   }
 
   it('adds the changed rows as a layer, reads the merged rows, and compacts after MAX_LAYERS layers', async () => {
     await sync();
-    const base = snapshot();
+    const base = await snapshot();
     expect(base.layers ?? [base.files]).toHaveLength(1);
 
     await adminQuery("UPDATE public.items SET v = 'changed 1', changed = '2030-01-01' WHERE id IN (5, 6); INSERT INTO public.items VALUES (1001, 'new', '2030-01-01')", db.database);
     await sync();
-    const layered = snapshot();
+    const layered = await snapshot();
     expect(layered.layers).toHaveLength(2);
     // The base part is read from where it was written: nothing was rewritten.
     expect(layered.layers?.[0]).toEqual(base.files);
@@ -77,7 +77,7 @@ describe('incremental syncs in layers', () => {
     // A sync with nothing new re-reads only the rows at the last cursor value (>=, so none is missed): a small
     // layer that changes no answer.
     const again = await sync();
-    expect(snapshot().layers).toHaveLength(3);
+    expect((await snapshot()).layers).toHaveLength(3);
     expect(again).toMatchObject({ status: 'succeeded' });
     await expectSameRows();
 
@@ -85,29 +85,29 @@ describe('incremental syncs in layers', () => {
       await adminQuery(`UPDATE public.items SET v = 'changed ${i}', changed = '2030-01-0${Math.min(9, i)}'::timestamptz + interval '${i} hours' WHERE id IN (${i}, 6, ${100 + i})`, db.database);
       await sync();
     }
-    expect(snapshot().layers).toHaveLength(MAX_LAYERS);
+    expect((await snapshot()).layers).toHaveLength(MAX_LAYERS);
     await expectSameRows();
 
     // A restricted reader with a grant on the table reads every layer (files of earlier snapshots included).
     const org = api.home.organization.id;
-    const member = api.home.directory.createUser(org, 'Reader', 'member');
-    const token = api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: member.id, name: 'r', scopes: ['query:read'] }).secret;
-    api.services.permissions.setEnabled(org, true);
-    api.services.permissions.grant(org, 'layers', 'items', 'user', member.id);
+    const member = await api.home.directory.createUser(org, 'Reader', 'member');
+    const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: member.id, name: 'r', scopes: ['query:read'] })).secret;
+    await api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.grant(org, 'layers', 'items', 'user', member.id);
     const restricted = (await (await api.request('/queries', { method: 'POST', token, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sql: 'select count(*) as n, count(distinct id) as k from lake.layers.items' }) })).json()) as Json;
     let seen: Json = {};
     for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(seen.status); i++) seen = (await (await api.request(`/queries/${restricted.id}?wait=2&format=inline`, { token })).json()) as Json;
     expect(seen.status, JSON.stringify(seen.error)).toBe('succeeded');
-    expect(seen.data).toEqual([{ n: snapshot().rowCount, k: snapshot().rowCount }]);
-    api.services.permissions.setEnabled(org, false);
+    expect(seen.data).toEqual([{ n: (await snapshot()).rowCount, k: (await snapshot()).rowCount }]);
+    await api.services.permissions.setEnabled(org, false);
 
     // Old snapshots go; the files the current one still reads stay.
-    expect(api.services.collector.collect().snapshots).toBeGreaterThan(0);
+    expect((await api.services.collector.collect()).snapshots).toBeGreaterThan(0);
     await expectSameRows();
 
     await adminQuery("UPDATE public.items SET v = 'compacted', changed = '2031-01-01' WHERE id = 1", db.database);
     await sync();
-    const compacted = snapshot();
+    const compacted = await snapshot();
     expect(compacted.layers ?? [compacted.files]).toHaveLength(1);
     await expectSameRows();
   }, 60_000);

@@ -83,7 +83,7 @@ describe('a sync over several connections is one consistent snapshot', () => {
     expect(counts.data[0].t).toBe(1000);
 
     // The two large tables were extracted at the same time: each started before the other was committed.
-    const events = api.home.db.prepare(`SELECT data FROM job_events WHERE job_id = ? AND type = 'sync.progress' ORDER BY seq`).all(accepted.id) as { data: string }[];
+    const events = await api.home.db.all<{ data: string }>(`SELECT data FROM job_events WHERE job_id = ? AND type = 'sync.progress' ORDER BY seq`, [accepted.id]);
     const phases = events.map((e) => JSON.parse(e.data) as { table: string; phase: string });
     const at = (table: string, phase: string): number => phases.findIndex((p) => p.table === table && p.phase === phase);
     expect(at('public.left_side', 'extracting')).toBeLessThan(at('public.right_side', 'committed'));

@@ -54,7 +54,7 @@ describe('a PostgreSQL sync keeps every value exactly', () => {
     })).json()) as Json;
     await api.request(`/sources/${created.id}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ tables: [{ schema: 'public', name: 'customers', enabled: false }, { schema: 'public', name: 'orders', enabled: false }] }) });
     const job = await syncSource(created.id);
-    const logs = api.home.db.prepare('SELECT message FROM source_logs').all();
+    const logs = await api.home.db.all('SELECT message FROM source_logs');
     expect(job, JSON.stringify(logs)).toMatchObject({ kind: 'sync', status: 'succeeded', error: null });
 
     const described = (await (await api.request('/catalog/types/everything')).json()) as Json;
@@ -111,12 +111,12 @@ describe('a PostgreSQL sync keeps every value exactly', () => {
     const expected = (await adminQuery("SELECT count(*)::int AS n, sum(length(body))::int AS body, sum(length(doc->>'k'))::int AS doc FROM public.wide_rows", db.database)).rows[0];
     const sums = 'select count(*)::int as n, sum(length(body))::int as body, sum(length(doc->>\'k\'))::int as doc from lake.wide.wide_rows';
     const first = await syncSource(created.id);
-    expect(first.status, JSON.stringify(api.home.db.prepare('SELECT message FROM source_logs').all())).toBe('succeeded');
+    expect(first.status, JSON.stringify(await api.home.db.all('SELECT message FROM source_logs'))).toBe('succeeded');
     expect((await run(api, sums)).data).toEqual([expected]);
     // The next sync merges changed rows (one of them several MB) into the table on its primary key.
     await adminQuery("UPDATE public.wide_rows SET body = repeat('z', 4000000), updated_at = 2 WHERE id IN (2, 5)", db.database);
     const merged = await syncSource(created.id);
-    expect(merged.status, JSON.stringify(api.home.db.prepare('SELECT message FROM source_logs').all())).toBe('succeeded');
+    expect(merged.status, JSON.stringify(await api.home.db.all('SELECT message FROM source_logs'))).toBe('succeeded');
     const after = (await adminQuery("SELECT count(*)::int AS n, sum(length(body))::int AS body, sum(length(doc->>'k'))::int AS doc FROM public.wide_rows", db.database)).rows[0];
     expect((await run(api, sums)).data).toEqual([after]);
   }, 60_000);

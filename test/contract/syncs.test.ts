@@ -69,8 +69,8 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
       expect(error.message).toContain(sync.id);
     }
     await finish(sync.id);
-    const runs = api.home.db.prepare('SELECT count(*) AS n FROM syncs WHERE source_id = ?').get(source.id) as { n: number };
-    expect(runs.n).toBe(1);
+    const runs = await api.home.db.get<{ n: number }>('SELECT count(*) AS n FROM syncs WHERE source_id = ?', [source.id]);
+    expect(runs?.n).toBe(1);
   });
 
   it('an Idempotency-Key replays the same sync', async () => {
@@ -103,14 +103,14 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
     expect(rows.data.filter((r: Json) => r.v === 'changed').map((r: Json) => r.id)).toEqual([2, 3]);
     expect(rows.data[10]).toMatchObject({ id: 11, v: 'new' });
     // The next sync reads from the newest change on.
-    const state = api.home.db.prepare('SELECT cursor_value FROM source_table_state WHERE source_id = ? AND table_name = ?').get(source.id, name) as { cursor_value: string };
-    expect(state.cursor_value).toBe('2025-01-02 00:00:00+00');
+    const state = await api.home.db.get<{ cursor_value: string }>('SELECT cursor_value FROM source_table_state WHERE source_id = ? AND table_name = ?', [source.id, name]);
+    expect(state?.cursor_value).toBe('2025-01-02 00:00:00+00');
 
     await adminQuery(`ALTER TABLE public.${name} ADD COLUMN extra int DEFAULT 7`, db.database);
     const third = (await (await send('POST', `/sources/${source.id}/sync`, {})).json()) as Json;
     expect(await finish(third.id)).toMatchObject({ status: 'succeeded' });
     expect((await run(api, `select count(*) as n, min(extra) as e from ${schema}`)).data).toEqual([{ n: 11, e: 7 }]);
-    const logs = api.home.db.prepare("SELECT kind, table_name, message FROM source_logs WHERE source_id = ? AND kind = 'schema_change'").all(source.id) as Json[];
+    const logs = await api.home.db.all<Json>("SELECT kind, table_name, message FROM source_logs WHERE source_id = ? AND kind = 'schema_change'", [source.id]);
     expect(logs).toEqual([expect.objectContaining({ table_name: `public.${name}`, message: expect.stringContaining('+extra') })]);
   });
 
@@ -134,8 +134,8 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
 
   it('starting a sync needs apps:manage; reading the stream needs data:read', async () => {
     const source = await createSource({ connector: 'sample', name: 'Scoped' });
-    const issue = (scopes: string[]) => api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 's', scopes: scopes as never }).secret;
-    await expectError(await send('POST', `/sources/${source.id}/sync`, {}, {}, issue(['data:read'])), 403, 'missing_scope');
-    await expectError(await send('GET', `/sources/${source.id}/sync/stream`, undefined, {}, issue(['apps:manage'])), 403, 'missing_scope');
+    const issue = async (scopes: string[]) => (await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 's', scopes: scopes as never })).secret;
+    await expectError(await send('POST', `/sources/${source.id}/sync`, {}, {}, await issue(['data:read'])), 403, 'missing_scope');
+    await expectError(await send('GET', `/sources/${source.id}/sync/stream`, undefined, {}, await issue(['apps:manage'])), 403, 'missing_scope');
   });
 });

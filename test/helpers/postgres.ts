@@ -130,3 +130,21 @@ export async function startPasswordServer(): Promise<PasswordServer> {
     },
   };
 }
+
+/**
+ * An empty, uniquely named database on the machine's PostgreSQL for lake's metadata (LAKE_METADATA_URL), and the
+ * means to drop it afterwards (connections of a process that was killed are ended first).
+ */
+export async function createMetadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = `lake_meta_${randomBytes(5).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${database}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
+      await adminQuery(`DROP DATABASE IF EXISTS ${database}`);
+    },
+  };
+}

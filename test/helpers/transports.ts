@@ -32,7 +32,7 @@ export interface Transport {
 }
 
 /** Test defaults: queries may run long enough to observe, and a little parallelism keeps the machine responsive. */
-function servicesFor(home: Home, options: StartOptions): LakeServices {
+function servicesFor(home: Home, options: StartOptions): Promise<LakeServices> {
   // Rate limits stay off unless a test asks for them: other suites make thousands of requests on purpose.
   return createServices(home, { rateLimits: false, ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
 }
@@ -63,8 +63,8 @@ function requester(fetcher: (request: Request) => Promise<Response>, baseUrl: st
 export const inMemory: Transport = {
   name: 'in-memory',
   async start(options = {}) {
-    const home = openHome(options.homeDir ?? defaultHomeDir());
-    const services = servicesFor(home, options);
+    const home = await openHome(options.homeDir ?? defaultHomeDir());
+    const services = await servicesFor(home, options);
     const logs: object[] = [];
     // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
     const app = createApp(services, { log: logTo(logs), routing: 'one-shot', corsOrigins: options.corsOrigins });
@@ -77,7 +77,7 @@ export const inMemory: Transport = {
       request: requester(async (r) => app.fetch(r), baseUrl, home),
       async close() {
         await services.close();
-        home.close();
+        await home.close();
       },
     };
   },
@@ -87,8 +87,8 @@ export const inMemory: Transport = {
 export const overHttp: Transport = {
   name: 'http',
   async start(options = {}) {
-    const home = openHome(options.homeDir ?? defaultHomeDir());
-    const services = servicesFor(home, options);
+    const home = await openHome(options.homeDir ?? defaultHomeDir());
+    const services = await servicesFor(home, options);
     const logs: object[] = [];
     const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
     return {
@@ -100,7 +100,7 @@ export const overHttp: Transport = {
       async close() {
         await server.close(1000);
         await services.close();
-        home.close();
+        await home.close();
       },
     };
   },

@@ -30,9 +30,9 @@ describe('lake serve at the edges of HTTP', () => {
   let token: string;
   beforeAll(async () => {
     const homeDir = join(tempDir('lake-http-edges'), 'home');
-    const home = openHome(homeDir);
+    const home = await openHome(homeDir);
     token = home.ownerToken;
-    home.close();
+    await home.close();
     server = await startServeProcess({ LAKE_HOME: homeDir, LAKE_RATE_LIMIT_FAILED_AUTH: '5' });
   }, 30_000);
   afterAll(async () => {

@@ -36,12 +36,12 @@ describe('lake serve under hostile SQL', () => {
 
   beforeAll(async () => {
     const homeDir = join(tempDir('lake-attacks'), 'home');
-    const home = openHome(homeDir);
+    const home = await openHome(homeDir);
     attacker = home.ownerToken;
-    const other = home.directory.createOrganization('Neighbour');
-    const user = home.directory.createUser(other.id, 'Neighbour', 'owner');
-    neighbour = home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
-    home.close();
+    const other = await home.directory.createOrganization('Neighbour');
+    const user = await home.directory.createUser(other.id, 'Neighbour', 'owner');
+    neighbour = (await home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
+    await home.close();
     server = await startServeProcess({ LAKE_HOME: homeDir, ...LIMITS });
     guard = guardMemory(server.child.pid as number, CEILING_BYTES);
   }, 60_000);

@@ -36,7 +36,7 @@ describe('the first page of a result', () => {
     expect(page.has_more).toBe(true);
     expect(api.services.resultReader.started).toBe(false);
 
-    const record = api.services.queries.store.get(api.home.organization.id, page.id);
+    const record = await api.services.queries.store.get(api.home.organization.id, page.id);
     const file = api.services.queries.resultPath(record!)!;
     const fresh = new ResultReader();
     try {

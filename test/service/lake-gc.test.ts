@@ -57,12 +57,12 @@ describe('lake snapshot garbage collection', () => {
 
     // Within the retention window nothing goes.
     const patient = new LakeCollector(home.db, services.lake.layout, services.jobs.store, services.clock, { retentionSeconds: 3600, intervalMs: 600_000 });
-    expect(patient.collect()).toMatchObject({ snapshots: 0, bytes_freed: 0 });
+    expect(await patient.collect()).toMatchObject({ snapshots: 0, bytes_freed: 0 });
 
     const tablesDir = join(home.paths.root, 'lake', org, 'tables');
     const storage = async (): Promise<number> => ((await (await harness.request('/usage')).json()) as { storage_bytes: number }).storage_bytes;
     expect(await storage()).toBe(diskBytes(tablesDir));
-    const report = services.collector.collect();
+    const report = await services.collector.collect();
     expect(report.snapshots).toBe(2);
     expect(report.bytes_freed).toBeGreaterThan(0);
     expect(snapshotFolders(home, current.id)).toEqual([current.snapshot.id]);
@@ -79,11 +79,11 @@ describe('lake snapshot garbage collection', () => {
     const reading = await submitOk(harness, 'select max(hash(a.i + b.range)) as h from lake.gc.t a, range(2000) b');
     expect(reading.status).toBe('running');
     await write(services, org, 50_000);
-    expect(services.collector.collect().snapshots).toBe(0);
+    expect((await services.collector.collect()).snapshots).toBe(0);
     expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.directory))).toBe(true);
     const done = await finished(harness, reading.id, '&format=inline');
     expect(done.status).toBe('succeeded');
-    expect(services.collector.collect().snapshots).toBe(1);
+    expect((await services.collector.collect()).snapshots).toBe(1);
     expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.directory))).toBe(false);
     expect(snapshotFolders(home, old.id)).toHaveLength(1);
   });
@@ -113,9 +113,9 @@ describe('lake snapshot garbage collection', () => {
     const counted = await finished(reopened.api, (await submitOk(reopened.api, 'select count(*) as n from lake.gc.t')).id, '&format=inline');
     expect(counted.data).toEqual([{ n: 1000 }]);
     // A folder that changed moments ago may still be written: it waits until it has been left alone a while.
-    expect(reopened.services.collector.collect().orphaned_folders).toBe(0);
+    expect((await reopened.services.collector.collect()).orphaned_folders).toBe(0);
     ageByAnHour(join(home.paths.root, 'lake', org, 'tables', committed.id, leftovers[0] as string));
-    expect(reopened.services.collector.collect().orphaned_folders).toBe(1);
+    expect((await reopened.services.collector.collect()).orphaned_folders).toBe(1);
     expect(snapshotFolders(home, committed.id)).toEqual([committed.snapshot.id]);
   }, 60_000);
 
@@ -145,7 +145,7 @@ describe('lake snapshot garbage collection', () => {
       expect(n.data).toEqual([{ n: table.rows }]);
     }
     // Every snapshot the store still names has its folder.
-    const rows = reopened.home.db.prepare('SELECT directory FROM lake_snapshots').all() as { directory: string }[];
+    const rows = await reopened.home.db.all<{ directory: string }>('SELECT directory FROM lake_snapshots');
     for (const row of rows) expect(existsSync(reopened.services.lake.layout.toAbsolute(row.directory))).toBe(true);
     await reopened.api.close();
     api = undefined;
@@ -169,10 +169,10 @@ describe('lake snapshot garbage collection', () => {
     await services.lake.catalogFile(org);
     const catalogs = join(home.paths.root, 'lake', org, 'catalogs');
     const before = readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'));
-    const report = services.collector.collect();
+    const report = await services.collector.collect();
     expect(report.staging_folders).toBe(1);
     expect(existsSync(staging)).toBe(false);
     expect(report.catalog_files).toBe(before.length - 1);
-    expect(readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'))).toEqual([`v${services.lake.tables.catalogVersion(org)}.duckdb`]);
+    expect(readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'))).toEqual([`v${await services.lake.tables.catalogVersion(org)}.duckdb`]);
   });
 });

@@ -1,42 +1,125 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { applyMigrations } from '../../src/service/store/migrate.js';
 import { openMetadataDb } from '../../src/service/store/database.js';
+import { lock, type MetadataDb } from '../../src/service/store/metadata-db.js';
+import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
+import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
 import { redactSecrets } from '../../src/service/redact.js';
+import { createMetadataDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
-describe('metadata store', () => {
-  it('applies new migrations in order, once, and records them', () => {
-    const file = join(tempDir('lake-store'), 'm.sqlite');
-    const db = new Database(file);
+interface StoreKind {
+  name: string;
+  /** A new, empty store; `target` is what openMetadataDb takes for it. */
+  fresh(): Promise<{ db: MetadataDb; target: string }>;
+}
+
+const dropped: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const drop of dropped) await drop();
+});
+
+const KINDS: StoreKind[] = [
+  {
+    name: 'sqlite',
+    async fresh() {
+      const target = join(tempDir('lake-store'), 'm.sqlite');
+      return { db: SqliteMetadataDb.open(target), target };
+    },
+  },
+  {
+    name: 'postgres',
+    async fresh() {
+      const database = await createMetadataDatabase();
+      dropped.push(database.drop);
+      return { db: PostgresMetadataDb.open(database.url), target: database.url };
+    },
+  },
+];
+
+describe.each(KINDS)('metadata store ($name)', (kind) => {
+  it('applies new migrations in order, once, and records them', async () => {
+    const { db } = await kind.fresh();
     const migrations = [
       { version: 2, name: 'two', sql: 'ALTER TABLE t ADD COLUMN b TEXT' },
       { version: 1, name: 'one', sql: 'CREATE TABLE t (a TEXT)' },
     ];
-    applyMigrations(db, migrations);
-    applyMigrations(db, migrations);
-    expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([
+    await applyMigrations(db, migrations);
+    await applyMigrations(db, migrations);
+    expect(await db.all('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual([
       { version: 1, name: 'one' },
       { version: 2, name: 'two' },
     ]);
-    expect(db.prepare("SELECT name FROM pragma_table_info('t')").all()).toEqual([{ name: 'a' }, { name: 'b' }]);
-    db.close();
+    await db.run("INSERT INTO t (a, b) VALUES ('x', 'y')");
+    expect(await db.all('SELECT a, b FROM t')).toEqual([{ a: 'x', b: 'y' }]);
+    await db.close();
   });
 
-  it('refuses a store written by a newer build instead of misreading it', () => {
-    const file = join(tempDir('lake-store'), 'm.sqlite');
-    const db = openMetadataDb(file);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)').run('future');
-    db.close();
-    expect(() => openMetadataDb(file)).toThrow(/newer than this lake build/);
+  it('refuses a store written by a newer build instead of misreading it', async () => {
+    const { db, target } = await kind.fresh();
+    await db.close();
+    const opened = await openMetadataDb(target);
+    await opened.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)', ['future']);
+    await opened.close();
+    await expect(openMetadataDb(target)).rejects.toThrow(/newer than this lake build/);
   });
 
-  it('a failed migration leaves the store as it was', () => {
-    const db = new Database(join(tempDir('lake-store'), 'm.sqlite'));
-    expect(() => applyMigrations(db, [{ version: 1, name: 'ok', sql: 'CREATE TABLE a (x)' }, { version: 2, name: 'bad', sql: 'CREATE TABL b' }])).toThrow();
-    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'a'").get()).toEqual({ n: 0 });
-    db.close();
+  it('a failed migration leaves the store as it was', async () => {
+    const { db } = await kind.fresh();
+    await expect(applyMigrations(db, [{ version: 1, name: 'ok', sql: 'CREATE TABLE a (x TEXT)' }, { version: 2, name: 'bad', sql: 'CREATE TABL b' }])).rejects.toThrow();
+    await expect(db.all('SELECT * FROM a')).rejects.toThrow();
+    await db.close();
+  });
+
+  it('migrates once when several processes open a new store at the same moment', async () => {
+    const { db, target } = await kind.fresh();
+    await db.close();
+    const opened = await Promise.all(Array.from({ length: 4 }, () => openMetadataDb(target)));
+    const versions = await opened[0]!.all<{ version: number }>('SELECT version FROM schema_migrations');
+    expect(new Set(versions.map((v) => v.version)).size).toBe(versions.length);
+    for (const each of opened) await each.close();
+  });
+
+  it('a transaction commits all or nothing, and notices wait for the commit', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    const heard: string[] = [];
+    db.listen('test_channel', (payload) => heard.push(payload));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(
+      db.transaction(lock.job('a'), async () => {
+        await db.run("INSERT INTO home_settings (key, value) VALUES ('rolled', 'back')");
+        await db.notify('test_channel', 'never');
+        throw new Error('stop');
+      }),
+    ).rejects.toThrow('stop');
+    expect(await db.get("SELECT value FROM home_settings WHERE key = 'rolled'")).toBeUndefined();
+    await db.transaction(lock.job('a'), async () => {
+      await db.run("INSERT INTO home_settings (key, value) VALUES ('kept', 'yes')");
+      await db.notify('test_channel', 'committed');
+    });
+    await expect.poll(() => heard, { timeout: 3000 }).toEqual(['committed']);
+    await db.close();
+  });
+
+  it('transactions naming one lock never interleave (a read-then-write counter loses nothing)', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    // Two connections, as two replicas (or two processes on one SQLite file) would have.
+    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
+    await one.run("INSERT INTO home_settings (key, value) VALUES ('counter', '0')");
+    const bump = (db: MetadataDb) =>
+      db.transaction(lock.job('counter'), async () => {
+        const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'counter'"))!;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        await db.run("UPDATE home_settings SET value = ? WHERE key = 'counter'", [String(Number(value) + 1)]);
+      });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bump(i % 2 ? one! : two!)));
+    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'counter'")).toEqual({ value: '20' });
+    await one!.close();
+    await two!.close();
   });
 });
 

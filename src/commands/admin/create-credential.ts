@@ -28,15 +28,15 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     // Team API keys carry no scopes: they read canvas tables through POST /data/table, and nothing else.
     const scopes = kind === 'team_key' ? [] : parseScopes(options.scopes);
     const expires = parseExpiry(options.expiresInDays);
-    const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+    const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env));
     ctx.onClose(home.close);
     let userId: string | null = null;
     if (kind === 'pat') {
-      const user = options.user ? home.directory.user(options.user) : home.owner;
+      const user = options.user ? await home.directory.user(options.user) : home.owner;
       if (!user || user.organizationId !== home.organization.id) throw usageError(`There is no user '${options.user}' in this home.`);
       userId = user.id;
     }
-    const issued = home.credentials.issue({
+    const issued = await home.credentials.issue({
       kind,
       organizationId: home.organization.id,
       userId,

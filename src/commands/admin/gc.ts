@@ -11,7 +11,7 @@ export function registerAdminGc(admin: Command, ctx: CommandContext): void {
     .description('remove what the lake no longer needs on disk: old snapshots past their retention, unused catalogs, leftovers of killed syncs')
     .action(async () => {
       const { services } = await openAdminHome(ctx);
-      const report = services.collector.collect();
+      const report = await services.collector.collect();
       if (ctx.json) return printJson(ctx.io, report);
       printFields(ctx.io, [
         ['freed', megabytes(report.bytes_freed)],

@@ -6,9 +6,9 @@ import type { CommandContext } from '../context.js';
 /** Admin commands work on the home directly, as the operator on the server machine, without the API. */
 export async function openAdminHome(ctx: CommandContext): Promise<{ home: Home; services: LakeServices }> {
   const [{ openHome }, { createServices }] = await Promise.all([import('../../service/home/home.js'), import('../../service/services.js')]);
-  const home = openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+  const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env));
   ctx.onClose(home.close);
-  const services = createServices(home);
+  const services = await createServices(home);
   ctx.onClose(() => services.close());
   return { home, services };
 }

@@ -42,7 +42,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .action(async (state: string) => {
       if (state !== 'on' && state !== 'off') throw usageError('Say on or off.');
       const { home, services } = await openAdminHome(ctx);
-      services.permissions.setEnabled(home.organization.id, state === 'on');
+      await services.permissions.setEnabled(home.organization.id, state === 'on');
       if (ctx.json) return printJson(ctx.io, { object: 'table_permissions', organization: home.organization.id, enabled: state === 'on' });
       ctx.io.stderr.write(`Table permissions are ${state} for ${home.organization.id}.\n`);
     });
@@ -52,16 +52,16 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     const grantee = parseGrantee(options.to);
     const { home, services } = await openAdminHome(ctx);
     const org = home.organization.id;
-    if (grantee.kind === 'user') grantee.id = userIdOf(home.directory.users(org), grantee.id);
+    if (grantee.kind === 'user') grantee.id = userIdOf(await home.directory.users(org), grantee.id);
     if (grantee.kind === 'role' && !ROLES.includes(grantee.id)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
-    if (grantee.kind === 'credential' && home.credentials.get(grantee.id)?.organizationId !== org) throw usageError(`There is no credential '${grantee.id}' in this home.`);
+    if (grantee.kind === 'credential' && (await home.credentials.get(grantee.id))?.organizationId !== org) throw usageError(`There is no credential '${grantee.id}' in this home.`);
     if (verb === 'grant') {
-      const grant = services.permissions.grant(org, target.schema, target.table, grantee.kind, grantee.id);
+      const grant = await services.permissions.grant(org, target.schema, target.table, grantee.kind, grantee.id);
       if (ctx.json) return printJson(ctx.io, { object: 'grant', id: grant.id, schema: grant.schema, table: grant.table, grantee: `${grant.granteeKind}:${grant.grantee}` });
       ctx.io.stderr.write(`Granted ${target.schema}.${target.table} to ${options.to}.\n`);
       return;
     }
-    const removed = services.permissions.revoke(org, target.schema, target.table, grantee.kind, grantee.id);
+    const removed = await services.permissions.revoke(org, target.schema, target.table, grantee.kind, grantee.id);
     if (ctx.json) return printJson(ctx.io, { object: 'grant_revocation', schema: target.schema, table: target.table, grantee: options.to, revoked: removed });
     ctx.io.stderr.write(removed ? `Revoked ${target.schema}.${target.table} from ${options.to}.\n` : `No such grant; nothing changed.\n`);
   };
@@ -87,8 +87,8 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .description('list every grant of the organization, and whether permissions are on')
     .action(async () => {
       const { home, services } = await openAdminHome(ctx);
-      const grants = services.permissions.list(home.organization.id);
-      const enabled = services.permissions.enabled(home.organization.id);
+      const grants = await services.permissions.list(home.organization.id);
+      const enabled = await services.permissions.enabled(home.organization.id);
       const data = grants.map((g) => ({ object: 'grant', id: g.id, schema: g.schema, table: g.table, grantee: `${g.granteeKind}:${g.grantee}`, created: g.created }));
       if (ctx.json) return printJson(ctx.io, { object: 'list', data, has_more: false, next_cursor: null, table_permissions: enabled });
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write(`Table permissions are ${enabled ? 'on' : 'off'}.\n`);
@@ -102,7 +102,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .description('list the people of the organization (their ids are what grants and admin pat create --user take)')
     .action(async () => {
       const { home } = await openAdminHome(ctx);
-      const users = home.directory.users(home.organization.id);
+      const users = await home.directory.users(home.organization.id);
       const objects = users.map((u) => ({ object: 'user', id: u.id, name: u.name, email: u.email, role: u.role, created: u.created }));
       if (ctx.json) return printJson(ctx.io, { object: 'list', data: objects, has_more: false, next_cursor: null });
       const { printRows, when } = await import('../listing.js');
@@ -117,7 +117,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .action(async (options: { name: string; email?: string; role: string }) => {
       if (!ROLES.includes(options.role)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
       const { home } = await openAdminHome(ctx);
-      const user = home.directory.createUser(home.organization.id, options.name, options.role as 'member', options.email ?? null);
+      const user = await home.directory.createUser(home.organization.id, options.name, options.role as 'member', options.email ?? null);
       if (ctx.json) return printJson(ctx.io, { object: 'user', id: user.id, name: user.name, email: user.email, role: user.role });
       printFields(ctx.io, [['id', user.id], ['name', user.name], ['role', user.role]]);
     });

@@ -36,7 +36,7 @@ export function registerAdminViews(admin: Command, ctx: CommandContext): void {
     .action(async (name: string, options: { schema?: string }) => {
       const target = qualified(name, options.schema);
       const { home, services } = await openAdminHome(ctx);
-      if (!services.lake.views.remove(home.organization.id, target.schema, target.name)) {
+      if (!await services.lake.views.remove(home.organization.id, target.schema, target.name)) {
         throw new CliError('catalog_not_found', `There is no view ${target.schema}.${target.name}.`, EXIT.failed);
       }
       if (ctx.json) return printJson(ctx.io, { object: 'view_deletion', schema: target.schema, name: target.name, deleted: true });

@@ -1,6 +1,6 @@
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 import type { CredentialKind, Principal } from './principal.js';
 import type { Scope } from './scopes.js';
 import { hashSecret, looksLikeSecret, newSecret, secretHint, type SecretPrefix } from './secrets.js';
@@ -78,7 +78,7 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 export class CredentialStore {
   constructor(private readonly db: MetadataDb) {}
 
-  issue(input: IssueCredentialInput): IssuedCredential {
+  async issue(input: IssueCredentialInput): Promise<IssuedCredential> {
     if (input.kind === 'pat' && input.userId === null) throw new Error('A personal access token belongs to a user.');
     const prefixes = PREFIX_OF[input.kind];
     const secret = newSecret(prefixes.secret);
@@ -95,29 +95,25 @@ export class CredentialStore {
       last_used: null,
       revoked: null,
     };
-    this.db
-      .prepare(
-        `INSERT INTO credentials (id, kind, organization_id, user_id, name, secret_hash, secret_hint, scopes, created, expires)
-         VALUES (@id, @kind, @organization_id, @user_id, @name, @secret_hash, @secret_hint, @scopes, @created, @expires)`,
-      )
-      .run({ ...row, secret_hash: hashSecret(secret) });
+    await this.db.run(`INSERT INTO credentials (id, kind, organization_id, user_id, name, secret_hash, secret_hint, scopes, created, expires)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [row.id, row.kind, row.organization_id, row.user_id, row.name, hashSecret(secret), row.secret_hint, row.scopes, row.created, row.expires],
+    );
     return { record: toRecord(row), secret };
   }
 
-  get(id: string): CredentialRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM credentials WHERE id = ?').get(id) as CredentialRow | undefined;
+  async get(id: string): Promise<CredentialRecord | undefined> {
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ?', [id]);
     return row && toRecord(row);
   }
 
-  revoke(id: string): void {
-    this.db.prepare('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL').run(nowSeconds(), id);
+  async revoke(id: string): Promise<void> {
+    await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [nowSeconds(), id]);
   }
 
   /** True when this secret belongs to a live (not revoked, not expired) credential with this id. */
-  isLive(id: string, secret: string): boolean {
-    const row = this.db
-      .prepare('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?')
-      .get(id, hashSecret(secret)) as CredentialRow | undefined;
+  async isLive(id: string, secret: string): Promise<boolean> {
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?', [id, hashSecret(secret)]);
     if (!row || row.revoked !== null) return false;
     return row.expires === null || row.expires > nowSeconds();
   }
@@ -126,14 +122,14 @@ export class CredentialStore {
    * The principal of a credential named by id, from a token lake signed for it (a stream URL): the credential must
    * still be live, as a bearer secret must.
    */
-  principalById(id: string): Principal {
-    const row = this.db.prepare('SELECT * FROM credentials WHERE id = ?').get(id) as CredentialRow | undefined;
+  async principalById(id: string): Promise<Principal> {
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ?', [id]);
     if (!row) throw new LakeServiceError('invalid_credentials', 'The stream URL was made for a credential that no longer exists.');
-    return principalOf(toRecord(this.live(row)));
+    return principalOf(toRecord(await this.live(row)));
   }
 
   /** A credential row that may be used now: not revoked, not expired (its last use noted, coarsely). */
-  private live(row: CredentialRow): CredentialRow {
+  private async live(row: CredentialRow): Promise<CredentialRow> {
     const now = nowSeconds();
     if (row.revoked !== null) {
       throw new LakeServiceError('credentials_revoked', 'This token was revoked. Create a new one.');
@@ -142,7 +138,7 @@ export class CredentialStore {
       throw new LakeServiceError('credentials_expired', 'This token has expired. Create a new one.');
     }
     if (row.last_used === null || now - row.last_used >= LAST_USED_PRECISION_SECONDS) {
-      this.db.prepare('UPDATE credentials SET last_used = ? WHERE id = ?').run(now, row.id);
+      await this.db.run('UPDATE credentials SET last_used = ? WHERE id = ?', [now, row.id]);
     }
     return row;
   }
@@ -151,7 +147,7 @@ export class CredentialStore {
    * Resolves a bearer secret to the principal it stands for. Unknown, malformed, revoked and expired secrets all
    * fail here, before any route runs; the secret itself never appears in the error.
    */
-  authenticate(secret: string, accepted: readonly SecretPrefix[]): Principal {
+  async authenticate(secret: string, accepted: readonly SecretPrefix[]): Promise<Principal> {
     if (!looksLikeSecret(secret, accepted)) {
       const prefixes = accepted.map((p) => `${p}_`).join(' or ');
       // Said precisely: a token with the right prefix but the wrong length or characters was told to start with
@@ -164,13 +160,11 @@ export class CredentialStore {
           : `The credential is not valid. Expected a token that starts with ${prefixes}.`,
       );
     }
-    const row = this.db.prepare('SELECT * FROM credentials WHERE secret_hash = ?').get(hashSecret(secret)) as
-      | CredentialRow
-      | undefined;
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE secret_hash = ?', [hashSecret(secret)]);
     if (!row || !accepted.includes(PREFIX_OF[row.kind].secret)) {
       throw new LakeServiceError('invalid_credentials', 'The credential is not valid: no such token exists.');
     }
-    return principalOf(toRecord(this.live(row)));
+    return principalOf(toRecord(await this.live(row)));
   }
 }
 

@@ -1,5 +1,5 @@
 import { newId } from '../ids.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 
 export interface Organization {
   id: string;
@@ -55,13 +55,13 @@ const toUser = (row: UserRow): User => ({
 export class Directory {
   constructor(private readonly db: MetadataDb) {}
 
-  createOrganization(name: string): Organization {
+  async createOrganization(name: string): Promise<Organization> {
     const row: OrganizationRow = { id: newId('org'), name, table_permissions: 0, created: Math.floor(Date.now() / 1000) };
-    this.db.prepare('INSERT INTO organizations (id, name, table_permissions, created) VALUES (@id, @name, @table_permissions, @created)').run(row);
+    await this.db.run('INSERT INTO organizations (id, name, table_permissions, created) VALUES (?, ?, ?, ?)', [row.id, row.name, row.table_permissions, row.created]);
     return toOrganization(row);
   }
 
-  createUser(organizationId: string, name: string, role: UserRole, email: string | null = null): User {
+  async createUser(organizationId: string, name: string, role: UserRole, email: string | null = null): Promise<User> {
     const row: UserRow = {
       id: newId('usr'),
       organization_id: organizationId,
@@ -70,36 +70,32 @@ export class Directory {
       role,
       created: Math.floor(Date.now() / 1000),
     };
-    this.db
-      .prepare('INSERT INTO users (id, organization_id, name, email, role, created) VALUES (@id, @organization_id, @name, @email, @role, @created)')
-      .run(row);
+    await this.db.run('INSERT INTO users (id, organization_id, name, email, role, created) VALUES (?, ?, ?, ?, ?, ?)', [row.id, row.organization_id, row.name, row.email, row.role, row.created]);
     return toUser(row);
   }
 
-  organization(id: string): Organization | undefined {
-    const row = this.db.prepare('SELECT * FROM organizations WHERE id = ?').get(id) as OrganizationRow | undefined;
+  async organization(id: string): Promise<Organization | undefined> {
+    const row = await this.db.get<OrganizationRow>('SELECT * FROM organizations WHERE id = ?', [id]);
     return row && toOrganization(row);
   }
 
-  firstOrganization(): Organization | undefined {
-    const row = this.db.prepare('SELECT * FROM organizations ORDER BY created, id LIMIT 1').get() as OrganizationRow | undefined;
+  async firstOrganization(): Promise<Organization | undefined> {
+    const row = await this.db.get<OrganizationRow>('SELECT * FROM organizations ORDER BY created, id LIMIT 1');
     return row && toOrganization(row);
   }
 
-  user(id: string): User | undefined {
-    const row = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+  async user(id: string): Promise<User | undefined> {
+    const row = await this.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]);
     return row && toUser(row);
   }
 
   /** The organization's people, oldest first. */
-  users(organizationId: string): User[] {
-    return (this.db.prepare('SELECT * FROM users WHERE organization_id = ? ORDER BY created, id').all(organizationId) as UserRow[]).map(toUser);
+  async users(organizationId: string): Promise<User[]> {
+    return (await this.db.all<UserRow>('SELECT * FROM users WHERE organization_id = ? ORDER BY created, id', [organizationId])).map(toUser);
   }
 
-  owner(organizationId: string): User | undefined {
-    const row = this.db
-      .prepare("SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1")
-      .get(organizationId) as UserRow | undefined;
+  async owner(organizationId: string): Promise<User | undefined> {
+    const row = await this.db.get<UserRow>("SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1", [organizationId]);
     return row && toUser(row);
   }
 }

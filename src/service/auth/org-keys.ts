@@ -1,5 +1,5 @@
 import { LakeServiceError } from '../errors.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
@@ -21,8 +21,8 @@ export class OrgKeys {
     private readonly directory: Directory,
   ) {}
 
-  create(principal: Principal, kind: OrgKeyKind, input: CredentialInput): IssuedCredential {
-    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+  async create(principal: Principal, kind: OrgKeyKind, input: CredentialInput): Promise<IssuedCredential> {
+    await this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
     const name = credentialName(input.name, 'key');
     let scopes: Scope[] = [];
     if (kind === 'service_key') scopes = scopesWithinCreator(principal, input.scopes ?? [], 'key');
@@ -33,32 +33,30 @@ export class OrgKeys {
     return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name, scopes, expires });
   }
 
-  list(principal: Principal, kind: OrgKeyKind, limit: number, startingAfter: string | undefined): { data: CredentialRecord[]; hasMore: boolean } {
-    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+  async list(principal: Principal, kind: OrgKeyKind, limit: number, startingAfter: string | undefined): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
+    await this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
     if (startingAfter !== undefined) {
-      const after = this.credentials.get(startingAfter);
+      const after = await this.credentials.get(startingAfter);
       if (!after || after.kind !== kind || after.organizationId !== principal.organizationId) {
         throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these keys.', { param: 'starting_after' });
       }
     }
-    const ids = this.db
-      .prepare('SELECT id FROM credentials WHERE organization_id = ? AND kind = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?')
-      .all(principal.organizationId, kind, startingAfter ?? null, startingAfter ?? null, limit + 1) as { id: string }[];
-    return { data: ids.slice(0, limit).map(({ id }) => this.credentials.get(id) as CredentialRecord), hasMore: ids.length > limit };
+    const ids = await this.db.all<{ id: string }>('SELECT id FROM credentials WHERE organization_id = ? AND kind = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [principal.organizationId, kind, startingAfter ?? null, startingAfter ?? null, limit + 1]);
+    return { data: await Promise.all(ids.slice(0, limit).map(async ({ id }) => (await this.credentials.get(id)) as CredentialRecord)), hasMore: ids.length > limit };
   }
 
-  revoke(principal: Principal, kind: OrgKeyKind, id: string): CredentialRecord {
-    this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
-    const record = this.credentials.get(id);
+  async revoke(principal: Principal, kind: OrgKeyKind, id: string): Promise<CredentialRecord> {
+    await this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
+    const record = await this.credentials.get(id);
     if (!record || record.kind !== kind || record.organizationId !== principal.organizationId) {
       throw new LakeServiceError('key_not_found', `No ${kind === 'team_key' ? 'team API key' : 'service key'} '${id.slice(0, 64)}' exists in your organization.`);
     }
-    this.credentials.revoke(id);
-    return this.credentials.get(id) as CredentialRecord;
+    await this.credentials.revoke(id);
+    return (await this.credentials.get(id)) as CredentialRecord;
   }
 
-  private requireRole(principal: Principal, roles: readonly string[]): void {
-    const user = principal.userId ? this.directory.user(principal.userId) : undefined;
+  private async requireRole(principal: Principal, roles: readonly string[]): Promise<void> {
+    const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
     if (!user || !roles.includes(user.role)) {
       throw new LakeServiceError('owner_required', `Only ${roles.join(' or ')}s of the organization, through a personal access token, may do this.`);
     }

@@ -8,9 +8,9 @@ export function principalIdOf(principal: Principal): string {
 }
 
 /** An owner of the organization, through a personal access token (organization keys are never owners). */
-export function isOrganizationOwner(directory: Directory, principal: Principal): boolean {
+export async function isOrganizationOwner(directory: Directory, principal: Principal): Promise<boolean> {
   if (!principal.userId) return false;
-  const user = directory.user(principal.userId);
+  const user = await directory.user(principal.userId);
   return user?.organizationId === principal.organizationId && user.role === 'owner';
 }
 
@@ -18,8 +18,8 @@ export function isOrganizationOwner(directory: Directory, principal: Principal):
  * Resources that act with their creator's rights (a send runs its SQL as its creator; a canvas's tables are read
  * by the team key) are changed only by that creator or an owner of the organization: 403 creator_required.
  */
-export function assertCreatorOrOwner(directory: Directory, principal: Principal, creatorId: string | null, what: string): void {
+export async function assertCreatorOrOwner(directory: Directory, principal: Principal, creatorId: string | null, what: string): Promise<void> {
   if (creatorId !== null && creatorId === principalIdOf(principal)) return;
-  if (isOrganizationOwner(directory, principal)) return;
+  if (await isOrganizationOwner(directory, principal)) return;
   throw new LakeServiceError('creator_required', `Only the creator of ${what} or an owner of the organization may change it.`);
 }

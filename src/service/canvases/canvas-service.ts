@@ -9,7 +9,7 @@ import { splitQualifiedName } from '../lake/names.js';
 import type { JsonValue } from '../engine/json-values.js';
 import type { QueryService } from '../queries/query-service.js';
 import type { QueryResults } from '../queries/query-results.js';
-import type { MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export interface CanvasElement {
   id: string;
@@ -82,12 +82,10 @@ export class CanvasService {
     const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
     for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
-    this.db.transaction(() => {
-      this.db
-        .prepare('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(id, principal.organizationId, name, principalIdOf(principal), seconds(), seconds());
-      for (const element of checked) this.insertElement(id, element);
-    })();
+    await this.db.transaction(lock.canvas(id), async () => {
+      await this.db.run('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)', [id, principal.organizationId, name, principalIdOf(principal), seconds(), seconds()]);
+      for (const element of checked) await this.insertElement(id, element);
+    });
     return this.get(principal, id);
   }
 
@@ -96,28 +94,19 @@ export class CanvasService {
    * table is read by everyone the canvas is shown to (the team key reads them all).
    */
   async addElement(principal: Principal, canvasId: string, input: ElementInput): Promise<CanvasElement> {
-    const canvas = this.get(principal, canvasId);
-    assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
+    const canvas = await this.get(principal, canvasId);
+    await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(input, '');
     await this.assertAdderMayRead(principal, element);
-    const id = this.insertElement(canvas.id, element);
-    this.db.prepare('UPDATE canvases SET updated = ? WHERE id = ?').run(seconds(), canvas.id);
-    return this.get(principal, canvasId).elements.find((e) => e.id === id) as CanvasElement;
+    const id = await this.insertElement(canvas.id, element);
+    await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvas.id]);
+    return (await this.get(principal, canvasId)).elements.find((e) => e.id === id) as CanvasElement;
   }
 
-  get(principal: Principal, id: string): Canvas {
-    const row = this.db.prepare('SELECT * FROM canvases WHERE id = ? AND organization_id = ?').get(id, principal.organizationId) as
-      | { id: string; organization_id: string; name: string; created_by: string | null; created: number; updated: number }
-      | undefined;
+  async get(principal: Principal, id: string): Promise<Canvas> {
+    const row = await this.db.get<{ id: string; organization_id: string; name: string; created_by: string | null; created: number; updated: number }>('SELECT * FROM canvases WHERE id = ? AND organization_id = ?', [id, principal.organizationId]);
     if (!row) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
-    const elements = this.db.prepare('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, rowid').all(row.id) as {
-      id: string;
-      name: string;
-      kind: 'query' | 'table';
-      sql: string | null;
-      table_ref: string | null;
-      created: number;
-    }[];
+    const elements = await this.db.all<{ id: string; name: string; kind: 'query' | 'table'; sql: string | null; table_ref: string | null; created: number; }>('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, rowid', [row.id]);
     return {
       id: row.id,
       organizationId: row.organization_id,
@@ -129,12 +118,10 @@ export class CanvasService {
     };
   }
 
-  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: Canvas[]; hasMore: boolean } {
-    if (startingAfter !== undefined) this.get(principal, startingAfter);
-    const ids = this.db
-      .prepare('SELECT id FROM canvases WHERE organization_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?')
-      .all(principal.organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1) as { id: string }[];
-    return { data: ids.slice(0, limit).map(({ id }) => this.get(principal, id)), hasMore: ids.length > limit };
+  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: Canvas[]; hasMore: boolean }> {
+    if (startingAfter !== undefined) await this.get(principal, startingAfter);
+    const ids = await this.db.all<{ id: string }>('SELECT id FROM canvases WHERE organization_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [principal.organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1]);
+    return { data: await Promise.all(ids.slice(0, limit).map(({ id }) => this.get(principal, id))), hasMore: ids.length > limit };
   }
 
   /**
@@ -142,15 +129,15 @@ export class CanvasService {
    * returns up to MAX_TABLE_ROWS rows as exact JSON.
    */
   async tableData(principal: Principal, canvasId: string, elementId: string): Promise<TableData> {
-    const canvas = this.get(principal, canvasId);
+    const canvas = await this.get(principal, canvasId);
     const element = canvas.elements.find((e) => e.id === elementId);
     if (!element) throw new LakeServiceError('element_not_found', `Canvas ${canvasId} has no table element '${elementId.slice(0, 64)}'.`);
     const sql = elementSql(element);
     const { query } = await this.queries.submit(principal, { sql }, undefined);
     await this.queries.waitFor(query.id, this.queries.settings.timeoutMs + 5000);
-    const done = this.queries.get(principal, query.id);
+    const done = await this.queries.get(principal, query.id);
     // Still queued or running after a query's whole time limit: the caller has stopped waiting, so the query stops too.
-    if (done.status === 'queued' || done.status === 'running') this.queries.stop(query.id, 'cancelled');
+    if (done.status === 'queued' || done.status === 'running') await this.queries.stop(query.id, 'cancelled');
     if (done.status !== 'succeeded' || !this.results.file(done)) {
       throw new LakeServiceError('element_query_failed', `The element's table could not be read: ${done.errorMessage ?? done.status}.`);
     }
@@ -177,11 +164,9 @@ export class CanvasService {
     await this.queries.assertMayRead(principal, elementSql(element));
   }
 
-  private insertElement(canvasId: string, element: { name: string; sql: string | null; table: string | null }): string {
+  private async insertElement(canvasId: string, element: { name: string; sql: string | null; table: string | null }): Promise<string> {
     const id = newId('el');
-    this.db
-      .prepare('INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds());
+    await this.db.run('INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds()]);
     return id;
   }
 }

@@ -80,14 +80,14 @@ export class CatalogService {
     if (entry.kind === 'table') return entry;
     // A view's columns follow its tables; building the current catalog refreshes them.
     await this.lake.catalogFile(principal.organizationId);
-    const view = this.lake.views.get(principal.organizationId, entry.schema, entry.name);
+    const view = await this.lake.views.get(principal.organizationId, entry.schema, entry.name);
     return view ? viewEntry(view) : entry;
   }
 
   private async entriesFor(principal: Principal): Promise<CatalogEntry[]> {
-    this.permissions.assertServiceKeyAllowed(principal);
+    await this.permissions.assertServiceKeyAllowed(principal);
     await this.lake.ensureDemo(principal.organizationId);
-    const { tables, views } = this.lake.visible(principal.organizationId, this.permissions.accessFor(principal));
+    const { tables, views } = await this.lake.visible(principal.organizationId, await this.permissions.accessFor(principal));
     return [...tables.map(tableEntry), ...views.map(viewEntry)].sort((a, b) => a.schema.localeCompare(b.schema) || a.name.localeCompare(b.name));
   }
 }

@@ -2,7 +2,7 @@ import type { Directory } from '../auth/directory.js';
 import type { Principal } from '../auth/principal.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 
 export type GranteeKind = 'user' | 'role' | 'credential';
 
@@ -59,51 +59,39 @@ export class PermissionStore {
     private readonly directory: Directory,
   ) {}
 
-  enabled(organizationId: string): boolean {
-    return this.directory.organization(organizationId)?.tablePermissions === true;
+  async enabled(organizationId: string): Promise<boolean> {
+    return (await this.directory.organization(organizationId))?.tablePermissions === true;
   }
 
-  setEnabled(organizationId: string, on: boolean): void {
-    this.db.prepare('UPDATE organizations SET table_permissions = ? WHERE id = ?').run(on ? 1 : 0, organizationId);
+  async setEnabled(organizationId: string, on: boolean): Promise<void> {
+    await this.db.run('UPDATE organizations SET table_permissions = ? WHERE id = ?', [on ? 1 : 0, organizationId]);
   }
 
-  grant(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Grant {
-    this.db
-      .prepare(
-        `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,
-      )
-      .run(newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000));
-    const row = this.db
-      .prepare('SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?')
-      .get(organizationId, schema, table, granteeKind, grantee) as GrantRow;
-    return toGrant(row);
+  async grant(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Promise<Grant> {
+    await this.db.run(`INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`, [newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000)]);
+    const row = await this.db.get<GrantRow>('SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?', [organizationId, schema, table, granteeKind, grantee]);
+    return toGrant(row as GrantRow);
   }
 
   /** True when a grant was removed. */
-  revoke(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): boolean {
-    const result = this.db
-      .prepare('DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?')
-      .run(organizationId, schema, table, granteeKind, grantee);
+  async revoke(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Promise<boolean> {
+    const result = await this.db.run('DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?', [organizationId, schema, table, granteeKind, grantee]);
     return result.changes > 0;
   }
 
-  list(organizationId: string): Grant[] {
-    return (this.db.prepare('SELECT * FROM table_grants WHERE organization_id = ? ORDER BY schema_name, table_name, grantee_kind, grantee').all(organizationId) as GrantRow[]).map(toGrant);
+  async list(organizationId: string): Promise<Grant[]> {
+    return (await this.db.all<GrantRow>('SELECT * FROM table_grants WHERE organization_id = ? ORDER BY schema_name, table_name, grantee_kind, grantee', [organizationId])).map(toGrant);
   }
 
-  accessFor(principal: Principal): TableAccess {
+  async accessFor(principal: Principal): Promise<TableAccess> {
     // A team API key reads every table on every canvas of its team, as the spec grants it.
-    if (principal.kind === 'team_key' || !this.enabled(principal.organizationId)) return UNRESTRICTED;
-    const user = principal.userId ? this.directory.user(principal.userId) : undefined;
+    if (principal.kind === 'team_key' || !await this.enabled(principal.organizationId)) return UNRESTRICTED;
+    const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
     if (user?.role === 'owner') return UNRESTRICTED;
     const grants = (
-      this.db
-        .prepare(
-          `SELECT * FROM table_grants WHERE organization_id = ? AND (
-             (grantee_kind = 'user' AND grantee = ?) OR (grantee_kind = 'role' AND grantee = ?) OR (grantee_kind = 'credential' AND grantee = ?))`,
-        )
-        .all(principal.organizationId, user?.id ?? '', user?.role ?? '', principal.credentialId) as GrantRow[]
+      await this.db.all<GrantRow>(`SELECT * FROM table_grants WHERE organization_id = ? AND (
+             (grantee_kind = 'user' AND grantee = ?) OR (grantee_kind = 'role' AND grantee = ?) OR (grantee_kind = 'credential' AND grantee = ?))`, [principal.organizationId, user?.id ?? '', user?.role ?? '', principal.credentialId])
     ).map(toGrant);
     const wholeSchemas = new Set(grants.filter((g) => g.table === '*').map((g) => fold(g.schema)));
     const tables = new Set(grants.filter((g) => g.table !== '*').map((g) => `${fold(g.schema)}\u0000${fold(g.table)}`));
@@ -114,8 +102,8 @@ export class PermissionStore {
   }
 
   /** Service keys query and read the catalog only where table permissions are on, so their reach is explicit. */
-  assertServiceKeyAllowed(principal: Principal): void {
-    if (principal.kind === 'service_key' && !this.enabled(principal.organizationId)) {
+  async assertServiceKeyAllowed(principal: Principal): Promise<void> {
+    if (principal.kind === 'service_key' && !await this.enabled(principal.organizationId)) {
       throw new LakeServiceError(
         'service_key_permissions_off',
         'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on and grant this key its tables.',

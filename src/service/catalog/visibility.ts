@@ -29,20 +29,20 @@ export class Visibility {
     private readonly queries: QueryService,
   ) {}
 
-  access(principal: Principal): TableAccess {
+  async access(principal: Principal): Promise<TableAccess> {
     return this.permissions.accessFor(principal);
   }
 
   /** The source with only the tables whose lake tables the principal may read. */
-  source(principal: Principal, source: SourceRecord): SourceRecord {
-    const access = this.access(principal);
+  async source(principal: Principal, source: SourceRecord): Promise<SourceRecord> {
+    const access = await this.access(principal);
     if (!access.restricted) return source;
     return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, lakeTableOf(source, t.schema, t.name))) };
   }
 
   /** A sync as the principal may see it: only the tables it may read, counted alone; null stays null. */
-  sync(principal: Principal, sync: SyncView | null): SyncView | null {
-    const access = this.access(principal);
+  async sync(principal: Principal, sync: SyncView | null): Promise<SyncView | null> {
+    const access = await this.access(principal);
     if (!access.restricted || sync === null) return sync;
     const tables = sync.tables.filter((t) => this.mentionVisible(access, sync.sourceId, t));
     const error = sync.error?.code === 'tables_failed' ? { ...sync.error, message: HIDDEN_REASON } : sync.error;
@@ -50,10 +50,10 @@ export class Visibility {
   }
 
   /** One event of a sync's stream as the principal may see it; undefined to leave it out. */
-  syncEvent(principal: Principal, sourceId: string | undefined, type: string, data: Record<string, unknown>): Record<string, unknown> | undefined {
-    const access = this.access(principal);
+  async syncEvent(principal: Principal, sourceId: string | undefined, type: string, data: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+    const access = await this.access(principal);
     if (!access.restricted || sourceId === undefined) return data;
-    if (type.startsWith('sync.') && !this.mentionVisible(access, sourceId, data)) return undefined;
+    if (type.startsWith('sync.') && !await this.mentionVisible(access, sourceId, data)) return undefined;
     // A final event carries the job's error, whose tables_failed message names every failed table.
     const error = data.error as { code?: unknown } | undefined;
     if (error?.code === 'tables_failed') return { ...data, error: { ...error, message: HIDDEN_REASON } };
@@ -61,38 +61,39 @@ export class Visibility {
   }
 
   /** A job's failure as the principal may see it (a sync's names its tables). */
-  jobError(principal: Principal, error: { code: string; message: string | null } | null): { code: string; message: string | null } | null {
-    if (!error || error.code !== 'tables_failed' || !this.access(principal).restricted) return error;
+  async jobError(principal: Principal, error: { code: string; message: string | null } | null): Promise<{ code: string; message: string | null } | null> {
+    if (!error || error.code !== 'tables_failed' || !(await this.access(principal)).restricted) return error;
     return { ...error, message: HIDDEN_REASON };
   }
 
   /** Log entries about tables the principal may not read are left out. */
-  logEntries<T extends { sourceId: string; table: string | null }>(principal: Principal, entries: readonly T[]): T[] {
-    const access = this.access(principal);
+  async logEntries<T extends { sourceId: string; table: string | null }>(principal: Principal, entries: readonly T[]): Promise<T[]> {
+    const access = await this.access(principal);
     if (!access.restricted) return [...entries];
-    return entries.filter((entry) => entry.table === null || this.mentionVisible(access, entry.sourceId, { table: entry.table }));
+    const shown = await Promise.all(entries.map(async (entry) => entry.table === null || (await this.mentionVisible(access, entry.sourceId, { table: entry.table }))));
+    return entries.filter((_, i) => shown[i]);
   }
 
   /** Whether the principal may see a send: only if it may read what the send's SQL names. */
   async sendVisible(principal: Principal, send: SendRecord): Promise<boolean> {
-    return !this.access(principal).restricted || (await this.queries.mayRead(principal, send.sql));
+    return !(await this.access(principal)).restricted || (await this.queries.mayRead(principal, send.sql));
   }
 
   /** The canvas with only the elements whose tables the principal may read. */
   async canvas(principal: Principal, canvas: Canvas): Promise<Canvas> {
-    if (!this.access(principal).restricted) return canvas;
+    if (!(await this.access(principal)).restricted) return canvas;
     const readable = await Promise.all(canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)));
     return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
   }
 
   /** A table named by its lake table (`lake.schema.table`) or by its source key (`schema.table`). */
-  private mentionVisible(access: TableAccess, sourceId: string, mention: TableMention): boolean {
+  private async mentionVisible(access: TableAccess, sourceId: string, mention: TableMention): Promise<boolean> {
     if (typeof mention.lake_table === 'string') {
       const [, schema, table] = mention.lake_table.split('.');
       return schema !== undefined && table !== undefined && access.canRead(schema, table);
     }
     if (typeof mention.table !== 'string') return true;
-    const source = this.sources.getIncludingDeleted(sourceId);
+    const source = await this.sources.getIncludingDeleted(sourceId);
     if (!source) return false;
     const dot = mention.table.indexOf('.');
     return access.canRead(source.lakeSchema, lakeTableOf(source, mention.table.slice(0, dot), mention.table.slice(dot + 1)));

@@ -20,15 +20,15 @@ export async function openLocalLake(homeDir: string, options: { runSyncs?: boole
     import('../services.js'),
     import('../api/app.js'),
   ]);
-  const home = openHome(homeDir);
-  const services = createServices(home, { runSyncs: options.runSyncs ?? true });
+  const home = await openHome(homeDir);
+  const services = await createServices(home, { runSyncs: options.runSyncs ?? true });
   const app = createApp(services, { routing: 'one-shot' });
   return {
     fetch: (request) => Promise.resolve(app.fetch(request)),
     ownerToken: home.ownerToken,
     async close() {
       await services.close();
-      home.close();
+      await home.close();
     },
   };
 }

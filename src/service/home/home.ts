@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { CredentialStore } from '../auth/credentials.js';
 import { Directory, type Organization, type User } from '../auth/directory.js';
 import { SCOPES } from '../auth/scopes.js';
-import { openMetadataDb, writeTransaction, type MetadataDb } from '../store/database.js';
+import { openMetadataDb, isPostgresUrl } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
+import { SettingsStore } from './settings-store.js';
 
 /** Where everything of one home lives. */
 export interface HomePaths {
@@ -12,14 +15,31 @@ export interface HomePaths {
   metadataDb: string;
   ownerToken: string;
   signingSecret: string;
+  secretsKey: string;
+  /** Lake tables and query results: the home itself, or a directory every replica shares. */
+  data: string;
 }
 
-export function homePaths(root: string): HomePaths {
+/**
+ * Where a home keeps what replicas must share. Unset, everything is in the home (one machine, zero
+ * configuration). For replicas: the PostgreSQL URL they share, a data directory they all mount, and the two keys
+ * supplied to each as files (the secrets key is never stored in the database whose secrets it seals).
+ */
+export interface HomeOptions {
+  metadataUrl?: string;
+  dataDir?: string;
+  signingKeyFile?: string;
+  secretsKeyFile?: string;
+}
+
+export function homePaths(root: string, options: HomeOptions = {}): HomePaths {
   return {
     root,
     metadataDb: join(root, 'metadata.sqlite'),
     ownerToken: join(root, 'owner.token'),
-    signingSecret: join(root, 'signing.key'),
+    signingSecret: options.signingKeyFile ? resolve(options.signingKeyFile) : join(root, 'signing.key'),
+    secretsKey: options.secretsKeyFile ? resolve(options.secretsKeyFile) : join(root, 'secrets.key'),
+    data: options.dataDir ? resolve(options.dataDir) : root,
   };
 }
 
@@ -30,39 +50,56 @@ export interface Home {
   owner: User;
   /** The owner's credential for local mode; kept in the home, mode 0600. */
   ownerToken: string;
-  /** Per-home key for signing download URLs; never leaves the home. */
+  /** Key for signing download and stream URLs; the same on every replica. */
   signingSecret: Buffer;
   credentials: CredentialStore;
   directory: Directory;
-  close(): void;
+  close(): Promise<void>;
 }
 
 const OWNER_CREDENTIAL_KEY = 'owner_credential_id';
 
+/** A store shared by replicas needs keys that every replica has, not ones each would make for itself. */
+function assertSharedKeys(options: HomeOptions): void {
+  for (const [file, variable] of [
+    [options.signingKeyFile, 'LAKE_SIGNING_KEY_FILE'],
+    [options.secretsKeyFile, 'LAKE_SECRETS_KEY_FILE'],
+  ] as const) {
+    if (!file) throw new Error(`A PostgreSQL metadata store is shared by replicas: set ${variable} to a key file every replica reads (lake init --metadata-url writes one).`);
+    if (!existsSync(file)) throw new Error(`${variable} names ${file}, which does not exist. Copy the key file that lake init wrote to every replica.`);
+  }
+}
+
 /**
  * Opens a home, creating it on first use: directory (0700), metadata store, organization, owner, the owner's local
- * credential and the signing secret. Every step is safe when several processes open the same new home at once:
- * database work happens under the write lock, and files are published atomically.
+ * credential and the signing secret. Every step is safe when several processes (or replicas on one PostgreSQL
+ * store) open it at once: the bootstrap holds one lock, and files are published atomically.
  */
-export function openHome(root: string): Home {
-  const paths = homePaths(root);
+export async function openHome(root: string, options: HomeOptions = {}): Promise<Home> {
+  const shared = options.metadataUrl !== undefined && isPostgresUrl(options.metadataUrl);
+  if (shared) assertSharedKeys(options);
+  const paths = homePaths(root, options);
   // Everything this process creates from here on (SQLite's -wal and -shm, DuckDB's catalogs and spill files,
   // Parquet parts, results; also in the query workers it starts) is its user's alone: 0600 files, 0700 folders.
   process.umask(0o077);
   ensurePrivateDir(root);
   tightenHome(root);
+  if (paths.data !== root) ensurePrivateDir(paths.data);
   const signingSecret = Buffer.from(
     readOrCreatePrivateFile(paths.signingSecret, () => randomBytes(32).toString('hex')).trim(),
     'hex',
   );
-  const db = openMetadataDb(paths.metadataDb);
+  const db = await openMetadataDb(shared ? (options.metadataUrl as string) : paths.metadataDb);
   try {
     const directory = new Directory(db);
     const credentials = new CredentialStore(db);
-    const { organization, owner, ownerToken } = writeTransaction(db, () => {
-      const organization = directory.firstOrganization() ?? directory.createOrganization('Local lake');
-      const owner = directory.owner(organization.id) ?? directory.createUser(organization.id, 'Owner', 'owner');
-      return { organization, owner, ownerToken: ensureOwnerCredential(db, paths, credentials, organization, owner) };
+    const settings = new SettingsStore(db);
+    // On a shared store each home has its own local owner credential, named by a key only this home knows.
+    const ownerKey = shared ? `${OWNER_CREDENTIAL_KEY}:${homeId(paths)}` : OWNER_CREDENTIAL_KEY;
+    const { organization, owner, ownerToken } = await db.transaction(lock.bootstrap(), async () => {
+      const organization = (await directory.firstOrganization()) ?? (await directory.createOrganization('Local lake'));
+      const owner = (await directory.owner(organization.id)) ?? (await directory.createUser(organization.id, 'Owner', 'owner'));
+      return { organization, owner, ownerToken: await ensureOwnerCredential(settings, ownerKey, paths, credentials, organization, owner) };
     });
     return {
       paths,
@@ -76,38 +113,42 @@ export function openHome(root: string): Home {
       close: () => db.close(),
     };
   } catch (error) {
-    db.close();
+    await db.close();
     throw error;
   }
+}
+
+/** A random name for this home, made once: what tells its records apart on a store that several homes share. */
+function homeId(paths: HomePaths): string {
+  return readOrCreatePrivateFile(join(paths.root, 'home.id'), () => randomBytes(8).toString('hex')).trim();
 }
 
 /**
  * Keeps a working owner credential in the home. If the token file is missing or no longer matches a live
  * credential (deleted by hand, revoked), a new one replaces it, so local mode never locks its owner out.
- * Runs inside the bootstrap's write transaction.
+ * Runs inside the bootstrap's transaction.
  */
-function ensureOwnerCredential(
-  db: MetadataDb,
+async function ensureOwnerCredential(
+  settings: SettingsStore,
+  key: string,
   paths: HomePaths,
   credentials: CredentialStore,
   organization: Organization,
   owner: User,
-): string {
-  const setting = db.prepare('SELECT value FROM home_settings WHERE key = ?').get(OWNER_CREDENTIAL_KEY) as
-    | { value: string }
-    | undefined;
+): Promise<string> {
+  const recorded = await settings.get(key);
   const existing = readFileIfExists(paths.ownerToken)?.trim();
-  if (setting && existing && credentials.isLive(setting.value, existing)) return existing;
+  if (recorded && existing && (await credentials.isLive(recorded, existing))) return existing;
 
-  if (setting) credentials.revoke(setting.value);
-  const issued = credentials.issue({
+  if (recorded) await credentials.revoke(recorded);
+  const issued = await credentials.issue({
     kind: 'pat',
     organizationId: organization.id,
     userId: owner.id,
     name: 'local owner (this home)',
     scopes: SCOPES,
   });
-  db.prepare('INSERT OR REPLACE INTO home_settings (key, value) VALUES (?, ?)').run(OWNER_CREDENTIAL_KEY, issued.record.id);
+  await settings.set(key, issued.record.id);
   // Written before the transaction commits: a crash in between leaves a token that matches nothing, which the
   // check above replaces on the next open.
   writePrivateFile(paths.ownerToken, `${issued.secret}\n`);

@@ -30,23 +30,23 @@ export class JobService {
     private readonly clock: Clock,
   ) {}
 
-  get(principal: Principal, id: string): JobRecord {
-    this.store.expireLeases(id);
-    const job = this.store.get(principal.organizationId, id);
-    if (!job || !this.canSee(principal, job)) throw new LakeServiceError('job_not_found', `No job '${id.slice(0, 64)}' exists in your organization.`);
+  async get(principal: Principal, id: string): Promise<JobRecord> {
+    await this.store.expireLeases(id);
+    const job = await this.store.get(principal.organizationId, id);
+    if (!job || !await this.canSee(principal, job)) throw new LakeServiceError('job_not_found', `No job '${id.slice(0, 64)}' exists in your organization.`);
     return job;
   }
 
-  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: JobRecord[]; hasMore: boolean } {
-    this.sweep();
+  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: JobRecord[]; hasMore: boolean }> {
+    await this.sweep();
     let after: JobRecord | undefined;
     if (startingAfter !== undefined) {
-      after = this.store.get(principal.organizationId, startingAfter);
-      if (!after || !this.canSee(principal, after)) {
+      after = await this.store.get(principal.organizationId, startingAfter);
+      if (!after || !await this.canSee(principal, after)) {
         throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your jobs.', { param: 'starting_after' });
       }
     }
-    return this.store.list(principal.organizationId, limit, after, this.ownOnly(principal));
+    return this.store.list(principal.organizationId, limit, after, await this.ownOnly(principal));
   }
 
   /**
@@ -54,29 +54,29 @@ export class JobService {
    * checks every second); a query running in this process is interrupted now and given a moment to end.
    */
   async cancel(principal: Principal, id: string): Promise<CancelOutcome> {
-    const job = this.get(principal, id);
+    const job = await this.get(principal, id);
     if (job.status === 'cancelled') return { job, executionMayContinue: false };
     if (TERMINAL_STATUSES.has(job.status)) {
       throw new LakeServiceError('job_not_cancellable', `Job ${id} already ${job.status}; there is nothing to cancel.`);
     }
     if (job.status === 'queued') {
       // Atomic: once finished here it can never be claimed, in any process. This process also drops it from its queue.
-      this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
-      if (job.kind === 'query') this.queries.stop(id, 'cancelled');
+      await this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
+      if (job.kind === 'query') await this.queries.stop(id, 'cancelled');
     }
     else {
-      this.store.requestCancel(id);
-      if (job.kind === 'query' && this.queries.stop(id, 'cancelled')) {
+      await this.store.requestCancel(id);
+      if (job.kind === 'query' && await this.queries.stop(id, 'cancelled')) {
         await Promise.race([this.queries.settled(id), this.clock.sleep(CANCEL_SETTLE_MS)]);
       }
     }
-    const after = this.store.getById(id) as JobRecord;
+    const after = (await this.store.getById(id)) as JobRecord;
     return { job: after, executionMayContinue: after.status === 'running' };
   }
 
   /** The query behind a succeeded query job, for freshly signed result links. */
-  result(principal: Principal, id: string): QueryRecord {
-    const job = this.get(principal, id);
+  async result(principal: Principal, id: string): Promise<QueryRecord> {
+    const job = await this.get(principal, id);
     if (job.status === 'queued' || job.status === 'running') throw new LakeServiceError('job_not_finished', `Job ${id} is ${job.status}; its result is not ready.`);
     if (job.kind !== 'query' || job.status !== 'succeeded') {
       throw new LakeServiceError('job_has_no_result', `Job ${id} ${job.kind === 'query' ? job.status : `is a ${job.kind}`}; only succeeded queries have a result.`);
@@ -85,19 +85,19 @@ export class JobService {
   }
 
   /** Fails jobs of dead processes: on every list at most every few seconds, and by lake serve in the background. */
-  sweep(force = false): number {
+  async sweep(force = false): Promise<number> {
     const now = this.clock.now();
     if (!force && now - this.lastSweep < 5000) return 0;
     this.lastSweep = now;
     return this.store.expireLeases();
   }
 
-  private ownOnly(principal: Principal): string | undefined {
-    return this.permissions.accessFor(principal).restricted ? principalIdOf(principal) : undefined;
+  private async ownOnly(principal: Principal): Promise<string | undefined> {
+    return (await this.permissions.accessFor(principal)).restricted ? principalIdOf(principal) : undefined;
   }
 
-  private canSee(principal: Principal, job: JobRecord): boolean {
-    const own = this.ownOnly(principal);
+  private async canSee(principal: Principal, job: JobRecord): Promise<boolean> {
+    const own = await this.ownOnly(principal);
     return own === undefined || job.principalId === own;
   }
 }

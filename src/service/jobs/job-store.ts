@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { REAL_CLOCK, type Clock } from '../clock.js';
-import type { MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
+
+/** Carries the id of a job that has a new event, to every process sharing the store. */
+const JOB_EVENTS_CHANNEL = 'lake_job_events';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
@@ -76,16 +79,20 @@ export interface NewJob {
 /**
  * Jobs, the durable record of asynchronous work, and the events each one emits. Every status change writes its
  * event in the same transaction, so a stream never shows a state the record does not have, and the reverse.
- * Events appended in this process are also announced at once, so local streams need not wait for a poll.
+ * Each new event is announced through the store (NOTIFY on PostgreSQL), so streams in any process that shares it
+ * need not wait for a poll.
  */
 export class JobStore {
   private readonly appended = new EventEmitter();
+  /** Stops delivering the store's job event notices to this store's listeners. */
+  readonly stopListening: () => void;
 
   constructor(
     private readonly db: MetadataDb,
     readonly clock: Clock = REAL_CLOCK,
   ) {
     this.appended.setMaxListeners(0);
+    this.stopListening = db.listen(JOB_EVENTS_CHANNEL, (jobId) => this.appended.emit(jobId));
   }
 
   /** The store's clock, in milliseconds, for lease deadlines set by the processes that hold work. */
@@ -98,102 +105,82 @@ export class JobStore {
   }
 
   /** Records new work: running when it starts at once, queued otherwise (with the lease of the process holding it, if any). Call inside a transaction. */
-  create(job: NewJob): JobRecord {
+  async create(job: NewJob): Promise<JobRecord> {
     const now = this.seconds();
     const running = job.lease !== undefined && !job.queued;
-    this.db
-      .prepare(
-        `INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(job.id, job.organizationId, job.kind, running ? 'running' : 'queued', job.principalId, job.credentialId, now, running ? now : null, job.lease?.owner ?? null, job.lease?.expiresMs ?? null);
-    this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
-    if (running) this.append(job.id, 'job.running', { status: 'running' });
-    return this.getById(job.id) as JobRecord;
+    return this.db.transaction(lock.job(job.id), async () => {
+    await this.db.run(`INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [job.id, job.organizationId, job.kind, running ? 'running' : 'queued', job.principalId, job.credentialId, now, running ? now : null, job.lease?.owner ?? null, job.lease?.expiresMs ?? null]);
+    await this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
+    if (running) await this.append(job.id, 'job.running', { status: 'running' });
+    return (await this.getById(job.id)) as JobRecord;
+    });
   }
 
   /**
    * Moves unfinished work to a final status, with its event; false when it had already finished (the first
    * outcome stands).
    */
-  finish(id: string, status: 'succeeded' | 'failed' | 'cancelled', error?: { code: string; message: string }): boolean {
-    return this.db.transaction(() => {
-      const changed = this.db
-        .prepare(
-          `UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
-           WHERE id = ? AND status IN ('queued', 'running')`,
-        )
-        .run(status, this.seconds(), error?.code ?? null, error?.message ?? null, id).changes > 0;
-      if (changed) this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
+  async finish(id: string, status: 'succeeded' | 'failed' | 'cancelled', error?: { code: string; message: string }): Promise<boolean> {
+    return this.db.transaction(lock.job(id), async () => {
+      const changed = (await this.db.run(`UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
+           WHERE id = ? AND status IN ('queued', 'running')`, [status, this.seconds(), error?.code ?? null, error?.message ?? null, id])).changes > 0;
+      if (changed) await this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
       return changed;
-    })();
+    });
   }
 
   /** Takes queued work for this process: running, with its lease. False when someone else took it first. */
-  claim(id: string, owner: string, expiresMs: number): boolean {
-    return this.db.transaction(() => {
-      const taken = this.db
-        .prepare(`UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = ? AND status = 'queued'`)
-        .run(this.seconds(), owner, expiresMs, id).changes > 0;
-      if (taken) this.append(id, 'job.running', { status: 'running' });
+  async claim(id: string, owner: string, expiresMs: number): Promise<boolean> {
+    return this.db.transaction(lock.job(id), async () => {
+      const taken = (await this.db.run(`UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = ? AND status = 'queued'`, [this.seconds(), owner, expiresMs, id])).changes > 0;
+      if (taken) await this.append(id, 'job.running', { status: 'running' });
       return taken;
-    })();
+    });
   }
 
   /** Queued work of a kind, oldest first: the durable queue workers take from. */
-  queued(kind: string, limit = 10): string[] {
-    return (this.db.prepare(`SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`).all(kind, limit) as { id: string }[]).map((r) => r.id);
+  async queued(kind: string, limit = 10): Promise<string[]> {
+    return (await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`, [kind, limit])).map((r) => r.id);
   }
 
   /** Records an event of the work itself (progress), numbered after the job's others. */
-  appendEvent(jobId: string, type: string, data: Record<string, unknown>): void {
-    this.db.transaction(() => this.append(jobId, type, data))();
+  async appendEvent(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
+    await this.db.transaction(lock.job(jobId), () => this.append(jobId, type, data));
   }
 
-  get(organizationId: string, id: string): JobRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ? AND organization_id = ?').get(id, organizationId) as JobRow | undefined;
+  async get(organizationId: string, id: string): Promise<JobRecord | undefined> {
+    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ? AND organization_id = ?', [id, organizationId]);
     return row && toJob(row);
   }
 
-  getById(id: string): JobRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+  async getById(id: string): Promise<JobRecord | undefined> {
+    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ?', [id]);
     return row && toJob(row);
   }
 
   /** Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs. */
-  list(organizationId: string, limit: number, startingAfter?: JobRecord, principalId?: string): { data: JobRecord[]; hasMore: boolean } {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM jobs WHERE organization_id = ? AND (? IS NULL OR principal_id = ?)
+  async list(organizationId: string, limit: number, startingAfter?: JobRecord, principalId?: string): Promise<{ data: JobRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<JobRow>(`SELECT * FROM jobs WHERE organization_id = ? AND (? IS NULL OR principal_id = ?)
          AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
-         ORDER BY created DESC, id DESC LIMIT ?`,
-      )
-      .all(
-        organizationId,
+         ORDER BY created DESC, id DESC LIMIT ?`, [organizationId,
         principalId ?? null,
         principalId ?? null,
         startingAfter?.id ?? null,
         startingAfter?.created ?? 0,
         startingAfter?.created ?? 0,
         startingAfter?.id ?? '',
-        limit + 1,
-      ) as JobRow[];
+        limit + 1,]);
     return { data: rows.slice(0, limit).map(toJob), hasMore: rows.length > limit };
   }
 
-  events(jobId: string, afterSeq: number): JobEvent[] {
-    const rows = this.db.prepare('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq').all(jobId, afterSeq) as {
-      job_id: string;
-      seq: number;
-      type: string;
-      data: string;
-      created: number;
-    }[];
+  async events(jobId: string, afterSeq: number): Promise<JobEvent[]> {
+    const rows = await this.db.all<{ job_id: string; seq: number; type: string; data: string; created: number; }>('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq', [jobId, afterSeq]);
     return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, created: r.created }));
   }
 
-  lastSeq(jobId: string): number {
-    return (this.db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM job_events WHERE job_id = ?').get(jobId) as { seq: number }).seq;
+  async lastSeq(jobId: string): Promise<number> {
+    return (await this.db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM job_events WHERE job_id = ?', [jobId]))?.seq ?? 0;
   }
 
   /** Calls listener whenever this process appends an event to the job; returns the way to stop listening. */
@@ -203,28 +190,27 @@ export class JobStore {
   }
 
   /** Asks the process running the job to stop it; marked once, with an event. True when the job is still running. */
-  requestCancel(id: string): boolean {
-    return this.db.transaction(() => {
-      const changed = this.db.prepare(`UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running' AND cancel_requested = 0`).run(id).changes > 0;
-      if (changed) this.append(id, 'job.cancel_requested', { status: 'running' });
-      return changed || (this.getById(id)?.status === 'running');
-    })();
+  async requestCancel(id: string): Promise<boolean> {
+    return this.db.transaction(lock.job(id), async () => {
+      const changed = (await this.db.run(`UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running' AND cancel_requested = 0`, [id])).changes > 0;
+      if (changed) await this.append(id, 'job.cancel_requested', { status: 'running' });
+      return changed || (await this.getById(id))?.status === 'running';
+    });
   }
 
   /** Extends the leases this process holds, so others do not take its work for lost. */
-  renewLeases(owner: string, ids: readonly string[], expiresMs: number): void {
-    const renew = this.db.prepare(`UPDATE jobs SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND status IN ('queued', 'running')`);
-    this.db.transaction(() => {
-      for (const id of ids) renew.run(expiresMs, id, owner);
-    })();
+  async renewLeases(owner: string, ids: readonly string[], expiresMs: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.run(
+      `UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status IN ('queued', 'running') AND id IN (${ids.map(() => '?').join(', ')})`,
+      [expiresMs, owner, ...ids],
+    );
   }
 
   /** Of these jobs, the ones someone asked to cancel. */
-  cancelRequested(ids: readonly string[]): string[] {
+  async cancelRequested(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = this.db
-      .prepare(`SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`)
-      .all(...ids) as { id: string }[];
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`, [...ids]);
     return rows.map((r) => r.id);
   }
 
@@ -232,13 +218,11 @@ export class JobStore {
    * Fails work whose process stopped renewing its lease (it crashed or was killed), so no job stays running for
    * ever. Query results cannot be resumed safely: their engine state died with the process.
    */
-  expireLeases(onlyId?: string): number {
-    const due = this.db
-      .prepare(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (? IS NULL OR id = ?)`)
-      .all(this.clock.now(), onlyId ?? null, onlyId ?? null) as { id: string }[];
+  async expireLeases(onlyId?: string): Promise<number> {
+    const due = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (? IS NULL OR id = ?)`, [this.clock.now(), onlyId ?? null, onlyId ?? null]);
     let expired = 0;
     for (const { id } of due) {
-      const failed = this.finish(id, 'failed', {
+      const failed = await this.finish(id, 'failed', {
         code: 'worker_lost',
         message: 'The process running this job stopped (it crashed or was killed) before the job finished. Run it again.',
       });
@@ -247,11 +231,15 @@ export class JobStore {
     return expired;
   }
 
-  private append(jobId: string, type: string, data: Record<string, unknown>): void {
-    const seq = this.lastSeq(jobId) + 1;
+  /**
+   * Numbers the event after the job's last one. Every caller holds the job's lock (lock.job), so two appends to one
+   * job never read the same last number, in this process or another replica.
+   */
+  private async append(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
+    const seq = (await this.lastSeq(jobId)) + 1;
     const at = this.seconds();
-    this.db.prepare('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)').run(jobId, seq, type, JSON.stringify({ job: jobId, ...data, at }), at);
-    // Announced after the surrounding transaction commits, so a listener reading the store sees the event.
-    queueMicrotask(() => this.appended.emit(jobId));
+    await this.db.run('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)', [jobId, seq, type, JSON.stringify({ job: jobId, ...data, at }), at]);
+    // Delivered after the surrounding transaction commits, so a listener reading the store sees the event.
+    await this.db.notify(JOB_EVENTS_CHANNEL, jobId);
   }
 }

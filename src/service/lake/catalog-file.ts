@@ -13,7 +13,7 @@ export interface CatalogContents {
 }
 
 /** Called with the columns DuckDB found for each view it could create, so stored descriptions stay current. */
-export type ViewColumnsSeen = (view: LakeView, columns: ColumnDescription[]) => void;
+export type ViewColumnsSeen = (view: LakeView, columns: ColumnDescription[]) => Promise<void> | void;
 
 /**
  * The DuckDB database that query sessions attach READ_ONLY as `lake`: one view per table over its current
@@ -67,7 +67,7 @@ async function createLogicalViews(
       try {
         await connection.run(`CREATE VIEW ${name} AS ${view.sql}`);
         const described = await connection.runAndReadAll(`DESCRIBE ${name}`);
-        seen?.(
+        await seen?.(
           view,
           described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type), nullable: String(row.null) !== 'NO' })),
         );

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { GcStore } from './gc-store.js';
 import type { LakeLayout } from './layout.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 
 export interface GcSettings {
   /** Old snapshots (and catalog files) are kept at least this long after they stopped being current. */
@@ -92,9 +92,9 @@ export class LakeCollector {
     this.store = new GcStore(db);
   }
 
-  collect(): GcReport {
+  async collect(): Promise<GcReport> {
     // Queries of processes that died must not pin old snapshots for ever.
-    this.jobs.expireLeases();
+    await this.jobs.expireLeases();
     const now = this.clock.now();
     const cutoffMs = now - this.settings.retentionSeconds * 1000;
     const report: GcReport = { object: 'lake_collection', snapshots: 0, orphaned_folders: 0, catalog_files: 0, staging_folders: 0, bytes_freed: 0 };
@@ -103,9 +103,9 @@ export class LakeCollector {
       rmSync(path, { recursive: true, force: true });
     };
 
-    const collected = this.store.takeCollectable(Math.floor(cutoffMs / 1000));
+    const collected = await this.store.takeCollectable(Math.floor(cutoffMs / 1000));
     // Files a newer (layered) snapshot still reads stay, and so does their folder.
-    const referenced = this.store.referenced();
+    const referenced = await this.store.referenced();
     for (const snapshot of collected) {
       for (const file of snapshot.files) if (!referenced.files.has(file)) remove(this.layout.toAbsolute(file));
       if (!referenced.directories.has(snapshot.directory)) remove(this.layout.toAbsolute(snapshot.directory));
@@ -125,12 +125,12 @@ export class LakeCollector {
           report.orphaned_folders++;
         }
       }
-      report.catalog_files += this.collectCatalogs(organizationId, cutoffMs, settledBefore, remove);
+      report.catalog_files += await this.collectCatalogs(organizationId, cutoffMs, settledBefore, remove);
     }
 
     const staging = join(this.layout.homeRoot, 'staging');
     for (const syncId of subfolders(staging)) {
-      if (this.store.syncLive(syncId)) continue;
+      if (await this.store.syncLive(syncId)) continue;
       remove(join(staging, syncId));
       report.staging_folders++;
     }
@@ -138,11 +138,11 @@ export class LakeCollector {
   }
 
   /** Catalog files of versions older than the current one and than any a live query reads, past the window. */
-  private collectCatalogs(organizationId: string, cutoffMs: number, settledBefore: number, remove: (path: string) => void): number {
+  private async collectCatalogs(organizationId: string, cutoffMs: number, settledBefore: number, remove: (path: string) => void): Promise<number> {
     const dir = this.layout.catalogDir(organizationId);
     if (!existsSync(dir)) return 0;
-    const current = this.store.currentVersion(organizationId);
-    const keepFrom = Math.min(current, this.store.oldestLiveVersion(organizationId) ?? current);
+    const current = await this.store.currentVersion(organizationId);
+    const keepFrom = Math.min(current, await this.store.oldestLiveVersion(organizationId) ?? current);
     let removed = 0;
     for (const name of readdirSync(dir)) {
       const version = CATALOG_FILE.exec(name)?.[1];

@@ -1,6 +1,5 @@
 import { dirname } from 'node:path';
-import type { MetadataDb } from '../store/database.js';
-import { writeTransaction } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export interface CollectableSnapshot {
   id: string;
@@ -20,52 +19,43 @@ export class GcStore {
    * query of its organization still reads. Rows go first; a crash before their folders are deleted leaves only
    * folders no row names, which the next collection removes.
    */
-  takeCollectable(supersededBefore: number): CollectableSnapshot[] {
-    return writeTransaction(this.db, () => {
-      const rows = this.db
-        .prepare(
-          `SELECT s.id, t.organization_id AS organizationId, s.directory, s.files
+  async takeCollectable(supersededBefore: number): Promise<CollectableSnapshot[]> {
+    return this.db.transaction(lock.collector(), async () => {
+      const rows = await this.db.all<(Omit<CollectableSnapshot, 'files'> & { files: string })>(`SELECT s.id, t.organization_id AS organizationId, s.directory, s.files
            FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
            WHERE s.superseded_at IS NOT NULL AND s.superseded_at <= ?
              AND (t.current_snapshot_id IS NULL OR t.current_snapshot_id <> s.id)
              AND NOT EXISTS (
                SELECT 1 FROM queries q JOIN jobs j ON j.id = q.id
                WHERE j.organization_id = t.organization_id AND j.kind = 'query' AND j.status IN ('queued', 'running')
-                 AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`,
-        )
-        .all(supersededBefore) as (Omit<CollectableSnapshot, 'files'> & { files: string })[];
-      const remove = this.db.prepare('DELETE FROM lake_snapshots WHERE id = ?');
-      for (const row of rows) remove.run(row.id);
+                 AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`, [supersededBefore]);
+      for (const row of rows) await this.db.run('DELETE FROM lake_snapshots WHERE id = ?', [row.id]);
       return rows.map((row) => ({ ...row, files: JSON.parse(row.files) as string[] }));
     });
   }
 
   /** The oldest catalog version a live query of the organization reads, if any. */
-  oldestLiveVersion(organizationId: string): number | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
-         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`,
-      )
-      .get(organizationId) as { version: number | null };
-    return row.version ?? undefined;
+  async oldestLiveVersion(organizationId: string): Promise<number | undefined> {
+    const row = await this.db.get<{ version: number | null }>(`SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
+         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`, [organizationId]);
+    return row?.version ?? undefined;
   }
 
-  currentVersion(organizationId: string): number {
-    const row = this.db.prepare('SELECT version FROM lake_catalog_versions WHERE organization_id = ?').get(organizationId) as { version: number } | undefined;
+  async currentVersion(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ version: number }>('SELECT version FROM lake_catalog_versions WHERE organization_id = ?', [organizationId]);
     return row?.version ?? 0;
   }
 
   /** Every file the remaining snapshots read, and every folder they own or read from (relative to the home). */
-  referenced(): { files: Set<string>; directories: Set<string> } {
-    const rows = this.db.prepare('SELECT directory, files FROM lake_snapshots').all() as { directory: string; files: string }[];
+  async referenced(): Promise<{ files: Set<string>; directories: Set<string> }> {
+    const rows = await this.db.all<{ directory: string; files: string }>('SELECT directory, files FROM lake_snapshots');
     const files = new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]));
     const directories = new Set([...rows.map((r) => r.directory), ...[...files].map((f) => dirname(f))]);
     return { files, directories };
   }
 
   /** Whether the sync is queued or running (its staging folder is in use). */
-  syncLive(syncId: string): boolean {
-    return this.db.prepare(`SELECT 1 FROM jobs WHERE id = ? AND status IN ('queued', 'running')`).get(syncId) !== undefined;
+  async syncLive(syncId: string): Promise<boolean> {
+    return (await this.db.get(`SELECT 1 FROM jobs WHERE id = ? AND status IN ('queued', 'running')`, [syncId])) !== undefined;
   }
 }

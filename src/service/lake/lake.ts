@@ -9,12 +9,13 @@ import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 import { ensureCatalogFile, type CatalogContents } from './catalog-file.js';
 import { DEMO_TABLES } from './demo.js';
 import type { LakeLayout } from './layout.js';
 import { checkObjectName } from './names.js';
 import { layersOf, snapshotSource } from './snapshot-sql.js';
+import { SettingsStore } from '../home/settings-store.js';
 import { TableStore, type ColumnDescription, type LakeTable } from './tables.js';
 import { ViewStore, type LakeView, type ObjectName } from './views.js';
 
@@ -41,6 +42,7 @@ export const MAX_LAYERS = 8;
 export class Lake {
   readonly tables: TableStore;
   readonly views: ViewStore;
+  private readonly settings: SettingsStore;
 
   constructor(
     private readonly db: MetadataDb,
@@ -48,6 +50,7 @@ export class Lake {
   ) {
     this.tables = new TableStore(db);
     this.views = new ViewStore(db);
+    this.settings = new SettingsStore(db);
   }
 
   /**
@@ -76,7 +79,7 @@ export class Lake {
     write: (connection: DuckDBConnection, part: (index: number) => string) => Promise<number>,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
-    const tableId = this.tables.ensureTableId(organizationId, schema, name);
+    const tableId = await this.tables.ensureTableId(organizationId, schema, name);
     const snapshotId = newId('snap');
     const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -99,7 +102,7 @@ export class Lake {
       const written = files.map((f) => this.layout.toRelative(f));
       const layered = options.layerOn ? await this.layer(connection, options.layerOn, written, rowCount) : undefined;
       const allFiles = layered ? layered.files : written;
-      this.tables.commit(organizationId, tableId, {
+      await this.tables.commit(organizationId, tableId, {
         id: snapshotId,
         directory: this.layout.toRelative(dir),
         files: allFiles,
@@ -111,7 +114,7 @@ export class Lake {
     } finally {
       close();
     }
-    return this.tables.get(organizationId, schema, name) as LakeTable;
+    return (await this.tables.get(organizationId, schema, name)) as LakeTable;
   }
 
   /**
@@ -142,9 +145,9 @@ export class Lake {
   }
 
   /** Bytes of every file the organization's snapshots read, current and kept: what its lake holds on disk. */
-  storedBytes(organizationId: string): number {
+  async storedBytes(organizationId: string): Promise<number> {
     let bytes = 0;
-    for (const file of this.tables.storedFiles(organizationId)) {
+    for (const file of await this.tables.storedFiles(organizationId)) {
       try {
         bytes += statSync(this.layout.toAbsolute(file)).size;
       } catch {
@@ -158,11 +161,11 @@ export class Lake {
    * What an access may see, read in one transaction so it is one moment's catalog: its tables, and the views it
    * may read whose every table and view it may read too (a view never opens a way around a grant).
    */
-  visible(organizationId: string, access: TableAccess = UNRESTRICTED): CatalogContents & { version: number } {
-    return this.db.transaction(() => {
-      const version = this.tables.catalogVersion(organizationId);
-      const tables = this.tables.list(organizationId);
-      const views = this.views.list(organizationId);
+  async visible(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<CatalogContents & { version: number }> {
+    return this.db.snapshot(async () => {
+      const version = await this.tables.catalogVersion(organizationId);
+      const tables = await this.tables.list(organizationId);
+      const views = await this.views.list(organizationId);
       if (!access.restricted) return { version, tables, views };
       const visibleTables = tables.filter((t) => access.canRead(t.schema, t.name));
       const byName = new Map(views.map((v) => [key(v), v]));
@@ -183,7 +186,7 @@ export class Lake {
         return ok;
       };
       return { version, tables: visibleTables, views: views.filter((v) => viewVisible(v, new Set())) };
-    })();
+    });
   }
 
   /**
@@ -192,12 +195,12 @@ export class Lake {
    */
   async catalogFile(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<{ file: string; tables: LakeTable[]; version: number }> {
     await this.ensureDemo(organizationId);
-    const { version, tables, views } = this.visible(organizationId, access);
+    const { version, tables, views } = await this.visible(organizationId, access);
     const fileName = access.restricted
       ? `v${version}-r${createHash('sha256').update([...tables.map(key), '|', ...views.map(key)].join('\n')).digest('hex').slice(0, 16)}`
       : `v${version}`;
-    const file = await ensureCatalogFile(this.layout, organizationId, fileName, { tables, views }, (view, columns) => {
-      if (JSON.stringify(columns) !== JSON.stringify(view.columns)) this.views.updateColumns(view.id, columns);
+    const file = await ensureCatalogFile(this.layout, organizationId, fileName, { tables, views }, async (view, columns) => {
+      if (JSON.stringify(columns) !== JSON.stringify(view.columns)) await this.views.updateColumns(view.id, columns);
     });
     return { file, tables: [...tables], version };
   }
@@ -209,7 +212,7 @@ export class Lake {
   async createView(organizationId: string, schema: string, name: string, sql: string): Promise<LakeView> {
     checkObjectName(schema, 'schema');
     checkObjectName(name, 'name');
-    if (this.tables.get(organizationId, schema, name) || this.views.get(organizationId, schema, name)) {
+    if (await this.tables.get(organizationId, schema, name) || await this.views.get(organizationId, schema, name)) {
       throw new LakeServiceError('parameter_invalid', `${schema}.${name} already exists.`, { param: 'name' });
     }
     const { statement } = guardSql(sql);
@@ -243,14 +246,14 @@ export class Lake {
    */
   async ensureDemo(organizationId: string): Promise<void> {
     const key = `${DEMO_SEEDED_KEY}:${organizationId}`;
-    if (this.db.prepare('SELECT 1 FROM home_settings WHERE key = ?').get(key)) return;
+    if ((await this.settings.get(key)) !== undefined) return;
     for (const table of DEMO_TABLES) {
-      if (!this.tables.get(organizationId, 'demo', table.name)) {
+      if (!(await this.tables.get(organizationId, 'demo', table.name))) {
         // lake generates every demo value, so every column is known to be complete.
         await this.writeTable(organizationId, 'demo', table.name, table.sql, { notNull: 'all' });
       }
     }
-    this.db.prepare('INSERT OR IGNORE INTO home_settings (key, value) VALUES (?, ?)').run(key, String(Math.floor(Date.now() / 1000)));
+    await this.settings.setIfAbsent(key, String(Math.floor(Date.now() / 1000)));
   }
 }
 

@@ -1,5 +1,5 @@
 import { newId } from '../ids.js';
-import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export interface ColumnDescription {
   name: string;
@@ -81,11 +81,9 @@ function toTable(row: TableRow): LakeTable {
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** Every change to what the catalog holds bumps its version, inside the change's own transaction. */
-export function bumpCatalogVersion(db: MetadataDb, organizationId: string): void {
-  db.prepare(
-    `INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
-     ON CONFLICT (organization_id) DO UPDATE SET version = version + 1`,
-  ).run(organizationId);
+export async function bumpCatalogVersion(db: MetadataDb, organizationId: string): Promise<void> {
+  await db.run(`INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
+     ON CONFLICT (organization_id) DO UPDATE SET version = lake_catalog_versions.version + 1`, [organizationId]);
 }
 
 /**
@@ -95,51 +93,36 @@ export function bumpCatalogVersion(db: MetadataDb, organizationId: string): void
 export class TableStore {
   constructor(private readonly db: MetadataDb) {}
 
-  list(organizationId: string): LakeTable[] {
-    const rows = this.db
-      .prepare(`${SELECT_CURRENT} WHERE t.organization_id = ? ORDER BY t.schema_name, t.table_name`)
-      .all(organizationId) as TableRow[];
+  async list(organizationId: string): Promise<LakeTable[]> {
+    const rows = await this.db.all<TableRow>(`${SELECT_CURRENT} WHERE t.organization_id = ? ORDER BY t.schema_name, t.table_name`, [organizationId]);
     return rows.map(toTable);
   }
 
-  get(organizationId: string, schema: string, name: string): LakeTable | undefined {
-    const row = this.db
-      .prepare(`${SELECT_CURRENT} WHERE t.organization_id = ? AND t.schema_name = ? AND t.table_name = ?`)
-      .get(organizationId, schema, name) as TableRow | undefined;
+  async get(organizationId: string, schema: string, name: string): Promise<LakeTable | undefined> {
+    const row = await this.db.get<TableRow>(`${SELECT_CURRENT} WHERE t.organization_id = ? AND t.schema_name = ? AND t.table_name = ?`, [organizationId, schema, name]);
     return row && toTable(row);
   }
 
   /** The table's id, creating an empty entry (invisible until its first commit) when it is new. */
-  ensureTableId(organizationId: string, schema: string, name: string): string {
-    return writeTransaction(this.db, () => {
-      const existing = this.db
-        .prepare('SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ?')
-        .get(organizationId, schema, name) as { id: string } | undefined;
+  async ensureTableId(organizationId: string, schema: string, name: string): Promise<string> {
+    return this.db.transaction(lock.catalog(organizationId), async () => {
+      const existing = await this.db.get<{ id: string }>('SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ?', [organizationId, schema, name]);
       if (existing) return existing.id;
       const id = newId('tbl');
       const now = nowSeconds();
-      this.db
-        .prepare('INSERT INTO lake_tables (id, organization_id, schema_name, table_name, current_snapshot_id, created, updated) VALUES (?, ?, ?, ?, NULL, ?, ?)')
-        .run(id, organizationId, schema, name, now, now);
+      await this.db.run('INSERT INTO lake_tables (id, organization_id, schema_name, table_name, current_snapshot_id, created, updated) VALUES (?, ?, ?, ?, NULL, ?, ?)', [id, organizationId, schema, name, now, now]);
       return id;
     });
   }
 
-  commit(organizationId: string, tableId: string, snapshot: Omit<Snapshot, 'created'>): void {
-    writeTransaction(this.db, () => {
+  async commit(organizationId: string, tableId: string, snapshot: Omit<Snapshot, 'created'>): Promise<void> {
+    await this.db.transaction(lock.catalog(organizationId), async () => {
       const now = nowSeconds();
-      bumpCatalogVersion(this.db, organizationId);
+      await bumpCatalogVersion(this.db, organizationId);
       // The snapshot it replaces stays readable by queries of earlier catalog versions until they end.
-      this.db
-        .prepare(
-          `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
-           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`,
-        )
-        .run(now, this.catalogVersion(organizationId), tableId, organizationId);
-      this.db
-        .prepare('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(
-          snapshot.id,
+      await this.db.run(`UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
+           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`, [now, await this.catalogVersion(organizationId), tableId, organizationId]);
+      await this.db.run('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [snapshot.id,
           tableId,
           snapshot.directory,
           JSON.stringify(snapshot.files),
@@ -148,24 +131,19 @@ export class TableStore {
           JSON.stringify(snapshot.columns),
           snapshot.layers ? JSON.stringify(snapshot.layers) : null,
           snapshot.mergeKey ? JSON.stringify(snapshot.mergeKey) : null,
-          now,
-        );
-      this.db.prepare('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?').run(snapshot.id, now, tableId, organizationId);
+          now,]);
+      await this.db.run('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?', [snapshot.id, now, tableId, organizationId]);
     });
   }
 
   /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
-  storedFiles(organizationId: string): string[] {
-    const rows = this.db
-      .prepare('SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?')
-      .all(organizationId) as { files: string }[];
+  async storedFiles(organizationId: string): Promise<string[]> {
+    const rows = await this.db.all<{ files: string }>('SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?', [organizationId]);
     return [...new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]))];
   }
 
-  catalogVersion(organizationId: string): number {
-    const row = this.db.prepare('SELECT version FROM lake_catalog_versions WHERE organization_id = ?').get(organizationId) as
-      | { version: number }
-      | undefined;
+  async catalogVersion(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ version: number }>('SELECT version FROM lake_catalog_versions WHERE organization_id = ?', [organizationId]);
     return row?.version ?? 0;
   }
 }

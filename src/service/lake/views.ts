@@ -1,5 +1,5 @@
 import { newId } from '../ids.js';
-import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { bumpCatalogVersion, type ColumnDescription } from './tables.js';
 
 export interface ObjectName {
@@ -48,41 +48,35 @@ const toView = (row: ViewRow): LakeView => ({
 export class ViewStore {
   constructor(private readonly db: MetadataDb) {}
 
-  list(organizationId: string): LakeView[] {
-    return (this.db.prepare('SELECT * FROM lake_views WHERE organization_id = ? ORDER BY schema_name, view_name').all(organizationId) as ViewRow[]).map(toView);
+  async list(organizationId: string): Promise<LakeView[]> {
+    return (await this.db.all<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? ORDER BY schema_name, view_name', [organizationId])).map(toView);
   }
 
-  get(organizationId: string, schema: string, name: string): LakeView | undefined {
-    const row = this.db
-      .prepare('SELECT * FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)')
-      .get(organizationId, schema, name) as ViewRow | undefined;
+  async get(organizationId: string, schema: string, name: string): Promise<LakeView | undefined> {
+    const row = await this.db.get<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)', [organizationId, schema, name]);
     return row && toView(row);
   }
 
-  insert(organizationId: string, schema: string, name: string, sql: string, references: ObjectName[], columns: ColumnDescription[]): LakeView {
+  async insert(organizationId: string, schema: string, name: string, sql: string, references: ObjectName[], columns: ColumnDescription[]): Promise<LakeView> {
     const now = Math.floor(Date.now() / 1000);
     const id = newId('view');
-    writeTransaction(this.db, () => {
-      this.db
-        .prepare('INSERT INTO lake_views (id, organization_id, schema_name, view_name, sql, table_refs, columns, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(id, organizationId, schema, name, sql, JSON.stringify(references), JSON.stringify(columns), now, now);
-      bumpCatalogVersion(this.db, organizationId);
+    await this.db.transaction(lock.catalog(organizationId), async () => {
+      await this.db.run('INSERT INTO lake_views (id, organization_id, schema_name, view_name, sql, table_refs, columns, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [id, organizationId, schema, name, sql, JSON.stringify(references), JSON.stringify(columns), now, now]);
+      await bumpCatalogVersion(this.db, organizationId);
     });
-    return this.get(organizationId, schema, name) as LakeView;
+    return (await this.get(organizationId, schema, name)) as LakeView;
   }
 
-  remove(organizationId: string, schema: string, name: string): boolean {
-    return writeTransaction(this.db, () => {
-      const removed = this.db
-        .prepare('DELETE FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)')
-        .run(organizationId, schema, name).changes > 0;
-      if (removed) bumpCatalogVersion(this.db, organizationId);
+  async remove(organizationId: string, schema: string, name: string): Promise<boolean> {
+    return this.db.transaction(lock.catalog(organizationId), async () => {
+      const removed = (await this.db.run('DELETE FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)', [organizationId, schema, name])).changes > 0;
+      if (removed) await bumpCatalogVersion(this.db, organizationId);
       return removed;
     });
   }
 
   /** Views are described against the tables of the moment; a rebuilt catalog refreshes their columns. */
-  updateColumns(id: string, columns: ColumnDescription[]): void {
-    this.db.prepare('UPDATE lake_views SET columns = ? WHERE id = ?').run(JSON.stringify(columns), id);
+  async updateColumns(id: string, columns: ColumnDescription[]): Promise<void> {
+    await this.db.run('UPDATE lake_views SET columns = ? WHERE id = ?', [JSON.stringify(columns), id]);
   }
 }

@@ -63,11 +63,11 @@ export class QueryResults {
   }
 
   /** The file a signed download link names, with its size; the link's own problems are said precisely. */
-  download(queryId: string, expires: string | undefined, signature: string | undefined): { file: string; size: number } {
+  async download(queryId: string, expires: string | undefined, signature: string | undefined): Promise<{ file: string; size: number }> {
     const check = checkResultSignature(this.signer, `/files/results/${queryId}`, expires, signature);
     if (check === 'invalid') throw new LakeServiceError('signed_url_invalid', 'This download URL is not valid. Poll the query for a freshly signed one.');
     if (check === 'expired') throw new LakeServiceError('signed_url_expired', 'This download URL has expired (they last one hour). Poll the query for a fresh one.');
-    const query = this.queries.store.getById(queryId);
+    const query = await this.queries.store.getById(queryId);
     const file = query && this.file(query);
     try {
       if (!file) throw new Error('no result');

@@ -15,7 +15,7 @@ import type { JobStore } from '../jobs/job-store.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
-import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { FairQueue } from './fair-queue.js';
 import { FirstPages } from './first-pages.js';
 import type { QuerySettings } from './settings.js';
@@ -93,17 +93,17 @@ export class QueryService {
    */
   async submit(principal: Principal, input: QueryInput, idempotencyKey: string | undefined): Promise<SubmitOutcome> {
     const { sql } = input;
-    this.permissions.assertServiceKeyAllowed(principal);
+    await this.permissions.assertServiceKeyAllowed(principal);
     mark('query submitted to the service');
     const { statement, tokens, explain } = guardSql(sql);
     mark('guarded');
-    const access = this.permissions.accessFor(principal);
+    const access = await this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
     const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: 'queries.submit' };
     const requestHash = hashRequest(sql);
-    const early = idempotencyKey ? this.replay(scope, idempotencyKey, requestHash) : undefined;
+    const early = idempotencyKey ? await this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
-    this.assertResultStorageLeft(principal.organizationId);
+    await this.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = { ...(await this.jobFor(id, principal.organizationId, access, statement)), ...(explain ? { explain } : {}) };
@@ -119,14 +119,14 @@ export class QueryService {
     try {
       try {
         const references = await this.engine.inspect(job);
-        if (access.restricted) this.assertReadable(principal.organizationId, access, references);
+        if (access.restricted) await this.assertReadable(principal.organizationId, access, references);
       } catch (error) {
         // DuckDB could not parse it: a failed query, with nothing executed (docs/decisions.md, 12).
         if (error instanceof LakeServiceError) throw error;
         parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
       }
       mark('inspected');
-      outcome = this.record(principal, scope, idempotencyKey, requestHash, { id, sql, catalogVersion: job.catalogVersion }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
+      outcome = await this.record(principal, scope, idempotencyKey, requestHash, { id, sql, catalogVersion: job.catalogVersion }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
     } catch (error) {
       discard();
       throw error;
@@ -137,15 +137,15 @@ export class QueryService {
       return outcome;
     }
     if (parseError !== undefined) {
-      this.store.markEnded(id, 'failed', { code: 'query_failed', message: parseError }, 0);
+      await this.store.markEnded(id, 'failed', { code: 'query_failed', message: parseError }, 0);
       discard();
-      return { query: this.store.get(principal.organizationId, id) as QueryRecord, replayed: false };
+      return { query: (await this.store.get(principal.organizationId, id)) as QueryRecord, replayed: false };
     }
     mark('recorded');
     const live = this.track(id, principal.organizationId, job);
     if (startNow) {
       this.queue.started(live.organizationId);
-      this.begin(live, true);
+      await this.begin(live, true);
     } else this.queue.enqueue(live);
     this.keepLeases();
     return outcome;
@@ -155,12 +155,12 @@ export class QueryService {
    * A query of the caller's organization. A principal restricted by table permissions sees only its own queries:
    * another's SQL and results could show tables it may not read.
    */
-  get(principal: Principal, id: string): QueryRecord {
-    this.permissions.assertServiceKeyAllowed(principal);
+  async get(principal: Principal, id: string): Promise<QueryRecord> {
+    await this.permissions.assertServiceKeyAllowed(principal);
     // A query held by a process that died is failed here at the latest, when someone looks at it.
-    this.jobs.expireLeases(id);
-    const query = this.store.get(principal.organizationId, id);
-    const hidden = query !== undefined && query.principalId !== principalIdOf(principal) && this.permissions.accessFor(principal).restricted;
+    await this.jobs.expireLeases(id);
+    const query = await this.store.get(principal.organizationId, id);
+    const hidden = query !== undefined && query.principalId !== principalIdOf(principal) && (await this.permissions.accessFor(principal)).restricted;
     if (!query || hidden) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
     return query;
   }
@@ -179,11 +179,11 @@ export class QueryService {
   }
 
   /** Deletes queries and results past retention, and expired idempotency keys. */
-  purgeExpired(now: number = Math.floor(Date.now() / 1000)): number {
-    const removed = this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
+  async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<number> {
+    const removed = await this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
     for (const { id } of removed) this.firstPages.drop(id);
     for (const { id, organizationId } of removed) rmSync(this.lake.layout.resultDir(organizationId, id), { recursive: true, force: true });
-    this.idempotency.purgeExpired(now);
+    await this.idempotency.purgeExpired(now);
     return removed.length;
   }
 
@@ -196,7 +196,7 @@ export class QueryService {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    for (const id of [...this.live.keys()]) this.stop(id, 'abandoned');
+    for (const id of [...this.live.keys()]) await this.stop(id, 'abandoned');
     await all();
     await this.engine.close();
   }
@@ -205,7 +205,7 @@ export class QueryService {
    * Stops a query this process holds; false when it is held elsewhere (or not at all). A queued one ends at once
    * and never runs; a running one is interrupted (and, by a worker pool, killed if it does not stop).
    */
-  stop(id: string, reason: 'abandoned' | 'cancelled'): boolean {
+  async stop(id: string, reason: 'abandoned' | 'cancelled'): Promise<boolean> {
     const live = this.live.get(id);
     if (!live) return false;
     if (live.running) live.running.stop(reason);
@@ -213,7 +213,7 @@ export class QueryService {
       const error = reason === 'cancelled'
         ? { code: 'cancelled', message: 'Cancelled before it started.' }
         : { code: 'query_abandoned', message: 'The lake process holding this query stopped before it could start. Run it again.' };
-      this.store.markEnded(id, reason === 'cancelled' ? 'cancelled' : 'failed', error, null);
+      await this.store.markEnded(id, reason === 'cancelled' ? 'cancelled' : 'failed', error, null);
       this.engine.forget(id);
       rmSync(live.job.resultDir, { recursive: true, force: true });
       this.untrack(live);
@@ -244,18 +244,18 @@ export class QueryService {
    * Starts a query on the engine; it has a slot (counted in the queue). One recorded queued is claimed first, which
    * fails if it was cancelled meanwhile.
    */
-  private begin(live: LiveQuery, recordedRunning: boolean): void {
-    const claimed = recordedRunning || this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+  private async begin(live: LiveQuery, recordedRunning: boolean): Promise<void> {
+    const claimed = recordedRunning || await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
     if (!claimed) {
       // Cancelled while it waited (possibly by another process): it never runs.
       this.engine.forget(live.id);
       rmSync(live.job.resultDir, { recursive: true, force: true });
       this.queue.ended(live.organizationId);
       this.untrack(live);
-      this.pump();
+      await this.pump();
       return;
     }
-    live.job.limits = { ...live.job.limits, ...this.resultLimit(live.organizationId) };
+    live.job.limits = { ...live.job.limits, ...await this.resultLimit(live.organizationId) };
     live.running = this.engine.start(live.job);
     void live.running.outcome
       .then(
@@ -266,31 +266,31 @@ export class QueryService {
       .catch(() => undefined);
   }
 
-  private finish(live: LiveQuery, outcome: QueryOutcome): void {
+  private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
       if (outcome.status === 'succeeded') {
-        this.store.markSucceeded(live.id, { ...outcome, resultFile: this.lake.layout.toRelative(file) });
+        await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.lake.layout.toRelative(file) });
         this.firstPages.keep(live.id, outcome.firstRows);
-        this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
+        await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
       } else {
-        this.store.markEnded(live.id, outcome.status, { code: outcome.code, message: this.cleanMessage(outcome.message) }, outcome.durationMs);
+        await this.store.markEnded(live.id, outcome.status, { code: outcome.code, message: this.cleanMessage(outcome.message) }, outcome.durationMs);
         rmSync(file, { force: true });
       }
       // Metered once it has run, whether it succeeded or not.
-      this.usage?.record(live.organizationId, 'queries_run', 1);
+      await this.usage?.record(live.organizationId, 'queries_run', 1);
       mark('outcome recorded');
     } finally {
       this.queue.ended(live.organizationId);
       this.untrack(live);
-      this.pump();
+      await this.pump();
     }
   }
 
   /** Starts queued queries while the engine has slots for them. */
-  private pump(): void {
-    for (let next = this.queue.take(); next; next = this.queue.take()) this.begin(next, false);
+  private async pump(): Promise<void> {
+    for (let next = this.queue.take(); next; next = this.queue.take()) await this.begin(next, false);
   }
 
   /** The job for the engine, and the catalog version it reads (recorded, so no snapshot it reads is collected). */
@@ -320,15 +320,15 @@ export class QueryService {
   }
 
   /** The bytes a result may take: the per-result cap, or what is left of the organization's storage if less. */
-  private resultLimit(organizationId: string): Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'> {
-    const left = Math.max(0, this.settings.orgResultStorageBytes - this.store.resultBytesKept(organizationId));
+  private async resultLimit(organizationId: string): Promise<Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'>> {
+    const left = Math.max(0, this.settings.orgResultStorageBytes - await this.store.resultBytesKept(organizationId));
     return left < this.settings.maxResultBytes
       ? { maxResultBytes: left, resultLimitCode: 'result_storage_full' }
       : { maxResultBytes: this.settings.maxResultBytes, resultLimitCode: 'result_too_large' };
   }
 
-  private assertResultStorageLeft(organizationId: string): void {
-    const kept = this.store.resultBytesKept(organizationId);
+  private async assertResultStorageLeft(organizationId: string): Promise<void> {
+    const kept = await this.store.resultBytesKept(organizationId);
     if (kept < this.settings.orgResultStorageBytes) return;
     const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
     throw new LakeServiceError(
@@ -341,25 +341,26 @@ export class QueryService {
    * Records the query, queued or running, under the write lock, together with what must be decided atomically: a
    * replay of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
    */
-  private record(
+  private async record(
     principal: Principal,
     scope: IdempotencyScope,
     key: string | undefined,
     requestHash: string,
     query: { id: string; sql: string; catalogVersion: number },
     startsNow: (organizationId: string) => boolean,
-  ): SubmitOutcome {
-    return writeTransaction(this.db, () => {
-      const replayed = key ? this.replay(scope, key, requestHash) : undefined;
+  ): Promise<SubmitOutcome> {
+    const locks = [lock.queryAdmission(principal.organizationId), ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : [])];
+    return this.db.transaction(locks, async () => {
+      const replayed = key ? await this.replay(scope, key, requestHash) : undefined;
       if (replayed) return replayed;
-      if (this.store.countLive(principal.organizationId) >= this.settings.maxInFlight) {
+      if ((await this.store.countLive(principal.organizationId)) >= this.settings.maxInFlight) {
         throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`, { retryAfterSeconds: 1 });
       }
       // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
       const status = startsNow(principal.organizationId) ? 'running' : 'queued';
-      const record = this.store.insert({ ...query, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, lease, status });
-      if (key) this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: { status: record.status } });
+      const record = await this.store.insert({ ...query, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, lease, status });
+      if (key) await this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: { status: record.status } });
       return { query: record, replayed: false };
     });
   }
@@ -381,10 +382,10 @@ export class QueryService {
         await this.jobs.clock.sleep(every, idle);
         if (idle.aborted) break;
         const ids = [...this.live.keys()];
-        this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
-        for (const id of this.jobs.cancelRequested(ids)) this.stop(id, 'cancelled');
+        await this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
+        for (const id of await this.jobs.cancelRequested(ids)) await this.stop(id, 'cancelled');
         for (const live of [...this.live.values()]) {
-          if (!live.running && this.jobs.getById(live.id)?.status !== 'queued') this.stop(live.id, 'cancelled');
+          if (!live.running && (await this.jobs.getById(live.id))?.status !== 'queued') await this.stop(live.id, 'cancelled');
         }
       }
       this.renewing = false;
@@ -393,10 +394,10 @@ export class QueryService {
     })();
   }
 
-  private replay(scope: IdempotencyScope, key: string, requestHash: string): SubmitOutcome | undefined {
-    const found = this.idempotency.replay(scope, key, requestHash);
+  private async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<SubmitOutcome | undefined> {
+    const found = await this.idempotency.replay(scope, key, requestHash);
     if (!found) return undefined;
-    const query = this.store.get(scope.organizationId, found.resourceId);
+    const query = await this.store.get(scope.organizationId, found.resourceId);
     if (!query) return undefined;
     // The first answer was the query as it stood then: queued or running, no outcome yet.
     const answered = (found.response as { status?: QueryRecord['status'] } | undefined)?.status ?? query.status;
@@ -409,7 +410,7 @@ export class QueryService {
    */
   async assertMayRead(principal: Principal, sql: string): Promise<void> {
     const { statement, tokens } = guardSql(sql);
-    const access = this.permissions.accessFor(principal);
+    const access = await this.permissions.accessFor(principal);
     if (!access.restricted) return;
     assertNoIntrospection(tokens);
     const job = await this.jobFor(newId('qr'), principal.organizationId, access, statement);
@@ -422,7 +423,7 @@ export class QueryService {
     } finally {
       this.engine.forget(job.queryId);
     }
-    this.assertReadable(principal.organizationId, access, references);
+    await this.assertReadable(principal.organizationId, access, references);
   }
 
   /** Whether the principal may read what the SQL names (see assertMayRead). */
@@ -438,8 +439,8 @@ export class QueryService {
    * table underneath. The refusal names what the query named, never a hidden table underneath a view, and reads
    * the same whether the name is hidden or does not exist.
    */
-  private assertReadable(organizationId: string, access: TableAccess, references: readonly TableReference[]): void {
-    const { tables, views } = this.lake.visible(organizationId, access);
+  private async assertReadable(organizationId: string, access: TableAccess, references: readonly TableReference[]): Promise<void> {
+    const { tables, views } = await this.lake.visible(organizationId, access);
     const visible = new Set([...tables, ...views].map((o) => `${o.schema.toLowerCase()}\u0000${o.name.toLowerCase()}`));
     for (const ref of references) {
       const inLake = ref.catalog === '' || ref.catalog.toLowerCase() === 'lake';

@@ -1,5 +1,5 @@
 import type { JobStatus, JobStore } from '../jobs/job-store.js';
-import type { MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export type { ResultColumn } from '../engine/query-engine.js';
 import type { ResultColumn } from '../engine/query-engine.js';
@@ -71,7 +71,7 @@ export class QueryStore {
   ) {}
 
   /** Records a query that starts at once or waits in this process's queue, held by its lease. Call inside a transaction. */
-  insert(input: {
+  async insert(input: {
     id: string;
     organizationId: string;
     principalId: string;
@@ -81,8 +81,8 @@ export class QueryStore {
     status: 'queued' | 'running';
     /** The lake catalog version the query reads. */
     catalogVersion: number;
-  }): QueryRecord {
-    this.jobs.create({
+  }): Promise<QueryRecord> {
+    await this.jobs.create({
       id: input.id,
       organizationId: input.organizationId,
       kind: 'query',
@@ -91,63 +91,59 @@ export class QueryStore {
       lease: input.lease,
       queued: input.status === 'queued',
     });
-    this.db.prepare('INSERT INTO queries (id, sql, catalog_version) VALUES (?, ?, ?)').run(input.id, input.sql, input.catalogVersion);
-    return this.get(input.organizationId, input.id) as QueryRecord;
+    await this.db.run('INSERT INTO queries (id, sql, catalog_version) VALUES (?, ?, ?)', [input.id, input.sql, input.catalogVersion]);
+    return (await this.get(input.organizationId, input.id)) as QueryRecord;
   }
 
-  get(organizationId: string, id: string): QueryRecord | undefined {
-    const row = this.db.prepare(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`).get(id, organizationId) as Row | undefined;
+  async get(organizationId: string, id: string): Promise<QueryRecord | undefined> {
+    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`, [id, organizationId]);
     return row && toRecord(row);
   }
 
   /** For signed downloads, where the signature, not a credential, proves the right to read. */
-  getById(id: string): QueryRecord | undefined {
-    const row = this.db.prepare(`${SELECT} WHERE j.id = ? AND j.kind = 'query'`).get(id) as Row | undefined;
+  async getById(id: string): Promise<QueryRecord | undefined> {
+    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.kind = 'query'`, [id]);
     return row && toRecord(row);
   }
 
-  countLive(organizationId: string): number {
-    const row = this.db
-      .prepare(`SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`)
-      .get(organizationId) as { n: number };
-    return row.n;
+  async countLive(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ n: number }>(`SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`, [organizationId]);
+    return row?.n ?? 0;
   }
 
   /** Bytes of results the organization keeps (until retention removes them). */
-  resultBytesKept(organizationId: string): number {
-    const row = this.db
-      .prepare(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.kind = 'query' AND j.status = 'succeeded'`)
-      .get(organizationId) as { bytes: number };
-    return row.bytes;
+  async resultBytesKept(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ bytes: number }>(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.kind = 'query' AND j.status = 'succeeded'`, [organizationId]);
+    return row?.bytes ?? 0;
   }
 
-  markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?')
-        .run(Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id);
-      this.jobs.finish(id, 'succeeded');
-    })();
+  async markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): Promise<void> {
+    await this.db.transaction(lock.job(id), async () => {
+      await this.db.run('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?', [Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id]);
+      await this.jobs.finish(id, 'succeeded');
+    });
   }
 
   /** Ends the query failed (or cancelled), unless it already ended: the first outcome stands. */
-  markEnded(id: string, status: 'failed' | 'cancelled', error: { code: string; message: string }, durationMs: number | null): void {
-    this.db.transaction(() => {
-      if (this.jobs.finish(id, status, error) && durationMs !== null) {
-        this.db.prepare('UPDATE queries SET duration_ms = ? WHERE id = ?').run(Math.round(durationMs), id);
+  async markEnded(id: string, status: 'failed' | 'cancelled', error: { code: string; message: string }, durationMs: number | null): Promise<void> {
+    await this.db.transaction(lock.job(id), async () => {
+      if ((await this.jobs.finish(id, status, error)) && durationMs !== null) {
+        await this.db.run('UPDATE queries SET duration_ms = ? WHERE id = ?', [Math.round(durationMs), id]);
       }
-    })();
+    });
   }
 
   /** Removes query records created before the cutoff and returns their ids, so their result folders can go too. */
-  purgeCreatedBefore(cutoff: number): { id: string; organizationId: string }[] {
-    return this.db.transaction(() => {
-      const rows = this.db
-        .prepare(`SELECT id, organization_id FROM jobs WHERE kind = 'query' AND created < ? AND status NOT IN ('queued', 'running')`)
-        .all(cutoff) as { id: string; organization_id: string }[];
-      const remove = this.db.prepare('DELETE FROM jobs WHERE id = ?');
-      for (const row of rows) remove.run(row.id);
-      return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
-    })();
+  async purgeCreatedBefore(cutoff: number): Promise<{ id: string; organizationId: string }[]> {
+    // Finished records never become live again, so what the select finds is still what the delete removes.
+    const rows = await this.db.all<{ id: string; organization_id: string }>(
+      `SELECT id, organization_id FROM jobs WHERE kind = 'query' AND created < ? AND status NOT IN ('queued', 'running')`,
+      [cutoff],
+    );
+    for (let i = 0; i < rows.length; i += 500) {
+      const ids = rows.slice(i, i + 500).map((row) => row.id);
+      await this.db.run(`DELETE FROM jobs WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    }
+    return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }
 }

@@ -1,3 +1,4 @@
+import { repeat } from '../repeat.js';
 import type { Principal } from '../auth/principal.js';
 import { principalOf, type CredentialStore } from '../auth/credentials.js';
 import type { Directory } from '../auth/directory.js';
@@ -12,7 +13,7 @@ import type { QueryService } from '../queries/query-service.js';
 import { principalIdOf } from '../queries/query-service.js';
 import type { QueryResults } from '../queries/query-results.js';
 import type { SecretBox } from '../sources/secret-box.js';
-import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { PostgresDelivery } from './deliveries/postgres-delivery.js';
 import { SendFailure, type Delivery } from './deliveries/types.js';
@@ -121,7 +122,7 @@ export class SendService {
       created: now,
       updated: now,
     };
-    this.store.insert(send);
+    await this.store.insert(send);
     return { send, generatedSecret: checked.generatedSecret };
   }
 
@@ -133,14 +134,14 @@ export class SendService {
     });
   }
 
-  get(principal: Principal, id: string): SendRecord {
-    const send = this.store.get(principal.organizationId, id);
+  async get(principal: Principal, id: string): Promise<SendRecord> {
+    const send = await this.store.get(principal.organizationId, id);
     if (!send) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
     return send;
   }
 
-  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: SendRecord[]; hasMore: boolean } {
-    const after = startingAfter === undefined ? undefined : this.store.get(principal.organizationId, startingAfter);
+  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SendRecord[]; hasMore: boolean }> {
+    const after = startingAfter === undefined ? undefined : await this.store.get(principal.organizationId, startingAfter);
     if (startingAfter !== undefined && !after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sends.', { param: 'starting_after' });
     return this.store.list(principal.organizationId, limit, after);
   }
@@ -150,8 +151,8 @@ export class SendService {
    * its creator or an owner may; an owner who changes its SQL becomes the principal it runs as.
    */
   async update(principal: Principal, id: string, change: SendChange): Promise<SendRecord> {
-    const send = this.get(principal, id);
-    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
+    const send = await this.get(principal, id);
+    await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (change.destination !== undefined) throw invalid('destination', 'The destination of a send cannot change; create a new send instead.');
     const next = { ...send, updated: this.now() };
     if (change.name !== undefined) next.name = checkName(change.name);
@@ -170,44 +171,44 @@ export class SendService {
       // Resuming starts the schedule afresh rather than firing at once for every interval missed while paused.
       if (send.paused && !change.paused && next.everyMinutes !== null) next.nextRun = this.now() + next.everyMinutes * 60;
     }
-    this.store.update(next);
+    await this.store.update(next);
     return next;
   }
 
   /** Deletes the send and its runs' records; refused while a run is live, so no delivery is left half-owned. */
-  delete(principal: Principal, id: string): void {
-    const send = this.get(principal, id);
-    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
-    writeTransaction(this.db, () => {
-      const live = this.store.liveRun(send.id);
+  async delete(principal: Principal, id: string): Promise<void> {
+    const send = await this.get(principal, id);
+    await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
+    await this.db.transaction(lock.sendRuns(send.id), async () => {
+      const live = await this.store.liveRun(send.id);
       if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel its job ${live} or let it finish, then delete.`);
-      this.store.delete(send.id);
+      await this.store.delete(send.id);
     });
   }
 
   /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
-  trigger(principal: Principal, id: string): SendRunRecord {
-    const send = this.get(principal, id);
-    assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
+  async trigger(principal: Principal, id: string): Promise<SendRunRecord> {
+    const send = await this.get(principal, id);
+    await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
-    const run = this.startRun(send, 'manual', principal);
+    const run = await this.startRun(send, 'manual', principal);
     if (!run) throw new LakeServiceError('send_in_progress', `Send ${send.id} already has a run in progress; no second run was started.`);
     return run;
   }
 
-  runs(principal: Principal, id: string, limit: number, startingAfter: string | undefined): { data: SendRunRecord[]; hasMore: boolean } {
-    const send = this.get(principal, id);
-    const after = startingAfter === undefined ? undefined : this.store.getRun(startingAfter);
+  async runs(principal: Principal, id: string, limit: number, startingAfter: string | undefined): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
+    const send = await this.get(principal, id);
+    const after = startingAfter === undefined ? undefined : await this.store.getRun(startingAfter);
     if (startingAfter !== undefined && after?.sendId !== send.id) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these runs.', { param: 'starting_after' });
-    this.expireDeadRun(send.id);
+    await this.expireDeadRun(send.id);
     return this.store.runs(send.id, limit, after);
   }
 
-  getRun(principal: Principal, sendId: string, runId: string): SendRunRecord {
-    const send = this.get(principal, sendId);
-    const run = this.store.getRun(runId);
+  async getRun(principal: Principal, sendId: string, runId: string): Promise<SendRunRecord> {
+    const send = await this.get(principal, sendId);
+    const run = await this.store.getRun(runId);
     if (!run || run.sendId !== send.id) throw new LakeServiceError('send_run_not_found', `Send ${send.id} has no run ${runId.slice(0, 64)}.`);
-    this.jobs.expireLeases(run.id);
+    await this.jobs.expireLeases(run.id);
     return run;
   }
 
@@ -219,18 +220,17 @@ export class SendService {
   /** For lake serve: runs sends whose schedule is due, checking every second. */
   startScheduling(): void {
     if (this.scheduler) return;
-    this.scheduler = setInterval(() => this.runDue(), 1000);
-    this.scheduler.unref();
+    this.scheduler = repeat(1000, () => this.runDue());
   }
 
   /** Starts every due, unpaused send that has no run in progress, and moves its next run on by its interval. */
-  runDue(): string[] {
+  async runDue(): Promise<string[]> {
     const now = this.now();
     const started: string[] = [];
-    for (const send of this.store.due(now)) {
+    for (const send of await this.store.due(now)) {
       const next = { ...send, nextRun: now + (send.everyMinutes ?? 0) * 60 };
-      this.store.update(next);
-      const run = this.startRun(send, 'schedule');
+      await this.store.update(next);
+      const run = await this.startRun(send, 'schedule');
       if (run) started.push(run.id);
     }
     return started;
@@ -247,18 +247,18 @@ export class SendService {
   }
 
   /** A run whose process died holds its send (and shows as running) until its expired lease is noticed: notice it. */
-  private expireDeadRun(sendId: string): void {
-    const live = this.store.liveRun(sendId);
-    if (live) this.jobs.expireLeases(live);
+  private async expireDeadRun(sendId: string): Promise<void> {
+    const live = await this.store.liveRun(sendId);
+    if (live) await this.jobs.expireLeases(live);
   }
 
   /** Records the run and its job (running here, under a lease) and starts it; undefined when one is already live. */
-  private startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): SendRunRecord | undefined {
-    this.expireDeadRun(send.id);
-    const run = writeTransaction(this.db, () => {
-      if (this.store.liveRun(send.id)) return undefined;
+  private async startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): Promise<SendRunRecord | undefined> {
+    await this.expireDeadRun(send.id);
+    const run = await this.db.transaction(lock.sendRuns(send.id), async () => {
+      if (await this.store.liveRun(send.id)) return undefined;
       const id = newId('snr');
-      this.jobs.create({
+      await this.jobs.create({
         id,
         organizationId: send.organizationId,
         kind: 'send',
@@ -267,7 +267,7 @@ export class SendService {
         lease: { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs },
       });
       const record: SendRunRecord = { id, sendId: send.id, trigger, queryId: null, rowsSent: 0, batches: 0, created: this.now() };
-      this.store.insertRun(record);
+      await this.store.insertRun(record);
       return record;
     });
     if (run) this.execute(run.id, send);
@@ -276,27 +276,29 @@ export class SendService {
 
   private execute(runId: string, send: SendRecord): void {
     const abort = new AbortController();
-    const keeper = setInterval(() => {
-      this.jobs.renewLeases(this.workerId, [runId], this.jobs.clockNow() + this.jobSettings.leaseMs);
-      if (this.jobs.cancelRequested([runId]).length > 0) abort.abort();
-    }, Math.min(1000, this.jobSettings.leaseMs / 3));
+    const keeper = repeat(Math.min(1000, this.jobSettings.leaseMs / 3), async () => {
+      await this.jobs.renewLeases(this.workerId, [runId], this.jobs.clockNow() + this.jobSettings.leaseMs);
+      if ((await this.jobs.cancelRequested([runId])).length > 0) abort.abort();
+    });
     const done = this.deliver(runId, send, abort.signal)
       .then(
-        () => {
-          if (abort.signal.aborted) this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
-          else this.jobs.finish(runId, 'succeeded');
+        async () => {
+          if (abort.signal.aborted) await this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+          else await this.jobs.finish(runId, 'succeeded');
         },
-        (error: unknown) => {
+        async (error: unknown) => {
           if (abort.signal.aborted) {
-            this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+            await this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
             return;
           }
           // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
           const known = error instanceof SendFailure || error instanceof LakeServiceError;
           const code = known ? error.code : 'send_failed';
-          this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
+          await this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
         },
       )
+      // The store unreachable as the run ends: its lease lapses, and the sweep records it as lost.
+      .catch(() => undefined)
       .finally(() => {
         clearInterval(keeper);
         this.running.delete(runId);
@@ -305,8 +307,8 @@ export class SendService {
   }
 
   /** The principal the send's SQL runs as: its creating credential, which must still be live. */
-  private runAs(send: SendRecord): Principal {
-    const credential = this.credentials.get(send.credentialId);
+  private async runAs(send: SendRecord): Promise<Principal> {
+    const credential = await this.credentials.get(send.credentialId);
     const now = this.now();
     if (!credential || credential.revoked !== null || (credential.expires !== null && credential.expires <= now)) {
       throw new LakeServiceError('credentials_revoked', 'The credential that created this send was revoked or has expired; create the send again with a live one.');
@@ -315,10 +317,10 @@ export class SendService {
   }
 
   private async deliver(runId: string, send: SendRecord, signal: AbortSignal): Promise<void> {
-    const principal = this.runAs(send);
+    const principal = await this.runAs(send);
     const submitted = await this.queries.submit(principal, { sql: send.sql }, undefined);
     const queryId = submitted.query.id;
-    this.store.recordQuery(runId, queryId);
+    await this.store.recordQuery(runId, queryId);
     const onAbort = (): void => void this.queries.stop(queryId, 'cancelled');
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -327,10 +329,10 @@ export class SendService {
       signal.removeEventListener('abort', onAbort);
     }
     if (signal.aborted) return;
-    const query = this.queries.get(principal, queryId);
+    const query = await this.queries.get(principal, queryId);
     const unfinished = query.status === 'running' || query.status === 'queued';
     // A query that outlived the run's patience is stopped, not left to hold a worker for nobody.
-    if (unfinished) this.queries.stop(queryId, 'cancelled');
+    if (unfinished) await this.queries.stop(queryId, 'cancelled');
     if (query.status !== 'succeeded') {
       throw new SendFailure(`The send's query ${queryId} ${unfinished ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
     }
@@ -352,20 +354,20 @@ export class SendService {
         await delivery.deliver(page.rows, batch);
         offset += page.rows.length;
         // A webhook's rows count as sent per accepted batch; a database's only at the commit below.
-        if (send.destination.type === 'webhook') this.countDelivered(runId, send.organizationId, page.rows.length);
+        if (send.destination.type === 'webhook') await this.countDelivered(runId, send.organizationId, page.rows.length);
         if (page.rows.length < batchSize) break;
       }
       if (signal.aborted) throw new SendFailure('The run was cancelled.');
       await delivery.commit();
-      if (send.destination.type === 'postgres') this.countDelivered(runId, send.organizationId, offset);
+      if (send.destination.type === 'postgres') await this.countDelivered(runId, send.organizationId, offset);
     } catch (error) {
       await delivery.abort();
       throw error;
     }
   }
 
-  private countDelivered(runId: string, organizationId: string, rows: number): void {
-    this.store.addDelivered(runId, rows);
-    this.usage?.record(organizationId, 'rows_sent', rows);
+  private async countDelivered(runId: string, organizationId: string, rows: number): Promise<void> {
+    await this.store.addDelivered(runId, rows);
+    await this.usage?.record(organizationId, 'rows_sent', rows);
   }
 }

@@ -1,4 +1,4 @@
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 import type { Destination } from './destination.js';
 
 export interface SendRecord {
@@ -81,77 +81,65 @@ const toRun = (r: RunRow): SendRunRecord => ({ id: r.id, sendId: r.send_id, trig
 export class SendStore {
   constructor(private readonly db: MetadataDb) {}
 
-  insert(send: SendRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, JSON.stringify(send.secretsSet), send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated);
+  async insert(send: SendRecord): Promise<void> {
+    await this.db.run(`INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, JSON.stringify(send.secretsSet), send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated]);
   }
 
-  update(send: SendRecord): void {
-    this.db
-      .prepare('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?')
-      .run(send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.credentialId, send.principalId, send.id);
+  async update(send: SendRecord): Promise<void> {
+    await this.db.run('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?', [send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.credentialId, send.principalId, send.id]);
   }
 
-  get(organizationId: string, id: string): SendRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM sends WHERE id = ? AND organization_id = ?').get(id, organizationId) as SendRow | undefined;
+  async get(organizationId: string, id: string): Promise<SendRecord | undefined> {
+    const row = await this.db.get<SendRow>('SELECT * FROM sends WHERE id = ? AND organization_id = ?', [id, organizationId]);
     return row && toSend(row);
   }
 
-  getById(id: string): SendRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM sends WHERE id = ?').get(id) as SendRow | undefined;
+  async getById(id: string): Promise<SendRecord | undefined> {
+    const row = await this.db.get<SendRow>('SELECT * FROM sends WHERE id = ?', [id]);
     return row && toSend(row);
   }
 
-  list(organizationId: string, limit: number, after?: SendRecord): { data: SendRecord[]; hasMore: boolean } {
-    const rows = this.db
-      .prepare(`SELECT * FROM sends WHERE organization_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`)
-      .all(organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1) as SendRow[];
+  async list(organizationId: string, limit: number, after?: SendRecord): Promise<{ data: SendRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<SendRow>(`SELECT * FROM sends WHERE organization_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toSend), hasMore: rows.length > limit };
   }
 
-  delete(id: string): void {
-    this.db.prepare('DELETE FROM jobs WHERE id IN (SELECT id FROM send_runs WHERE send_id = ?)').run(id);
-    this.db.prepare('DELETE FROM sends WHERE id = ?').run(id);
+  async delete(id: string): Promise<void> {
+    await this.db.run('DELETE FROM jobs WHERE id IN (SELECT id FROM send_runs WHERE send_id = ?)', [id]);
+    await this.db.run('DELETE FROM sends WHERE id = ?', [id]);
   }
 
   /** Sends whose schedule is due, across organizations (the scheduler of lake serve). */
-  due(now: number): SendRecord[] {
-    return (this.db.prepare('SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run').all(now) as SendRow[]).map(toSend);
+  async due(now: number): Promise<SendRecord[]> {
+    return (await this.db.all<SendRow>('SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run', [now])).map(toSend);
   }
 
-  insertRun(run: SendRunRecord): void {
-    this.db.prepare('INSERT INTO send_runs (id, send_id, trigger, query_id, rows_sent, batches, created) VALUES (?, ?, ?, ?, ?, ?, ?)').run(run.id, run.sendId, run.trigger, run.queryId, run.rowsSent, run.batches, run.created);
+  async insertRun(run: SendRunRecord): Promise<void> {
+    await this.db.run('INSERT INTO send_runs (id, send_id, trigger, query_id, rows_sent, batches, created) VALUES (?, ?, ?, ?, ?, ?, ?)', [run.id, run.sendId, run.trigger, run.queryId, run.rowsSent, run.batches, run.created]);
   }
 
-  getRun(id: string): SendRunRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM send_runs WHERE id = ?').get(id) as RunRow | undefined;
+  async getRun(id: string): Promise<SendRunRecord | undefined> {
+    const row = await this.db.get<RunRow>('SELECT * FROM send_runs WHERE id = ?', [id]);
     return row && toRun(row);
   }
 
-  recordQuery(runId: string, queryId: string): void {
-    this.db.prepare('UPDATE send_runs SET query_id = ? WHERE id = ?').run(queryId, runId);
+  async recordQuery(runId: string, queryId: string): Promise<void> {
+    await this.db.run('UPDATE send_runs SET query_id = ? WHERE id = ?', [queryId, runId]);
   }
 
-  addDelivered(runId: string, rows: number): void {
-    this.db.prepare('UPDATE send_runs SET rows_sent = rows_sent + ?, batches = batches + 1 WHERE id = ?').run(rows, runId);
+  async addDelivered(runId: string, rows: number): Promise<void> {
+    await this.db.run('UPDATE send_runs SET rows_sent = rows_sent + ?, batches = batches + 1 WHERE id = ?', [rows, runId]);
   }
 
-  runs(sendId: string, limit: number, after?: SendRunRecord): { data: SendRunRecord[]; hasMore: boolean } {
-    const rows = this.db
-      .prepare(`SELECT * FROM send_runs WHERE send_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`)
-      .all(sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1) as RunRow[];
+  async runs(sendId: string, limit: number, after?: SendRunRecord): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<RunRow>(`SELECT * FROM send_runs WHERE send_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toRun), hasMore: rows.length > limit };
   }
 
   /** The run of this send that is queued or running, if any. */
-  liveRun(sendId: string): string | undefined {
-    const row = this.db
-      .prepare(`SELECT r.id FROM send_runs r JOIN jobs j ON j.id = r.id WHERE r.send_id = ? AND j.status IN ('queued', 'running') LIMIT 1`)
-      .get(sendId) as { id: string } | undefined;
+  async liveRun(sendId: string): Promise<string | undefined> {
+    const row = await this.db.get<{ id: string }>(`SELECT r.id FROM send_runs r JOIN jobs j ON j.id = r.id WHERE r.send_id = ? AND j.status IN ('queued', 'running') LIMIT 1`, [sendId]);
     return row?.id;
   }
 }

@@ -3,7 +3,7 @@ import { findConnector } from '../connectors/registry.js';
 import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../connectors/types.js';
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
-import { writeTransaction } from '../store/database.js';
+import { lock } from '../store/metadata-db.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
@@ -80,10 +80,10 @@ export class SourceService {
   readonly store: SourceStore;
 
   constructor(
-    private readonly db: import('../store/database.js').MetadataDb,
+    private readonly db: import('../store/metadata-db.js').MetadataDb,
     private readonly box: SecretBox,
     /** Whether the organization's lake has tables or views in a schema (a new source must not write among them). */
-    private readonly lakeHasSchema: (organizationId: string, schema: string) => boolean = () => false,
+    private readonly lakeHasSchema: (organizationId: string, schema: string) => Promise<boolean> = async () => false,
     /** Where sources may connect; unrestricted when absent. */
     private readonly outbound?: OutboundPolicy,
   ) {
@@ -93,16 +93,16 @@ export class SourceService {
   async create(principal: Principal, input: SourceCreation): Promise<SourceRecord> {
     const connector = acceptedConnector(input.connector);
     const { config, secrets } = checkSettings(connector, input, false);
-    const name = input.name === undefined ? this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(input.name);
+    const name = input.name === undefined ? await this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(input.name);
     const lakeSchema = lakeSchemaFor(name);
-    this.assertSchemaFree(principal.organizationId, name, lakeSchema);
+    await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
     const id = newId('src');
     const reach = await this.reach({ config, secrets, tables: [] });
     // Discovery is best effort here: a source whose database is down still gets created, and a test discovers later.
     const found = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
     // Checked again with the insert, in one write transaction: two requests for one name cannot both pass.
-    return writeTransaction(this.db, () => {
-      this.assertSchemaFree(principal.organizationId, name, lakeSchema);
+    return this.db.transaction(lock.sourceNames(principal.organizationId), async () => {
+      await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
       return this.store.insert({
         id,
         organizationId: principal.organizationId,
@@ -119,10 +119,10 @@ export class SourceService {
   }
 
   /** A source created without a name gets its connector's, numbered from 2 when taken. */
-  private freeDefaultName(organizationId: string, base: string): string {
+  private async freeDefaultName(organizationId: string, base: string): Promise<string> {
     for (let n = 1; ; n++) {
       const name = n === 1 ? base : `${base} ${n}`;
-      if (!this.store.schemaHolder(organizationId, lakeSchemaFor(name)) && !this.lakeHasSchema(organizationId, lakeSchemaFor(name))) return name;
+      if (!await this.store.schemaHolder(organizationId, lakeSchemaFor(name)) && !(await this.lakeHasSchema(organizationId, lakeSchemaFor(name)))) return name;
     }
   }
 
@@ -131,26 +131,26 @@ export class SourceService {
    * is one nobody holds: not reserved, not another source's (deleted ones included: their data stays), not a
    * schema the lake already has. `self` is the source being renamed, which keeps its schema.
    */
-  private assertSchemaFree(organizationId: string, name: string, schema: string, self?: SourceRecord): void {
+  private async assertSchemaFree(organizationId: string, name: string, schema: string, self?: SourceRecord): Promise<void> {
     const conflict = (why: string): LakeServiceError =>
       new LakeServiceError('source_name_conflict', `The name '${name.slice(0, 64)}' cannot be used: ${why}. Choose another name.`, { param: 'name' });
     const refusal = schemaRefusal(schema);
     if (refusal) throw conflict(refusal);
-    const holder = this.store.schemaHolder(organizationId, schema, self?.id);
+    const holder = await this.store.schemaHolder(organizationId, schema, self?.id);
     if (holder) throw conflict(holder.deleted ? `a deleted source (${holder.id}) held lake schema ${schema}, whose tables are kept` : `source ${holder.id} ('${holder.name.slice(0, 64)}') already has that name or lake schema ${schema}`);
-    if (!self && this.lakeHasSchema(organizationId, schema)) throw conflict(`lake schema ${schema} already exists`);
+    if (!self && (await this.lakeHasSchema(organizationId, schema))) throw conflict(`lake schema ${schema} already exists`);
   }
 
-  get(principal: Principal, id: string): SourceRecord {
-    const source = this.store.get(principal.organizationId, id);
+  async get(principal: Principal, id: string): Promise<SourceRecord> {
+    const source = await this.store.get(principal.organizationId, id);
     if (!source) throw new LakeServiceError('source_not_found', `No source '${id.slice(0, 64)}' exists in your organization (deleted sources are not found either).`);
     return source;
   }
 
-  list(principal: Principal, limit: number, startingAfter: string | undefined): { data: SourceRecord[]; hasMore: boolean } {
+  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SourceRecord[]; hasMore: boolean }> {
     let after: SourceRecord | undefined;
     if (startingAfter !== undefined) {
-      after = this.store.get(principal.organizationId, startingAfter);
+      after = await this.store.get(principal.organizationId, startingAfter);
       if (!after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sources.', { param: 'starting_after' });
     }
     return this.store.list(principal.organizationId, limit, after);
@@ -162,7 +162,7 @@ export class SourceService {
    * ground (409 source_config_unavailable).
    */
   async update(principal: Principal, id: string, change: SourceChange): Promise<SourceRecord> {
-    const source = this.get(principal, id);
+    const source = await this.get(principal, id);
     const connector = findConnector(source.connector) as Connector;
     const { config, secrets } = checkSettings(connector, change, true);
     // A source is never pointed where the outbound rules refuse (checked again at every connection).
@@ -171,17 +171,17 @@ export class SourceService {
     });
     const name = change.name === undefined ? undefined : checkName(change.name);
     // A rename keeps the source's lake schema; the new name must still be its own.
-    if (name !== undefined) this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
+    if (name !== undefined) await this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
     const tables = change.tables === undefined ? undefined : applyTableChanges(source.tables, change.tables);
     const changesConfig = name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
-    if (this.store.hasLiveSync(id)) {
+    if (await this.store.hasLiveSync(id)) {
       if (change.paused === true) {
         throw new LakeServiceError('source_pause_failed', 'A sync of this source is running, so the pause cannot be applied now. Cancel the sync or wait for it, then pause.');
       }
       if (changesConfig) throw new LakeServiceError('source_config_unavailable', 'A sync of this source is running; change it after the sync ends (or cancel the sync).');
     }
     const mergedSecrets = secretsAfter(connector, source, this.openSecrets(source), config, secrets);
-    this.store.update(id, {
+    await this.store.update(id, {
       name,
       lakeSchema: source.lakeSchema,
       config: Object.keys(config).length > 0 ? { ...source.config, ...config } : undefined,
@@ -194,19 +194,19 @@ export class SourceService {
   }
 
   /** Soft delete: the source disappears from every route; the lake tables it filled stay. */
-  delete(principal: Principal, id: string): void {
-    this.get(principal, id);
-    this.store.softDelete(id);
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.get(principal, id);
+    await this.store.softDelete(id);
   }
 
   /** A live connection test where the connector has one; it also refreshes the table configuration from discovery. */
   async test(principal: Principal, id: string): Promise<TestOutcome> {
-    const source = this.get(principal, id);
+    const source = await this.get(principal, id);
     const connector = findConnector(source.connector) as Connector;
     const at = Math.floor(Date.now() / 1000);
     if (!connector.test) {
       const lastTest: LastTest = { supported: false, ok: false, reason: null, at };
-      this.store.update(id, { lastTest });
+      await this.store.update(id, { lastTest });
       return { supported: false, ok: false, reason: null };
     }
     const reach = await this.reach(this.settings(source)).catch((error: unknown) => {
@@ -214,7 +214,7 @@ export class SourceService {
       return undefined;
     });
     const result = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
-    this.store.update(id, {
+    await this.store.update(id, {
       lastTest: { supported: true, ok: result.ok, reason: result.reason, at },
       ...(result.tables ? { tables: mergeDiscovery(source.tables, result.tables, source.discovered === null), discovered: at } : {}),
     });

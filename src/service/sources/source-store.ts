@@ -1,5 +1,5 @@
 import type { SourceTable, TestFailure } from '../connectors/types.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb, SqlParam } from '../store/metadata-db.js';
 import { lakeSchemaFor } from './lake-schema.js';
 
 export interface LastTest {
@@ -70,42 +70,34 @@ const now = (): number => Math.floor(Date.now() / 1000);
 export class SourceStore {
   constructor(private readonly db: MetadataDb) {}
 
-  insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): SourceRecord {
+  async insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): Promise<SourceRecord> {
     const at = now();
-    this.db
-      .prepare(
-        `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
-      )
-      .run(record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, record.lakeSchema, at, at);
-    return this.get(record.organizationId, record.id) as SourceRecord;
+    await this.db.run(`INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, [record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, record.lakeSchema, at, at]);
+    return (await this.get(record.organizationId, record.id)) as SourceRecord;
   }
 
   /** A source by id, deleted or not: what its logs and syncs are about stays answerable after it is deleted. */
-  getIncludingDeleted(id: string): SourceRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined;
+  async getIncludingDeleted(id: string): Promise<SourceRecord | undefined> {
+    const row = await this.db.get<SourceRow>('SELECT * FROM sources WHERE id = ?', [id]);
     return row && toRecord(row);
   }
 
-  get(organizationId: string, id: string): SourceRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL').get(id, organizationId) as SourceRow | undefined;
+  async get(organizationId: string, id: string): Promise<SourceRecord | undefined> {
+    const row = await this.db.get<SourceRow>('SELECT * FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL', [id, organizationId]);
     return row && toRecord(row);
   }
 
-  list(organizationId: string, limit: number, after?: SourceRecord): { data: SourceRecord[]; hasMore: boolean } {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
-         ORDER BY created DESC, id DESC LIMIT ?`,
-      )
-      .all(organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1) as SourceRow[];
+  async list(organizationId: string, limit: number, after?: SourceRecord): Promise<{ data: SourceRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<SourceRow>(`SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
+         ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
   }
 
-  update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'lakeSchema' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): void {
+  async update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'lakeSchema' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): Promise<void> {
     const sets: string[] = ['updated = ?'];
-    const values: unknown[] = [now()];
-    const column = (name: string, value: unknown): void => {
+    const values: SqlParam[] = [now()];
+    const column = (name: string, value: SqlParam): void => {
       sets.push(`${name} = ?`);
       values.push(value);
     };
@@ -122,30 +114,28 @@ export class SourceStore {
     if (changes.discovered !== undefined) column('discovered', changes.discovered);
     if (changes.lastTest !== undefined) column('last_test', JSON.stringify(changes.lastTest));
     if (changes.paused !== undefined) column('paused', changes.paused ? 1 : 0);
-    this.db.prepare(`UPDATE sources SET ${sets.join(', ')} WHERE id = ? AND deleted IS NULL`).run(...values, id);
+    await this.db.run(`UPDATE sources SET ${sets.join(', ')} WHERE id = ? AND deleted IS NULL`, [...values, id]);
   }
 
   /**
    * The source, deleted ones included (their data stays in the lake), that holds a lake schema or whose name leads
    * to it, other than `except`: the oldest one.
    */
-  schemaHolder(organizationId: string, schema: string, except?: string): { id: string; name: string; deleted: boolean; created: number } | undefined {
-    const rows = this.db.prepare('SELECT * FROM sources WHERE organization_id = ? ORDER BY created, id').all(organizationId) as (SourceRow & { deleted: number | null })[];
+  async schemaHolder(organizationId: string, schema: string, except?: string): Promise<{ id: string; name: string; deleted: boolean; created: number } | undefined> {
+    const rows = await this.db.all<(SourceRow & { deleted: number | null })>('SELECT * FROM sources WHERE organization_id = ? ORDER BY created, id', [organizationId]);
     // A live source holds its schema and its name; a deleted one only the schema its data stays in.
     const held = rows.find((row) => row.id !== except && (toRecord(row).lakeSchema === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)));
     return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
   }
 
-  softDelete(id: string): void {
-    this.db.prepare('UPDATE sources SET deleted = ?, updated = ? WHERE id = ? AND deleted IS NULL').run(now(), now(), id);
+  async softDelete(id: string): Promise<void> {
+    await this.db.run('UPDATE sources SET deleted = ?, updated = ? WHERE id = ? AND deleted IS NULL', [now(), now(), id]);
   }
 
   /** True while a sync of the source is queued or running. */
-  hasLiveSync(id: string): boolean {
+  async hasLiveSync(id: string): Promise<boolean> {
     return (
-      this.db
-        .prepare(`SELECT 1 FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`)
-        .get(id) !== undefined
+      await this.db.get(`SELECT 1 FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`, [id]) !== undefined
     );
   }
 }

@@ -1,47 +1,27 @@
-import type Database from 'better-sqlite3';
-import { requireCommonJs } from '../../load-commonjs.js';
 import { applyMigrations } from './migrate.js';
 import { MIGRATIONS } from './migrations.js';
+import type { MetadataDb } from './metadata-db.js';
+import { PostgresMetadataDb } from './postgres-db.js';
+import { SqliteMetadataDb } from './sqlite-db.js';
 
-export type MetadataDb = Database.Database;
+export type { MetadataDb } from './metadata-db.js';
 
-/**
- * Opens the metadata store. WAL lets readers in several `lake` processes run beside one writer; the busy timeout
- * makes a second writer wait for the lock instead of failing with SQLITE_BUSY.
- */
-export function openMetadataDb(file: string): MetadataDb {
-  const SQLite = requireCommonJs('better-sqlite3') as typeof Database;
-  const db = new SQLite(file, { timeout: 15_000 });
-  db.pragma('busy_timeout = 15000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  applyMigrations(db, MIGRATIONS);
-  cachePreparedStatements(db);
-  return db;
+/** A PostgreSQL URL (LAKE_METADATA_URL) rather than a file in the home. */
+export function isPostgresUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
 }
 
 /**
- * Stores prepare their SQL where they use it; compiling it again on every request showed in profiles. Statements
- * are cached by text. That is safe because none is iterated lazily or reconfigured (raw, pluck) by its callers.
+ * Opens the metadata store, migrated to this build's schema: the SQLite file in the home, or the PostgreSQL
+ * database that replicas share.
  */
-function cachePreparedStatements(db: MetadataDb): void {
-  const prepare = db.prepare.bind(db);
-  const cache = new Map<string, ReturnType<MetadataDb['prepare']>>();
-  db.prepare = ((source: string) => {
-    let statement = cache.get(source);
-    if (!statement) {
-      statement = prepare(source);
-      cache.set(source, statement);
-    }
-    return statement;
-  }) as MetadataDb['prepare'];
-}
-
-/**
- * Runs fn in a transaction that takes the write lock at the start, so that read-then-write sequences from two
- * processes cannot interleave.
- */
-export function writeTransaction<T>(db: MetadataDb, fn: () => T): T {
-  return db.transaction(fn).immediate();
+export async function openMetadataDb(target: string): Promise<MetadataDb> {
+  const db = isPostgresUrl(target) ? PostgresMetadataDb.open(target) : SqliteMetadataDb.open(target);
+  try {
+    await applyMigrations(db, MIGRATIONS);
+    return db;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }

@@ -300,6 +300,13 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE id NOT IN (SELECT current_snapshot_id FROM lake_tables WHERE current_snapshot_id IS NOT NULL);
       CREATE INDEX lake_snapshots_superseded ON lake_snapshots (superseded_at) WHERE superseded_at IS NOT NULL;
     `,
+    // A new PostgreSQL store has no snapshots to mark: the same migration without SQLite's strftime.
+    postgres: `
+      ALTER TABLE lake_snapshots ADD COLUMN superseded_at INTEGER;
+      ALTER TABLE lake_snapshots ADD COLUMN superseded_version INTEGER;
+      ALTER TABLE queries ADD COLUMN catalog_version INTEGER;
+      CREATE INDEX lake_snapshots_superseded ON lake_snapshots (superseded_at) WHERE superseded_at IS NOT NULL;
+    `,
   },
   {
     version: 11,

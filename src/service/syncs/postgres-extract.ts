@@ -270,7 +270,7 @@ async function syncTable(
     const total = incremental ? null : table.estimatedRows;
     input.reporter.phase(task, 'extracting', { completed: 0, total });
     const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
-    const previous = incremental ? input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
+    const previous = incremental ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
     const merging = previous !== undefined && table.primaryKey.length > 0;
     // Changed rows become a new layer on the previous snapshot (the cost follows the change); a snapshot with
     // MAX_LAYERS layers, or layered on another key, is compacted instead: merged whole into one new snapshot.

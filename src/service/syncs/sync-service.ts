@@ -1,3 +1,4 @@
+import { repeat } from '../repeat.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
@@ -13,7 +14,7 @@ import { principalIdOf } from '../queries/query-service.js';
 import { lakeTableOf } from '../sources/lake-schema.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
-import { writeTransaction, type MetadataDb } from '../store/database.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { syncPostgres } from './postgres-extract.js';
 import { syncSample } from './sample-extract.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
@@ -71,21 +72,22 @@ export class SyncService {
    * Records a sync of the source (202: recorded, not finished). Refused for a paused source (409 source_paused);
    * a source with a sync queued or running answers 409 sync_in_progress naming it, and no second run starts.
    */
-  submit(principal: Principal, sourceId: string, input: SyncRequest, idempotencyKey: string | undefined): { id: string; replayed: boolean } {
-    const source = this.sources.get(principal, sourceId);
+  async submit(principal: Principal, sourceId: string, input: SyncRequest, idempotencyKey: string | undefined): Promise<{ id: string; replayed: boolean }> {
+    const source = await this.sources.get(principal, sourceId);
     const request = this.checkRequest(source, input);
     const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: `syncs.submit:${sourceId}` };
     const requestHash = hashRequest(sourceId, JSON.stringify(request));
-    const outcome = writeTransaction(this.db, () => {
-      const replay = idempotencyKey ? this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
+    const locks = [lock.sourceSyncs(sourceId), ...(idempotencyKey ? [lock.idempotencyKey(scope.organizationId, scope.principalId, idempotencyKey)] : [])];
+    const outcome = await this.db.transaction(locks, async () => {
+      const replay = idempotencyKey ? await this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
       if (replay) return { id: replay.resourceId, replayed: true };
       if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused; resume it to sync.`);
-      const live = this.store.liveId(sourceId);
+      const live = await this.store.liveId(sourceId);
       if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow that sync's job ${live}, or cancel it.`);
       const id = newId('sync');
-      this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
-      this.store.insert(id, sourceId, request);
-      if (idempotencyKey) this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
+      await this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
+      await this.store.insert(id, sourceId, request);
+      if (idempotencyKey) await this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
       return { id, replayed: false };
     });
     if (!outcome.replayed && this.runsSyncs) this.kick(outcome.id);
@@ -93,9 +95,9 @@ export class SyncService {
   }
 
   /** A sync: job status and timestamps, with each table's phase and counts. */
-  summary(id: string): SyncView | null {
-    const sync = this.store.get(id);
-    const job = this.jobs.getById(id);
+  async summary(id: string): Promise<SyncView | null> {
+    const sync = await this.store.get(id);
+    const job = await this.jobs.getById(id);
     if (!sync || !job) return null;
     const tables = Object.values(sync.progress);
     return {
@@ -114,19 +116,18 @@ export class SyncService {
     };
   }
 
-  latestSummary(sourceId: string): SyncView | null {
-    this.jobs.expireLeases(this.store.latestId(sourceId));
-    const id = this.store.latestId(sourceId);
-    return id ? this.summary(id) : null;
+  async latestSummary(sourceId: string): Promise<SyncView | null> {
+    await this.jobs.expireLeases(await this.store.latestId(sourceId));
+    const id = await this.store.latestId(sourceId);
+    return id ? await this.summary(id) : null;
   }
 
   /** For lake serve: takes queued syncs (from any process) every second, oldest first. */
   startPolling(): void {
     if (this.poller) return;
-    this.poller = setInterval(() => {
-      for (const id of this.jobs.queued('sync')) this.kick(id);
-    }, 1000);
-    this.poller.unref();
+    this.poller = repeat(1000, async () => {
+      for (const id of await this.jobs.queued('sync')) this.kick(id);
+    });
   }
 
   /** Stops taking work and waits for the sync in progress, which is told to stop after graceMs. */
@@ -154,18 +155,18 @@ export class SyncService {
   }
 
   private async runIfQueued(id: string): Promise<void> {
-    if (this.stopping.signal.aborted || !this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) return;
+    if (this.stopping.signal.aborted || !await this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) return;
     const cancel = new AbortController();
     const abortOnStop = (): void => cancel.abort();
     this.stopping.signal.addEventListener('abort', abortOnStop, { once: true });
-    const keeper = setInterval(() => {
-      this.jobs.renewLeases(this.workerId, [id], this.jobs.clockNow() + this.jobSettings.leaseMs);
-      if (this.jobs.cancelRequested([id]).length > 0) cancel.abort();
-    }, Math.min(1000, this.jobSettings.leaseMs / 3));
+    const keeper = repeat(Math.min(1000, this.jobSettings.leaseMs / 3), async () => {
+      await this.jobs.renewLeases(this.workerId, [id], this.jobs.clockNow() + this.jobSettings.leaseMs);
+      if ((await this.jobs.cancelRequested([id])).length > 0) cancel.abort();
+    });
     try {
       await this.run(id, cancel.signal);
     } catch (error) {
-      this.jobs.finish(id, 'failed', { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) });
+      await this.jobs.finish(id, 'failed', { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) });
     } finally {
       clearInterval(keeper);
       this.stopping.signal.removeEventListener('abort', abortOnStop);
@@ -173,19 +174,19 @@ export class SyncService {
   }
 
   private async run(id: string, signal: AbortSignal): Promise<void> {
-    const sync = this.store.get(id);
-    const job = this.jobs.getById(id);
+    const sync = await this.store.get(id);
+    const job = await this.jobs.getById(id);
     if (!sync || !job) return;
-    const source = this.sources.store.get(job.organizationId, sync.sourceId);
+    const source = await this.sources.store.get(job.organizationId, sync.sourceId);
     if (!source) {
-      this.jobs.finish(id, 'failed', { code: 'source_not_found', message: 'The source was deleted before its sync ran.' });
+      await this.jobs.finish(id, 'failed', { code: 'source_not_found', message: 'The source was deleted before its sync ran.' });
       return;
     }
     const lakeSchema = source.lakeSchema;
     // Names are unique now; sources made before that may share a schema, which only the oldest may write.
-    const holder = this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);
+    const holder = await this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);
     if (holder && (holder.created < source.created || (holder.created === source.created && holder.id < source.id))) {
-      this.jobs.finish(id, 'failed', { code: 'source_name_conflict', message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).` });
+      await this.jobs.finish(id, 'failed', { code: 'source_name_conflict', message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).` });
       return;
     }
     const chosen = source.tables.filter((t) => (sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled));
@@ -196,7 +197,7 @@ export class SyncService {
       lakeTable: lakeTableOf(source, table.schema, table.name),
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
     }));
-    const reporter = this.reporter(id, tasks);
+    const reporter = await this.reporter(id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
     const stagingDir = join(this.lake.layout.homeRoot, 'staging', id);
     let results: TableResult[];
@@ -204,65 +205,65 @@ export class SyncService {
       results =
         source.connector === 'sample'
           ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
-          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
+          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: await this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
-      this.jobs.finish(id, 'failed', { code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed', message: `The sync failed: ${message}.` });
+      await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
+      await this.jobs.finish(id, 'failed', { code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed', message: `The sync failed: ${message}.` });
       return;
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
     }
     for (const result of results) {
       if (result.error) {
-        this.store.log(job.organizationId, source.id, 'error', result.task.key, `Table ${result.task.key} failed: ${result.error}`, { sync: id });
+        await this.store.log(job.organizationId, source.id, 'error', result.task.key, `Table ${result.task.key} failed: ${result.error}`, { sync: id });
         continue;
       }
-      this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
-      this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
+      await this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
+      await this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
     }
     const failed = results.filter((r) => r.error);
-    if (signal.aborted) this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
+    if (signal.aborted) await this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
     else if (failed.length > 0) {
       // Each table's reason, so the sync object, the stream's last event and a follower all say why.
       const reasons = failed.map((f) => `${f.task.key} (${f.error})`).join('; ');
-      this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.` });
-    } else this.jobs.finish(id, 'succeeded');
+      await this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.` });
+    } else await this.jobs.finish(id, 'succeeded');
   }
 
   /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
-  private reporter(id: string, tasks: readonly TableTask[]): SyncReporter {
+  private async reporter(id: string, tasks: readonly TableTask[]): Promise<SyncReporter> {
     const progress: Record<string, TableProgress> = {};
     const lastSent = new Map<string, number>();
     for (const task of tasks) {
       progress[task.key] = { table: task.key, lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`, phase: 'queued', completed: 0, total: task.table.estimatedRows };
     }
-    this.store.saveProgress(id, progress);
-    const emit = (task: TableTask): void => {
+    await this.store.saveProgress(id, progress);
+    const emit = async (task: TableTask): Promise<void> => {
       const entry = progress[task.key] as TableProgress;
-      this.store.saveProgress(id, progress);
-      this.jobs.appendEvent(id, 'sync.progress', { ...entry });
+      await this.store.saveProgress(id, progress);
+      await this.jobs.appendEvent(id, 'sync.progress', { ...entry });
       lastSent.set(task.key, Date.now());
     };
     const jobs = this.jobs;
     const store = this.store;
     return {
-      phase(task: TableTask, phase: TablePhase, details = {}) {
+      async phase(task: TableTask, phase: TablePhase, details = {}) {
         const entry = progress[task.key] as TableProgress;
         entry.phase = phase;
         if (details.completed !== undefined) entry.completed = details.completed;
         if (details.total !== undefined) entry.total = details.total;
         if (details.error !== undefined) entry.error = details.error;
-        emit(task);
+        await emit(task);
       },
-      rows(task: TableTask, completed: number) {
+      async rows(task: TableTask, completed: number) {
         (progress[task.key] as TableProgress).completed = completed;
-        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) emit(task);
+        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) await emit(task);
       },
-      schemaChange(task: TableTask, change) {
-        const job = jobs.getById(id);
-        if (job) store.log(job.organizationId, store.get(id)?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
-        jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
+      async schemaChange(task: TableTask, change) {
+        const job = await jobs.getById(id);
+        if (job) await store.log(job.organizationId, (await store.get(id))?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
+        await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
       },
     };
   }

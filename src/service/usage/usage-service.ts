@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
 import { LakeServiceError } from '../errors.js';
 import type { Lake } from '../lake/lake.js';
-import type { MetadataDb } from '../store/database.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 
 /** What lake meters, per organization and day (docs/api.md, "Usage"). */
 export const METRICS = ['queries_run', 'result_bytes', 'rows_synced', 'rows_sent'] as const;
@@ -71,22 +71,18 @@ export class UsageService {
     private readonly prices: () => PriceTable,
   ) {}
 
-  record(organizationId: string, metric: Metric, quantity: number): void {
+  async record(organizationId: string, metric: Metric, quantity: number): Promise<void> {
     if (quantity <= 0) return;
     const day = new Date(this.clock.now()).toISOString().slice(0, 10);
-    this.db
-      .prepare(
-        `INSERT INTO usage_daily (organization_id, day, metric, quantity) VALUES (?, ?, ?, ?)
-         ON CONFLICT (organization_id, day, metric) DO UPDATE SET quantity = quantity + excluded.quantity`,
-      )
-      .run(organizationId, day, metric, Math.round(quantity));
+    await this.db.run(`INSERT INTO usage_daily (organization_id, day, metric, quantity) VALUES (?, ?, ?, ?)
+         ON CONFLICT (organization_id, day, metric) DO UPDATE SET quantity = quantity + excluded.quantity`, [organizationId, day, metric, Math.round(quantity)]);
   }
 
   /**
    * A month's days and totals. The projection for the current month is month-to-date × days in month ÷ days
    * elapsed (today counting as elapsed), plus current storage at its monthly price; past months are what they were.
    */
-  report(principal: Principal, month?: string): UsageReport {
+  async report(principal: Principal, month?: string): Promise<UsageReport> {
     const now = new Date(this.clock.now());
     const current = now.toISOString().slice(0, 7);
     const target = month ?? current;
@@ -94,11 +90,7 @@ export class UsageService {
     const [year, mon] = target.split('-').map(Number) as [number, number];
     const daysInMonth = new Date(Date.UTC(year, mon, 0)).getUTCDate();
     const daysElapsed = target === current ? now.getUTCDate() : target < current ? daysInMonth : 0;
-    const rows = this.db.prepare('SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day').all(principal.organizationId, `${target}-%`) as {
-      day: string;
-      metric: Metric;
-      quantity: number;
-    }[];
+    const rows = await this.db.all<{ day: string; metric: Metric; quantity: number; }>('SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day', [principal.organizationId, `${target}-%`]);
     const prices = this.prices();
     const byDay = new Map<string, Record<Metric, number>>();
     for (const row of rows) {
@@ -110,7 +102,7 @@ export class UsageService {
     const totals = noQuantities();
     for (const d of days) for (const m of METRICS) totals[m] += d[m];
     // What the lake really holds: current snapshots and the older ones still kept for queries that may read them.
-    const storageBytes = this.lake.storedBytes(principal.organizationId);
+    const storageBytes = await this.lake.storedBytes(principal.organizationId);
     const storage = (storageBytes / GB) * prices.storage_per_gb_month;
     const metered = dayCost(totals, prices);
     const projectedMetered = daysElapsed > 0 && target === current ? (metered * daysInMonth) / daysElapsed : metered;

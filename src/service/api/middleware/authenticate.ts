@@ -52,7 +52,7 @@ export function clientAddress(c: Context<ApiEnv>): string {
 async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): Promise<void> {
   const apiKey = c.req.header('x-api-key');
   if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
-    const principal = c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
+    const principal = await c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
     c.set('principal', principal);
     enforceRateLimit(c, principal.credentialId, principal.organizationId);
     return;
@@ -60,7 +60,7 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   const header = c.req.header('Authorization');
   const streamToken = requirement.allowStreamToken && header === undefined ? c.req.query('stream_token') : undefined;
   if (streamToken !== undefined) {
-    authorize(c, requirement, principalOfStreamToken(c, streamToken));
+    authorize(c, requirement, await principalOfStreamToken(c, streamToken));
     return;
   }
   if (!header) {
@@ -73,10 +73,10 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   if (!match?.[1]) {
     throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
   }
-  authorize(c, requirement, c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
+  authorize(c, requirement, await c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
 }
 
-function principalOfStreamToken(c: Context<ApiEnv>, token: string): Principal {
+async function principalOfStreamToken(c: Context<ApiEnv>, token: string): Promise<Principal> {
   const checked = checkStreamToken(c.get('services').signer, c.req.path, token);
   if (checked === 'expired') throw new LakeServiceError('credentials_expired', 'This stream URL has expired (they last 5 minutes). Ask for a new one with POST …/stream_url.');
   if (checked === 'invalid') throw new LakeServiceError('invalid_credentials', 'The stream_token is not valid for this stream. Ask for a stream URL with POST …/stream_url.');

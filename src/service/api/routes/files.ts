@@ -32,8 +32,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
  * Range requests so large downloads can resume; every refusal is a JSON error, never the file.
  */
 export function fileRoutes(app: Hono<ApiEnv>): void {
-  mount(app, SERVICE_ROUTES.downloadResultFile, (c, { params: { id }, query }) => {
-    const { file, size } = c.get('services').results.download(id, query.expires, query.signature);
+  mount(app, SERVICE_ROUTES.downloadResultFile, async (c, { params: { id }, query }) => {
+    const { file, size } = await c.get('services').results.download(id, query.expires, query.signature);
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {

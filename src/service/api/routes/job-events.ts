@@ -15,18 +15,18 @@ import { publicOrigin } from '../request-params.js';
  * after the job's final event or shortly before 120 s. `idOf` turns an event's number into its SSE id. A finished
  * job with nothing after `afterSeq` answers 204, which tells EventSource clients to stop reconnecting.
  */
-export function streamJobEvents(
+export async function streamJobEvents(
   c: Context<ApiEnv>,
   jobId: string,
   afterSeq: number,
   idOf: (seq: number) => string,
   /** What the caller may see of an event (undefined leaves it out); everything when absent. */
-  view: (type: string, data: Record<string, unknown>) => Record<string, unknown> | undefined = (_type, data) => data,
-): Response {
+  view: (type: string, data: Record<string, unknown>) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined = (_type, data) => data,
+): Promise<Response> {
   const { jobs, clock, closing } = c.get('services');
   const store = jobs.store;
-  const job = store.getById(jobId);
-  if (job && TERMINAL_STATUSES.has(job.status) && store.lastSeq(jobId) <= afterSeq) return c.body(null, 204);
+  const job = await store.getById(jobId);
+  if (job && TERMINAL_STATUSES.has(job.status) && await store.lastSeq(jobId) <= afterSeq) return c.body(null, 204);
   c.header('Cache-Control', 'no-store');
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
@@ -42,8 +42,8 @@ export function streamJobEvents(
     try {
       await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
       while (!gone.signal.aborted) {
-        for (const event of store.events(jobId, last)) {
-          const data = view(event.type, event.data as Record<string, unknown>);
+        for (const event of await store.events(jobId, last)) {
+          const data = await view(event.type, event.data as Record<string, unknown>);
           if (data !== undefined) await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(data) });
           last = event.seq;
           lastWrite = clock.now();
@@ -71,16 +71,16 @@ export function streamJobEvents(
 
 /** GET /jobs/{id}/events: a job's stream; event ids are the events' numbers within the job. */
 export function jobEventsRoute(app: Hono<ApiEnv>, route: (typeof JOB_ROUTES)['streamJobEvents']): void {
-  mount(app, route, (c, { params: { id } }) => {
+  mount(app, route, async (c, { params: { id } }) => {
     const { jobs, syncs, visibility } = c.get('services');
     const principal = c.get('principal');
-    const job = jobs.get(principal, id);
-    const sourceId = job.kind === 'sync' ? syncs.store.get(id)?.sourceId : undefined;
+    const job = await jobs.get(principal, id);
+    const sourceId = job.kind === 'sync' ? (await syncs.store.get(id))?.sourceId : undefined;
     let last = 0;
     const header = c.req.header('Last-Event-ID');
     if (header !== undefined) {
       const value = header.trim();
-      if (!/^\d{1,15}$/.test(value) || Number(value) > c.get('services').jobs.store.lastSeq(id)) {
+      if (!/^\d{1,15}$/.test(value) || Number(value) > await c.get('services').jobs.store.lastSeq(id)) {
         throw new LakeServiceError('invalid_last_event_id', `Last-Event-ID '${value.slice(0, 32)}' is not an event id of this job's stream.`, { param: 'Last-Event-ID' });
       }
       last = Number(value);

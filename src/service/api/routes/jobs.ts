@@ -15,21 +15,21 @@ import { jobEventsRoute, streamUrlBody } from './job-events.js';
 const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStreamUrl } = JOB_ROUTES;
 
 /** The job object as the caller may see it: a restricted credential is not told which tables a sync failed on. */
-function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): JobObject {
-  return jobObject(job, c.get('services').visibility.jobError(c.get('principal'), job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }));
+async function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): Promise<JobObject> {
+  return jobObject(job, await c.get('services').visibility.jobError(c.get('principal'), job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }));
 }
 
 export function jobRoutes(app: Hono<ApiEnv>): void {
-  mount(app, listJobs, (c, { query }) => {
-    const result = c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: result.data.map((job) => seenJob(c, job)), hasMore: result.hasMore }));
+  mount(app, listJobs, async (c, { query }) => {
+    const result = await c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
+    return c.json(listBody({ data: await Promise.all(result.data.map((job) => seenJob(c, job))), hasMore: result.hasMore }));
   });
 
-  mount(app, getJob, (c, { params }) => c.json(seenJob(c, c.get('services').jobs.get(c.get('principal'), params.id))));
+  mount(app, getJob, async (c, { params }) => c.json(await seenJob(c, await c.get('services').jobs.get(c.get('principal'), params.id))));
 
-  mount(app, getJobResult, (c, { params }) => {
+  mount(app, getJobResult, async (c, { params }) => {
     const { jobs, results } = c.get('services');
-    const query = jobs.result(c.get('principal'), params.id);
+    const query = await jobs.result(c.get('principal'), params.id);
     const signed = results.downloadLink(query.id);
     return c.json({
       object: 'job_result',
@@ -43,14 +43,14 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     const outcome = await c.get('services').jobs.cancel(c.get('principal'), params.id);
     return c.json({
       object: 'job_cancellation',
-      job: seenJob(c, outcome.job),
+      job: await seenJob(c, outcome.job),
       execution_may_continue: outcome.executionMayContinue,
     } satisfies JobCancellationObject);
   });
 
   jobEventsRoute(app, streamJobEvents);
-  mount(app, createJobStreamUrl, (c, { params }) => {
-    const job = c.get('services').jobs.get(c.get('principal'), params.id);
+  mount(app, createJobStreamUrl, async (c, { params }) => {
+    const job = await c.get('services').jobs.get(c.get('principal'), params.id);
     return c.json(streamUrlBody(c, `/jobs/${job.id}/events`));
   });
 }

@@ -5,11 +5,11 @@ import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
 
 export function logRoutes(app: Hono<ApiEnv>): void {
-  mount(app, SOURCE_ROUTES.listLogs, (c, { query }) => {
-    const result = c.get('services').logs.list(c.get('principal'), { source: query.source, kind: query.kind, since: query.since }, query.limit ?? 50, query.starting_after);
+  mount(app, SOURCE_ROUTES.listLogs, async (c, { query }) => {
+    const result = await c.get('services').logs.list(c.get('principal'), { source: query.source, kind: query.kind, since: query.since }, query.limit ?? 50, query.starting_after);
     return c.json(
       listBody({
-        data: c.get('services').visibility.logEntries(c.get('principal'), result.data).map((e) => ({ object: 'log_entry', id: e.id, source: e.sourceId, kind: e.kind, table: e.table, message: e.message, details: e.details, created: e.created })),
+        data: (await c.get('services').visibility.logEntries(c.get('principal'), result.data)).map((e) => ({ object: 'log_entry', id: e.id, source: e.sourceId, kind: e.kind, table: e.table, message: e.message, details: e.details, created: e.created })),
         hasMore: result.hasMore,
       }),
     );

@@ -8,19 +8,19 @@ import { patObject } from '../wire/credentials.js';
 const { createPersonalAccessToken: createToken, listPersonalAccessTokens: listTokens, revokePersonalAccessToken: revokeToken } = CREDENTIAL_ROUTES;
 
 export function patRoutes(app: Hono<ApiEnv>): void {
-  mount(app, createToken, (c, { body }) => {
-    const issued = c.get('services').personalTokens.create(c.get('principal'), body);
+  mount(app, createToken, async (c, { body }) => {
+    const issued = await c.get('services').personalTokens.create(c.get('principal'), body);
     c.header('Location', `/pats/${issued.record.id}`);
     return c.json({ ...patObject(issued.record), secret: issued.secret }, 201);
   });
 
-  mount(app, listTokens, (c, { query }) => {
-    const result = c.get('services').personalTokens.list(c.get('principal'), query.limit ?? 20, query.starting_after);
+  mount(app, listTokens, async (c, { query }) => {
+    const result = await c.get('services').personalTokens.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map(patObject), hasMore: result.hasMore }));
   });
 
-  mount(app, revokeToken, (c, { params }) => {
-    const record = c.get('services').personalTokens.revoke(c.get('principal'), params.id);
+  mount(app, revokeToken, async (c, { params }) => {
+    const record = await c.get('services').personalTokens.revoke(c.get('principal'), params.id);
     return c.json(patObject(record));
   });
 }

@@ -21,11 +21,11 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
   mount(app, get, async (c, { params, query: options }) => {
     const { queries, results } = c.get('services');
     const { format = 'files', wait = 0, limit = 100 } = options;
-    let query = queries.get(c.get('principal'), params.id);
+    let query = await queries.get(c.get('principal'), params.id);
     const offset = results.offsetOf(query, options.starting_after);
     if (wait > 0 && (query.status === 'running' || query.status === 'queued')) {
       await queries.waitFor(params.id, wait * 1000);
-      query = queries.get(c.get('principal'), params.id);
+      query = await queries.get(c.get('principal'), params.id);
     }
     const body = queryObject(query);
     if (query.status !== 'succeeded' || !results.file(query)) return c.json(body);

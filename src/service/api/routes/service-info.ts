@@ -13,12 +13,12 @@ const { getVersion: version, whoAmI, getErrorCode: errorCode } = SERVICE_ROUTES;
 export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
   mount(app, version, (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() } satisfies VersionObject));
 
-  mount(app, whoAmI, (c) => {
+  mount(app, whoAmI, async (c) => {
     const principal = c.get('principal');
     const { directory, credentials } = c.get('services');
-    const organization = directory.organization(principal.organizationId);
-    const user = principal.userId ? directory.user(principal.userId) : undefined;
-    const credential = credentials.get(principal.credentialId);
+    const organization = await directory.organization(principal.organizationId);
+    const user = principal.userId ? await directory.user(principal.userId) : undefined;
+    const credential = await credentials.get(principal.credentialId);
     // Both were there when the request was authenticated; gone since, the credential no longer stands.
     if (!organization || !credential) throw new LakeServiceError('invalid_credentials', 'This credential no longer exists.');
     return c.json({

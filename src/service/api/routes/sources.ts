@@ -18,11 +18,11 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     return c.json(connectorObject(connector));
   });
 
-  mount(app, listSources, (c, { query }) => {
+  mount(app, listSources, async (c, { query }) => {
     const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
-    const result = sources.list(principal, query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: result.data.map((s) => sourceObject(visibility.source(principal, s), visibility.sync(principal, latestSync(s.id)))), hasMore: result.hasMore }));
+    const result = await sources.list(principal, query.limit ?? 20, query.starting_after);
+    return c.json(listBody({ data: await Promise.all(result.data.map(async (s) => sourceObject(await visibility.source(principal, s), await visibility.sync(principal, await latestSync(s.id))))), hasMore: result.hasMore }));
   });
 
   mount(app, createSource, async (c, { body }) => {
@@ -30,14 +30,14 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const { connector, name, config, ...credentials } = body;
     const source = await sources.create(c.get('principal'), { connector, name, config, credentials });
     c.header('Location', `/sources/${source.id}`);
-    return c.json(sourceObject(visibility.source(c.get('principal'), source)), 201);
+    return c.json(sourceObject(await visibility.source(c.get('principal'), source)), 201);
   });
 
-  mount(app, getSource, (c, { params }) => {
+  mount(app, getSource, async (c, { params }) => {
     const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
-    const source = sources.get(principal, params.id);
-    return c.json(sourceObject(visibility.source(principal, source), visibility.sync(principal, latestSync(source.id))));
+    const source = await sources.get(principal, params.id);
+    return c.json(sourceObject(await visibility.source(principal, source), await visibility.sync(principal, await latestSync(source.id))));
   });
 
   mount(app, updateSource, async (c, { params, body }) => {
@@ -45,11 +45,11 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const principal = c.get('principal');
     const { name, paused, config, tables, ...credentials } = body;
     const source = await sources.update(principal, params.id, { name, paused, config, tables, credentials });
-    return c.json(sourceObject(visibility.source(principal, source), visibility.sync(principal, latestSync(source.id))));
+    return c.json(sourceObject(await visibility.source(principal, source), await visibility.sync(principal, await latestSync(source.id))));
   });
 
-  mount(app, deleteSource, (c, { params: { id } }) => {
-    c.get('services').sources.delete(c.get('principal'), id);
+  mount(app, deleteSource, async (c, { params: { id } }) => {
+    await c.get('services').sources.delete(c.get('principal'), id);
     return c.json({ object: 'source_deletion', id, deleted: true, data_retained: true } satisfies SourceDeletionObject);
   });
 

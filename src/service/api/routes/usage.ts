@@ -5,8 +5,8 @@ import { SERVICE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 
 export function usageRoutes(app: Hono<ApiEnv>): void {
-  mount(app, SERVICE_ROUTES.getUsage, (c, { query }) => {
-    const report = c.get('services').usage.report(c.get('principal'), query.month);
+  mount(app, SERVICE_ROUTES.getUsage, async (c, { query }) => {
+    const report = await c.get('services').usage.report(c.get('principal'), query.month);
     return c.json({
       object: 'usage',
       month: report.month,

@@ -1,0 +1,65 @@
+/** A value a statement binds: every metadata column is text or a number (booleans are 0/1, times epoch numbers). */
+export type SqlParam = string | number | null;
+
+export interface RunResult {
+  /** Rows the statement inserted, updated or deleted. */
+  changes: number;
+}
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * The one way metadata is read and written: SQLite embedded in the home, or PostgreSQL shared by replicas.
+ * Statements are written once with `?` placeholders in the SQL both dialects share; an implementation that needs
+ * `$1` rewrites them. Inside `transaction`, every call (from any store) joins that transaction.
+ */
+export interface MetadataDb {
+  readonly dialect: Dialect;
+  all<T>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly SqlParam[]): Promise<RunResult>;
+  /**
+   * Runs fn in one transaction that first takes the named locks, so check-then-act sequences naming the same lock
+   * never interleave, in this process or another replica. SQLite takes its single write lock (which covers every
+   * name); PostgreSQL takes a transaction-scoped advisory lock per name. Called inside a transaction, fn joins it
+   * (and its locks are taken too).
+   */
+  transaction<T>(locks: LockName | readonly LockName[], fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn's reads against one consistent moment of the store (several statements that must agree, such as a
+   * catalog's version and its tables). Takes no lock; inside a transaction, fn joins it.
+   */
+  snapshot<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Announces payload on channel to the listeners of every process that shares the store (PostgreSQL NOTIFY; in
+   * process for SQLite), once the surrounding transaction commits, and never when it rolls back.
+   */
+  notify(channel: string, payload: string): Promise<void>;
+  /** Calls handler for each notice on channel; returns the way to stop. */
+  listen(channel: string, handler: (payload: string) => void): () => void;
+  /** Runs a script of statements; for migrations only. */
+  execScript(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * What a transaction serialises on. Names are `domain:key`; a key narrows the lock to one object (a job, a source,
+ * an idempotency key), so unrelated work never waits.
+ */
+export type LockName = `${string}:${string}`;
+
+export const lock = {
+  job: (jobId: string): LockName => `job:${jobId}`,
+  idempotencyKey: (organizationId: string, principalId: string, key: string): LockName => `idempotency:${organizationId}/${principalId}/${key}`,
+  /** The organization's in-flight query ceiling. */
+  queryAdmission: (organizationId: string): LockName => `queries:${organizationId}`,
+  sourceSyncs: (sourceId: string): LockName => `source-syncs:${sourceId}`,
+  sourceNames: (organizationId: string): LockName => `source-names:${organizationId}`,
+  sendRuns: (sendId: string): LockName => `send-runs:${sendId}`,
+  sendNames: (organizationId: string): LockName => `send-names:${organizationId}`,
+  catalog: (organizationId: string): LockName => `catalog:${organizationId}`,
+  canvas: (canvasId: string): LockName => `canvas:${canvasId}`,
+  bootstrap: (): LockName => 'bootstrap:home',
+  collector: (): LockName => 'collector:lake',
+  migrations: (): LockName => 'migrations:schema',
+};

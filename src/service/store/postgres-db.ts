@@ -1,0 +1,224 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
+import { requireCommonJs } from '../../load-commonjs.js';
+import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
+import { MetadataUnavailableError, isConnectionFailure } from './unavailable.js';
+import { Notices } from './notices.js';
+
+interface TransactionScope {
+  client: pg.PoolClient;
+  open: boolean;
+  locks: Set<LockName>;
+}
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/** Deadlock and serialisation failures: PostgreSQL rolled the transaction back and it can simply run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/**
+ * The shared store for replicas: a `pg` pool. Counts and epoch milliseconds come back as numbers (they stay far
+ * below 2^53), as SQLite gives them. A transaction holds one pooled connection; every statement of the work inside
+ * it (found through async context) runs on that connection.
+ */
+export class PostgresMetadataDb implements MetadataDb {
+  readonly dialect = 'postgres' as const;
+  private readonly texts = new Map<string, string>();
+  private readonly scope = new AsyncLocalStorage<TransactionScope>();
+  private readonly notices = new Notices();
+  /** The connection that LISTENs, opened on the first listen and opened again whenever it drops. */
+  private listener: pg.Client | undefined;
+  private listening: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {
+    // An idle connection that the server closes (a restart) is reported here; without a listener it would crash
+    // the process. The pool drops it and the next request connects again.
+    pool.on('error', () => undefined);
+  }
+
+  static open(url: string, options: { max?: number } = {}): PostgresMetadataDb {
+    const { Pool } = requireCommonJs('pg') as typeof pg;
+    const pool = new Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'lake',
+      types: NUMBERS_AS_NUMBERS,
+    });
+    return new PostgresMetadataDb(pool, url);
+  }
+
+  async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    return (await this.query(sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
+    return (await this.query(sql, params)).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params: readonly SqlParam[] = []): Promise<RunResult> {
+    return { changes: (await this.query(sql, params)).rowCount ?? 0 };
+  }
+
+  async transaction<T>(locks: LockName | readonly LockName[], fn: () => Promise<T>): Promise<T> {
+    const names = typeof locks === 'string' ? [locks] : locks;
+    const outer = this.scope.getStore();
+    if (outer?.open) {
+      await this.takeLocks(outer, names);
+      return fn();
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(names, fn);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (!code || !RETRYABLE.has(code) || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.query('SELECT pg_notify(?, ?)', [channel, payload]);
+  }
+
+  listen(channel: string, handler: (payload: string) => void): () => void {
+    const known = this.notices.channels().includes(channel);
+    const stop = this.notices.listen(channel, handler);
+    if (!known && this.listener) this.listener.query(`LISTEN "${channel}"`).catch(() => undefined);
+    void this.ensureListening();
+    return stop;
+  }
+
+  async snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.scope.getStore()?.open) return fn();
+    return this.once([], fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  }
+
+  async execScript(sql: string): Promise<void> {
+    // A script has no parameters: sent as a simple query, which may hold several statements.
+    const scope = this.scope.getStore();
+    try {
+      if (scope?.open) await scope.client.query(sql);
+      else await this.pool.query(sql);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+
+  /**
+   * Keeps one connection LISTENing to every channel this process listens on. When it drops (PostgreSQL restarted),
+   * it reconnects with backoff; notices sent meanwhile are lost, which is why streams and cancellation also keep
+   * their durable poll.
+   */
+  private ensureListening(): Promise<void> {
+    if (this.listening || this.listener || this.closed) return this.listening ?? Promise.resolve();
+    const { Client } = requireCommonJs('pg') as typeof pg;
+    this.listening = (async () => {
+      for (let delay = 250; !this.closed; delay = Math.min(delay * 2, 5_000)) {
+        const client = new Client({ connectionString: this.url, application_name: 'lake listener', connectionTimeoutMillis: 5_000 });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          for (const channel of this.notices.channels()) await client.query(`LISTEN "${channel}"`);
+          client.on('notification', (notice) => this.notices.deliver(notice.channel, notice.payload ?? ''));
+          client.on('end', () => {
+            if (this.listener === client) this.listener = undefined;
+            if (!this.closed) setTimeout(() => void this.ensureListening(), 250).unref();
+          });
+          if (this.closed) await client.end();
+          else this.listener = client;
+          return;
+        } catch {
+          await client.end().catch(() => undefined);
+          await new Promise((resolve) => setTimeout(resolve, delay).unref());
+        }
+      }
+    })().finally(() => (this.listening = undefined));
+    return this.listening;
+  }
+
+  private async once<T>(names: readonly LockName[], fn: () => Promise<T>, begin = 'BEGIN'): Promise<T> {
+    const client = await this.connect();
+    const scope: TransactionScope = { client, open: true, locks: new Set() };
+    let broken = false;
+    try {
+      await client.query(begin);
+      await this.takeLocks(scope, names);
+      const result = await this.scope.run(scope, fn);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = isConnectionFailure(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      throw translate(error);
+    } finally {
+      scope.open = false;
+      client.release(broken);
+    }
+  }
+
+  /** Advisory locks held to the end of the transaction; sorted, so two transactions never wait on each other in a circle. */
+  private async takeLocks(scope: TransactionScope, names: readonly LockName[]): Promise<void> {
+    for (const name of [...names].sort()) {
+      if (scope.locks.has(name)) continue;
+      await scope.client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+      scope.locks.add(name);
+    }
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
+    const scope = this.scope.getStore();
+    const text = this.text(sql);
+    try {
+      if (scope?.open) return await scope.client.query(text, params as SqlParam[]);
+      return await this.pool.query(text, params as SqlParam[]);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** `?` placeholders as PostgreSQL's `$n`; the shared SQL has no `?` inside literals. */
+  private text(sql: string): string {
+    let text = this.texts.get(sql);
+    if (text === undefined) {
+      let n = 0;
+      text = sql.replace(/\?/g, () => `$${++n}`);
+      this.texts.set(sql, text);
+    }
+    return text;
+  }
+}
+
+const NUMBERS_AS_NUMBERS = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    const { types } = requireCommonJs('pg') as typeof pg;
+    return types.getTypeParser(oid, format ?? 'text');
+  }) as typeof pg.types.getTypeParser,
+};
+
+function translate(error: unknown): unknown {
+  return isConnectionFailure(error) ? new MetadataUnavailableError(error) : error;
+}

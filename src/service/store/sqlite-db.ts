@@ -1,0 +1,127 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type Database from 'better-sqlite3';
+import { requireCommonJs } from '../../load-commonjs.js';
+import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
+import { Notices } from './notices.js';
+
+interface TransactionScope {
+  open: boolean;
+  /** Notices to deliver once the transaction commits. */
+  pending: [string, string][];
+}
+
+type Statement = Database.Statement<SqlParam[]>;
+
+/**
+ * The embedded store: one better-sqlite3 connection per process. Statements run synchronously (fast: no thread
+ * hop), so the async interface costs a resolved promise. A transaction holds the connection across awaits, so
+ * while one is open, statements from other work in this process wait for it instead of landing inside it.
+ * BEGIN IMMEDIATE takes SQLite's single write lock, which serialises every lock name across processes too.
+ */
+export class SqliteMetadataDb implements MetadataDb {
+  readonly dialect = 'sqlite' as const;
+  private readonly statements = new Map<string, Statement>();
+  /** Marks the work inside an open transaction; `open` turns false at its end, for timers that outlive it. */
+  private readonly inTransaction = new AsyncLocalStorage<TransactionScope>();
+  private readonly notices = new Notices();
+  /** Resolves when the open transaction ends; undefined when none is open. */
+  private busy: Promise<void> | undefined;
+
+  constructor(readonly connection: Database.Database) {}
+
+  static open(file: string): SqliteMetadataDb {
+    const SQLite = requireCommonJs('better-sqlite3') as typeof Database;
+    const connection = new SQLite(file, { timeout: 15_000 });
+    // WAL lets readers in several `lake` processes run beside one writer; the busy timeout makes a second writer
+    // wait for the lock instead of failing with SQLITE_BUSY.
+    connection.pragma('busy_timeout = 15000');
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('foreign_keys = ON');
+    return new SqliteMetadataDb(connection);
+  }
+
+  async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    await this.turn();
+    return this.statement(sql).all(...(params as SqlParam[])) as T[];
+  }
+
+  async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
+    await this.turn();
+    return this.statement(sql).get(...(params as SqlParam[])) as T | undefined;
+  }
+
+  async run(sql: string, params: readonly SqlParam[] = []): Promise<RunResult> {
+    await this.turn();
+    return { changes: this.statement(sql).run(...(params as SqlParam[])).changes };
+  }
+
+  transaction<T>(_locks: LockName | readonly LockName[], fn: () => Promise<T>): Promise<T> {
+    return this.within('BEGIN IMMEDIATE', fn);
+  }
+
+  /** A deferred transaction: WAL gives it one snapshot from its first read, without the write lock. */
+  snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    return this.within('BEGIN', fn);
+  }
+
+  private async within<T>(begin: string, fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction.getStore()?.open) return fn();
+    while (this.busy) await this.busy;
+    let release!: () => void;
+    this.busy = new Promise((resolve) => (release = resolve));
+    try {
+      this.statement(begin).run();
+      const scope: TransactionScope = { open: true, pending: [] };
+      try {
+        const result = await this.inTransaction.run(scope, fn);
+        scope.open = false;
+        this.statement('COMMIT').run();
+        for (const [channel, payload] of scope.pending) queueMicrotask(() => this.notices.deliver(channel, payload));
+        return result;
+      } catch (error) {
+        scope.open = false;
+        if (this.connection.inTransaction) this.statement('ROLLBACK').run();
+        throw error;
+      }
+    } finally {
+      this.busy = undefined;
+      release();
+    }
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    const scope = this.inTransaction.getStore();
+    if (scope?.open) scope.pending.push([channel, payload]);
+    else queueMicrotask(() => this.notices.deliver(channel, payload));
+  }
+
+  listen(channel: string, handler: (payload: string) => void): () => void {
+    return this.notices.listen(channel, handler);
+  }
+
+  async execScript(sql: string): Promise<void> {
+    await this.turn();
+    this.connection.exec(sql);
+  }
+
+  async close(): Promise<void> {
+    this.connection.close();
+  }
+
+  /** Waits while another piece of work in this process holds a transaction open. */
+  private async turn(): Promise<void> {
+    if (this.inTransaction.getStore()?.open) return;
+    while (this.busy) await this.busy;
+  }
+
+  /** Compiled once per text: compiling on every request showed in profiles. None is iterated lazily or reconfigured. */
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.connection.prepare<SqlParam[]>(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
