@@ -103,7 +103,7 @@ export class CommandContext {
         onRetry,
       });
     }
-    const local = await transport.openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs });
+    const local = await transport.openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs, env: this.env });
     this.onClose(local.close);
     this.mode = 'local';
     // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.

@@ -3,17 +3,38 @@ import type { Command } from 'commander';
 import { resolveHomeDir } from '../config/paths.js';
 import { printFields, printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
+import type { HomeOptions } from '../service/home/home.js';
+
+/** What each replica must be given: the store's URL without its password, and the key files. */
+function replicaEnvironment(options: HomeOptions): Record<string, string> {
+  const url = new URL(options.metadataUrl as string);
+  if (url.password) url.password = '****';
+  return {
+    LAKE_METADATA_URL: url.toString(),
+    LAKE_SIGNING_KEY_FILE: options.signingKeyFile as string,
+    LAKE_SECRETS_KEY_FILE: options.secretsKeyFile as string,
+    LAKE_DATA_DIR: options.dataDir ?? '(a directory every replica mounts)',
+  };
+}
 
 export function registerInit(program: Command, ctx: CommandContext): void {
   program
     .command('init')
     .description('create the local lake home (if needed) and a new personal access token for its owner')
     .option('--token-name <name>', 'name of the new token', 'lake init')
-    .action(async (options: { tokenName: string }) => {
+    .option('--metadata-url <url>', 'keep metadata on this PostgreSQL database, shared by lake serve replicas (LAKE_METADATA_URL)')
+    .action(async (options: { tokenName: string; metadataUrl?: string }) => {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
-      const created = !existsSync(homeDir) || !existsSync(`${homeDir}/metadata.sqlite`);
-      const [{ openHome }, { SCOPES }] = await Promise.all([import('../service/home/home.js'), import('../service/auth/scopes.js')]);
-      const home = await openHome(homeDir);
+      const [{ openHome, homeOptionsFromEnv }, { SCOPES }, { sharedStoreOptions }] = await Promise.all([
+        import('../service/home/home.js'),
+        import('../service/auth/scopes.js'),
+        import('./init-shared.js'),
+      ]);
+      const fromEnv = homeOptionsFromEnv(ctx.env);
+      const shared = options.metadataUrl ?? fromEnv.metadataUrl;
+      const homeOptions = shared ? sharedStoreOptions(homeDir, { ...fromEnv, metadataUrl: shared }) : fromEnv;
+      const created = shared ? false : !existsSync(homeDir) || !existsSync(`${homeDir}/metadata.sqlite`);
+      const home = await openHome(homeDir, homeOptions);
       ctx.onClose(home.close);
       const issued = await home.credentials.issue({
         kind: 'pat',
@@ -27,6 +48,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
           object: 'init',
           home: homeDir,
           created,
+          ...(shared ? { metadata: 'postgres', replica_environment: replicaEnvironment(homeOptions) } : {}),
           organization: { id: home.organization.id, name: home.organization.name },
           user: { id: home.owner.id, role: home.owner.role },
           token: { id: issued.record.id, secret: issued.secret, scopes: issued.record.scopes },
@@ -38,6 +60,10 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         ['owner', home.owner.id],
         ['token', issued.secret],
       ]);
+      if (shared) {
+        ctx.io.stdout.write('\nEvery lake serve replica needs this environment (copy both key files to each; docs/operations.md):\n');
+        for (const [name, value] of Object.entries(replicaEnvironment(homeOptions))) ctx.io.stdout.write(`  ${name}=${value}\n`);
+      }
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The token is shown once. Keep it somewhere safe.\n');
     });
 }

@@ -28,7 +28,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--public-url <url>', 'origin for links in responses (download URLs) when behind a proxy')
     .action(async (options: ServeOptions) => {
       const port = parsePort(options.port);
-      const [{ openHome }, { createServices }, { createApp }, { startServer }] = await Promise.all([
+      const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }, { startServer }] = await Promise.all([
         import('../service/home/home.js'),
         import('../service/services.js'),
         import('../service/api/app.js'),
@@ -45,7 +45,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         if (error instanceof InvalidCorsOrigin) throw new CliError('invalid_setting', error.message, EXIT.usage, 'Fix LAKE_CORS_ORIGINS and start lake serve again.');
         throw error;
       }
-      const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+      const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
       ctx.onClose(home.close);
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);

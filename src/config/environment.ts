@@ -47,5 +47,9 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LAKE_GC_INTERVAL_MINUTES', scope: 'serve', meaning: 'how often lake serve collects old snapshots', default: '10' },
   { name: 'LAKE_WEBHOOK_ATTEMPTS', scope: 'all', meaning: 'attempts to deliver a webhook batch', default: '5' },
   { name: 'LAKE_WEBHOOK_RETRY_BASE_MS', scope: 'all', meaning: 'the first wait between webhook attempts (doubling)', default: '1000' },
+  { name: 'LAKE_METADATA_URL', scope: 'all', meaning: 'the PostgreSQL database that replicas share for metadata, jobs and coordination', default: 'none: metadata.sqlite in the home' },
+  { name: 'LAKE_DATA_DIR', scope: 'all', meaning: 'where lake tables and query results live (a directory every replica mounts)', default: 'the home' },
+  { name: 'LAKE_SIGNING_KEY_FILE', scope: 'all', meaning: 'the key that signs download and stream URLs (the same file on every replica)', default: 'signing.key in the home' },
+  { name: 'LAKE_SECRETS_KEY_FILE', scope: 'all', meaning: "the key that seals sources' and sends' secrets (the same file on every replica; never in the database)", default: 'secrets.key in the home' },
   { name: 'LAKE_PRICES_FILE', scope: 'all', meaning: 'the price table for lake usage (JSON)', default: 'prices.json in the home, else built in' },
 ];

@@ -65,7 +65,7 @@ const REQUEST_HEADERS: Record<string, Json> = {
 
 /** The error statuses a route can answer, each with the codes that lead to it. */
 function errorStatuses(route: RouteContract): Map<number, ErrorCode[]> {
-  const codes: ErrorCode[] = ['rate_limited', 'internal_error', ...(route.errors ?? [])];
+  const codes: ErrorCode[] = ['rate_limited', 'internal_error', 'service_unavailable', ...(route.errors ?? [])];
   if (!route.auth.public) codes.push('authentication_required', 'invalid_credentials', 'credentials_expired', 'credentials_revoked', 'missing_scope');
   if (route.query || route.params) codes.push('parameter_invalid');
   if (route.body) codes.push('parameter_missing', 'parameter_invalid', 'invalid_json', 'invalid_content_type', 'request_too_large');
@@ -113,7 +113,7 @@ function operation(route: RouteContract): Json {
   for (const [status, codes] of [...errorStatuses(route)].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: `Error: ${codes.join(', ')}.`,
-      headers: headerRefs([...Object.keys(COMMON_HEADERS), ...(status === 429 ? ['Retry-After'] : []), ...(status === 405 ? ['Allow'] : [])]),
+      headers: headerRefs([...Object.keys(COMMON_HEADERS), ...(status === 429 || status === 503 ? ['Retry-After'] : []), ...(status === 405 ? ['Allow'] : [])]),
       content: { 'application/json': { schema: ref('ErrorEnvelope') } },
     };
   }

@@ -16,6 +16,7 @@ import { SendService, type SendSettings } from './sends/send-service.js';
 import { sendSettingsFromEnv } from './sends/settings.js';
 import { REAL_CLOCK, type Clock } from './clock.js';
 import { RateLimiter, rateLimitsFromEnv, type RateLimitSettings } from './limits/rate-limiter.js';
+import { StoredRateCells } from './limits/rate-cell-store.js';
 import { IdempotencyStore } from './idempotency.js';
 import { JobService } from './jobs/job-service.js';
 import { JobStore } from './jobs/job-store.js';
@@ -158,6 +159,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     usage,
   );
   const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
+  // Replicas share one budget per caller and organization through the store; one process keeps its own.
+  const rateCells = home.db.dialect === 'postgres' ? new StoredRateCells(home.db, clock) : undefined;
+  const rateLimiter = options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock, rateCells);
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
@@ -178,7 +182,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     orgKeys: new OrgKeys(home.db, home.credentials, home.directory),
     logs: new LogService(home.db),
     usage,
-    rateLimiter: options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock),
+    rateLimiter,
     canvases: new CanvasService(home.db, queries, results, home.directory),
     sends,
     collector,
@@ -199,6 +203,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       timers.push(
         repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true)),
         repeat(3_600_000, () => queries.purgeExpired()),
+        repeat(60_000, async () => rateCells?.forgetIdle()),
         repeat(collector.settings.intervalMs, () => collector.collect()),
       );
     },

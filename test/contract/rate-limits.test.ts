@@ -5,38 +5,38 @@ import { expectError } from '../helpers/queries.js';
 import { manualClock } from '../helpers/clock.js';
 
 describe('GCRA limiter', () => {
-  it('admits a burst up to the limit, then one request per 60 s / limit, never 2x at a boundary', () => {
+  it('admits a burst up to the limit, then one request per 60 s / limit, never 2x at a boundary', async () => {
     const clock = manualClock();
     const limiter = new RateLimiter({ perCaller: 120, perOrganization: 600 }, clock);
     let admitted = 0;
-    for (let i = 0; i < 200; i++) if (limiter.admit('a', 'org').allowed) admitted++;
+    for (let i = 0; i < 200; i++) if ((await limiter.admit('a', 'org')).allowed) admitted++;
     expect(admitted).toBe(120);
-    const refused = limiter.admit('a', 'org');
+    const refused = await limiter.admit('a', 'org');
     expect(refused).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
     clock.advance(499);
-    expect(limiter.admit('a', 'org').allowed).toBe(false);
+    expect((await limiter.admit('a', 'org')).allowed).toBe(false);
     clock.advance(1);
-    expect(limiter.admit('a', 'org').allowed).toBe(true);
+    expect((await limiter.admit('a', 'org')).allowed).toBe(true);
     // Across any 60 s window, at most 120 + 120 (the burst and the refill) pass: sliding, not 240 at a boundary edge.
     const fresh = new RateLimiter({ perCaller: 120, perOrganization: 0 }, clock);
     let inMinute = 0;
     for (let ms = 0; ms < 60_000; ms += 100) {
-      for (let j = 0; j < 5; j++) if (fresh.admit('b', undefined).allowed) inMinute++;
+      for (let j = 0; j < 5; j++) if ((await fresh.admit('b', undefined)).allowed) inMinute++;
       clock.advance(100);
     }
     expect(inMinute).toBeLessThanOrEqual(240);
     expect(inMinute).toBeGreaterThanOrEqual(235);
   });
 
-  it('the organization budget is shared by its callers, and a refused caller spends none of it', () => {
+  it('the organization budget is shared by its callers, and a refused caller spends none of it', async () => {
     const clock = manualClock();
     const limiter = new RateLimiter({ perCaller: 120, perOrganization: 600 }, clock);
     let admitted = 0;
-    for (let caller = 0; caller < 10; caller++) for (let i = 0; i < 120; i++) if (limiter.admit(`c${caller}`, 'org').allowed) admitted++;
+    for (let caller = 0; caller < 10; caller++) for (let i = 0; i < 120; i++) if ((await limiter.admit(`c${caller}`, 'org')).allowed) admitted++;
     expect(admitted).toBe(600);
-    const blocked = limiter.admit('c99', 'org');
+    const blocked = await limiter.admit('c99', 'org');
     expect(blocked).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
-    expect(limiter.admit('other', 'org2').allowed).toBe(true);
+    expect((await limiter.admit('other', 'org2')).allowed).toBe(true);
   });
 });
 

@@ -261,7 +261,7 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
       expect((await json('GET', `/sends/${send.id}`)).next_run).toBe(Math.floor(clock.now() / 1000) + 3600);
       await call('PATCH', `/sends/${send.id}`, { paused: true });
       clock.advance(3 * 3600_000);
-      expect(due()).toEqual([]);
+      expect(await due()).toEqual([]);
       expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.close();

@@ -97,8 +97,8 @@ describe('lake snapshot garbage collection', () => {
     const script = `
       const { openHome } = await import(${JSON.stringify(join(ROOT, 'dist/service/home/home.js'))});
       const { createServices } = await import(${JSON.stringify(join(ROOT, 'dist/service/services.js'))});
-      const home = openHome(${JSON.stringify(home.paths.root)});
-      const services = createServices(home, { rateLimits: false });
+      const home = await openHome(${JSON.stringify(home.paths.root)});
+      const services = await createServices(home, { rateLimits: false });
       await services.lake.writeTable(home.organization.id, 'gc', 't', "SELECT range AS i, repeat('x', 200) AS label FROM range(50000000)");
     `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });

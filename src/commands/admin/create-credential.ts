@@ -24,11 +24,11 @@ function parseExpiry(days: string | undefined): number | null {
  */
 export function registerAdminCredentials(admin: Command, ctx: CommandContext): void {
   const create = async (kind: 'pat' | 'service_key' | 'team_key', options: CreateOptions): Promise<void> => {
-    const [{ openHome }, { parseScopes }] = await Promise.all([import('../../service/home/home.js'), import('../../service/auth/scopes.js')]);
+    const [{ openHome, homeOptionsFromEnv }, { parseScopes }] = await Promise.all([import('../../service/home/home.js'), import('../../service/auth/scopes.js')]);
     // Team API keys carry no scopes: they read canvas tables through POST /data/table, and nothing else.
     const scopes = kind === 'team_key' ? [] : parseScopes(options.scopes);
     const expires = parseExpiry(options.expiresInDays);
-    const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env));
+    const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
     ctx.onClose(home.close);
     let userId: string | null = null;
     if (kind === 'pat') {

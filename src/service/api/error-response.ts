@@ -6,6 +6,7 @@ import type { ApiEnv } from './env.js';
 import { HttpError } from './http-error.js';
 import { ERROR_CATALOGUE } from '../../contract/errors.js';
 import { publicOrigin } from './request-params.js';
+import { isConnectionFailure } from '../store/unavailable.js';
 
 export interface ErrorEnvelope {
   error: {
@@ -49,6 +50,14 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
  */
 export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): Response {
   if (error instanceof LakeServiceError) return errorResponse(c, error);
+  if (isConnectionFailure(error)) {
+    // Nothing was changed; the pool reconnects by itself. Logged once per request without details (no URL).
+    log({ level: 'warn', msg: 'metadata store unavailable', request_id: c.get('requestId') });
+    return errorResponse(
+      c,
+      new LakeServiceError('service_unavailable', 'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.', { retryAfterSeconds: 2 }),
+    );
+  }
   log({
     level: 'error',
     msg: 'unhandled error',

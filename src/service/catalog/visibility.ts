@@ -44,7 +44,8 @@ export class Visibility {
   async sync(principal: Principal, sync: SyncView | null): Promise<SyncView | null> {
     const access = await this.access(principal);
     if (!access.restricted || sync === null) return sync;
-    const tables = sync.tables.filter((t) => this.mentionVisible(access, sync.sourceId, t));
+    const shown = await Promise.all(sync.tables.map((t) => this.mentionVisible(access, sync.sourceId, t)));
+    const tables = sync.tables.filter((_, i) => shown[i]);
     const error = sync.error?.code === 'tables_failed' ? { ...sync.error, message: HIDDEN_REASON } : sync.error;
     return { ...sync, tables, rows: committedRows(tables), error };
   }

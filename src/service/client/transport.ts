@@ -14,13 +14,14 @@ export interface LocalLake {
  * The local lake: the real API app over the home, called through its own fetch handler with no socket. Loaded
  * lazily because it brings in SQLite and the app.
  */
-export async function openLocalLake(homeDir: string, options: { runSyncs?: boolean } = {}): Promise<LocalLake> {
-  const [{ openHome }, { createServices }, { createApp }] = await Promise.all([
+export async function openLocalLake(homeDir: string, options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {}): Promise<LocalLake> {
+  const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }] = await Promise.all([
     import('../home/home.js'),
     import('../services.js'),
     import('../api/app.js'),
   ]);
-  const home = await openHome(homeDir);
+  // A home whose metadata is on a shared PostgreSQL store (LAKE_METADATA_URL) is the same lake as its replicas'.
+  const home = await openHome(homeDir, homeOptionsFromEnv(options.env ?? {}));
   const services = await createServices(home, { runSyncs: options.runSyncs ?? true });
   const app = createApp(services, { routing: 'one-shot' });
   return {

@@ -32,6 +32,21 @@ export interface HomeOptions {
   secretsKeyFile?: string;
 }
 
+/** The shared-store settings from the environment: LAKE_METADATA_URL, LAKE_DATA_DIR and the two key files. */
+export function homeOptionsFromEnv(env: Record<string, string | undefined>): HomeOptions {
+  const value = (name: string): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const metadataUrl = value('LAKE_METADATA_URL');
+  if (metadataUrl !== undefined && !isPostgresUrl(metadataUrl)) {
+    throw new Error('LAKE_METADATA_URL must be a PostgreSQL URL (postgres://user@host:5432/database).');
+  }
+  return {
+    metadataUrl,
+    dataDir: value('LAKE_DATA_DIR'),
+    signingKeyFile: value('LAKE_SIGNING_KEY_FILE'),
+    secretsKeyFile: value('LAKE_SECRETS_KEY_FILE'),
+  };
+}
+
 export function homePaths(root: string, options: HomeOptions = {}): HomePaths {
   return {
     root,

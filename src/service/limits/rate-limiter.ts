@@ -34,87 +34,127 @@ export interface Admission {
 const WINDOW_MS = 60_000;
 
 /**
- * The generic cell rate algorithm over one minute: each key has a theoretical arrival time that every admitted
- * request pushes forward by 60 s / limit. Bursts up to the limit pass; after that, requests are spaced evenly, so no
- * window boundary ever lets twice the limit through (a fixed window would).
+ * Where each key's theoretical arrival time lives: this process's memory (one process), or the metadata store,
+ * so that replicas share one budget per caller and organization.
  */
-class Gcra {
+export interface RateCells {
+  /**
+   * Reads the keys' arrival times, lets decide() choose which to advance, and writes those, as one step that no
+   * other admission of the same keys interleaves with.
+   */
+  update<T>(keys: readonly string[], decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> }): Promise<T>;
+}
+
+/** One process's cells. */
+export class MemoryRateCells implements RateCells {
   private readonly tat = new Map<string, number>();
 
-  constructor(readonly limit: number) {}
+  constructor(private readonly clock: Clock) {}
 
-  /** When (ms) a request arriving now would be admitted, and what admitting it would leave. */
-  probe(key: string, now: number): { admitAt: number; nextTat: number; remaining: number } {
-    const interval = WINDOW_MS / this.limit;
-    const tat = Math.max(this.tat.get(key) ?? now, now);
-    const nextTat = tat + interval;
-    const admitAt = nextTat - WINDOW_MS;
-    return { admitAt, nextTat, remaining: Math.max(0, Math.floor((now + WINDOW_MS - nextTat) / interval)) };
-  }
-
-  commit(key: string, nextTat: number, now: number): void {
-    this.tat.set(key, nextTat);
-    if (this.tat.size > 100_000) this.forget(now);
+  async update<T>(keys: readonly string[], decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> }): Promise<T> {
+    const current = new Map<string, number>();
+    for (const key of keys) {
+      const tat = this.tat.get(key);
+      if (tat !== undefined) current.set(key, tat);
+    }
+    const { result, write } = decide(current);
+    for (const [key, tat] of write) this.tat.set(key, tat);
+    if (this.tat.size > 100_000) this.forget();
+    return result;
   }
 
   /** Drops keys whose budget is full again (their schedule is in the past), so memory tracks active callers only. */
-  private forget(now: number): void {
+  private forget(): void {
+    const now = this.clock.now();
     for (const [key, tat] of this.tat) if (tat <= now) this.tat.delete(key);
   }
 }
 
 /**
- * Per caller and per organization, in this process. A request must fit both; only an admitted request spends
- * budget, so a caller that is refused does not use up its organization's.
+ * The generic cell rate algorithm over one minute: each key has a theoretical arrival time that every admitted
+ * request pushes forward by 60 s / limit. Bursts up to the limit pass; after that, requests are spaced evenly, so no
+ * window boundary ever lets twice the limit through (a fixed window would).
+ */
+function probe(limit: number, storedTat: number | undefined, now: number): { admitAt: number; nextTat: number; remaining: number } {
+  const interval = WINDOW_MS / limit;
+  const tat = Math.max(storedTat ?? now, now);
+  const nextTat = tat + interval;
+  const admitAt = nextTat - WINDOW_MS;
+  return { admitAt, nextTat, remaining: Math.max(0, Math.floor((now + WINDOW_MS - nextTat) / interval)) };
+}
+
+/**
+ * Per caller and per organization: in this process, or across replicas when the cells are in the shared store. A
+ * request must fit both; only an admitted request spends budget, so a caller that is refused does not use up its
+ * organization's.
  */
 export class RateLimiter {
-  private readonly callers: Gcra | undefined;
-  private readonly organizations: Gcra | undefined;
-  private readonly failedAuth: Gcra | undefined;
+  private readonly cells: RateCells;
+  /**
+   * Failed authentications per address stay in each process: checking a shared cell would cost every request a
+   * round trip, and N replicas allowing N budgets of guesses still makes guessing a 40-character token hopeless.
+   */
+  private readonly local: MemoryRateCells;
 
   constructor(
     readonly settings: RateLimitSettings,
     private readonly clock: Clock,
+    cells?: RateCells,
   ) {
-    this.callers = settings.perCaller > 0 ? new Gcra(settings.perCaller) : undefined;
-    this.organizations = settings.perOrganization > 0 ? new Gcra(settings.perOrganization) : undefined;
-    const failures = settings.failedAuthPerAddress ?? 20;
-    this.failedAuth = failures > 0 ? new Gcra(failures) : undefined;
+    this.local = new MemoryRateCells(clock);
+    this.cells = cells ?? this.local;
+  }
+
+  private get failedAuthLimit(): number {
+    return this.settings.failedAuthPerAddress ?? 20;
   }
 
   /**
    * Seconds a client address must wait before it may try to authenticate again: 0 while it has failed fewer
    * times than its budget (guessing tokens costs time, whatever the tokens are).
    */
-  authenticationWait(address: string): number {
+  async authenticationWait(address: string): Promise<number> {
+    if (this.failedAuthLimit <= 0) return 0;
+    const key = `auth:${address}`;
     const now = this.clock.now();
-    const probe = this.failedAuth?.probe(address, now);
-    return probe && probe.admitAt > now ? Math.ceil((probe.admitAt - now) / 1000) : 0;
+    return this.local.update([key], (tats) => {
+      const p = probe(this.failedAuthLimit, tats.get(key), now);
+      return { result: p.admitAt > now ? Math.ceil((p.admitAt - now) / 1000) : 0, write: new Map() };
+    });
   }
 
   /** Counts a failed authentication against its client address. */
-  authenticationFailed(address: string): void {
+  async authenticationFailed(address: string): Promise<void> {
+    if (this.failedAuthLimit <= 0) return;
+    const key = `auth:${address}`;
     const now = this.clock.now();
-    const probe = this.failedAuth?.probe(address, now);
-    if (probe) this.failedAuth?.commit(address, probe.nextTat, now);
+    await this.local.update([key], (tats) => ({ result: undefined, write: new Map([[key, probe(this.failedAuthLimit, tats.get(key), now).nextTat]]) }));
   }
 
-  admit(caller: string, organization: string | undefined): Admission {
+  async admit(caller: string, organization: string | undefined): Promise<Admission> {
+    const { perCaller, perOrganization } = this.settings;
+    const callerKey = perCaller > 0 ? `caller:${caller}` : undefined;
+    const orgKey = perOrganization > 0 && organization !== undefined ? `org:${organization}` : undefined;
+    const keys = [callerKey, orgKey].filter((k): k is string => k !== undefined);
     const now = this.clock.now();
-    const c = this.callers?.probe(caller, now);
-    const o = organization === undefined ? undefined : this.organizations?.probe(organization, now);
-    const admitAt = Math.max(c?.admitAt ?? now, o?.admitAt ?? now);
-    const allowed = admitAt <= now;
-    if (allowed) {
-      if (c) this.callers?.commit(caller, c.nextTat, now);
-      if (o && organization !== undefined) this.organizations?.commit(organization, o.nextTat, now);
-    }
-    return {
-      allowed,
-      retryAfterSeconds: allowed ? 0 : Math.ceil((admitAt - now) / 1000),
-      // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
-      caller: { limit: this.settings.perCaller, remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1 },
-      organization: { limit: this.settings.perOrganization, remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1 },
-    };
+    return this.cells.update(keys, (tats) => {
+      const c = callerKey ? probe(perCaller, tats.get(callerKey), now) : undefined;
+      const o = orgKey ? probe(perOrganization, tats.get(orgKey), now) : undefined;
+      const admitAt = Math.max(c?.admitAt ?? now, o?.admitAt ?? now);
+      const allowed = admitAt <= now;
+      const write = new Map<string, number>();
+      if (allowed) {
+        if (c && callerKey) write.set(callerKey, c.nextTat);
+        if (o && orgKey) write.set(orgKey, o.nextTat);
+      }
+      const result: Admission = {
+        allowed,
+        retryAfterSeconds: allowed ? 0 : Math.ceil((admitAt - now) / 1000),
+        // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
+        caller: { limit: perCaller, remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1 },
+        organization: { limit: perOrganization, remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1 },
+      };
+      return { result, write };
+    });
   }
 }

@@ -323,4 +323,16 @@ export const MIGRATIONS: readonly Migration[] = [
     // Only a canvas's creator (or an owner) adds to it; canvases made before this have none: owners only.
     sql: `ALTER TABLE canvases ADD COLUMN created_by TEXT;`,
   },
+  {
+    version: 13,
+    name: 'shared rate limits',
+    // Each key's theoretical arrival time (epoch ms), for replicas that share one budget (docs/decisions.md, 43).
+    sql: `
+      CREATE TABLE rate_limit_cells (
+        key TEXT PRIMARY KEY,
+        tat INTEGER NOT NULL
+      );
+      CREATE INDEX rate_limit_cells_by_tat ON rate_limit_cells (tat);
+    `,
+  },
 ];

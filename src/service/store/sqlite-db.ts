@@ -1,8 +1,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { requireCommonJs } from '../../load-commonjs.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { Notices } from './notices.js';
+
+/**
+ * While one connection of this process holds a transaction, every connection of this process to the same file
+ * waits for it with await. Blocking in SQLite's busy handler instead would stop the one thread that could finish it.
+ */
+interface Gate {
+  busy: Promise<void> | undefined;
+}
+const GATES = new Map<string, Gate>();
 
 interface TransactionScope {
   open: boolean;
@@ -24,10 +34,11 @@ export class SqliteMetadataDb implements MetadataDb {
   /** Marks the work inside an open transaction; `open` turns false at its end, for timers that outlive it. */
   private readonly inTransaction = new AsyncLocalStorage<TransactionScope>();
   private readonly notices = new Notices();
-  /** Resolves when the open transaction ends; undefined when none is open. */
-  private busy: Promise<void> | undefined;
-
-  constructor(readonly connection: Database.Database) {}
+  constructor(
+    readonly connection: Database.Database,
+    /** Shared by every connection of this process to the same file. */
+    private readonly gate: Gate,
+  ) {}
 
   static open(file: string): SqliteMetadataDb {
     const SQLite = requireCommonJs('better-sqlite3') as typeof Database;
@@ -38,7 +49,10 @@ export class SqliteMetadataDb implements MetadataDb {
     connection.pragma('journal_mode = WAL');
     connection.pragma('synchronous = NORMAL');
     connection.pragma('foreign_keys = ON');
-    return new SqliteMetadataDb(connection);
+    const key = resolve(file);
+    let gate = GATES.get(key);
+    if (!gate) GATES.set(key, (gate = { busy: undefined }));
+    return new SqliteMetadataDb(connection, gate);
   }
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -67,9 +81,9 @@ export class SqliteMetadataDb implements MetadataDb {
 
   private async within<T>(begin: string, fn: () => Promise<T>): Promise<T> {
     if (this.inTransaction.getStore()?.open) return fn();
-    while (this.busy) await this.busy;
+    while (this.gate.busy) await this.gate.busy;
     let release!: () => void;
-    this.busy = new Promise((resolve) => (release = resolve));
+    this.gate.busy = new Promise((done) => (release = done));
     try {
       this.statement(begin).run();
       const scope: TransactionScope = { open: true, pending: [] };
@@ -85,7 +99,7 @@ export class SqliteMetadataDb implements MetadataDb {
         throw error;
       }
     } finally {
-      this.busy = undefined;
+      this.gate.busy = undefined;
       release();
     }
   }
@@ -112,7 +126,7 @@ export class SqliteMetadataDb implements MetadataDb {
   /** Waits while another piece of work in this process holds a transaction open. */
   private async turn(): Promise<void> {
     if (this.inTransaction.getStore()?.open) return;
-    while (this.busy) await this.busy;
+    while (this.gate.busy) await this.gate.busy;
   }
 
   /** Compiled once per text: compiling on every request showed in profiles. None is iterated lazily or reconfigured. */

@@ -213,6 +213,7 @@ export class SyncService {
       return;
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
+      await reporter.flushed();
     }
     for (const result of results) {
       if (result.error) {
@@ -232,39 +233,51 @@ export class SyncService {
   }
 
   /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
-  private async reporter(id: string, tasks: readonly TableTask[]): Promise<SyncReporter> {
+  private async reporter(id: string, tasks: readonly TableTask[]): Promise<SyncReporter & { flushed(): Promise<void> }> {
     const progress: Record<string, TableProgress> = {};
     const lastSent = new Map<string, number>();
     for (const task of tasks) {
       progress[task.key] = { table: task.key, lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`, phase: 'queued', completed: 0, total: task.table.estimatedRows };
     }
     await this.store.saveProgress(id, progress);
-    const emit = async (task: TableTask): Promise<void> => {
-      const entry = progress[task.key] as TableProgress;
-      await this.store.saveProgress(id, progress);
-      await this.jobs.appendEvent(id, 'sync.progress', { ...entry });
+    // The extractors report as they go, without waiting for the store: writes are queued in the order reported,
+    // each with the state of its moment, and the sync waits for the queue before its final event.
+    let written: Promise<void> = Promise.resolve();
+    const write = (step: () => Promise<void>): void => {
+      written = written.then(step).catch(() => undefined);
+    };
+    const emit = (task: TableTask): void => {
+      const entry = { ...(progress[task.key] as TableProgress) };
+      const state = structuredClone(progress);
       lastSent.set(task.key, Date.now());
+      write(async () => {
+        await this.store.saveProgress(id, state);
+        await this.jobs.appendEvent(id, 'sync.progress', entry);
+      });
     };
     const jobs = this.jobs;
     const store = this.store;
     return {
-      async phase(task: TableTask, phase: TablePhase, details = {}) {
+      phase(task: TableTask, phase: TablePhase, details = {}) {
         const entry = progress[task.key] as TableProgress;
         entry.phase = phase;
         if (details.completed !== undefined) entry.completed = details.completed;
         if (details.total !== undefined) entry.total = details.total;
         if (details.error !== undefined) entry.error = details.error;
-        await emit(task);
+        emit(task);
       },
-      async rows(task: TableTask, completed: number) {
+      rows(task: TableTask, completed: number) {
         (progress[task.key] as TableProgress).completed = completed;
-        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) await emit(task);
+        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) emit(task);
       },
-      async schemaChange(task: TableTask, change) {
-        const job = await jobs.getById(id);
-        if (job) await store.log(job.organizationId, (await store.get(id))?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
-        await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
+      schemaChange(task: TableTask, change) {
+        write(async () => {
+          const job = await jobs.getById(id);
+          if (job) await store.log(job.organizationId, (await store.get(id))?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
+          await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
+        });
       },
+      flushed: () => written,
     };
   }
 }

@@ -26,14 +26,14 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
   return async (c, next) => {
     const limiter = c.get('services').rateLimiter;
     const address = clientAddress(c);
-    const wait = limiter?.authenticationWait(address) ?? 0;
+    const wait = (await limiter?.authenticationWait(address)) ?? 0;
     if (wait > 0) {
       throw new LakeServiceError('rate_limited', `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`, { retryAfterSeconds: wait });
     }
     try {
       await authenticated(c, requirement);
     } catch (error) {
-      if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code)) limiter?.authenticationFailed(address);
+      if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code)) await limiter?.authenticationFailed(address);
       throw error;
     }
     await next();
@@ -54,13 +54,13 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
     const principal = await c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
     c.set('principal', principal);
-    enforceRateLimit(c, principal.credentialId, principal.organizationId);
+    await enforceRateLimit(c, principal.credentialId, principal.organizationId);
     return;
   }
   const header = c.req.header('Authorization');
   const streamToken = requirement.allowStreamToken && header === undefined ? c.req.query('stream_token') : undefined;
   if (streamToken !== undefined) {
-    authorize(c, requirement, await principalOfStreamToken(c, streamToken));
+    await authorize(c, requirement, await principalOfStreamToken(c, streamToken));
     return;
   }
   if (!header) {
@@ -73,7 +73,7 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   if (!match?.[1]) {
     throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
   }
-  authorize(c, requirement, await c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
+  await authorize(c, requirement, await c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
 }
 
 async function principalOfStreamToken(c: Context<ApiEnv>, token: string): Promise<Principal> {
@@ -84,24 +84,24 @@ async function principalOfStreamToken(c: Context<ApiEnv>, token: string): Promis
 }
 
 /** The principal may call the route: it has a scope the route needs; then its budgets are counted. */
-function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, principal: Principal): void {
+async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, principal: Principal): Promise<void> {
   const needed = requirement.anyScope ?? [];
   if (needed.length > 0 && !needed.some((scope) => hasScope(principal, scope))) {
     const names = needed.map((s) => `'${s}'`).join(' or ');
     throw new LakeServiceError('missing_scope', `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`);
   }
   c.set('principal', principal);
-  enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
+  await enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
 }
 
 /**
  * Counts the request against the caller's and the organization's budgets; over either, 429 rate_limited with the
  * exact wait in Retry-After. Every answer carries the budgets left (docs/api.md, "Rate limits").
  */
-export function enforceRateLimit(c: Context<ApiEnv>, caller: string, organization: string | undefined): void {
+export async function enforceRateLimit(c: Context<ApiEnv>, caller: string, organization: string | undefined): Promise<void> {
   const limiter = c.get('services').rateLimiter;
   if (!limiter) return;
-  const admission = limiter.admit(caller, organization);
+  const admission = await limiter.admit(caller, organization);
   const headers: Record<string, string> = {};
   if (admission.caller.remaining >= 0) {
     headers['X-RateLimit-Limit'] = String(admission.caller.limit);
@@ -120,7 +120,7 @@ export function enforceRateLimit(c: Context<ApiEnv>, caller: string, organizatio
 /** Public endpoints (no credential) count against the budget of the client's address. */
 export function publicRateLimit(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    enforceRateLimit(c, clientAddress(c), undefined);
+    await enforceRateLimit(c, clientAddress(c), undefined);
     await next();
   };
 }
