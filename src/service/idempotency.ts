@@ -56,8 +56,10 @@ export class IdempotencyStore {
   }
 
   async save(scope: IdempotencyScope, key: string, outcome: StoredOutcome, now: number = Math.floor(Date.now() / 1000)): Promise<void> {
-    await this.db.run(`INSERT OR REPLACE INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now]);
+    await this.db.run(`INSERT INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (organization_id, principal_id, endpoint, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash,
+           resource_id = excluded.resource_id, response = excluded.response, created = excluded.created`, [scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now]);
   }
 
   async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<void> {

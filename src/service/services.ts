@@ -8,8 +8,11 @@ import type { Home } from './home/home.js';
 import { join } from 'node:path';
 import { OrgKeys } from './auth/org-keys.js';
 import { CanvasService } from './canvases/canvas-service.js';
+import { CanvasStore } from './canvases/canvas-store.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { LogService } from './logs/log-service.js';
+import { LogStore } from './logs/log-store.js';
+import { UsageStore } from './usage/usage-store.js';
 import { loadPrices, UsageService } from './usage/usage-service.js';
 import { PermissionStore } from './catalog/permissions.js';
 import { SendService, type SendSettings } from './sends/send-service.js';
@@ -107,7 +110,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);
   const clock = options.clock ?? REAL_CLOCK;
-  const usage = new UsageService(home.db, lake, clock, () => loadPrices(home.paths.root));
+  const usage = new UsageService(new UsageStore(home.db), lake, clock, () => loadPrices(home.paths.root));
   const jobStore = new JobStore(home.db, clock);
   const jobSettings = options.jobSettings ?? jobSettingsFromEnv();
   const querySettings = options.querySettings ?? querySettingsFromEnv();
@@ -168,7 +171,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     home,
     directory: home.directory,
     credentials: home.credentials,
-    personalTokens: new PersonalTokens(home.db, home.credentials),
+    personalTokens: new PersonalTokens(home.credentials),
     signer,
     results,
     lake,
@@ -179,11 +182,11 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     jobs,
     sources,
     syncs,
-    orgKeys: new OrgKeys(home.db, home.credentials, home.directory),
-    logs: new LogService(home.db),
+    orgKeys: new OrgKeys(home.credentials, home.directory),
+    logs: new LogService(new LogStore(home.db)),
     usage,
     rateLimiter,
-    canvases: new CanvasService(home.db, queries, results, home.directory),
+    canvases: new CanvasService(new CanvasStore(home.db), queries, results, home.directory),
     sends,
     collector,
     latestSync: (sourceId) => syncs.latestSummary(sourceId),

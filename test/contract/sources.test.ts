@@ -1,3 +1,4 @@
+import { TEST_STORE } from '../helpers/test-store.js';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,7 +87,7 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
     const row = await api.home.db.get<{ secrets: string }>('SELECT secrets FROM sources WHERE id = ?', [source.id]) ?? { secrets: '' };
     expect(row.secrets).not.toContain(PASSWORD);
     expect(Buffer.from(row.secrets, 'base64').toString('latin1')).not.toContain(PASSWORD);
-    expect(statSync(join(api.home.paths.root, 'secrets.key')).mode & 0o777).toBe(0o600);
+    expect(statSync(api.home.paths.secretsKey).mode & 0o777).toBe(0o600);
   });
 
   it('refuses invalid fields with invalid_source_parameters naming the field', async () => {
@@ -246,11 +247,15 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
       expect(await testOf({ connector: 'sample' })).toMatchObject({ supported: false, ok: false });
     });
 
-    it('no response, log line or error said the password, the username or the hostname', () => {
+    it('no response, log line or error said the password, the username or the hostname', async () => {
       const secrets = [PASSWORD, 'not-the-password', 'new-password-xyz', passwords.password, db.reader, db.limited, 'localhost'];
       const everything = [...seen, ...api.logs.map((l) => JSON.stringify(l))].join('\n');
       for (const secret of secrets) expect(everything, secret).not.toContain(secret);
-      expect(readFileSync(join(api.home.paths.root, 'metadata.sqlite')).toString('latin1')).not.toContain(PASSWORD);
+      const stored =
+        TEST_STORE === 'sqlite'
+          ? readFileSync(join(api.home.paths.root, 'metadata.sqlite')).toString('latin1')
+          : JSON.stringify([await api.home.db.all('SELECT * FROM sources'), await api.home.db.all('SELECT * FROM job_events'), await api.home.db.all('SELECT * FROM source_logs')]);
+      expect(stored).not.toContain(PASSWORD);
     });
   });
 });

@@ -7,6 +7,7 @@ import { querySettingsFromEnv } from '../../src/service/queries/settings.js';
 import type { LakeServices } from '../../src/service/services.js';
 import { assertMatchesContract } from './contract-check.js';
 import { tempDir } from './temp.js';
+import { testHomeOptions } from './test-store.js';
 
 export interface Harness {
   home: Home;
@@ -40,7 +41,7 @@ function servicesFor(home: Home, options: StartOptions): Promise<LakeServices> {
 // LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.
 const logTo = (logs: object[]) => (line: object): void => {
   logs.push(line);
-  if (process.env.LAKE_TEST_LOG) console.error(JSON.stringify(line));
+  if (process.env.LAKE_TEST_LOG ?? process.env.TEST_LOG) console.error(JSON.stringify(line));
 };
 
 const defaultHomeDir = (): string => join(tempDir('lake-home'), 'home');
@@ -63,7 +64,8 @@ function requester(fetcher: (request: Request) => Promise<Response>, baseUrl: st
 export const inMemory: Transport = {
   name: 'in-memory',
   async start(options = {}) {
-    const home = await openHome(options.homeDir ?? defaultHomeDir());
+    const homeDir = options.homeDir ?? defaultHomeDir();
+    const home = await openHome(homeDir, await testHomeOptions(homeDir));
     const services = await servicesFor(home, options);
     const logs: object[] = [];
     // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
@@ -87,7 +89,8 @@ export const inMemory: Transport = {
 export const overHttp: Transport = {
   name: 'http',
   async start(options = {}) {
-    const home = await openHome(options.homeDir ?? defaultHomeDir());
+    const homeDir = options.homeDir ?? defaultHomeDir();
+    const home = await openHome(homeDir, await testHomeOptions(homeDir));
     const services = await servicesFor(home, options);
     const logs: object[] = [];
     const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins }), { host: '127.0.0.1', port: 0, log: logTo(logs) });

@@ -107,6 +107,23 @@ export class CredentialStore {
     return row && toRecord(row);
   }
 
+  /**
+   * One page of credentials, newest id first, after `startingAfter`: a person's tokens, or an organization's keys of
+   * one kind.
+   */
+  async page(
+    owner: { userId: string; kind: 'pat' } | { organizationId: string; kind: 'service_key' | 'team_key' },
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
+    const [column, value] = 'userId' in owner ? ['user_id', owner.userId] : ['organization_id', owner.organizationId];
+    const rows = await this.db.all<CredentialRow>(
+      `SELECT * FROM credentials WHERE ${column} = ? AND kind = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+      [value, owner.kind, startingAfter ?? null, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
+  }
+
   async revoke(id: string): Promise<void> {
     await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [nowSeconds(), id]);
   }

@@ -1,5 +1,4 @@
 import { LakeServiceError } from '../errors.js';
-import type { MetadataDb } from '../store/metadata-db.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
@@ -16,7 +15,6 @@ export type OrgKeyKind = 'service_key' | 'team_key';
  */
 export class OrgKeys {
   constructor(
-    private readonly db: MetadataDb,
     private readonly credentials: CredentialStore,
     private readonly directory: Directory,
   ) {}
@@ -41,8 +39,7 @@ export class OrgKeys {
         throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these keys.', { param: 'starting_after' });
       }
     }
-    const ids = await this.db.all<{ id: string }>('SELECT id FROM credentials WHERE organization_id = ? AND kind = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [principal.organizationId, kind, startingAfter ?? null, startingAfter ?? null, limit + 1]);
-    return { data: await Promise.all(ids.slice(0, limit).map(async ({ id }) => (await this.credentials.get(id)) as CredentialRecord)), hasMore: ids.length > limit };
+    return this.credentials.page({ organizationId: principal.organizationId, kind }, limit, startingAfter);
   }
 
   async revoke(principal: Principal, kind: OrgKeyKind, id: string): Promise<CredentialRecord> {

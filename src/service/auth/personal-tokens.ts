@@ -1,5 +1,4 @@
 import { LakeServiceError } from '../errors.js';
-import type { MetadataDb } from '../store/metadata-db.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
 import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
@@ -14,10 +13,7 @@ function requireUser(principal: Principal): string {
 
 /** A person's own personal access tokens: create (never wider than the caller's scopes), list, revoke. */
 export class PersonalTokens {
-  constructor(
-    private readonly db: MetadataDb,
-    private readonly credentials: CredentialStore,
-  ) {}
+  constructor(private readonly credentials: CredentialStore) {}
 
   async create(principal: Principal, input: CredentialInput): Promise<IssuedCredential> {
     const userId = requireUser(principal);
@@ -32,9 +28,7 @@ export class PersonalTokens {
     if (startingAfter !== undefined && !await this.owned(userId, startingAfter)) {
       throw new LakeServiceError('invalid_cursor', 'starting_after is not a token id from a previous page.', { param: 'starting_after' });
     }
-    const ids = await this.db.all<{ id: string }>(`SELECT id FROM credentials WHERE kind = 'pat' AND user_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`, [userId, startingAfter ?? null, startingAfter ?? null, limit + 1]);
-    const records = await Promise.all(ids.slice(0, limit).map(async ({ id }) => (await this.credentials.get(id)) as CredentialRecord));
-    return { data: records, hasMore: ids.length > limit };
+    return this.credentials.page({ userId, kind: 'pat' }, limit, startingAfter);
   }
 
   async revoke(principal: Principal, id: string): Promise<CredentialRecord> {

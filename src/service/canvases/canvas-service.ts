@@ -9,7 +9,7 @@ import { splitQualifiedName } from '../lake/names.js';
 import type { JsonValue } from '../engine/json-values.js';
 import type { QueryService } from '../queries/query-service.js';
 import type { QueryResults } from '../queries/query-results.js';
-import { lock, type MetadataDb } from '../store/metadata-db.js';
+import type { CanvasStore } from './canvas-store.js';
 
 export interface CanvasElement {
   id: string;
@@ -42,7 +42,6 @@ export interface TableData {
 /** POST /data/table returns at most this many rows of an element's table; `truncated` says when there were more. */
 export const MAX_TABLE_ROWS = 10_000;
 
-const seconds = (): number => Math.floor(Date.now() / 1000);
 
 /** The query an element's table is: its saved SQL, or the whole lake table it names. */
 const elementSql = (element: { sql: string | null; table: string | null }): string =>
@@ -71,7 +70,7 @@ export interface CanvasInput {
  */
 export class CanvasService {
   constructor(
-    private readonly db: MetadataDb,
+    private readonly store: CanvasStore,
     private readonly queries: QueryService,
     private readonly results: QueryResults,
     private readonly directory: Directory,
@@ -82,10 +81,7 @@ export class CanvasService {
     const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
     for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
-    await this.db.transaction(lock.canvas(id), async () => {
-      await this.db.run('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)', [id, principal.organizationId, name, principalIdOf(principal), seconds(), seconds()]);
-      for (const element of checked) await this.insertElement(id, element);
-    });
+    await this.store.create({ id, organizationId: principal.organizationId, name, createdBy: principalIdOf(principal), elements: checked });
     return this.get(principal, id);
   }
 
@@ -98,30 +94,20 @@ export class CanvasService {
     await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(input, '');
     await this.assertAdderMayRead(principal, element);
-    const id = await this.insertElement(canvas.id, element);
-    await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvas.id]);
+    const id = await this.store.addElement(canvas.id, element);
     return (await this.get(principal, canvasId)).elements.find((e) => e.id === id) as CanvasElement;
   }
 
   async get(principal: Principal, id: string): Promise<Canvas> {
-    const row = await this.db.get<{ id: string; organization_id: string; name: string; created_by: string | null; created: number; updated: number }>('SELECT * FROM canvases WHERE id = ? AND organization_id = ?', [id, principal.organizationId]);
-    if (!row) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
-    const elements = await this.db.all<{ id: string; name: string; kind: 'query' | 'table'; sql: string | null; table_ref: string | null; created: number; }>('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY created, rowid', [row.id]);
-    return {
-      id: row.id,
-      organizationId: row.organization_id,
-      name: row.name,
-      createdBy: row.created_by,
-      created: row.created,
-      updated: row.updated,
-      elements: elements.map((e) => ({ id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table_ref, created: e.created })),
-    };
+    const canvas = await this.store.get(principal.organizationId, id);
+    if (!canvas) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
+    return canvas;
   }
 
   async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: Canvas[]; hasMore: boolean }> {
     if (startingAfter !== undefined) await this.get(principal, startingAfter);
-    const ids = await this.db.all<{ id: string }>('SELECT id FROM canvases WHERE organization_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [principal.organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1]);
-    return { data: await Promise.all(ids.slice(0, limit).map(({ id }) => this.get(principal, id))), hasMore: ids.length > limit };
+    const page = await this.store.pageIds(principal.organizationId, limit, startingAfter);
+    return { data: await Promise.all(page.ids.map((id) => this.get(principal, id))), hasMore: page.hasMore };
   }
 
   /**
@@ -162,11 +148,5 @@ export class CanvasService {
 
   private async assertAdderMayRead(principal: Principal, element: { sql: string | null; table: string | null }): Promise<void> {
     await this.queries.assertMayRead(principal, elementSql(element));
-  }
-
-  private async insertElement(canvasId: string, element: { name: string; sql: string | null; table: string | null }): Promise<string> {
-    const id = newId('el');
-    await this.db.run('INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds()]);
-    return id;
   }
 }

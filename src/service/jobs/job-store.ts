@@ -161,8 +161,8 @@ export class JobStore {
 
   /** Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs. */
   async list(organizationId: string, limit: number, startingAfter?: JobRecord, principalId?: string): Promise<{ data: JobRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<JobRow>(`SELECT * FROM jobs WHERE organization_id = ? AND (? IS NULL OR principal_id = ?)
-         AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
+    const rows = await this.db.all<JobRow>(`SELECT * FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
+         AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
          ORDER BY created DESC, id DESC LIMIT ?`, [organizationId,
         principalId ?? null,
         principalId ?? null,
@@ -219,7 +219,7 @@ export class JobStore {
    * ever. Query results cannot be resumed safely: their engine state died with the process.
    */
   async expireLeases(onlyId?: string): Promise<number> {
-    const due = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (? IS NULL OR id = ?)`, [this.clock.now(), onlyId ?? null, onlyId ?? null]);
+    const due = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (CAST(? AS TEXT) IS NULL OR id = ?)`, [this.clock.now(), onlyId ?? null, onlyId ?? null]);
     let expired = 0;
     for (const { id } of due) {
       const failed = await this.finish(id, 'failed', {

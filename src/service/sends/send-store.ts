@@ -101,7 +101,7 @@ export class SendStore {
   }
 
   async list(organizationId: string, limit: number, after?: SendRecord): Promise<{ data: SendRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<SendRow>(`SELECT * FROM sends WHERE organization_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
+    const rows = await this.db.all<SendRow>(`SELECT * FROM sends WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toSend), hasMore: rows.length > limit };
   }
 
@@ -133,7 +133,7 @@ export class SendStore {
   }
 
   async runs(sendId: string, limit: number, after?: SendRunRecord): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<RunRow>(`SELECT * FROM send_runs WHERE send_id = ? AND (? IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
+    const rows = await this.db.all<RunRow>(`SELECT * FROM send_runs WHERE send_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toRun), hasMore: rows.length > limit };
   }
 

@@ -89,7 +89,7 @@ export class SourceStore {
   }
 
   async list(organizationId: string, limit: number, after?: SourceRecord): Promise<{ data: SourceRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<SourceRow>(`SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (? IS NULL OR created < ? OR (created = ? AND id < ?))
+    const rows = await this.db.all<SourceRow>(`SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
          ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1]);
     return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
   }

@@ -335,4 +335,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_limit_cells_by_tat ON rate_limit_cells (tat);
     `,
   },
+  {
+    version: 14,
+    name: 'canvas element order',
+    // Elements were ordered by SQLite's rowid, which PostgreSQL has not: their order is a column of its own.
+    sql: `
+      ALTER TABLE canvas_elements ADD COLUMN position INTEGER;
+      UPDATE canvas_elements SET position = rowid;
+    `,
+    postgres: `ALTER TABLE canvas_elements ADD COLUMN position INTEGER;`,
+  },
 ];

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
 import { LakeServiceError } from '../errors.js';
 import type { Lake } from '../lake/lake.js';
-import type { MetadataDb } from '../store/metadata-db.js';
+import type { UsageStore } from './usage-store.js';
 
 /** What lake meters, per organization and day (docs/api.md, "Usage"). */
 export const METRICS = ['queries_run', 'result_bytes', 'rows_synced', 'rows_sent'] as const;
@@ -65,7 +65,7 @@ export interface UsageReport {
 /** Meters work as it happens, and reports a month with its projected cost. */
 export class UsageService {
   constructor(
-    private readonly db: MetadataDb,
+    private readonly store: UsageStore,
     private readonly lake: Lake,
     private readonly clock: Clock,
     private readonly prices: () => PriceTable,
@@ -74,8 +74,7 @@ export class UsageService {
   async record(organizationId: string, metric: Metric, quantity: number): Promise<void> {
     if (quantity <= 0) return;
     const day = new Date(this.clock.now()).toISOString().slice(0, 10);
-    await this.db.run(`INSERT INTO usage_daily (organization_id, day, metric, quantity) VALUES (?, ?, ?, ?)
-         ON CONFLICT (organization_id, day, metric) DO UPDATE SET quantity = quantity + excluded.quantity`, [organizationId, day, metric, Math.round(quantity)]);
+    await this.store.add(organizationId, day, metric, quantity);
   }
 
   /**
@@ -90,12 +89,12 @@ export class UsageService {
     const [year, mon] = target.split('-').map(Number) as [number, number];
     const daysInMonth = new Date(Date.UTC(year, mon, 0)).getUTCDate();
     const daysElapsed = target === current ? now.getUTCDate() : target < current ? daysInMonth : 0;
-    const rows = await this.db.all<{ day: string; metric: Metric; quantity: number; }>('SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day', [principal.organizationId, `${target}-%`]);
+    const rows = await this.store.month(principal.organizationId, target);
     const prices = this.prices();
     const byDay = new Map<string, Record<Metric, number>>();
     for (const row of rows) {
       const quantities = byDay.get(row.day) ?? noQuantities();
-      if ((METRICS as readonly string[]).includes(row.metric)) quantities[row.metric] += row.quantity;
+      if ((METRICS as readonly string[]).includes(row.metric)) quantities[row.metric as Metric] += row.quantity;
       byDay.set(row.day, quantities);
     }
     const days = [...byDay].map(([date, q]) => ({ date, ...q, cost: round(dayCost(q, prices)) }));

@@ -1,0 +1,77 @@
+import { newId } from '../ids.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
+import type { Canvas } from './canvas-service.js';
+
+export interface NewElement {
+  name: string;
+  sql: string | null;
+  table: string | null;
+}
+
+interface CanvasRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_by: string | null;
+  created: number;
+  updated: number;
+}
+
+interface ElementRow {
+  id: string;
+  name: string;
+  kind: 'query' | 'table';
+  sql: string | null;
+  table_ref: string | null;
+  created: number;
+}
+
+const seconds = (): number => Math.floor(Date.now() / 1000);
+
+/** Canvases and their elements, in the order they were added. */
+export class CanvasStore {
+  constructor(private readonly db: MetadataDb) {}
+
+  /** The canvas with its first elements, in one transaction: it never exists without them. */
+  async create(input: { id: string; organizationId: string; name: string; createdBy: string; elements: readonly NewElement[] }): Promise<void> {
+    await this.db.transaction(lock.canvas(input.id), async () => {
+      await this.db.run('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)', [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()]);
+      for (const element of input.elements) await this.addElement(input.id, element);
+    });
+  }
+
+  /** Adds an element after the canvas's last one (under the canvas's lock, so two never share a place); its id. */
+  async addElement(canvasId: string, element: NewElement): Promise<string> {
+    const id = newId('el');
+    await this.db.transaction(lock.canvas(canvasId), async () => {
+      await this.db.run(
+        `INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created, position)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM canvas_elements WHERE canvas_id = ?))`,
+        [id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds(), canvasId],
+      );
+      await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvasId]);
+    });
+    return id;
+  }
+
+  async get(organizationId: string, id: string): Promise<Canvas | undefined> {
+    const row = await this.db.get<CanvasRow>('SELECT * FROM canvases WHERE id = ? AND organization_id = ?', [id, organizationId]);
+    if (!row) return undefined;
+    const elements = await this.db.all<ElementRow>('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY position, created', [row.id]);
+    return {
+      id: row.id,
+      organizationId: row.organization_id,
+      name: row.name,
+      createdBy: row.created_by,
+      created: row.created,
+      updated: row.updated,
+      elements: elements.map((e) => ({ id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table_ref, created: e.created })),
+    };
+  }
+
+  /** One page of the organization's canvas ids, newest id first. */
+  async pageIds(organizationId: string, limit: number, startingAfter: string | undefined): Promise<{ ids: string[]; hasMore: boolean }> {
+    const rows = await this.db.all<{ id: string }>('SELECT id FROM canvases WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1]);
+    return { ids: rows.slice(0, limit).map((r) => r.id), hasMore: rows.length > limit };
+  }
+}
