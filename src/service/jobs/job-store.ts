@@ -139,6 +139,25 @@ export class JobStore {
     });
   }
 
+  /**
+   * Takes the oldest queued job of a kind for this process, running under its lease; undefined when none waits.
+   * On PostgreSQL, FOR UPDATE SKIP LOCKED lets replicas claiming at the same moment each take a different job
+   * instead of queueing behind one row; SQLite's single writer gives the same one-taker guarantee.
+   */
+  async claimNext(kind: JobKind, owner: string, expiresMs: number): Promise<string | undefined> {
+    const pick = `SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT 1${this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`;
+    // No named lock: the row lock (PostgreSQL) or the write lock (SQLite) is what makes the claim one taker's.
+    return this.db.transaction([], async () => {
+      const taken = await this.db.get<{ id: string }>(
+        `UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = (${pick}) AND status = 'queued' RETURNING id`,
+        [this.seconds(), owner, expiresMs, kind],
+      );
+      if (!taken) return undefined;
+      await this.db.transaction(lock.job(taken.id), () => this.append(taken.id, 'job.running', { status: 'running' }));
+      return taken.id;
+    });
+  }
+
   /** Queued work of a kind, oldest first: the durable queue workers take from. */
   async queued(kind: string, limit = 10): Promise<string[]> {
     return (await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`, [kind, limit])).map((r) => r.id);

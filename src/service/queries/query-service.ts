@@ -1,3 +1,4 @@
+import { inBackground } from '../repeat.js';
 import { mark } from '../../debug-timing.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -39,6 +40,8 @@ interface LiveQuery {
   running?: RunningQuery;
   done: Promise<void>;
   settle(): void;
+  /** Stops listening for the job's events (a cancel asked on another replica arrives as one). */
+  unlisten(): void;
 }
 
 /** How the engine is shared between organizations. */
@@ -229,13 +232,21 @@ export class QueryService {
   private track(id: string, organizationId: string, job: QueryJob): LiveQuery {
     let settle = (): void => undefined;
     const done = new Promise<void>((resolve) => (settle = resolve));
-    const live: LiveQuery = { id, organizationId, job, done, settle };
+    // A cancel asked anywhere (another replica) is an event of the job: look at the durable flag at once, rather
+    // than at the next lease renewal.
+    const unlisten = this.jobs.onEvent(id, () => inBackground(() => this.stopIfCancelRequested(id)));
+    const live: LiveQuery = { id, organizationId, job, done, settle, unlisten };
     this.live.set(id, live);
     return live;
   }
 
+  private async stopIfCancelRequested(id: string): Promise<void> {
+    if (this.live.has(id) && (await this.jobs.cancelRequested([id])).length > 0) await this.stop(id, 'cancelled');
+  }
+
   private untrack(live: LiveQuery): void {
     this.live.delete(live.id);
+    live.unlisten();
     live.settle();
     if (this.live.size === 0) this.idle.abort();
   }

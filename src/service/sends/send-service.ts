@@ -228,8 +228,8 @@ export class SendService {
     const now = this.now();
     const started: string[] = [];
     for (const send of await this.store.due(now)) {
-      const next = { ...send, nextRun: now + (send.everyMinutes ?? 0) * 60 };
-      await this.store.update(next);
+      // Another replica's scheduler may have read the same due send: only the one that moves its tick runs it.
+      if (send.nextRun === null || !(await this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60))) continue;
       const run = await this.startRun(send, 'schedule');
       if (run) started.push(run.id);
     }

@@ -90,6 +90,14 @@ export class SendStore {
     await this.db.run('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?', [send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.credentialId, send.principalId, send.id]);
   }
 
+  /**
+   * Takes one due tick of a send's schedule: moves next_run on only if it still holds the value this scheduler
+   * read. Of several schedulers (replicas) reading the same due send, exactly one gets true.
+   */
+  async claimTick(id: string, seenNextRun: number, nextRun: number): Promise<boolean> {
+    return (await this.db.run('UPDATE sends SET next_run = ? WHERE id = ? AND next_run = ? AND paused = 0', [nextRun, id, seenNextRun])).changes === 1;
+  }
+
   async get(organizationId: string, id: string): Promise<SendRecord | undefined> {
     const row = await this.db.get<SendRow>('SELECT * FROM sends WHERE id = ? AND organization_id = ?', [id, organizationId]);
     return row && toSend(row);

@@ -1,4 +1,4 @@
-import { repeat } from '../repeat.js';
+import { inBackground, repeat } from '../repeat.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
@@ -51,6 +51,8 @@ export class SyncService {
   private readonly workerId = newId('wrk');
   private chain: Promise<void> = Promise.resolve();
   private poller: NodeJS.Timeout | undefined;
+  /** Syncs waiting in (or running from) this process's chain: the poller claims more only when there are none. */
+  private queuedHere = 0;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -122,11 +124,22 @@ export class SyncService {
     return id ? await this.summary(id) : null;
   }
 
-  /** For lake serve: takes queued syncs (from any process) every second, oldest first. */
+  /**
+   * For lake serve: takes a queued sync (recorded by any process or replica) every second when this process runs
+   * none, oldest first; replicas claiming at once each take a different one.
+   */
   startPolling(): void {
     if (this.poller) return;
     this.poller = repeat(1000, async () => {
-      for (const id of await this.jobs.queued('sync')) this.kick(id);
+      if (this.queuedHere > 0 || this.stopping.signal.aborted) return;
+      this.queuedHere++;
+      this.chain = this.chain
+        .then(async () => {
+          const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+          if (id) await this.runClaimed(id);
+        })
+        .catch(() => {})
+        .finally(() => this.queuedHere--);
     });
   }
 
@@ -140,7 +153,11 @@ export class SyncService {
 
   /** Runs the sync here if it is still queued; one at a time per process. */
   private kick(id: string): void {
-    this.chain = this.chain.then(() => this.runIfQueued(id)).catch(() => {});
+    this.queuedHere++;
+    this.chain = this.chain
+      .then(() => this.runIfQueued(id))
+      .catch(() => {})
+      .finally(() => this.queuedHere--);
   }
 
   /** The tables named must be the source's own (each refusal names the entry and suggests the likely one). */
@@ -155,7 +172,12 @@ export class SyncService {
   }
 
   private async runIfQueued(id: string): Promise<void> {
-    if (this.stopping.signal.aborted || !await this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) return;
+    if (this.stopping.signal.aborted || !(await this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs))) return;
+    await this.runClaimed(id);
+  }
+
+  /** Runs a sync this process holds, renewing its lease and watching for a cancel until it ends. */
+  private async runClaimed(id: string): Promise<void> {
     const cancel = new AbortController();
     const abortOnStop = (): void => cancel.abort();
     this.stopping.signal.addEventListener('abort', abortOnStop, { once: true });
@@ -163,12 +185,19 @@ export class SyncService {
       await this.jobs.renewLeases(this.workerId, [id], this.jobs.clockNow() + this.jobSettings.leaseMs);
       if ((await this.jobs.cancelRequested([id])).length > 0) cancel.abort();
     });
+    // A cancel asked on another replica arrives as an event of the job at once (NOTIFY); the keeper is the fallback.
+    const unlisten = this.jobs.onEvent(id, () =>
+      inBackground(async () => {
+        if ((await this.jobs.cancelRequested([id])).length > 0) cancel.abort();
+      }),
+    );
     try {
       await this.run(id, cancel.signal);
     } catch (error) {
       await this.jobs.finish(id, 'failed', { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) });
     } finally {
       clearInterval(keeper);
+      unlisten();
       this.stopping.signal.removeEventListener('abort', abortOnStop);
     }
   }

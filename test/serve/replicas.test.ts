@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { createMetadataDatabase } from '../helpers/postgres.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { readSse } from '../helpers/sse.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Three `lake serve` processes, each with its own home, sharing one PostgreSQL metadata database, one data
+ * directory and the two keys: what docs/operations.md describes for replicas behind a load balancer.
+ */
+describe('three lake serve replicas on one PostgreSQL store', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let env: Record<string, string>;
+  let token: string;
+  const replicas: ServeProcess[] = [];
+
+  const call = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${replica.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const json = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Json> =>
+    (await (await call(replica, method, path, body, headers)).json()) as Json;
+  const startReplica = async (n: number): Promise<ServeProcess> => startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) });
+
+  beforeAll(async () => {
+    database = await createMetadataDatabase();
+    const shared = tempDir('lake-shared');
+    const keys = tempDir('lake-keys');
+    for (const name of ['signing.key', 'secrets.key']) writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
+    env = {
+      LAKE_METADATA_URL: database.url,
+      LAKE_DATA_DIR: join(shared, 'data'),
+      LAKE_SIGNING_KEY_FILE: join(keys, 'signing.key'),
+      LAKE_SECRETS_KEY_FILE: join(keys, 'secrets.key'),
+      LAKE_QUERY_WORKERS: '2',
+      LAKE_QUERY_THREADS: '1',
+      LAKE_JOB_LEASE_SECONDS: '3',
+      LAKE_RATE_LIMIT_PER_CALLER: '0',
+      LAKE_RATE_LIMIT_PER_ORG: '0',
+    };
+    const init = await runLake(['init', '--json', '--metadata-url', database.url], { env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') } });
+    expect(init.code, init.stderr).toBe(0);
+    token = (JSON.parse(init.stdout) as Json).token.secret;
+    replicas.push(...(await Promise.all([1, 2, 3].map(startReplica))));
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await database?.drop();
+  }, 60_000);
+
+  it('a query submitted on replica 1 is polled on replica 2 and its result downloaded from replica 3, the same bytes', async () => {
+    const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const submitted = await json(one, 'POST', '/queries', { sql: 'select range as n, md5(range::varchar) as h from range(5000)' });
+    expect(submitted.id).toMatch(/^q/);
+    let polled: Json = submitted;
+    for (let i = 0; i < 100 && polled.status !== 'succeeded'; i++) polled = await json(two, 'GET', `/queries/${submitted.id}?wait=2`);
+    expect(polled, JSON.stringify(polled)).toMatchObject({ id: submitted.id, status: 'succeeded' });
+    const link = new URL(polled.files[0].url as string);
+    const fromThree = Buffer.from(await (await fetch(`${three.url}${link.pathname}${link.search}`)).arrayBuffer());
+    const fromOne = Buffer.from(await (await fetch(`${one.url}${link.pathname}${link.search}`)).arrayBuffer());
+    expect(fromThree.length).toBeGreaterThan(1000);
+    expect(fromThree.equals(fromOne)).toBe(true);
+  });
+
+  it('ten concurrent POST /queries with one Idempotency-Key, spread over the replicas, create exactly one query', async () => {
+    const key = `replicas-${randomBytes(4).toString('hex')}`;
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => json(replicas[i % 3] as ServeProcess, 'POST', '/queries', { sql: 'select 7 as seven' }, { 'Idempotency-Key': key })),
+    );
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    const jobs = await json(replicas[0] as ServeProcess, 'GET', '/jobs?limit=100');
+    expect(jobs.data.filter((j: Json) => j.id === answers[0]?.id)).toHaveLength(1);
+  });
+
+  it('cancel on replica 3 stops a query running on replica 1 within about a second', async () => {
+    const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const submitted = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
+    for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${submitted.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 300));
+    const asked = performance.now();
+    const cancellation = await json(three, 'POST', `/jobs/${submitted.id}/cancel`);
+    expect(cancellation.object).toBe('job_cancellation');
+    let job: Json = {};
+    for (let i = 0; i < 100; i++) {
+      job = await json(two, 'GET', `/jobs/${submitted.id}`);
+      if (job.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(job.status).toBe('cancelled');
+    expect(performance.now() - asked).toBeLessThan(1500);
+  });
+
+  it('an event stream on replica 2 sees a sync that runs on replica 1 as it happens', async () => {
+    const [one, two] = replicas as [ServeProcess, ServeProcess];
+    const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Replicated ${randomBytes(3).toString('hex')}`, config: { scale: 1500 } });
+    const sync = await json(one, 'POST', `/sources/${source.id}/sync`, {});
+    // When replica 1's record says the sync ended, polled quickly, against when replica 2's stream says so.
+    let seenFinished = 0;
+    const watching = (async () => {
+      for (let i = 0; i < 600; i++) {
+        const job = await json(one, 'GET', `/jobs/${sync.id}`);
+        if (job.status === 'succeeded' || job.status === 'failed') return (seenFinished = performance.now());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return 0;
+    })();
+    const opened = performance.now();
+    const items = await readSse(await call(two, 'GET', `/jobs/${sync.id}/events`), (all) => all.some((e) => e.event === 'job.succeeded' || e.event === 'job.failed'));
+    const streamEnded = opened + (items.at(-1)?.at ?? 0);
+    await watching;
+    expect(items.filter((e) => e.event === 'sync.progress').length).toBeGreaterThan(3);
+    expect(items.at(-1)?.event).toBe('job.succeeded');
+    // It ran long enough to be watched: the stream saw it start and run, not only its end.
+    expect(items.filter((e) => e.event === 'sync.progress').at(-1)!.at - items.find((e) => e.event === 'sync.progress')!.at).toBeGreaterThan(1000);
+    // Without a notice between replicas the stream would wait for its 3 s state check.
+    expect(Math.abs(streamEnded - seenFinished)).toBeLessThan(1000);
+  }, 60_000);
+
+  it('kill -9 of the replica running a sync: another reports worker_lost within the lease; the old snapshot stays; a new sync is claimed once and commits', async () => {
+    const [one, two] = replicas as [ServeProcess, ServeProcess];
+    const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Crash ${randomBytes(3).toString('hex')}`, config: { scale: 1 } });
+    const first = await json(one, 'POST', `/sources/${source.id}/sync`, {});
+    for (let i = 0; i < 200 && (await json(two, 'GET', `/jobs/${first.id}`)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));
+    const schema = source.destination_schema ?? source.lake_schema;
+    const countSql = { sql: `select count(*) as n from lake.${schema}.payments` };
+    const before = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    expect(before.data ?? (await json(two, 'GET', `/queries/${before.id}?wait=20&format=inline`)).data).toEqual([{ n: 800 }]);
+
+    await json(one, 'PATCH', `/sources/${source.id}`, { config: { scale: 400 } });
+    const big = await json(one, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
+    let running: Json = {};
+    for (let i = 0; i < 100; i++) {
+      running = await json(two, 'GET', `/jobs/${big.id}`);
+      if (running.status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(running.status).toBe('running');
+    const killed = performance.now();
+    await one.stop('SIGKILL');
+    let lost: Json = {};
+    for (let i = 0; i < 200; i++) {
+      lost = await json(two, 'GET', `/jobs/${big.id}`);
+      if (lost.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(lost).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
+    expect(performance.now() - killed).toBeLessThan(3000 + 2000);
+
+    const after = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    expect(after.data ?? (await json(two, 'GET', `/queries/${after.id}?wait=20&format=inline`)).data).toEqual([{ n: 800 }]);
+
+    await json(two, 'PATCH', `/sources/${source.id}`, { config: { scale: 2 } });
+    const again = await json(two, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
+    let done: Json = {};
+    for (let i = 0; i < 300; i++) {
+      done = await json(two, 'GET', `/jobs/${again.id}`);
+      if (done.status !== 'queued' && done.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(done.status).toBe('succeeded');
+    const events = await readSse(await call(two, 'GET', `/jobs/${again.id}/events`));
+    expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
+    const now = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([{ n: 1600 }]);
+    replicas[0] = await startReplica(1);
+  }, 90_000);
+});
