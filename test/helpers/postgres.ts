@@ -148,3 +148,40 @@ export async function createMetadataDatabase(): Promise<{ url: string; drop(): P
     },
   };
 }
+
+export interface PrivatePostgres {
+  url: string;
+  /** Stops the server (fast shutdown: sessions are ended) and starts it again on the same port. */
+  restart(downMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A PostgreSQL cluster of the test's own (trust auth, on a free port), for tests that must stop and start the
+ * server: never the machine's shared one. Runs as the postgres user; gone after stop().
+ */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  if (!PG_BIN) throw new Error('PostgreSQL server binaries (initdb) are not installed');
+  const bin = PG_BIN;
+  const dir = mkdtempSync(join(tmpdir(), 'lake-pgown-'));
+  const port = await freePort();
+  const asPostgres = (cmd: string, args: string[]): void => {
+    execFileSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { stdio: 'ignore' });
+  };
+  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
+  asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync']);
+  const start = (): void => asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-w', '-l', join(dir, 'log'), 'start']);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async restart(downMs) {
+      asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      start();
+    },
+    async stop() {
+      asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
