@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Starts `lake serve --port 0` with exactly this environment (plus PATH); resolves once it listens. */
-export async function startServe(env) {
-  const child = spawn(process.execPath, [join(root, 'bin/lake.js'), 'serve', '--port', '0'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `lake serve --port 0` (of this checkout, or another built one) with exactly this environment (plus PATH); resolves once it listens. */
+export async function startServe(env, checkout = root) {
+  const child = spawn(process.execPath, [join(checkout, 'bin/lake.js'), 'serve', '--port', '0'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.once('exit', (code) => reject(new Error(`lake serve exited with ${code}`)));

@@ -17,12 +17,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 const { openHome } = await import(join(root, 'dist/service/home/home.js'));
 
-function prepareHome() {
+async function prepareHome() {
   const dir = join(mkdtempSync(join(tmpdir(), 'lake-bench-serve-')), 'home');
   const home = await openHome(dir);
-  const other = home.directory.createOrganization('Neighbour');
-  const user = home.directory.createUser(other.id, 'N', 'owner');
-  const neighbour = home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] }).secret;
+  const other = await home.directory.createOrganization('Neighbour');
+  const user = await home.directory.createUser(other.id, 'N', 'owner');
+  const neighbour = (await home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
   const owner = home.ownerToken;
   await home.close();
   return { dir, owner, neighbour };
@@ -66,12 +66,12 @@ async function measure(target, token) {
   return { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), perSecond };
 }
 
-const baselineHome = prepareHome();
+const baselineHome = await prepareHome();
 const baselineTarget = await startInProcess(baselineHome.dir);
 const baseline = await measure(baselineTarget, baselineHome.owner);
 await baselineTarget.stop();
 
-const homeForServe = prepareHome();
+const homeForServe = await prepareHome();
 const serve = await startServeOn(homeForServe.dir);
 const pooled = await measure(serve, homeForServe.owner);
 const fmt = (n) => n.toFixed(1);

@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLake } from '../helpers/cli.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
-import { tempDir } from '../helpers/temp.js';
+import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
+import type { ServeProcess } from '../helpers/serve.js';
 
 /**
  * PostgreSQL restarting under traffic (its own cluster, never the machine's): replicas answer 503 with Retry-After
@@ -13,31 +9,18 @@ import { tempDir } from '../helpers/temp.js';
  */
 describe('the metadata store restarting under traffic', () => {
   let postgres: PrivatePostgres;
+  let set: ReplicaSet;
   let token: string;
-  const replicas: ServeProcess[] = [];
+  let replicas: ServeProcess[] = [];
 
   beforeAll(async () => {
     postgres = await startPrivatePostgres();
-    const keys = tempDir('lake-keys');
-    for (const name of ['signing.key', 'secrets.key']) writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
-    const env = {
-      LAKE_METADATA_URL: postgres.url,
-      LAKE_DATA_DIR: join(tempDir('lake-shared'), 'data'),
-      LAKE_SIGNING_KEY_FILE: join(keys, 'signing.key'),
-      LAKE_SECRETS_KEY_FILE: join(keys, 'secrets.key'),
-      LAKE_QUERY_WORKERS: '2',
-      LAKE_QUERY_THREADS: '1',
-      LAKE_RATE_LIMIT_PER_CALLER: '100000',
-      LAKE_RATE_LIMIT_PER_ORG: '100000',
-    };
-    const init = await runLake(['init', '--json', '--metadata-url', postgres.url], { env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') } });
-    expect(init.code, init.stderr).toBe(0);
-    token = (JSON.parse(init.stdout) as { token: { secret: string } }).token.secret;
-    replicas.push(...(await Promise.all([1, 2].map((n) => startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) })))));
+    set = await startReplicaSet(postgres.url, 2, { LAKE_RATE_LIMIT_PER_CALLER: '100000', LAKE_RATE_LIMIT_PER_ORG: '100000' });
+    ({ token, replicas } = set);
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await set?.stop();
     await postgres?.stop();
   }, 60_000);
 

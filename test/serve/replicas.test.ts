@@ -1,24 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLake } from '../helpers/cli.js';
 import { createMetadataDatabase } from '../helpers/postgres.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
+import type { ServeProcess } from '../helpers/serve.js';
 import { readSse } from '../helpers/sse.js';
-import { tempDir } from '../helpers/temp.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/**
- * Three `lake serve` processes, each with its own home, sharing one PostgreSQL metadata database, one data
- * directory and the two keys: what docs/operations.md describes for replicas behind a load balancer.
- */
+/** Three `lake serve` processes on one PostgreSQL metadata database (test/helpers/replicas.ts). */
 describe('three lake serve replicas on one PostgreSQL store', () => {
   let database: { url: string; drop(): Promise<void> };
-  let env: Record<string, string>;
+  let set: ReplicaSet;
   let token: string;
-  const replicas: ServeProcess[] = [];
+  let replicas: ServeProcess[] = [];
 
   const call = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> =>
     fetch(`${replica.url}${path}`, {
@@ -28,32 +22,15 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     });
   const json = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Json> =>
     (await (await call(replica, method, path, body, headers)).json()) as Json;
-  const startReplica = async (n: number): Promise<ServeProcess> => startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) });
 
   beforeAll(async () => {
     database = await createMetadataDatabase();
-    const shared = tempDir('lake-shared');
-    const keys = tempDir('lake-keys');
-    for (const name of ['signing.key', 'secrets.key']) writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
-    env = {
-      LAKE_METADATA_URL: database.url,
-      LAKE_DATA_DIR: join(shared, 'data'),
-      LAKE_SIGNING_KEY_FILE: join(keys, 'signing.key'),
-      LAKE_SECRETS_KEY_FILE: join(keys, 'secrets.key'),
-      LAKE_QUERY_WORKERS: '2',
-      LAKE_QUERY_THREADS: '1',
-      LAKE_JOB_LEASE_SECONDS: '3',
-      LAKE_RATE_LIMIT_PER_CALLER: '0',
-      LAKE_RATE_LIMIT_PER_ORG: '0',
-    };
-    const init = await runLake(['init', '--json', '--metadata-url', database.url], { env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') } });
-    expect(init.code, init.stderr).toBe(0);
-    token = (JSON.parse(init.stdout) as Json).token.secret;
-    replicas.push(...(await Promise.all([1, 2, 3].map(startReplica))));
+    set = await startReplicaSet(database.url, 3, { LAKE_JOB_LEASE_SECONDS: '3', LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
+    ({ token, replicas } = set);
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await set?.stop();
     await database?.drop();
   }, 60_000);
 
@@ -171,6 +148,6 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
     const now = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
     expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([{ n: 1600 }]);
-    replicas[0] = await startReplica(1);
+    replicas[0] = await set.start(1);
   }, 90_000);
 });
