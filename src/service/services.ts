@@ -199,6 +199,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     startBackgroundWork() {
       syncs.startPolling();
       sends.startScheduling();
+      // Replicas on one store run each other's queued queries when they have a worker free; one process alone
+      // starts its own queue as workers free up and needs no look at the store for it.
+      if (home.db.dialect === 'postgres') queries.startClaiming();
       // At start (what a killed process left) and then every interval. A collection that fails (a file in use, a
       // permission, the store unreachable) leaves things as they were; the next one retries.
       inBackground(() => jobs.sweep(true));

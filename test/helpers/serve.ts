@@ -5,6 +5,8 @@ export interface ServeProcess {
   url: string;
   child: ChildProcess;
   logLines(): Record<string, unknown>[];
+  /** What the process wrote to stderr (a crash's stack, if it had one). */
+  stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -15,6 +17,8 @@ export function startServeProcess(env: Record<string, string>, extraArgs: string
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const logLines = (): Record<string, unknown>[] =>
     stdout
@@ -32,6 +36,7 @@ export function startServeProcess(env: Record<string, string>, extraArgs: string
           url: listening.url as string,
           child,
           logLines,
+          stderr: () => stderr,
           stop: (signal = 'SIGTERM') => {
             child.kill(signal);
             return exited;

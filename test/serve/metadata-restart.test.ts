@@ -53,7 +53,9 @@ describe('the metadata store restarting under traffic', () => {
       }
       return false;
     };
-    expect(await Promise.all(replicas.map(recovered))).toEqual([true, true]);
+    const back = await Promise.all(replicas.map((replica) => recovered(replica).catch(() => false)));
+    // A replica that died says why.
+    expect(back, replicas.map((r) => `exit ${r.child.exitCode}: ${r.stderr()}`).join('\n')).toEqual([true, true]);
     await new Promise((r) => setTimeout(r, 500));
     stop = true;
     await Promise.all(running);

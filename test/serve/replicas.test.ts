@@ -76,6 +76,25 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(performance.now() - asked).toBeLessThan(1500);
   });
 
+  it('a query queued on a replica with no worker free for it is claimed and run by one that has', async () => {
+    const [one, two] = replicas as [ServeProcess, ServeProcess];
+    // Two workers per replica, one per organization: a long query holds this organization's share on replica 1.
+    const long = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
+    for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${long.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    const started = performance.now();
+    const waiting = await json(one, 'POST', '/queries', { sql: 'select 41 + 1 as answer' });
+    expect(waiting.status).toBe('queued');
+    // Waited for on the replica that queued it, though another runs it.
+    const answered = await json(one, 'GET', `/queries/${waiting.id}?wait=10&format=inline`);
+    expect(answered).toMatchObject({ status: 'succeeded', data: [{ answer: 42 }] });
+    expect(performance.now() - started).toBeLessThan(5000);
+    // Replica 1 could not have run it: its share for this organization is still held by the long query.
+    expect((await json(two, 'GET', `/jobs/${long.id}`)).status).toBe('running');
+    const events = await readSse(await call(two, 'GET', `/jobs/${waiting.id}/events`));
+    expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
+    await json(one, 'POST', `/jobs/${long.id}/cancel`);
+  });
+
   it('an event stream on replica 2 sees a sync that runs on replica 1 as it happens', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
     const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Replicated ${randomBytes(3).toString('hex')}`, config: { scale: 1500 } });

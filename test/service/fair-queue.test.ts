@@ -71,4 +71,22 @@ describe('FairQueue', () => {
     expect(queue.hasRoomFor('A')).toBe(false);
     expect(queue.take()?.name).toBe('a3');
   });
+
+  it('has an idle slot for another replica\'s work only when a worker is free and nothing waits here; names organizations at their share', () => {
+    const queue = new FairQueue<Item>(2, 1);
+    expect(queue.hasIdleSlot()).toBe(true);
+    queue.enqueue(item('A', 'a1'));
+    expect(queue.hasIdleSlot()).toBe(false);
+    expect(queue.take()?.name).toBe('a1');
+    expect(queue.hasIdleSlot()).toBe(true);
+    expect(queue.organizationsAtShare()).toEqual(['A']);
+    // A slot held while a claim is made is not free for anyone else.
+    queue.reserveSlot();
+    expect(queue.hasIdleSlot()).toBe(false);
+    expect(queue.hasRoomFor('B')).toBe(false);
+    queue.releaseSlot();
+    expect(queue.hasRoomFor('B')).toBe(true);
+    queue.ended('A');
+    expect(queue.organizationsAtShare()).toEqual([]);
+  });
 });

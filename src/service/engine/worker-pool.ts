@@ -197,6 +197,7 @@ export class WorkerPool implements QueryEngine {
     let killedFor: QueryFailureCode | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
     let executingAt: number | undefined;
+    let ended = false;
     const killFor = (code: QueryFailureCode): void => {
       killedFor ??= code;
       worker.kill();
@@ -214,6 +215,7 @@ export class WorkerPool implements QueryEngine {
 
     const outcome = new Promise<QueryOutcome>((resolve) => {
       const finish = (value: QueryOutcome, reusable: boolean): void => {
+        ended = true;
         clearTimeout(deadline);
         clearTimeout(graceTimer);
         clearInterval(watch);
@@ -238,7 +240,10 @@ export class WorkerPool implements QueryEngine {
     });
     return {
       outcome,
-      stop: (reason) => interrupt(reason, reason === 'cancelled' ? 'cancelled' : 'query_abandoned'),
+      // Once it has ended, its worker may be running another query: a late stop must not touch it.
+      stop: (reason) => {
+        if (!ended) interrupt(reason, reason === 'cancelled' ? 'cancelled' : 'query_abandoned');
+      },
     };
   }
 

@@ -142,20 +142,47 @@ export class JobStore {
   /**
    * Takes the oldest queued job of a kind for this process, running under its lease; undefined when none waits.
    * On PostgreSQL, FOR UPDATE SKIP LOCKED lets replicas claiming at the same moment each take a different job
-   * instead of queueing behind one row; SQLite's single writer gives the same one-taker guarantee.
+   * instead of queueing behind one row; SQLite's single writer gives the same one-taker guarantee. `except` leaves
+   * out what the caller holds itself or has no room for.
    */
-  async claimNext(kind: JobKind, owner: string, expiresMs: number): Promise<string | undefined> {
-    const pick = `SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT 1${this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`;
+  async claimNext(kind: JobKind, owner: string, expiresMs: number, except: { heldBy?: string; organizations?: readonly string[] } = {}): Promise<string | undefined> {
+    const orgs = except.organizations ?? [];
+    const pick = `SELECT id FROM jobs WHERE kind = ? AND status = 'queued'
+                    AND (CAST(? AS TEXT) IS NULL OR lease_owner IS NULL OR lease_owner <> ?)
+                    ${orgs.length > 0 ? `AND organization_id NOT IN (${orgs.map(() => '?').join(', ')})` : ''}
+                  ORDER BY created, id LIMIT 1${this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`;
     // No named lock: the row lock (PostgreSQL) or the write lock (SQLite) is what makes the claim one taker's.
     return this.db.transaction([], async () => {
       const taken = await this.db.get<{ id: string }>(
         `UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = (${pick}) AND status = 'queued' RETURNING id`,
-        [this.seconds(), owner, expiresMs, kind],
+        [this.seconds(), owner, expiresMs, kind, except.heldBy ?? null, except.heldBy ?? null, ...orgs],
       );
       if (!taken) return undefined;
       await this.db.transaction(lock.job(taken.id), () => this.append(taken.id, 'job.running', { status: 'running' }));
       return taken.id;
     });
+  }
+
+  /**
+   * Gives queued jobs this process held back to the shared queue (no lease, so no one takes them for lost) for
+   * another replica to claim; returns the ones given back.
+   */
+  async handBack(owner: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all<{ id: string }>(
+      `UPDATE jobs SET lease_owner = NULL, lease_expires = NULL WHERE status = 'queued' AND lease_owner = ? AND id IN (${ids.map(() => '?').join(', ')}) RETURNING id`,
+      [owner, ...ids],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Who holds a job now (the owner of its lease), in what state, and whether it ever started; undefined when it
+   * does not exist.
+   */
+  async holder(id: string): Promise<{ status: JobStatus; owner: string | null; started: boolean } | undefined> {
+    const row = await this.db.get<{ status: JobStatus; owner: string | null; started: number | null }>('SELECT status, lease_owner AS owner, started FROM jobs WHERE id = ?', [id]);
+    return row && { status: row.status, owner: row.owner, started: row.started !== null };
   }
 
   /** Queued work of a kind, oldest first: the durable queue workers take from. */

@@ -21,6 +21,25 @@ export class FairQueue<T extends { organizationId: string }> {
     return this.running < this.slots && this.runningOf(organizationId) < this.perOrganization && !this.queues.has(organizationId);
   }
 
+  /** True when a worker is free and nothing waits here for it: room to take work another process queued. */
+  hasIdleSlot(): boolean {
+    return this.running < this.slots && this.queues.size === 0;
+  }
+
+  /** Organizations holding their whole share of slots here: work of theirs must not start here now. */
+  organizationsAtShare(): string[] {
+    return [...this.runningBy].filter(([, running]) => running >= this.perOrganization).map(([organizationId]) => organizationId);
+  }
+
+  /** Holds a slot for work whose organization is not known yet; give it back with releaseSlot(). */
+  reserveSlot(): void {
+    this.running++;
+  }
+
+  releaseSlot(): void {
+    this.running--;
+  }
+
   enqueue(item: T): void {
     const queue = this.queues.get(item.organizationId) ?? [];
     queue.push({ item, seq: ++this.seq });

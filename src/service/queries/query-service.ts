@@ -1,4 +1,4 @@
-import { inBackground } from '../repeat.js';
+import { inBackground, repeat } from '../repeat.js';
 import { mark } from '../../debug-timing.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,7 +12,7 @@ import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
-import type { JobStore } from '../jobs/job-store.js';
+import { TERMINAL_STATUSES, type JobStore } from '../jobs/job-store.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
@@ -20,7 +20,7 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { FairQueue } from './fair-queue.js';
 import { FirstPages } from './first-pages.js';
 import type { QuerySettings } from './settings.js';
-import { QueryStore, type QueryRecord } from './store.js';
+import { QueryStore, type QueryPlan, type QueryRecord } from './store.js';
 
 export interface SubmitOutcome {
   /** The query; for a replayed Idempotency-Key, as the first submission answered it (its status then). */
@@ -42,6 +42,10 @@ interface LiveQuery {
   settle(): void;
   /** Stops listening for the job's events (a cancel asked on another replica arrives as one). */
   unlisten(): void;
+  /** Given up here without ending: claimed by another replica, or given back to the shared queue. */
+  handedOn?: boolean;
+  /** The engine has finished it and its outcome is being recorded: nothing is left to stop. */
+  ending?: boolean;
 }
 
 /** How the engine is shared between organizations. */
@@ -51,6 +55,11 @@ export interface Scheduling {
   /** Slots one organization may hold at once. */
   perOrganization: number;
 }
+
+/** How often a process with an idle worker looks for queries other replicas accepted but cannot start yet. */
+const CLAIM_EVERY_MS = 250;
+/** How often a wait on a query held elsewhere looks at its record, should a notice between replicas be lost. */
+const WAIT_RECHECK_MS = 3000;
 
 /** What a query is asked with. */
 export interface QueryInput {
@@ -68,6 +77,8 @@ export class QueryService {
   private renewing = false;
   /** Wakes the lease loop when the last query here ends, so it never holds a finished process open. */
   private idle = new AbortController();
+  /** Takes queued queries of other replicas while a worker here is idle (a shared store only). */
+  private claimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: MetadataDb,
@@ -129,7 +140,7 @@ export class QueryService {
         parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
       }
       mark('inspected');
-      outcome = await this.record(principal, scope, idempotencyKey, requestHash, { id, sql, catalogVersion: job.catalogVersion }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
+      outcome = await this.record(principal, scope, idempotencyKey, requestHash, { id, sql, plan: job.plan }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
     } catch (error) {
       discard();
       throw error;
@@ -168,13 +179,95 @@ export class QueryService {
     return query;
   }
 
-  /** Waits, up to timeoutMs, for a query this process has accepted (queued or running); returns at once for any other. */
+  /**
+   * Waits, up to timeoutMs, for a query to end: one held here through its promise, one held by another replica
+   * (or none) through its job's events, with a look at its record every few seconds should a notice be lost.
+   */
   async waitFor(id: string, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
     const live = this.live.get(id);
-    if (!live || timeoutMs <= 0) return;
+    if (live && timeoutMs > 0) {
+      await this.within(live.done, timeoutMs);
+      if (!live.handedOn) return;
+    }
+    // Held elsewhere, or settled here without ending: another replica claimed it from this one's queue.
+    const left = deadline - performance.now();
+    if (left > 0) await this.within(this.endedAnywhere(id), left);
+  }
+
+  private async within(promise: Promise<void> & { dispose?(): void }, ms: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([live.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);
+    promise.dispose?.();
+  }
+
+  /** Settles when the query's record says it ended (or there is none), seen through its job's events. */
+  private endedAnywhere(id: string): Promise<void> & { dispose(): void } {
+    let unlisten = (): void => undefined;
+    let recheck: NodeJS.Timeout | undefined;
+    const ended = new Promise<void>((resolve) => {
+      const look = (): void =>
+        inBackground(async () => {
+          const holder = await this.jobs.holder(id);
+          if (!holder || TERMINAL_STATUSES.has(holder.status)) resolve();
+        });
+      unlisten = this.jobs.onEvent(id, look);
+      recheck = setInterval(look, WAIT_RECHECK_MS);
+      look();
+    });
+    return Object.assign(ended, {
+      dispose: () => {
+        unlisten();
+        clearInterval(recheck);
+      },
+    });
+  }
+
+  /**
+   * On a store replicas share: while a worker here is idle, take the oldest query another replica accepted but has
+   * no free worker for (FOR UPDATE SKIP LOCKED, so each is taken once), and run it here.
+   */
+  startClaiming(): void {
+    if (this.claimer) return;
+    this.claimer = repeat(CLAIM_EVERY_MS, () => this.claimQueued());
+  }
+
+  private async claimQueued(): Promise<void> {
+    while (this.claimer && this.queue.hasIdleSlot()) {
+      // The slot is held while the claim is made, so a query submitted meanwhile cannot take it too.
+      this.queue.reserveSlot();
+      let claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null } | undefined;
+      try {
+        const id = await this.jobs.claimNext('query', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, { heldBy: this.workerId, organizations: this.queue.organizationsAtShare() });
+        const found = id === undefined ? undefined : await this.store.claimed(id);
+        claimed = id === undefined || !found ? undefined : { id, ...found };
+      } finally {
+        this.queue.releaseSlot();
+      }
+      if (!claimed) return;
+      this.queue.started(claimed.organizationId);
+      await this.adopt(claimed);
+    }
+  }
+
+  /** Runs a query another replica accepted, now claimed (running, under this process's lease). */
+  private async adopt(claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null }): Promise<void> {
+    const { id, organizationId, sql, plan } = claimed;
+    let job: QueryJob;
+    try {
+      if (!plan) throw new Error('This query was accepted by an older lake that did not record what it reads.');
+      const { statement, explain } = guardSql(sql);
+      job = { ...this.jobOf(id, organizationId, statement, plan), ...(explain ? { explain } : {}) };
+      mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      this.queue.ended(organizationId);
+      await this.store.markEnded(id, 'failed', { code: 'query_abandoned', message: `${error instanceof Error ? error.message : String(error)} Run it again.` }, 0);
+      return;
+    }
+    const live = this.track(id, organizationId, job);
+    await this.begin(live, true);
+    this.keepLeases();
   }
 
   resultPath(query: QueryRecord): string | undefined {
@@ -195,6 +288,20 @@ export class QueryService {
    * reason, so no query is left queued or running after the process that held it is gone.
    */
   async drain(graceMs: number): Promise<void> {
+    if (this.claimer) {
+      clearInterval(this.claimer);
+      this.claimer = undefined;
+      // Replicas share the queue: what waits here is given back for another to run, not failed.
+      const waiting = [...this.live.values()].filter((live) => !live.running);
+      const given = new Set(await this.jobs.handBack(this.workerId, waiting.map((live) => live.id)));
+      for (const live of waiting) {
+        if (given.has(live.id) && this.queue.remove(live)) {
+          this.engine.forget(live.id);
+          live.handedOn = true;
+          this.untrack(live);
+        }
+      }
+    }
     const all = (): Promise<unknown> => Promise.allSettled([...this.live.values()].map((r) => r.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -212,6 +319,7 @@ export class QueryService {
     const live = this.live.get(id);
     if (!live) return false;
     if (live.running) live.running.stop(reason);
+    else if (await this.releaseIfTakenElsewhere(live)) return false;
     else if (this.queue.remove(live)) {
       const error = reason === 'cancelled'
         ? { code: 'cancelled', message: 'Cancelled before it started.' }
@@ -240,8 +348,37 @@ export class QueryService {
     return live;
   }
 
+  /**
+   * Stops a query held here that someone asked to cancel, or that another process ended meanwhile (cancelled while
+   * queued, as a replica claimed it). Not one whose outcome this process is recording: its own ending is an event too.
+   */
   private async stopIfCancelRequested(id: string): Promise<void> {
-    if (this.live.has(id) && (await this.jobs.cancelRequested([id])).length > 0) await this.stop(id, 'cancelled');
+    const live = this.live.get(id);
+    if (!live || live.ending) return;
+    const asked = (await this.jobs.cancelRequested([id])).length > 0;
+    const holder = asked ? undefined : await this.jobs.holder(id);
+    if ((asked || !holder || TERMINAL_STATUSES.has(holder.status)) && !live.ending) await this.stop(id, 'cancelled');
+  }
+
+  /**
+   * A query queued here that another replica claimed (it had a free worker first) is theirs, running or already
+   * ended: forget it here, without touching its record or its result. True when that is so.
+   */
+  private async releaseIfTakenElsewhere(live: LiveQuery): Promise<boolean> {
+    if (!(await this.startedElsewhere(live.id))) return false;
+    if (this.queue.remove(live)) {
+      this.engine.forget(live.id);
+      live.handedOn = true;
+      this.untrack(live);
+    }
+    return true;
+  }
+
+  /** Whether a query this process has not started was started by another (a query cancelled while queued never was). */
+  private async startedElsewhere(id: string): Promise<boolean> {
+    const holder = await this.jobs.holder(id);
+    if (!holder?.started) return false;
+    return holder.status !== 'running' || holder.owner !== this.workerId;
   }
 
   private untrack(live: LiveQuery): void {
@@ -258,9 +395,9 @@ export class QueryService {
   private async begin(live: LiveQuery, recordedRunning: boolean): Promise<void> {
     const claimed = recordedRunning || await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
     if (!claimed) {
-      // Cancelled while it waited (possibly by another process): it never runs.
+      // Cancelled while it waited (possibly by another process), or claimed by a replica with a free worker first.
       this.engine.forget(live.id);
-      rmSync(live.job.resultDir, { recursive: true, force: true });
+      if (!(await this.startedElsewhere(live.id))) rmSync(live.job.resultDir, { recursive: true, force: true });
       this.queue.ended(live.organizationId);
       this.untrack(live);
       await this.pump();
@@ -278,6 +415,7 @@ export class QueryService {
   }
 
   private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
+    live.ending = true;
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
@@ -304,21 +442,28 @@ export class QueryService {
     for (let next = this.queue.take(); next; next = this.queue.take()) await this.begin(next, false);
   }
 
-  /** The job for the engine, and the catalog version it reads (recorded, so no snapshot it reads is collected). */
-  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob & { catalogVersion: number }> {
+  /** The job for the engine, and its plan: the catalog version and files it reads (recorded, so none is collected). */
+  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob & { plan: QueryPlan }> {
     const { file, tables, version } = await this.lake.catalogFile(organizationId, access);
     // A layered snapshot reads files of earlier snapshots too: every folder its files are in.
     const readableDirs = access.restricted
       ? [...new Set(tables.flatMap((t) => t.snapshot.files.map((f) => dirname(this.lake.layout.toAbsolute(f)))))]
       : [this.lake.layout.tablesDir(organizationId)];
+    const { layout } = this.lake;
+    const plan: QueryPlan = { catalogVersion: version, catalogFile: layout.toRelative(file), readableDirs: readableDirs.map((dir) => layout.toRelative(dir)) };
+    return { ...this.jobOf(id, organizationId, statement, plan), plan };
+  }
+
+  /** The engine's job from a plan: how this process runs a query, whichever replica accepted it. */
+  private jobOf(id: string, organizationId: string, statement: string, plan: QueryPlan): QueryJob {
+    const { layout } = this.lake;
     return {
-      catalogVersion: version,
       queryId: id,
       statement,
-      catalogFile: file,
-      readableDirs,
-      resultDir: this.lake.layout.resultDir(organizationId, id),
-      writableDir: this.lake.layout.resultsDir(organizationId),
+      catalogFile: layout.toAbsolute(plan.catalogFile),
+      readableDirs: plan.readableDirs.map((dir) => layout.toAbsolute(dir)),
+      resultDir: layout.resultDir(organizationId, id),
+      writableDir: layout.resultsDir(organizationId),
       limits: {
         timeoutMs: this.settings.timeoutMs,
         memoryLimit: this.settings.memoryLimit,
@@ -357,7 +502,7 @@ export class QueryService {
     scope: IdempotencyScope,
     key: string | undefined,
     requestHash: string,
-    query: { id: string; sql: string; catalogVersion: number },
+    query: { id: string; sql: string; plan: QueryPlan },
     startsNow: (organizationId: string) => boolean,
   ): Promise<SubmitOutcome> {
     const locks = [lock.queryAdmission(principal.organizationId), ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : [])];
@@ -392,17 +537,24 @@ export class QueryService {
       while (this.live.size > 0) {
         await this.jobs.clock.sleep(every, idle);
         if (idle.aborted) break;
-        const ids = [...this.live.keys()];
-        await this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
-        for (const id of await this.jobs.cancelRequested(ids)) await this.stop(id, 'cancelled');
-        for (const live of [...this.live.values()]) {
-          if (!live.running && (await this.jobs.getById(live.id))?.status !== 'queued') await this.stop(live.id, 'cancelled');
-        }
+        // The store unreachable (PostgreSQL restarting): the next round tries again, within the lease.
+        await this.leaseRound().catch(() => undefined);
       }
       this.renewing = false;
       // A query that arrived while this loop was ending needs a loop of its own.
       if (this.live.size > 0) this.keepLeases();
     })();
+  }
+
+  private async leaseRound(): Promise<void> {
+    const ids = [...this.live.keys()];
+    await this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
+    for (const id of await this.jobs.cancelRequested(ids)) await this.stop(id, 'cancelled');
+    for (const live of [...this.live.values()]) {
+      if (live.running || (await this.jobs.holder(live.id))?.status === 'queued') continue;
+      // Claimed by another replica (released here), or ended while it waited (cancelled).
+      if (!(await this.releaseIfTakenElsewhere(live))) await this.stop(live.id, 'cancelled');
+    }
   }
 
   private async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<SubmitOutcome | undefined> {

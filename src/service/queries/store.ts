@@ -59,6 +59,13 @@ const toRecord = (row: Row): QueryRecord => ({
   errorMessage: row.error_message,
 });
 
+/** What a query reads, relative to the data directory: enough for any replica to run a queued query. */
+export interface QueryPlan {
+  catalogFile: string;
+  readableDirs: string[];
+  catalogVersion: number;
+}
+
 const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
                        q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns
                 FROM jobs j JOIN queries q ON q.id = j.id`;
@@ -79,8 +86,7 @@ export class QueryStore {
     sql: string;
     lease: { owner: string; expiresMs: number };
     status: 'queued' | 'running';
-    /** The lake catalog version the query reads. */
-    catalogVersion: number;
+    plan: QueryPlan;
   }): Promise<QueryRecord> {
     await this.jobs.create({
       id: input.id,
@@ -91,7 +97,8 @@ export class QueryStore {
       lease: input.lease,
       queued: input.status === 'queued',
     });
-    await this.db.run('INSERT INTO queries (id, sql, catalog_version) VALUES (?, ?, ?)', [input.id, input.sql, input.catalogVersion]);
+    // The catalog version is a column of its own: the collector keeps every version a live query reads.
+    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan) VALUES (?, ?, ?, ?)', [input.id, input.sql, input.plan.catalogVersion, JSON.stringify(input.plan)]);
     return (await this.get(input.organizationId, input.id)) as QueryRecord;
   }
 
@@ -104,6 +111,12 @@ export class QueryStore {
   async getById(id: string): Promise<QueryRecord | undefined> {
     const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.kind = 'query'`, [id]);
     return row && toRecord(row);
+  }
+
+  /** A query claimed from the shared queue: its SQL, organization and plan. */
+  async claimed(id: string): Promise<{ organizationId: string; sql: string; plan: QueryPlan | null } | undefined> {
+    const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null }>('SELECT j.organization_id, q.sql, q.plan FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?', [id]);
+    return row && { organizationId: row.organization_id, sql: row.sql, plan: row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan) };
   }
 
   async countLive(organizationId: string): Promise<number> {

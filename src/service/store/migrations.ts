@@ -345,4 +345,11 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     postgres: `ALTER TABLE canvas_elements ADD COLUMN position INTEGER;`,
   },
+  {
+    version: 15,
+    name: 'query plans',
+    // What a queued query reads (its catalog file and folders), so any replica with a free worker can run it
+    // (docs/decisions.md, 43).
+    sql: `ALTER TABLE queries ADD COLUMN plan TEXT;`,
+  },
 ];

@@ -155,6 +155,10 @@ export class PostgresMetadataDb implements MetadataDb {
     const client = await this.connect();
     const scope: TransactionScope = { client, open: true, locks: new Set() };
     let broken = false;
+    // The pool listens for errors of idle clients only: a server that goes away while this transaction's code runs
+    // between statements emits one here, which unheard would end the process.
+    const lost = (): void => void (broken = true);
+    client.on('error', lost);
     try {
       await client.query(begin);
       await this.takeLocks(scope, names);
@@ -167,6 +171,7 @@ export class PostgresMetadataDb implements MetadataDb {
       throw translate(error);
     } finally {
       scope.open = false;
+      client.off('error', lost);
       client.release(broken);
     }
   }
