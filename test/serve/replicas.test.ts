@@ -169,4 +169,26 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([{ n: 1600 }]);
     replicas[0] = await set.start(1);
   }, 90_000);
+
+  it('a replica shutting down gives its queued queries back to the shared queue; another runs them once it has a worker free', async () => {
+    const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const endless = { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' };
+    // The organization's share of workers is taken on every replica.
+    const longs = [await json(one, 'POST', '/queries', endless), await json(two, 'POST', '/queries', endless), await json(three, 'POST', '/queries', endless)];
+    for (const long of longs) for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${long.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    const waiting = await json(one, 'POST', '/queries', { sql: 'select 6 * 7 as answer' });
+    expect(waiting.status).toBe('queued');
+
+    const stopped = one.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await json(two, 'POST', `/jobs/${longs[0]!.id}/cancel`);
+    await stopped;
+    // Not failed with its replica: still waiting, for whichever replica frees a worker first.
+    expect((await json(two, 'GET', `/jobs/${waiting.id}`)).status).toBe('queued');
+    await json(two, 'POST', `/jobs/${longs[1]!.id}/cancel`);
+    const answered = await json(two, 'GET', `/queries/${waiting.id}?wait=10&format=inline`);
+    expect(answered).toMatchObject({ status: 'succeeded', data: [{ answer: 42 }] });
+    await json(two, 'POST', `/jobs/${longs[2]!.id}/cancel`);
+    replicas[0] = await set.start(1);
+  }, 60_000);
 });
