@@ -122,6 +122,25 @@ describe('queued queries on the worker pool', () => {
     // 2 workers and the inspector at first; every second query retires a worker and a new one takes its place.
     expect(pidsSeen.size).toBeGreaterThanOrEqual(5);
   });
+
+  it('a query starting while its lease is renewed is never taken for cancelled (many small queries, a fast lease loop)', async () => {
+    // Leases renewed every 50 ms: each renewal looks at every query held here, some of them between being taken
+    // from the queue and reaching a worker.
+    api = await overHttp.start({ services: { workerPool: { ...POOL, workersPerOrganization: 2 }, querySettings: { maxInFlight: 8, timeoutMs: 60_000, memoryLimit: '256MB' } as never, jobSettings: { leaseMs: 150 } } });
+    const harness = api;
+    const outcomes: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        for (let n = next++; n < 60; n = next++) {
+          const done = await finished(harness, (await submitOk(harness, `select ${n} as n`)).id);
+          outcomes.push(done.status === 'succeeded' ? 'succeeded' : JSON.stringify(done.error));
+        }
+      }),
+    );
+    expect(outcomes.filter((o) => o !== 'succeeded')).toEqual([]);
+    expect(outcomes).toHaveLength(60);
+  });
 });
 
 function cpuTicks(pid: number): number {

@@ -44,6 +44,10 @@ interface LiveQuery {
   unlisten(): void;
   /** Given up here without ending: claimed by another replica, or given back to the shared queue. */
   handedOn?: boolean;
+  /** Taken from the queue to run here: no longer queued, not yet on the engine (its start awaits the store). */
+  starting?: boolean;
+  /** A stop asked while it was starting, applied once the engine has it. */
+  stopWhenStarted?: 'abandoned' | 'cancelled';
   /** The engine has finished it and its outcome is being recorded: nothing is left to stop. */
   ending?: boolean;
 }
@@ -319,6 +323,7 @@ export class QueryService {
     const live = this.live.get(id);
     if (!live) return false;
     if (live.running) live.running.stop(reason);
+    else if (live.starting) live.stopWhenStarted ??= reason;
     else if (await this.releaseIfTakenElsewhere(live)) return false;
     else if (this.queue.remove(live)) {
       const error = reason === 'cancelled'
@@ -390,10 +395,20 @@ export class QueryService {
 
   /**
    * Starts a query on the engine; it has a slot (counted in the queue). One recorded queued is claimed first, which
-   * fails if it was cancelled meanwhile.
+   * fails if it was cancelled meanwhile. False when the store could not be reached: the query waits again, at the
+   * back of its organization's queue, for the next chance (a query ending, a submission, the lease loop).
    */
-  private async begin(live: LiveQuery, recordedRunning: boolean): Promise<void> {
-    const claimed = recordedRunning || await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+  private async begin(live: LiveQuery, recordedRunning: boolean): Promise<boolean> {
+    live.starting = true;
+    let claimed: boolean;
+    try {
+      claimed = recordedRunning || await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+    } catch {
+      live.starting = false;
+      this.queue.ended(live.organizationId);
+      this.queue.enqueue(live);
+      return false;
+    }
     if (!claimed) {
       // Cancelled while it waited (possibly by another process), or claimed by a replica with a free worker first.
       this.engine.forget(live.id);
@@ -401,10 +416,13 @@ export class QueryService {
       this.queue.ended(live.organizationId);
       this.untrack(live);
       await this.pump();
-      return;
+      return true;
     }
-    live.job.limits = { ...live.job.limits, ...await this.resultLimit(live.organizationId) };
+    // Without the store, the per-result cap alone; the organization's storage was checked when it was accepted.
+    live.job.limits = { ...live.job.limits, ...await this.resultLimit(live.organizationId).catch(() => ({})) };
     live.running = this.engine.start(live.job);
+    live.starting = false;
+    if (live.stopWhenStarted) live.running.stop(live.stopWhenStarted);
     void live.running.outcome
       .then(
         (outcome) => this.finish(live, outcome),
@@ -412,6 +430,7 @@ export class QueryService {
       )
       // finish() has already settled the query's waiters; a failed record is found by its lease running out.
       .catch(() => undefined);
+    return true;
   }
 
   private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
@@ -439,7 +458,9 @@ export class QueryService {
 
   /** Starts queued queries while the engine has slots for them. */
   private async pump(): Promise<void> {
-    for (let next = this.queue.take(); next; next = this.queue.take()) await this.begin(next, false);
+    for (let next = this.queue.take(); next; next = this.queue.take()) {
+      if (!(await this.begin(next, false))) return;
+    }
   }
 
   /** The job for the engine, and its plan: the catalog version and files it reads (recorded, so none is collected). */
@@ -550,11 +571,15 @@ export class QueryService {
     const ids = [...this.live.keys()];
     await this.jobs.renewLeases(this.workerId, ids, this.jobs.clockNow() + this.jobSettings.leaseMs);
     for (const id of await this.jobs.cancelRequested(ids)) await this.stop(id, 'cancelled');
+    // Queued here: each look at the store is a wait, during which the query may start here (then it is left be).
+    const queuedHere = (live: LiveQuery): boolean => !live.starting && !live.running;
     for (const live of [...this.live.values()]) {
-      if (live.running || (await this.jobs.holder(live.id))?.status === 'queued') continue;
+      if (!queuedHere(live) || (await this.jobs.holder(live.id))?.status === 'queued') continue;
       // Claimed by another replica (released here), or ended while it waited (cancelled).
-      if (!(await this.releaseIfTakenElsewhere(live))) await this.stop(live.id, 'cancelled');
+      if (!(await this.releaseIfTakenElsewhere(live)) && queuedHere(live)) await this.stop(live.id, 'cancelled');
     }
+    // A query that could not start while the store was unreachable starts now, if a worker is free.
+    await this.pump();
   }
 
   private async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<SubmitOutcome | undefined> {
