@@ -4,7 +4,7 @@
 //   PostgreSQL store, clients spread over them. On a 2-core machine C shows what coordination costs, not a
 //   speed-up (the replicas share the cores). Optionally D: the SQLite replica of another build (LAKE_BENCH_BASE,
 //   a checkout of the commit before the store change, built), interleaved with A so noise hits both alike.
-// Usage: node bench/replicas.mjs [queries-per-round] [rounds]
+// Usage: [LAKE_BENCH_BASE=dir] [LAKE_BENCH_SETUPS=A,D,B,C] node bench/replicas.mjs [queries-per-round] [rounds]
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -107,11 +107,14 @@ async function setup(name, kind, replicas, bin) {
   };
 }
 
+// LAKE_BENCH_SETUPS=A,D measures only those (A always comes first: the ratios are to it).
+const only = process.env.LAKE_BENCH_SETUPS?.split(',');
+const wanted = (letter) => letter === 'A' || !only || only.includes(letter);
 const setups = [
   await setup('A. SQLite, 1 replica', 'sqlite', 1),
-  ...(base ? [await setup('D. SQLite, 1 replica, base build', 'sqlite', 1, base)] : []),
-  await setup('B. PostgreSQL, 1 replica', 'postgres', 1),
-  await setup('C. PostgreSQL, 3 replicas', 'postgres', 3),
+  ...(base && wanted('D') ? [await setup('D. SQLite, 1 replica, base build', 'sqlite', 1, base)] : []),
+  ...(wanted('B') ? [await setup('B. PostgreSQL, 1 replica', 'postgres', 1)] : []),
+  ...(wanted('C') ? [await setup('C. PostgreSQL, 3 replicas', 'postgres', 3)] : []),
 ];
 for (let round = 0; round < rounds; round++) for (const s of setups) s.rates.push(await s.run());
 for (const s of setups) await s.stop();

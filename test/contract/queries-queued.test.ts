@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerPoolSettings } from '../../src/service/queries/settings.js';
+import { applyMigrations } from '../../src/service/store/migrate.js';
+import { MIGRATIONS } from '../../src/service/store/migrations.js';
 import { processTree } from '../helpers/memory-guard.js';
 import { expectError, finished, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
@@ -184,5 +186,25 @@ describe('result limits in the local engine', () => {
     const body = await expectError(await submit(api, 'select 1'), 409, 'result_storage_full');
     expect(body.message).toMatch(/removed 48 h after their query/);
     expect(await api.services.queries.store.resultBytesKept(api.home.organization.id)).toBeGreaterThanOrEqual(2_000);
+
+    // Retention removes them, and with them what they counted: queries are accepted again.
+    expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 49 * 3600)).toBe(5);
+    expect(await api.services.queries.store.resultBytesKept(api.home.organization.id)).toBe(0);
+    expect((await finished(api, (await submitOk(api, 'select 1 as one')).id)).status).toBe('succeeded');
+  });
+
+  it('a store from before the running total counts the results it already keeps', async () => {
+    api = await overHttp.start();
+    for (let i = 0; i < 2; i++) expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe('succeeded');
+    const { db, organization } = api.home;
+    const kept = await api.services.queries.store.resultBytesKept(organization.id);
+    expect(kept).toBeGreaterThan(0);
+    // As the store stood at schema version 15: no total yet.
+    await db.transaction([], async () => {
+      await db.execScript('DROP TABLE result_storage');
+      await db.run('DELETE FROM schema_migrations WHERE version = 16');
+    });
+    await applyMigrations(db, MIGRATIONS);
+    expect(await api.services.queries.store.resultBytesKept(organization.id)).toBe(kept);
   });
 });

@@ -126,14 +126,20 @@ export class QueryStore {
 
   /** Bytes of results the organization keeps (until retention removes them). */
   async resultBytesKept(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ bytes: number }>(`SELECT coalesce(sum(q.result_bytes), 0) AS bytes FROM queries q JOIN jobs j ON j.id = q.id WHERE j.organization_id = ? AND j.kind = 'query' AND j.status = 'succeeded'`, [organizationId]);
+    const row = await this.db.get<{ bytes: number }>('SELECT bytes FROM result_storage WHERE organization_id = ?', [organizationId]);
     return row?.bytes ?? 0;
   }
 
   async markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
       await this.db.run('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?', [Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id]);
-      await this.jobs.finish(id, 'succeeded');
+      if (!(await this.jobs.finish(id, 'succeeded'))) return;
+      // Counted once, by the outcome that stands; last, as the organization's row is locked until the commit.
+      await this.db.run(
+        `INSERT INTO result_storage (organization_id, bytes) SELECT organization_id, CAST(? AS BIGINT) FROM jobs WHERE id = ?
+           ON CONFLICT (organization_id) DO UPDATE SET bytes = result_storage.bytes + excluded.bytes`,
+        [result.resultBytes, id],
+      );
     });
   }
 
@@ -153,9 +159,24 @@ export class QueryStore {
       `SELECT id, organization_id FROM jobs WHERE kind = 'query' AND created < ? AND status NOT IN ('queued', 'running')`,
       [cutoff],
     );
+    const organizationOf = new Map(rows.map((row) => [row.id, row.organization_id]));
     for (let i = 0; i < rows.length; i += 500) {
       const ids = rows.slice(i, i + 500).map((row) => row.id);
-      await this.db.run(`DELETE FROM jobs WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+      const marks = ids.map(() => '?').join(', ');
+      await this.db.transaction([], async () => {
+        // Only what this delete removed is taken off the total: a replica purging at the same moment removes
+        // (and subtracts) the rest.
+        const removed = await this.db.all<{ id: string; result_bytes: number | null }>(`DELETE FROM queries WHERE id IN (${marks}) RETURNING id, result_bytes`, ids);
+        const freed = new Map<string, number>();
+        for (const { id, result_bytes: bytes } of removed) {
+          const organizationId = organizationOf.get(id) as string;
+          if (bytes) freed.set(organizationId, (freed.get(organizationId) ?? 0) + bytes);
+        }
+        for (const [organizationId, bytes] of freed) {
+          await this.db.run('UPDATE result_storage SET bytes = CASE WHEN bytes > ? THEN bytes - ? ELSE 0 END WHERE organization_id = ?', [bytes, bytes, organizationId]);
+        }
+        await this.db.run(`DELETE FROM jobs WHERE id IN (${marks})`, ids);
+      });
     }
     return rows.map((r) => ({ id: r.id, organizationId: r.organization_id }));
   }

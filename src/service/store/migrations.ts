@@ -352,4 +352,20 @@ export const MIGRATIONS: readonly Migration[] = [
     // (docs/decisions.md, 43).
     sql: `ALTER TABLE queries ADD COLUMN plan TEXT;`,
   },
+  {
+    version: 16,
+    name: 'result storage per organization',
+    // Summing every kept result on each query grew with the day's queries; the total is kept as results are
+    // recorded and purged instead.
+    sql: `
+      CREATE TABLE result_storage (
+        organization_id TEXT PRIMARY KEY,
+        bytes INTEGER NOT NULL
+      );
+      INSERT INTO result_storage (organization_id, bytes)
+        SELECT j.organization_id, sum(q.result_bytes) FROM queries q JOIN jobs j ON j.id = q.id
+         WHERE j.kind = 'query' AND j.status = 'succeeded' AND q.result_bytes IS NOT NULL
+         GROUP BY j.organization_id;
+    `,
+  },
 ];
