@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** Every server a bench started and has not stopped: killed when the bench exits, even by an error. */
+const started = new Set();
+process.on('exit', () => {
+  for (const child of started) child.kill('SIGKILL');
+});
 
 /** Starts `lake serve --port 0` (of this checkout, or another built one) with exactly this environment (plus PATH); resolves once it listens. */
 export async function startServe(env, checkout = root) {
@@ -18,6 +23,8 @@ export async function startServe(env, checkout = root) {
       if (line) resolve(JSON.parse(line).url);
     });
   });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   return { child, url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
 }
 
