@@ -22,6 +22,18 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     });
   const json = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Json> =>
     (await (await call(replica, method, path, body, headers)).json()) as Json;
+  /** The job as a replica reports it, looked at every `everyMs` until `until` holds (or `tries` run out). */
+  const jobWhen = async (replica: ServeProcess, id: string, until: (job: Json) => boolean, tries = 100, everyMs = 100): Promise<Json> => {
+    let job: Json = {};
+    for (let i = 0; i < tries; i++) {
+      job = await json(replica, 'GET', `/jobs/${id}`);
+      if (until(job)) break;
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+    return job;
+  };
+  const isRunning = (job: Json): boolean => job.status === 'running';
+  const hasEnded = (job: Json): boolean => job.status !== 'queued' && job.status !== 'running';
 
   beforeAll(async () => {
     database = await createMetadataDatabase();
@@ -61,17 +73,12 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
   it('cancel on replica 3 stops a query running on replica 1 within about a second', async () => {
     const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
     const submitted = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
-    for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${submitted.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    await jobWhen(two, submitted.id, isRunning, 50);
     await new Promise((r) => setTimeout(r, 300));
     const asked = performance.now();
     const cancellation = await json(three, 'POST', `/jobs/${submitted.id}/cancel`);
     expect(cancellation.object).toBe('job_cancellation');
-    let job: Json = {};
-    for (let i = 0; i < 100; i++) {
-      job = await json(two, 'GET', `/jobs/${submitted.id}`);
-      if (job.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const job = await jobWhen(two, submitted.id, hasEnded, 100, 50);
     expect(job.status).toBe('cancelled');
     expect(performance.now() - asked).toBeLessThan(1500);
   });
@@ -80,7 +87,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
     // Two workers per replica, one per organization: a long query holds this organization's share on replica 1.
     const long = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
-    for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${long.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    await jobWhen(two, long.id, isRunning, 50);
     const started = performance.now();
     const waiting = await json(one, 'POST', '/queries', { sql: 'select 41 + 1 as answer' });
     expect(waiting.status).toBe('queued');
@@ -125,7 +132,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
     const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Crash ${randomBytes(3).toString('hex')}`, config: { scale: 1 } });
     const first = await json(one, 'POST', `/sources/${source.id}/sync`, {});
-    for (let i = 0; i < 200 && (await json(two, 'GET', `/jobs/${first.id}`)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));
+    await jobWhen(two, first.id, hasEnded, 200);
     const schema = source.destination_schema ?? source.lake_schema;
     const countSql = { sql: `select count(*) as n from lake.${schema}.payments` };
     const before = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
@@ -133,21 +140,11 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
     await json(one, 'PATCH', `/sources/${source.id}`, { config: { scale: 400 } });
     const big = await json(one, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
-    let running: Json = {};
-    for (let i = 0; i < 100; i++) {
-      running = await json(two, 'GET', `/jobs/${big.id}`);
-      if (running.status === 'running') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const running = await jobWhen(two, big.id, isRunning, 100, 50);
     expect(running.status).toBe('running');
     const killed = performance.now();
     await one.stop('SIGKILL');
-    let lost: Json = {};
-    for (let i = 0; i < 200; i++) {
-      lost = await json(two, 'GET', `/jobs/${big.id}`);
-      if (lost.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const lost = await jobWhen(two, big.id, hasEnded, 200);
     expect(lost).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
     expect(performance.now() - killed).toBeLessThan(3000 + 2000);
 
@@ -156,12 +153,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
     await json(two, 'PATCH', `/sources/${source.id}`, { config: { scale: 2 } });
     const again = await json(two, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
-    let done: Json = {};
-    for (let i = 0; i < 300; i++) {
-      done = await json(two, 'GET', `/jobs/${again.id}`);
-      if (done.status !== 'queued' && done.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const done = await jobWhen(two, again.id, hasEnded, 300);
     expect(done.status).toBe('succeeded');
     const events = await readSse(await call(two, 'GET', `/jobs/${again.id}/events`));
     expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
@@ -175,7 +167,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const endless = { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' };
     // The organization's share of workers is taken on every replica.
     const longs = [await json(one, 'POST', '/queries', endless), await json(two, 'POST', '/queries', endless), await json(three, 'POST', '/queries', endless)];
-    for (const long of longs) for (let i = 0; i < 50 && (await json(two, 'GET', `/jobs/${long.id}`)).status !== 'running'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (const long of longs) await jobWhen(two, long.id, isRunning, 50);
     const waiting = await json(one, 'POST', '/queries', { sql: 'select 6 * 7 as answer' });
     expect(waiting.status).toBe('queued');
 
