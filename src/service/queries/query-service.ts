@@ -2,6 +2,7 @@ import { inBackground, repeat } from '../repeat.js';
 import { mark } from '../../debug-timing.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { principalIdOf } from '../auth/ownership.js';
 import type { Principal } from '../auth/principal.js';
 import { assertNoIntrospection } from '../catalog/introspection.js';
 import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
@@ -22,15 +23,13 @@ import { FirstPages } from './first-pages.js';
 import type { QuerySettings } from './settings.js';
 import { QueryStore, type QueryPlan, type QueryRecord } from './store.js';
 
+export { principalIdOf };
+
 export interface SubmitOutcome {
   /** The query; for a replayed Idempotency-Key, as the first submission answered it (its status then). */
   query: QueryRecord;
   replayed: boolean;
 }
-
-import { principalIdOf } from '../auth/ownership.js';
-
-export { principalIdOf };
 
 /** A query this process accepted and has not finished: queued here, or running on the engine. */
 interface LiveQuery {
