@@ -75,7 +75,7 @@ export const ERROR_CATALOGUE = {
   send_in_progress: { status: 409, type: 'invalid_request_error', description: 'The send already has a run in progress; no second run was started. Wait for it, or cancel it through its job.' },
   rate_limited: { status: 429, type: 'rate_limit_error', description: 'Too many requests. Wait the number of seconds in Retry-After, then retry.' },
   error_code_not_found: { status: 404, type: 'invalid_request_error', description: 'There is no error code with this name.' },
-  service_unavailable: { status: 503, type: 'api_error', description: 'The service cannot reach its metadata store for a moment; nothing was changed. Retry after Retry-After seconds.' },
+  service_unavailable: { status: 503, type: 'api_error', description: 'The service cannot reach its metadata store for a moment, or this server cannot open stored secrets (its secrets key differs from the other replicas\'); nothing was changed. Retry after Retry-After seconds.' },
   internal_error: { status: 500, type: 'api_error', description: 'The service failed unexpectedly. Retry later and quote the request id if it persists.' },
 } as const satisfies Record<string, ErrorDefinition>;
 

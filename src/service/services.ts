@@ -102,6 +102,11 @@ export interface ServiceOptions {
   rateLimits?: RateLimitSettings | false;
   /** Where sources and sends may connect; local mode's defaults (nothing refused) from the environment otherwise. */
   outbound?: OutboundSettings;
+  /**
+   * The server's structured log, for what goes wrong in background work with no request to answer (a send run's
+   * unforeseen failure); nothing is written without one.
+   */
+  log?: (line: object) => void;
 }
 
 export async function createServices(home: Home, options: ServiceOptions = {}): Promise<LakeServices> {
@@ -160,6 +165,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     jobSettings,
     { ...(options.sendSettings ?? sendSettingsFromEnv()), destinations: new OutboundPolicy(outbound.destinations, 'destinations') },
     usage,
+    options.log,
   );
   const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
   // Replicas share one budget per caller and organization through the store; one process keeps its own.

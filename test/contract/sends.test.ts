@@ -2,7 +2,10 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { SecretBox } from '../../src/service/sources/secret-box.js';
 import { manualClock } from '../helpers/clock.js';
+import { tempDir } from '../helpers/temp.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { expectError, type Json } from '../helpers/queries.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
@@ -175,6 +178,30 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
       expect(receiver.received).toHaveLength(3);
       expect(await runAndWait(send.id)).toMatchObject({ status: 'failed', error: { message: 'The webhook did not accept batch 1: HTTP 400.' } });
       expect(receiver.received).toHaveLength(4);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('secrets sealed with another key (a replica given the wrong key file) fail the run with what to fix, logged for the operator', async () => {
+    const receiver = await startReceiver();
+    try {
+      const send = await json('POST', '/sends', { name: 'other key', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url, secret: 'shared-secret-never-logged' } });
+      const otherKey = new SecretBox(join(tempDir('lake-other-key'), 'secrets.key'));
+      await api.home.db.run('UPDATE sends SET secrets = ? WHERE id = ?', [otherKey.seal(send.id, { secret: 'shared-secret-never-logged' }), send.id]);
+      const run = await runAndWait(send.id);
+      expect(run).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'service_unavailable' } });
+      expect(run.error.message).toMatch(/not the key that sealed them.*LAKE_SECRETS_KEY_FILE/);
+      expect(receiver.received).toHaveLength(0);
+      const logged = api.logs as Json[];
+      const line = logged.find((l) => l.run === run.id);
+      expect(line).toMatchObject({ level: 'error', msg: 'send run failed', send: send.id, code: 'service_unavailable' });
+      expect(JSON.stringify(logged)).not.toContain('shared-secret-never-logged');
+      // A failure that is the destination's is the user's to read in the run, not the operator's.
+      const refused = await json('POST', '/sends', { name: 'refused', sql: 'select 1 as x', destination: { type: 'webhook', url: 'http://127.0.0.1:1/none' } });
+      const failed = await runAndWait(refused.id);
+      expect(failed.status).toBe('failed');
+      expect(logged.find((l) => l.run === failed.id)).toBeUndefined();
     } finally {
       await receiver.close();
     }

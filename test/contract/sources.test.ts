@@ -3,6 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/service/jobs/job-store.js';
+import { SecretBox } from '../../src/service/sources/secret-box.js';
+import { tempDir } from '../helpers/temp.js';
 import { createTestDatabase, freePort, startPasswordServer, type PasswordServer, type TestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, type Json } from '../helpers/queries.js';
@@ -241,6 +243,24 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
 
     it('missing table privilege: permission_denied', async () => {
       expect(await testOf(postgres({ user: db.limited }))).toMatchObject({ ok: false, reason: 'permission_denied' });
+    });
+
+    it('credentials sealed with another key (a replica given the wrong key file): 503 with what to fix, never a 500; a sync fails saying so', async () => {
+      const source = await create(postgres());
+      const otherKey = new SecretBox(join(tempDir('lake-other-key'), 'secrets.key'));
+      await api.home.db.run('UPDATE sources SET secrets = ? WHERE id = ?', [otherKey.seal(source.id, { host: db.host, user: db.reader, password: PASSWORD }), source.id]);
+      const response = await send('POST', `/sources/${source.id}/test`);
+      const body = await expectError(response, 503, 'service_unavailable');
+      expect(body.message).toMatch(/not the key that sealed them.*LAKE_SECRETS_KEY_FILE/);
+      expect(response.headers.get('retry-after')).toBe('2');
+      const sync = (await (await send('POST', `/sources/${source.id}/sync`, {})).json()) as Json;
+      let job: Json = {};
+      for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(job.status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        job = (await (await send('GET', `/jobs/${sync.id}`)).json()) as Json;
+      }
+      expect(job).toMatchObject({ status: 'failed', error: { code: 'sync_failed' } });
+      expect(job.error.message).toMatch(/LAKE_SECRETS_KEY_FILE/);
     });
 
     it('connectors without a live test: supported false', async () => {

@@ -33,9 +33,10 @@ export interface Transport {
 }
 
 /** Test defaults: queries may run long enough to observe, and a little parallelism keeps the machine responsive. */
-function servicesFor(home: Home, options: StartOptions): Promise<LakeServices> {
+/** The services as lake serve makes them, logging where the app logs. */
+function servicesFor(home: Home, options: StartOptions, logs: object[]): Promise<LakeServices> {
   // Rate limits stay off unless a test asks for them: other suites make thousands of requests on purpose.
-  return createServices(home, { rateLimits: false, ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
+  return createServices(home, { rateLimits: false, log: logTo(logs), ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
 }
 
 // LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.
@@ -66,8 +67,8 @@ export const inMemory: Transport = {
   async start(options = {}) {
     const homeDir = options.homeDir ?? defaultHomeDir();
     const home = await openHome(homeDir, await testHomeOptions(homeDir));
-    const services = await servicesFor(home, options);
     const logs: object[] = [];
+    const services = await servicesFor(home, options, logs);
     // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
     const app = createApp(services, { log: logTo(logs), routing: 'one-shot', corsOrigins: options.corsOrigins });
     const baseUrl = 'http://local.lake';
@@ -91,8 +92,8 @@ export const overHttp: Transport = {
   async start(options = {}) {
     const homeDir = options.homeDir ?? defaultHomeDir();
     const home = await openHome(homeDir, await testHomeOptions(homeDir));
-    const services = await servicesFor(home, options);
     const logs: object[] = [];
+    const services = await servicesFor(home, options, logs);
     const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
     return {
       home,

@@ -6,6 +6,7 @@ import { assertCreatorOrOwner } from '../auth/ownership.js';
 import type { Clock } from '../clock.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
+import { redactSecrets } from '../redact.js';
 import { newId } from '../ids.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { JobStore } from '../jobs/job-store.js';
@@ -70,6 +71,9 @@ export interface SendChange {
  * Each run is a job of kind `send` that runs in the process that accepted it (lake serve runs the schedules). The
  * SQL runs as the credential that created the send, with that credential's table permissions at run time.
  */
+/** Failures of this server rather than of the send: logged for its operator. */
+const SERVER_FAULTS: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
+
 export class SendService {
   readonly store: SendStore;
   private readonly workerId = newId('wrk');
@@ -88,6 +92,7 @@ export class SendService {
     private readonly jobSettings: JobSettings,
     private readonly settings: SendSettings = { webhookRetry: DEFAULT_WEBHOOK_RETRY },
     private readonly usage?: UsageService,
+    private readonly log: (line: object) => void = () => undefined,
   ) {
     this.store = new SendStore(db);
   }
@@ -294,6 +299,9 @@ export class SendService {
           // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
           const known = error instanceof SendFailure || error instanceof LakeServiceError;
           const code = known ? error.code : 'send_failed';
+          // What the destination or the send's own SQL and credential did is the user's to read in the run; the
+          // rest (a bug, a replica without the right secrets key) is for whoever runs this server to fix.
+          if (!known || SERVER_FAULTS.has(code)) this.logFailure(send, runId, code, error);
           await this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
         },
       )
@@ -304,6 +312,11 @@ export class SendService {
         this.running.delete(runId);
       });
     this.running.set(runId, { done, abort });
+  }
+
+  private logFailure(send: SendRecord, runId: string, code: string, error: unknown): void {
+    const detail = error instanceof LakeServiceError ? error.message : error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    this.log({ level: 'error', msg: 'send run failed', organization: send.organizationId, send: send.id, run: runId, code, error: redactSecrets(detail) });
   }
 
   /** The principal the send's SQL runs as: its creating credential, which must still be live. */

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { LakeServiceError } from '../errors.js';
 import { readOrCreatePrivateFile } from '../home/files.js';
 
 /**
@@ -19,12 +20,26 @@ export class SecretBox {
     return Buffer.concat([nonce, cipher.getAuthTag(), body]).toString('base64');
   }
 
+  /**
+   * The secrets sealed for this id. What does not open was sealed with another key: on replicas, one whose
+   * LAKE_SECRETS_KEY_FILE is not the file the others read. Another replica may well open it, so the caller is told
+   * to retry, and the operator what to fix.
+   */
   open(sourceId: string, sealed: string): Record<string, string> {
-    const raw = Buffer.from(sealed, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.loadKey(), raw.subarray(0, 12));
-    decipher.setAAD(Buffer.from(sourceId));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as Record<string, string>;
+    const key = this.loadKey();
+    try {
+      const raw = Buffer.from(sealed, 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+      decipher.setAAD(Buffer.from(sourceId));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as Record<string, string>;
+    } catch {
+      throw new LakeServiceError(
+        'service_unavailable',
+        `The stored secrets of ${sourceId} do not open with this server's secrets key: it is not the key that sealed them. Every replica must read the same LAKE_SECRETS_KEY_FILE; an operator should check this one's.`,
+        { retryAfterSeconds: 2 },
+      );
+    }
   }
 
   private loadKey(): Buffer {
