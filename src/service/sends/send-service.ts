@@ -66,14 +66,14 @@ export interface SendChange {
   paused?: boolean;
 }
 
+/** Failures of this server rather than of the send: logged for its operator. */
+const SERVER_FAULTS: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
+
 /**
  * Sends: a saved query whose result is delivered to a PostgreSQL table or a webhook, on demand or on a schedule.
  * Each run is a job of kind `send` that runs in the process that accepted it (lake serve runs the schedules). The
  * SQL runs as the credential that created the send, with that credential's table permissions at run time.
  */
-/** Failures of this server rather than of the send: logged for its operator. */
-const SERVER_FAULTS: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
-
 export class SendService {
   readonly store: SendStore;
   private readonly workerId = newId('wrk');
