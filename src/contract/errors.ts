@@ -58,7 +58,7 @@ export const ERROR_CATALOGUE = {
   source_not_found: { status: 404, type: 'invalid_request_error', description: 'No source with this id is accessible; deleted sources are not found either.' },
   malformed_request: { status: 400, type: 'invalid_request_error', description: 'The request could not be parsed as HTTP/1.1, or its Host header names no host.' },
   headers_too_large: { status: 431, type: 'invalid_request_error', description: 'The request headers are larger than the server accepts (16 KB).' },
-  host_not_allowed: { status: 403, type: 'permission_error', description: "The server's outbound rules refuse this host (link-local, cloud metadata and Unix socket targets by default); ask its operator." },
+  host_not_allowed: { status: 403, type: 'permission_error', description: "The server's outbound rules refuse this host (the server's own machine, link-local, cloud metadata and Unix socket targets by default; lake's own database always); ask its operator." },
   source_name_conflict: { status: 409, type: 'invalid_request_error', description: 'Another source has this name, or the lake schema it leads to is reserved, held by another source (deleted ones too) or already in the lake.' },
   source_config_unavailable: { status: 409, type: 'invalid_request_error', description: 'The source cannot be changed right now, for example while a sync runs.' },
   source_pause_failed: { status: 409, type: 'invalid_request_error', description: 'The pause could not be applied.' },

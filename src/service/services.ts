@@ -38,6 +38,8 @@ import { SourceService } from './sources/source-service.js';
 import { SyncService, type SyncView } from './syncs/sync-service.js';
 import { Visibility } from './catalog/visibility.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from './net/outbound.js';
+import { OwnDatabaseGuard } from './net/own-database.js';
+import { metadataIdentity } from './store/database-identity.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -141,6 +143,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const jobs = new JobService(jobStore, queries, permissions, clock);
   const secretBox = new SecretBox(home.paths.secretsKey);
   const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
+  const ownDatabase = home.metadataUrl ? OwnDatabaseGuard.forUrl(home.metadataUrl, metadataIdentity(home.db)) : undefined;
   const sources = new SourceService(
     home.db,
     secretBox,
@@ -148,7 +151,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       const { tables, views } = await lake.visible(organizationId);
       return [...tables, ...views].some((object) => object.schema.toLowerCase() === schema);
     },
-    new OutboundPolicy(outbound.sources, 'sources'),
+    new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
   );
   const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock);
   const signer = new Signer(home.signingSecret);
@@ -163,7 +166,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     secretBox,
     clock,
     jobSettings,
-    { ...(options.sendSettings ?? sendSettingsFromEnv()), destinations: new OutboundPolicy(outbound.destinations, 'destinations') },
+    { ...(options.sendSettings ?? sendSettingsFromEnv()), destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase) },
     usage,
     options.log,
   );

@@ -1,5 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { SERVE_DENY } from '../../src/service/net/outbound.js';
 import { hermeticHome, LAKE_BIN } from './cli.js';
+
+/**
+ * The tests' servers sync from the machine's PostgreSQL on 127.0.0.1, so, as an operator running sources on the
+ * server's own machine would, they take lake serve's deny list without loopback (lake's own database stays refused).
+ */
+const TEST_SOURCES_DENY = SERVE_DENY.filter((entry) => !['127.0.0.0/8', '::1/128', 'localhost'].includes(entry)).join(',');
 
 export interface ServeProcess {
   url: string;
@@ -13,7 +20,7 @@ export interface ServeProcess {
 /** Starts `lake serve --port 0` as its own process and waits for its "listening" log line. */
 export function startServeProcess(env: Record<string, string>, extraArgs: string[] = []): Promise<ServeProcess> {
   const child = spawn(process.execPath, [LAKE_BIN, 'serve', '--port', '0', ...extraArgs], {
-    env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), LAKE_SOURCES_DENY: TEST_SOURCES_DENY, LAKE_DESTINATIONS_DENY: TEST_SOURCES_DENY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

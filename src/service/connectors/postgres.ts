@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { requireCommonJs } from '../../load-commonjs.js';
+import { LakeServiceError } from '../errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
@@ -10,26 +11,72 @@ type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
 /**
  * Client settings from a source's config and secrets; pg is loaded only by commands that reach PostgreSQL. Tests
  * and discovery get statement and query timeouts; a sync gets none: its COPY may rightly run for a long time, and
- * pg's per-query timer would outlive a COPY stream and hold the process open.
+ * pg's per-query timer would outlive a COPY stream and hold the process open (a sync bounds its reads itself).
+ *
+ * The connection is the tenant's alone: node-postgres fills every setting it is not given (and a password it is
+ * given as '') from the server's environment (PGPASSWORD, PGUSER, PGHOST, PGOPTIONS, PGSSLMODE …) and the server's
+ * ~/.pgpass, which hold the server's own database credentials. So the client is built with no PG* variable in
+ * sight, and the password is a function: pg then never reads .pgpass, and a source without a password answers a
+ * server that asks for one with a failed authentication instead of the server's secret.
  */
 export function postgresClient(settings: ConnectorSettings, purpose: 'check' | 'sync' = 'check'): pg.Client {
   const { Client } = requireCommonJs('pg') as typeof pg;
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
   const named = settings.secrets.host;
   const pinned = settings.connectHost ?? named;
-  return new Client({
-    host: pinned,
-    port: Number(settings.config.port ?? 5432),
-    database: String(settings.config.database),
-    user: settings.secrets.user,
-    password: settings.secrets.password ?? '',
-    // Connected by address, a verified TLS session still checks the certificate against the name given.
-    ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? (pinned !== named && named ? { servername: named } : true) : { rejectUnauthorized: false },
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
-    application_name: 'lake',
-  });
+  const password = settings.secrets.password;
+  if (!pinned || !settings.secrets.user) throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
+  return withoutAmbientSettings(
+    () =>
+      new Client({
+        host: pinned,
+        port: Number(settings.config.port ?? 5432),
+        database: String(settings.config.database),
+        user: settings.secrets.user,
+        password: () => {
+          if (password === undefined || password === '') throw Object.assign(new Error('the server asked for a password and the source has none'), { code: '28P01' });
+          return password;
+        },
+        // Connected by address, a verified TLS session still checks the certificate against the name given.
+        ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? (pinned !== named && named ? { servername: named } : true) : { rejectUnauthorized: false },
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
+        application_name: 'lake',
+      }),
+  );
 }
+
+/**
+ * Runs `make` (synchronous: nothing else runs meanwhile) with the PG* variables of this process out of the
+ * environment, so the driver's constructor cannot take any of them as a default.
+ */
+function withoutAmbientSettings<T>(make: () => T): T {
+  const saved = Object.entries(process.env).filter(([name]) => name.startsWith('PG'));
+  for (const [name] of saved) delete process.env[name];
+  try {
+    return make();
+  } finally {
+    for (const [name, value] of saved) process.env[name] = value;
+  }
+}
+
+/**
+ * Connects a tenant's client and refuses lake's own metadata database, as the server reports its identity (any
+ * address, alias or port forward that reaches it is refused alike). Callers end the client on failure.
+ */
+export async function connectPostgres(client: pg.Client, settings: ConnectorSettings): Promise<void> {
+  await client.connect();
+  const guard = settings.ownDatabase;
+  if (!guard) return;
+  // pg_control_system() is open to every role; a server where it is not (or a fake one) is not lake's own.
+  const identity = await client
+    .query<{ system: string; database: string }>('SELECT system_identifier::text AS system, current_database() AS database FROM pg_control_system()')
+    .then((r) => r.rows[0], () => undefined);
+  if (identity && (await guard.isOwnIdentity(identity))) throw ownDatabaseRefusal();
+}
+
+export const ownDatabaseRefusal = (): LakeServiceError =>
+  new LakeServiceError('host_not_allowed', "This server does not connect to that database: it is lake's own metadata database. Ask its operator.", { param: 'host' });
 
 /**
  * Reduces a driver failure to the fixed vocabulary. Driver messages name hosts, users and databases, so they are
@@ -103,7 +150,7 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
   // A failed connection emits 'error' too; without a listener that would crash the process.
   client.on('error', () => {});
   try {
-    await client.connect();
+    await connectPostgres(client, settings);
     return await work(client);
   } finally {
     await client.end().catch(() => {});
@@ -128,6 +175,7 @@ async function testPostgres(settings: ConnectorSettings): Promise<ConnectionTest
       return { ok: true, reason: null, tables };
     });
   } catch (error) {
+    if (error instanceof LakeServiceError) throw error;
     return { ok: false, reason: classifyPostgresFailure(error) };
   }
 }

@@ -1,3 +1,4 @@
+import type { OwnDatabaseGuard } from '../net/own-database.js';
 export type FieldType = 'string' | 'integer' | 'boolean' | 'string_list' | 'choice';
 
 export interface FieldSpec {
@@ -51,6 +52,8 @@ export interface ConnectorSettings {
    * verifies the name given. Absent only where no rules apply.
    */
   connectHost?: string;
+  /** Lake's own metadata database, refused once connected (OutboundPolicy.ownDatabase). */
+  ownDatabase?: OwnDatabaseGuard;
 }
 
 export interface Connector {

@@ -69,6 +69,8 @@ export interface Home {
   signingSecret: Buffer;
   credentials: CredentialStore;
   directory: Directory;
+  /** LAKE_METADATA_URL when the metadata lives in PostgreSQL (no source or send may reach that database). */
+  metadataUrl?: string;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
       signingSecret,
       credentials,
       directory,
+      ...(shared ? { metadataUrl: options.metadataUrl } : {}),
       close: () => db.close(),
     };
   } catch (error) {

@@ -1,6 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { LakeServiceError } from '../errors.js';
+import { plainAddress } from './addresses.js';
+import type { OwnDatabaseGuard } from './own-database.js';
 
 /**
  * Where the service may connect on its callers' behalf. Sources (the databases synced from) and destinations
@@ -21,11 +23,26 @@ export interface OutboundSettings {
 }
 
 /**
- * Refused by `lake serve` unless allowed by name: link-local addresses (where clouds serve instance metadata and
- * credentials), the metadata names and addresses of the major clouds, "this network", and Unix sockets (a host
- * naming a socket folder reaches services of the server's own machine).
+ * Refused by `lake serve` unless its operator gives another deny list: the server's own machine (loopback, the
+ * unspecified addresses `0.0.0.0/8` and `::`, which connect to it, and Unix sockets), link-local addresses (where
+ * clouds serve instance metadata and credentials), and the metadata names and addresses of the major clouds. Every
+ * spelling of an address is checked as the address it is (IPv4-mapped and other IPv4-in-IPv6 forms, decimal and
+ * short forms, names resolving there).
  */
-export const SERVE_DENY = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128', '100.100.100.200/32', '0.0.0.0/8', 'metadata.google.internal', 'metadata', 'unix'];
+export const SERVE_DENY = [
+  '127.0.0.0/8',
+  '::1/128',
+  '0.0.0.0/8',
+  '::/128',
+  '169.254.0.0/16',
+  'fe80::/10',
+  'fd00:ec2::254/128',
+  '100.100.100.200/32',
+  'localhost',
+  'metadata.google.internal',
+  'metadata',
+  'unix',
+];
 
 /** Local mode connects as its user would: nothing refused unless configured. */
 export const LOCAL_DEFAULTS: OutboundSettings = { sources: { allow: [], deny: [] }, destinations: { allow: [], deny: [] } };
@@ -67,20 +84,16 @@ function compile(entries: readonly string[]): CompiledRules {
     else if (entry.includes('/') && isIP(entry.split('/')[0] as string)) {
       const [address, bits] = entry.split('/') as [string, string];
       blocks.addSubnet(address, Number(bits), isIP(address) === 6 ? 'ipv6' : 'ipv4');
-    } else if (isIP(entry)) blocks.addAddress(entry, isIP(entry) === 6 ? 'ipv6' : 'ipv4');
+    } else if (isIP(entry)) {
+      const plain = plainAddress(entry);
+      blocks.addAddress(plain.address, plain.family);
+    }
     else names.push(entry);
   }
   return { names, blocks, unix, empty: entries.length === 0 };
 }
 
 const nameMatches = (names: readonly string[], host: string): boolean => names.some((n) => (n.startsWith('*.') ? host.endsWith(n.slice(1)) : host === n));
-
-/** An IPv4 address written as IPv6 (::ffff:169.254.169.254) is checked as the IPv4 address it is. */
-function plainAddress(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1] as string, family: 'ipv4' };
-  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
-}
 
 export class OutboundPolicy {
   private readonly allow: CompiledRules;
@@ -90,6 +103,8 @@ export class OutboundPolicy {
     rules: OutboundRules,
     /** What the refusal names: "sources" or "destinations". */
     private readonly what: 'sources' | 'destinations',
+    /** Lake's own metadata database (PostgreSQL), refused whatever the rules say. */
+    readonly ownDatabase?: OwnDatabaseGuard,
   ) {
     this.allow = compile(rules.allow);
     this.deny = compile(rules.deny);
@@ -106,7 +121,10 @@ export class OutboundPolicy {
       return host;
     }
     if (nameMatches(this.deny.names, name)) throw this.refused(host);
-    const addresses = isIP(name) ? [name] : await lookup(name, { all: true, verbatim: true }).then((found) => found.map((a) => a.address), () => [] as string[]);
+    // A bracketed IPv6 literal ([::1]) is the address inside; the resolver is given every other spelling, so the
+    // decimal and short IPv4 forms it accepts (2130706433, 127.1, 0x7f.1) are checked as the address they reach.
+    const literal = /^\[(.+)\]$/.exec(name)?.[1] ?? name;
+    const addresses = isIP(literal) ? [literal] : await lookup(literal, { all: true, verbatim: true }).then((found) => found.map((a) => a.address), () => [] as string[]);
     // As the driver's own failure would say it (ENOTFOUND: `unreachable`), with no name in the message.
     if (addresses.length === 0) throw Object.assign(new Error('the host could not be resolved'), { code: 'ENOTFOUND' });
     for (const raw of addresses) {
@@ -115,6 +133,16 @@ export class OutboundPolicy {
       if (!this.allow.empty && !nameMatches(this.allow.names, name) && !this.allow.blocks.check(address, family)) throw this.refused(host);
     }
     return addresses[0] as string;
+  }
+
+  /**
+   * The address for a database connection to `host`:`port`/`database`: as resolve, and never lake's own metadata
+   * database, whatever the rules allow.
+   */
+  async resolveDatabase(host: string, port: number, database: string): Promise<string> {
+    const address = await this.resolve(host);
+    if (this.ownDatabase && (await this.ownDatabase.isOwnEndpoint(address, port, database))) throw this.refused(host);
+    return address;
   }
 
   /** For node:http's `lookup` option: every connection of a request goes through the same check. */
@@ -127,11 +155,11 @@ export class OutboundPolicy {
     };
   }
 
-  private refused(host: string): LakeServiceError {
+  refused(host: string): LakeServiceError {
     return new LakeServiceError(
       'host_not_allowed',
       // The host is not named: for a source it is a credential, and the message may reach other members.
-      `This server does not connect ${this.what} to that host: its outbound rules refuse it (link-local, cloud metadata and Unix socket targets are refused by default). Ask its operator.`,
+      `This server does not connect ${this.what} to that host: its outbound rules refuse it (the server's own machine, link-local, cloud metadata and Unix socket targets are refused by default, and lake's own database always). Ask its operator.`,
       { param: 'host' },
     );
   }

@@ -19,7 +19,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import { PostgresDelivery } from './deliveries/postgres-delivery.js';
 import { SendFailure, type Delivery } from './deliveries/types.js';
 import { DEFAULT_WEBHOOK_RETRY, WebhookDelivery, type WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
-import { checkDestination, type DestinationInput } from './destination.js';
+import { checkDestination, type Destination, type DestinationInput } from './destination.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import { SendStore, type SendRecord, type SendRunRecord } from './send-store.js';
 
@@ -105,7 +105,7 @@ export class SendService {
     const name = checkName(input.name);
     const sql = checkSql(input.sql);
     const checked = checkDestination(input.destination);
-    await this.assertDestinationAllowed(checked.destination.type === 'webhook' ? new URL(checked.destination.url).hostname.replace(/^\[|\]$/g, '') : checked.secrets.host);
+    await this.assertDestinationAllowed(checked.destination, checked.secrets.host);
     const everyMinutes = input.schedule?.every_minutes ?? null;
     // It will run as its creator: what the creator may not read now is refused now, not at every run.
     await this.queries.assertMayRead(principal, sql);
@@ -132,9 +132,16 @@ export class SendService {
   }
 
   /** A destination the outbound rules refuse is refused when the send is made (and again at every delivery). */
-  private async assertDestinationAllowed(host: string | undefined): Promise<void> {
-    if (!this.settings.destinations || host === undefined) return;
-    await this.settings.destinations.resolve(host).catch((error: unknown) => {
+  private async assertDestinationAllowed(destination: Destination, secretHost: string | undefined): Promise<void> {
+    const rules = this.settings.destinations;
+    if (!rules) return;
+    const checked =
+      destination.type === 'webhook'
+        ? rules.resolve(new URL(destination.url).hostname)
+        : secretHost === undefined
+          ? Promise.resolve('')
+          : rules.resolveDatabase(secretHost, destination.port, destination.database);
+    await checked.catch((error: unknown) => {
       if (error instanceof LakeServiceError) throw new LakeServiceError(error.code, error.message, { param: 'destination' });
     });
   }

@@ -226,10 +226,8 @@ export class SourceService {
    * undefined when the host does not resolve (the connector would call it unreachable).
    */
   private async reach(settings: ConnectorSettings): Promise<ConnectorSettings | undefined> {
-    const host = settings.secrets.host;
-    if (!this.outbound || host === undefined) return settings;
     try {
-      return { ...settings, connectHost: await this.outbound.resolve(host) };
+      return await this.checked(settings);
     } catch (error) {
       if (error instanceof LakeServiceError) throw error;
       return undefined;
@@ -238,10 +236,15 @@ export class SourceService {
 
   /** The settings to connect with, the host checked against the outbound rules (see reach); for syncs. */
   async connectSettings(source: SourceRecord): Promise<ConnectorSettings> {
-    const settings = this.settings(source);
+    return this.checked(this.settings(source));
+  }
+
+  /** The settings with the host's checked address, never lake's own database (OutboundPolicy.resolveDatabase). */
+  private async checked(settings: ConnectorSettings): Promise<ConnectorSettings> {
     const host = settings.secrets.host;
     if (!this.outbound || host === undefined) return settings;
-    return { ...settings, connectHost: await this.outbound.resolve(host) };
+    const connectHost = await this.outbound.resolveDatabase(host, Number(settings.config.port ?? 5432), String(settings.config.database));
+    return { ...settings, connectHost, ...(this.outbound.ownDatabase ? { ownDatabase: this.outbound.ownDatabase } : {}) };
   }
 
   /** What a connector needs to connect: configuration, opened credentials, table settings. */

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
 import { requireCommonJs } from '../../load-commonjs.js';
-import { classifyPostgresFailure, postgresClient } from '../connectors/postgres.js';
+import { classifyPostgresFailure, connectPostgres, postgresClient } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_LAYERS, type Lake } from '../lake/lake.js';
@@ -107,7 +107,12 @@ export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParalle
 async function openSession(settings: ConnectorSettings): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
   client.on('error', () => {});
-  await client.connect();
+  try {
+    await connectPostgres(client, settings);
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
   await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
   return client;

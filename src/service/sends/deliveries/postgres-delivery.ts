@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { classifyPostgresFailure, postgresClient } from '../../connectors/postgres.js';
+import { classifyPostgresFailure, connectPostgres, postgresClient } from '../../connectors/postgres.js';
+import { LakeServiceError } from '../../errors.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
 import type { ResultColumn } from '../../queries/store.js';
 import type { PostgresDestination } from '../destination.js';
@@ -81,20 +82,36 @@ export class PostgresDelivery implements Delivery {
     this.columns = columns;
     this.jsonColumns = new Set(columns.filter((c) => postgresTypeOf(c.type) === 'jsonb').map((c) => c.name));
     const host = this.secrets.host;
-    const connectHost = this.outbound && host !== undefined ? await this.outbound.resolve(host).catch((error: { code?: string }) => {
+    const connectHost = this.outbound && host !== undefined ? await this.outbound.resolveDatabase(host, this.destination.port, this.destination.database).catch((error: { code?: string }) => {
       throw new SendFailure(error.code === 'host_not_allowed' ? "The destination host is refused by this server's outbound rules." : 'The destination database could not be reached.', error.code === 'host_not_allowed' ? 'host_not_allowed' : 'delivery_failed');
     }) : undefined;
-    const settings = { config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode }, secrets: this.secrets, tables: [], ...(connectHost ? { connectHost } : {}) };
-    const client = postgresClient(settings, 'sync');
+    const settings = {
+      config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode },
+      secrets: this.secrets,
+      tables: [],
+      ...(connectHost ? { connectHost } : {}),
+      ...(this.outbound?.ownDatabase ? { ownDatabase: this.outbound.ownDatabase } : {}),
+    };
+    let client: pg.Client;
+    try {
+      client = postgresClient(settings, 'sync');
+    } catch (error) {
+      throw new SendFailure(describeFailure(error));
+    }
     client.on('error', () => {}); // a dropped connection fails the statement in flight; this keeps it from crashing the process
     try {
+      await connectPostgres(client, settings).catch(async (error: unknown) => {
+        // Never connected (or connected to what it may not write): there is nothing to roll back.
+        await client.end().catch(() => {});
+        throw error;
+      });
       this.client = client;
-      await client.connect();
       await client.query('BEGIN');
       await client.query(this.createStatement());
       if (this.destination.mode === 'replace') await client.query(`DELETE FROM ${this.target}`);
     } catch (error) {
       await this.abort();
+      if (error instanceof LakeServiceError) throw new SendFailure("The destination is refused by this server's outbound rules: it is lake's own database.", 'host_not_allowed');
       throw new SendFailure(describeFailure(error));
     }
   }
