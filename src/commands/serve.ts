@@ -45,6 +45,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         if (error instanceof InvalidCorsOrigin) throw new CliError('invalid_setting', error.message, EXIT.usage, 'Fix LAKE_CORS_ORIGINS and start lake serve again.');
         throw error;
       }
+      const { ClientAddresses } = await import('../service/api/client-address.js');
+      let clientAddresses: InstanceType<typeof ClientAddresses>;
+      try {
+        clientAddresses = ClientAddresses.fromEnv(ctx.env);
+      } catch (error) {
+        throw new CliError('invalid_setting', (error as Error).message, EXIT.usage, 'Fix LAKE_TRUSTED_PROXIES and start lake serve again.');
+      }
       const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
       ctx.onClose(home.close);
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
@@ -54,7 +61,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
-      const server = await startServer(createApp(services, { log, corsOrigins }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
+      const server = await startServer(createApp(services, { log, corsOrigins, clientAddresses }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
       // Links in responses never follow a request's Host header: without --public-url they name this address.
       services.publicUrl ??= server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
       if (!options.publicUrl && /:\/\/(0\.0\.0\.0|\[::\])/.test(server.url)) {

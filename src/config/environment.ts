@@ -27,6 +27,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LAKE_DESTINATIONS_DENY', scope: 'serve', meaning: 'hosts sends may not deliver to (comma list)', default: 'loopback and localhost, 0.0.0.0/8 and ::, link-local, cloud metadata, Unix sockets (lake serve); lake\'s own metadata database is always refused' },
   { name: 'LAKE_RATE_LIMIT_PER_CALLER', scope: 'all', meaning: 'requests a minute per caller (0: no limit)', default: '120' },
   { name: 'LAKE_RATE_LIMIT_PER_ORG', scope: 'all', meaning: 'requests a minute per organization (0: no limit)', default: '600' },
+  { name: 'LAKE_TRUSTED_PROXIES', scope: 'serve', meaning: 'proxies whose X-Forwarded-For names the client for address limits (comma list of addresses, CIDR blocks)', default: 'none: the socket\'s address' },
   { name: 'LAKE_RATE_LIMIT_FAILED_AUTH', scope: 'serve', meaning: 'failed authentications a minute per address', default: '20' },
   { name: 'LAKE_MAX_INFLIGHT_QUERIES', scope: 'all', meaning: "an organization's queries queued or running at once", default: '8' },
   { name: 'LAKE_QUERY_TIMEOUT_SECONDS', scope: 'all', meaning: "a query's time limit", default: '300' },

@@ -11,6 +11,8 @@ export type Method = 'get' | 'post' | 'patch' | 'delete';
 export interface RouteAuth {
   scopes?: readonly string[];
   public?: boolean;
+  /** A public probe (version, health, readiness): never rate-limited, so other clients' traffic cannot fail it. */
+  probe?: boolean;
   teamKey?: 'only' | 'also';
   streamToken?: boolean;
 }

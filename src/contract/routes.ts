@@ -11,7 +11,7 @@ import { Query, QueryFormat, QuerySubmission } from './queries.js';
 import { defineRoute, type ResponseHeader, type RouteContract } from './route.js';
 import { List, pageQuery, Type, type TSchema } from './schema.js';
 import { Send, SendChange, SendCreation, SendDeletion, SendRun } from './sends.js';
-import { ErrorCodeInfo, Usage, Version } from './service.js';
+import { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
 import { Connector, LogEntry, Source, SourceChange, SourceCreation, SourceDeletion, SourceTest, Sync, SyncRequestBody } from './sources.js';
 
 const id = (description: string) => Type.Object({ id: Type.String({ minLength: 1, description }) });
@@ -162,7 +162,9 @@ export const SEND_ROUTES = {
 };
 
 export const SERVICE_ROUTES = {
-  getVersion: defineRoute({ operationId: 'getVersion', method: 'get', path: '/version', tag: 'Service', summary: 'API and server version', auth: { public: true }, responses: { 200: json('The versions.', Version) } }),
+  getVersion: defineRoute({ operationId: 'getVersion', method: 'get', path: '/version', tag: 'Service', summary: 'API and server version', auth: { public: true, probe: true }, responses: { 200: json('The versions.', Version) } }),
+  getHealth: defineRoute({ operationId: 'getHealth', method: 'get', path: '/healthz', tag: 'Service', summary: 'Liveness: the process answers (for a load balancer or orchestrator)', auth: { public: true, probe: true }, responses: { 200: json('The process is alive.', Health) } }),
+  getReadiness: defineRoute({ operationId: 'getReadiness', method: 'get', path: '/readyz', tag: 'Service', summary: 'Readiness: the metadata store answers and the server is not shutting down', auth: { public: true, probe: true }, responses: { 200: json('Ready for work.', Readiness) }, errors: ['service_unavailable'] }),
   whoAmI: defineRoute({ operationId: 'whoAmI', method: 'get', path: '/whoami', tag: 'Service', summary: 'The calling credential, its organization and scopes', auth: { teamKey: 'also' }, responses: { 200: json('Who is calling.', WhoAmI) } }),
   getErrorCode: defineRoute({ operationId: 'getErrorCode', method: 'get', path: '/errors/{code}', tag: 'Service', summary: 'Explain an error code', auth: { public: true }, params: Type.Object({ code: Type.String({ minLength: 1 }) }), responses: { 200: json('The code, its status and what to do.', ErrorCodeInfo) }, errors: ['error_code_not_found'] }),
   getUsage: defineRoute({

@@ -7,6 +7,16 @@ export const Version = Strict({
   server_version: Type.String({ description: 'The version of lake serving it.' }),
 });
 
+export const Health = Strict({
+  object: Type.Literal('health'),
+  status: Type.Literal('ok', { description: 'The process answers: restart it when this fails.' }),
+});
+
+export const Readiness = Strict({
+  object: Type.Literal('readiness'),
+  status: Type.Literal('ready', { description: 'The server can take work: its metadata store answers and it is not shutting down.' }),
+});
+
 export const ErrorType = OneOf(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error']);
 
 export const ErrorCodeName = OneOfList(ERROR_CODES);

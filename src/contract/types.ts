@@ -6,7 +6,7 @@ import type { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
 import type { Query, ResultFile } from './queries.js';
 import type { Static } from './schema.js';
 import type { Send, SendRun } from './sends.js';
-import type { ErrorCodeInfo, Usage, Version } from './service.js';
+import type { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
 import type { Connector, LogEntry, Source, SourceDeletion, SourceTest, Sync, SyncTable } from './sources.js';
 
 export type QueryObject = Static<typeof Query>;
@@ -47,5 +47,7 @@ export type SourceDeletionObject = Static<typeof SourceDeletion>;
 export type SourceTestObject = Static<typeof SourceTest>;
 export type SendDeletionObject = Static<typeof SendDeletion>;
 export type VersionObject = Static<typeof Version>;
+export type HealthObject = Static<typeof Health>;
+export type ReadinessObject = Static<typeof Readiness>;
 export type ErrorCodeObject = Static<typeof ErrorCodeInfo>;
 export type TableDataObject = Static<typeof TableData>;

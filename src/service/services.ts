@@ -38,12 +38,16 @@ import { SourceService } from './sources/source-service.js';
 import { SyncService, type SyncView } from './syncs/sync-service.js';
 import { Visibility } from './catalog/visibility.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from './net/outbound.js';
+import { LakeServiceError } from './errors.js';
 import { OwnDatabaseGuard } from './net/own-database.js';
 import { metadataIdentity } from './store/database-identity.js';
+import { pingMetadata } from './store/readiness-store.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
   home: Home;
+  /** Throws 503 service_unavailable while this server is shutting down or cannot reach its metadata store. */
+  assertReady(): Promise<void>;
   directory: Directory;
   credentials: CredentialStore;
   personalTokens: PersonalTokens;
@@ -178,6 +182,10 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const timers: NodeJS.Timeout[] = [];
   return {
     home,
+    async assertReady() {
+      if (closing.signal.aborted) throw new LakeServiceError('service_unavailable', 'This server is shutting down; send work to another replica.', { retryAfterSeconds: 2 });
+      await pingMetadata(home.db);
+    },
     directory: home.directory,
     credentials: home.credentials,
     personalTokens: new PersonalTokens(home.credentials),

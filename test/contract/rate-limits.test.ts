@@ -91,10 +91,11 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('public endpoints count per client address', async () => {
+  it('public endpoints count per client address; the probes (/version, /healthz, /readyz) never', async () => {
     const clock = manualClock();
     api = await transport.start({ services: { clock, rateLimits: { perCaller: 5, perOrganization: 0 } } });
-    for (let i = 0; i < 5; i++) expect((await api.request('/version', { token: null })).status).toBe(200);
-    await expectError(await api.request('/version', { token: null }), 429, 'rate_limited');
+    for (let i = 0; i < 5; i++) expect((await api.request('/errors/rate_limited', { token: null })).status).toBe(200);
+    await expectError(await api.request('/errors/rate_limited', { token: null }), 429, 'rate_limited');
+    for (const path of ['/version', '/healthz', '/readyz']) for (let i = 0; i < 6; i++) expect((await api.request(path, { token: null })).status).toBe(200);
   });
 });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createApp } from '../../src/service/api/app.js';
+import { ClientAddresses } from '../../src/service/api/client-address.js';
 import { startServer } from '../../src/service/api/server.js';
 import { openHome, type Home } from '../../src/service/home/home.js';
 import { createServices, type ServiceOptions } from '../../src/service/services.js';
@@ -25,6 +26,8 @@ export interface StartOptions {
   services?: ServiceOptions;
   /** Browser origins the app allows (LAKE_CORS_ORIGINS in lake serve). */
   corsOrigins?: string[];
+  /** Proxies whose X-Forwarded-For is believed (LAKE_TRUSTED_PROXIES in lake serve). */
+  trustedProxies?: string[];
 }
 
 export interface Transport {
@@ -94,7 +97,8 @@ export const overHttp: Transport = {
     const home = await openHome(homeDir, await testHomeOptions(homeDir));
     const logs: object[] = [];
     const services = await servicesFor(home, options, logs);
-    const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
+    const clientAddresses = new ClientAddresses(options.trustedProxies ?? []);
+    const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins, clientAddresses }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
     return {
       home,
       services,

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LinearRouter } from 'hono/router/linear-router';
 import { LakeServiceError } from '../errors.js';
+import { ClientAddresses } from './client-address.js';
 import type { LakeServices } from '../services.js';
 import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
@@ -37,6 +38,8 @@ export interface AppOptions {
   routing?: 'one-shot' | 'long-lived';
   /** Browser origins allowed to call the API (docs/api.md, "Browsers"); none by default. */
   corsOrigins?: readonly string[];
+  /** Whose X-Forwarded-For is believed (LAKE_TRUSTED_PROXIES); nobody's by default. */
+  clientAddresses?: ClientAddresses;
 }
 
 export type LakeApp = Hono<ApiEnv>;
@@ -46,7 +49,12 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   const log = options.log ?? (() => {});
   const app = options.routing === 'one-shot' ? new Hono<ApiEnv>({ router: new LinearRouter() }) : new Hono<ApiEnv>();
 
+  const addresses = options.clientAddresses ?? new ClientAddresses([]);
   app.use('*', requestContext(services));
+  app.use('*', async (c, next) => {
+    c.set('clientAddresses', addresses);
+    await next();
+  });
   if (options.corsOrigins?.length) app.use('*', corsFor(options.corsOrigins));
   app.use(
     '*',

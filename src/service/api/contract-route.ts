@@ -15,7 +15,7 @@ export const honoPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$
 /** The authentication a route's contract asks for, as middleware. */
 function authFor(route: RouteContract): MiddlewareHandler<ApiEnv> {
   const { auth } = route;
-  if (auth.public) return publicRateLimit();
+  if (auth.public) return publicRateLimit(auth.probe === true);
   const authenticated = authenticate({ anyScope: auth.scopes as readonly Scope[] | undefined, allowTeamKey: auth.teamKey !== undefined, allowStreamToken: auth.streamToken });
   if (auth.teamKey !== 'only') return authenticated;
   return async (c, next) =>

@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import type { LakeServices } from '../services.js';
+import type { ClientAddresses } from './client-address.js';
 
 /** What every request handler can read from the Hono context. */
 export interface ApiEnv {
@@ -7,5 +8,7 @@ export interface ApiEnv {
     requestId: string;
     principal: Principal;
     services: LakeServices;
+    /** How the client's address is read (LAKE_TRUSTED_PROXIES). */
+    clientAddresses: ClientAddresses;
   };
 }

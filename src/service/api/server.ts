@@ -40,9 +40,10 @@ export interface RunningServer {
  * signatures), status, duration and request id; headers and bodies, where credentials live, are never logged.
  */
 export async function startServer(app: LakeApp, options: ServerOptions): Promise<RunningServer> {
-  const fetch = async (request: Request): Promise<Response> => {
+  // The node adapter's second argument carries the socket: without it every client would share one address.
+  const fetch = async (request: Request, env: unknown): Promise<Response> => {
     const started = performance.now();
-    const response = await app.fetch(request);
+    const response = await app.fetch(request, env);
     options.log({
       level: 'info',
       msg: 'request',

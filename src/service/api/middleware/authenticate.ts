@@ -43,10 +43,13 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
 /** What counts as a failed authentication (a missing scope or a budget spent does not). */
 const FAILED_AUTHENTICATION = new Set(['authentication_required', 'invalid_credentials', 'credentials_expired', 'credentials_revoked']);
 
-/** The client's address, for limits that no credential can carry; `local` for an in-process request. */
+/**
+ * The client's address, for limits that no credential can carry (ClientAddresses: the socket's peer, or what a
+ * trusted proxy forwarded); `local` for an in-process request.
+ */
 export function clientAddress(c: Context<ApiEnv>): string {
   const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return `address:${incoming?.socket?.remoteAddress ?? 'local'}`;
+  return `address:${c.get('clientAddresses').of(incoming?.socket?.remoteAddress, c.req.header('x-forwarded-for'))}`;
 }
 
 async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): Promise<void> {
@@ -117,9 +120,13 @@ export async function enforceRateLimit(c: Context<ApiEnv>, caller: string, organ
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }
 
-/** Public endpoints (no credential) count against the budget of the client's address. */
-export function publicRateLimit(): MiddlewareHandler<ApiEnv> {
+/**
+ * Public endpoints (no credential) count against the budget of the client's address; a probe (a load balancer's
+ * health check) counts against none, so no client's traffic can make it answer 429.
+ */
+export function publicRateLimit(probe = false): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
+    if (probe) return next();
     await enforceRateLimit(c, clientAddress(c), undefined);
     await next();
   };

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { ErrorCodeObject, VersionObject, WhoAmIObject } from '../../../contract/types.js';
+import type { ErrorCodeObject, HealthObject, ReadinessObject, VersionObject, WhoAmIObject } from '../../../contract/types.js';
 import { API_VERSION, packageVersion } from '../../../version.js';
 import { isErrorCode, LakeServiceError } from '../../errors.js';
 import type { ApiEnv } from '../env.js';
@@ -8,10 +8,16 @@ import { ERROR_CATALOGUE } from '../../../contract/errors.js';
 import { SERVICE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 
-const { getVersion: version, whoAmI, getErrorCode: errorCode } = SERVICE_ROUTES;
+const { getVersion: version, getHealth: health, getReadiness: readiness, whoAmI, getErrorCode: errorCode } = SERVICE_ROUTES;
 
 export function serviceInfoRoutes(app: Hono<ApiEnv>): void {
   mount(app, version, (c) => c.json({ object: 'version', version: API_VERSION, server_version: packageVersion() } satisfies VersionObject));
+
+  mount(app, health, (c) => c.json({ object: 'health', status: 'ok' } satisfies HealthObject));
+  mount(app, readiness, async (c) => {
+    await c.get('services').assertReady();
+    return c.json({ object: 'readiness', status: 'ready' } satisfies ReadinessObject);
+  });
 
   mount(app, whoAmI, async (c) => {
     const principal = c.get('principal');
