@@ -57,7 +57,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);
       // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
-      const services = await createServices(home, { publicUrl: options.publicUrl, querySettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve'), log });
+      const { syncSettingsFromEnv } = await import('../service/syncs/settings.js');
+      let syncSettings: ReturnType<typeof syncSettingsFromEnv>;
+      try {
+        syncSettings = syncSettingsFromEnv(ctx.env);
+      } catch (error) {
+        throw new CliError('invalid_setting', (error as Error).message, EXIT.usage, 'Fix the setting and start lake serve again.');
+      }
+      const services = await createServices(home, { publicUrl: options.publicUrl, querySettings, syncSettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve'), log });
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));

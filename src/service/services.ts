@@ -42,6 +42,7 @@ import { LakeServiceError } from './errors.js';
 import { OwnDatabaseGuard } from './net/own-database.js';
 import { metadataIdentity } from './store/database-identity.js';
 import { pingMetadata } from './store/readiness-store.js';
+import { syncSettingsFromEnv, type SyncSettings } from './syncs/settings.js';
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -108,6 +109,8 @@ export interface ServiceOptions {
   rateLimits?: RateLimitSettings | false;
   /** Where sources and sends may connect; local mode's defaults (nothing refused) from the environment otherwise. */
   outbound?: OutboundSettings;
+  /** Sync concurrency, source bounds and staging caps; from the environment (LAKE_SYNC_*) otherwise. */
+  syncSettings?: SyncSettings;
   /**
    * The server's structured log, for what goes wrong in background work with no request to answer (a send run's
    * unforeseen failure); nothing is written without one.
@@ -147,6 +150,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const jobs = new JobService(jobStore, queries, permissions, clock);
   const secretBox = new SecretBox(home.paths.secretsKey);
   const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
+  const syncSettings = options.syncSettings ?? syncSettingsFromEnv();
   const ownDatabase = home.metadataUrl ? OwnDatabaseGuard.forUrl(home.metadataUrl, metadataIdentity(home.db)) : undefined;
   const sources = new SourceService(
     home.db,
@@ -157,7 +161,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
   );
-  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock);
+  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock, syncSettings);
   const signer = new Signer(home.signingSecret);
   const results = new QueryResults(queries, resultReader, signer);
   const sends = new SendService(

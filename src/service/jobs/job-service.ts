@@ -10,6 +10,9 @@ import { TERMINAL_STATUSES, type JobRecord, type JobStore } from './job-store.js
 /** How long a cancel waits for a query it stopped in this process to end, to answer with the final status. */
 const CANCEL_SETTLE_MS = 250;
 
+/** How long a sync cancel waits for the sync to end before answering (it goes on ending after). */
+const SYNC_SETTLE_MS = 2_000;
+
 export interface CancelOutcome {
   job: JobRecord;
   /** True while the engine may still finish work it had already admitted. */
@@ -69,9 +72,20 @@ export class JobService {
       if (job.kind === 'query' && await this.queries.stop(id, 'cancelled')) {
         await Promise.race([this.queries.settled(id), this.clock.sleep(CANCEL_SETTLE_MS)]);
       }
+      // A sync's connections are ended at once wherever it runs (the cancel reaches its replica as a job event):
+      // a moment's wait usually answers with the final state rather than "may continue".
+      if (job.kind === 'sync') await this.settle(id, SYNC_SETTLE_MS);
     }
     const after = (await this.store.getById(id)) as JobRecord;
     return { job: after, executionMayContinue: after.status === 'running' };
+  }
+
+  /** Waits up to `ms` for a job to leave running. */
+  private async settle(id: string, ms: number): Promise<void> {
+    for (let waited = 0; waited < ms; waited += 100) {
+      if ((await this.store.getById(id))?.status !== 'running') return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** The query behind a succeeded query job, for freshly signed result links. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,10 @@ import { layersOf, snapshotSource } from '../lake/snapshot-sql.js';
 import { planColumn, stagedName, type ColumnPlan, type NumericShape, type SourceFacts } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
+import type { SyncSettings } from './settings.js';
+import { requestCancel, SourceConnections } from './source-connections.js';
+import { StagingBudget } from './staging-budget.js';
+import { LakeServiceError } from '../errors.js';
 import { RangeBoard, RangeRead, rangeConditions } from './table-ranges.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
@@ -23,6 +28,12 @@ const SYNC_MEMORY_LIMIT = '256MB';
 
 /** Records per staged segment: large enough for DuckDB's parallel reader, small enough to overlap the COPY. */
 const ROWS_PER_SEGMENT = 500_000;
+
+/** A segment is also cut at this size, so wide rows make several files rather than one huge one. */
+const MAX_SEGMENT_BYTES = 256 << 20;
+
+/** Whether `query` is the statement `client` is running (node-postgres keeps it as activeQuery until it ends). */
+const isActiveQuery = (client: pg.Client, query: unknown): boolean => (client as unknown as { activeQuery: unknown }).activeQuery === query;
 
 /** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
 const MAX_WAITING_LOADS = 4;
@@ -95,6 +106,8 @@ export interface PostgresSyncInput {
   syncedAt: string;
   reporter: SyncReporter;
   signal: AbortSignal;
+  /** Idle and time bounds on the source, and the staging caps. */
+  limits: SyncSettings;
 }
 
 /**
@@ -104,16 +117,15 @@ export interface PostgresSyncInput {
  */
 export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
 
-async function openSession(settings: ConnectorSettings): Promise<pg.Client> {
+async function openSession(settings: ConnectorSettings, connections: SourceConnections): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
   client.on('error', () => {});
-  try {
-    await connectPostgres(client, settings);
-  } catch (error) {
-    await client.end().catch(() => {});
-    throw error;
-  }
+  connections.add(client);
+  await connectPostgres(client, settings);
   await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
+  // PostgreSQL 14 and later notice a client that has gone while a statement runs (a lock wait, a long scan)
+  // instead of only at its next write; older servers do not know the setting, which changes nothing else.
+  await client.query("SET client_connection_check_interval = '2s'").catch(() => undefined);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
   return client;
 }
@@ -144,12 +156,16 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
   const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
   const clients: pg.Client[] = [];
+  const connections = new SourceConnections(input.limits, input.signal);
   try {
-    clients.push(await openSession(input.settings));
+    clients.push(await openSession(input.settings, connections));
   } catch (error) {
-    throw new Error(`cannot connect to the source (${classifyPostgresFailure(error)})`);
+    await connections.close();
+    if (error instanceof LakeServiceError) throw error;
+    throw connections.failure ?? new Error(`cannot connect to the source (${classifyPostgresFailure(error)})`);
   }
   const results: TableResult[] = new Array(input.tasks.length);
+  let connectionError: unknown;
   try {
     const leader = clients[0] as pg.Client;
     const session = (await leader.query<{ s: number; v: number }>("SELECT scale('0'::money::numeric) AS s, current_setting('server_version_num')::int AS v")).rows[0];
@@ -163,7 +179,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
     // sync reads over fewer connections; never over one that would see another point in time.
     const snapshot = wanted > 1 ? await exportSnapshot(leader) : undefined;
     for (let i = 1; snapshot !== undefined && i < wanted; i++) {
-      const helper = await openSession(input.settings).catch(() => undefined);
+      const helper = await openSession(input.settings, connections).catch(() => undefined);
       if (!helper) break;
       try {
         await helper.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshot)}`);
@@ -174,52 +190,73 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
       }
     }
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
-    const shared: SharedExtraction = { loads: new LoadQueue(MAX_WAITING_LOADS), board: new RangeBoard(), rangesPerTable: Math.min(rangesPerTable, clients.length) };
+    const shared: SharedExtraction = {
+      loads: new LoadQueue(MAX_WAITING_LOADS),
+      board: new RangeBoard(),
+      rangesPerTable: Math.min(rangesPerTable, clients.length),
+      staging: new StagingBudget(input.limits),
+      connections,
+    };
     const finishing: Promise<void>[] = [];
     let next = 0;
+    // Each connection takes the next range or table until none is left, or the connections are ended.
+    const readTables = async (client: pg.Client): Promise<void> => {
+      while (!connections.ended) {
+        // Another table's range first: a large table is read side by side before a new table is begun. With no
+        // table left, a connection waits for the ranges of those still being read.
+        const range = shared.board.take() ?? (next >= input.tasks.length ? await shared.board.next() : undefined);
+        if (range) {
+          await client.query('SAVEPOINT lake_table');
+          await client.query((await range.run(client)) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+          continue;
+        }
+        if (next >= input.tasks.length) break;
+        const index = next++;
+        // Counted from the moment it is taken, so an idle connection waits for its ranges.
+        shared.board.startReading();
+        const task = input.tasks[index] as TableTask;
+        // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
+        await client.query('SAVEPOINT lake_table');
+        let sourceDone!: (ok: boolean) => void;
+        const readFromSource = new Promise<boolean>((resolve) => (sourceDone = resolve));
+        void readFromSource.then(() => shared.board.doneReading());
+        const result = syncTable(client, to, task, { ...input, ...shared }, moneyScale, sourceDone).then(
+          (r) => {
+            sourceDone(r.error === undefined);
+            results[index] = r;
+          },
+          (error: unknown) => {
+            sourceDone(false);
+            throw error;
+          },
+        );
+        finishing.push(result);
+        result.catch(() => {});
+        // The connection moves on once the table is read; its loading and commit finish meanwhile.
+        await client.query((await readFromSource) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+      }
+    };
     await Promise.all(
       clients.map(async (client) => {
-        while (!input.signal.aborted) {
-          // Another table's range first: a large table is read side by side before a new table is begun. With no
-          // table left, a connection waits for the ranges of those still being read.
-          const range = shared.board.take() ?? (next >= input.tasks.length ? await shared.board.next() : undefined);
-          if (range) {
-            await client.query('SAVEPOINT lake_table');
-            await client.query((await range.run(client)) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
-            continue;
-          }
-          if (next >= input.tasks.length) break;
-          const index = next++;
-          // Counted from the moment it is taken, so an idle connection waits for its ranges.
-          shared.board.startReading();
-          const task = input.tasks[index] as TableTask;
-          // A failed statement aborts the whole transaction; a savepoint per table keeps the snapshot for the others.
-          await client.query('SAVEPOINT lake_table');
-          let sourceDone!: (ok: boolean) => void;
-          const readFromSource = new Promise<boolean>((resolve) => (sourceDone = resolve));
-          void readFromSource.then(() => shared.board.doneReading());
-          const result = syncTable(client, to, task, { ...input, ...shared }, moneyScale, sourceDone).then(
-            (r) => {
-              sourceDone(r.error === undefined);
-              results[index] = r;
-            },
-            (error: unknown) => {
-              sourceDone(false);
-              throw error;
-            },
-          );
-          finishing.push(result);
-          result.catch(() => {});
-          // The connection moves on once the table is read; its loading and commit finish meanwhile.
-          await client.query((await readFromSource) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+        // A connection that fails between tables (dropped, or ended by a cancel or a bound) ends them all: the
+        // tables it was reading fail, and the others stop with it rather than wait on it.
+        try {
+          await readTables(client);
+        } catch (error) {
+          connectionError ??= error;
+          connections.fail(error instanceof Error ? error : new Error(String(error)));
         }
       }),
     );
-    await Promise.all(finishing);
-    await Promise.all(clients.map((client) => client.query('COMMIT')));
+    // Loads still running use DuckDB connections of their own: every one ends before the sync does.
+    await Promise.allSettled(finishing);
+    if (!connections.ended) await Promise.all(clients.map((client) => client.query('COMMIT')));
   } finally {
-    await Promise.all(clients.map((client) => client.end().catch(() => {})));
+    await connections.close();
   }
+  // A cancel ends the sync as cancelled; an idle source or the time bound fails it with that reason.
+  if (!input.signal.aborted && connections.failure) throw connections.failure;
+  if (!input.signal.aborted && connectionError) throw connectionError;
   // Tables not reached before a cancel have no result.
   return results.filter((r): r is TableResult => r !== undefined);
 }
@@ -228,6 +265,9 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
 interface SharedExtraction {
   loads: LoadQueue;
   board: RangeBoard;
+  /** Bytes staged on disk, against the per-table and per-sync caps. */
+  staging: StagingBudget;
+  connections: SourceConnections;
   /** Ranges a large table may be read in at once: the sync's connections, or 1 where ranges would not pay. */
   rangesPerTable: number;
 }
@@ -282,7 +322,9 @@ async function syncTable(
     const sameKey = previous?.snapshot.mergeKey === undefined || JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(table.primaryKey);
     const layering = merging && sameKey && layersOf(previous.snapshot).length < MAX_LAYERS;
     const compacting = merging && !layering;
-    const base = task.key.replace(/[^A-Za-z0-9_.-]/g, '_');
+    // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
+    // hold characters no file name may.
+    const base = `t_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
     let transferred = 0;
     const counted = (n: number): void => {
       transferred = n;
@@ -316,14 +358,21 @@ async function syncTable(
           const abort = (): void => void copy.destroy(new Error('cancelled'));
           if (input.signal.aborted) abort();
           input.signal.addEventListener('abort', abort, { once: true });
+          // A COPY given up part-way (a staging cap, a failed write) is still being sent by the server, and the
+          // connection answers nothing else until it ends: the server is asked to stop it, so the table's savepoint
+          // can be rolled back and the connection read the next table.
+          copy.on('close', () => {
+            if (!copy.readableEnded && isActiveQuery(on, copy)) requestCancel(on);
+          });
           return { copy, stop: () => input.signal.removeEventListener('abort', abort) };
         };
+        const bounds = (maxSegmentBytes: number): { budget: StagingBudget; table: string; maxSegmentBytes: number } => ({ budget: input.staging, table: task.key, maxSegmentBytes });
         if (compacting) {
           // A merge reads its batch twice, beside the previous snapshot: stage it whole first, as one segment.
           let staged = { file: join(input.stagingDir, `${base}.empty.csv`), longest: 0 };
           writeFileSync(staged.file, '', { mode: 0o600 });
           const { copy, stop } = startCopy(client, copySql(''));
-          const whole = new SegmentedStaging(input.stagingDir, base, Number.POSITIVE_INFINITY, (file, longest) => void (staged = { file, longest }), counted);
+          const whole = new SegmentedStaging(input.stagingDir, base, Number.POSITIVE_INFINITY, (file, longest) => void (staged = { file, longest }), counted, bounds(Number.POSITIVE_INFINITY));
           await pipeline(copy, whole).finally(stop);
           sourceDone(true);
           input.reporter.phase(task, 'loading');
@@ -339,7 +388,7 @@ async function syncTable(
         let parts = 0;
         let abandoned = false;
         const loaded: Promise<void>[] = [];
-        const onSegment = async (segment: string, longest: number): Promise<void> => {
+        const onSegment = async (segment: string, longest: number, bytes: number): Promise<void> => {
           const index = parts++;
           const load = input.loads.enqueue(async () => {
             // After one failure the table will not commit: the loads still queued are skipped.
@@ -351,6 +400,7 @@ async function syncTable(
               throw error;
             }
             rmSync(segment, { force: true });
+            input.staging.release(task.key, bytes);
           });
           // Handled here so a failure waits for the final await instead of crashing the process meanwhile (the
           // COPY runs to its end: a COPY cut short would leave the connection unusable for the next table).
@@ -366,10 +416,17 @@ async function syncTable(
           (condition, i) =>
             new RangeRead(async (on) => {
               const { copy, stop } = startCopy(on, copySql(condition));
-              const staging = new SegmentedStaging(input.stagingDir, `${base}.r${i}`, ROWS_PER_SEGMENT, onSegment, (n) => {
-                readCounts[i] = n;
-                counted(readCounts.reduce((a, b) => a + b, 0));
-              });
+              const staging = new SegmentedStaging(
+                input.stagingDir,
+                `${base}.r${i}`,
+                ROWS_PER_SEGMENT,
+                onSegment,
+                (n) => {
+                  readCounts[i] = n;
+                  counted(readCounts.reduce((a, b) => a + b, 0));
+                },
+                bounds(MAX_SEGMENT_BYTES),
+              );
               // Both must finish: a COPY that fails part-way never lets a short table be committed.
               return pipeline(copy, staging).then(
                 () => true,

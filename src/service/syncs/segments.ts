@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { StagingBudget } from './staging-budget.js';
 
 /**
  * Bytes gathered before one write: the COPY stream arrives in pieces of about 8 KB (PostgreSQL's send buffer), and
@@ -26,6 +27,9 @@ export class SegmentedStaging extends Writable {
   private offset = 0;
   private recordStart = 0;
   private longest = 0;
+  /** Where the current segment began in the stream, and the bytes of it written to disk so far. */
+  private segmentStart = 0;
+  private segmentBytes = 0;
 
   constructor(
     private readonly dir: string,
@@ -35,8 +39,13 @@ export class SegmentedStaging extends Writable {
      * Told of each finished segment and the bytes of its longest record (a reader must be told of records over its
      * default line size); staging goes on once what it returns settles (a loader's room, say).
      */
-    private readonly onSegment: (path: string, longestRecord: number) => void | Promise<void>,
+    private readonly onSegment: (path: string, longestRecord: number, bytes: number) => void | Promise<void>,
     private readonly onRecords: (total: number) => void,
+    /**
+     * The staging caps: bytes written count against `table`'s budget, no record may pass the longest allowed, and
+     * a segment is also cut once it holds `maxSegmentBytes` (rows of a few MB would otherwise make one huge file).
+     */
+    private readonly bounds?: { budget: StagingBudget; table: string; maxSegmentBytes: number },
   ) {
     super();
   }
@@ -67,16 +76,20 @@ export class SegmentedStaging extends Writable {
         this.total++;
         const end = this.offset + i + 1;
         if (end - this.recordStart > this.longest) this.longest = end - this.recordStart;
+        this.bounds?.budget.checkRecord(end - this.recordStart);
         this.recordStart = end;
-        if (this.inSegment >= this.recordsPerSegment) {
+        if (this.inSegment >= this.recordsPerSegment || end - this.segmentStart >= (this.bounds?.maxSegmentBytes ?? Number.POSITIVE_INFINITY)) {
           this.put(chunk.subarray(start, i + 1));
           start = i + 1;
+          this.segmentStart = end;
           await this.finishSegment();
         }
       }
     }
     if (start < chunk.length) this.put(chunk.subarray(start));
     this.offset += chunk.length;
+    // A record still open (no newline yet) is checked as it grows: a source that never ends one fills nothing.
+    this.bounds?.budget.checkRecord(this.offset - this.recordStart);
     if (this.pendingBytes >= WRITE_BYTES) await this.flush();
     this.onRecords(this.total);
   }
@@ -94,6 +107,8 @@ export class SegmentedStaging extends Writable {
       this.file = await open(this.path, 'w', 0o600);
     }
     const buffers = this.pending;
+    this.bounds?.budget.reserve(this.bounds.table, this.pendingBytes);
+    this.segmentBytes += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     await this.file.writev(buffers);
@@ -108,8 +123,10 @@ export class SegmentedStaging extends Writable {
     this.index++;
     // A last record without its newline (never so in COPY's output) still counts.
     const longest = Math.max(this.longest, this.offset - this.recordStart);
+    const bytes = this.segmentBytes;
     this.longest = 0;
+    this.segmentBytes = 0;
     await file.close();
-    await this.onSegment(this.path, longest);
+    await this.onSegment(this.path, longest, bytes);
   }
 }

@@ -17,6 +17,7 @@ import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { syncPostgres } from './postgres-extract.js';
 import { syncSample } from './sample-extract.js';
+import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
 import type { SyncReporter, TablePhase, TableResult, TableTask } from './types.js';
 
@@ -49,10 +50,14 @@ export const committedRows = (tables: readonly TableProgress[]): number => table
 export class SyncService {
   readonly store: SyncStore;
   private readonly workerId = newId('wrk');
-  private chain: Promise<void> = Promise.resolve();
   private poller: NodeJS.Timeout | undefined;
-  /** Syncs waiting in (or running from) this process's chain: the poller claims more only when there are none. */
-  private queuedHere = 0;
+  /** Syncs this process runs now, by id, with their organization (for the per-organization cap). */
+  private readonly running = new Map<string, { organizationId: string; done: Promise<void> }>();
+  /** Syncs accepted here to run here (local mode), in order, until a slot is free. */
+  private readonly waiting: { id: string; organizationId: string }[] = [];
+  private filling: Promise<void> | undefined;
+  private refill = false;
+  private polling = false;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -66,6 +71,7 @@ export class SyncService {
     private readonly runsSyncs: boolean,
     private readonly usage?: UsageService,
     clock?: Clock,
+    private readonly settings: SyncSettings = SYNC_DEFAULTS,
   ) {
     this.store = new SyncStore(db, clock);
   }
@@ -92,7 +98,10 @@ export class SyncService {
       if (idempotencyKey) await this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
       return { id, replayed: false };
     });
-    if (!outcome.replayed && this.runsSyncs) this.kick(outcome.id);
+    if (!outcome.replayed && this.runsSyncs) {
+      this.waiting.push({ id: outcome.id, organizationId: principal.organizationId });
+      this.fill();
+    }
     return outcome;
   }
 
@@ -125,39 +134,78 @@ export class SyncService {
   }
 
   /**
-   * For lake serve: takes a queued sync (recorded by any process or replica) every second when this process runs
-   * none, oldest first; replicas claiming at once each take a different one.
+   * For lake serve: takes queued syncs (recorded by any process or replica) every second while it has room, oldest
+   * first, skipping organizations at their cap here; replicas claiming at once each take a different one.
    */
   startPolling(): void {
     if (this.poller) return;
-    this.poller = repeat(1000, async () => {
-      if (this.queuedHere > 0 || this.stopping.signal.aborted) return;
-      this.queuedHere++;
-      this.chain = this.chain
-        .then(async () => {
-          const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
-          if (id) await this.runClaimed(id);
-        })
-        .catch(() => {})
-        .finally(() => this.queuedHere--);
-    });
+    this.polling = true;
+    this.poller = repeat(1000, async () => this.fill());
   }
 
-  /** Stops taking work and waits for the sync in progress, which is told to stop after graceMs. */
+  /** Stops taking work and waits for the syncs in progress, which are told to stop after graceMs. */
   async close(graceMs: number): Promise<void> {
     if (this.poller) clearInterval(this.poller);
+    this.polling = false;
+    this.waiting.length = 0;
     const timer = setTimeout(() => this.stopping.abort(), graceMs);
-    await this.chain;
+    await this.filling;
+    await Promise.all([...this.running.values()].map((r) => r.done));
     clearTimeout(timer);
   }
 
-  /** Runs the sync here if it is still queued; one at a time per process. */
-  private kick(id: string): void {
-    this.queuedHere++;
-    this.chain = this.chain
-      .then(() => this.runIfQueued(id))
+  /**
+   * Starts syncs while there is room: at most `concurrency` at once, and `perOrganization` of one organization, so
+   * one organization's syncs (a hanging source, a thousand tables) never keep another's queued. One fill at a time;
+   * a call meanwhile makes it look again.
+   */
+  private fill(): void {
+    if (this.filling) {
+      this.refill = true;
+      return;
+    }
+    this.filling = (async () => {
+      do {
+        this.refill = false;
+        while (!this.stopping.signal.aborted && this.running.size < this.settings.concurrency) {
+          const started = await this.startNext().catch(() => false);
+          if (!started) break;
+        }
+      } while (this.refill && !this.stopping.signal.aborted);
+    })().finally(() => (this.filling = undefined));
+  }
+
+  /** Claims and starts one sync: one accepted here first, else (lake serve) the oldest queued anywhere. */
+  private async startNext(): Promise<boolean> {
+    const full = this.organizationsAtCap();
+    const index = this.waiting.findIndex((w) => !full.includes(w.organizationId));
+    if (index >= 0) {
+      const [next] = this.waiting.splice(index, 1) as [{ id: string; organizationId: string }];
+      if (await this.jobs.claim(next.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) this.start(next.id, next.organizationId);
+      return true;
+    }
+    if (!this.polling) return false;
+    const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, { organizations: full });
+    if (!id) return false;
+    const job = await this.jobs.getById(id);
+    this.start(id, job?.organizationId ?? '');
+    return true;
+  }
+
+  private organizationsAtCap(): string[] {
+    const counts = new Map<string, number>();
+    for (const { organizationId } of this.running.values()) counts.set(organizationId, (counts.get(organizationId) ?? 0) + 1);
+    return [...counts].filter(([, n]) => n >= this.settings.perOrganization).map(([org]) => org);
+  }
+
+  private start(id: string, organizationId: string): void {
+    const done = this.runClaimed(id)
       .catch(() => {})
-      .finally(() => this.queuedHere--);
+      .finally(() => {
+        this.running.delete(id);
+        this.fill();
+      });
+    this.running.set(id, { organizationId, done });
   }
 
   /** The tables named must be the source's own (each refusal names the entry and suggests the likely one). */
@@ -169,11 +217,6 @@ export class SyncService {
       throw new LakeServiceError('parameter_invalid', `tables[${i}] '${t.slice(0, 128)}' is not a table of this source.${suggestion}`, { param: `tables[${i}]` });
     });
     return { tables: request.tables, fullRefresh: request.fullRefresh };
-  }
-
-  private async runIfQueued(id: string): Promise<void> {
-    if (this.stopping.signal.aborted || !(await this.jobs.claim(id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs))) return;
-    await this.runClaimed(id);
   }
 
   /** Runs a sync this process holds, renewing its lease and watching for a cancel until it ends. */
@@ -234,8 +277,12 @@ export class SyncService {
       results =
         source.connector === 'sample'
           ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
-          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: await this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal });
+          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: await this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal, limits: this.settings });
     } catch (error) {
+      if (signal.aborted) {
+        await this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
+        return;
+      }
       const message = error instanceof Error ? error.message : String(error);
       await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
       await this.jobs.finish(id, 'failed', { code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed', message: `The sync failed: ${message}.` });

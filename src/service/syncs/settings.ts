@@ -1,0 +1,73 @@
+/**
+ * Bounds on what a source can make a sync do: no source holds a worker, a disk or the event loop for ever, and one
+ * organization's syncs never keep another's queued.
+ */
+export interface SyncSettings {
+  /** Syncs this process runs at once (LAKE_SYNC_CONCURRENCY). */
+  concurrency: number;
+  /** Syncs of one organization this process runs at once (LAKE_SYNC_CONCURRENCY_PER_ORG). */
+  perOrganization: number;
+  /** A source connection that sends nothing for this long is ended (LAKE_SYNC_IDLE_TIMEOUT_SECONDS). */
+  idleTimeoutMs: number;
+  /** A sync still reading after this long is stopped (LAKE_SYNC_TIMEOUT_SECONDS). */
+  maxDurationMs: number;
+  /** The longest record (row) a source may send (LAKE_SYNC_MAX_RECORD_BYTES). */
+  maxRecordBytes: number;
+  /** Bytes one table may have staged on disk at once (LAKE_SYNC_MAX_TABLE_STAGING_BYTES). */
+  maxTableStagingBytes: number;
+  /** Bytes one sync may have staged on disk at once (LAKE_SYNC_MAX_STAGING_BYTES). */
+  maxSyncStagingBytes: number;
+  /** Tables discovery keeps of one source (LAKE_SOURCE_MAX_TABLES). */
+  maxTables: number;
+  /** Columns discovery keeps of one table (LAKE_SOURCE_MAX_COLUMNS). */
+  maxColumns: number;
+}
+
+const MiB = 1 << 20;
+const GiB = 1 << 30;
+
+export const SYNC_DEFAULTS: SyncSettings = {
+  concurrency: 4,
+  perOrganization: 2,
+  idleTimeoutMs: 600_000,
+  maxDurationMs: 24 * 3_600_000,
+  maxRecordBytes: 64 * MiB,
+  maxTableStagingBytes: 8 * GiB,
+  maxSyncStagingBytes: 16 * GiB,
+  maxTables: 2_000,
+  maxColumns: 1_600,
+};
+
+/** The settings from LAKE_SYNC_* and LAKE_SOURCE_* (whole positive numbers); a bad value is an error at start. */
+export function syncSettingsFromEnv(env: Record<string, string | undefined> = process.env): SyncSettings {
+  const read = (name: string, fallback: number, scale = 1): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not '${raw.slice(0, 32)}'.`);
+    return Math.max(1, Math.round(value * scale));
+  };
+  return {
+    concurrency: read('LAKE_SYNC_CONCURRENCY', SYNC_DEFAULTS.concurrency),
+    perOrganization: read('LAKE_SYNC_CONCURRENCY_PER_ORG', SYNC_DEFAULTS.perOrganization),
+    idleTimeoutMs: read('LAKE_SYNC_IDLE_TIMEOUT_SECONDS', SYNC_DEFAULTS.idleTimeoutMs / 1000, 1000),
+    maxDurationMs: read('LAKE_SYNC_TIMEOUT_SECONDS', SYNC_DEFAULTS.maxDurationMs / 1000, 1000),
+    maxRecordBytes: read('LAKE_SYNC_MAX_RECORD_BYTES', SYNC_DEFAULTS.maxRecordBytes),
+    maxTableStagingBytes: read('LAKE_SYNC_MAX_TABLE_STAGING_BYTES', SYNC_DEFAULTS.maxTableStagingBytes),
+    maxSyncStagingBytes: read('LAKE_SYNC_MAX_STAGING_BYTES', SYNC_DEFAULTS.maxSyncStagingBytes),
+    maxTables: read('LAKE_SOURCE_MAX_TABLES', SYNC_DEFAULTS.maxTables),
+    maxColumns: read('LAKE_SOURCE_MAX_COLUMNS', SYNC_DEFAULTS.maxColumns),
+  };
+}
+
+/** 1536 → "1.5 KiB": limits named in errors as a person would write them. */
+export function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
+}

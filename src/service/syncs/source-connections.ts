@@ -1,0 +1,117 @@
+import { connect, type Socket } from 'node:net';
+import type pg from 'pg';
+
+/** What node-postgres keeps of a connection that lake needs to end it for sure (not in its public types). */
+interface ClientInternals {
+  host: string;
+  port: number;
+  processID: number | null;
+  secretKey: number | null;
+  connection: { stream: Socket };
+}
+
+const internals = (client: pg.Client): ClientInternals => client as unknown as ClientInternals;
+
+/** How long a cancel request may take to be delivered before lake stops waiting for it. */
+const CANCEL_REQUEST_MS = 2_000;
+
+/** How long ending a connection politely may take before its socket is destroyed. */
+const POLITE_END_MS = 1_000;
+
+/**
+ * Asks the server to stop the statement running on `client` (PostgreSQL's CancelRequest, on a connection of its
+ * own to the address the client reached): a COPY abandoned part-way otherwise leaves the server sending into a
+ * connection nobody reads, and a statement waiting on a lock never notices its client has gone.
+ */
+export function requestCancel(client: pg.Client): void {
+  const { host, port, processID, secretKey } = internals(client);
+  if (processID === null || processID === undefined || secretKey === null || secretKey === undefined || !host || host.startsWith('/')) return;
+  const message = Buffer.alloc(16);
+  message.writeInt32BE(16, 0);
+  message.writeInt32BE(80877102, 4);
+  message.writeInt32BE(processID, 8);
+  message.writeInt32BE(secretKey, 12);
+  const socket = connect({ host, port });
+  socket.setTimeout(CANCEL_REQUEST_MS, () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.on('connect', () => socket.end(message));
+}
+
+/**
+ * The connections a sync holds on its source, and the one way to end them that always works: a cancel request to
+ * the server, then the socket destroyed, so every statement waiting on it fails at once (a polite `end()` would
+ * wait behind a COPY the server never finishes). A source connection that sends nothing for the idle timeout, or a
+ * sync that reads past its time bound, is ended the same way, with a reason.
+ */
+export class SourceConnections {
+  private readonly clients = new Set<pg.Client>();
+  private reason: Error | undefined;
+  private stopped = false;
+  private readonly deadline: NodeJS.Timeout;
+  private readonly onAbort = (): void => this.stopAll();
+
+  constructor(
+    private readonly limits: { idleTimeoutMs: number; maxDurationMs: number },
+    private readonly signal: AbortSignal,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+    this.deadline = setTimeout(() => this.fail(new Error(`the sync was still reading after ${Math.round(limits.maxDurationMs / 1000)} s, its time bound (LAKE_SYNC_TIMEOUT_SECONDS)`)), limits.maxDurationMs);
+    this.deadline.unref();
+  }
+
+  /** Why the sync was stopped (idle source, time bound), when it was. */
+  get failure(): Error | undefined {
+    return this.reason;
+  }
+
+  /** True once a cancel, a failure or the end of the sync has ended every connection. */
+  get ended(): boolean {
+    return this.stopped || this.signal.aborted;
+  }
+
+  /** Watches a new connection (before it connects): idle for the timeout, it ends the sync's connections. */
+  add(client: pg.Client): void {
+    this.clients.add(client);
+    if (this.ended) {
+      this.end(client);
+      return;
+    }
+    const seconds = Math.round(this.limits.idleTimeoutMs / 1000);
+    internals(client).connection.stream.setTimeout(this.limits.idleTimeoutMs, () =>
+      this.fail(new Error(`the source sent nothing for ${seconds} s (LAKE_SYNC_IDLE_TIMEOUT_SECONDS); its connections were closed`)),
+    );
+  }
+
+  /** Ends every connection with this reason (the first reason given is kept). */
+  fail(reason: Error): void {
+    this.reason ??= reason;
+    this.stopAll();
+  }
+
+  /** Ends what is left at the end of the sync: politely, and for sure after POLITE_END_MS. */
+  async close(): Promise<void> {
+    clearTimeout(this.deadline);
+    this.signal.removeEventListener('abort', this.onAbort);
+    await Promise.all(
+      [...this.clients].map(async (client) => {
+        const stream = internals(client).connection.stream;
+        stream.setTimeout(0);
+        const timer = new Promise<void>((resolve) => setTimeout(resolve, POLITE_END_MS).unref());
+        await Promise.race([client.end().catch(() => {}), timer]);
+        stream.destroy();
+      }),
+    );
+    this.clients.clear();
+  }
+
+  private stopAll(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const client of this.clients) this.end(client);
+  }
+
+  private end(client: pg.Client): void {
+    requestCancel(client);
+    internals(client).connection.stream.destroy();
+  }
+}
