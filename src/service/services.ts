@@ -109,7 +109,7 @@ export interface ServiceOptions {
   rateLimits?: RateLimitSettings | false;
   /** Where sources and sends may connect; local mode's defaults (nothing refused) from the environment otherwise. */
   outbound?: OutboundSettings;
-  /** Sync concurrency, source bounds and staging caps; from the environment (LAKE_SYNC_*) otherwise. */
+  /** Sync concurrency, source bounds and staging caps; from the environment otherwise. */
   syncSettings?: SyncSettings;
   /**
    * The server's structured log, for what goes wrong in background work with no request to answer (a send run's

@@ -43,3 +43,171 @@ export async function startPasswordHarvester(): Promise<{ port: number; received
   };
 }
 
+
+/** What a hostile PostgreSQL does once a sync's COPY starts. */
+export type CopyBehaviour = 'hang' | 'endless-record';
+
+export interface FakePostgres {
+  port: number;
+  /** Connections open now (a sync that ended leaves none). */
+  open(): number;
+  /** Cancel requests received. */
+  cancels(): number;
+  /** COPY statements started. */
+  copies(): number;
+  stop(): Promise<void>;
+}
+
+const TEXT = 25;
+const BOOL = 16;
+const INT4 = 23;
+const INT8 = 20;
+const TEXT_ARRAY = 1009;
+
+function message(type: string, body: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.write(type, 0, 'latin1');
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
+}
+const cstring = (text: string): Buffer => Buffer.from(`${text}\0`, 'utf8');
+const int16 = (n: number): Buffer => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
+const int32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+
+type Column = [name: string, oid: number];
+type Row = (string | null)[];
+
+function rowDescription(columns: readonly Column[]): Buffer {
+  return message('T', Buffer.concat([int16(columns.length), ...columns.map(([name, oid]) => Buffer.concat([cstring(name), int32(0), int16(0), int32(oid), int16(-1), int32(-1), int16(0)]))]));
+}
+function dataRow(row: Row): Buffer {
+  return message('D', Buffer.concat([int16(row.length), ...row.map((v) => (v === null ? int32(-1) : Buffer.concat([int32(Buffer.byteLength(v)), Buffer.from(v)])))]));
+}
+const complete = (tag: string): Buffer => message('C', cstring(tag));
+const ready = (): Buffer => message('Z', Buffer.from('I'));
+const failure = (code: string, text: string): Buffer => message('E', Buffer.concat([Buffer.from('S'), cstring('ERROR'), Buffer.from('C'), cstring(code), Buffer.from('M'), cstring(text), Buffer.from([0])]));
+
+/** The answer to one statement of a sync, by what it asks (the catalog queries lake runs, in their shapes). */
+function answer(sql: string, tables: number, columns: number): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
+  const q = sql.toLowerCase();
+  if (q.includes('pg_control_system')) return { error: failure('42501', 'permission denied for function pg_control_system') };
+  if (q.includes('server_version_num')) return { columns: [['s', INT4], ['v', INT4]], rows: [['2', '150000']] };
+  if (q.includes('estimated_rows')) {
+    const rows: Row[] = [];
+    for (let t = 0; t < tables; t++) for (let c = 0; c < columns; c++) rows.push(['public', `t${t}`, `c${c}`, 'text', 't', '0', 't']);
+    return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT], ['type', TEXT], ['nullable', BOOL], ['estimated_rows', INT8], ['analyzed', BOOL]], rows };
+  }
+  if (q.includes('indisprimary')) return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT]], rows: [] };
+  if (q.includes('enum_labels')) return { columns: [['name', TEXT], ['type', TEXT], ['enum_labels', TEXT_ARRAY], ['not_null', BOOL]], rows: [['c0', 'text', null, 'f']] };
+  if (q.includes('pg_relation_size')) return { columns: [['kind', TEXT], ['bytes', INT8], ['block_size', INT4]], rows: [['r', '0', '8192']] };
+  if (q.includes('has_table_privilege')) return { columns: [['ok', BOOL]], rows: [['t']] };
+  if (q.startsWith('select')) return { columns: [['x', TEXT]], rows: [] };
+  return { tag: q.split(/\s+/)[0]?.toUpperCase() ?? 'OK' };
+}
+
+/**
+ * A PostgreSQL that a hostile tenant runs: it answers lake's catalog queries like a server with `tables` tables of
+ * `columns` text columns each (trust auth), then, once a COPY starts, either never sends another byte ('hang') or
+ * sends one record that never ends ('endless-record', as fast as it is read). It ignores cancel requests (and
+ * counts them), as a hostile server would.
+ */
+export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number } = {}): Promise<FakePostgres> {
+  const sockets = new Set<Socket>();
+  let cancels = 0;
+  let copies = 0;
+  const tables = shape.tables ?? 1;
+  const columns = shape.columns ?? 1;
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let buffer = Buffer.alloc(0);
+    let started = false;
+    let pending = '';
+    const copy = (): void => {
+      copies++;
+      socket.write(message('H', Buffer.concat([Buffer.from([0]), int16(1), int16(0)])));
+      if (behaviour === 'hang') return;
+      const chunk = message('d', Buffer.alloc(64 * 1024, 0x78));
+      const pump = (): void => {
+        while (!socket.destroyed && socket.write(chunk));
+      };
+      socket.on('drain', pump);
+      pump();
+    };
+    const respond = (sql: string, extended: 'describe' | 'execute' | 'simple'): void => {
+      if (/^\s*copy/i.test(sql)) {
+        if (extended !== 'describe') copy();
+        return;
+      }
+      const result = answer(sql, tables, columns);
+      if ('error' in result) {
+        if (extended !== 'describe') socket.write(result.error);
+        return;
+      }
+      if ('tag' in result) {
+        if (extended === 'describe') socket.write(message('n', Buffer.alloc(0)));
+        else socket.write(complete(result.tag));
+        return;
+      }
+      if (extended !== 'execute') socket.write(rowDescription(result.columns));
+      if (extended === 'describe') return;
+      for (const row of result.rows) socket.write(dataRow(row));
+      socket.write(complete(`SELECT ${result.rows.length}`));
+    };
+    socket.on('data', (data: Buffer) => {
+      buffer = Buffer.concat([buffer, data]);
+      if (!started) {
+        if (buffer.length < 8) return;
+        const length = buffer.readInt32BE(0);
+        if (buffer.length < length) return;
+        const code = buffer.readInt32BE(4);
+        buffer = buffer.subarray(length);
+        if (code === 80877102) {
+          cancels++;
+          socket.destroy();
+          return;
+        }
+        started = true;
+        const parameters = [['server_version', '15.0'], ['client_encoding', 'UTF8'], ['standard_conforming_strings', 'on'], ['integer_datetimes', 'on'], ['DateStyle', 'ISO, MDY']];
+        socket.write(Buffer.concat([message('R', int32(0)), ...parameters.map(([k, v]) => message('S', Buffer.concat([cstring(k as string), cstring(v as string)]))), message('K', Buffer.concat([int32(4242), int32(777)])), ready()]));
+      }
+      while (buffer.length >= 5) {
+        const type = String.fromCharCode(buffer[0] as number);
+        const length = buffer.readInt32BE(1);
+        if (buffer.length < 1 + length) return;
+        const body = buffer.subarray(5, 1 + length);
+        buffer = buffer.subarray(1 + length);
+        if (type === 'Q') {
+          const sql = body.toString('utf8').replace(/\0$/, '');
+          respond(sql, 'simple');
+          if (!/^\s*copy/i.test(sql)) socket.write(ready());
+        } else if (type === 'P') {
+          const name = body.indexOf(0);
+          pending = body.subarray(name + 1, body.indexOf(0, name + 1)).toString('utf8');
+          socket.write(message('1', Buffer.alloc(0)));
+        } else if (type === 'B') socket.write(message('2', Buffer.alloc(0)));
+        else if (type === 'D') respond(pending, 'describe');
+        else if (type === 'E') respond(pending, 'execute');
+        else if (type === 'S') socket.write(ready());
+        else if (type === 'X') socket.end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    open: () => sockets.size,
+    cancels: () => cancels,
+    copies: () => copies,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

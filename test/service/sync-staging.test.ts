@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 import { LoadQueue } from '../../src/service/syncs/load-queue.js';
 import { SegmentedStaging } from '../../src/service/syncs/segments.js';
+import { StagingBudget, StagingLimitError } from '../../src/service/syncs/staging-budget.js';
 import { tempDir } from '../helpers/temp.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -90,4 +91,26 @@ describe('a private DuckDB connection that must spill', () => {
       close();
     }
   }, 60_000);
+
+  it('caps what is staged at once per table and per sync, and cuts segments by size as well as by records', async () => {
+    const dir = tempDir('lake-staging-caps');
+    const row = `${'x'.repeat(1000)}\n`;
+    const stream = (rows: number): Readable => Readable.from(Array.from({ length: rows }, () => Buffer.from(row)));
+    // A table may have 64 KiB on disk at once: loading (removing) its segments keeps it under; holding them fails.
+    const budget = new StagingBudget({ maxRecordBytes: 4096, maxTableStagingBytes: 64 << 10, maxSyncStagingBytes: 96 << 10 });
+    const sizes: number[] = [];
+    const loaded = new SegmentedStaging(dir, 'a', 1_000_000, (_path, _longest, bytes) => {
+      sizes.push(bytes);
+      budget.release('a', bytes);
+    }, () => {}, { budget, table: 'a', maxSegmentBytes: 16 << 10 });
+    await pipeline(stream(200), loaded);
+    expect(sizes.length).toBeGreaterThan(10);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual((16 << 10) + row.length);
+    const held = new SegmentedStaging(dir, 'b', 1_000_000, () => {}, () => {}, { budget, table: 'b', maxSegmentBytes: 16 << 10 });
+    await expect(pipeline(stream(200), held)).rejects.toThrow(/per table \(LAKE_SYNC_MAX_TABLE_STAGING_BYTES\)/);
+    // Another table of the same sync meets the sync's cap: b still holds its 64 KiB.
+    const third = new SegmentedStaging(dir, 'c', 1_000_000, () => {}, () => {}, { budget, table: 'c', maxSegmentBytes: 16 << 10 });
+    await expect(pipeline(stream(200), third)).rejects.toBeInstanceOf(StagingLimitError);
+    await expect(pipeline(stream(200), new SegmentedStaging(dir, 'd', 1_000_000, () => {}, () => {}, { budget, table: 'd', maxSegmentBytes: 16 << 10 }))).rejects.toThrow(/per sync \(LAKE_SYNC_MAX_STAGING_BYTES\)/);
+  });
 });

@@ -254,9 +254,14 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   } finally {
     await connections.close();
   }
-  // A cancel ends the sync as cancelled; an idle source or the time bound fails it with that reason.
-  if (!input.signal.aborted && connections.failure) throw connections.failure;
-  if (!input.signal.aborted && connectionError) throw connectionError;
+  // A cancel ends the sync as cancelled; an idle source or the time bound fails it with that reason, and with the
+  // reasons of tables that had failed before (a table's own failure can be what left its connection idle).
+  const stopped = input.signal.aborted ? undefined : (connections.failure ?? connectionError);
+  if (stopped !== undefined) {
+    const failedTables = results.filter((r) => r?.error).map((r) => `${r.task.key} (${r.error})`);
+    const reason = stopped instanceof Error ? stopped.message : String(stopped);
+    throw new Error(failedTables.length > 0 ? `${reason}; before that, table ${failedTables.join('; table ')}` : reason);
+  }
   // Tables not reached before a cancel have no result.
   return results.filter((r): r is TableResult => r !== undefined);
 }

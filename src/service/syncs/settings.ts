@@ -38,7 +38,7 @@ export const SYNC_DEFAULTS: SyncSettings = {
   maxColumns: 1_600,
 };
 
-/** The settings from LAKE_SYNC_* and LAKE_SOURCE_* (whole positive numbers); a bad value is an error at start. */
+/** The settings from the environment (whole positive numbers, named below); a bad value is an error at start. */
 export function syncSettingsFromEnv(env: Record<string, string | undefined> = process.env): SyncSettings {
   const read = (name: string, fallback: number, scale = 1): number => {
     const raw = env[name];
