@@ -47,6 +47,7 @@ export const SourceTable = Strict({
   primary_key: Type.Array(Type.String()),
   estimated_rows: Nullable(Type.Integer()),
   columns: Type.Array(Column),
+  lake_table: Type.String({ description: "The lake table it lands in, in the source's lake schema: unique case-insensitively (a later table whose name collides takes `_2`, `_3` …)." }),
 });
 
 export const TestReason = OneOf(['unreachable', 'timeout', 'authentication_failed', 'database_not_found', 'permission_denied', 'tls_required', 'unknown'], {

@@ -45,7 +45,7 @@ export async function startPasswordHarvester(): Promise<{ port: number; received
 
 
 /** What a hostile PostgreSQL does once a sync's COPY starts. */
-export type CopyBehaviour = 'hang' | 'endless-record';
+export type CopyBehaviour = 'hang' | 'endless-record' | 'rows';
 
 export interface FakePostgres {
   port: number;
@@ -92,13 +92,13 @@ const ready = (): Buffer => message('Z', Buffer.from('I'));
 const failure = (code: string, text: string): Buffer => message('E', Buffer.concat([Buffer.from('S'), cstring('ERROR'), Buffer.from('C'), cstring(code), Buffer.from('M'), cstring(text), Buffer.from([0])]));
 
 /** The answer to one statement of a sync, by what it asks (the catalog queries lake runs, in their shapes). */
-function answer(sql: string, tables: number, columns: number): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
+function answer(sql: string, names: readonly string[], columns: number): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
   const q = sql.toLowerCase();
   if (q.includes('pg_control_system')) return { error: failure('42501', 'permission denied for function pg_control_system') };
   if (q.includes('server_version_num')) return { columns: [['s', INT4], ['v', INT4]], rows: [['2', '150000']] };
   if (q.includes('estimated_rows')) {
     const rows: Row[] = [];
-    for (let t = 0; t < tables; t++) for (let c = 0; c < columns; c++) rows.push(['public', `t${t}`, `c${c}`, 'text', 't', '0', 't']);
+    for (const table of names) for (let c = 0; c < columns; c++) rows.push(['public', table, `c${c}`, 'text', 't', '0', 't']);
     return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT], ['type', TEXT], ['nullable', BOOL], ['estimated_rows', INT8], ['analyzed', BOOL]], rows };
   }
   if (q.includes('indisprimary')) return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT]], rows: [] };
@@ -111,15 +111,16 @@ function answer(sql: string, tables: number, columns: number): { columns: Column
 
 /**
  * A PostgreSQL that a hostile tenant runs: it answers lake's catalog queries like a server with `tables` tables of
- * `columns` text columns each (trust auth), then, once a COPY starts, either never sends another byte ('hang') or
- * sends one record that never ends ('endless-record', as fast as it is read). It ignores cancel requests (and
+ * `columns` text columns each (trust auth; or tables named `names`), then, once a COPY starts, either never sends
+ * another byte ('hang'), sends one record that never ends ('endless-record', as fast as it is read), or sends two
+ * rows and ends ('rows'). It ignores cancel requests (and
  * counts them), as a hostile server would.
  */
-export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number } = {}): Promise<FakePostgres> {
+export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number; names?: string[] } = {}): Promise<FakePostgres> {
   const sockets = new Set<Socket>();
   let cancels = 0;
   let copies = 0;
-  const tables = shape.tables ?? 1;
+  const names = shape.names ?? Array.from({ length: shape.tables ?? 1 }, (_, i) => `t${i}`);
   const columns = shape.columns ?? 1;
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -132,6 +133,10 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
       copies++;
       socket.write(message('H', Buffer.concat([Buffer.from([0]), int16(1), int16(0)])));
       if (behaviour === 'hang') return;
+      if (behaviour === 'rows') {
+        socket.write(Buffer.concat([message('d', Buffer.from('one\n')), message('d', Buffer.from('two\n')), message('c', Buffer.alloc(0)), complete('COPY 2'), ready()]));
+        return;
+      }
       const chunk = message('d', Buffer.alloc(64 * 1024, 0x78));
       const pump = (): void => {
         while (!socket.destroyed && socket.write(chunk));
@@ -144,7 +149,7 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
         if (extended !== 'describe') copy();
         return;
       }
-      const result = answer(sql, tables, columns);
+      const result = answer(sql, names, columns);
       if ('error' in result) {
         if (extended !== 'describe') socket.write(result.error);
         return;

@@ -3,6 +3,7 @@ import type { Canvas } from '../canvases/canvas-service.js';
 import type { QueryService } from '../queries/query-service.js';
 import type { SendRecord } from '../sends/send-store.js';
 import { lakeTableOf } from '../sources/lake-schema.js';
+import { lakeTableNames } from '../sources/lake-names.js';
 import type { SourceRecord, SourceStore } from '../sources/source-store.js';
 import { committedRows, type SyncView } from '../syncs/sync-service.js';
 import type { PermissionStore, TableAccess } from './permissions.js';
@@ -37,7 +38,8 @@ export class Visibility {
   async source(principal: Principal, source: SourceRecord): Promise<SourceRecord> {
     const access = await this.access(principal);
     if (!access.restricted) return source;
-    return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, lakeTableOf(source, t.schema, t.name))) };
+    const names = lakeTableNames(source);
+    return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) ?? lakeTableOf(source, t.schema, t.name))) };
   }
 
   /** A sync as the principal may see it: only the tables it may read, counted alone; null stays null. */
@@ -90,8 +92,10 @@ export class Visibility {
   /** A table named by its lake table (`lake.schema.table`) or by its source key (`schema.table`). */
   private async mentionVisible(access: TableAccess, sourceId: string, mention: TableMention): Promise<boolean> {
     if (typeof mention.lake_table === 'string') {
-      const [, schema, table] = mention.lake_table.split('.');
-      return schema !== undefined && table !== undefined && access.canRead(schema, table);
+      // lake.<schema>.<table>: the schema has no dot (lakeSchemaFor); a table name may.
+      const [, schema, ...rest] = mention.lake_table.split('.');
+      const table = rest.join('.');
+      return schema !== undefined && table !== '' && access.canRead(schema, table);
     }
     if (typeof mention.table !== 'string') return true;
     const source = await this.sources.getIncludingDeleted(sourceId);

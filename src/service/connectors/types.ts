@@ -31,6 +31,8 @@ export interface SourceTable {
   enabled: boolean;
   mode: 'full' | 'incremental';
   cursorColumn: string | null;
+  /** The lake table it lands in, unique in the source's lake schema (lakeTableNames); absent for older sources. */
+  lakeTable?: string;
 }
 
 /** The deliberately generic reasons a connection test gives: never a host, a user or a driver message. */

@@ -34,7 +34,14 @@ export async function ensureCatalogFile(layout: LakeLayout, organizationId: stri
     await connection.run(`ATTACH ${quoteLiteral(temp)} AS lake; USE lake`);
     const schemas = new Set([...contents.tables.map((t) => t.schema), ...contents.views.map((v) => v.schema)]);
     const statements = [...schemas].map((schema) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    // DuckDB compares names case-insensitively: of two tables whose names differ only in case (left by syncs made
+    // before lake kept names unique), the first stays and the other is left out, rather than the catalog failing
+    // and every query with it.
+    const created = new Set<string>();
     for (const table of contents.tables) {
+      const key = `${table.schema.toLowerCase()}.${table.name.toLowerCase()}`;
+      if (created.has(key)) continue;
+      created.add(key);
       statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${snapshotSource(table.snapshot, (f) => layout.toAbsolute(f))}`);
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));

@@ -136,6 +136,24 @@ export class TableStore {
     });
   }
 
+  /**
+   * Takes a table out of the catalog: it no longer points at a snapshot (as a table not yet committed), and its
+   * last snapshot is superseded like any replaced one, so queries already running finish and collection frees its
+   * files later. A later commit under the same name brings it back.
+   */
+  async retire(organizationId: string, schema: string, name: string): Promise<boolean> {
+    return this.db.transaction(lock.catalog(organizationId), async () => {
+      const table = await this.db.get<{ id: string }>('SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND current_snapshot_id IS NOT NULL', [organizationId, schema, name]);
+      if (!table) return false;
+      const now = nowSeconds();
+      await bumpCatalogVersion(this.db, organizationId);
+      await this.db.run(`UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
+           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ?)`, [now, await this.catalogVersion(organizationId), table.id]);
+      await this.db.run('UPDATE lake_tables SET current_snapshot_id = NULL, updated = ? WHERE id = ?', [now, table.id]);
+      return true;
+    });
+  }
+
   /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
   async storedFiles(organizationId: string): Promise<string[]> {
     const rows = await this.db.all<{ files: string }>('SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?', [organizationId]);

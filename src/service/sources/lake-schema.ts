@@ -1,3 +1,6 @@
+import type { SourceTable } from '../connectors/types.js';
+import { lakeTableNames, safeLakeName } from './lake-names.js';
+
 /**
  * Schemas no source may take: lake's own (the sample data, operators' views) and the engine's, which a query
  * would otherwise resolve to something else.
@@ -33,7 +36,7 @@ export function schemaRefusal(schema: string): string | undefined {
   return undefined;
 }
 
-/** The lake table a source's table lands in (its schema is the source's lake schema). */
-export function lakeTableOf(source: { connector: string }, schema: string, table: string): string {
-  return schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`;
+/** The lake table a source's table lands in (its schema is the source's lake schema); see lakeTableNames. */
+export function lakeTableOf(source: { connector: string; tables: readonly Pick<SourceTable, 'schema' | 'name' | 'lakeTable'>[] }, schema: string, table: string): string {
+  return lakeTableNames(source).get(`${schema}.${table}`) ?? safeLakeName(schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`);
 }

@@ -4,6 +4,7 @@ import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../
 import { LakeServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import { lock } from '../store/metadata-db.js';
+import { withLakeTables } from './lake-names.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
@@ -30,10 +31,16 @@ type Discovered = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
  * found now, drops tables that are gone, and adds new ones: enabled when the source is new, off afterwards, so a
  * table appearing in a database is never synced without someone opting in.
  */
-export function mergeDiscovery(current: readonly SourceTable[], found: readonly Discovered[], isNew: boolean): SourceTable[] {
+export function mergeDiscovery(connector: string, current: readonly SourceTable[], found: readonly Discovered[], isNew: boolean): SourceTable[] {
+  // Tables keep the lake table they were given; new ones get one no other table of the source has (lakeTableNames).
+  return withLakeTables(connector, mergedTables(current, found, isNew));
+}
+
+function mergedTables(current: readonly SourceTable[], found: readonly Discovered[], isNew: boolean): SourceTable[] {
   return found.map((table) => {
     const before = current.find((t) => t.schema === table.schema && t.name === table.name);
     if (!before) return { ...table, enabled: isNew, mode: 'full', cursorColumn: null };
+    const kept = before.lakeTable === undefined ? {} : { lakeTable: before.lakeTable };
     const names = new Set(table.columns.map((c) => c.name));
     const cursorKept = before.cursorColumn !== null && names.has(before.cursorColumn) ? before.cursorColumn : null;
     return {
@@ -42,6 +49,7 @@ export function mergeDiscovery(current: readonly SourceTable[], found: readonly 
       mode: cursorKept ? before.mode : 'full',
       cursorColumn: cursorKept,
       primaryKey: before.primaryKey.length > 0 && before.primaryKey.every((c) => names.has(c)) ? before.primaryKey : table.primaryKey,
+      ...kept,
     };
   });
 }
@@ -111,7 +119,7 @@ export class SourceService {
         config,
         sealedSecrets: Object.keys(secrets).length > 0 ? this.box.seal(id, secrets) : null,
         secretsSet: Object.keys(secrets).sort(),
-        tables: found ? mergeDiscovery([], found, true) : [],
+        tables: found ? mergeDiscovery(connector.name, [], found, true) : [],
         discovered: found ? Math.floor(Date.now() / 1000) : null,
         lakeSchema,
       });
@@ -216,7 +224,7 @@ export class SourceService {
     const result = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
     await this.store.update(id, {
       lastTest: { supported: true, ok: result.ok, reason: result.reason, at },
-      ...(result.tables ? { tables: mergeDiscovery(source.tables, result.tables, source.discovered === null), discovered: at } : {}),
+      ...(result.tables ? { tables: mergeDiscovery(source.connector, source.tables, result.tables, source.discovered === null), discovered: at } : {}),
     });
     return { supported: true, ok: result.ok, reason: result.reason };
   }

@@ -18,6 +18,7 @@ import type { SyncSettings } from './settings.js';
 import { requestCancel, SourceConnections } from './source-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { LakeServiceError } from '../errors.js';
+import { lakeColumnNames, SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead, rangeConditions } from './table-ranges.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
@@ -296,7 +297,9 @@ async function syncTable(
     const columns = await currentColumns(client, table.schema, table.name);
     summary = columns.map((c) => ({ name: c.name, type: c.type }));
     if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
-    let incremental = task.incremental && state !== undefined && state.cursorValue !== null;
+    // A table that moved to another lake table (lakeTableNames) is read whole into it: the increment alone would
+    // be all the new table held.
+    let incremental = task.incremental && state !== undefined && state.cursorValue !== null && (state.lakeTable === undefined || state.lakeTable === task.lakeTable);
     if (state) {
       const change = compareColumns(state.columns, columns);
       if (change.added.length + change.dropped.length + change.retyped.length > 0) {
@@ -313,18 +316,23 @@ async function syncTable(
       moneyScale,
       numericShapes: await numericShapes(client, columns, from, where),
     };
-    const plans: ColumnPlan[] = columns.map((c) => planColumn(c.name, c.type, c.enumLabels, facts));
+    // Columns keep the source's names in the lake, made unique case-insensitively and never lake's own _synced_at
+    // (lakeColumnNames); the source's name is what the COPY selects.
+    const lakeNames = lakeColumnNames(columns.map((c) => c.name));
+    const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
+    const plans: ColumnPlan[] = columns.map((c, i) => ({ ...planColumn(c.name, c.type, c.enumLabels, facts), name: lakeNames[i] as string }));
+    const lakeKey = table.primaryKey.map((k) => lakeName.get(k) ?? k);
     const newCursor = cursor
       ? ((await client.query<{ max: string | null }>(`SELECT max(${pgIdent(cursor)})::text AS max FROM ${from}`)).rows[0]?.max ?? null)
       : null;
     const total = incremental ? null : table.estimatedRows;
     input.reporter.phase(task, 'extracting', { completed: 0, total });
-    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => c.name), '_synced_at']);
+    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => lakeName.get(c.name) as string), SYNCED_AT]);
     const previous = incremental ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
-    const merging = previous !== undefined && table.primaryKey.length > 0;
+    const merging = previous !== undefined && lakeKey.length > 0;
     // Changed rows become a new layer on the previous snapshot (the cost follows the change); a snapshot with
     // MAX_LAYERS layers, or layered on another key, is compacted instead: merged whole into one new snapshot.
-    const sameKey = previous?.snapshot.mergeKey === undefined || JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(table.primaryKey);
+    const sameKey = previous?.snapshot.mergeKey === undefined || JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(lakeKey);
     const layering = merging && sameKey && layersOf(previous.snapshot).length < MAX_LAYERS;
     const compacting = merging && !layering;
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
@@ -342,7 +350,7 @@ async function syncTable(
     const reader = (file: string, longestRecord: number): string =>
       `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longestRecord)})`;
     const batchOf = (file: string, longestRecord: number): string =>
-      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS _synced_at FROM ${reader(file, longestRecord)}`;
+      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT} FROM ${reader(file, longestRecord)}`;
     // zstd level 1: faster to write than DuckDB's default level and, measured on lineitem-like data, no larger.
     // Format version 2 (data page v2, delta and byte-stream-split encodings): a quarter less CPU to write and a
     // fifth smaller on the bench's tables; every reader of lake's parts is DuckDB, and Arrow and Spark read it too.
@@ -382,7 +390,7 @@ async function syncTable(
           sourceDone(true);
           input.reporter.phase(task, 'loading');
           const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) => input.lake.layout.toAbsolute(f));
-          const match = table.primaryKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
+          const match = lakeKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
           return input.loads.enqueue(() =>
             toParquet(connection, `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0)),
           );
@@ -464,12 +472,13 @@ async function syncTable(
         return rows;
       },
       // Parquet stores an enum as its label: the snapshot records the enum type, and the catalog view restores it.
-      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, columnTypes: Object.fromEntries(plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType])), ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: table.primaryKey } } : {}) },
+      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, columnTypes: Object.fromEntries(plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType])), ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: lakeKey } } : {}) },
     );
     input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
     return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
   } catch (error) {
-    const message = input.signal.aborted ? 'cancelled' : withoutConnectionDetails(error instanceof Error ? error.message : String(error), input.settings);
+    // Nor a path of this server (a staging or lake file named in a reader's or the file system's error).
+    const message = input.signal.aborted ? 'cancelled' : withoutConnectionDetails(error instanceof Error ? error.message : String(error), input.settings).split(input.lake.layout.homeRoot).join('<lake>');
     input.reporter.phase(task, 'failed', { error: message });
     return { task, rows: 0, transferred: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
   }

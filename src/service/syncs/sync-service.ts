@@ -11,7 +11,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Lake } from '../lake/lake.js';
 import { principalIdOf } from '../queries/query-service.js';
-import { lakeTableOf } from '../sources/lake-schema.js';
+import { lakeTableNames } from '../sources/lake-names.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
@@ -262,22 +262,25 @@ export class SyncService {
       return;
     }
     const chosen = source.tables.filter((t) => (sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled));
+    // Unique in the schema, case-insensitively (lakeTableNames): two tables never land in one lake table.
+    const lakeTables = lakeTableNames(source);
     const tasks: TableTask[] = chosen.map((table) => ({
       table,
       key: `${table.schema}.${table.name}`,
       lakeSchema,
-      lakeTable: lakeTableOf(source, table.schema, table.name),
+      lakeTable: lakeTables.get(`${table.schema}.${table.name}`) as string,
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
     }));
     const reporter = await this.reporter(id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
     const stagingDir = join(this.lake.layout.homeRoot, 'staging', id);
+    const states = await this.store.states(source.id);
     let results: TableResult[];
     try {
       results =
         source.connector === 'sample'
           ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
-          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states: await this.store.states(source.id), lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal, limits: this.settings });
+          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states, lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal, limits: this.settings });
     } catch (error) {
       if (signal.aborted) {
         await this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
@@ -297,6 +300,10 @@ export class SyncService {
         continue;
       }
       await this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
+      // A table given a new lake table (it collided with another's, in case or after flattening) leaves the old one:
+      // it is taken out of the catalog, so the two never shadow each other again.
+      const before = states.get(result.task.key)?.lakeTable;
+      if (before !== undefined && before !== result.task.lakeTable && ![...lakeTables.values()].includes(before)) await this.lake.tables.retire(job.organizationId, lakeSchema, before);
       await this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
     }
     const failed = results.filter((r) => r.error);

@@ -61,8 +61,8 @@ export class SyncStore {
   }
 
   async states(sourceId: string): Promise<Map<string, TableState>> {
-    const rows = await this.db.all<{ schema_name: string; table_name: string; cursor_value: string | null; columns: string; }>('SELECT schema_name, table_name, cursor_value, columns FROM source_table_state WHERE source_id = ?', [sourceId]);
-    return new Map(rows.map((r) => [`${r.schema_name}.${r.table_name}`, { cursorValue: r.cursor_value, columns: JSON.parse(r.columns) as TableState['columns'] }]));
+    const rows = await this.db.all<{ schema_name: string; table_name: string; cursor_value: string | null; columns: string; lake_table: string | null }>('SELECT schema_name, table_name, cursor_value, columns, lake_table FROM source_table_state WHERE source_id = ?', [sourceId]);
+    return new Map(rows.map((r) => [`${r.schema_name}.${r.table_name}`, { cursorValue: r.cursor_value, columns: JSON.parse(r.columns) as TableState['columns'], ...(r.lake_table === null ? {} : { lakeTable: r.lake_table }) }]));
   }
 
   async saveState(sourceId: string, schema: string, table: string, state: TableState, lakeSchema: string, lakeTable: string): Promise<void> {

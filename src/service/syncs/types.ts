@@ -17,6 +17,8 @@ export interface TableTask {
 export interface TableState {
   cursorValue: string | null;
   columns: { name: string; type: string }[];
+  /** The lake table it was last committed to (absent in states saved before it was kept). */
+  lakeTable?: string;
 }
 
 export interface SyncReporter {

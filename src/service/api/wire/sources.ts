@@ -1,3 +1,4 @@
+import { lakeTableNames } from '../../sources/lake-names.js';
 import type { ConnectorObject, SourceObject, SyncObject } from '../../../contract/types.js';
 import { refusalFor } from '../../connectors/registry.js';
 import type { Connector } from '../../connectors/types.js';
@@ -25,6 +26,7 @@ export function syncObject(sync: SyncView): SyncObject {
 
 /** The source object: everything but credential values, which it only says are set. */
 export function sourceObject(source: SourceRecord, latestSync: SyncView | null = null): SourceObject {
+  const lakeTables = lakeTableNames(source);
   return {
     object: 'source',
     id: source.id,
@@ -47,6 +49,7 @@ export function sourceObject(source: SourceRecord, latestSync: SyncView | null =
       primary_key: t.primaryKey,
       estimated_rows: t.estimatedRows,
       columns: t.columns,
+      lake_table: lakeTables.get(`${t.schema}.${t.name}`) as string,
     })),
     discovered: source.discovered,
     last_test: source.lastTest && { supported: source.lastTest.supported, ok: source.lastTest.ok, reason: source.lastTest.reason, at: source.lastTest.at },
