@@ -160,6 +160,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       return [...tables, ...views].some((object) => object.schema.toLowerCase() === schema);
     },
     new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
+    { maxTables: syncSettings.maxTables, maxColumns: syncSettings.maxColumns },
   );
   const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock, syncSettings);
   const signer = new Signer(home.signingSecret);

@@ -92,16 +92,37 @@ const ready = (): Buffer => message('Z', Buffer.from('I'));
 const failure = (code: string, text: string): Buffer => message('E', Buffer.concat([Buffer.from('S'), cstring('ERROR'), Buffer.from('C'), cstring(code), Buffer.from('M'), cstring(text), Buffer.from([0])]));
 
 /** The answer to one statement of a sync, by what it asks (the catalog queries lake runs, in their shapes). */
-function answer(sql: string, names: readonly string[], columns: number): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
+/** The text parameters of a Bind message (node-postgres sends them as text). */
+function bindParameters(body: Buffer): string[] {
+  let at = body.indexOf(0) + 1;
+  at = body.indexOf(0, at) + 1;
+  const formats = body.readInt16BE(at);
+  at += 2 + 2 * formats;
+  const count = body.readInt16BE(at);
+  at += 2;
+  const values: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const length = body.readInt32BE(at);
+    at += 4;
+    values.push(length < 0 ? '' : body.subarray(at, at + length).toString('utf8'));
+    at += Math.max(0, length);
+  }
+  return values;
+}
+
+function answer(sql: string, names: readonly string[], columns: number, parameters: readonly string[] = []): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
   const q = sql.toLowerCase();
+  // Discovery (the catalog queries of src/service/connectors/postgres.ts): table oids are 1000 + their index.
+  if (q.includes('column_count')) {
+    return { columns: [['schema', TEXT], ['table', TEXT], ['oid', INT8], ['estimated_rows', INT8], ['analyzed', BOOL], ['column_count', INT8]], rows: names.map((table, i) => ['public', table, String(1000 + i), '0', 't', String(columns)]) };
+  }
+  if (q.includes('format_type') && q.includes('attrelid = any')) {
+    const wanted = (parameters[0] ?? '').replace(/[{}"]/g, '').split(',').filter(Boolean);
+    return { columns: [['oid', INT8], ['column', TEXT], ['type', TEXT], ['nullable', BOOL]], rows: wanted.flatMap((oid) => Array.from({ length: columns }, (_, c): Row => [oid, `c${c}`, 'text', 't'])) };
+  }
+  if (q.includes('indisprimary')) return { columns: [['oid', INT8], ['column', TEXT]], rows: [] };
   if (q.includes('pg_control_system')) return { error: failure('42501', 'permission denied for function pg_control_system') };
   if (q.includes('server_version_num')) return { columns: [['s', INT4], ['v', INT4]], rows: [['2', '150000']] };
-  if (q.includes('estimated_rows')) {
-    const rows: Row[] = [];
-    for (const table of names) for (let c = 0; c < columns; c++) rows.push(['public', table, `c${c}`, 'text', 't', '0', 't']);
-    return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT], ['type', TEXT], ['nullable', BOOL], ['estimated_rows', INT8], ['analyzed', BOOL]], rows };
-  }
-  if (q.includes('indisprimary')) return { columns: [['schema', TEXT], ['table', TEXT], ['column', TEXT]], rows: [] };
   if (q.includes('enum_labels')) return { columns: [['name', TEXT], ['type', TEXT], ['enum_labels', TEXT_ARRAY], ['not_null', BOOL]], rows: [['c0', 'text', null, 'f']] };
   if (q.includes('pg_relation_size')) return { columns: [['kind', TEXT], ['bytes', INT8], ['block_size', INT4]], rows: [['r', '0', '8192']] };
   if (q.includes('has_table_privilege')) return { columns: [['ok', BOOL]], rows: [['t']] };
@@ -129,6 +150,7 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
     let buffer = Buffer.alloc(0);
     let started = false;
     let pending = '';
+    let parameters: string[] = [];
     const copy = (): void => {
       copies++;
       socket.write(message('H', Buffer.concat([Buffer.from([0]), int16(1), int16(0)])));
@@ -144,12 +166,12 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
       socket.on('drain', pump);
       pump();
     };
-    const respond = (sql: string, extended: 'describe' | 'execute' | 'simple'): void => {
+    const respond = (sql: string, extended: 'describe' | 'execute' | 'simple', values: readonly string[] = []): void => {
       if (/^\s*copy/i.test(sql)) {
         if (extended !== 'describe') copy();
         return;
       }
-      const result = answer(sql, names, columns);
+      const result = answer(sql, names, columns, values);
       if ('error' in result) {
         if (extended !== 'describe') socket.write(result.error);
         return;
@@ -195,9 +217,11 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
           const name = body.indexOf(0);
           pending = body.subarray(name + 1, body.indexOf(0, name + 1)).toString('utf8');
           socket.write(message('1', Buffer.alloc(0)));
-        } else if (type === 'B') socket.write(message('2', Buffer.alloc(0)));
-        else if (type === 'D') respond(pending, 'describe');
-        else if (type === 'E') respond(pending, 'execute');
+        } else if (type === 'B') {
+          parameters = bindParameters(body);
+          socket.write(message('2', Buffer.alloc(0)));
+        } else if (type === 'D') respond(pending, 'describe', parameters);
+        else if (type === 'E') respond(pending, 'execute', parameters);
         else if (type === 'S') socket.write(ready());
         else if (type === 'X') socket.end();
       }

@@ -41,9 +41,10 @@ async function showSource(ctx: CommandContext, source: SourceObject): Promise<vo
     ['latest sync', source.latest_sync ? `${source.latest_sync.id} ${source.latest_sync.status}` : 'never'],
     ['last test', source.last_test ? `${source.last_test.ok ? 'ok' : (source.last_test.reason ?? 'not supported')} at ${when(source.last_test.at)}` : 'never'],
   ]);
-  if (source.tables.length > 0) {
+  const tables = source.tables ?? [];
+  if (tables.length > 0) {
     if (ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
-    await printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], source.tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
+    await printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
   }
 }
 
@@ -63,7 +64,7 @@ export async function listSources(ctx: CommandContext, options: PageOptions): Pr
       name: s.name,
       connector: s.connector,
       status: s.status,
-      tables: `${s.tables.filter((t) => t.enabled).length}/${s.tables.length}`,
+      tables: `${s.enabled_table_count}/${s.table_count}`,
       latest_sync: s.latest_sync?.status ?? null,
       created: when(s.created),
     }),
@@ -90,7 +91,7 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
   const created = await client.read(SOURCE_ROUTES.createSource, { body: body as SourceCreationBody });
   await showSource(ctx, created);
   // A source whose database could not be reached is still created (it may come up later), but not in silence.
-  if (connector.live_test && created.tables.length === 0) {
+  if (connector.live_test && created.table_count === 0) {
     const test = await client.read(SOURCE_ROUTES.testSource, { params: { id: created.id } });
     if (!test.ok) {
       ctx.io.stderr.write(

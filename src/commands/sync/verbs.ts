@@ -23,7 +23,7 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
   printFields(ctx.io, [
     ['sync', sync.id],
     ['status', sync.status],
-    ...sync.tables.map((t) => [t.lake_table, `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`] as [string, unknown]),
+    ...(sync.tables ?? []).map((t) => [t.lake_table, `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`] as [string, unknown]),
     ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),
   ]);
 }

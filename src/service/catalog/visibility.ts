@@ -4,7 +4,7 @@ import type { QueryService } from '../queries/query-service.js';
 import type { SendRecord } from '../sends/send-store.js';
 import { lakeTableOf } from '../sources/lake-schema.js';
 import { lakeTableNames } from '../sources/lake-names.js';
-import type { SourceRecord, SourceStore } from '../sources/source-store.js';
+import type { SourceRecord, SourceSummary, SourceStore } from '../sources/source-store.js';
 import { committedRows, type SyncView } from '../syncs/sync-service.js';
 import type { PermissionStore, TableAccess } from './permissions.js';
 
@@ -40,6 +40,18 @@ export class Visibility {
     if (!access.restricted) return source;
     const names = lakeTableNames(source);
     return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) ?? lakeTableOf(source, t.schema, t.name))) };
+  }
+
+  /**
+   * A listed source as the principal may see it: its table counts, for a principal restricted by table permissions,
+   * are of the tables it may read (read from the source's configuration, which only such a principal needs).
+   */
+  async summary(principal: Principal, summary: SourceSummary): Promise<SourceSummary> {
+    const access = await this.access(principal);
+    if (!access.restricted) return summary;
+    const source = await this.sources.getIncludingDeleted(summary.id);
+    const visible = source ? (await this.source(principal, source)).tables : [];
+    return { ...summary, tableCount: visible.length, enabledTableCount: visible.filter((t) => t.enabled).length };
   }
 
   /** A sync as the principal may see it: only the tables it may read, counted alone; null stays null. */

@@ -109,36 +109,75 @@ export function classifyPostgresFailure(error: unknown): TestFailure {
   }
 }
 
+const DISCOVER_TABLES = `
+  SELECT n.nspname AS schema, c.relname AS table, c.oid::int8 AS oid, greatest(c.reltuples, 0)::bigint AS estimated_rows,
+         c.reltuples >= 0 AS analyzed,
+         (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS column_count
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relkind IN ('r', 'p') AND n.nspname = ANY($1)
+  ORDER BY 1, 2 LIMIT $2`;
+
 const DISCOVER_COLUMNS = `
-  SELECT n.nspname AS schema, c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type,
-         NOT a.attnotnull AS nullable, greatest(c.reltuples, 0)::bigint AS estimated_rows, c.reltuples >= 0 AS analyzed
-  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
-  WHERE c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped AND n.nspname = ANY($1)
-  ORDER BY 1, 2, a.attnum`;
+  SELECT a.attrelid::int8 AS oid, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type, NOT a.attnotnull AS nullable
+  FROM pg_attribute a
+  WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
+  ORDER BY a.attrelid, a.attnum`;
 
 const DISCOVER_KEYS = `
-  SELECT n.nspname AS schema, c.relname AS table, a.attname AS column
-  FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(i.indkey)
-  WHERE i.indisprimary AND n.nspname = ANY($1)
-  ORDER BY 1, 2, array_position(i.indkey::int2[], a.attnum)`;
+  SELECT i.indrelid::int8 AS oid, a.attname AS column
+  FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+  WHERE i.indisprimary AND i.indrelid = ANY($1::oid[])
+  ORDER BY i.indrelid, array_position(i.indkey::int2[], a.attnum)`;
 
-/** Tables, columns, types and primary keys from pg_catalog, which shows them even without SELECT on the table. */
-async function discoverWith(client: pg.Client, schemas: string[]): Promise<DiscoveredTable[]> {
-  const columns = await client.query<{ schema: string; table: string; column: string; type: string; nullable: boolean; estimated_rows: string; analyzed: boolean }>(DISCOVER_COLUMNS, [schemas]);
-  const keys = await client.query<{ schema: string; table: string; column: string }>(DISCOVER_KEYS, [schemas]);
+/** What discovery keeps of a source when its settings do not say (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). */
+export const DISCOVERY_DEFAULTS = { maxTables: 2_000, maxColumns: 20_000 };
+
+/** Bytes a discovery may receive from a source: far above what the bounded catalog queries return from a real one. */
+const MAX_DISCOVERY_BYTES = 64 << 20;
+
+/**
+ * Tables, columns, types and primary keys from pg_catalog, which shows them even without SELECT on the table. A
+ * source is bounded as a caller is: at most `maxTables` tables (in schema and name order), and columns for as many
+ * of them as fit `maxColumns` in all; a table past that keeps its column count and no column list (a sync reads
+ * its columns live). What a server sends is cut to the same bounds, whatever its queries answered.
+ */
+async function discoverWith(client: pg.Client, settings: ConnectorSettings): Promise<DiscoveredTable[]> {
+  const { maxTables, maxColumns } = settings.discovery ?? DISCOVERY_DEFAULTS;
+  type TableRow = { schema: string; table: string; oid: number | string; estimated_rows: string; analyzed: boolean; column_count: string };
+  const found = (await client.query<TableRow>(DISCOVER_TABLES, [schemasOf(settings), maxTables])).rows.slice(0, maxTables);
+  let budget = maxColumns;
+  const described = found.filter((t) => {
+    const count = Number(t.column_count);
+    if (count > budget) return false;
+    budget -= count;
+    return true;
+  });
+  const oids = described.map((t) => String(t.oid));
+  const columns = oids.length === 0 ? [] : (await client.query<{ oid: number | string; column: string; type: string; nullable: boolean }>(DISCOVER_COLUMNS, [oids])).rows;
+  const keys = oids.length === 0 ? [] : (await client.query<{ oid: number | string; column: string }>(DISCOVER_KEYS, [oids])).rows;
   const tables = new Map<string, DiscoveredTable>();
-  for (const row of columns.rows) {
-    const key = `${row.schema}.${row.table}`;
-    let table = tables.get(key);
-    if (!table) {
-      table = { schema: row.schema, name: row.table, columns: [], primaryKey: [], estimatedRows: row.analyzed ? Number(row.estimated_rows) : null };
-      tables.set(key, table);
-    }
-    table.columns.push({ name: row.column, type: row.type, nullable: row.nullable });
+  for (const t of found) {
+    tables.set(String(t.oid), { schema: t.schema, name: t.table, columns: [], columnCount: Number(t.column_count), primaryKey: [], estimatedRows: t.analyzed ? Number(t.estimated_rows) : null });
   }
-  for (const row of keys.rows) tables.get(`${row.schema}.${row.table}`)?.primaryKey.push(row.column);
+  let kept = 0;
+  for (const row of columns) {
+    const table = tables.get(String(row.oid));
+    if (!table || !oids.includes(String(row.oid)) || kept >= maxColumns) continue;
+    table.columns.push({ name: row.column, type: row.type, nullable: row.nullable });
+    kept++;
+  }
+  for (const row of keys) tables.get(String(row.oid))?.primaryKey.push(row.column);
   return [...tables.values()];
+}
+
+/** Ends a connection whose server sends more than a discovery can need (a hostile catalog of millions of rows). */
+function capReceived(client: pg.Client, bytes: number): void {
+  const stream = (client as unknown as { connection: { stream: import('node:net').Socket } }).connection.stream;
+  let received = 0;
+  stream.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > bytes) stream.destroy(Object.assign(new Error('the source sent more than a discovery reads'), { code: 'catalog_too_large' }));
+  });
 }
 
 function schemasOf(settings: ConnectorSettings): string[] {
@@ -149,6 +188,7 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
   const client = postgresClient(settings);
   // A failed connection emits 'error' too; without a listener that would crash the process.
   client.on('error', () => {});
+  capReceived(client, MAX_DISCOVERY_BYTES);
   try {
     await connectPostgres(client, settings);
     return await work(client);
@@ -165,7 +205,7 @@ async function testPostgres(settings: ConnectorSettings): Promise<ConnectionTest
   try {
     return await withClient(settings, async (client) => {
       await client.query('SELECT 1');
-      const tables = await discoverWith(client, schemasOf(settings));
+      const tables = await discoverWith(client, settings);
       const wanted = settings.tables.filter((t) => t.enabled);
       const check = wanted.length > 0 ? wanted : tables;
       for (const table of check) {
@@ -197,5 +237,5 @@ export const postgresConnector: Connector = {
     { name: 'ssl_mode', type: 'choice', required: false, secret: false, destination: true, description: 'disable, require (encrypt, any certificate) or verify-full', default: 'disable', choices: ['disable', 'require', 'verify-full'] },
   ],
   test: testPostgres,
-  discover: (settings) => withClient(settings, (client) => discoverWith(client, schemasOf(settings))),
+  discover: (settings) => withClient(settings, (client) => discoverWith(client, settings)),
 };

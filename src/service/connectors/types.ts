@@ -33,6 +33,8 @@ export interface SourceTable {
   cursorColumn: string | null;
   /** The lake table it lands in, unique in the source's lake schema (lakeTableNames); absent for older sources. */
   lakeTable?: string;
+  /** Columns the table has; `columns` lists fewer when discovery's column budget ran out (absent: all listed). */
+  columnCount?: number;
 }
 
 /** The deliberately generic reasons a connection test gives: never a host, a user or a driver message. */
@@ -56,6 +58,8 @@ export interface ConnectorSettings {
   connectHost?: string;
   /** Lake's own metadata database, refused once connected (OutboundPolicy.ownDatabase). */
   ownDatabase?: OwnDatabaseGuard;
+  /** What discovery keeps of a source: tables, and columns across them (LAKE_SOURCE_MAX_TABLES, _MAX_COLUMNS). */
+  discovery?: { maxTables: number; maxColumns: number };
 }
 
 export interface Connector {

@@ -8,7 +8,7 @@ import { withLakeTables } from './lake-names.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
-import { SourceStore, type LastTest, type SourceRecord } from './source-store.js';
+import { SourceStore, type LastTest, type SourceRecord, type SourceSummary } from './source-store.js';
 import { acceptedConnector, applyTableChanges, checkName, checkSettings, type SettingsInput, type TableChange } from './validate.js';
 
 /** A new source: its connector, an optional name, and the connector's settings. */
@@ -41,7 +41,9 @@ function mergedTables(current: readonly SourceTable[], found: readonly Discovere
     const before = current.find((t) => t.schema === table.schema && t.name === table.name);
     if (!before) return { ...table, enabled: isNew, mode: 'full', cursorColumn: null };
     const kept = before.lakeTable === undefined ? {} : { lakeTable: before.lakeTable };
-    const names = new Set(table.columns.map((c) => c.name));
+    const listed = new Set(table.columns.map((c) => c.name));
+    // Past discovery's column budget the columns are not listed: a setting naming one is kept (the sync checks it).
+    const names = { has: (name: string): boolean => listed.has(name) || (table.columnCount ?? 0) > table.columns.length };
     const cursorKept = before.cursorColumn !== null && names.has(before.cursorColumn) ? before.cursorColumn : null;
     return {
       ...table,
@@ -94,6 +96,8 @@ export class SourceService {
     private readonly lakeHasSchema: (organizationId: string, schema: string) => Promise<boolean> = async () => false,
     /** Where sources may connect; unrestricted when absent. */
     private readonly outbound?: OutboundPolicy,
+    /** What discovery keeps of a source (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). */
+    private readonly discovery?: { maxTables: number; maxColumns: number },
   ) {
     this.store = new SourceStore(db);
   }
@@ -155,10 +159,11 @@ export class SourceService {
     return source;
   }
 
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SourceRecord[]; hasMore: boolean }> {
-    let after: SourceRecord | undefined;
+  /** A page of sources, newest first, their tables counted (see SourceStore.list). */
+  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
+    let after: { id: string; created: number } | undefined;
     if (startingAfter !== undefined) {
-      after = await this.store.get(principal.organizationId, startingAfter);
+      after = await this.store.cursorOf(principal.organizationId, startingAfter);
       if (!after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sources.', { param: 'starting_after' });
     }
     return this.store.list(principal.organizationId, limit, after);
@@ -248,7 +253,8 @@ export class SourceService {
   }
 
   /** The settings with the host's checked address, never lake's own database (OutboundPolicy.resolveDatabase). */
-  private async checked(settings: ConnectorSettings): Promise<ConnectorSettings> {
+  private async checked(given: ConnectorSettings): Promise<ConnectorSettings> {
+    const settings = this.discovery ? { ...given, discovery: this.discovery } : given;
     const host = settings.secrets.host;
     if (!this.outbound || host === undefined) return settings;
     const connectHost = await this.outbound.resolveDatabase(host, Number(settings.config.port ?? 5432), String(settings.config.database));

@@ -66,6 +66,20 @@ const toRecord = (row: SourceRow): SourceRecord => ({
 
 const now = (): number => Math.floor(Date.now() / 1000);
 
+/** A source as lists show it: its table configuration counted, not read (it can be large). */
+export interface SourceSummary extends Omit<SourceRecord, 'tables'> {
+  tableCount: number;
+  enabledTableCount: number;
+}
+
+const SUMMARY_COLUMNS = 'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, created, updated';
+
+/** The table counts, computed by the database from the stored JSON: a list never parses table configurations. */
+const TABLE_COUNTS = {
+  sqlite: `json_array_length(tables) AS table_count, (SELECT count(*) FROM json_each(sources.tables) WHERE json_extract(value, '$.enabled') = 1) AS enabled_table_count`,
+  postgres: `json_array_length(tables::json) AS table_count, (SELECT count(*) FROM json_array_elements(sources.tables::json) e WHERE (e->>'enabled')::boolean) AS enabled_table_count`,
+};
+
 /** Sources of the metadata store. Deleted ones keep their row (soft delete) and are invisible to every read here. */
 export class SourceStore {
   constructor(private readonly db: MetadataDb) {}
@@ -88,10 +102,24 @@ export class SourceStore {
     return row && toRecord(row);
   }
 
-  async list(organizationId: string, limit: number, after?: SourceRecord): Promise<{ data: SourceRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<SourceRow>(`SELECT * FROM sources WHERE organization_id = ? AND deleted IS NULL AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
-         ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1]);
-    return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
+  async list(organizationId: string, limit: number, after?: { id: string; created: number }): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
+    const rows = await this.db.all<Omit<SourceRow, 'tables'> & { table_count: number; enabled_table_count: number }>(
+      `SELECT ${SUMMARY_COLUMNS}, ${TABLE_COUNTS[this.db.dialect]} FROM sources WHERE organization_id = ? AND deleted IS NULL AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
+         ORDER BY created DESC, id DESC LIMIT ?`,
+      [organizationId, after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '', limit + 1],
+    );
+    return {
+      data: rows.slice(0, limit).map((row) => {
+        const { tables: _none, ...record } = toRecord({ ...row, tables: '[]' });
+        return { ...record, tableCount: Number(row.table_count), enabledTableCount: Number(row.enabled_table_count) };
+      }),
+      hasMore: rows.length > limit,
+    };
+  }
+
+  /** Where a page of sources starts: the source's id and creation time, without its tables. */
+  async cursorOf(organizationId: string, id: string): Promise<{ id: string; created: number } | undefined> {
+    return this.db.get<{ id: string; created: number }>('SELECT id, created FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL', [id, organizationId]);
   }
 
   async update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'lakeSchema' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): Promise<void> {
@@ -122,9 +150,11 @@ export class SourceStore {
    * to it, other than `except`: the oldest one.
    */
   async schemaHolder(organizationId: string, schema: string, except?: string): Promise<{ id: string; name: string; deleted: boolean; created: number } | undefined> {
-    const rows = await this.db.all<(SourceRow & { deleted: number | null })>('SELECT * FROM sources WHERE organization_id = ? ORDER BY created, id', [organizationId]);
+    // Without the table configurations: every source of the organization is read.
+    const rows = await this.db.all<{ id: string; name: string; destination_schema: string | null; deleted: number | null; created: number }>('SELECT id, name, destination_schema, deleted, created FROM sources WHERE organization_id = ? ORDER BY created, id', [organizationId]);
     // A live source holds its schema and its name; a deleted one only the schema its data stays in.
-    const held = rows.find((row) => row.id !== except && (toRecord(row).lakeSchema === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)));
+    const schemaOf = (row: { name: string; destination_schema: string | null }): string => row.destination_schema ?? (lakeSchemaFor(row.name) || 'source');
+    const held = rows.find((row) => row.id !== except && (schemaOf(row) === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)));
     return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
   }
 

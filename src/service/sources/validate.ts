@@ -105,13 +105,15 @@ export function applyTableChanges(current: readonly SourceTable[], changes: read
     const table = next.find((t) => t.schema === change.schema && t.name === change.name);
     if (!table) throw invalid(`${at}.name`, `The source has no table ${String(change.schema)}.${String(change.name)} (see its tables, or test it to discover again).`);
     const columnNames = new Set(table.columns.map((c) => c.name));
+    // A table past discovery's column budget lists no columns: its names are checked by the sync, against the source.
+    const known = (name: string): boolean => columnNames.has(name) || (table.columnCount ?? 0) > table.columns.length;
     if (change.enabled !== undefined) table.enabled = change.enabled;
     if (change.primary_key !== undefined) {
-      if (!change.primary_key.every((c) => columnNames.has(c))) throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
+      if (!change.primary_key.every(known)) throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
       table.primaryKey = change.primary_key;
     }
     if (change.cursor_column !== undefined) {
-      if (change.cursor_column !== null && !columnNames.has(change.cursor_column)) throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
+      if (change.cursor_column !== null && !known(change.cursor_column)) throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
       table.cursorColumn = change.cursor_column;
     }
     if (change.mode !== undefined) table.mode = change.mode;

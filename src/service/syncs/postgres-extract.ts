@@ -310,6 +310,7 @@ async function syncTable(
     }
     const cursor = task.table.cursorColumn;
     const cursorType = columns.find((c) => c.name === cursor)?.type;
+    if (cursor && cursorType === undefined) throw new Error(`its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`);
     const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
     const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
     const facts: SourceFacts = {

@@ -19,7 +19,7 @@ export interface SyncSettings {
   maxSyncStagingBytes: number;
   /** Tables discovery keeps of one source (LAKE_SOURCE_MAX_TABLES). */
   maxTables: number;
-  /** Columns discovery keeps of one table (LAKE_SOURCE_MAX_COLUMNS). */
+  /** Columns discovery keeps across a source's tables (LAKE_SOURCE_MAX_COLUMNS). */
   maxColumns: number;
 }
 
@@ -35,7 +35,7 @@ export const SYNC_DEFAULTS: SyncSettings = {
   maxTableStagingBytes: 8 * GiB,
   maxSyncStagingBytes: 16 * GiB,
   maxTables: 2_000,
-  maxColumns: 1_600,
+  maxColumns: 20_000,
 };
 
 /** The settings from the environment (whole positive numbers, named below); a bad value is an error at start. */

@@ -6,7 +6,7 @@ import type { ApiEnv } from '../env.js';
 import { SOURCE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
-import { connectorObject, sourceObject } from '../wire/sources.js';
+import { connectorObject, sourceListItem, sourceObject } from '../wire/sources.js';
 
 const { listConnectors, getConnector, listSources, createSource, getSource, updateSource, deleteSource, testSource } = SOURCE_ROUTES;
 
@@ -22,7 +22,7 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const result = await sources.list(principal, query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: await Promise.all(result.data.map(async (s) => sourceObject(await visibility.source(principal, s), await visibility.sync(principal, await latestSync(s.id))))), hasMore: result.hasMore }));
+    return c.json(listBody({ data: await Promise.all(result.data.map(async (s) => sourceListItem(await visibility.summary(principal, s), await visibility.sync(principal, await latestSync(s.id))))), hasMore: result.hasMore }));
   });
 
   mount(app, createSource, async (c, { body }) => {

@@ -2,11 +2,14 @@ import { lakeTableNames } from '../../sources/lake-names.js';
 import type { ConnectorObject, SourceObject, SyncObject } from '../../../contract/types.js';
 import { refusalFor } from '../../connectors/registry.js';
 import type { Connector } from '../../connectors/types.js';
-import type { SourceRecord } from '../../sources/source-store.js';
+import type { SourceRecord, SourceSummary } from '../../sources/source-store.js';
 import type { SyncView } from '../../syncs/sync-service.js';
 
-/** The sync object: its job's status and times, what was asked, and each table's phase and counts. */
-export function syncObject(sync: SyncView): SyncObject {
+/**
+ * The sync object: its job's status and times, what was asked, and each table's phase and counts (left out of a
+ * source in a list, so a list stays small whatever its sources hold).
+ */
+export function syncObject(sync: SyncView, withTables = true): SyncObject {
   return {
     object: 'sync',
     id: sync.id,
@@ -17,16 +20,15 @@ export function syncObject(sync: SyncView): SyncObject {
     finished: sync.finished,
     full_refresh: sync.fullRefresh,
     requested_tables: sync.requestedTables,
-    tables: sync.tables.map((t) => ({ ...t })),
+    ...(withTables ? { tables: sync.tables.map((t) => ({ ...t })) } : {}),
     rows: sync.rows,
     error: sync.error,
     job: `/jobs/${sync.id}`,
   };
 }
 
-/** The source object: everything but credential values, which it only says are set. */
-export function sourceObject(source: SourceRecord, latestSync: SyncView | null = null): SourceObject {
-  const lakeTables = lakeTableNames(source);
+/** What the source object says of a source whether listed or got: everything but credential values and tables. */
+function sourceFields(source: Omit<SourceRecord, 'tables'>): Omit<SourceObject, 'latest_sync' | 'tables' | 'table_count' | 'enabled_table_count'> {
   return {
     object: 'source',
     id: source.id,
@@ -39,7 +41,19 @@ export function sourceObject(source: SourceRecord, latestSync: SyncView | null =
     updated: source.updated,
     config: source.config,
     credentials: Object.fromEntries(source.secretsSet.map((name) => [name, 'set' as const])),
+    discovered: source.discovered,
+    last_test: source.lastTest && { supported: source.lastTest.supported, ok: source.lastTest.ok, reason: source.lastTest.reason, at: source.lastTest.at },
+  };
+}
+
+/** The source object: its settings, which credentials are set (never their values), its tables, its latest sync. */
+export function sourceObject(source: SourceRecord, latestSync: SyncView | null = null): SourceObject {
+  const lakeTables = lakeTableNames(source);
+  return {
+    ...sourceFields(source),
     latest_sync: latestSync && syncObject(latestSync),
+    table_count: source.tables.length,
+    enabled_table_count: source.tables.filter((t) => t.enabled).length,
     tables: source.tables.map((t) => ({
       schema: t.schema,
       name: t.name,
@@ -49,11 +63,15 @@ export function sourceObject(source: SourceRecord, latestSync: SyncView | null =
       primary_key: t.primaryKey,
       estimated_rows: t.estimatedRows,
       columns: t.columns,
+      column_count: t.columnCount ?? t.columns.length,
       lake_table: lakeTables.get(`${t.schema}.${t.name}`) as string,
     })),
-    discovered: source.discovered,
-    last_test: source.lastTest && { supported: source.lastTest.supported, ok: source.lastTest.ok, reason: source.lastTest.reason, at: source.lastTest.at },
   };
+}
+
+/** A source in a list: counts instead of its tables, and its latest sync without each table's progress. */
+export function sourceListItem(source: SourceSummary, latestSync: SyncView | null): SourceObject {
+  return { ...sourceFields(source), latest_sync: latestSync && syncObject(latestSync, false), table_count: source.tableCount, enabled_table_count: source.enabledTableCount };
 }
 
 export function connectorObject(connector: Connector): ConnectorObject {
