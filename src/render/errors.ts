@@ -1,3 +1,4 @@
+import { terminalSafe } from './terminal-text.js';
 import { CliError } from '../commands/exit-codes.js';
 import { LakeApiError, LakeConnectionError } from '../service/client/errors.js';
 import { LakeServiceError } from '../service/errors.js';
@@ -76,10 +77,11 @@ export function printError(io: IOStreams, error: unknown, json: boolean, exitCod
     return;
   }
   const palette = paletteFor(io, 'stderr');
-  const lines = [`${palette.red.bold('error')} ${palette.bold(d.code)}: ${d.message}`];
-  if (d.param) lines.push(`  param:      ${d.param}`);
+  // A message may quote what a caller or a source sent (a name, a value): it is shown, never acted on.
+  const lines = [`${palette.red.bold('error')} ${palette.bold(terminalSafe(d.code))}: ${terminalSafe(d.message)}`];
+  if (d.param) lines.push(`  param:      ${terminalSafe(d.param)}`);
   if (d.requestId) lines.push(`  request id: ${d.requestId}`);
   if (d.docUrl) lines.push(`  docs:       ${d.docUrl}`);
-  if (d.hint) lines.push(`  ${palette.yellow('hint:')}       ${d.hint}`);
+  if (d.hint) lines.push(`  ${palette.yellow('hint:')}       ${terminalSafe(d.hint)}`);
   io.stderr.write(`${lines.join('\n')}\n`);
 }

@@ -1,5 +1,6 @@
 import type { IOStreams } from './iostreams.js';
 import { paletteFor } from './colors.js';
+import { terminalSafe } from './terminal-text.js';
 import { valueToText } from './values.js';
 
 export type Field = [label: string, value: unknown];
@@ -16,7 +17,7 @@ export function printFields(io: IOStreams, fields: readonly Field[]): void {
   const palette = paletteFor(io, 'stdout');
   const width = Math.max(...fields.map(([label]) => label.length));
   io.stdout.write(
-    fields.map(([label, value]) => `${palette.dim(`${label}:`.padEnd(width + 2))}${valueToText(value)}\n`).join(''),
+    fields.map(([label, value]) => `${palette.dim(`${terminalSafe(label)}:`.padEnd(width + 2))}${terminalSafe(valueToText(value))}\n`).join(''),
   );
 }
 

@@ -1,6 +1,7 @@
 import type { Palette } from './colors.js';
 import type { OutputStream } from './iostreams.js';
 import { displayWidth, renderTable } from './table.js';
+import { terminalSafe } from './terminal-text.js';
 import { csvField, markdownField, tsvField, valueToText } from './values.js';
 
 export const OUTPUT_FORMATS = ['table', 'csv', 'tsv', 'json', 'ndjson', 'markdown', 'vertical'] as const;
@@ -140,7 +141,7 @@ function verticalWriter(out: OutputStream, palette: Palette): RowWriter {
   return {
     begin(names) {
       columns = names;
-      width = Math.max(0, ...names.map(displayWidth));
+      width = Math.max(0, ...names.map((n) => displayWidth(terminalSafe(n))));
     },
     write(rows) {
       let chunk = '';
@@ -149,8 +150,9 @@ function verticalWriter(out: OutputStream, palette: Palette): RowWriter {
         chunk += `${palette.dim(`-[ RECORD ${count} ]${'-'.repeat(Math.max(3, width - 8))}`)}\n`;
         for (const c of columns) {
           const value = row[c];
-          const text = value === null || value === undefined ? palette.dim('NULL') : valueToText(value).replace(/\n/g, `\n${' '.repeat(width)} | `);
-          chunk += `${palette.bold(c)}${' '.repeat(width - displayWidth(c))} | ${text}\n`;
+          const text = value === null || value === undefined ? palette.dim('NULL') : terminalSafe(valueToText(value)).replace(/\n/g, `\n${' '.repeat(width)} | `);
+          const name = terminalSafe(c);
+          chunk += `${palette.bold(name)}${' '.repeat(Math.max(0, width - displayWidth(name)))} | ${text}\n`;
         }
       }
       if (chunk) out.write(chunk);

@@ -1,3 +1,5 @@
+import { terminalSafe } from './terminal-text.js';
+
 /** What a follower knows of a running sync, built from its stream events alone. */
 export interface TableLine {
   table: string;
@@ -31,26 +33,28 @@ export const initialProgress = (now: number): SyncProgress => ({ status: 'queued
 export function applyEvent(state: SyncProgress, event: ProgressEvent, now: number): SyncProgress {
   if (event.event === 'sync.progress') {
     const data = event.data;
-    const table = String(data.table);
+    // Names and reasons from a source are only ever shown: no control character in them reaches the terminal.
+    const table = terminalSafe(String(data.table));
     const before = state.tables.find((t) => t.table === table);
     const completed = Number(data.completed ?? 0);
     const startedAt = before?.startedAt ?? now;
     const elapsed = Math.max(1, now - startedAt) / 1000;
     const line: TableLine = {
       table,
-      lakeTable: String(data.lake_table ?? table),
+      lakeTable: terminalSafe(String(data.lake_table ?? table)),
       phase: String(data.phase),
       completed,
       total: data.total === null || data.total === undefined ? null : Number(data.total),
       startedAt,
       updatedAt: now,
       rowsPerSecond: Math.round(completed / elapsed),
-      ...(typeof data.error === 'string' ? { error: data.error } : {}),
+      ...(typeof data.error === 'string' ? { error: terminalSafe(data.error) } : {}),
     };
     return { ...state, tables: before ? state.tables.map((t) => (t.table === table ? line : t)) : [...state.tables, line] };
   }
   if (event.event.startsWith('job.')) {
-    const error = (event.data.error as { message?: string } | undefined)?.message ?? state.error;
+    const message = (event.data.error as { message?: string } | undefined)?.message;
+    const error = message === undefined ? state.error : terminalSafe(message);
     return { ...state, status: String(event.data.status ?? state.status), error };
   }
   return state;
@@ -70,11 +74,11 @@ export function plainLine(event: ProgressEvent, at: Date): string {
   if (event.event === 'sync.progress') {
     const d = event.data;
     const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
-    return `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
+    return terminalSafe(`${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`);
   }
-  if (event.event === 'sync.schema_change') return `${time} ${String(event.data.table)} schema changed`;
+  if (event.event === 'sync.schema_change') return terminalSafe(`${time} ${String(event.data.table)} schema changed`);
   const error = (event.data.error as { message?: string } | undefined)?.message;
-  return `${time} sync ${String(event.data.status)}${error ? `: ${error}` : ''}`;
+  return terminalSafe(`${time} sync ${String(event.data.status)}${error ? `: ${error}` : ''}`);
 }
 
 export function summaryLines(state: SyncProgress): string[] {

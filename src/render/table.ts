@@ -1,4 +1,5 @@
 import type { Palette } from './colors.js';
+import { terminalSafe } from './terminal-text.js';
 import { valueToText } from './values.js';
 import type { Row } from './rows.js';
 
@@ -42,8 +43,8 @@ const pad = (text: string, width: number, right: boolean): string => {
   return right ? space + text : text + space;
 };
 
-/** A cell's text on one line: line breaks and tabs would break the table's rows. */
-const cellText = (value: unknown): string => valueToText(value).replace(/\r?\n/g, '↵').replace(/\t/g, ' ');
+/** A cell's text on one line (line breaks and tabs would break the table's rows), with no control character. */
+const cellText = (value: unknown): string => terminalSafe(valueToText(value).replace(/\r?\n/g, '↵').replace(/\t/g, ' '));
 
 /** Numbers (DECIMAL and HUGEINT arrive as text) read best right-aligned: a column of numbers and NULLs only. */
 function isNumeric(rows: readonly Row[], column: string): boolean {
@@ -98,9 +99,10 @@ function fit(natural: readonly number[], headers: readonly number[], width: numb
 }
 
 /** Rows as a bordered table that fits the layout's width; a note under it says how many columns it hid. */
-export function renderTable(columns: readonly string[], rows: readonly Row[], palette: Palette, layout: TableLayout = {}): string {
-  const texts = rows.map((row) => columns.map((c) => (row[c] === null || row[c] === undefined ? null : cellText(row[c]))));
-  const numeric = columns.map((c) => isNumeric(rows, c));
+export function renderTable(names: readonly string[], rows: readonly Row[], palette: Palette, layout: TableLayout = {}): string {
+  const columns = names.map((name) => terminalSafe(name.replace(/\r?\n/g, '↵')));
+  const texts = rows.map((row) => names.map((c) => (row[c] === null || row[c] === undefined ? null : cellText(row[c]))));
+  const numeric = names.map((c) => isNumeric(rows, c));
   const natural = columns.map((c, i) => Math.max(displayWidth(c), ...texts.map((t) => displayWidth(t[i] ?? 'NULL'))));
   const { shown, widths, hiddenAt } = fit(natural, columns.map(displayWidth), layout.width);
   const hidden = columns.length - shown.length;

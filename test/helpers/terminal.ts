@@ -5,6 +5,8 @@ export interface TerminalRun {
   code: number | null;
   /** What the terminal showed: overwritten text and control sequences removed. */
   screen: string;
+  /** Every byte the program wrote to the terminal, control sequences included. */
+  raw: string;
 }
 
 /** Text as a terminal leaves it: what a carriage return overwrote is gone, and control sequences are not text. */
@@ -26,7 +28,7 @@ export async function runOnTerminal(args: readonly string[], options: { columns:
   const session = startOnTerminal(args, options);
   session.close();
   const code = await session.exited;
-  return { code, screen: session.screen };
+  return { code, screen: session.screen, raw: session.raw };
 }
 
 export interface TerminalSession {
@@ -39,6 +41,8 @@ export interface TerminalSession {
   exited: Promise<number | null>;
   /** Everything shown so far, as a terminal leaves it. */
   readonly screen: string;
+  /** Everything written so far, byte for byte. */
+  readonly raw: string;
   /** Ends the input (as a closed terminal would). */
   close(): void;
 }
@@ -68,6 +72,9 @@ export function startOnTerminal(args: readonly string[], options: { columns: num
     },
     get screen() {
       return asShown(raw);
+    },
+    get raw() {
+      return raw;
     },
     close: () => void child.stdin.end(),
     exited,
