@@ -33,6 +33,13 @@ describe.each(TRANSPORTS)('EXPLAIN over $name', (transport) => {
     const analyzed = await plan('EXPLAIN ANALYZE select count(*) from lake.demo.orders');
     expect(analyzed.status).toBe('succeeded');
     expect(analyzed.data[0]).toMatchObject({ explain_key: 'analyzed_plan', explain_value: expect.stringMatching(/Total Time/) });
+    // Plans of lake tables name the files they read: never where they are on the server.
+    for (const sql of ['EXPLAIN ANALYZE select * from lake.hr.salaries', 'EXPLAIN select * from lake.hr.salaries']) {
+      const text = JSON.stringify((await plan(sql)).data);
+      expect(text).toMatch(/salaries|READ_PARQUET|PARQUET_SCAN|TABLE_SCAN/i);
+      expect(text).not.toContain(api.home.paths.root);
+      expect(text).not.toMatch(/\/tmp\//);
+    }
   });
 
   it('explains only SELECTs, and what the caller may read', async () => {

@@ -1,3 +1,5 @@
+import { dirname } from 'node:path';
+import { planWithoutPaths } from './plan-text.js';
 import { mark } from '../../debug-timing.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,7 +141,9 @@ export class QueryRun {
     const plan = await connection.runAndReadAll(`EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${this.job.statement}\n`);
     const durationMs = performance.now() - executingSince;
     if (this.stopReason) throw new Error('stopped');
-    const rows = plan.getRows().map((row) => `(${row.map((value) => quoteLiteral(String(value ?? ''))).join(', ')})`);
+    // A plan names the files it reads: where the lake lives on this server is no business of the caller's.
+    const hidden = [...this.job.readableDirs, this.job.writableDir, dirname(this.job.catalogFile)].filter((dir) => dir.length > 1).sort((a, b) => b.length - a.length);
+    const rows = plan.getRows().map((row) => `(${row.map((value) => quoteLiteral(planWithoutPaths(String(value ?? ''), hidden))).join(', ')})`);
     const copied = await connection.run(`COPY (SELECT * FROM (VALUES ${rows.join(', ')}) AS plan(explain_key, explain_value)) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
     const rowCount = Number(copied.rowsChanged);
     const first = await readFirstPage(connection, file, rowCount, ['VARCHAR', 'VARCHAR']);
