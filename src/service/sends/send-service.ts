@@ -309,6 +309,7 @@ export class SendService {
           // What the destination or the send's own SQL and credential did is the user's to read in the run; the
           // rest (a bug, a replica without the right secrets key) is for whoever runs this server to fix.
           if (!known || SERVER_FAULTS.has(code)) this.logFailure(send, runId, code, error);
+          else if (error instanceof SendFailure && error.operatorDetail) this.log({ level: 'info', msg: 'send delivery failed', organization: send.organizationId, send: send.id, run: runId, code, detail: error.operatorDetail });
           await this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
         },
       )

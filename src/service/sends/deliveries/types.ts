@@ -20,6 +20,8 @@ export class SendFailure extends Error {
   constructor(
     message: string,
     readonly code: string = 'delivery_failed',
+    /** What the run's message leaves out for the tenant (a receiver's status), for the server's log. */
+    readonly operatorDetail?: string,
   ) {
     super(message);
   }

@@ -66,8 +66,10 @@ export class WebhookDelivery implements Delivery {
     const body = ndjson ? rows.map((r) => `${JSON.stringify(r)}\n`).join('') : JSON.stringify({ send: this.ids.send, run: this.ids.run, batch, rows });
     const delivery = `${this.ids.run}-${batch}`;
     let last = '';
+    let made = 0;
     for (let attempt = 1; attempt <= this.policy.attempts; attempt++) {
       if (this.signal.aborted) throw new SendFailure('The run was cancelled.');
+      made = attempt;
       const timestamp = Math.floor(this.clock.now() / 1000);
       let retryAfterMs: number | undefined;
       try {
@@ -101,7 +103,9 @@ export class WebhookDelivery implements Delivery {
         await this.clock.sleep(Math.min(this.policy.maxDelayMs, retryAfterMs ?? backoff), this.signal);
       }
     }
-    throw new SendFailure(`The webhook did not accept batch ${batch}: ${last}.`);
+    // One message for every way a receiver fails (an error status, no answer, nothing listening): a run's error
+    // must not tell a tenant what answers at an address. The server's log has the detail.
+    throw new SendFailure(`The webhook did not accept batch ${batch}: no 2xx answer after ${made} attempt${made === 1 ? '' : 's'} (the receiver answered with an error, did not answer in time, or could not be reached).`, 'delivery_failed', last);
   }
 
   async commit(): Promise<void> {}
