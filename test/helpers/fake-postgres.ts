@@ -137,7 +137,7 @@ function answer(sql: string, names: readonly string[], columns: number, paramete
  * rows and ends ('rows'). It ignores cancel requests (and
  * counts them), as a hostile server would.
  */
-export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number; names?: string[] } = {}): Promise<FakePostgres> {
+export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number; names?: string[]; hangOn?: RegExp } = {}): Promise<FakePostgres> {
   const sockets = new Set<Socket>();
   let cancels = 0;
   let copies = 0;
@@ -151,6 +151,7 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
     let started = false;
     let pending = '';
     let parameters: string[] = [];
+    let hung = false;
     const copy = (): void => {
       copies++;
       socket.write(message('H', Buffer.concat([Buffer.from([0]), int16(1), int16(0)])));
@@ -167,6 +168,11 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
       pump();
     };
     const respond = (sql: string, extended: 'describe' | 'execute' | 'simple', values: readonly string[] = []): void => {
+      // A statement it never answers (a destination that takes an INSERT and says nothing more).
+      if (shape.hangOn?.test(sql)) {
+        hung = true;
+        return;
+      }
       if (/^\s*copy/i.test(sql)) {
         if (extended !== 'describe') copy();
         return;
@@ -203,7 +209,7 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
         const parameters = [['server_version', '15.0'], ['client_encoding', 'UTF8'], ['standard_conforming_strings', 'on'], ['integer_datetimes', 'on'], ['DateStyle', 'ISO, MDY']];
         socket.write(Buffer.concat([message('R', int32(0)), ...parameters.map(([k, v]) => message('S', Buffer.concat([cstring(k as string), cstring(v as string)]))), message('K', Buffer.concat([int32(4242), int32(777)])), ready()]));
       }
-      while (buffer.length >= 5) {
+      while (buffer.length >= 5 && !hung) {
         const type = String.fromCharCode(buffer[0] as number);
         const length = buffer.readInt32BE(1);
         if (buffer.length < 1 + length) return;

@@ -9,7 +9,7 @@ import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/po
 import type { Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
-const SCOPES: Scope[] = ['apps:manage', 'apps:read', 'jobs:read', 'jobs:manage', 'data:read', 'logs:read'] as Scope[];
+const SCOPES: Scope[] = ['apps:manage', 'apps:read', 'jobs:read', 'jobs:manage', 'data:read', 'logs:read', 'sends:manage', 'sends:read', 'query:read'] as Scope[];
 
 /** A harness whose syncs run as lake serve runs them, with the given bounds. */
 async function startWith(settings: Partial<SyncSettings>): Promise<Harness> {
@@ -87,6 +87,34 @@ describe('a source cannot hold the service', () => {
     for (const id of [...syncs, again.id]) await mallory('POST', `/jobs/${id}/cancel`);
     for (const id of [...syncs, again.id]) expect((await waitUntil(() => mallory('GET', `/jobs/${id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000)).status).toBe('cancelled');
   }, 60_000);
+});
+
+describe('a destination database cannot hold a send run', () => {
+  let api: Harness;
+  let fake: FakePostgres;
+  beforeAll(async () => {
+    fake = await startFakePostgres('rows', { hangOn: /^\s*insert/i });
+    api = await startWith({});
+  });
+  afterAll(async () => {
+    await api?.close();
+    await fake?.stop();
+  });
+
+  it('a cancel ends a run whose destination never answers its INSERT, its connection closed', async () => {
+    const call = await tenant(api, 'Sender');
+    const send = await call('POST', '/sends', { name: 'to a black hole', sql: 'select 1 as a', destination: { type: 'postgres', host: '127.0.0.1', user: 'u', password: 'p', port: fake.port, database: 'd', table: 't', mode: 'replace' } });
+    expect(send.http, JSON.stringify(send)).toBe(201);
+    const run = await call('POST', `/sends/${send.id}/run`);
+    await waitUntil(async () => fake.open(), (n) => n > 0, 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const cancelAt = Date.now();
+    expect((await call('POST', `/jobs/${run.id}/cancel`)).http).toBe(200);
+    const job = await waitUntil(() => call('GET', `/jobs/${run.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000);
+    expect(job.status).toBe('cancelled');
+    expect(Date.now() - cancelAt).toBeLessThan(5_000);
+    expect(await waitUntil(async () => fake.open(), (n) => n === 0, 2_000)).toBe(0);
+  }, 30_000);
 });
 
 describe('every read from a source is bounded', () => {

@@ -361,7 +361,7 @@ export class SendService {
     const secrets = this.secretBox.open(send.id, send.secrets);
     const delivery: Delivery =
       send.destination.type === 'postgres'
-        ? new PostgresDelivery(send.destination, secrets, this.settings.destinations)
+        ? new PostgresDelivery(send.destination, secrets, this.settings.destinations, signal)
         : new WebhookDelivery(send.destination, secrets.secret ?? '', { send: send.id, run: runId }, this.clock, this.settings.webhookRetry, signal, this.settings.destinations);
     const batchSize = send.destination.type === 'webhook' ? send.destination.batch_size : READ_BATCH;
     try {

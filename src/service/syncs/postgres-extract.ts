@@ -15,7 +15,7 @@ import { planColumn, stagedName, type ColumnPlan, type NumericShape, type Source
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
 import type { SyncSettings } from './settings.js';
-import { requestCancel, SourceConnections } from './source-connections.js';
+import { requestCancel, TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { LakeServiceError } from '../errors.js';
 import { lakeColumnNames, SYNCED_AT } from '../sources/lake-names.js';
@@ -118,7 +118,7 @@ export interface PostgresSyncInput {
  */
 export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
 
-async function openSession(settings: ConnectorSettings, connections: SourceConnections): Promise<pg.Client> {
+async function openSession(settings: ConnectorSettings, connections: TenantConnections): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
   client.on('error', () => {});
   connections.add(client);
@@ -157,7 +157,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
   const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
   const clients: pg.Client[] = [];
-  const connections = new SourceConnections(input.limits, input.signal);
+  const connections = new TenantConnections(input.limits, input.signal);
   try {
     clients.push(await openSession(input.settings, connections));
   } catch (error) {
@@ -273,7 +273,7 @@ interface SharedExtraction {
   board: RangeBoard;
   /** Bytes staged on disk, against the per-table and per-sync caps. */
   staging: StagingBudget;
-  connections: SourceConnections;
+  connections: TenantConnections;
   /** Ranges a large table may be read in at once: the sync's connections, or 1 where ranges would not pay. */
   rangesPerTable: number;
 }

@@ -1,10 +1,17 @@
 import type pg from 'pg';
 import { classifyPostgresFailure, connectPostgres, postgresClient } from '../../connectors/postgres.js';
 import { LakeServiceError } from '../../errors.js';
+import { TenantConnections } from '../../connectors/tenant-connections.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
 import type { ResultColumn } from '../../queries/store.js';
 import type { PostgresDestination } from '../destination.js';
 import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
+
+/** A destination database that sends nothing for this long has its connection ended, and the run fails. */
+const DESTINATION_IDLE_MS = 300_000;
+
+/** The longest one delivery may hold its connection. */
+const DESTINATION_MAX_MS = 6 * 3_600_000;
 
 /** PostgreSQL's bind-parameter ceiling is 65535; batches stay well under it. */
 const MAX_PARAMETERS = 30_000;
@@ -69,7 +76,12 @@ export class PostgresDelivery implements Delivery {
     private readonly secrets: Record<string, string>,
     /** Where databases may be written to; unrestricted when absent. */
     private readonly outbound?: OutboundPolicy,
+    /** The run's cancel: it ends the connection at once, whatever the destination is doing. */
+    private readonly signal: AbortSignal = new AbortController().signal,
   ) {}
+
+  /** The run's connection, ended for sure on a cancel, an idle destination or the time bound. */
+  private connections: TenantConnections | undefined;
 
   private get target(): string {
     return `${quote(this.destination.schema)}.${quote(this.destination.table)}`;
@@ -99,10 +111,13 @@ export class PostgresDelivery implements Delivery {
       throw new SendFailure(describeFailure(error));
     }
     client.on('error', () => {}); // a dropped connection fails the statement in flight; this keeps it from crashing the process
+    // A destination that stops answering (or never ends a statement) cannot hold the run: see TenantConnections.
+    this.connections = new TenantConnections({ idleTimeoutMs: DESTINATION_IDLE_MS, maxDurationMs: DESTINATION_MAX_MS }, this.signal, { work: 'send run', peer: 'destination database' });
+    this.connections.add(client);
     try {
       await connectPostgres(client, settings).catch(async (error: unknown) => {
         // Never connected (or connected to what it may not write): there is nothing to roll back.
-        await client.end().catch(() => {});
+        await this.connections?.close();
         throw error;
       });
       this.client = client;
@@ -130,7 +145,7 @@ export class PostgresDelivery implements Delivery {
       for (let start = 0; start < rows.length; start += perStatement) await client.query(this.insertStatement(rows.slice(start, start + perStatement)));
     } catch (error) {
       await this.abort();
-      throw new SendFailure(describeFailure(error));
+      throw new SendFailure(this.stoppedReason() ?? describeFailure(error));
     }
   }
 
@@ -161,17 +176,24 @@ export class PostgresDelivery implements Delivery {
       await client.query('COMMIT');
     } catch (error) {
       await this.abort();
-      throw new SendFailure(describeFailure(error));
+      throw new SendFailure(this.stoppedReason() ?? describeFailure(error));
     }
     this.client = undefined;
-    await client.end().catch(() => {});
+    await this.connections?.close();
   }
 
   async abort(): Promise<void> {
     const client = this.client;
     this.client = undefined;
     if (!client) return;
-    await client.query('ROLLBACK').catch(() => {});
-    await client.end().catch(() => {});
+    // Rolled back only on a connection still working; an ended one rolls back by itself at the server.
+    if (!this.connections?.ended) await client.query('ROLLBACK').catch(() => {});
+    await this.connections?.close();
+  }
+
+  /** Why the connection was ended (idle destination, time bound), when it was. */
+  private stoppedReason(): string | undefined {
+    const reason = this.connections?.failure?.message;
+    return reason === undefined ? undefined : `The delivery was stopped: ${reason}.`;
   }
 }

@@ -38,12 +38,13 @@ export function requestCancel(client: pg.Client): void {
 }
 
 /**
- * The connections a sync holds on its source, and the one way to end them that always works: a cancel request to
- * the server, then the socket destroyed, so every statement waiting on it fails at once (a polite `end()` would
- * wait behind a COPY the server never finishes). A source connection that sends nothing for the idle timeout, or a
- * sync that reads past its time bound, is ended the same way, with a reason.
+ * The connections lake holds on a tenant's database (a sync's on its source, a send's on its destination), and
+ * the one way to end them that always works: a cancel request to the server, then the socket destroyed, so every
+ * statement waiting on it fails at once (a polite `end()` would wait behind a COPY the server never finishes, or a
+ * statement it never answers). A connection that receives nothing for the idle timeout, or work that runs past its
+ * time bound, is ended the same way, with a reason.
  */
-export class SourceConnections {
+export class TenantConnections {
   private readonly clients = new Set<pg.Client>();
   private reason: Error | undefined;
   private stopped = false;
@@ -53,9 +54,11 @@ export class SourceConnections {
   constructor(
     private readonly limits: { idleTimeoutMs: number; maxDurationMs: number },
     private readonly signal: AbortSignal,
+    /** What the reasons name: the sync's settings, or a send's. */
+    private readonly names: { work: string; peer: string; idleSetting?: string; durationSetting?: string } = { work: 'sync', peer: 'source', idleSetting: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS', durationSetting: 'LAKE_SYNC_TIMEOUT_SECONDS' },
   ) {
     signal.addEventListener('abort', this.onAbort, { once: true });
-    this.deadline = setTimeout(() => this.fail(new Error(`the sync was still reading after ${Math.round(limits.maxDurationMs / 1000)} s, its time bound (LAKE_SYNC_TIMEOUT_SECONDS)`)), limits.maxDurationMs);
+    this.deadline = setTimeout(() => this.fail(new Error(`the ${names.work} was still running after ${Math.round(limits.maxDurationMs / 1000)} s, its time bound${names.durationSetting ? ` (${names.durationSetting})` : ''}`)), limits.maxDurationMs);
     this.deadline.unref();
   }
 
@@ -78,7 +81,7 @@ export class SourceConnections {
     }
     const seconds = Math.round(this.limits.idleTimeoutMs / 1000);
     internals(client).connection.stream.setTimeout(this.limits.idleTimeoutMs, () =>
-      this.fail(new Error(`the source sent nothing for ${seconds} s (LAKE_SYNC_IDLE_TIMEOUT_SECONDS); its connections were closed`)),
+      this.fail(new Error(`the ${this.names.peer} sent nothing for ${seconds} s${this.names.idleSetting ? ` (${this.names.idleSetting})` : ''}; its connections were closed`)),
     );
   }
 
