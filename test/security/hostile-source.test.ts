@@ -185,6 +185,7 @@ describe('cancelling an honest sync mid-table', () => {
 
   it('a 3 M-row COPY cancelled mid-read ends cancelled within 5 s, with no backend left on the source', async () => {
     const call = await tenant(api, 'Big');
+    const other = await tenant(api, 'Other');
     const source = await call('POST', '/sources', { connector: 'postgres', name: 'big', host: db.host, user: db.reader, config: { port: db.port, database: db.database } });
     expect(source.http, JSON.stringify(source)).toBe(201);
     const sync = await call('POST', `/sources/${source.id}/sync`, { tables: ['public.events'] });
@@ -192,6 +193,10 @@ describe('cancelling an honest sync mid-table', () => {
     // Cancelled while rows are being read.
     const reading = await waitUntil(() => call('GET', `/sources/${source.id}`), (s) => (s.latest_sync?.tables ?? []).some((t: Json) => t.phase === 'extracting' && t.completed > 0), 30_000);
     expect(JSON.stringify(reading.latest_sync)).toContain('extracting');
+    // Another organization's sync runs meanwhile, and is not disturbed by the cancel.
+    const demo = await other('POST', '/sources', { connector: 'sample', name: 'other demo', config: { scale: 20 } });
+    const otherSync = await other('POST', `/sources/${demo.id}/sync`, {});
+    await waitUntil(() => other('GET', `/jobs/${otherSync.id}`), (j) => j.status !== 'queued', 5_000);
     const cancelAt = Date.now();
     expect((await call('POST', `/jobs/${sync.id}/cancel`)).http).toBe(200);
     const job = await waitUntil(() => call('GET', `/jobs/${sync.id}`), (j) => j.status !== 'running', 5_000);
@@ -202,5 +207,6 @@ describe('cancelling an honest sync mid-table', () => {
     expect(again.http).toBe(202);
     await call('POST', `/jobs/${again.id}/cancel`);
     await waitUntil(() => call('GET', `/jobs/${again.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000);
+    expect((await waitUntil(() => other('GET', `/jobs/${otherSync.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 30_000)).status).toBe('succeeded');
   }, 60_000);
 });
