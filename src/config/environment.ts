@@ -45,7 +45,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LAKE_WORKER_DEBUG', scope: 'serve', meaning: "1 lets query workers' stderr through", default: 'off' },
   { name: 'LAKE_SYNC_CONCURRENCY', scope: 'all', meaning: 'syncs one process runs at once', default: '4' },
   { name: 'LAKE_SYNC_CONCURRENCY_PER_ORG', scope: 'all', meaning: 'syncs of one organization one process runs at once', default: '2' },
-  { name: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS', scope: 'all', meaning: 'a source connection that receives nothing this long ends its sync', default: '600' },
+  { name: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS', scope: 'all', meaning: 'a source connection that receives nothing this long ends its sync', default: '1800' },
   { name: 'LAKE_SYNC_TIMEOUT_SECONDS', scope: 'all', meaning: 'the longest a sync may read from its source', default: '86400' },
   { name: 'LAKE_SYNC_MAX_RECORD_BYTES', scope: 'all', meaning: 'the largest row a sync takes from a source', default: '67108864 (64 MiB)' },
   { name: 'LAKE_SYNC_MAX_TABLE_STAGING_BYTES', scope: 'all', meaning: 'bytes one table may have staged on disk at once', default: '8589934592 (8 GiB)' },

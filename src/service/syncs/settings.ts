@@ -29,7 +29,8 @@ const GiB = 1 << 30;
 export const SYNC_DEFAULTS: SyncSettings = {
   concurrency: 4,
   perOrganization: 2,
-  idleTimeoutMs: 600_000,
+  // Long enough for a statement that scans a large table before sending anything (the numeric shapes, a max()).
+  idleTimeoutMs: 1_800_000,
   maxDurationMs: 24 * 3_600_000,
   maxRecordBytes: 64 * MiB,
   maxTableStagingBytes: 8 * GiB,
