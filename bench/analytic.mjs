@@ -18,7 +18,14 @@ const lake = join(root, 'bin', 'lake.js');
 const kept = process.env.LAKE_BENCH_ANALYTIC_HOME;
 const work = kept ?? mkdtempSync(join(tmpdir(), 'lake-bench-analytic-'));
 const homeDir = join(work, 'home');
-const env = { PATH: process.env.PATH, HOME: work, LAKE_HOME: homeDir, LAKE_CONFIG_DIR: join(work, 'config'), LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
+const env = {
+  PATH: process.env.PATH,
+  HOME: work,
+  LAKE_HOME: homeDir,
+  LAKE_CONFIG_DIR: join(work, 'config'),
+  LAKE_RATE_LIMIT_PER_CALLER: '0',
+  LAKE_RATE_LIMIT_PER_ORG: '0',
+};
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const filesJson = join(work, 'files.json');
 
@@ -35,7 +42,9 @@ if (!existsSync(filesJson)) {
     files[name] = table.snapshot.files.map((f) => join(homeDir, f));
     rows += table.snapshot.rowCount ?? 0;
   }
-  console.log(`setup: ${Object.keys(TABLES).length} tables, ${rows.toLocaleString('en-US')} rows written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `setup: ${Object.keys(TABLES).length} tables, ${rows.toLocaleString('en-US')} rows written in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   await services.close();
   await home.close();
   writeFileSync(filesJson, JSON.stringify(files));
@@ -86,15 +95,21 @@ const compare = (sql, views) => {
 };
 
 const one = compare('select 1', 'none');
-console.log(`select 1, whole process, median of ${runs}: lake ${one.lake.toFixed(0)} ms, DuckDB script ${one.direct.toFixed(0)} ms, ratio ${(one.lake / one.direct).toFixed(3)} (target <= 1.3)`);
+console.log(
+  `select 1, whole process, median of ${runs}: lake ${one.lake.toFixed(0)} ms, DuckDB script ${one.direct.toFixed(0)} ms, ratio ${(one.lake / one.direct).toFixed(3)} (target <= 1.3)`,
+);
 
 const ratios = [];
 for (const [name, sql] of Object.entries(QUERIES)) {
   const r = compare(sql, 'views');
   const ratio = r.lake / r.direct;
   ratios.push(ratio);
-  console.log(`${name.padEnd(52)} ${String(r.rows).padStart(5)} rows  lake ${r.lake.toFixed(0).padStart(5)} ms  DuckDB ${r.direct.toFixed(0).padStart(5)} ms  ratio ${ratio.toFixed(3)}`);
+  console.log(
+    `${name.padEnd(52)} ${String(r.rows).padStart(5)} rows  lake ${r.lake.toFixed(0).padStart(5)} ms  DuckDB ${r.direct.toFixed(0).padStart(5)} ms  ratio ${ratio.toFixed(3)}`,
+  );
 }
 const geomean = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);
-console.log(`${ratios.length} analytic queries: geometric mean ratio ${geomean.toFixed(3)} (target <= 1.15), largest ${Math.max(...ratios).toFixed(3)} (target <= 1.3)`);
+console.log(
+  `${ratios.length} analytic queries: geometric mean ratio ${geomean.toFixed(3)} (target <= 1.15), largest ${Math.max(...ratios).toFixed(3)} (target <= 1.3)`,
+);
 if (!kept) rmSync(work, { recursive: true, force: true });

@@ -16,7 +16,14 @@ const CEILING = 6 * 2 ** 30;
 
 async function serve(cgroups) {
   const home = join(mkdtempSync(join(tmpdir(), 'lake-bench-mem-')), 'home');
-  const env = { LAKE_HOME: home, LAKE_QUERY_MEMORY_LIMIT: '256MB', LAKE_QUERY_WORKERS: '2', LAKE_QUERY_MEMORY_CGROUP: cgroups ? '1' : '0', LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
+  const env = {
+    LAKE_HOME: home,
+    LAKE_QUERY_MEMORY_LIMIT: '256MB',
+    LAKE_QUERY_WORKERS: '2',
+    LAKE_QUERY_MEMORY_CGROUP: cgroups ? '1' : '0',
+    LAKE_RATE_LIMIT_PER_CALLER: '0',
+    LAKE_RATE_LIMIT_PER_ORG: '0',
+  };
   const server = await startServe(env);
   const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
   return { ...server, token };
@@ -30,11 +37,17 @@ for (const cgroups of [true, false]) {
       const pids = processTree(child.pid);
       const total = pids.reduce((s, p) => s + rssBytes(p), 0);
       peak = Math.max(peak, total);
-      if (total > CEILING) for (const p of pids) try { process.kill(p, 'SIGKILL'); } catch {}
+      if (total > CEILING)
+        for (const p of pids)
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {}
     }, 20);
     const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const started = performance.now();
-    const { id } = await (await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql }) })).json();
+    const { id } = await (
+      await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql }) })
+    ).json();
     let job;
     do {
       await fetch(`${url}/queries/${id}?wait=5`, { headers });
@@ -42,7 +55,9 @@ for (const cgroups of [true, false]) {
     } while (job.status === 'running' || job.status === 'queued');
     clearInterval(watch);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(`${cgroups ? 'cgroup+watchdog' : 'watchdog only  '}  ${job.error?.code ?? job.status}  peak tree RSS ${(peak / 2 ** 20).toFixed(0)} MB  ${seconds} s  ${sql}`);
+    console.log(
+      `${cgroups ? 'cgroup+watchdog' : 'watchdog only  '}  ${job.error?.code ?? job.status}  peak tree RSS ${(peak / 2 ** 20).toFixed(0)} MB  ${seconds} s  ${sql}`,
+    );
   }
   await stop();
 }

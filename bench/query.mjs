@@ -16,7 +16,13 @@ const lake = join(root, 'bin', 'lake.js');
 const work = mkdtempSync(join(tmpdir(), 'lake-bench-query-'));
 const homeDir = join(work, 'home');
 // Paging a million rows takes a thousand requests: the bench turns rate limits off (0), as any operator can.
-const env = { ...process.env, LAKE_HOME: homeDir, LAKE_CONFIG_DIR: join(work, 'config'), LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' };
+const env = {
+  ...process.env,
+  LAKE_HOME: homeDir,
+  LAKE_CONFIG_DIR: join(work, 'config'),
+  LAKE_RATE_LIMIT_PER_CALLER: '0',
+  LAKE_RATE_LIMIT_PER_ORG: '0',
+};
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const { openHome } = await import(join(root, 'dist/service/home/home.js'));
@@ -35,13 +41,16 @@ const table = await services.lake.writeTable(
           (['click', 'view', 'buy', 'share'])[1 + range % 4] AS kind, (range % 1000) / 10.0 AS amount, range % 7 = 0 AS flagged
    FROM range(10000000)`,
 );
-console.log(`setup: 10M-row lake table written in ${((performance.now() - started) / 1000).toFixed(1)} s (${(table.snapshot.bytes / 1e6).toFixed(0)} MB)`);
+console.log(
+  `setup: 10M-row lake table written in ${((performance.now() - started) / 1000).toFixed(1)} s (${(table.snapshot.bytes / 1e6).toFixed(0)} MB)`,
+);
 const files = table.snapshot.files.map((f) => join(homeDir, f));
 await services.close();
 await home.close();
 
 // 1. whole process: lake query vs. a direct DuckDB script.
-const AGGREGATE = 'SELECT kind, count(*) AS n, sum(amount) AS total, max(happened_at) AS last FROM lake.bench.events GROUP BY kind ORDER BY kind';
+const AGGREGATE =
+  'SELECT kind, count(*) AS n, sum(amount) AS total, max(happened_at) AS last FROM lake.bench.events GROUP BY kind ORDER BY kind';
 const direct = join(work, 'direct.mjs');
 writeFileSync(
   direct,
@@ -70,7 +79,9 @@ for (let i = 0; i < runs; i++) {
   directTimes.push(time([direct]));
 }
 const ratio1 = median(lakeTimes) / median(directTimes);
-console.log(`1. aggregate over 10M rows, whole process, median of ${runs}: lake query ${median(lakeTimes).toFixed(0)} ms, direct DuckDB ${median(directTimes).toFixed(0)} ms, ratio ${ratio1.toFixed(3)} (target <= 1.15)`);
+console.log(
+  `1. aggregate over 10M rows, whole process, median of ${runs}: lake query ${median(lakeTimes).toFixed(0)} ms, direct DuckDB ${median(directTimes).toFixed(0)} ms, ratio ${ratio1.toFixed(3)} (target <= 1.15)`,
+);
 
 // 2 and 3 run against lake serve.
 const server = spawn(process.execPath, [lake, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -110,11 +121,18 @@ do {
   cursor = page.has_more ? page.next_cursor : undefined;
 } while (cursor);
 const rowsPerSecond = rows / ((performance.now() - started) / 1000);
-console.log(`2. paging a ${rows.toLocaleString('en-US')}-row inline result through lake serve: ${Math.round(rowsPerSecond).toLocaleString('en-US')} rows/s (target >= 250,000)`);
+console.log(
+  `2. paging a ${rows.toLocaleString('en-US')}-row inline result through lake serve: ${Math.round(rowsPerSecond).toLocaleString('en-US')} rows/s (target >= 250,000)`,
+);
 
 const filesTimes = [];
 const copyTimes = [];
-const baseline = await (await duckdb.DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' })).connect();
+const baseline = await (
+  await duckdb.DuckDBInstance.create(':memory:', {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  })
+).connect();
 const fileList = `[${files.map((f) => `'${f}'`).join(', ')}]`;
 for (let i = 0; i < Math.max(3, Math.floor(runs / 2)); i++) {
   let t = performance.now();
@@ -122,11 +140,15 @@ for (let i = 0; i < Math.max(3, Math.floor(runs / 2)); i++) {
   if (query.status !== 'succeeded') throw new Error(JSON.stringify(query));
   filesTimes.push(performance.now() - t);
   t = performance.now();
-  await baseline.run(`COPY (SELECT * FROM read_parquet(${fileList})) TO '${join(work, 'copy.parquet')}' (FORMAT parquet, COMPRESSION zstd)`);
+  await baseline.run(
+    `COPY (SELECT * FROM read_parquet(${fileList})) TO '${join(work, 'copy.parquet')}' (FORMAT parquet, COMPRESSION zstd)`,
+  );
   copyTimes.push(performance.now() - t);
 }
 const ratio3 = median(filesTimes) / median(copyTimes);
-console.log(`3. 10M-row format=files result (submit to succeeded, over HTTP): ${median(filesTimes).toFixed(0)} ms vs DuckDB COPY TO Parquet ${median(copyTimes).toFixed(0)} ms, ratio ${ratio3.toFixed(3)} (target <= 1.2)`);
+console.log(
+  `3. 10M-row format=files result (submit to succeeded, over HTTP): ${median(filesTimes).toFixed(0)} ms vs DuckDB COPY TO Parquet ${median(copyTimes).toFixed(0)} ms, ratio ${ratio3.toFixed(3)} (target <= 1.2)`,
+);
 
 server.kill('SIGTERM');
 await new Promise((resolve) => server.on('exit', resolve));

@@ -34,7 +34,9 @@ async function admin(sql) {
 }
 
 function lake(bin, args, env) {
-  return execFileSync(process.execPath, [join(bin, 'bin/lake.js'), ...args], { env: { PATH: process.env.PATH, ...env } }).toString();
+  return execFileSync(process.execPath, [join(bin, 'bin/lake.js'), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+  }).toString();
 }
 
 /** A fresh home (and for PostgreSQL a fresh database and keys); returns the token and each replica's environment. */
@@ -49,7 +51,8 @@ async function prepare(kind, replicas, bin = root) {
   await admin(`CREATE DATABASE ${database}`);
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
-  for (const name of ['signing.key', 'secrets.key']) writeFileSync(join(dir, name), randomBytes(32).toString('hex'), { mode: 0o600 });
+  for (const name of ['signing.key', 'secrets.key'])
+    writeFileSync(join(dir, name), randomBytes(32).toString('hex'), { mode: 0o600 });
   const shared = {
     ...quiet,
     LAKE_METADATA_URL: url.toString(),
@@ -57,7 +60,9 @@ async function prepare(kind, replicas, bin = root) {
     LAKE_SIGNING_KEY_FILE: join(dir, 'signing.key'),
     LAKE_SECRETS_KEY_FILE: join(dir, 'secrets.key'),
   };
-  const token = JSON.parse(lake(bin, ['init', '--json', '--metadata-url', url.toString()], { ...shared, LAKE_HOME: join(dir, 'admin') })).token.secret;
+  const token = JSON.parse(
+    lake(bin, ['init', '--json', '--metadata-url', url.toString()], { ...shared, LAKE_HOME: join(dir, 'admin') }),
+  ).token.secret;
   const envs = Array.from({ length: replicas }, (_, i) => ({ ...shared, LAKE_HOME: join(dir, `home${i}`) }));
   return {
     token,
@@ -71,7 +76,9 @@ async function prepare(kind, replicas, bin = root) {
 
 async function smallQuery(url, token) {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  const submitted = await (await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'select 1 as one' }) })).json();
+  const submitted = await (
+    await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'select 1 as one' }) })
+  ).json();
   let body;
   do body = await (await fetch(`${url}/queries/${submitted.id}?wait=10&format=inline`, { headers })).json();
   while (body.status === 'queued' || body.status === 'running');
@@ -127,5 +134,7 @@ for (let round = 0; round < rounds; round++) {
 for (const s of setups) await s.stop();
 const [a] = setups;
 for (const s of setups) {
-  console.log(`${s.name}: ${median(s.rates).toFixed(1)} queries/s (rounds ${s.rates.map((r) => r.toFixed(0)).join(', ')}); ratio to A ${(median(s.rates) / median(a.rates)).toFixed(2)}`);
+  console.log(
+    `${s.name}: ${median(s.rates).toFixed(1)} queries/s (rounds ${s.rates.map((r) => r.toFixed(0)).join(', ')}); ratio to A ${(median(s.rates) / median(a.rates)).toFixed(2)}`,
+  );
 }

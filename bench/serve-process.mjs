@@ -13,7 +13,10 @@ process.on('exit', () => {
 
 /** Starts `lake serve --port 0` (of this checkout, or another built one) with exactly this environment (plus PATH); resolves once it listens. */
 export async function startServe(env, checkout = root) {
-  const child = spawn(process.execPath, [join(checkout, 'bin/lake.js'), 'serve', '--port', '0'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(checkout, 'bin/lake.js'), 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.once('exit', (code) => reject(new Error(`lake serve exited with ${code}`)));

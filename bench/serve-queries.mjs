@@ -14,7 +14,8 @@ import { startServe } from './serve-process.mjs';
 
 const serial = Number(process.argv[2] ?? 300);
 const root = fileURLToPath(new URL('..', import.meta.url));
-const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const percentile = (values, p) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 const { openHome } = await import(join(root, 'dist/service/home/home.js'));
 
 async function prepareHome() {
@@ -22,13 +23,22 @@ async function prepareHome() {
   const home = await openHome(dir);
   const other = await home.directory.createOrganization('Neighbour');
   const user = await home.directory.createUser(other.id, 'N', 'owner');
-  const neighbour = (await home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
+  const neighbour = (
+    await home.credentials.issue({
+      kind: 'pat',
+      organizationId: other.id,
+      userId: user.id,
+      name: 'n',
+      scopes: ['query:read', 'jobs:read', 'jobs:manage'],
+    })
+  ).secret;
   const owner = home.ownerToken;
   await home.close();
   return { dir, owner, neighbour };
 }
 
-const startServeOn = (dir) => startServe({ LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
+const startServeOn = (dir) =>
+  startServe({ LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
 
 async function startInProcess(dir) {
   const { createServices } = await import(join(root, 'dist/service/services.js'));
@@ -37,14 +47,20 @@ async function startInProcess(dir) {
   const home = await openHome(dir);
   const services = await createServices(home, { rateLimits: false });
   services.queries.warm();
-  const server = await startServer(createApp(services, { log: () => {} }), { host: '127.0.0.1', port: 0, log: () => {} });
+  const server = await startServer(createApp(services, { log: () => {} }), {
+    host: '127.0.0.1',
+    port: 0,
+    log: () => {},
+  });
   return { url: server.url, stop: async () => (await server.close(1000), await services.close(), await home.close()) };
 }
 
 async function smallQuery(url, token, sql = 'select 1 as one') {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   const started = performance.now();
-  const submitted = await (await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql }) })).json();
+  const submitted = await (
+    await fetch(`${url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql }) })
+  ).json();
   let body;
   do body = await (await fetch(`${url}/queries/${submitted.id}?wait=10&format=inline`, { headers })).json();
   while (body.status === 'queued' || body.status === 'running');
@@ -59,9 +75,11 @@ async function measure(target, token) {
   const total = serial;
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next++ < total) await smallQuery(target.url, token);
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next++ < total) await smallQuery(target.url, token);
+    }),
+  );
   const perSecond = total / ((performance.now() - started) / 1000);
   return { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), perSecond };
 }
@@ -75,19 +93,31 @@ const homeForServe = await prepareHome();
 const serve = await startServeOn(homeForServe.dir);
 const pooled = await measure(serve, homeForServe.owner);
 const fmt = (n) => n.toFixed(1);
-console.log(`1. serial select 1 (submit + wait until rows): p50 ${fmt(pooled.p50)} ms, p90 ${fmt(pooled.p90)} ms; in-process engine p50 ${fmt(baseline.p50)} ms; ratio ${(pooled.p50 / baseline.p50).toFixed(2)} (target p50 ≤ 15 ms)`);
-console.log(`2. 8 concurrent clients: ${fmt(pooled.perSecond)} queries/s; in-process engine ${fmt(baseline.perSecond)}/s; ratio ${(pooled.perSecond / baseline.perSecond).toFixed(2)} (target ≥ 100/s)`);
+console.log(
+  `1. serial select 1 (submit + wait until rows): p50 ${fmt(pooled.p50)} ms, p90 ${fmt(pooled.p90)} ms; in-process engine p50 ${fmt(baseline.p50)} ms; ratio ${(pooled.p50 / baseline.p50).toFixed(2)} (target p50 ≤ 15 ms)`,
+);
+console.log(
+  `2. 8 concurrent clients: ${fmt(pooled.perSecond)} queries/s; in-process engine ${fmt(baseline.perSecond)}/s; ratio ${(pooled.perSecond / baseline.perSecond).toFixed(2)} (target ≥ 100/s)`,
+);
 
 // 3. Organization A at its ceiling of long queries; B's small queries.
 const headers = { Authorization: `Bearer ${homeForServe.owner}`, 'Content-Type': 'application/json' };
 const long = [];
 for (let i = 0; i < 8; i++) {
-  const body = await (await fetch(`${serve.url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: `select sum(hash(i)) from range(40000000000) t(i) -- ${i}` }) })).json();
+  const body = await (
+    await fetch(`${serve.url}/queries`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sql: `select sum(hash(i)) from range(40000000000) t(i) -- ${i}` }),
+    })
+  ).json();
   long.push(body.id);
 }
 await new Promise((r) => setTimeout(r, 500));
 const neighbour = [];
 for (let i = 0; i < 40; i++) neighbour.push(await smallQuery(serve.url, homeForServe.neighbour));
-console.log(`3. noisy neighbour: B's select 1 p50 ${fmt(percentile(neighbour, 0.5))} ms, p90 ${fmt(percentile(neighbour, 0.9))} ms while A holds 8 long queries (target p50 ≤ 1000 ms)`);
+console.log(
+  `3. noisy neighbour: B's select 1 p50 ${fmt(percentile(neighbour, 0.5))} ms, p90 ${fmt(percentile(neighbour, 0.9))} ms while A holds 8 long queries (target p50 ≤ 1000 ms)`,
+);
 for (const id of long) await fetch(`${serve.url}/jobs/${id}/cancel`, { method: 'POST', headers });
 await serve.stop();

@@ -8,13 +8,22 @@ import { join } from 'node:path';
 const runs = Number(process.argv[2] ?? 11);
 const lake = new URL('../bin/lake.js', import.meta.url).pathname;
 const home = join(mkdtempSync(join(tmpdir(), 'lake-bench-shell-')), 'home');
-const env = { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), 'lake-bench-user-')), TERM: 'xterm', NO_COLOR: '1' };
+const env = {
+  PATH: process.env.PATH,
+  HOME: mkdtempSync(join(tmpdir(), 'lake-bench-user-')),
+  TERM: 'xterm',
+  NO_COLOR: '1',
+};
 
 /** Milliseconds from spawning `lake args` on a pseudo-terminal until `until` shows (then it is closed). */
 function timeOnTerminal(args, until) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn('script', ['-qec', `stty cols 100 rows 40; exec ${process.execPath} ${lake} ${args.join(' ')}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      'script',
+      ['-qec', `stty cols 100 rows 40; exec ${process.execPath} ${lake} ${args.join(' ')}`, '/dev/null'],
+      { env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let out = '';
     let done = false;
     child.stdout.on('data', (d) => {
@@ -39,4 +48,6 @@ for (let i = 0; i < runs; i++) {
   shell.push(await timeOnTerminal(['--home', home, 'sql'], /lake> /));
 }
 const ratio = median(shell) / median(help);
-console.log(`shell start-up (prompt shown), median of ${runs}: lake sql ${median(shell).toFixed(0)} ms, lake --help ${median(help).toFixed(0)} ms, ratio ${ratio.toFixed(2)} (target <= 2)`);
+console.log(
+  `shell start-up (prompt shown), median of ${runs}: lake sql ${median(shell).toFixed(0)} ms, lake --help ${median(help).toFixed(0)} ms, ratio ${ratio.toFixed(2)} (target <= 2)`,
+);

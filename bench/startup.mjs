@@ -39,4 +39,6 @@ for (const [name, values] of Object.entries(samples)) {
   console.log(`${name.padEnd(22)} ${ms.toFixed(1).padStart(7)} ms   ${(ms / baseline).toFixed(2)}x node`);
 }
 const helpRatio = median(samples['lake --help']) / baseline;
-console.log(`target: lake --help within 2.5x of node: ${helpRatio <= 2.5 ? 'met' : 'NOT met'} (${helpRatio.toFixed(2)}x)`);
+console.log(
+  `target: lake --help within 2.5x of node: ${helpRatio <= 2.5 ? 'met' : 'NOT met'} (${helpRatio.toFixed(2)}x)`,
+);

@@ -36,7 +36,26 @@ try {
   );
   console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const url = new URL(adminUrl);
-  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'inc', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--no-password', '--json').stdout).id;
+  const source = JSON.parse(
+    run(
+      'sources',
+      'create',
+      '--connector',
+      'postgres',
+      '--name',
+      'inc',
+      '--config',
+      `host=${url.hostname}`,
+      '--config',
+      `port=${url.port || 5432}`,
+      '--config',
+      `database=${database}`,
+      '--config',
+      `user=${url.username || 'postgres'}`,
+      '--no-password',
+      '--json',
+    ).stdout,
+  ).id;
   run('sources', 'update', source, '--incremental', 'public.events:updated_at');
   const full = run('sync', 'start', source, '--json');
   if (JSON.parse(full.stdout).status !== 'succeeded') throw new Error(full.stdout);
@@ -47,14 +66,24 @@ try {
   const timeQuery = () => median(Array.from({ length: 5 }, () => run('query', AGGREGATE).seconds));
   const singleLayer = timeQuery();
   const changed = Math.round(rows * fraction);
-  await admin(`UPDATE public.events SET note = 'changed', updated_at = '2030-01-01'::timestamptz + id * interval '1 millisecond' WHERE id % ${Math.round(1 / fraction)} = 0`, database);
+  await admin(
+    `UPDATE public.events SET note = 'changed', updated_at = '2030-01-01'::timestamptz + id * interval '1 millisecond' WHERE id % ${Math.round(1 / fraction)} = 0`,
+    database,
+  );
   const incremental = run('sync', 'start', source, '--json');
   const result = JSON.parse(incremental.stdout);
   if (result.status !== 'succeeded') throw new Error(incremental.stdout);
-  const check = JSON.parse(run('query', 'select count(*) as n, count(*) filter (where note = \'changed\') as c from lake.inc.events', '--json').stdout);
-  console.log(`incremental sync of ${changed.toLocaleString('en-US')} changed rows (${(fraction * 100).toFixed(1)}%): ${incremental.seconds.toFixed(2)} s; ratio to the full sync ${(incremental.seconds / full.seconds).toFixed(3)} (target <= 0.15); lake rows ${JSON.stringify(check.data?.[0] ?? check)}`);
+  const check = JSON.parse(
+    run('query', "select count(*) as n, count(*) filter (where note = 'changed') as c from lake.inc.events", '--json')
+      .stdout,
+  );
+  console.log(
+    `incremental sync of ${changed.toLocaleString('en-US')} changed rows (${(fraction * 100).toFixed(1)}%): ${incremental.seconds.toFixed(2)} s; ratio to the full sync ${(incremental.seconds / full.seconds).toFixed(3)} (target <= 0.15); lake rows ${JSON.stringify(check.data?.[0] ?? check)}`,
+  );
   const layered = timeQuery();
-  console.log(`a group-by over the table as a whole process: ${(singleLayer * 1000).toFixed(0)} ms with one layer, ${(layered * 1000).toFixed(0)} ms with two; ratio ${(layered / singleLayer).toFixed(2)}`);
+  console.log(
+    `a group-by over the table as a whole process: ${(singleLayer * 1000).toFixed(0)} ms with one layer, ${(layered * 1000).toFixed(0)} ms with two; ratio ${(layered / singleLayer).toFixed(2)}`,
+  );
 } finally {
   await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   rmSync(work, { recursive: true, force: true });

@@ -39,8 +39,19 @@ try {
   let started = performance.now();
   for (const sql of Object.values(TABLES)) await admin(sql, database);
   await admin('ANALYZE', database);
-  const total = Number((await admin(`SELECT ${Object.keys(TABLES).map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')} AS n`, database)).rows[0].n);
-  console.log(`setup: ${Object.keys(TABLES).length} tables, ${total.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const total = Number(
+    (
+      await admin(
+        `SELECT ${Object.keys(TABLES)
+          .map((t) => `(SELECT count(*) FROM ${t})`)
+          .join(' + ')} AS n`,
+        database,
+      )
+    ).rows[0].n,
+  );
+  console.log(
+    `setup: ${Object.keys(TABLES).length} tables, ${total.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
 
   // Baseline: every table's COPY, one after another, in one snapshot, read and discarded.
   const client = new pg.Client({ connectionString: databaseUrl(database) });
@@ -51,7 +62,9 @@ try {
   await client.query('COMMIT');
   const rawSeconds = (performance.now() - started) / 1000;
   await client.end();
-  console.log(`raw sequential COPY TO STDOUT of the ${Object.keys(TABLES).length} tables: ${rawSeconds.toFixed(2)} s, ${Math.round(total / rawSeconds).toLocaleString('en-US')} rows/s`);
+  console.log(
+    `raw sequential COPY TO STDOUT of the ${Object.keys(TABLES).length} tables: ${rawSeconds.toFixed(2)} s, ${Math.round(total / rawSeconds).toLocaleString('en-US')} rows/s`,
+  );
 
   const run = (...args) => {
     const result = spawnSync(process.execPath, [lake, ...args], { env, encoding: 'utf8' });
@@ -61,13 +74,41 @@ try {
   const url = new URL(adminUrl);
   for (const connections of [1, 2, 3]) {
     const name = `bench${connections}`;
-    const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', name, '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--config', `sync_connections=${connections}`, '--no-password', '--json')).id;
-    const timed = spawnSync('/usr/bin/time', ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'], { env, encoding: 'utf8' });
+    const source = JSON.parse(
+      run(
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        name,
+        '--config',
+        `host=${url.hostname}`,
+        '--config',
+        `port=${url.port || 5432}`,
+        '--config',
+        `database=${database}`,
+        '--config',
+        `user=${url.username || 'postgres'}`,
+        '--config',
+        `sync_connections=${connections}`,
+        '--no-password',
+        '--json',
+      ),
+    ).id;
+    const timed = spawnSync(
+      '/usr/bin/time',
+      ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'],
+      { env, encoding: 'utf8' },
+    );
     if (timed.status !== 0) throw new Error(timed.stderr);
     const [peakKb, wallSeconds] = timed.stderr.trim().split('\n').at(-1).split(' ').map(Number);
     const synced = JSON.parse(timed.stdout);
-    if (synced.status !== 'succeeded' || synced.rows !== total) throw new Error(`sync did not complete: ${timed.stdout.slice(0, 500)}`);
-    console.log(`lake sync start, sync_connections=${connections}: ${wallSeconds.toFixed(2)} s, ${Math.round(total / wallSeconds).toLocaleString('en-US')} rows/s; ratio to raw sequential COPY ${(wallSeconds / rawSeconds).toFixed(2)} (target <= 1.2); peak RSS ${(peakKb / 1024).toFixed(0)} MB (target < 400 MB)`);
+    if (synced.status !== 'succeeded' || synced.rows !== total)
+      throw new Error(`sync did not complete: ${timed.stdout.slice(0, 500)}`);
+    console.log(
+      `lake sync start, sync_connections=${connections}: ${wallSeconds.toFixed(2)} s, ${Math.round(total / wallSeconds).toLocaleString('en-US')} rows/s; ratio to raw sequential COPY ${(wallSeconds / rawSeconds).toFixed(2)} (target <= 1.2); peak RSS ${(peakKb / 1024).toFixed(0)} MB (target < 400 MB)`,
+    );
   }
 } finally {
   await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -25,14 +25,19 @@ try {
      ANALYZE public.events;`,
     database,
   );
-  console.log(`setup: ${rows.toLocaleString('en-US')} rows in PostgreSQL in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `setup: ${rows.toLocaleString('en-US')} rows in PostgreSQL in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   const url = new URL(adminUrl);
 
   // Baseline: the raw COPY, read and discarded.
   const client = new pg.Client({ connectionString: databaseUrl(database) });
   await client.connect();
   started = performance.now();
-  await copyAndDiscard(client, 'COPY (SELECT id, account_id, kind, amount, happened_at FROM public.events) TO STDOUT WITH (FORMAT csv)');
+  await copyAndDiscard(
+    client,
+    'COPY (SELECT id, account_id, kind, amount, happened_at FROM public.events) TO STDOUT WITH (FORMAT csv)',
+  );
   const rawSeconds = (performance.now() - started) / 1000;
   await client.end();
 
@@ -41,9 +46,31 @@ try {
     if (result.status !== 0) throw new Error(`lake ${args.join(' ')}: ${result.stderr}`);
     return result.stdout;
   };
-  const source = JSON.parse(run('sources', 'create', '--connector', 'postgres', '--name', 'bench', '--config', `host=${url.hostname}`, '--config', `port=${url.port || 5432}`, '--config', `database=${database}`, '--config', `user=${url.username || 'postgres'}`, '--no-password', '--json')).id;
+  const source = JSON.parse(
+    run(
+      'sources',
+      'create',
+      '--connector',
+      'postgres',
+      '--name',
+      'bench',
+      '--config',
+      `host=${url.hostname}`,
+      '--config',
+      `port=${url.port || 5432}`,
+      '--config',
+      `database=${database}`,
+      '--config',
+      `user=${url.username || 'postgres'}`,
+      '--no-password',
+      '--json',
+    ),
+  ).id;
   // GNU time reports the sync process's peak RSS.
-  const timed = spawnSync('/usr/bin/time', ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'], { env, encoding: 'utf8' });
+  const timed = spawnSync('/usr/bin/time', ['-f', '%M %e', process.execPath, lake, 'sync', 'start', source, '--json'], {
+    env,
+    encoding: 'utf8',
+  });
   if (timed.status !== 0) throw new Error(timed.stderr);
   const [peakKb, wallSeconds] = timed.stderr.trim().split('\n').at(-1).split(' ').map(Number);
   const synced = JSON.parse(timed.stdout);
@@ -51,9 +78,15 @@ try {
 
   const rawRate = rows / rawSeconds;
   const syncRate = rows / wallSeconds;
-  console.log(`raw COPY TO STDOUT read and discarded: ${rawSeconds.toFixed(2)} s, ${Math.round(rawRate).toLocaleString('en-US')} rows/s`);
-  console.log(`lake sync start (whole process, into zstd Parquet, committed): ${wallSeconds.toFixed(2)} s, ${Math.round(syncRate).toLocaleString('en-US')} rows/s`);
-  console.log(`ratio ${(syncRate / rawRate).toFixed(3)} (target >= 0.6); peak RSS ${(peakKb / 1024).toFixed(0)} MB (target < 400 MB)`);
+  console.log(
+    `raw COPY TO STDOUT read and discarded: ${rawSeconds.toFixed(2)} s, ${Math.round(rawRate).toLocaleString('en-US')} rows/s`,
+  );
+  console.log(
+    `lake sync start (whole process, into zstd Parquet, committed): ${wallSeconds.toFixed(2)} s, ${Math.round(syncRate).toLocaleString('en-US')} rows/s`,
+  );
+  console.log(
+    `ratio ${(syncRate / rawRate).toFixed(3)} (target >= 0.6); peak RSS ${(peakKb / 1024).toFixed(0)} MB (target < 400 MB)`,
+  );
 } finally {
   await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   rmSync(work, { recursive: true, force: true });

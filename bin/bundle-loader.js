@@ -30,8 +30,15 @@ export function loadBundle(options = {}) {
       cachedData = undefined;
     }
   }
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __lakeImport) {${source}\n})`, { filename: BUNDLE, cachedData });
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname, __lakeImport) {${source}\n})`,
+    { filename: BUNDLE, cachedData },
+  );
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(BUNDLE), module, BUNDLE, dirname(BUNDLE), importForBundle);
-  return { exports: module.exports, script, cacheRejected: cachedData === undefined || script.cachedDataRejected === true };
+  return {
+    exports: module.exports,
+    script,
+    cacheRejected: cachedData === undefined || script.cachedDataRejected === true,
+  };
 }

@@ -16,7 +16,10 @@ import { build } from 'esbuild';
 const inkViewsStayOutside = {
   name: 'ink-views-stay-outside',
   setup(builder) {
-    builder.onResolve({ filter: /\/render\/sync-view\.js$/ }, () => ({ path: './render/sync-view.js', external: true }));
+    builder.onResolve({ filter: /\/render\/sync-view\.js$/ }, () => ({
+      path: './render/sync-view.js',
+      external: true,
+    }));
   },
 };
 
@@ -47,7 +50,8 @@ await build({
 // import() inside a vm-compiled script needs an experimental loader option, so the bundle's dynamic imports call
 // the loader's importer instead; any other import() left would fail at run time, so the build stops on one.
 const cliBundle = readFileSync('dist/bundle.cjs', 'utf8').replace(/\bimport\((?=["'])/g, '__lakeImport(');
-if (/\bimport\(/.test(cliBundle)) throw new Error('dist/bundle.cjs: an import() of a computed specifier is left; give it a string literal.');
+if (/\bimport\(/.test(cliBundle))
+  throw new Error('dist/bundle.cjs: an import() of a computed specifier is left; give it a string literal.');
 writeFileSync('dist/bundle.cjs', cliBundle);
 rmSync('dist/bundle.js', { force: true });
 // The code cache: made after a local `lake query` has run in a scratch home, so it holds the code of the CLI's
@@ -57,7 +61,11 @@ const { exports: cli, script } = loadBundle({ useCache: false });
 const scratch = mkdtempSync(join(tmpdir(), 'lake-build-'));
 try {
   const sink = { write: () => true };
-  const exit = await cli.main(['node', 'lake', '--home', join(scratch, 'home'), 'query', 'select 1 as warm'], new cli.IOStreams(sink, sink, Readable.from([]), {}), { HOME: scratch });
+  const exit = await cli.main(
+    ['node', 'lake', '--home', join(scratch, 'home'), 'query', 'select 1 as warm'],
+    new cli.IOStreams(sink, sink, Readable.from([]), {}),
+    { HOME: scratch },
+  );
   if (exit !== 0) throw new Error(`the warm-up query exited ${exit}`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
@@ -70,5 +78,7 @@ await build({
   ...common,
   entryPoints: ['dist/service/engine/worker-main.js'],
   outfile: 'dist/query-worker.js',
-  banner: { js: 'import { createRequire as __lakeCreateRequire } from "node:module"; const require = __lakeCreateRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __lakeCreateRequire } from "node:module"; const require = __lakeCreateRequire(import.meta.url);',
+  },
 });

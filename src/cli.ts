@@ -101,7 +101,18 @@ export async function main(
     if (error instanceof CommanderError) {
       // Commander has already printed help, the version or (without --json) the usage problem.
       if (error.exitCode === 0) return EXIT.ok;
-      if (ctx.jsonRequested) printError(io, new CliError('usage', error.message.replace(/^error: /, ''), EXIT.usage, 'Run the command with --help for its usage.'), true, EXIT.usage);
+      if (ctx.jsonRequested)
+        printError(
+          io,
+          new CliError(
+            'usage',
+            error.message.replace(/^error: /, ''),
+            EXIT.usage,
+            'Run the command with --help for its usage.',
+          ),
+          true,
+          EXIT.usage,
+        );
       return EXIT.usage;
     }
     const known = asCliError(error);

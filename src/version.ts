@@ -10,7 +10,9 @@ export function packageVersion(): string {
   if (buildVersion === undefined) {
     for (const candidate of ['../package.json', '../../package.json']) {
       try {
-        buildVersion = (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { name: string; version: string }).version;
+        buildVersion = (
+          JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { name: string; version: string }
+        ).version;
         break;
       } catch {
         // not here; try one level up

@@ -45,10 +45,22 @@ const FLAG_VALUES: Record<string, readonly string[]> = {
 
 /** Arguments that name a source, send or canvas, by the command they belong to. */
 const NAMED_ARGUMENT: Record<string, 'sources' | 'sends' | 'canvases'> = {
-  'sources get': 'sources', 'sources update': 'sources', 'sources pause': 'sources', 'sources resume': 'sources', 'sources test': 'sources', 'sources delete': 'sources',
-  'sync start': 'sources', 'sync status': 'sources',
-  'sends get': 'sends', 'sends pause': 'sends', 'sends resume': 'sends', 'sends run': 'sends', 'sends runs': 'sends', 'sends delete': 'sends',
-  'canvas get': 'canvases', 'canvas add': 'canvases',
+  'sources get': 'sources',
+  'sources update': 'sources',
+  'sources pause': 'sources',
+  'sources resume': 'sources',
+  'sources test': 'sources',
+  'sources delete': 'sources',
+  'sync start': 'sources',
+  'sync status': 'sources',
+  'sends get': 'sends',
+  'sends pause': 'sends',
+  'sends resume': 'sends',
+  'sends run': 'sends',
+  'sends runs': 'sends',
+  'sends delete': 'sends',
+  'canvas get': 'canvases',
+  'canvas add': 'canvases',
 };
 
 /** A group's default subcommand (`lake query "…"` is `lake query run "…"`), whose flags the group takes too. */
@@ -63,7 +75,8 @@ const optionsOf = (command: Command): readonly Option[] => {
   return all;
 };
 
-const takesValue = (option: Option | undefined): boolean => option !== undefined && (option.required || option.optional);
+const takesValue = (option: Option | undefined): boolean =>
+  option !== undefined && (option.required || option.optional);
 
 function findOption(command: Command, flag: string): Option | undefined {
   return optionsOf(command).find((o) => o.long === flag || o.short === flag);
@@ -96,8 +109,15 @@ async function candidates(ctx: CommandContext, program: Command, words: readonly
     }
     return starts(FLAG_VALUES[previous] ?? []);
   }
-  if (current.startsWith('-')) return starts(optionsOf(command).flatMap((o) => (o.hidden ? [] : [o.long ?? o.short ?? ''])).filter(Boolean));
-  const subcommands = command.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map((c) => c.name());
+  if (current.startsWith('-'))
+    return starts(
+      optionsOf(command)
+        .flatMap((o) => (o.hidden ? [] : [o.long ?? o.short ?? '']))
+        .filter(Boolean),
+    );
+  const subcommands = command.commands
+    .filter((c) => !(c as Command & { _hidden?: boolean })._hidden)
+    .map((c) => c.name());
   const kind = NAMED_ARGUMENT[path.join(' ')];
   return [...starts(subcommands), ...(kind ? starts(await namesOf(ctx, kind)) : [])];
 }
@@ -106,8 +126,15 @@ async function candidates(ctx: CommandContext, program: Command, words: readonly
 async function namesOf(ctx: CommandContext, kind: 'sources' | 'sends' | 'canvases'): Promise<string[]> {
   const lookup = (async () => {
     const { CANVAS_ROUTES, SEND_ROUTES, SOURCE_ROUTES } = await import('../contract/routes.js');
-    const route = kind === 'sources' ? SOURCE_ROUTES.listSources : kind === 'sends' ? SEND_ROUTES.listSends : CANVAS_ROUTES.listCanvases;
-    const page = (await (await ctx.client()).call(route, { query: { limit: 100 } })).body as { data: { name: string }[] };
+    const route =
+      kind === 'sources'
+        ? SOURCE_ROUTES.listSources
+        : kind === 'sends'
+          ? SEND_ROUTES.listSends
+          : CANVAS_ROUTES.listCanvases;
+    const page = (await (await ctx.client()).call(route, { query: { limit: 100 } })).body as {
+      data: { name: string }[];
+    };
     return page.data.map((item) => item.name);
   })().catch(() => [] as string[]);
   const timeout = new Promise<string[]>((resolve) => setTimeout(() => resolve([]), 1500).unref());
@@ -121,7 +148,11 @@ export function registerCompletion(program: Command, ctx: CommandContext): void 
     .argument('<shell>', 'bash, zsh or fish')
     .action((shell: string) => {
       const script = SCRIPTS[shell];
-      if (!script) throw usageError(`lake completes in bash, zsh and fish, not '${shell}'.`, 'Run lake completion bash (or zsh, fish).');
+      if (!script)
+        throw usageError(
+          `lake completes in bash, zsh and fish, not '${shell}'.`,
+          'Run lake completion bash (or zsh, fish).',
+        );
       ctx.io.stdout.write(script);
     });
   program
@@ -131,6 +162,7 @@ export function registerCompletion(program: Command, ctx: CommandContext): void 
     .allowUnknownOption()
     .helpOption(false)
     .action(async (words: string[]) => {
-      for (const candidate of await candidates(ctx, program, words.length === 0 ? [''] : words)) ctx.io.stdout.write(`${candidate}\n`);
+      for (const candidate of await candidates(ctx, program, words.length === 0 ? [''] : words))
+        ctx.io.stdout.write(`${candidate}\n`);
     });
 }

@@ -57,7 +57,12 @@ export class CommandContext {
     const store = this.profiles();
     const profileName = this.profileName(store);
     if (this.globals.profile && !store.names().includes(profileName)) {
-      throw new CliError('profile_not_found', `There is no profile '${profileName}'.`, EXIT.usage, 'List profiles with `lake config ls`.');
+      throw new CliError(
+        'profile_not_found',
+        `There is no profile '${profileName}'.`,
+        EXIT.usage,
+        'List profiles with `lake config ls`.',
+      );
     }
     return resolveConnectionSettings({
       flags: { baseUrl: this.globals.baseUrl, token: this.globals.token, home: this.globals.home },
@@ -103,11 +108,15 @@ export class CommandContext {
         onRetry,
       });
     }
-    const local = await transport.openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs, env: this.env });
+    const local = await transport.openLocalLake(settings.homeDir.value as string, {
+      runSyncs: this.localRunsSyncs,
+      env: this.env,
+    });
     this.onClose(local.close);
     this.mode = 'local';
     // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.
-    const token = settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.value : local.ownerToken;
+    const token =
+      settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.value : local.ownerToken;
     return new LakeClient({ fetch: local.fetch, baseUrl: transport.LOCAL_BASE_URL, token, userAgent, onRetry });
   }
 }

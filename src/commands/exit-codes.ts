@@ -38,14 +38,31 @@ export function usageError(message: string, hint?: string): CliError {
  * of "unexpected_error … a bug in lake".
  */
 export function asCliError(error: unknown): unknown {
-  if (error instanceof ConflictingSettings) return new CliError('conflicting_settings', error.message, EXIT.usage, `Give one of them. ${PRECEDENCE_RULE}`);
-  if (error instanceof NoHomeDirectory) return new CliError('no_home', error.message, EXIT.usage, 'Say where the lake is with --home DIR or LAKE_HOME (or set HOME).');
+  if (error instanceof ConflictingSettings)
+    return new CliError('conflicting_settings', error.message, EXIT.usage, `Give one of them. ${PRECEDENCE_RULE}`);
+  if (error instanceof NoHomeDirectory)
+    return new CliError(
+      'no_home',
+      error.message,
+      EXIT.usage,
+      'Say where the lake is with --home DIR or LAKE_HOME (or set HOME).',
+    );
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
     const { address, port } = error as { address?: string; port?: number };
     const where = `${address ?? 'the address'}:${port ?? '?'}`;
-    const why = code === 'EADDRINUSE' ? `${where} is already in use` : code === 'EACCES' ? `${where} needs privileges this user lacks` : `${where} is not an address of this machine`;
-    return new CliError('address_unavailable', `lake serve cannot listen: ${why}.`, EXIT.failed, code === 'EADDRINUSE' ? 'Choose another --port, or stop what listens there.' : 'Choose another --host or --port.');
+    const why =
+      code === 'EADDRINUSE'
+        ? `${where} is already in use`
+        : code === 'EACCES'
+          ? `${where} needs privileges this user lacks`
+          : `${where} is not an address of this machine`;
+    return new CliError(
+      'address_unavailable',
+      `lake serve cannot listen: ${why}.`,
+      EXIT.failed,
+      code === 'EADDRINUSE' ? 'Choose another --port, or stop what listens there.' : 'Choose another --host or --port.',
+    );
   }
   return error;
 }

@@ -9,7 +9,10 @@ import { packageVersion } from '../version.js';
 function printEnvironment(ctx: CommandContext): void {
   if (ctx.json) return printJson(ctx.io, { object: 'list', data: ENVIRONMENT_VARIABLES });
   const width = Math.max(...ENVIRONMENT_VARIABLES.map((v) => v.name.length));
-  const lines = ENVIRONMENT_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.default})${v.scope === 'serve' ? ' [lake serve]' : ''}`);
+  const lines = ENVIRONMENT_VARIABLES.map(
+    (v) =>
+      `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.default})${v.scope === 'serve' ? ' [lake serve]' : ''}`,
+  );
   ctx.io.stdout.write(`Environment variables (flags win over them; they win over a profile):\n\n${lines.join('\n')}\n`);
 }
 
@@ -28,7 +31,11 @@ export function registerHelp(program: Command, ctx: CommandContext): void {
       let command: Command = program;
       for (const name of topic) {
         const next = command.commands.find((c) => c.name() === name || c.aliases().includes(name));
-        if (!next) throw usageError(`There is no command '${topic.join(' ')}'.`, 'Run `lake help` for the commands, or `lake help environment` for the settings variables.');
+        if (!next)
+          throw usageError(
+            `There is no command '${topic.join(' ')}'.`,
+            'Run `lake help` for the commands, or `lake help environment` for the settings variables.',
+          );
         command = next;
       }
       ctx.io.stdout.write(command.helpInformation());
@@ -37,7 +44,8 @@ export function registerHelp(program: Command, ctx: CommandContext): void {
     .command('version')
     .description('print the version of lake')
     .action(() => {
-      if (ctx.json) return printJson(ctx.io, { object: 'version', version: packageVersion(), node: process.versions.node });
+      if (ctx.json)
+        return printJson(ctx.io, { object: 'version', version: packageVersion(), node: process.versions.node });
       ctx.io.stdout.write(`lake ${packageVersion()} (node ${process.versions.node})\n`);
     });
 }

@@ -22,7 +22,10 @@ export function registerInit(program: Command, ctx: CommandContext): void {
     .command('init')
     .description('create the local lake home (if needed) and a new personal access token for its owner')
     .option('--token-name <name>', 'name of the new token', 'lake init')
-    .option('--metadata-url <url>', 'keep metadata on this PostgreSQL database, shared by lake serve replicas (LAKE_METADATA_URL)')
+    .option(
+      '--metadata-url <url>',
+      'keep metadata on this PostgreSQL database, shared by lake serve replicas (LAKE_METADATA_URL)',
+    )
     .action(async (options: { tokenName: string; metadataUrl?: string }) => {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
       const [{ openHome, homeOptionsFromEnv }, { SCOPES }, { sharedStoreOptions }] = await Promise.all([
@@ -61,8 +64,11 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         ['token', issued.secret],
       ]);
       if (shared) {
-        ctx.io.stdout.write('\nEvery lake serve replica needs this environment (copy both key files to each; docs/operations.md):\n');
-        for (const [name, value] of Object.entries(replicaEnvironment(homeOptions))) ctx.io.stdout.write(`  ${name}=${value}\n`);
+        ctx.io.stdout.write(
+          '\nEvery lake serve replica needs this environment (copy both key files to each; docs/operations.md):\n',
+        );
+        for (const [name, value] of Object.entries(replicaEnvironment(homeOptions)))
+          ctx.io.stdout.write(`  ${name}=${value}\n`);
       }
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The token is shown once. Keep it somewhere safe.\n');
     });

@@ -25,7 +25,12 @@ export function assertOutputFlags(ctx: CommandContext, output: string | undefine
   }
 }
 
-export async function printRows(ctx: CommandContext, output: string | undefined, columns: string[], rows: Row[]): Promise<void> {
+export async function printRows(
+  ctx: CommandContext,
+  output: string | undefined,
+  columns: string[],
+  rows: Row[],
+): Promise<void> {
   let format;
   try {
     assertFormatsAgree(ctx.json, output);
@@ -50,7 +55,11 @@ export function readBodyFile(file: string): Record<string, unknown> {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed as Record<string, unknown>;
   } catch (error) {
-    throw new CliError('file_unreadable', `Cannot read a JSON object from ${file}: ${error instanceof Error ? error.message : String(error)}.`, EXIT.usage);
+    throw new CliError(
+      'file_unreadable',
+      `Cannot read a JSON object from ${file}: ${error instanceof Error ? error.message : String(error)}.`,
+      EXIT.usage,
+    );
   }
 }
 
@@ -62,12 +71,21 @@ interface ApiList<T> {
 }
 
 /** One page of a list route (a generic caller cannot see the route's own input type, hence the one cast). */
-async function listPage<R extends RouteContract>(client: LakeClient, route: R, params: Record<string, string> | undefined, query: Record<string, unknown>): Promise<ApiList<ItemOf<R>>> {
+async function listPage<R extends RouteContract>(
+  client: LakeClient,
+  route: R,
+  params: Record<string, string> | undefined,
+  query: Record<string, unknown>,
+): Promise<ApiList<ItemOf<R>>> {
   return (await client.call(route, { params, query } as unknown as CallInput<R>)).body as unknown as ApiList<ItemOf<R>>;
 }
 
 /** Every item of a paginated list, following next_cursor in pages of 100. */
-export async function fetchAll<R extends RouteContract>(client: LakeClient, route: R, params?: Record<string, string>): Promise<ItemOf<R>[]> {
+export async function fetchAll<R extends RouteContract>(
+  client: LakeClient,
+  route: R,
+  params?: Record<string, string>,
+): Promise<ItemOf<R>[]> {
   const all: ItemOf<R>[] = [];
   let cursor: string | undefined;
   do {
@@ -86,7 +104,11 @@ export interface PageOptions {
 }
 
 /** The paging options every list command takes, as the API pages its lists. */
-export function pageOptions<C extends { option(flags: string, description: string, value?: string): C }>(command: C, defaultLimit = 20, max = 100): C {
+export function pageOptions<C extends { option(flags: string, description: string, value?: string): C }>(
+  command: C,
+  defaultLimit = 20,
+  max = 100,
+): C {
   return command
     .option('--limit <n>', `how many (1-${max})`, String(defaultLimit))
     .option('--starting-after <id>', 'the page after this id (the next_cursor of the page before)')
@@ -102,24 +124,42 @@ export function pageOptions<C extends { option(flags: string, description: strin
 export async function printList<R extends RouteContract>(
   ctx: CommandContext,
   options: PageOptions,
-  spec: { route: R; params?: Record<string, string>; query?: Record<string, string | number | undefined>; columns: string[]; row: (item: ItemOf<R>) => Row; max?: number },
+  spec: {
+    route: R;
+    params?: Record<string, string>;
+    query?: Record<string, string | number | undefined>;
+    columns: string[];
+    row: (item: ItemOf<R>) => Row;
+    max?: number;
+  },
 ): Promise<void> {
   const max = spec.max ?? 100;
   const limit = Number(options.limit ?? 20);
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw usageError(`--limit must be a whole number from 1 to ${max}.`);
-  if (options.all && options.startingAfter) throw usageError('--all and --starting-after contradict each other; give one.');
+  if (!Number.isInteger(limit) || limit < 1 || limit > max)
+    throw usageError(`--limit must be a whole number from 1 to ${max}.`);
+  if (options.all && options.startingAfter)
+    throw usageError('--all and --starting-after contradict each other; give one.');
   assertOutputFlags(ctx, options.output);
   const client = await ctx.client();
-  let page = await listPage(client, spec.route, spec.params, { ...spec.query, limit, starting_after: options.startingAfter });
+  let page = await listPage(client, spec.route, spec.params, {
+    ...spec.query,
+    limit,
+    starting_after: options.startingAfter,
+  });
   if (options.all) {
     const data = [...page.data];
     while (page.has_more && page.next_cursor) {
-      page = await listPage(client, spec.route, spec.params, { ...spec.query, limit: max, starting_after: page.next_cursor });
+      page = await listPage(client, spec.route, spec.params, {
+        ...spec.query,
+        limit: max,
+        starting_after: page.next_cursor,
+      });
       data.push(...page.data);
     }
     page = { object: 'list', data, has_more: false, next_cursor: null };
   }
   if (ctx.json) return printJson(ctx.io, page);
   await printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
-  if (page.has_more && page.next_cursor) ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
+  if (page.has_more && page.next_cursor)
+    ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
 }

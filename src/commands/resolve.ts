@@ -14,7 +14,13 @@ export type NamedKind = keyof typeof KINDS;
 
 /** Names compare as lake compares source names: Unicode compatibility form, no accents, case or blanks. */
 export const foldName = (name: string): string =>
-  name.normalize('NFKC').normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  name
+    .normalize('NFKC')
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 
 /** Edits between two short strings, for "did you mean". */
 function distance(a: string, b: string): number {
@@ -43,7 +49,12 @@ export async function resolveId(ctx: CommandContext, kind: NamedKind, ref: strin
   const matches = exact.length > 0 ? exact : all.filter((r) => foldName(r.name) === foldName(ref));
   if (matches.length === 1) return (matches[0] as { id: string }).id;
   if (matches.length > 1) {
-    throw new CliError('ambiguous_name', `${matches.length} ${kind}s are named '${ref}': ${matches.map((m) => `${m.id} ('${m.name}')`).join(', ')}.`, EXIT.usage, 'Give the id instead.');
+    throw new CliError(
+      'ambiguous_name',
+      `${matches.length} ${kind}s are named '${ref}': ${matches.map((m) => `${m.id} ('${m.name}')`).join(', ')}.`,
+      EXIT.usage,
+      'Give the id instead.',
+    );
   }
   const folded = foldName(ref);
   const close = all

@@ -15,7 +15,8 @@ interface ServeOptions {
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`--port must be a whole number from 0 to 65535.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw usageError(`--port must be a whole number from 0 to 65535.`);
   return port;
 }
 
@@ -42,7 +43,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       try {
         corsOrigins = corsOriginsFromEnv(ctx.env);
       } catch (error) {
-        if (error instanceof InvalidCorsOrigin) throw new CliError('invalid_setting', error.message, EXIT.usage, 'Fix LAKE_CORS_ORIGINS and start lake serve again.');
+        if (error instanceof InvalidCorsOrigin)
+          throw new CliError(
+            'invalid_setting',
+            error.message,
+            EXIT.usage,
+            'Fix LAKE_CORS_ORIGINS and start lake serve again.',
+          );
         throw error;
       }
       const { ClientAddresses } = await import('../service/api/client-address.js');
@@ -50,7 +57,12 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       try {
         clientAddresses = ClientAddresses.fromEnv(ctx.env);
       } catch (error) {
-        throw new CliError('invalid_setting', (error as Error).message, EXIT.usage, 'Fix LAKE_TRUSTED_PROXIES and start lake serve again.');
+        throw new CliError(
+          'invalid_setting',
+          (error as Error).message,
+          EXIT.usage,
+          'Fix LAKE_TRUSTED_PROXIES and start lake serve again.',
+        );
       }
       const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
       ctx.onClose(home.close);
@@ -62,17 +74,37 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       try {
         syncSettings = syncSettingsFromEnv(ctx.env);
       } catch (error) {
-        throw new CliError('invalid_setting', (error as Error).message, EXIT.usage, 'Fix the setting and start lake serve again.');
+        throw new CliError(
+          'invalid_setting',
+          (error as Error).message,
+          EXIT.usage,
+          'Fix the setting and start lake serve again.',
+        );
       }
-      const services = await createServices(home, { publicUrl: options.publicUrl, querySettings, syncSettings, workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env), outbound: outboundSettingsFromEnv(ctx.env, 'serve'), log });
+      const services = await createServices(home, {
+        publicUrl: options.publicUrl,
+        querySettings,
+        syncSettings,
+        workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env),
+        outbound: outboundSettingsFromEnv(ctx.env, 'serve'),
+        log,
+      });
       services.queries.warm();
       services.startBackgroundWork();
       ctx.onClose(() => services.close(SHUTDOWN_GRACE_MS));
-      const server = await startServer(createApp(services, { log, corsOrigins, clientAddresses }), { host: options.host, port, log, publicOrigin: () => services.publicUrl });
+      const server = await startServer(createApp(services, { log, corsOrigins, clientAddresses }), {
+        host: options.host,
+        port,
+        log,
+        publicOrigin: () => services.publicUrl,
+      });
       // Links in responses never follow a request's Host header: without --public-url they name this address.
       services.publicUrl ??= server.url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
       if (!options.publicUrl && /:\/\/(0\.0\.0\.0|\[::\])/.test(server.url)) {
-        log({ level: 'warn', msg: 'listening on every address without --public-url: links in responses name 127.0.0.1; set --public-url to the address clients use' });
+        log({
+          level: 'warn',
+          msg: 'listening on every address without --public-url: links in responses name 127.0.0.1; set --public-url to the address clients use',
+        });
       }
       log({ level: 'info', msg: 'listening', url: server.url, organization: home.organization.id });
 

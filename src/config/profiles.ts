@@ -65,7 +65,10 @@ export class ProfileStore {
   }
 
   async set(name: string, key: ProfileKey, value: string): Promise<void> {
-    await this.write((data) => ({ ...data, profiles: { ...data.profiles, [name]: { ...data.profiles[name], [key]: value } } }));
+    await this.write((data) => ({
+      ...data,
+      profiles: { ...data.profiles, [name]: { ...data.profiles[name], [key]: value } },
+    }));
   }
 
   async unset(name: string, key: ProfileKey): Promise<void> {
@@ -82,7 +85,12 @@ export class ProfileStore {
   private async write(change: (data: ConfigFile) => ConfigFile): Promise<void> {
     if (!this.writer) {
       const { default: ConfClass } = await import('conf');
-      this.writer = new ConfClass<ConfigFile>({ cwd: this.dir, configName: 'config', configFileMode: 0o600, defaults: DEFAULTS });
+      this.writer = new ConfClass<ConfigFile>({
+        cwd: this.dir,
+        configName: 'config',
+        configFileMode: 0o600,
+        defaults: DEFAULTS,
+      });
     }
     const next = change(readConfigFile(this.path));
     this.writer.set('current_profile', next.current_profile);

@@ -33,7 +33,10 @@ export const CanvasCreation = Strict({
   elements: Type.Optional(Type.Array(ElementInput)),
 });
 
-export const TableDataRequest = Type.Object({ canvasId: Type.String(), elementId: Type.String() }, { additionalProperties: false });
+export const TableDataRequest = Type.Object(
+  { canvasId: Type.String(), elementId: Type.String() },
+  { additionalProperties: false },
+);
 
 export const TableData = Strict(
   {

@@ -6,7 +6,8 @@ import { SyncTable } from './sources.js';
 import { Failure, Strict, Timestamp, Type, type Static, type TProperties, type TSchema } from './schema.js';
 
 /** Every event names its job and when it happened. */
-const event = <T extends TProperties>(properties: T) => Strict({ job: Type.String({ description: 'The job (query, sync or send run) id.' }), at: Timestamp, ...properties });
+const event = <T extends TProperties>(properties: T) =>
+  Strict({ job: Type.String({ description: 'The job (query, sync or send run) id.' }), at: Timestamp, ...properties });
 const status = (value: string) => event({ status: Type.Literal(value) });
 const ended = (value: string) => event({ status: Type.Literal(value), error: Type.Optional(Failure) });
 

@@ -29,13 +29,17 @@ export const JobResult = Strict({
 export const JobCancellation = Strict({
   object: Type.Literal('job_cancellation'),
   job: Job,
-  execution_may_continue: Type.Boolean({ description: 'True while the work has been told to stop but has not yet stopped.' }),
+  execution_may_continue: Type.Boolean({
+    description: 'True while the work has been told to stop but has not yet stopped.',
+  }),
 });
 
 export const StreamUrl = Strict(
   {
     object: Type.Literal('stream_url'),
-    url: Type.String({ description: 'Opens this one stream as the calling credential, with no Authorization header (for EventSource).' }),
+    url: Type.String({
+      description: 'Opens this one stream as the calling credential, with no Authorization header (for EventSource).',
+    }),
     expires: Timestamp,
   },
   'A short-lived URL for one event stream.',

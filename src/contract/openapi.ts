@@ -21,7 +21,11 @@ type Json = Record<string, unknown>;
 /** Schemas shown once under components and referred to everywhere else: every exported wire object. */
 const NAMED: ReadonlyMap<object, string> = new Map(
   Object.entries({ ...queries, ...jobs, ...sources, ...sends, ...canvases, ...catalog, ...credentials, ...service })
-    .filter(([, value]) => typeof value === 'object' && value !== null && 'type' in value || (typeof value === 'object' && value !== null && 'anyOf' in value))
+    .filter(
+      ([, value]) =>
+        (typeof value === 'object' && value !== null && 'type' in value) ||
+        (typeof value === 'object' && value !== null && 'anyOf' in value),
+    )
     .map(([name, value]) => [value as object, name]),
 );
 
@@ -39,15 +43,27 @@ function emit(schema: unknown, top = true): unknown {
 const COMMON_HEADERS: Json = {
   'Request-Id': { description: 'This request’s id (req_…), also in every error body.', schema: { type: 'string' } },
   'Service-Version': { description: 'The API version.', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests per minute allowed to this caller (authenticated requests).', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: 'Requests per minute allowed to this caller (authenticated requests).',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'Requests this caller has left this minute.', schema: { type: 'integer' } },
-  'X-RateLimit-Org-Limit': { description: 'Requests per minute allowed to the organization.', schema: { type: 'integer' } },
-  'X-RateLimit-Org-Remaining': { description: 'Requests the organization has left this minute.', schema: { type: 'integer' } },
+  'X-RateLimit-Org-Limit': {
+    description: 'Requests per minute allowed to the organization.',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Org-Remaining': {
+    description: 'Requests the organization has left this minute.',
+    schema: { type: 'integer' },
+  },
 };
 
 const ROUTE_HEADERS: Record<ResponseHeader | 'Retry-After' | 'Allow', Json> = {
   Location: { description: 'The path of the resource created or started.', schema: { type: 'string' } },
-  'Idempotent-Replayed': { description: '`true` when this answer replays an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer replays an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Content-Range': { description: 'The bytes sent and the file size.', schema: { type: 'string' } },
   'Accept-Ranges': { description: 'Always `bytes`.', schema: { type: 'string' } },
   ETag: { description: 'Identifies the file’s content.', schema: { type: 'string' } },
@@ -55,20 +71,47 @@ const ROUTE_HEADERS: Record<ResponseHeader | 'Retry-After' | 'Allow', Json> = {
   Allow: { description: 'The methods the path takes.', schema: { type: 'string' } },
 };
 
-const headerRefs = (names: readonly string[]): Json => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+const headerRefs = (names: readonly string[]): Json =>
+  Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
 
 const REQUEST_HEADERS: Record<string, Json> = {
-  'Idempotency-Key': { name: 'Idempotency-Key', in: 'header', required: false, description: 'Makes retries safe: the same key and body within 24 hours replay the first answer.', schema: { type: 'string', minLength: 1, maxLength: 255 } },
-  'Last-Event-ID': { name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this event id.', schema: { type: 'string' } },
-  Range: { name: 'Range', in: 'header', required: false, description: 'One byte range: bytes=a-b, bytes=a- or bytes=-n.', schema: { type: 'string' } },
+  'Idempotency-Key': {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: 'Makes retries safe: the same key and body within 24 hours replay the first answer.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  },
+  'Last-Event-ID': {
+    name: 'Last-Event-ID',
+    in: 'header',
+    required: false,
+    description: 'Resume after this event id.',
+    schema: { type: 'string' },
+  },
+  Range: {
+    name: 'Range',
+    in: 'header',
+    required: false,
+    description: 'One byte range: bytes=a-b, bytes=a- or bytes=-n.',
+    schema: { type: 'string' },
+  },
 };
 
 /** The error statuses a route can answer, each with the codes that lead to it. */
 function errorStatuses(route: RouteContract): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = ['rate_limited', 'internal_error', 'service_unavailable', ...(route.errors ?? [])];
-  if (!route.auth.public) codes.push('authentication_required', 'invalid_credentials', 'credentials_expired', 'credentials_revoked', 'missing_scope');
+  if (!route.auth.public)
+    codes.push(
+      'authentication_required',
+      'invalid_credentials',
+      'credentials_expired',
+      'credentials_revoked',
+      'missing_scope',
+    );
   if (route.query || route.params) codes.push('parameter_invalid');
-  if (route.body) codes.push('parameter_missing', 'parameter_invalid', 'invalid_json', 'invalid_content_type', 'request_too_large');
+  if (route.body)
+    codes.push('parameter_missing', 'parameter_invalid', 'invalid_json', 'invalid_content_type', 'request_too_large');
   if (route.invalidBodyCode) codes.push(route.invalidBodyCode);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
@@ -80,12 +123,23 @@ function errorStatuses(route: RouteContract): Map<number, ErrorCode[]> {
 
 function parameters(route: RouteContract): Json[] {
   const list: Json[] = [];
-  for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+  for (const [where, schema] of [
+    ['path', route.params],
+    ['query', route.query],
+  ] as const) {
     if (!schema) continue;
     const required = new Set((schema as unknown as { required?: string[] }).required ?? []);
-    for (const [name, property] of Object.entries((schema as unknown as { properties: Record<string, TSchema> }).properties)) {
+    for (const [name, property] of Object.entries(
+      (schema as unknown as { properties: Record<string, TSchema> }).properties,
+    )) {
       const { description, ...rest } = emit(property) as Json;
-      list.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest });
+      list.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
     }
   }
   for (const header of route.requestHeaders ?? []) list.push(REQUEST_HEADERS[header] as Json);
@@ -96,14 +150,24 @@ function security(route: RouteContract): Json[] {
   if (route.auth.public) return [];
   if (route.auth.teamKey === 'only') return [{ teamApiKey: [] }];
   const bearer = { bearerAuth: [...(route.auth.scopes ?? [])] };
-  return [bearer, ...(route.auth.teamKey === 'also' ? [{ teamApiKey: [] }] : []), ...(route.auth.streamToken ? [{ streamToken: [] }] : [])];
+  return [
+    bearer,
+    ...(route.auth.teamKey === 'also' ? [{ teamApiKey: [] }] : []),
+    ...(route.auth.streamToken ? [{ streamToken: [] }] : []),
+  ];
 }
 
 function operation(route: RouteContract): Json {
   const responses: Json = {};
   for (const [status, response] of Object.entries(route.responses)) {
     const type = response.contentType ?? 'application/json';
-    const schema = response.schema ? emit(response.schema, false) : type === 'text/event-stream' ? { type: 'string', description: 'Events named as in x-lake-events.' } : type === 'text/html' ? { type: 'string' } : { type: 'string', format: 'binary' };
+    const schema = response.schema
+      ? emit(response.schema, false)
+      : type === 'text/event-stream'
+        ? { type: 'string', description: 'Events named as in x-lake-events.' }
+        : type === 'text/html'
+          ? { type: 'string' }
+          : { type: 'string', format: 'binary' };
     responses[status] = {
       description: response.description,
       headers: headerRefs([...Object.keys(COMMON_HEADERS), ...(response.headers ?? [])]),
@@ -113,7 +177,11 @@ function operation(route: RouteContract): Json {
   for (const [status, codes] of [...errorStatuses(route)].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: `Error: ${codes.join(', ')}.`,
-      headers: headerRefs([...Object.keys(COMMON_HEADERS), ...(status === 429 || status === 503 ? ['Retry-After'] : []), ...(status === 405 ? ['Allow'] : [])]),
+      headers: headerRefs([
+        ...Object.keys(COMMON_HEADERS),
+        ...(status === 429 || status === 503 ? ['Retry-After'] : []),
+        ...(status === 405 ? ['Allow'] : []),
+      ]),
       content: { 'application/json': { schema: ref('ErrorEnvelope') } },
     };
   }
@@ -125,9 +193,17 @@ function operation(route: RouteContract): Json {
     tags: [route.tag],
     security: security(route),
     ...(parameters(route).length ? { parameters: parameters(route) } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: emit(route.body, false) } } } } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: emit(route.body, false) } } } }
+      : {}),
     responses,
-    ...(streams ? { 'x-lake-events': Object.fromEntries(Object.keys(JOB_EVENTS).map((name) => [name, ref(eventSchemaName(name))])) } : {}),
+    ...(streams
+      ? {
+          'x-lake-events': Object.fromEntries(
+            Object.keys(JOB_EVENTS).map((name) => [name, ref(eventSchemaName(name))]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -159,9 +235,23 @@ export function openApiDocument(options: DocumentOptions): Json {
       schemas,
       headers: { ...COMMON_HEADERS, ...ROUTE_HEADERS },
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal access token (pat_…) or service key (nsk_…).' },
-        teamApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A team API key (tak_…), for the legacy table download and whoami.' },
-        streamToken: { type: 'apiKey', in: 'query', name: 'stream_token', description: 'From POST …/stream_url: opens that one stream for 5 minutes.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A personal access token (pat_…) or service key (nsk_…).',
+        },
+        teamApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'A team API key (tak_…), for the legacy table download and whoami.',
+        },
+        streamToken: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'stream_token',
+          description: 'From POST …/stream_url: opens that one stream for 5 minutes.',
+        },
       },
     },
   };

@@ -23,9 +23,18 @@ export const Query = Strict(
     id: Type.String({ pattern: '^qr_' }),
     status: QueryStatus,
     created: Timestamp,
-    sql: Type.String({ description: 'The submitted statement; longer than 1,000 characters it is cut, with an ellipsis.' }),
+    sql: Type.String({
+      description: 'The submitted statement; longer than 1,000 characters it is cut, with an ellipsis.',
+    }),
     livemode: Type.Literal(true),
-    duration_ms: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Finished queries: execution time only; null for one cancelled before it ran.' }))),
+    duration_ms: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          description: 'Finished queries: execution time only; null for one cancelled before it ran.',
+        }),
+      ),
+    ),
     error: Type.Optional(Failure),
     row_count: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
     files: Type.Optional(Type.Array(ResultFile)),

@@ -42,11 +42,18 @@ export const Type = {
 };
 
 /** One of these strings, typed as exactly these (a union of literals). */
-export const OneOf = <const T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}) =>
-  Union(values.map((value) => Literal(value)), options) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+export const OneOf = <const T extends readonly string[]>(
+  values: T,
+  options: { description?: string; default?: T[number] } = {},
+) =>
+  Union(
+    values.map((value) => Literal(value)),
+    options,
+  ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 
 /** One of a list of strings known only as a list (not a tuple), typed as the list's element type. */
-export const OneOfList = <T extends string>(values: readonly T[]) => Unsafe<T>({ anyOf: values.map((value) => ({ type: 'string', const: value })) });
+export const OneOfList = <T extends string>(values: readonly T[]) =>
+  Unsafe<T>({ anyOf: values.map((value) => ({ type: 'string', const: value })) });
 
 export const Timestamp = Type.Integer({ minimum: 0, description: 'Timestamp, epoch seconds.' });
 
@@ -57,7 +64,10 @@ export const Strict = <T extends Record<string, TSchema>>(properties: T, descrip
   Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) });
 
 /** `{code, message}` of a failed job, run, sync or query. */
-export const Failure = Strict({ code: Type.String(), message: Type.String() }, 'Why the work failed: a stable code and a readable message.');
+export const Failure = Strict(
+  { code: Type.String(), message: Type.String() },
+  'Why the work failed: a stable code and a readable message.',
+);
 
 /** The list envelope of every paged collection. */
 export const List = <T extends TSchema>(item: T) =>
@@ -65,10 +75,19 @@ export const List = <T extends TSchema>(item: T) =>
     object: Type.Literal('list'),
     data: Type.Array(item),
     has_more: Type.Boolean(),
-    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as starting_after for the next page; null when no more.' }),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as starting_after for the next page; null when no more.',
+    }),
   });
 
 export const pageQuery = (defaultLimit: number, maxLimit: number) => ({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Items per page, 1 to ${maxLimit}.` })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: maxLimit,
+      default: defaultLimit,
+      description: `Items per page, 1 to ${maxLimit}.`,
+    }),
+  ),
   starting_after: Type.Optional(Type.String({ minLength: 1, description: 'The next_cursor of the previous page.' })),
 });

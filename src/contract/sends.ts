@@ -1,6 +1,8 @@
 import { Failure, Nullable, OneOf, Strict, Timestamp, Type } from './schema.js';
 
-const SetCredentials = Type.Record(Type.String(), Type.Literal('set'), { description: 'Which credentials are stored; never their values.' });
+const SetCredentials = Type.Record(Type.String(), Type.Literal('set'), {
+  description: 'Which credentials are stored; never their values.',
+});
 
 const PostgresDestination = Strict({
   type: Type.Literal('postgres'),
@@ -55,16 +57,24 @@ export const Send = Strict(
     last_run: Nullable(SendRun),
     created: Timestamp,
     updated: Timestamp,
-    signing_secret: Type.Optional(Type.String({ description: 'Only in the create response, when the service made the webhook signing secret.' })),
+    signing_secret: Type.Optional(
+      Type.String({ description: 'Only in the create response, when the service made the webhook signing secret.' }),
+    ),
   },
-  "A query whose result is delivered to a database table or a webhook, on demand or on a schedule.",
+  'A query whose result is delivered to a database table or a webhook, on demand or on a schedule.',
 );
 
 const DestinationInput = Type.Object(
   { type: Type.Union([Type.Literal('postgres'), Type.Literal('webhook')]) },
-  { additionalProperties: true, description: 'postgres: host, port, database, user, password, ssl_mode, schema, table, mode, key. webhook: url, format, batch_size, secret.' },
+  {
+    additionalProperties: true,
+    description:
+      'postgres: host, port, database, user, password, ssl_mode, schema, table, mode, key. webhook: url, format, batch_size, secret.',
+  },
 );
-const Schedule = Nullable(Type.Object({ every_minutes: Type.Integer({ minimum: 1, maximum: 10080 }) }, { additionalProperties: false }));
+const Schedule = Nullable(
+  Type.Object({ every_minutes: Type.Integer({ minimum: 1, maximum: 10080 }) }, { additionalProperties: false }),
+);
 
 export const SendCreation = Strict({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -82,4 +92,8 @@ export const SendChange = Strict({
   paused: Type.Optional(Type.Boolean()),
 });
 
-export const SendDeletion = Strict({ object: Type.Literal('send_deletion'), id: Type.String(), deleted: Type.Literal(true) });
+export const SendDeletion = Strict({
+  object: Type.Literal('send_deletion'),
+  id: Type.String(),
+  deleted: Type.Literal(true),
+});

@@ -14,10 +14,18 @@ export const Health = Strict({
 
 export const Readiness = Strict({
   object: Type.Literal('readiness'),
-  status: Type.Literal('ready', { description: 'The server can take work: its metadata store answers and it is not shutting down.' }),
+  status: Type.Literal('ready', {
+    description: 'The server can take work: its metadata store answers and it is not shutting down.',
+  }),
 });
 
-export const ErrorType = OneOf(['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error']);
+export const ErrorType = OneOf([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'rate_limit_error',
+  'api_error',
+]);
 
 export const ErrorCodeName = OneOfList(ERROR_CODES);
 
@@ -44,15 +52,40 @@ export const ErrorCodeInfo = Strict({
   doc_url: Type.String(),
 });
 
-const UsageQuantities = Strict({ queries_run: Type.Integer(), result_bytes: Type.Integer(), rows_synced: Type.Integer(), rows_sent: Type.Integer() });
+const UsageQuantities = Strict({
+  queries_run: Type.Integer(),
+  result_bytes: Type.Integer(),
+  rows_synced: Type.Integer(),
+  rows_sent: Type.Integer(),
+});
 
 export const Usage = Strict({
   object: Type.Literal('usage'),
   month: Type.String({ pattern: '^\\d{4}-\\d{2}$' }),
   currency: Type.Literal('USD'),
-  days: Type.Array(Strict({ date: Type.String(), queries_run: Type.Integer(), result_bytes: Type.Integer(), rows_synced: Type.Integer(), rows_sent: Type.Integer(), cost: Type.Number() })),
+  days: Type.Array(
+    Strict({
+      date: Type.String(),
+      queries_run: Type.Integer(),
+      result_bytes: Type.Integer(),
+      rows_synced: Type.Integer(),
+      rows_sent: Type.Integer(),
+      cost: Type.Number(),
+    }),
+  ),
   totals: UsageQuantities,
   storage_bytes: Type.Integer(),
-  prices: Strict({ queries_run: Type.Number(), result_bytes_per_gb: Type.Number(), rows_synced_per_million: Type.Number(), rows_sent_per_million: Type.Number(), storage_per_gb_month: Type.Number() }),
-  cost: Strict({ month_to_date: Type.Number(), projected: Type.Number(), days_elapsed: Type.Integer(), days_in_month: Type.Integer() }),
+  prices: Strict({
+    queries_run: Type.Number(),
+    result_bytes_per_gb: Type.Number(),
+    rows_synced_per_million: Type.Number(),
+    rows_sent_per_million: Type.Number(),
+    storage_per_gb_month: Type.Number(),
+  }),
+  cost: Strict({
+    month_to_date: Type.Number(),
+    projected: Type.Number(),
+    days_elapsed: Type.Integer(),
+    days_in_month: Type.Integer(),
+  }),
 });

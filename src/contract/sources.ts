@@ -23,7 +23,12 @@ export const Sync = Strict(
     finished: Nullable(Timestamp),
     full_refresh: Type.Boolean(),
     requested_tables: Nullable(Type.Array(Type.String())),
-    tables: Type.Optional(Type.Array(SyncTable, { description: "Each table's phase and counts; left out of a source in a list (get the source or the sync for them)." })),
+    tables: Type.Optional(
+      Type.Array(SyncTable, {
+        description:
+          "Each table's phase and counts; left out of a source in a list (get the source or the sync for them).",
+      }),
+    ),
     rows: Type.Integer({ minimum: 0, description: 'Rows of the tables committed so far.' }),
     error: Nullable(Failure),
     job: Type.String({ description: 'The path of the job the sync is.' }),
@@ -32,8 +37,15 @@ export const Sync = Strict(
 );
 
 export const SyncRequestBody = Strict({
-  full_refresh: Type.Optional(Type.Boolean({ default: false, description: 'Reload every table in full, even incremental ones.' })),
-  tables: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Only these `schema.table` names; all enabled tables when absent.' })),
+  full_refresh: Type.Optional(
+    Type.Boolean({ default: false, description: 'Reload every table in full, even incremental ones.' }),
+  ),
+  tables: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      description: 'Only these `schema.table` names; all enabled tables when absent.',
+    }),
+  ),
 });
 
 const Column = Strict({ name: Type.String(), type: Type.String(), nullable: Type.Boolean() });
@@ -46,14 +58,31 @@ export const SourceTable = Strict({
   cursor_column: Nullable(Type.String()),
   primary_key: Type.Array(Type.String()),
   estimated_rows: Nullable(Type.Integer()),
-  columns: Type.Array(Column, { description: 'Its columns; empty for a table past discovery\'s column budget (LAKE_SOURCE_MAX_COLUMNS): column_count still says how many.' }),
+  columns: Type.Array(Column, {
+    description:
+      "Its columns; empty for a table past discovery's column budget (LAKE_SOURCE_MAX_COLUMNS): column_count still says how many.",
+  }),
   column_count: Type.Integer({ minimum: 0, description: 'How many columns the table has.' }),
-  lake_table: Type.String({ description: "The lake table it lands in, in the source's lake schema: unique case-insensitively (a later table whose name collides takes `_2`, `_3` …)." }),
+  lake_table: Type.String({
+    description:
+      "The lake table it lands in, in the source's lake schema: unique case-insensitively (a later table whose name collides takes `_2`, `_3` …).",
+  }),
 });
 
-export const TestReason = OneOf(['unreachable', 'timeout', 'authentication_failed', 'database_not_found', 'permission_denied', 'tls_required', 'unknown'], {
-  description: 'Deliberately generic: never a host, a user or a driver message.',
-});
+export const TestReason = OneOf(
+  [
+    'unreachable',
+    'timeout',
+    'authentication_failed',
+    'database_not_found',
+    'permission_denied',
+    'tls_required',
+    'unknown',
+  ],
+  {
+    description: 'Deliberately generic: never a host, a user or a driver message.',
+  },
+);
 
 export const Source = Strict(
   {
@@ -66,14 +95,25 @@ export const Source = Strict(
     paused: Type.Boolean(),
     created: Timestamp,
     updated: Timestamp,
-    config: Type.Record(Type.String(), Type.Unknown(), { description: "The connector's configuration fields (GET /connectors/{name})." }),
-    credentials: Type.Record(Type.String(), Type.Literal('set'), { description: 'Which credentials are stored; their values are never returned.' }),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The connector's configuration fields (GET /connectors/{name}).",
+    }),
+    credentials: Type.Record(Type.String(), Type.Literal('set'), {
+      description: 'Which credentials are stored; their values are never returned.',
+    }),
     latest_sync: Nullable(Sync),
-    tables: Type.Optional(Type.Array(SourceTable, { description: 'The table configuration; left out of lists (GET /sources), which give table_count and enabled_table_count.' })),
+    tables: Type.Optional(
+      Type.Array(SourceTable, {
+        description:
+          'The table configuration; left out of lists (GET /sources), which give table_count and enabled_table_count.',
+      }),
+    ),
     table_count: Type.Integer({ minimum: 0, description: 'Tables discovered (at most LAKE_SOURCE_MAX_TABLES).' }),
     enabled_table_count: Type.Integer({ minimum: 0, description: 'Of those, the ones a sync reads.' }),
     discovered: Nullable(Timestamp),
-    last_test: Nullable(Strict({ supported: Type.Boolean(), ok: Type.Boolean(), reason: Nullable(TestReason), at: Timestamp })),
+    last_test: Nullable(
+      Strict({ supported: Type.Boolean(), ok: Type.Boolean(), reason: Nullable(TestReason), at: Timestamp }),
+    ),
   },
   'A connected data source, its table configuration and its latest sync.',
 );
@@ -89,7 +129,11 @@ const TableChange = Strict({
 
 const Credential = Type.String({ minLength: 1, maxLength: 1000 });
 /** Credentials travel as top-level fields (which ones: the connector's fields marked credential). */
-const credentialFields = { host: Type.Optional(Credential), user: Type.Optional(Credential), password: Type.Optional(Credential) };
+const credentialFields = {
+  host: Type.Optional(Credential),
+  user: Type.Optional(Credential),
+  password: Type.Optional(Credential),
+};
 
 export const SourceCreation = Type.Object(
   {
@@ -98,7 +142,10 @@ export const SourceCreation = Type.Object(
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     ...credentialFields,
   },
-  { additionalProperties: Credential, description: "Fields are checked against the connector's (invalid_source_parameters names the field)." },
+  {
+    additionalProperties: Credential,
+    description: "Fields are checked against the connector's (invalid_source_parameters names the field).",
+  },
 );
 
 export const SourceChange = Type.Object(
@@ -112,7 +159,12 @@ export const SourceChange = Type.Object(
   { additionalProperties: Credential },
 );
 
-export const SourceDeletion = Strict({ object: Type.Literal('source_deletion'), id: Type.String(), deleted: Type.Literal(true), data_retained: Type.Literal(true) });
+export const SourceDeletion = Strict({
+  object: Type.Literal('source_deletion'),
+  id: Type.String(),
+  deleted: Type.Literal(true),
+  data_retained: Type.Literal(true),
+});
 
 export const SourceTest = Strict({
   object: Type.Literal('source_test'),

@@ -31,7 +31,13 @@ type Node = Record<string, unknown> & {
   description?: string;
 };
 
-const segments = (pointer: string): string[] => (pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')));
+const segments = (pointer: string): string[] =>
+  pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 
 /** A name from the request, as it is echoed back: never longer than this (a caller chooses field names). */
 const MAX_NAME = 64;
@@ -51,7 +57,10 @@ function schemaAt(root: Node, parts: readonly string[]): Node | undefined {
     if (node.anyOf) node = node.anyOf.find((n) => n.type === 'object' || n.type === 'array') ?? node.anyOf[0];
     if (!node) return undefined;
     if (node.type === 'array') node = node.items;
-    else node = node.properties?.[part] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    else
+      node =
+        node.properties?.[part] ??
+        (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
   }
   return node;
 }
@@ -66,11 +75,20 @@ export function describe(node: Node | undefined): string {
   }
   if (node.const !== undefined) return JSON.stringify(node.const);
   if (node.enum) return `one of ${node.enum.join(', ')}`;
-  const range = node.minimum !== undefined && node.maximum !== undefined ? ` from ${node.minimum} to ${node.maximum}` : node.minimum !== undefined ? ` of at least ${node.minimum}` : '';
+  const range =
+    node.minimum !== undefined && node.maximum !== undefined
+      ? ` from ${node.minimum} to ${node.maximum}`
+      : node.minimum !== undefined
+        ? ` of at least ${node.minimum}`
+        : '';
   switch (node.type) {
     case 'string':
       if (node.pattern) return `a string matching ${node.pattern}`;
-      return node.maxLength !== undefined ? `a string of ${node.minLength ?? 0} to ${node.maxLength} characters` : node.minLength ? 'a non-empty string' : 'a string';
+      return node.maxLength !== undefined
+        ? `a string of ${node.minLength ?? 0} to ${node.maxLength} characters`
+        : node.minLength
+          ? 'a non-empty string'
+          : 'a string';
     case 'integer':
       return `a whole number${range}`;
     case 'number':
@@ -80,7 +98,9 @@ export function describe(node: Node | undefined): string {
     case 'null':
       return 'null';
     case 'array':
-      return node.minItems ? `a non-empty list of ${plural(describe(node.items))}` : `a list of ${plural(describe(node.items))}`;
+      return node.minItems
+        ? `a non-empty list of ${plural(describe(node.items))}`
+        : `a list of ${plural(describe(node.items))}`;
     case 'object':
       return 'an object';
     default:
@@ -88,30 +108,58 @@ export function describe(node: Node | undefined): string {
   }
 }
 
-const plural = (what: string): string => what.replace(/^an? (\w+)/, (_, noun: string) => `${noun}s`).replace(/^whole numbers/, 'whole numbers').replace(/^trues or false/, 'booleans');
+const plural = (what: string): string =>
+  what
+    .replace(/^an? (\w+)/, (_, noun: string) => `${noun}s`)
+    .replace(/^whole numbers/, 'whole numbers')
+    .replace(/^trues or false/, 'booleans');
 
 /** Checks `value` against `schema`; `prefix` names where it sits (`destination` for a nested object). */
 export function check<T>(schema: TSchema, value: unknown, prefix = ''): Checked<T> {
   // The common case costs one check; the errors are gathered only for a request that fails it.
   if (Check(schema as never, value)) return { ok: true, value: value as T };
-  const [, errors] = Errors(schema as never, value) as unknown as [boolean, { instancePath: string; keyword: string; params: Record<string, unknown> }[]];
+  const [, errors] = Errors(schema as never, value) as unknown as [
+    boolean,
+    { instancePath: string; keyword: string; params: Record<string, unknown> }[],
+  ];
   const root = schema as unknown as Node;
   const meaningful = errors.filter((e) => e.keyword !== 'boolean');
-  const first = meaningful.find((e) => e.keyword === 'required' || e.keyword === 'additionalProperties') ?? meaningful[0] ?? errors[0];
-  if (!first) return { ok: false, problem: { kind: 'invalid', param: prefix, message: `${prefix || 'The body'} is not valid.` } };
+  const first =
+    meaningful.find((e) => e.keyword === 'required' || e.keyword === 'additionalProperties') ??
+    meaningful[0] ??
+    errors[0];
+  if (!first)
+    return { ok: false, problem: { kind: 'invalid', param: prefix, message: `${prefix || 'The body'} is not valid.` } };
   const parts = segments(first.instancePath);
   if (first.keyword === 'required') {
     const name = String((first.params.requiredProperties as string[] | undefined)?.[0] ?? '');
     const param = paramOf([...parts, name], prefix);
-    return { ok: false, problem: { kind: 'missing', param, message: `The request needs ${param}: ${describe(schemaAt(root, [...parts, name]))}.` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'missing',
+        param,
+        message: `The request needs ${param}: ${describe(schemaAt(root, [...parts, name]))}.`,
+      },
+    };
   }
   if (first.keyword === 'additionalProperties') {
     const name = String((first.params.additionalProperties as string[] | undefined)?.[0] ?? '');
     const known = Object.keys(schemaAt(root, parts)?.properties ?? {});
     const param = paramOf([...parts, name], prefix);
-    return { ok: false, problem: { kind: 'unknown', param, message: `Unknown field '${param}'.${known.length ? ` Known fields: ${known.join(', ')}.` : ''}` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'unknown',
+        param,
+        message: `Unknown field '${param}'.${known.length ? ` Known fields: ${known.join(', ')}.` : ''}`,
+      },
+    };
   }
   // A value matching none of a union's alternatives gets an error per alternative; the union's description covers them.
   const param = paramOf(parts, prefix);
-  return { ok: false, problem: { kind: 'invalid', param, message: `${param || 'The body'} must be ${describe(schemaAt(root, parts))}.` } };
+  return {
+    ok: false,
+    problem: { kind: 'invalid', param, message: `${param || 'The body'} must be ${describe(schemaAt(root, parts))}.` },
+  };
 }

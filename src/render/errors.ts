@@ -26,7 +26,8 @@ const HINTS: Record<string, string> = {
   missing_scope: 'Use a token that has the scope named above, or create one with it.',
   rate_limited: 'Wait a little and run the command again.',
   grant_introspection_denied: 'Browse the tables you may read with `lake catalog ls`.',
-  service_key_permissions_off: 'An owner turns table permissions on with `lake admin permissions on` and grants the key its tables.',
+  service_key_permissions_off:
+    'An owner turns table permissions on with `lake admin permissions on` and grants the key its tables.',
   source_paused: 'Resume the source with `lake sources resume <source>`, then sync.',
   send_paused: 'Resume the send with `lake sends resume <send>`, then run it.',
   source_pause_failed: 'Cancel the running sync (`lake jobs cancel <sync id>`) or wait for it, then pause.',
@@ -38,14 +39,17 @@ const HINTS: Record<string, string> = {
 function jobHint(code: string, message: string): string | undefined {
   const job = /\b(sync|snr)_[0-9a-z]+/.exec(message)?.[0];
   if (!job) return undefined;
-  if (code === 'sync_in_progress') return `Follow it with \`lake jobs events ${job}\`, or cancel it with \`lake jobs cancel ${job}\`.`;
-  if (code === 'send_in_progress') return `Cancel it with \`lake jobs cancel ${job}\`, or wait for it (\`lake jobs wait ${job}\`).`;
+  if (code === 'sync_in_progress')
+    return `Follow it with \`lake jobs events ${job}\`, or cancel it with \`lake jobs cancel ${job}\`.`;
+  if (code === 'send_in_progress')
+    return `Cancel it with \`lake jobs cancel ${job}\`, or wait for it (\`lake jobs wait ${job}\`).`;
   return undefined;
 }
 
 export function describeError(error: unknown): DescribedError {
   if (error instanceof LakeApiError) {
-    const retry = error.retryAfterSeconds === undefined ? undefined : `Retry after ${Math.ceil(error.retryAfterSeconds)} s.`;
+    const retry =
+      error.retryAfterSeconds === undefined ? undefined : `Retry after ${Math.ceil(error.retryAfterSeconds)} s.`;
     return {
       type: error.type,
       code: error.code,
@@ -53,15 +57,27 @@ export function describeError(error: unknown): DescribedError {
       param: error.param,
       requestId: error.requestId,
       docUrl: error.docUrl,
-      hint: retry ?? jobHint(error.code, error.message) ?? HINTS[error.code] ?? (error.status >= 500 ? HINTS.internal_error : undefined),
+      hint:
+        retry ??
+        jobHint(error.code, error.message) ??
+        HINTS[error.code] ??
+        (error.status >= 500 ? HINTS.internal_error : undefined),
     };
   }
-  if (error instanceof LakeConnectionError) return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };
-  if (error instanceof CliError) return { type: 'cli_error', code: error.code, message: error.message, hint: error.hint, about: error.about };
-  if (error instanceof LakeServiceError) return { type: 'api_error', code: error.code, message: error.message, param: error.param };
+  if (error instanceof LakeConnectionError)
+    return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };
+  if (error instanceof CliError)
+    return { type: 'cli_error', code: error.code, message: error.message, hint: error.hint, about: error.about };
+  if (error instanceof LakeServiceError)
+    return { type: 'api_error', code: error.code, message: error.message, param: error.param };
   // Anything else is a bug or an environment failure; its message may carry paths or secrets, so it is redacted.
   const message = error instanceof Error ? redactSecrets(error.message) : String(error);
-  return { type: 'cli_error', code: 'unexpected_error', message, hint: 'This looks like a bug in lake; please report it with the command you ran.' };
+  return {
+    type: 'cli_error',
+    code: 'unexpected_error',
+    message,
+    hint: 'This looks like a bug in lake; please report it with the command you ran.',
+  };
 }
 
 /** Prints an error on stderr: code, message, request id, docs and what to do. With --json, the envelope as JSON. */
@@ -70,7 +86,16 @@ export function printError(io: IOStreams, error: unknown, json: boolean, exitCod
   if (json) {
     // The API's envelope, with what the CLI adds: its exit code, and the ids the error is about (a failed query's).
     const envelope = {
-      error: { type: d.type, code: d.code, message: d.message, param: d.param, request_id: d.requestId, doc_url: d.docUrl, hint: d.hint, ...d.about },
+      error: {
+        type: d.type,
+        code: d.code,
+        message: d.message,
+        param: d.param,
+        request_id: d.requestId,
+        doc_url: d.docUrl,
+        hint: d.hint,
+        ...d.about,
+      },
       ...(exitCode === undefined ? {} : { exit_code: exitCode }),
     };
     io.stderr.write(`${JSON.stringify(envelope)}\n`);

@@ -8,7 +8,11 @@ export class UnknownFormatError extends Error {}
  * `--json` with another `--output` contradicts itself: refused rather than silently printing one of them.
  * `ndjson` is what --json means on a stream, so a stream may allow it.
  */
-export function assertFormatsAgree(json: boolean | undefined, output: string | undefined, allowed: readonly string[] = ['json']): void {
+export function assertFormatsAgree(
+  json: boolean | undefined,
+  output: string | undefined,
+  allowed: readonly string[] = ['json'],
+): void {
   if (json && output !== undefined && output !== '' && !allowed.includes(output)) {
     throw new UnknownFormatError(`--json and --output ${output} contradict each other; give one.`);
   }
@@ -26,7 +30,8 @@ export function resolveOutputFormat(
   if (choices.json) return 'json';
   for (const value of [choices.flag, choices.env, choices.profile]) {
     if (value === undefined || value === '') continue;
-    if (!isOutputFormat(value)) throw new UnknownFormatError(`Unknown output format '${value}'. Formats: ${OUTPUT_FORMATS.join(', ')}.`);
+    if (!isOutputFormat(value))
+      throw new UnknownFormatError(`Unknown output format '${value}'. Formats: ${OUTPUT_FORMATS.join(', ')}.`);
     return value;
   }
   return io.isStdoutTTY ? 'table' : 'csv';

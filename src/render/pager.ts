@@ -42,7 +42,11 @@ export function pagedOutput(io: IOStreams, env: Record<string, string | undefine
       }
       await new Promise<void>((resolve) => {
         // The pager owns the terminal until it quits; lake waits, then goes on.
-        const child = spawn(command, { shell: true, stdio: ['pipe', 'inherit', 'inherit'], env: { LESS: 'FRX', ...process.env, ...env } });
+        const child = spawn(command, {
+          shell: true,
+          stdio: ['pipe', 'inherit', 'inherit'],
+          env: { LESS: 'FRX', ...process.env, ...env },
+        });
         child.on('error', () => {
           io.stdout.write(text);
           resolve();

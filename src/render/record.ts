@@ -17,7 +17,12 @@ export function printFields(io: IOStreams, fields: readonly Field[]): void {
   const palette = paletteFor(io, 'stdout');
   const width = Math.max(...fields.map(([label]) => label.length));
   io.stdout.write(
-    fields.map(([label, value]) => `${palette.dim(`${terminalSafe(label)}:`.padEnd(width + 2))}${terminalSafe(valueToText(value))}\n`).join(''),
+    fields
+      .map(
+        ([label, value]) =>
+          `${palette.dim(`${terminalSafe(label)}:`.padEnd(width + 2))}${terminalSafe(valueToText(value))}\n`,
+      )
+      .join(''),
   );
 }
 

@@ -150,7 +150,10 @@ function verticalWriter(out: OutputStream, palette: Palette): RowWriter {
         chunk += `${palette.dim(`-[ RECORD ${count} ]${'-'.repeat(Math.max(3, width - 8))}`)}\n`;
         for (const c of columns) {
           const value = row[c];
-          const text = value === null || value === undefined ? palette.dim('NULL') : terminalSafe(valueToText(value)).replace(/\n/g, `\n${' '.repeat(width)} | `);
+          const text =
+            value === null || value === undefined
+              ? palette.dim('NULL')
+              : terminalSafe(valueToText(value)).replace(/\n/g, `\n${' '.repeat(width)} | `);
           const name = terminalSafe(c);
           chunk += `${palette.bold(name)}${' '.repeat(Math.max(0, width - displayWidth(name)))} | ${text}\n`;
         }

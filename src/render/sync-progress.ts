@@ -27,7 +27,12 @@ export interface ProgressEvent {
   data: Record<string, unknown>;
 }
 
-export const initialProgress = (now: number): SyncProgress => ({ status: 'queued', tables: [], startedAt: now, error: null });
+export const initialProgress = (now: number): SyncProgress => ({
+  status: 'queued',
+  tables: [],
+  startedAt: now,
+  error: null,
+});
 
 /** Folds one stream event into the progress; unknown events change nothing (clients ignore what they do not know). */
 export function applyEvent(state: SyncProgress, event: ProgressEvent, now: number): SyncProgress {
@@ -50,7 +55,10 @@ export function applyEvent(state: SyncProgress, event: ProgressEvent, now: numbe
       rowsPerSecond: Math.round(completed / elapsed),
       ...(typeof data.error === 'string' ? { error: terminalSafe(data.error) } : {}),
     };
-    return { ...state, tables: before ? state.tables.map((t) => (t.table === table ? line : t)) : [...state.tables, line] };
+    return {
+      ...state,
+      tables: before ? state.tables.map((t) => (t.table === table ? line : t)) : [...state.tables, line],
+    };
   }
   if (event.event.startsWith('job.')) {
     const message = (event.data.error as { message?: string } | undefined)?.message;
@@ -74,7 +82,9 @@ export function plainLine(event: ProgressEvent, at: Date): string {
   if (event.event === 'sync.progress') {
     const d = event.data;
     const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
-    return terminalSafe(`${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`);
+    return terminalSafe(
+      `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`,
+    );
   }
   if (event.event === 'sync.schema_change') return terminalSafe(`${time} ${String(event.data.table)} schema changed`);
   const error = (event.data.error as { message?: string } | undefined)?.message;
@@ -84,8 +94,11 @@ export function plainLine(event: ProgressEvent, at: Date): string {
 export function summaryLines(state: SyncProgress): string[] {
   const rows = state.tables.filter((t) => t.phase === 'committed').reduce((sum, t) => sum + t.completed, 0);
   const seconds = ((Date.now() - state.startedAt) / 1000).toFixed(1);
-  const lines = [`sync ${state.status}: ${state.tables.filter((t) => t.phase === 'committed').length} of ${state.tables.length} tables, ${count(rows)} rows, ${seconds} s`];
-  for (const t of state.tables) lines.push(`  ${t.lakeTable}  ${t.phase}  ${t.error ? t.error : `${count(t.completed)} rows`}`);
+  const lines = [
+    `sync ${state.status}: ${state.tables.filter((t) => t.phase === 'committed').length} of ${state.tables.length} tables, ${count(rows)} rows, ${seconds} s`,
+  ];
+  for (const t of state.tables)
+    lines.push(`  ${t.lakeTable}  ${t.phase}  ${t.error ? t.error : `${count(t.completed)} rows`}`);
   if (state.error) lines.push(`  ${state.error}`);
   return lines;
 }

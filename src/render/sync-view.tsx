@@ -14,8 +14,11 @@ export function SyncView({ progress, now }: { progress: SyncProgress; now: numbe
       {progress.tables.map((t) => (
         <Text key={t.table}>
           {t.lakeTable.padEnd(width)}{' '}
-          <Text color={t.phase === 'failed' ? 'red' : t.phase === 'committed' ? 'green' : 'cyan'}>{bar(t.completed, t.total)}</Text>{' '}
-          {count(t.completed)}/{t.total === null ? '?' : count(t.total)} · {count(t.rowsPerSecond)} rows/s · {t.phase} · {((t.updatedAt - t.startedAt) / 1000).toFixed(1)} s
+          <Text color={t.phase === 'failed' ? 'red' : t.phase === 'committed' ? 'green' : 'cyan'}>
+            {bar(t.completed, t.total)}
+          </Text>{' '}
+          {count(t.completed)}/{t.total === null ? '?' : count(t.total)} · {count(t.rowsPerSecond)} rows/s · {t.phase} ·{' '}
+          {((t.updatedAt - t.startedAt) / 1000).toFixed(1)} s
         </Text>
       ))}
       {progress.error ? <Text color="red">{progress.error}</Text> : null}

@@ -16,7 +16,8 @@ const ELLIPSIS = '…';
 const NUMBER_TEXT = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 
 /** Characters a terminal draws two cells wide (CJK, fullwidth forms, most emoji). */
-const WIDE = /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1faff}\u{20000}-\u{3fffd}]/u;
+const WIDE =
+  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1faff}\u{20000}-\u{3fffd}]/u;
 
 export function displayWidth(text: string): number {
   let width = 0;
@@ -44,7 +45,8 @@ const pad = (text: string, width: number, right: boolean): string => {
 };
 
 /** A cell's text on one line (line breaks and tabs would break the table's rows), with no control character. */
-const cellText = (value: unknown): string => terminalSafe(valueToText(value).replace(/\r?\n/g, '↵').replace(/\t/g, ' '));
+const cellText = (value: unknown): string =>
+  terminalSafe(valueToText(value).replace(/\r?\n/g, '↵').replace(/\t/g, ' '));
 
 /** Numbers (DECIMAL and HUGEINT arrive as text) read best right-aligned: a column of numbers and NULLs only. */
 function isNumeric(rows: readonly Row[], column: string): boolean {
@@ -52,7 +54,12 @@ function isNumeric(rows: readonly Row[], column: string): boolean {
   for (const row of rows) {
     const value = row[column];
     if (value === null || value === undefined) continue;
-    if (typeof value !== 'number' && typeof value !== 'bigint' && !(typeof value === 'string' && NUMBER_TEXT.test(value))) return false;
+    if (
+      typeof value !== 'number' &&
+      typeof value !== 'bigint' &&
+      !(typeof value === 'string' && NUMBER_TEXT.test(value))
+    )
+      return false;
     seen = true;
   }
   return seen;
@@ -66,7 +73,11 @@ const tableWidth = (widths: readonly number[]): number => widths.reduce((sum, w)
  * squeezed toward MIN_CELL; then middle columns are hidden (the first and last ones are what people look for),
  * with one narrow `…` column where they were.
  */
-function fit(natural: readonly number[], headers: readonly number[], width: number | undefined): { shown: number[]; widths: number[]; hiddenAt?: number } {
+function fit(
+  natural: readonly number[],
+  headers: readonly number[],
+  width: number | undefined,
+): { shown: number[]; widths: number[]; hiddenAt?: number } {
   const all = natural.map((_, i) => i);
   if (width === undefined || tableWidth(natural) <= width) return { shown: all, widths: [...natural] };
   let widths = natural.map((w) => Math.min(w, MAX_CELL));
@@ -75,7 +86,12 @@ function fit(natural: readonly number[], headers: readonly number[], width: numb
   const floor = widths.map((w, i) => Math.min(w, Math.max(MIN_CELL, Math.min(headers[i] as number, 16))));
   while (tableWidth(widths) > width) {
     let widest = -1;
-    for (let i = 0; i < widths.length; i++) if ((widths[i] as number) > (floor[i] as number) && (widest < 0 || (widths[i] as number) > (widths[widest] as number))) widest = i;
+    for (let i = 0; i < widths.length; i++)
+      if (
+        (widths[i] as number) > (floor[i] as number) &&
+        (widest < 0 || (widths[i] as number) > (widths[widest] as number))
+      )
+        widest = i;
     if (widest < 0) break;
     widths[widest] = (widths[widest] as number) - 1;
   }
@@ -99,9 +115,16 @@ function fit(natural: readonly number[], headers: readonly number[], width: numb
 }
 
 /** Rows as a bordered table that fits the layout's width; a note under it says how many columns it hid. */
-export function renderTable(names: readonly string[], rows: readonly Row[], palette: Palette, layout: TableLayout = {}): string {
+export function renderTable(
+  names: readonly string[],
+  rows: readonly Row[],
+  palette: Palette,
+  layout: TableLayout = {},
+): string {
   const columns = names.map((name) => terminalSafe(name.replace(/\r?\n/g, '↵')));
-  const texts = rows.map((row) => names.map((c) => (row[c] === null || row[c] === undefined ? null : cellText(row[c]))));
+  const texts = rows.map((row) =>
+    names.map((c) => (row[c] === null || row[c] === undefined ? null : cellText(row[c]))),
+  );
   const numeric = names.map((c) => isNumeric(rows, c));
   const natural = columns.map((c, i) => Math.max(displayWidth(c), ...texts.map((t) => displayWidth(t[i] ?? 'NULL'))));
   const { shown, widths, hiddenAt } = fit(natural, columns.map(displayWidth), layout.width);
@@ -111,17 +134,43 @@ export function renderTable(names: readonly string[], rows: readonly Row[], pale
     if (hiddenAt !== undefined) parts.splice(hiddenAt, 0, palette.dim(ELLIPSIS));
     return `│ ${parts.join(' │ ')} │`;
   };
-  const allWidths = hiddenAt === undefined ? widths : [...widths.slice(0, hiddenAt), ELLIPSIS.length, ...widths.slice(hiddenAt)];
-  const line = (l: string, m: string, r: string): string => `${l}${allWidths.map((w) => '─'.repeat(w + 2)).join(m)}${r}`;
-  const out = [line('┌', '┬', '┐'), cells(shown.map((c, k) => pad(cut(columns[c] as string, widths[k] as number), widths[k] as number, numeric[c] as boolean)), (t) => palette.bold(t)), line('├', '┼', '┤')];
+  const allWidths =
+    hiddenAt === undefined ? widths : [...widths.slice(0, hiddenAt), ELLIPSIS.length, ...widths.slice(hiddenAt)];
+  const line = (l: string, m: string, r: string): string =>
+    `${l}${allWidths.map((w) => '─'.repeat(w + 2)).join(m)}${r}`;
+  const out = [
+    line('┌', '┬', '┐'),
+    cells(
+      shown.map((c, k) =>
+        pad(cut(columns[c] as string, widths[k] as number), widths[k] as number, numeric[c] as boolean),
+      ),
+      (t) => palette.bold(t),
+    ),
+    line('├', '┼', '┤'),
+  ];
   for (const text of texts) {
-    out.push(cells(shown.map((c, k) => {
-      const value = text[c];
-      const w = widths[k] as number;
-      return value === null ? pad(palette.dim('NULL'), w + (palette.dim('NULL').length - 4), numeric[c] as boolean) : pad(cut(value as string, w), w, numeric[c] as boolean);
-    }), (t) => t));
+    out.push(
+      cells(
+        shown.map((c, k) => {
+          const value = text[c];
+          const w = widths[k] as number;
+          return value === null
+            ? pad(palette.dim('NULL'), w + (palette.dim('NULL').length - 4), numeric[c] as boolean)
+            : pad(cut(value as string, w), w, numeric[c] as boolean);
+        }),
+        (t) => t,
+      ),
+    );
   }
   out.push(line('└', '┴', '┘'));
-  if (hidden > 0) out.push(palette.dim(cut(`${hidden} of ${columns.length} columns hidden; --output vertical shows them all`, layout.width ?? Number.POSITIVE_INFINITY)));
+  if (hidden > 0)
+    out.push(
+      palette.dim(
+        cut(
+          `${hidden} of ${columns.length} columns hidden; --output vertical shows them all`,
+          layout.width ?? Number.POSITIVE_INFINITY,
+        ),
+      ),
+    );
   return `${out.join('\n')}\n`;
 }

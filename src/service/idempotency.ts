@@ -26,7 +26,11 @@ export function hashRequest(...parts: readonly string[]): string {
 export function checkIdempotencyKey(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
   if (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-    throw new LakeServiceError('parameter_invalid', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.', { param: 'Idempotency-Key' });
+    throw new LakeServiceError(
+      'parameter_invalid',
+      'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.',
+      { param: 'Idempotency-Key' },
+    );
   }
   return key;
 }
@@ -38,9 +42,16 @@ export function checkIdempotencyKey(key: string | undefined): string | undefined
 export class IdempotencyStore {
   constructor(private readonly db: MetadataDb) {}
 
-  async find(scope: IdempotencyScope, key: string, now: number = Math.floor(Date.now() / 1000)): Promise<StoredOutcome | undefined> {
-    const row = await this.db.get<{ request_hash: string; resource_id: string; response: string }>(`SELECT request_hash, resource_id, response FROM idempotency_keys
-         WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`, [scope.organizationId, scope.principalId, scope.operation, key, now - IDEMPOTENCY_TTL_SECONDS]);
+  async find(
+    scope: IdempotencyScope,
+    key: string,
+    now: number = Math.floor(Date.now() / 1000),
+  ): Promise<StoredOutcome | undefined> {
+    const row = await this.db.get<{ request_hash: string; resource_id: string; response: string }>(
+      `SELECT request_hash, resource_id, response FROM idempotency_keys
+         WHERE organization_id = ? AND principal_id = ? AND endpoint = ? AND idempotency_key = ? AND created > ?`,
+      [scope.organizationId, scope.principalId, scope.operation, key, now - IDEMPOTENCY_TTL_SECONDS],
+    );
     return row && { requestHash: row.request_hash, resourceId: row.resource_id, response: JSON.parse(row.response) };
   }
 
@@ -48,18 +59,39 @@ export class IdempotencyStore {
   async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<StoredOutcome | undefined> {
     const found = await this.find(scope, key);
     if (found && found.requestHash !== requestHash) {
-      throw new LakeServiceError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request. Use a new key for new work.', {
-        param: 'Idempotency-Key',
-      });
+      throw new LakeServiceError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request. Use a new key for new work.',
+        {
+          param: 'Idempotency-Key',
+        },
+      );
     }
     return found;
   }
 
-  async save(scope: IdempotencyScope, key: string, outcome: StoredOutcome, now: number = Math.floor(Date.now() / 1000)): Promise<void> {
-    await this.db.run(`INSERT INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
+  async save(
+    scope: IdempotencyScope,
+    key: string,
+    outcome: StoredOutcome,
+    now: number = Math.floor(Date.now() / 1000),
+  ): Promise<void> {
+    await this.db.run(
+      `INSERT INTO idempotency_keys (organization_id, principal_id, endpoint, idempotency_key, request_hash, resource_id, response, created)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (organization_id, principal_id, endpoint, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash,
-           resource_id = excluded.resource_id, response = excluded.response, created = excluded.created`, [scope.organizationId, scope.principalId, scope.operation, key, outcome.requestHash, outcome.resourceId, JSON.stringify(outcome.response), now]);
+           resource_id = excluded.resource_id, response = excluded.response, created = excluded.created`,
+      [
+        scope.organizationId,
+        scope.principalId,
+        scope.operation,
+        key,
+        outcome.requestHash,
+        outcome.resourceId,
+        JSON.stringify(outcome.response),
+        now,
+      ],
+    );
   }
 
   async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<void> {

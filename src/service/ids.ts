@@ -42,6 +42,7 @@ let last = { time: -1, random: '' };
  * monotonic ULIDs), so "newest first" lists never flip two things created together.
  */
 export function newId(prefix: string, now: number = Date.now()): string {
-  last = now <= last.time ? { time: last.time, random: increment(last.random) } : { time: now, random: encodeRandom(16) };
+  last =
+    now <= last.time ? { time: last.time, random: increment(last.random) } : { time: now, random: encodeRandom(16) };
   return `${prefix}_${encodeTime(last.time)}${last.random}`;
 }

@@ -5,7 +5,6 @@ import type { Directory } from './auth/directory.js';
 import { PersonalTokens } from './auth/personal-tokens.js';
 import { Signer } from './files/url-signer.js';
 import type { Home } from './home/home.js';
-import { join } from 'node:path';
 import { OrgKeys } from './auth/org-keys.js';
 import { CanvasService } from './canvases/canvas-service.js';
 import { CanvasStore } from './canvases/canvas-store.js';
@@ -130,7 +129,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const querySettings = options.querySettings ?? querySettingsFromEnv();
   // In process, queries share this process's cores anyway: the organization's in-flight ceiling is the only bound.
   const inProcessSlots = Math.max(4, querySettings.maxInFlight);
-  const engine = options.workerPool ? new WorkerPool(options.workerPool, querySettings) : new InProcessEngine(querySettings, inProcessSlots);
+  const engine = options.workerPool
+    ? new WorkerPool(options.workerPool, querySettings)
+    : new InProcessEngine(querySettings, inProcessSlots);
   const scheduling = options.workerPool
     ? { slots: options.workerPool.workers, perOrganization: options.workerPool.workersPerOrganization }
     : { slots: inProcessSlots, perOrganization: inProcessSlots };
@@ -151,7 +152,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const secretBox = new SecretBox(home.paths.secretsKey);
   const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
   const syncSettings = options.syncSettings ?? syncSettingsFromEnv();
-  const ownDatabase = home.metadataUrl ? OwnDatabaseGuard.forUrl(home.metadataUrl, metadataIdentity(home.db)) : undefined;
+  const ownDatabase = home.metadataUrl
+    ? OwnDatabaseGuard.forUrl(home.metadataUrl, metadataIdentity(home.db))
+    : undefined;
   const sources = new SourceService(
     home.db,
     secretBox,
@@ -162,7 +165,18 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
     { maxTables: syncSettings.maxTables, maxColumns: syncSettings.maxColumns },
   );
-  const syncs = new SyncService(home.db, lake, sources, jobStore, new IdempotencyStore(home.db), jobSettings, options.runSyncs ?? true, usage, clock, syncSettings);
+  const syncs = new SyncService(
+    home.db,
+    lake,
+    sources,
+    jobStore,
+    new IdempotencyStore(home.db),
+    jobSettings,
+    options.runSyncs ?? true,
+    usage,
+    clock,
+    syncSettings,
+  );
   const signer = new Signer(home.signingSecret);
   const results = new QueryResults(queries, resultReader, signer);
   const sends = new SendService(
@@ -175,20 +189,31 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     secretBox,
     clock,
     jobSettings,
-    { ...(options.sendSettings ?? sendSettingsFromEnv()), destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase) },
+    {
+      ...(options.sendSettings ?? sendSettingsFromEnv()),
+      destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase),
+    },
     usage,
     options.log,
   );
   const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
   // Replicas share one budget per caller and organization through the store; one process keeps its own.
   const rateCells = home.db.dialect === 'postgres' ? new StoredRateCells(home.db, clock) : undefined;
-  const rateLimiter = options.rateLimits === false ? undefined : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock, rateCells);
+  const rateLimiter =
+    options.rateLimits === false
+      ? undefined
+      : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock, rateCells);
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
     home,
     async assertReady() {
-      if (closing.signal.aborted) throw new LakeServiceError('service_unavailable', 'This server is shutting down; send work to another replica.', { retryAfterSeconds: 2 });
+      if (closing.signal.aborted)
+        throw new LakeServiceError(
+          'service_unavailable',
+          'This server is shutting down; send work to another replica.',
+          { retryAfterSeconds: 2 },
+        );
       await pingMetadata(home.db);
     },
     directory: home.directory,

@@ -4,8 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** Debian's chromium (.ci/run installs it); without one this file is skipped and says so. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => Boolean(p && existsSync(p)));
-if (!CHROMIUM) console.warn('test/browser skipped: no Chromium found (install Debian\'s chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string =>
+  Boolean(p && existsSync(p)),
+);
+if (!CHROMIUM)
+  console.warn("test/browser skipped: no Chromium found (install Debian's chromium, or set CHROMIUM_PATH)");
 
 /**
  * The page a browser client would be: on its own origin, it submits a query with fetch, follows the job's events
@@ -39,9 +42,13 @@ try {
 
 function pageServer(): Promise<{ server: Server; origin: string }> {
   return new Promise((resolve) => {
-    const server = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE)).listen(0, '127.0.0.1', () => {
-      resolve({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` });
-    });
+    const server = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE)).listen(
+      0,
+      '127.0.0.1',
+      () => {
+        resolve({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` });
+      },
+    );
   });
 }
 
@@ -67,8 +74,12 @@ describe.skipIf(!CHROMIUM)('a browser page on another origin', () => {
     const page = await browser.newPage();
     try {
       await page.goto(`${origin}/#api=${encodeURIComponent(api.baseUrl)}&token=${api.home.ownerToken}`);
-      await page.waitForFunction(() => (window as unknown as { __outcome?: unknown }).__outcome !== undefined, undefined, { timeout: 20_000 });
-      return (await page.evaluate(() => (window as unknown as { __outcome: Record<string, unknown> }).__outcome));
+      await page.waitForFunction(
+        () => (globalThis as unknown as { __outcome?: unknown }).__outcome !== undefined,
+        undefined,
+        { timeout: 20_000 },
+      );
+      return await page.evaluate(() => (globalThis as unknown as { __outcome: Record<string, unknown> }).__outcome);
     } finally {
       await page.close();
     }

@@ -19,12 +19,17 @@ describe('lake catalog and the admin commands for views and permissions', () => 
     expect(tables.stdout.split('\n')[0]).toBe('name\tkind\tcolumns\trows\tbytes\tupdated');
     expect(tables.stdout).toMatch(/\norders\ttable\t5\t5000\t\d+\t/);
     const json = JSON.parse((await lake('catalog', 'ls', 'demo', '--json')).stdout);
-    expect(json).toMatchObject({ object: 'list', data: [{ name: 'customers' }, { name: 'order_items' }, { name: 'orders' }] });
+    expect(json).toMatchObject({
+      object: 'list',
+      data: [{ name: 'customers' }, { name: 'order_items' }, { name: 'orders' }],
+    });
   });
 
   it('describes a table: columns in order', async () => {
     const described = await lake('catalog', 'describe', 'demo.orders');
-    expect(described.stdout).toBe('column,type,nullable\norder_id,BIGINT,false\ncustomer_id,INTEGER,false\nordered_at,TIMESTAMP,false\nstatus,VARCHAR,false\ntotal,"DECIMAL(12,2)",false\n');
+    expect(described.stdout).toBe(
+      'column,type,nullable\norder_id,BIGINT,false\ncustomer_id,INTEGER,false\nordered_at,TIMESTAMP,false\nstatus,VARCHAR,false\ntotal,"DECIMAL(12,2)",false\n',
+    );
     expect((await lake('catalog', 'describe', 'demo', 'orders')).stdout).toBe(described.stdout);
     const missing = await lake('catalog', 'describe', 'demo.nope');
     expect(missing.code).toBe(1);
@@ -33,36 +38,68 @@ describe('lake catalog and the admin commands for views and permissions', () => 
   });
 
   it('operators create and drop views, which the catalog lists and queries read', async () => {
-    const created = await lake('admin', 'view', 'create', 'reports.paid', '--sql', "select order_id, total from lake.demo.orders where status = 'paid'", '--json');
+    const created = await lake(
+      'admin',
+      'view',
+      'create',
+      'reports.paid',
+      '--sql',
+      "select order_id, total from lake.demo.orders where status = 'paid'",
+      '--json',
+    );
     expect(created.code, created.stderr).toBe(0);
-    expect(JSON.parse(created.stdout)).toMatchObject({ object: 'view', qualified_name: 'lake.reports.paid', columns: [{ name: 'order_id' }, { name: 'total' }] });
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      object: 'view',
+      qualified_name: 'lake.reports.paid',
+      columns: [{ name: 'order_id' }, { name: 'total' }],
+    });
     expect((await lake('catalog', 'ls', 'reports')).stdout).toMatch(/\npaid,view,2,,,/);
-    expect((await lake('query', "select count(*) as n from reports.paid")).stdout).toBe('n\n1000\n');
+    expect((await lake('query', 'select count(*) as n from reports.paid')).stdout).toBe('n\n1000\n');
 
-    const refused = await lake('admin', 'view', 'create', 'reports.bad', '--sql', "select * from read_csv('/etc/passwd')");
+    const refused = await lake(
+      'admin',
+      'view',
+      'create',
+      'reports.bad',
+      '--sql',
+      "select * from read_csv('/etc/passwd')",
+    );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('forbidden_function');
     const notLake = await lake('admin', 'view', 'create', 'reports.bad', '--sql', 'select * from nowhere');
     expect(notLake.code).toBe(2);
-    expect((await lake('admin', 'view', 'create', 'reports.paid', '--sql', 'select 1')).stderr).toContain('already exists');
+    expect((await lake('admin', 'view', 'create', 'reports.paid', '--sql', 'select 1')).stderr).toContain(
+      'already exists',
+    );
 
     expect((await lake('admin', 'view', 'drop', 'reports.paid')).code).toBe(0);
     expect((await lake('catalog', 'ls', 'reports')).code).toBe(1);
   });
 
   it('permissions on, a grant, and a restricted token sees only its table', async () => {
-    const user = JSON.parse((await lake('admin', 'user', 'create', '--name', 'Ana', '--json')).stdout) as { id: string };
-    const token = (JSON.parse((await lake('admin', 'pat', 'create', '--user', user.id, '--scopes', 'query:read', '--json')).stdout) as { secret: string }).secret;
+    const user = JSON.parse((await lake('admin', 'user', 'create', '--name', 'Ana', '--json')).stdout) as {
+      id: string;
+    };
+    const token = (
+      JSON.parse(
+        (await lake('admin', 'pat', 'create', '--user', user.id, '--scopes', 'query:read', '--json')).stdout,
+      ) as { secret: string }
+    ).secret;
     expect((await lake('admin', 'permissions', 'on')).code).toBe(0);
     expect((await lake('admin', 'grant', 'demo.orders', '--to', `user:${user.id}`)).code).toBe(0);
     expect((await lake('admin', 'grant', 'demo.orders', '--to', 'user:usr_nobody')).code).toBe(2);
     expect((await lake('admin', 'grant', 'demo.orders', '--to', 'team:x')).code).toBe(2);
 
     const grants = JSON.parse((await lake('admin', 'grants', 'ls', '--json')).stdout);
-    expect(grants).toMatchObject({ table_permissions: true, data: [{ schema: 'demo', table: 'orders', grantee: `user:${user.id}` }] });
+    expect(grants).toMatchObject({
+      table_permissions: true,
+      data: [{ schema: 'demo', table: 'orders', grantee: `user:${user.id}` }],
+    });
 
     const asAna = (...args: string[]) => runLake(['--token', token, ...args], { env });
-    expect((await asAna('catalog', 'ls', 'demo')).stdout).toMatch(/^name,kind,columns,rows,bytes,updated\norders,table,/);
+    expect((await asAna('catalog', 'ls', 'demo')).stdout).toMatch(
+      /^name,kind,columns,rows,bytes,updated\norders,table,/,
+    );
     const denied = await asAna('query', 'select * from demo.customers');
     expect(denied.code).toBe(4);
     expect(denied.stderr).toContain('grant_table_denied');

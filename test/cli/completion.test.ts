@@ -23,10 +23,17 @@ describe('shell completion', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'lake-completion-')), 'lake.bash');
     writeFileSync(file, script);
     const quoted = words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(' ');
-    const out = execFileSync('bash', ['-c', `source "${file}"; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _lake_complete; printf '%s\\n' "\${COMPREPLY[@]}"`], {
-      env: { PATH: `${bin}:${process.env.PATH}`, HOME: hermeticHome(), LAKE_HOME: home },
-      encoding: 'utf8',
-    });
+    const out = execFileSync(
+      'bash',
+      [
+        '-c',
+        `source "${file}"; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _lake_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
+      {
+        env: { PATH: `${bin}:${process.env.PATH}`, HOME: hermeticHome(), LAKE_HOME: home },
+        encoding: 'utf8',
+      },
+    );
     return out.split('\n').filter(Boolean);
   };
 
@@ -35,18 +42,25 @@ describe('shell completion', () => {
     expect(script.code).toBe(0);
     expect(script.stdout).toContain('complete -o default -F _lake_complete lake');
     expect(complete(script.stdout, ['lake', 'sour'])).toEqual(['sources']);
-    expect(complete(script.stdout, ['lake', 'sources', ''])).toEqual(expect.arrayContaining(['ls', 'create', 'update', 'delete']));
+    expect(complete(script.stdout, ['lake', 'sources', ''])).toEqual(
+      expect.arrayContaining(['ls', 'create', 'update', 'delete']),
+    );
     expect(complete(script.stdout, ['lake', 'query', '--output', 'n'])).toEqual(['ndjson']);
     expect(complete(script.stdout, ['lake', 'query', '--max'])).toEqual(['--max-rows']);
     expect(complete(script.stdout, ['lake', 'sources', 'create', '--connector', ''])).toEqual(['postgres', 'sample']);
-    const created = await runLake(['--home', home, 'sources', 'create', '--connector', 'sample', '--name', 'Demo Shop'], { timeoutMs: 60_000 });
+    const created = await runLake(
+      ['--home', home, 'sources', 'create', '--connector', 'sample', '--name', 'Demo Shop'],
+      { timeoutMs: 60_000 },
+    );
     expect(created.code, created.stderr).toBe(0);
     expect(complete(script.stdout, ['lake', 'sync', 'start', ''])).toEqual(['Demo\\ Shop']);
     expect(complete(script.stdout, ['lake', 'help', ''])).not.toContain('__complete');
   }, 120_000);
 
   it('zsh and fish scripts call the same completer; another shell is a usage error', async () => {
-    expect((await runLake(['completion', 'zsh'])).stdout).toMatch(/#compdef lake[\s\S]*lake __complete --[\s\S]*compdef _lake_complete lake/);
+    expect((await runLake(['completion', 'zsh'])).stdout).toMatch(
+      /#compdef lake[\s\S]*lake __complete --[\s\S]*compdef _lake_complete lake/,
+    );
     expect((await runLake(['completion', 'fish'])).stdout).toMatch(/complete -c lake -f -a '\(lake __complete -- /);
     const other = await runLake(['completion', 'tcsh']);
     expect(other.code).toBe(2);

@@ -25,10 +25,13 @@ describe('profiles and precedence', () => {
   it('auth login checks the token, saves the profile with mode 0600, and later commands use it', async () => {
     const { env, token } = await servedHome();
     const url = (server as ServeProcess).url;
-    const login = await runLake(['auth', 'login', '--base-url', url, '--with-token'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR }, input: `${token}\n` });
+    const login = await runLake(['auth', 'login', '--base-url', url, '--with-token'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+      input: `${token}\n`,
+    });
     expect(login.code, login.stderr).toBe(0);
     expect(login.stderr).toContain('Logged in');
-    expect(statSync(join(env.LAKE_CONFIG_DIR, 'config.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(env.LAKE_CONFIG_DIR as string, 'config.json')).mode & 0o777).toBe(0o600);
 
     const whoami = await runLake(['whoami', '--json'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
     expect(whoami.code).toBe(0);
@@ -39,8 +42,15 @@ describe('profiles and precedence', () => {
     expect(shown.stdout).not.toContain(token);
     expect(shown.stdout).toContain(`…${token.slice(-4)}`);
 
-    const status = JSON.parse((await runLake(['auth', 'status', '--json'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } })).stdout) as any;
-    expect(status).toMatchObject({ mode: 'remote', base_url: url, base_url_source: 'profile', token_source: 'profile' });
+    const status = JSON.parse(
+      (await runLake(['auth', 'status', '--json'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } })).stdout,
+    ) as any;
+    expect(status).toMatchObject({
+      mode: 'remote',
+      base_url: url,
+      base_url_source: 'profile',
+      token_source: 'profile',
+    });
     expect(JSON.stringify(status)).not.toContain(token);
 
     const logout = await runLake(['auth', 'logout'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
@@ -52,7 +62,10 @@ describe('profiles and precedence', () => {
 
   it('a bad token is refused at login and nothing is saved', async () => {
     const { env } = await servedHome();
-    const login = await runLake(['auth', 'login', '--base-url', (server as ServeProcess).url, '--token', `pat_${'Z'.repeat(40)}`], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+    const login = await runLake(
+      ['auth', 'login', '--base-url', (server as ServeProcess).url, '--token', `pat_${'Z'.repeat(40)}`],
+      { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } },
+    );
     expect(login.code).toBe(4);
     const get = await runLake(['config', 'get', 'base_url'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
     expect(get.stdout).toBe('');
@@ -72,7 +85,9 @@ describe('profiles and precedence', () => {
     const viaFlag = await runLake(['--base-url', DEAD, 'whoami'], { env: { ...configOnly, LAKE_BASE_URL: url } });
     expect(viaFlag.code).toBe(5);
     // token: env beats profile.
-    const badEnvToken = await runLake(['whoami'], { env: { ...configOnly, LAKE_BASE_URL: url, LAKE_TOKEN: `pat_${'Q'.repeat(40)}` } });
+    const badEnvToken = await runLake(['whoami'], {
+      env: { ...configOnly, LAKE_BASE_URL: url, LAKE_TOKEN: `pat_${'Q'.repeat(40)}` },
+    });
     expect(badEnvToken.code).toBe(4);
   });
 
@@ -108,7 +123,9 @@ describe('profiles and precedence', () => {
     expect(status).toMatchObject({ mode: 'local', home: other, home_source: 'flag', base_url: null });
     expect(status.precedence).toMatch(/flag > environment > profile/);
     // LAKE_HOME beats the profile's base_url too.
-    expect(JSON.parse((await runLake(['auth', 'status', '--json'], { env: { ...configOnly, LAKE_HOME: other } })).stdout)).toMatchObject({ mode: 'local', home_source: 'env' });
+    expect(
+      JSON.parse((await runLake(['auth', 'status', '--json'], { env: { ...configOnly, LAKE_HOME: other } })).stdout),
+    ).toMatchObject({ mode: 'local', home_source: 'env' });
     const both = await runLake(['--home', other, '--base-url', url, 'whoami'], { env: configOnly });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('conflicting_settings');
@@ -123,14 +140,20 @@ describe('profiles and precedence', () => {
     expect(cron.code).toBe(2);
     expect(cron.stderr).toContain('no_home');
     expect(cron.stderr).toMatch(/--home|LAKE_HOME/);
-    const named = await runLake(['query', 'select 42'], { unsetHome: true, env: { LAKE_HOME: join(tempDir('lake-cron'), 'home') } });
+    const named = await runLake(['query', 'select 42'], {
+      unsetHome: true,
+      env: { LAKE_HOME: join(tempDir('lake-cron'), 'home') },
+    });
     expect(named.code, named.stderr).toBe(0);
   });
 
   it('lake serve on a port in use says so, instead of an unexpected error', async () => {
     const { env } = await servedHome();
     const port = new URL((server as ServeProcess).url).port;
-    const busy = await runLake(['serve', '--port', port], { env: { LAKE_HOME: join(tempDir('lake-busy'), 'home') }, timeoutMs: 15_000 });
+    const busy = await runLake(['serve', '--port', port], {
+      env: { LAKE_HOME: join(tempDir('lake-busy'), 'home') },
+      timeoutMs: 15_000,
+    });
     expect(busy.code).toBe(1);
     expect(busy.stderr).toContain('address_unavailable');
     expect(busy.stderr).toContain('already in use');

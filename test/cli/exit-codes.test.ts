@@ -42,7 +42,8 @@ describe('README exit codes', () => {
   afterAll(async () => {
     await server?.stop();
   });
-  const remote = (...args: string[]): Promise<CliResult> => runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+  const remote = (...args: string[]): Promise<CliResult> =>
+    runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
 
   it('lists exactly the codes the CLI uses', () => {
     expect(readmeExitCodes()).toEqual(Object.values(EXIT));
@@ -68,11 +69,27 @@ describe('README exit codes', () => {
     expectExit(await remote('query', 'poll', id), EXIT.stillRunning, 'query poll of a running query');
     expect((await remote('jobs', 'cancel', id)).code).toBe(0);
 
-    expectExit(await runLake(['--base-url', server.url, '--token', `pat_${'x'.repeat(40)}`, 'whoami'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } }), EXIT.auth, 'invalid credential');
+    expectExit(
+      await runLake(['--base-url', server.url, '--token', `pat_${'x'.repeat(40)}`, 'whoami'], {
+        env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+      }),
+      EXIT.auth,
+      'invalid credential',
+    );
     const closed = await freePort();
-    expectExit(await runLake(['--base-url', `http://127.0.0.1:${closed}`, '--token', token, 'whoami'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR }, timeoutMs: 30_000 }), EXIT.unavailable, 'connection refused');
+    expectExit(
+      await runLake(['--base-url', `http://127.0.0.1:${closed}`, '--token', token, 'whoami'], {
+        env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+        timeoutMs: 30_000,
+      }),
+      EXIT.unavailable,
+      'connection refused',
+    );
 
-    const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], { env: { PATH: process.env.PATH ?? '', HOME: root, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], {
+      env: { PATH: process.env.PATH ?? '', HOME: root, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGINT');

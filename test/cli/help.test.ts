@@ -9,17 +9,29 @@ const root = new URL('../..', import.meta.url).pathname;
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') || path.endsWith('.tsx') ? [path] : [];
+    return statSync(path).isDirectory()
+      ? sourceFiles(path)
+      : path.endsWith('.ts') || path.endsWith('.tsx')
+        ? [path]
+        : [];
   });
 }
 
 describe('help that teaches', () => {
-  it('lists every LAKE_* variable the code reads, the same as README\'s table', () => {
+  it("lists every LAKE_* variable the code reads, the same as README's table", () => {
     const listed = ENVIRONMENT_VARIABLES.map((v) => v.name);
-    const read = new Set(sourceFiles(join(root, 'src')).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bLAKE_[A-Z0-9_]+\b/g)].map((m) => m[0])));
+    const read = new Set(
+      sourceFiles(join(root, 'src')).flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/\bLAKE_[A-Z0-9_]+\b/g)].map((m) => m[0]),
+      ),
+    );
     expect([...read].filter((name) => !listed.includes(name)).sort()).toEqual([]);
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const rows = [...readme.matchAll(/^\| `(LAKE_[A-Z0-9_]+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => ({ name: m[1], meaning: m[2]!.trim(), default: m[3]!.trim() }));
+    const rows = [...readme.matchAll(/^\| `(LAKE_[A-Z0-9_]+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => ({
+      name: m[1],
+      meaning: m[2]!.trim(),
+      default: m[3]!.trim(),
+    }));
     expect(rows).toEqual(ENVIRONMENT_VARIABLES.map((v) => ({ name: v.name, meaning: v.meaning, default: v.default })));
   });
 
@@ -57,11 +69,14 @@ describe('examples in every help', () => {
     const { IOStreams } = await import('../../src/render/iostreams.js');
     const { commandPath, EXAMPLES } = await import('../../src/commands/examples.js');
     const sink = { write: () => true };
-    const program = buildProgram(new CommandContext(new IOStreams(sink as never, sink as never, process.stdin, {}), {}));
+    const program = buildProgram(
+      new CommandContext(new IOStreams(sink as never, sink as never, process.stdin, {}), {}),
+    );
     const missing: string[] = [];
     const visit = (command: typeof program): void => {
       const examples = EXAMPLES[commandPath(command)];
-      if (!examples || examples.length < 1 || examples.length > 3 || !examples.every((e) => /\blake\b/.test(e))) missing.push(commandPath(command) || '(lake)');
+      if (!examples || examples.length < 1 || examples.length > 3 || !examples.every((e) => /\blake\b/.test(e)))
+        missing.push(commandPath(command) || '(lake)');
       command.commands.forEach(visit);
     };
     visit(program);

@@ -22,14 +22,31 @@ function openToOthers(root: string): string[] {
 }
 
 describe('the local home', () => {
-  it('every file the lake makes is its user\'s alone (metadata and its WAL, catalogs, Parquet, results), and a looser home is tightened', async () => {
+  it("every file the lake makes is its user's alone (metadata and its WAL, catalogs, Parquet, results), and a looser home is tightened", async () => {
     const home = join(tempDir('lake-modes'), 'home');
     // Under the usual umask (022), as a user's shell would start it.
     const queried = await runLake(['--home', home, 'query', 'select count(*) as n from lake.demo.orders', '--json']);
     expect(queried.code, queried.stderr).toBe(0);
-    const synced = await runLake(['--home', home, 'sources', 'create', '--connector', 'sample', '--name', 'modes', '--json']);
+    const synced = await runLake([
+      '--home',
+      home,
+      'sources',
+      'create',
+      '--connector',
+      'sample',
+      '--name',
+      'modes',
+      '--json',
+    ]);
     expect(synced.code, synced.stderr).toBe(0);
-    const sync = await runLake(['--home', home, 'sync', 'start', (JSON.parse(synced.stdout) as { id: string }).id, '--json']);
+    const sync = await runLake([
+      '--home',
+      home,
+      'sync',
+      'start',
+      (JSON.parse(synced.stdout) as { id: string }).id,
+      '--json',
+    ]);
     expect(sync.code, sync.stderr).toBe(0);
     expect(openToOthers(home)).toEqual([]);
 
@@ -45,7 +62,6 @@ describe('the local home', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(openToOthers(home)).toEqual([]);
   }, 60_000);
-
 
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
     const home = join(tempDir('lake-init'), 'home');
@@ -78,11 +94,15 @@ describe('the local home', () => {
 
   it('stores only hashes of secrets in the metadata store, which runs in WAL mode with recorded migrations', async () => {
     const home = join(tempDir('lake-init'), 'home');
-    const { token } = JSON.parse((await runLake(['--home', home, 'init', '--json'])).stdout) as { token: { secret: string } };
+    const { token } = JSON.parse((await runLake(['--home', home, 'init', '--json'])).stdout) as {
+      token: { secret: string };
+    };
     const db = new Database(join(home, 'metadata.sqlite'), { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      const migrations = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+      const migrations = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as {
+        version: number;
+      }[];
       expect(migrations[0]?.version).toBe(1);
       const dump = JSON.stringify(db.prepare('SELECT * FROM credentials').all());
       expect(dump).not.toContain(token.secret);
@@ -96,13 +116,17 @@ describe('the local home', () => {
     const home = join(tempDir('lake-race'), 'home');
     const runs = await Promise.all([
       ...Array.from({ length: 3 }, () => runLake(['--home', home, 'whoami', '--json'])),
-      ...Array.from({ length: 3 }, (_, i) => runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:read', '--name', `p${i}`, '--json'])),
+      ...Array.from({ length: 3 }, (_, i) =>
+        runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:read', '--name', `p${i}`, '--json']),
+      ),
     ]);
     for (const run of runs) expect(run, run.stderr).toMatchObject({ code: 0 });
-    const orgs = new Set(runs.map((r) => {
-      const body = JSON.parse(r.stdout) as Record<string, any>;
-      return body.organization?.id ?? body.organization;
-    }));
+    const orgs = new Set(
+      runs.map((r) => {
+        const body = JSON.parse(r.stdout) as Record<string, any>;
+        return body.organization?.id ?? body.organization;
+      }),
+    );
     expect(orgs.size).toBe(1);
 
     const db = new Database(join(home, 'metadata.sqlite'), { readonly: true });
@@ -127,10 +151,27 @@ describe('the local home', () => {
 
   it('admin commands mint a scoped PAT and a service key, each secret printed once', async () => {
     const home = join(tempDir('lake-admin'), 'home');
-    const pat = await runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:read,jobs:read', '--name', 'analyst', '--expires-in-days', '7', '--json']);
+    const pat = await runLake([
+      '--home',
+      home,
+      'admin',
+      'pat',
+      'create',
+      '--scopes',
+      'query:read,jobs:read',
+      '--name',
+      'analyst',
+      '--expires-in-days',
+      '7',
+      '--json',
+    ]);
     expect(pat.code).toBe(0);
     const patBody = JSON.parse(pat.stdout) as Record<string, any>;
-    expect(patBody).toMatchObject({ object: 'personal_access_token', name: 'analyst', scopes: ['query:read', 'jobs:read'] });
+    expect(patBody).toMatchObject({
+      object: 'personal_access_token',
+      name: 'analyst',
+      scopes: ['query:read', 'jobs:read'],
+    });
     expect(patBody.secret).toMatch(/^pat_/);
 
     const key = await runLake(['--home', home, 'admin', 'service-key', 'create', '--scopes', 'all', '--json']);
@@ -139,7 +180,9 @@ describe('the local home', () => {
     expect(keyBody.secret).toMatch(/^nsk_/);
     expect(keyBody.user).toBeNull();
 
-    const whoami = JSON.parse((await runLake(['--home', home, '--token', keyBody.secret, 'whoami', '--json'])).stdout) as Record<string, any>;
+    const whoami = JSON.parse(
+      (await runLake(['--home', home, '--token', keyBody.secret, 'whoami', '--json'])).stdout,
+    ) as Record<string, any>;
     expect(whoami.principal_kind).toBe('service_key');
 
     const badScope = await runLake(['--home', home, 'admin', 'pat', 'create', '--scopes', 'query:write']);

@@ -13,11 +13,15 @@ describe('no job is left running by a process that died', () => {
     const first = await startServeProcess(env);
     const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
     const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const submitted = (await (await fetch(`${first.url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: SLOW_SQL }) })).json()) as { id: string };
+    const submitted = (await (
+      await fetch(`${first.url}/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: SLOW_SQL }) })
+    ).json()) as { id: string };
 
     // Alive, the server renews its lease: the job stays running well past one lease.
     await new Promise((r) => setTimeout(r, 2500));
-    expect(((await (await fetch(`${first.url}/jobs/${submitted.id}`, { headers })).json()) as { status: string }).status).toBe('running');
+    expect(
+      ((await (await fetch(`${first.url}/jobs/${submitted.id}`, { headers })).json()) as { status: string }).status,
+    ).toBe('running');
 
     await first.stop('SIGKILL');
     const second = await startServeProcess(env);
@@ -28,7 +32,10 @@ describe('no job is left running by a process that died', () => {
         if (job?.status !== 'running') break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect(job).toMatchObject({ status: 'failed', error: { code: 'worker_lost', message: expect.stringMatching(/stopped/) } });
+      expect(job).toMatchObject({
+        status: 'failed',
+        error: { code: 'worker_lost', message: expect.stringMatching(/stopped/) },
+      });
       const events = await (await fetch(`${second.url}/jobs/${submitted.id}/events`, { headers })).text();
       expect(events).toContain('event: job.failed');
     } finally {

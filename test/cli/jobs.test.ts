@@ -22,7 +22,9 @@ describe('lake jobs', () => {
     const list = JSON.parse((await lake('jobs', 'ls', '--json')).stdout) as { data: { id: string; status: string }[] };
     const id = list.data[0]?.id as string;
     expect(list.data[0]).toMatchObject({ status: 'succeeded', kind: 'query' });
-    expect((await lake('jobs', 'ls')).stdout).toMatch(new RegExp(`^id,kind,status,created,finished,error\\n${id},query,succeeded,`));
+    expect((await lake('jobs', 'ls')).stdout).toMatch(
+      new RegExp(`^id,kind,status,created,finished,error\\n${id},query,succeeded,`),
+    );
 
     const got = await lake('jobs', 'get', id);
     expect(got.stdout).toMatch(/status\tsucceeded/);
@@ -31,12 +33,20 @@ describe('lake jobs', () => {
     // NDJSON only under --json; plain lines that say what happened otherwise, in a pipe too.
     const events = await lake('jobs', 'events', id, '--json');
     expect(events.code).toBe(0);
-    const lines = events.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; event: string });
+    const lines = events.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; event: string });
     expect(lines.map((l) => l.event)).toEqual(['job.created', 'job.running', 'job.succeeded']);
     expect(events.stderr).toContain(`job ${id} succeeded`);
     const plain = await lake('jobs', 'events', id);
     expect(plain.code).toBe(0);
-    expect(plain.stdout.trim().split('\n').map((l) => l.split(' ')[1])).toEqual(['job.created', 'job.running', 'job.succeeded']);
+    expect(
+      plain.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[1]),
+    ).toEqual(['job.created', 'job.running', 'job.succeeded']);
     expect(plain.stdout).toMatch(/job\.succeeded .*status=succeeded/);
 
     const target = join(work, 'seven.parquet');
@@ -52,13 +62,19 @@ describe('lake jobs', () => {
 
   it('--all pages through every job and prints one JSON document', async () => {
     for (let i = 0; i < 3; i++) await lake('query', `select ${i}`);
-    const all = JSON.parse((await lake('jobs', 'ls', '--all', '--limit', '2', '--json')).stdout) as { data: unknown[]; has_more: boolean };
+    const all = JSON.parse((await lake('jobs', 'ls', '--all', '--limit', '2', '--json')).stdout) as {
+      data: unknown[];
+      has_more: boolean;
+    };
     expect(all.data.length).toBeGreaterThanOrEqual(4);
     expect(all.has_more).toBe(false);
   });
 
   it('the first ^C during lake query cancels the query and exits 130', async () => {
-    const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -81,7 +97,10 @@ describe('lake jobs', () => {
     afterAll(async () => {
       await server.stop();
     });
-    const remote = (...args: string[]) => runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR as string } });
+    const remote = (...args: string[]) =>
+      runLake(['--base-url', server.url, '--token', token, ...args], {
+        env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR as string },
+      });
 
     it('follows a running job live, cancels it from another command, and reports the outcome', async () => {
       const started = await remote('query', '--wait', '0', SLOW_SQL);
@@ -95,7 +114,12 @@ describe('lake jobs', () => {
       expect(JSON.parse(cancel.stdout)).toMatchObject({ object: 'job_cancellation', job: { id } });
       const events = await following;
       expect(events.code).toBe(1);
-      expect(events.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(['job.created', 'job.running', 'job.cancel_requested', 'job.cancelled']);
+      expect(
+        events.stdout
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { event: string }).event),
+      ).toEqual(['job.created', 'job.running', 'job.cancel_requested', 'job.cancelled']);
       expect(events.stderr).toContain(`job ${id} cancelled`);
       const waited = await waiting;
       expect(waited.code).toBe(1);

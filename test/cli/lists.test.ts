@@ -10,11 +10,14 @@ describe('list commands', () => {
   const lake = (...args: string[]) => runLake(args, { env, timeoutMs: 60_000 });
 
   it('keep has_more and next_cursor, take --limit, --starting-after and --all, and refuse contradicting output flags', async () => {
-    for (const name of ['one', 'two', 'three']) expect((await lake('sources', 'create', '--connector', 'sample', '--name', name)).code).toBe(0);
+    for (const name of ['one', 'two', 'three'])
+      expect((await lake('sources', 'create', '--connector', 'sample', '--name', name)).code).toBe(0);
     const first = JSON.parse((await lake('sources', 'ls', '--limit', '2', '--json')).stdout);
     expect(first).toMatchObject({ object: 'list', has_more: true, next_cursor: expect.stringMatching(/^src_/) });
     expect(first.data).toHaveLength(2);
-    const rest = JSON.parse((await lake('sources', 'ls', '--limit', '2', '--starting-after', first.next_cursor, '--json')).stdout);
+    const rest = JSON.parse(
+      (await lake('sources', 'ls', '--limit', '2', '--starting-after', first.next_cursor, '--json')).stdout,
+    );
     expect(rest).toMatchObject({ has_more: false, next_cursor: null });
     expect(rest.data.map((s: { name: string }) => s.name)).toEqual(['one']);
     const all = JSON.parse((await lake('sources', 'ls', '--all', '--limit', '1', '--json')).stdout);
@@ -36,14 +39,27 @@ describe('list commands', () => {
     expect(conflict.code).toBe(2);
     expect(conflict.stderr).toContain('contradict');
     // The review's example: a query under --json --output csv silently printed JSON. Every --output command refuses.
-    for (const args of [['query', 'select 1', '--json', '--output', 'csv'], ['catalog', 'ls', '--json', '--output', 'tsv'], ['logs', '--json', '--output', 'csv'], ['connectors', 'ls', '--json', '--output', 'csv']]) {
+    for (const args of [
+      ['query', 'select 1', '--json', '--output', 'csv'],
+      ['catalog', 'ls', '--json', '--output', 'tsv'],
+      ['logs', '--json', '--output', 'csv'],
+      ['connectors', 'ls', '--json', '--output', 'csv'],
+    ]) {
       const refused = await lake(...args);
       expect(refused.code, args.join(' ')).toBe(2);
       expect(refused.stdout, args.join(' ')).toBe('');
       expect(JSON.parse(refused.stderr).error.message, args.join(' ')).toContain('contradict');
     }
     expect((await lake('sources', 'ls', '--all', '--starting-after', 'src_x')).code).toBe(2);
-    for (const list of [['sends', 'ls'], ['canvas', 'ls'], ['pats', 'ls'], ['jobs', 'ls'], ['logs'], ['admin', 'grants', 'ls'], ['admin', 'user', 'ls']]) {
+    for (const list of [
+      ['sends', 'ls'],
+      ['canvas', 'ls'],
+      ['pats', 'ls'],
+      ['jobs', 'ls'],
+      ['logs'],
+      ['admin', 'grants', 'ls'],
+      ['admin', 'user', 'ls'],
+    ]) {
       const out = await lake(...list);
       expect(out.code, `${list.join(' ')}: ${out.stderr}`).toBe(0);
       expect(out.stdout.split('\n')[0], list.join(' ')).toMatch(/^[a-z_]+(,[a-z_]+)+$/);
@@ -60,15 +76,25 @@ describe('errors under --json', () => {
     const failed = await lake('query', 'select 1/0 as x from no_such_table', '--json');
     expect(failed.code).toBe(1);
     const error = JSON.parse(failed.stderr).error as Record<string, unknown>;
-    expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String), query: expect.stringMatching(/^qr_/) });
+    expect(error).toMatchObject({
+      code: expect.any(String),
+      message: expect.any(String),
+      query: expect.stringMatching(/^qr_/),
+    });
     expect(JSON.parse(failed.stderr).exit_code).toBe(1);
 
     const api = await lake('sources', 'get', 'src_nope', '--json');
     expect(api.code).toBe(1);
-    expect(JSON.parse(api.stderr)).toMatchObject({ error: { type: 'invalid_request_error', code: 'source_not_found', request_id: expect.stringMatching(/^req_/) }, exit_code: 1 });
+    expect(JSON.parse(api.stderr)).toMatchObject({
+      error: { type: 'invalid_request_error', code: 'source_not_found', request_id: expect.stringMatching(/^req_/) },
+      exit_code: 1,
+    });
 
     const usage = await lake('sources', 'ls', '--colour', '--json');
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stderr)).toMatchObject({ error: { code: 'usage', message: expect.stringContaining('--colour') }, exit_code: 2 });
+    expect(JSON.parse(usage.stderr)).toMatchObject({
+      error: { code: 'usage', message: expect.stringContaining('--colour') },
+      exit_code: 2,
+    });
   }, 60_000);
 });

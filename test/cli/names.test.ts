@@ -10,7 +10,9 @@ describe('names instead of ids', () => {
   const lake = (...args: string[]) => runLake(args, { env, timeoutMs: 60_000 });
 
   it('sources, syncs, sends and canvases by name; an unknown name says what is close', async () => {
-    const created = JSON.parse((await lake('sources', 'create', '--connector', 'sample', '--name', 'Shop', '--json')).stdout) as { id: string };
+    const created = JSON.parse(
+      (await lake('sources', 'create', '--connector', 'sample', '--name', 'Shop', '--json')).stdout,
+    ) as { id: string };
     const got = await lake('sources', 'get', 'shop', '--json');
     expect(got.code, got.stderr).toBe(0);
     expect(JSON.parse(got.stdout).id).toBe(created.id);
@@ -28,21 +30,45 @@ describe('names instead of ids', () => {
     expect(unknown.stderr).toContain('source_not_found');
     expect(unknown.stderr).toContain(`Did you mean 'Shop' (${created.id})`);
 
-    const send = JSON.parse((await lake('sends', 'create', '--name', 'Nightly export', '--sql', 'select 1 as x', '--to', 'webhook', '--url', 'http://127.0.0.1:9/x', '--paused', '--json')).stdout) as { id: string };
+    const send = JSON.parse(
+      (
+        await lake(
+          'sends',
+          'create',
+          '--name',
+          'Nightly export',
+          '--sql',
+          'select 1 as x',
+          '--to',
+          'webhook',
+          '--url',
+          'http://127.0.0.1:9/x',
+          '--paused',
+          '--json',
+        )
+      ).stdout,
+    ) as { id: string };
     expect(JSON.parse((await lake('sends', 'get', 'nightly export', '--json')).stdout).id).toBe(send.id);
     expect((await lake('sends', 'resume', 'Nightly export')).code).toBe(0);
     expect((await lake('sends', 'delete', 'Nightly export')).code).toBe(0);
 
     const canvas = JSON.parse((await lake('canvas', 'create', '--name', 'Board', '--json')).stdout) as { id: string };
     expect((await lake('canvas', 'add', 'Board', '--name', 'orders', '--table', 'demo.orders')).code).toBe(0);
-    expect(JSON.parse((await lake('canvas', 'get', 'board', '--json')).stdout)).toMatchObject({ id: canvas.id, elements: [expect.objectContaining({ name: 'orders' })] });
+    expect(JSON.parse((await lake('canvas', 'get', 'board', '--json')).stdout)).toMatchObject({
+      id: canvas.id,
+      elements: [expect.objectContaining({ name: 'orders' })],
+    });
   }, 90_000);
 
   it('lake admin user ls lists people, and grants take a user by name', async () => {
-    const made = JSON.parse((await lake('admin', 'user', 'create', '--name', 'Ana', '--json')).stdout) as { id: string };
+    const made = JSON.parse((await lake('admin', 'user', 'create', '--name', 'Ana', '--json')).stdout) as {
+      id: string;
+    };
     const listed = await lake('admin', 'user', 'ls', '--json');
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout).data).toEqual(expect.arrayContaining([expect.objectContaining({ id: made.id, name: 'Ana', role: 'member' })]));
+    expect(JSON.parse(listed.stdout).data).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: made.id, name: 'Ana', role: 'member' })]),
+    );
     const plain = await lake('admin', 'user', 'ls');
     expect(plain.stdout.split('\n')[0]).toBe('id,name,email,role,created');
     const granted = await lake('admin', 'grant', 'demo.orders', '--to', 'user:Ana', '--json');

@@ -10,7 +10,11 @@ import { tempDir } from '../helpers/temp.js';
 
 /** A terminal's standard input: raw mode is switched as readline asks, keys are what the test types. */
 function terminalInput(): PassThrough & { isTTY: boolean; setRawMode: (on: boolean) => void; raw: boolean[] } {
-  const input = new PassThrough() as PassThrough & { isTTY: boolean; setRawMode: (on: boolean) => void; raw: boolean[] };
+  const input = new PassThrough() as PassThrough & {
+    isTTY: boolean;
+    setRawMode: (on: boolean) => void;
+    raw: boolean[];
+  };
   input.isTTY = true;
   input.raw = [];
   input.setRawMode = (on: boolean) => void input.raw.push(on);
@@ -29,11 +33,32 @@ describe('the hidden password prompt on a terminal', () => {
     await db?.drop();
   });
 
-  const create = (name: string, stdin: PassThrough, extra: string[] = []): { exit: Promise<number>; out: Capture; err: Capture } => {
+  const create = (
+    name: string,
+    stdin: PassThrough,
+    extra: string[] = [],
+  ): { exit: Promise<number>; out: Capture; err: Capture } => {
     const out = new Capture(true);
     const err = new Capture(true);
     const io = new IOStreams(out, err, stdin, env);
-    const args = ['sources', 'create', '--connector', 'postgres', '--name', name, '--config', 'host=127.0.0.1', '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, ...extra, '--json'];
+    const args = [
+      'sources',
+      'create',
+      '--connector',
+      'postgres',
+      '--name',
+      name,
+      '--config',
+      'host=127.0.0.1',
+      '--config',
+      `port=${db.port}`,
+      '--config',
+      `database=${db.database}`,
+      '--config',
+      `user=${db.reader}`,
+      ...extra,
+      '--json',
+    ];
     return { exit: main(['node', 'lake', ...args], io, env), out, err };
   };
 
@@ -60,10 +85,48 @@ describe('the hidden password prompt on a terminal', () => {
   });
 
   it('in a pipe, without --password-stdin or --no-password, is a usage error instead of a source with no password', async () => {
-    const piped = await runLake(['sources', 'create', '--connector', 'postgres', '--name', 'piped', '--config', 'host=127.0.0.1', '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`], { env, input: '' });
+    const piped = await runLake(
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'piped',
+        '--config',
+        'host=127.0.0.1',
+        '--config',
+        `port=${db.port}`,
+        '--config',
+        `database=${db.database}`,
+        '--config',
+        `user=${db.reader}`,
+      ],
+      { env, input: '' },
+    );
     expect(piped.code).toBe(2);
     expect(piped.stderr).toMatch(/--password-stdin.*--no-password|--no-password/s);
-    const none = await runLake(['sources', 'create', '--connector', 'postgres', '--name', 'trusting', '--config', 'host=127.0.0.1', '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, '--no-password', '--json'], { env, input: '' });
+    const none = await runLake(
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'trusting',
+        '--config',
+        'host=127.0.0.1',
+        '--config',
+        `port=${db.port}`,
+        '--config',
+        `database=${db.database}`,
+        '--config',
+        `user=${db.reader}`,
+        '--no-password',
+        '--json',
+      ],
+      { env, input: '' },
+    );
     expect(none.code, none.stderr).toBe(0);
     expect(JSON.parse(none.stdout).credentials).toEqual({ host: 'set', user: 'set' });
   });

@@ -13,7 +13,21 @@ describe('lake pats, lake canvas and team API keys', () => {
   const lake = (...args: string[]) => runLake(args, { env });
 
   it('creates, lists and revokes a personal access token; the revoked token fails at once', async () => {
-    const created = JSON.parse((await lake('pats', 'create', '--name', 'ci', '--scopes', 'query:read,jobs:read', '--expires-in-days', '7', '--json')).stdout) as { id: string; secret: string };
+    const created = JSON.parse(
+      (
+        await lake(
+          'pats',
+          'create',
+          '--name',
+          'ci',
+          '--scopes',
+          'query:read,jobs:read',
+          '--expires-in-days',
+          '7',
+          '--json',
+        )
+      ).stdout,
+    ) as { id: string; secret: string };
     expect(created.secret).toMatch(/^pat_/);
     const listed = await lake('pats', 'ls');
     expect(listed.stdout.split('\n')[0]).toBe('id,name,scopes,last_used,expires,revoked');
@@ -32,11 +46,18 @@ describe('lake pats, lake canvas and team API keys', () => {
     expect(element).toMatch(/^el_/);
     expect((await lake('canvas', 'get', canvas.id)).stdout).toContain('Top: select 1 as one');
     expect((await lake('canvas', 'ls')).stdout).toMatch(new RegExp(`${canvas.id},Board,1`));
-    const key = JSON.parse((await lake('admin', 'team-key', 'create', '--name', 'legacy', '--json')).stdout) as { object: string; secret: string };
+    const key = JSON.parse((await lake('admin', 'team-key', 'create', '--name', 'legacy', '--json')).stdout) as {
+      object: string;
+      secret: string;
+    };
     expect(key).toMatchObject({ object: 'team_api_key', secret: expect.stringMatching(/^tak_/) });
     const server = await startServeProcess({ LAKE_HOME: env.LAKE_HOME as string });
     try {
-      const response = await fetch(`${server.url}/data/table`, { method: 'POST', headers: { 'x-api-key': key.secret, 'Content-Type': 'application/json' }, body: JSON.stringify({ canvasId: canvas.id, elementId: element }) });
+      const response = await fetch(`${server.url}/data/table`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secret, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ canvasId: canvas.id, elementId: element }),
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toMatchObject({ object: 'table_data', rows: [{ one: 1 }], row_count: 1 });
     } finally {

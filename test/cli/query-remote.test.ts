@@ -19,8 +19,14 @@ describe('lake query against a remote service', () => {
     const { io, out } = captureStreams(false);
     const home = tempDir('lake-remote-query');
     const started = Date.now();
-    const exit = await main(['node', 'lake', '--base-url', api.baseUrl, '--token', api.home.ownerToken, 'query', sql, '--output', 'csv'], io, { HOME: home, LAKE_CONFIG_DIR: home });
-    const polls = (api.logs.slice(before) as { method?: string; path?: string }[]).filter((l) => l.method === 'GET' && /^\/queries\/qr_/.test(l.path ?? '')).length;
+    const exit = await main(
+      ['node', 'lake', '--base-url', api.baseUrl, '--token', api.home.ownerToken, 'query', sql, '--output', 'csv'],
+      io,
+      { HOME: home, LAKE_CONFIG_DIR: home },
+    );
+    const polls = (api.logs.slice(before) as { method?: string; path?: string }[]).filter(
+      (l) => l.method === 'GET' && /^\/queries\/qr_/.test(l.path ?? ''),
+    ).length;
     return { exit, out: out.text, polls, ms: Date.now() - started };
   };
 

@@ -7,7 +7,11 @@ import { runLake } from '../helpers/cli.js';
 describe('lake query result', () => {
   const home = join(mkdtempSync(join(tmpdir(), 'lake-result-')), 'home');
   const lake = (...args: string[]) => runLake(['--home', home, ...args], { timeoutMs: 60_000 });
-  const latestJob = async (): Promise<string> => ((JSON.parse((await lake('jobs', 'ls', '--json', '--limit', '1')).stdout) as { data: { id: string }[] }).data[0] as { id: string }).id;
+  const latestJob = async (): Promise<string> =>
+    (
+      (JSON.parse((await lake('jobs', 'ls', '--json', '--limit', '1')).stdout) as { data: { id: string }[] })
+        .data[0] as { id: string }
+    ).id;
 
   it("prints a finished query's rows again, every page, in any format", async () => {
     const first = await lake('query', 'select n, n * 2 as twice from range(2500) t(n) order by n', '--output', 'csv');
@@ -18,7 +22,11 @@ describe('lake query result', () => {
     expect(again.stdout).toBe(first.stdout);
     expect(again.stdout.trim().split('\n')).toHaveLength(2501);
     const json = await lake('query', 'result', id, '--output', 'json', '--max-rows', '3');
-    expect(JSON.parse(json.stdout)).toEqual([{ n: 0, twice: 0 }, { n: 1, twice: 2 }, { n: 2, twice: 4 }]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { n: 0, twice: 0 },
+      { n: 1, twice: 2 },
+      { n: 2, twice: 4 },
+    ]);
   }, 120_000);
 
   it('a failed query says why (exit 1); an unknown id is query_not_found', async () => {

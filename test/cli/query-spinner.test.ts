@@ -15,7 +15,14 @@ describe('lake query on a terminal, against a busy lake serve', () => {
   it('shows the spinner from the moment it submits, and says when the query is queued', async () => {
     api = await overHttp.start({
       services: {
-        workerPool: { workers: 2, workersPerOrganization: 1, killGraceMs: 1000, recycleAfterQueries: 500, recycleGrowthBytes: 512 * 2 ** 20, memoryCgroups: true },
+        workerPool: {
+          workers: 2,
+          workersPerOrganization: 1,
+          killGraceMs: 1000,
+          recycleAfterQueries: 500,
+          recycleGrowthBytes: 512 * 2 ** 20,
+          memoryCgroups: true,
+        },
         querySettings: { timeoutMs: 60_000, memoryLimit: '256MB' } as never,
       },
     });
@@ -24,7 +31,11 @@ describe('lake query on a terminal, against a busy lake serve', () => {
     const { io, out, err } = captureStreams(true);
     const home = tempDir('lake-spinner');
     const env = { HOME: home, LAKE_CONFIG_DIR: home };
-    const exit = main(['node', 'lake', '--base-url', api.baseUrl, '--token', api.home.ownerToken, 'query', 'select 41 + 1 as answer'], io, env);
+    const exit = main(
+      ['node', 'lake', '--base-url', api.baseUrl, '--token', api.home.ownerToken, 'query', 'select 41 + 1 as answer'],
+      io,
+      env,
+    );
     for (let i = 0; i < 50 && !/queued qr_/.test(err.text); i++) await new Promise((r) => setTimeout(r, 100));
     expect(err.text).toMatch(/submitting/);
     expect(err.text).toMatch(/queued qr_\w+ \(waiting for a free worker\)/);

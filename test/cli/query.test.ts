@@ -22,7 +22,9 @@ describe('lake query', () => {
     expect(lines).toHaveLength(6);
     expect(lines[1]).toMatch(/^1,\d+,2024-01-01T\d\d:\d\d:\d\d,\w+,\d+\.\d\d$/);
     // `lake query run` is the same command.
-    expect((await runLake(['query', 'run', 'select * from lake.demo.orders order by order_id limit 5'], { env })).stdout).toBe(result.stdout);
+    expect(
+      (await runLake(['query', 'run', 'select * from lake.demo.orders order by order_id limit 5'], { env })).stdout,
+    ).toBe(result.stdout);
   });
 
   it('prints every format, and --json as one JSON document', async () => {
@@ -30,9 +32,23 @@ describe('lake query', () => {
     const out = async (...args: string[]) => (await runLake(['query', sql, ...args], { env })).stdout;
     expect(await out('--output', 'csv')).toBe('id,name\n1,"a,b"\n2,c\n');
     expect(await out('--output', 'tsv')).toBe('id\tname\n1\ta,b\n2\tc\n');
-    expect(JSON.parse(await out('--json'))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
-    expect(JSON.parse(await out('--output', 'json'))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
-    expect((await out('--output', 'ndjson')).trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ id: 1, name: 'a,b' }, { id: 2, name: 'c' }]);
+    expect(JSON.parse(await out('--json'))).toEqual([
+      { id: 1, name: 'a,b' },
+      { id: 2, name: 'c' },
+    ]);
+    expect(JSON.parse(await out('--output', 'json'))).toEqual([
+      { id: 1, name: 'a,b' },
+      { id: 2, name: 'c' },
+    ]);
+    expect(
+      (await out('--output', 'ndjson'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
+      { id: 1, name: 'a,b' },
+      { id: 2, name: 'c' },
+    ]);
     expect(await out('--output', 'markdown')).toBe('| id | name |\n| --- | --- |\n| 1 | a,b |\n| 2 | c |\n');
     expect(await out('--output', 'table')).toContain('│ a,b  │');
     const bad = await runLake(['query', sql, '--output', 'xml'], { env });
@@ -40,12 +56,19 @@ describe('lake query', () => {
   });
 
   it('streams results larger than one page, and --max-rows truncates with a notice on stderr', async () => {
-    const all = await runLake(['query', 'select range as n from range(2500) order by n', '--output', 'ndjson'], { env });
-    const rows = all.stdout.trim().split('\n').map((l) => JSON.parse(l).n);
+    const all = await runLake(['query', 'select range as n from range(2500) order by n', '--output', 'ndjson'], {
+      env,
+    });
+    const rows = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).n);
     expect(rows).toEqual(Array.from({ length: 2500 }, (_, i) => i));
     expect(all.stderr).toBe('');
 
-    const cut = await runLake(['query', 'select range as n from range(2500) order by n', '--max-rows', '1200'], { env });
+    const cut = await runLake(['query', 'select range as n from range(2500) order by n', '--max-rows', '1200'], {
+      env,
+    });
     expect(cut.code).toBe(0);
     expect(cut.stdout.trim().split('\n')).toHaveLength(1201);
     expect(cut.stderr).toMatch(/showing the first 1,200 of 2,500 rows/);
@@ -82,14 +105,19 @@ describe('lake query', () => {
   });
 
   it('a query ended by a limit says which, in local mode too (result_too_large), and exits 1', async () => {
-    const result = await runLake(['query', 'select random() as r from range(5000000)'], { env: { ...env, LAKE_QUERY_MAX_RESULT_MB: '1' } });
+    const result = await runLake(['query', 'select random() as r from range(5000000)'], {
+      env: { ...env, LAKE_QUERY_MAX_RESULT_MB: '1' },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/result_too_large: The result grew past the 1 MB limit/);
     expect(result.stderr).toMatch(/Query id: qr_/);
   });
 
   it('--wait in local mode stops the query it gave up on and says so (it said "check it with lake query poll"); poll agrees', async () => {
-    const waiting = await runLake(['query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b'], { env });
+    const waiting = await runLake(
+      ['query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b'],
+      { env },
+    );
     expect(waiting.code).toBe(1);
     expect(waiting.stderr).toContain('wait_expired');
     expect(waiting.stderr).toContain('was stopped');
@@ -113,7 +141,10 @@ describe('lake query', () => {
       await server.stop();
     });
 
-    const remote = (...args: string[]) => runLake(['--base-url', server.url, '--token', token, ...args], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR as string } });
+    const remote = (...args: string[]) =>
+      runLake(['--base-url', server.url, '--token', token, ...args], {
+        env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR as string },
+      });
 
     it('runs, polls and downloads remotely', async () => {
       const result = await remote('query', 'select count(*) as n from lake.demo.order_items');
@@ -150,7 +181,12 @@ describe('lake query', () => {
       expect(size).toBeGreaterThan(1000);
 
       // A query still running when --wait runs out: the id on stdout, exit 3; the server keeps running it.
-      const slow = await remote('query', '--wait', '0', 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b');
+      const slow = await remote(
+        'query',
+        '--wait',
+        '0',
+        'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b',
+      );
       expect(slow.code).toBe(3);
       expect(slow.stdout.trim()).toMatch(/^qr_/);
       expect((await remote('query', 'poll', slow.stdout.trim())).code).toBe(3);

@@ -14,11 +14,14 @@ describe('the CLI under a rate limit', () => {
       const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
       const headers = { Authorization: `Bearer ${token}` };
       let status = 200;
-      for (let i = 0; i < 200 && status === 200; i++) status = (await fetch(`${server.url}/whoami`, { headers })).status;
+      for (let i = 0; i < 200 && status === 200; i++)
+        status = (await fetch(`${server.url}/whoami`, { headers })).status;
       expect(status).toBe(429);
 
       const started = Date.now();
-      const result = await runLake(['whoami', '--json'], { env: { LAKE_BASE_URL: server.url, LAKE_TOKEN: token, LAKE_CONFIG_DIR: tempDir('lake-ratelimit-config') } });
+      const result = await runLake(['whoami', '--json'], {
+        env: { LAKE_BASE_URL: server.url, LAKE_TOKEN: token, LAKE_CONFIG_DIR: tempDir('lake-ratelimit-config') },
+      });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toMatch(/rate limited by the service \(HTTP 429\); retrying in 1\.0 s/);
       expect(JSON.parse(result.stdout)).toMatchObject({ organization: expect.anything() });

@@ -13,7 +13,29 @@ describe('lake sends', () => {
   const lake = (args: string[], input?: string) => runLake(args, { env, input, timeoutMs: 30_000 });
 
   it('creates a PostgreSQL send, runs it (rows arrive), lists runs, pauses, resumes and deletes it', async () => {
-    const created = await lake(['sends', 'create', '--name', 'top orders', '--sql', 'select order_id, total from lake.demo.orders order by order_id limit 25', '--to', 'postgres', '--host', db.host, '--port', String(db.port), '--database', db.database, '--user', 'postgres', '--table', 'cli_orders', '--key', 'order_id', '--no-password']);
+    const created = await lake([
+      'sends',
+      'create',
+      '--name',
+      'top orders',
+      '--sql',
+      'select order_id, total from lake.demo.orders order by order_id limit 25',
+      '--to',
+      'postgres',
+      '--host',
+      db.host,
+      '--port',
+      String(db.port),
+      '--database',
+      db.database,
+      '--user',
+      'postgres',
+      '--table',
+      'cli_orders',
+      '--key',
+      'order_id',
+      '--no-password',
+    ]);
     expect(created.code, created.stderr).toBe(0);
     const id = /^id\t(snd_\w+)$/m.exec(created.stdout)?.[1] as string;
     expect(id).toBeDefined();
@@ -25,7 +47,8 @@ describe('lake sends', () => {
     expect(run.stdout).toMatch(/^status\tsucceeded$/m);
     expect(run.stdout).toMatch(/^rows sent\t25$/m);
     expect(run.stderr).toBe('');
-    const rows = (await adminQuery('SELECT order_id::int AS id FROM public.cli_orders ORDER BY order_id', db.database)).rows;
+    const rows = (await adminQuery('SELECT order_id::int AS id FROM public.cli_orders ORDER BY order_id', db.database))
+      .rows;
     expect(rows.map((r) => r.id)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
 
     const runs = JSON.parse((await lake(['sends', 'runs', id, '--json'])).stdout);
@@ -33,7 +56,9 @@ describe('lake sends', () => {
     const listed = await lake(['sends', 'ls']);
     // In a pipe, listings are CSV with a header.
     expect(listed.stdout.split('\n')[0]).toBe('id,name,status,to,schedule,last_run,rows_sent');
-    expect(listed.stdout).toContain(`${id},top orders,active,postgres ${db.database}.public.cli_orders (upsert on order_id),on demand,succeeded,25`);
+    expect(listed.stdout).toContain(
+      `${id},top orders,active,postgres ${db.database}.public.cli_orders (upsert on order_id),on demand,succeeded,25`,
+    );
 
     expect((await lake(['sends', 'pause', id])).stderr).toContain('is paused');
     const refused = await lake(['sends', 'run', id]);
@@ -56,14 +81,29 @@ describe('lake sends', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
-      const created = await lake(['sends', 'create', '--name', 'hook', '--sql', 'select 1 as x', '--to', 'webhook', '--url', url, '--format', 'ndjson']);
+      const created = await lake([
+        'sends',
+        'create',
+        '--name',
+        'hook',
+        '--sql',
+        'select 1 as x',
+        '--to',
+        'webhook',
+        '--url',
+        url,
+        '--format',
+        'ndjson',
+      ]);
       expect(created.code, created.stderr).toBe(0);
       expect(created.stdout).toMatch(/^signing_secret\twhsec_[0-9a-f]{48}$/m);
       const id = /^id\t(snd_\w+)$/m.exec(created.stdout)?.[1] as string;
       expect((await lake(['sends', 'get', id])).stdout).not.toContain('whsec_');
       const run = await lake(['sends', 'run', id]);
       expect(run.code).toBe(1);
-      expect(run.stdout).toContain('error\tdelivery_failed: The webhook did not accept batch 1: no 2xx answer after 1 attempt');
+      expect(run.stdout).toContain(
+        'error\tdelivery_failed: The webhook did not accept batch 1: no 2xx answer after 1 attempt',
+      );
       expect(hits).toBe(1);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -28,14 +28,19 @@ describe('lake serve', () => {
 
   it('takes browser origins from LAKE_CORS_ORIGINS, and refuses a malformed one at start (exit 2)', async () => {
     const home = join(tempDir('lake-serve'), 'home');
-    const refused = await runLake(['serve', '--port', '0'], { env: { LAKE_HOME: home, LAKE_CORS_ORIGINS: 'http://localhost:5173,*' } });
+    const refused = await runLake(['serve', '--port', '0'], {
+      env: { LAKE_HOME: home, LAKE_CORS_ORIGINS: 'http://localhost:5173,*' },
+    });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('invalid_setting');
     expect(refused.stderr).toContain("'*' is not an origin");
 
     const server = await startServeProcess({ LAKE_HOME: home, LAKE_CORS_ORIGINS: 'http://localhost:5173' });
     try {
-      const preflight = await fetch(`${server.url}/queries`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' } });
+      const preflight = await fetch(`${server.url}/queries`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' },
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     } finally {

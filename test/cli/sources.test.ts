@@ -19,11 +19,32 @@ describe('lake sources and lake connectors', () => {
 
   it('creates a PostgreSQL source with the password from stdin, tests, changes, pauses, resumes and deletes it', async () => {
     const created = await lake(
-      ['sources', 'create', '--connector', 'postgres', '--name', 'shop', '--config', 'host=localhost', '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, '--password-stdin', '--json'],
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'shop',
+        '--config',
+        'host=localhost',
+        '--config',
+        `port=${db.port}`,
+        '--config',
+        `database=${db.database}`,
+        '--config',
+        `user=${db.reader}`,
+        '--password-stdin',
+        '--json',
+      ],
       'pw-from-stdin-123\n',
     );
     expect(created.code, created.stderr).toBe(0);
-    const source = JSON.parse(created.stdout) as { id: string; credentials: Record<string, string>; tables: { name: string }[] };
+    const source = JSON.parse(created.stdout) as {
+      id: string;
+      credentials: Record<string, string>;
+      tables: { name: string }[];
+    };
     expect(source.credentials).toEqual({ host: 'set', password: 'set', user: 'set' });
     expect(source.tables.map((t) => t.name)).toEqual(['customers', 'orders']);
     expect(created.stdout).not.toContain('pw-from-stdin-123');
@@ -33,7 +54,16 @@ describe('lake sources and lake connectors', () => {
     expect(tested.code).toBe(0);
     expect(tested.stdout).toMatch(/ok\ttrue/);
 
-    const updated = await lake(['sources', 'update', source.id, '--incremental', 'public.orders:updated_at', '--disable', 'public.customers', '--json']);
+    const updated = await lake([
+      'sources',
+      'update',
+      source.id,
+      '--incremental',
+      'public.orders:updated_at',
+      '--disable',
+      'public.customers',
+      '--json',
+    ]);
     expect(updated.code, updated.stderr).toBe(0);
     expect(JSON.parse(updated.stdout).tables).toEqual([
       expect.objectContaining({ name: 'customers', enabled: false }),
@@ -53,15 +83,37 @@ describe('lake sources and lake connectors', () => {
   });
 
   it('a failing test exits 1 with a generic reason; a password on the command line is refused', async () => {
-    const created = await lake(['sources', 'create', '--connector', 'postgres', '--config', 'host=localhost', '--config', `port=${db.port}`, '--config', `database=${db.database}_missing`, '--config', `user=${db.reader}`, '--no-password', '--json']);
+    const created = await lake([
+      'sources',
+      'create',
+      '--connector',
+      'postgres',
+      '--config',
+      'host=localhost',
+      '--config',
+      `port=${db.port}`,
+      '--config',
+      `database=${db.database}_missing`,
+      '--config',
+      `user=${db.reader}`,
+      '--no-password',
+      '--json',
+    ]);
     // Created (the database may come up later), but not in silence: a warning says why no tables were found.
     expect(created.code).toBe(0);
     const source = JSON.parse(created.stdout) as { id: string };
-    expect(created.stderr).toContain(`warning: ${source.id} was created, but its database could not be used (database_not_found)`);
+    expect(created.stderr).toContain(
+      `warning: ${source.id} was created, but its database could not be used (database_not_found)`,
+    );
     expect(created.stderr).not.toContain(db.database);
     const tested = await lake(['sources', 'test', source.id, '--json']);
     expect(tested.code).toBe(1);
-    expect(JSON.parse(tested.stdout)).toMatchObject({ object: 'source_test', supported: true, ok: false, reason: 'database_not_found' });
+    expect(JSON.parse(tested.stdout)).toMatchObject({
+      object: 'source_test',
+      supported: true,
+      ok: false,
+      reason: 'database_not_found',
+    });
     expect(tested.stdout + tested.stderr).not.toContain(db.database);
 
     const flagged = await lake(['sources', 'create', '--connector', 'postgres', '--config', 'password=hunter2']);

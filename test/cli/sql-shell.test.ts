@@ -72,7 +72,9 @@ describe('lake sql, the interactive shell', () => {
     await shell.waitFor(/again/, { since: at });
     shell.send('\x03');
     expect(await shell.exited).toBe(0);
-    const jobs = JSON.parse((await runLake(['--home', home, 'jobs', 'ls', '--json', '--limit', '1'])).stdout) as { data: { status: string }[] };
+    const jobs = JSON.parse((await runLake(['--home', home, 'jobs', 'ls', '--json', '--limit', '1'])).stdout) as {
+      data: { status: string }[];
+    };
     expect(jobs.data[0]?.status).toBe('cancelled');
   }, 180_000);
 
@@ -91,7 +93,11 @@ describe('lake sql, the interactive shell', () => {
     const api = await overHttp.start();
     const config = mkdtempSync(join(tmpdir(), 'lake-shell-config-'));
     try {
-      const shell = startOnTerminal(['--base-url', api.baseUrl, '--token', api.home.ownerToken, 'sql'], { columns: 100, rows: 30, env: { LAKE_CONFIG_DIR: config } });
+      const shell = startOnTerminal(['--base-url', api.baseUrl, '--token', api.home.ownerToken, 'sql'], {
+        columns: 100,
+        rows: 30,
+        env: { LAKE_CONFIG_DIR: config },
+      });
       await shell.waitFor(/lake serve at http:\/\/127\.0\.0\.1[\s\S]*lake> $/, { timeoutMs: 60_000 });
       let at = shell.length;
       shell.send('select 6 * 7 as answer;\r');

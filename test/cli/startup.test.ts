@@ -16,8 +16,14 @@ describe('the CLI bundle', () => {
     // initialized, for most modules at start: Ink and React alone cost ~300 ms (docs/performance.md).
     const dir = tempDir('lake-startup');
     const preload = join(dir, 'report-modules.cjs');
-    writeFileSync(preload, "process.on('exit', () => require('node:fs').writeSync(2, '\\nMODULES ' + JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('node_modules'))) + '\\n'));\n");
-    const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, '--help'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir } });
+    writeFileSync(
+      preload,
+      "process.on('exit', () => require('node:fs').writeSync(2, '\\nMODULES ' + JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('node_modules'))) + '\\n'));\n",
+    );
+    const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, '--help'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: dir },
+    });
     expect(run.status).toBe(0);
     const loaded = JSON.parse(/MODULES (.*)/.exec(run.stderr)?.[1] ?? 'null') as string[];
     expect(loaded).toEqual([]);
@@ -25,7 +31,9 @@ describe('the CLI bundle', () => {
     // native binding, required by DuckDB's bundled JavaScript when a query first loads it.
     const required = [...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1] as string);
     const builtins = new Set(builtinModules);
-    expect([...new Set(required.filter((name) => !name.startsWith('node:') && !builtins.has(name)))]).toEqual(['@duckdb/node-bindings']);
+    expect([...new Set(required.filter((name) => !name.startsWith('node:') && !builtins.has(name)))]).toEqual([
+      '@duckdb/node-bindings',
+    ]);
     // A vm-compiled script cannot import() without an experimental option: every dynamic import goes through the loader.
     expect(bundle).not.toMatch(/\bimport\(/);
   });

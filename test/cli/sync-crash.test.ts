@@ -30,7 +30,8 @@ describe('a sync whose process dies mid-table', () => {
     server = await startServeProcess(env);
     const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
     const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const api = async (path: string, init: RequestInit = {}): Promise<Json> => (await (await fetch(`${(server as ServeProcess).url}${path}`, { ...init, headers })).json()) as Json;
+    const api = async (path: string, init: RequestInit = {}): Promise<Json> =>
+      (await (await fetch(`${(server as ServeProcess).url}${path}`, { ...init, headers })).json()) as Json;
     const waitFor = async (syncId: string, done: (job: Json) => boolean): Promise<Json> => {
       for (let i = 0; i < 600; i++) {
         const job = await api(`/jobs/${syncId}`);
@@ -40,18 +41,40 @@ describe('a sync whose process dies mid-table', () => {
       throw new Error(`sync ${syncId} never got there`);
     };
     const count = async (): Promise<Json> => {
-      const query = await api('/queries', { method: 'POST', body: JSON.stringify({ sql: 'select count(*) as n, max(id) as top from lake.crash.big' }) });
+      const query = await api('/queries', {
+        method: 'POST',
+        body: JSON.stringify({ sql: 'select count(*) as n, max(id) as top from lake.crash.big' }),
+      });
       return (await api(`/queries/${query.id}?wait=30&format=inline`)).data[0];
     };
 
-    const source = await api('/sources', { method: 'POST', body: JSON.stringify({ connector: 'postgres', name: 'Crash', config: { port: db.port, database: db.database }, host: db.host, user: db.reader }) });
-    await api(`/sources/${source.id}`, { method: 'PATCH', body: JSON.stringify({ tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'big' })) }) });
+    const source = await api('/sources', {
+      method: 'POST',
+      body: JSON.stringify({
+        connector: 'postgres',
+        name: 'Crash',
+        config: { port: db.port, database: db.database },
+        host: db.host,
+        user: db.reader,
+      }),
+    });
+    await api(`/sources/${source.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({
+        tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'big' })),
+      }),
+    });
     const first = await api(`/sources/${source.id}/sync`, { method: 'POST', body: '{}' });
-    expect(await waitFor(first.id, (j) => j.status !== 'queued' && j.status !== 'running')).toMatchObject({ status: 'succeeded' });
+    expect(await waitFor(first.id, (j) => j.status !== 'queued' && j.status !== 'running')).toMatchObject({
+      status: 'succeeded',
+    });
     expect(await count()).toEqual({ n: 1500000, top: 1500000 });
 
     // More rows at the source; the next sync dies while it is extracting them.
-    await adminQuery('INSERT INTO public.big SELECT g, md5(g::text), 1 FROM generate_series(1500001, 1600000) g', db.database);
+    await adminQuery(
+      'INSERT INTO public.big SELECT g, md5(g::text), 1 FROM generate_series(1500001, 1600000) g',
+      db.database,
+    );
     const second = await api(`/sources/${source.id}/sync`, { method: 'POST', body: '{}' });
     for (let i = 0; i < 600; i++) {
       const summary = (await api(`/sources/${source.id}`)).latest_sync as Json;
@@ -63,11 +86,16 @@ describe('a sync whose process dies mid-table', () => {
     server = await startServeProcess(env);
     // The previous snapshot is intact and queryable, and the dead sync is not left running.
     expect(await count()).toEqual({ n: 1500000, top: 1500000 });
-    expect(await waitFor(second.id, (j) => j.status !== 'running')).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
+    expect(await waitFor(second.id, (j) => j.status !== 'running')).toMatchObject({
+      status: 'failed',
+      error: { code: 'worker_lost' },
+    });
 
     const third = await api(`/sources/${source.id}/sync`, { method: 'POST', body: '{}' });
     expect(third.object, JSON.stringify(third)).toBe('sync');
-    expect(await waitFor(third.id, (j) => j.status !== 'queued' && j.status !== 'running')).toMatchObject({ status: 'succeeded' });
+    expect(await waitFor(third.id, (j) => j.status !== 'queued' && j.status !== 'running')).toMatchObject({
+      status: 'succeeded',
+    });
     expect(await count()).toEqual({ n: 1600000, top: 1600000 });
   }, 120_000);
 });

@@ -6,9 +6,16 @@ import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** Runs `lake` in a pipe, sends ^C (SIGINT) once its output shows `ready`, and returns what it said and its code. */
-function interruptWhen(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function interruptWhen(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LAKE_BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAKE_BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let sent = false;
@@ -38,7 +45,14 @@ describe('^C during lake sync start --follow', () => {
   it('in local mode, cancels the sync and says so; the sync ends cancelled, not running', async () => {
     const root = tempDir('lake-sync-int');
     const env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
-    const source = JSON.parse((await runLake(['sources', 'create', '--connector', 'sample', '--name', 'big', '--config', 'scale=3000', '--json'], { env })).stdout).id as string;
+    const source = JSON.parse(
+      (
+        await runLake(
+          ['sources', 'create', '--connector', 'sample', '--name', 'big', '--config', 'scale=3000', '--json'],
+          { env },
+        )
+      ).stdout,
+    ).id as string;
     const run = await interruptWhen(['sync', 'start', source, '--follow'], env, /extracting|loading/);
     expect(run.code).toBe(130);
     expect(run.stderr).toMatch(/cancelling sync_\w+/);
@@ -53,10 +67,19 @@ describe('^C during lake sync start --follow', () => {
   it('against lake serve, says the sync goes on and how to follow or cancel it', async () => {
     const root = tempDir('lake-sync-int-remote');
     const home = join(root, 'home');
-    const init = JSON.parse((await runLake(['init', '--json'], { env: { LAKE_HOME: home } })).stdout) as { token: { secret: string } };
+    const init = JSON.parse((await runLake(['init', '--json'], { env: { LAKE_HOME: home } })).stdout) as {
+      token: { secret: string };
+    };
     server = await startServeProcess({ LAKE_HOME: home });
     const env = { LAKE_BASE_URL: server.url, LAKE_TOKEN: init.token.secret, LAKE_CONFIG_DIR: join(root, 'config') };
-    const source = JSON.parse((await runLake(['sources', 'create', '--connector', 'sample', '--name', 'big', '--config', 'scale=3000', '--json'], { env })).stdout).id as string;
+    const source = JSON.parse(
+      (
+        await runLake(
+          ['sources', 'create', '--connector', 'sample', '--name', 'big', '--config', 'scale=3000', '--json'],
+          { env },
+        )
+      ).stdout,
+    ).id as string;
     const run = await interruptWhen(['sync', 'start', source, '--follow'], env, /extracting|loading/);
     expect(run.code).toBe(130);
     expect(run.stderr).toMatch(/goes on running on the server/);

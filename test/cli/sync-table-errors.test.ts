@@ -17,7 +17,24 @@ describe('a table that fails in a sync says why, everywhere the sync is shown', 
     const root = tempDir('lake-sync-errors');
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
     const created = await runLake(
-      ['sources', 'create', '--connector', 'postgres', '--name', 'locked', '--config', `host=${db.host}`, '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.limited}`, '--password-stdin', '--json'],
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'locked',
+        '--config',
+        `host=${db.host}`,
+        '--config',
+        `port=${db.port}`,
+        '--config',
+        `database=${db.database}`,
+        '--config',
+        `user=${db.limited}`,
+        '--password-stdin',
+        '--json',
+      ],
       { env, input: 'unused\n' },
     );
     expect(created.code, created.stderr).toBe(0);
@@ -29,25 +46,34 @@ describe('a table that fails in a sync says why, everywhere the sync is shown', 
     await db?.drop();
   });
 
-  it('the sync object, the stream\'s last event and the --follow summary carry the table\'s reason, without connection details', async () => {
+  it("the sync object, the stream's last event and the --follow summary carry the table's reason, without connection details", async () => {
     const followed = await runLake(['sync', 'start', source, '--follow'], { env });
     expect(followed.code).toBe(1);
     // The plain line of the failed table, and the summary, say why.
     expect(followed.stdout).toMatch(/public\.locked failed \d+\/\S+: permission denied for table locked/);
-    expect(followed.stdout).toMatch(/sync failed: 1 of 2 tables failed: public\.locked \(permission denied for table locked\)\. The other tables were committed\./);
+    expect(followed.stdout).toMatch(
+      /sync failed: 1 of 2 tables failed: public\.locked \(permission denied for table locked\)\. The other tables were committed\./,
+    );
     expect(followed.stderr).toMatch(/lake\.locked\.locked {2}failed {2}permission denied for table locked/);
     expect(followed.stderr).toMatch(/lake\.locked\.customers {2}committed {2}50 rows/);
 
     const status = await runLake(['sync', 'status', source, '--json'], { env });
     const sync = JSON.parse(status.stdout) as Json;
     expect(sync.status).toBe('failed');
-    expect(sync.error).toMatchObject({ code: 'tables_failed', message: expect.stringContaining('public.locked (permission denied for table locked)') });
+    expect(sync.error).toMatchObject({
+      code: 'tables_failed',
+      message: expect.stringContaining('public.locked (permission denied for table locked)'),
+    });
     const locked = (sync.tables as Json[]).find((t) => t.table === 'public.locked');
     expect(locked).toMatchObject({ phase: 'failed', error: 'permission denied for table locked' });
     expect((sync.tables as Json[]).find((t) => t.table === 'public.customers')).not.toHaveProperty('error');
 
     const events = await runLake(['jobs', 'events', sync.id as string, '--json'], { env });
-    const last = events.stdout.trim().split('\n').map((l) => JSON.parse(l) as Json).at(-1) as Json;
+    const last = events.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json)
+      .at(-1) as Json;
     expect(last.event).toBe('job.failed');
     expect(last.data.error.message).toContain('public.locked (permission denied for table locked)');
 
@@ -78,7 +104,26 @@ describe('a table that fails while loading, with more of it still queued', () =>
     const root = tempDir('lake-sync-load-errors');
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
     const created = await runLake(
-      ['sources', 'create', '--connector', 'postgres', '--name', 'docs', '--config', `host=${db.host}`, '--config', `port=${db.port}`, '--config', `database=${db.database}`, '--config', `user=${db.reader}`, '--config', 'sync_connections=1', '--password-stdin', '--json'],
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'docs',
+        '--config',
+        `host=${db.host}`,
+        '--config',
+        `port=${db.port}`,
+        '--config',
+        `database=${db.database}`,
+        '--config',
+        `user=${db.reader}`,
+        '--config',
+        'sync_connections=1',
+        '--password-stdin',
+        '--json',
+      ],
       { env, input: 'unused\n' },
     );
     expect(created.code, created.stderr).toBe(0);
@@ -93,8 +138,13 @@ describe('a table that fails while loading, with more of it still queued', () =>
     expect(synced.code, synced.stderr).toBe(1);
     const sync = JSON.parse(synced.stdout) as Json;
     expect(sync.status).toBe('failed');
-    expect((sync.tables as Json[]).find((t) => t.table === 'public.docs')).toMatchObject({ phase: 'failed', error: expect.stringMatching(/Malformed JSON/) });
-    expect((sync.tables as Json[]).filter((t) => t.table !== 'public.docs').every((t) => t.phase === 'committed')).toBe(true);
+    expect((sync.tables as Json[]).find((t) => t.table === 'public.docs')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/Malformed JSON/),
+    });
+    expect((sync.tables as Json[]).filter((t) => t.table !== 'public.docs').every((t) => t.phase === 'committed')).toBe(
+      true,
+    );
     const counted = await runLake(['query', 'select count(*) AS n from lake.docs.customers', '--json'], { env });
     expect(counted.code, counted.stderr).toBe(0);
     expect(counted.stdout).toContain('"n":50');

@@ -9,7 +9,11 @@ describe('lake sync', () => {
   beforeAll(async () => {
     const root = tempDir('lake-sync-cli');
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
-    source = (JSON.parse((await runLake(['sources', 'create', '--connector', 'sample', '--name', 'Billing', '--json'], { env })).stdout) as { id: string }).id;
+    source = (
+      JSON.parse(
+        (await runLake(['sources', 'create', '--connector', 'sample', '--name', 'Billing', '--json'], { env })).stdout,
+      ) as { id: string }
+    ).id;
   });
   const lake = (...args: string[]) => runLake(args, { env });
 
@@ -40,9 +44,14 @@ describe('lake sync', () => {
   it('--json prints NDJSON events; status shows the latest sync; --tables limits it', async () => {
     const json = await lake('sync', 'start', source, '--follow', '--json', '--tables', 'billing.accounts');
     expect(json.code).toBe(0);
-    const events = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; event: string; data: { table?: string } });
+    const events = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; event: string; data: { table?: string } });
     expect(events.at(-1)?.event).toBe('job.succeeded');
-    expect(new Set(events.filter((e) => e.event === 'sync.progress').map((e) => e.data.table))).toEqual(new Set(['billing.accounts']));
+    expect(new Set(events.filter((e) => e.event === 'sync.progress').map((e) => e.data.table))).toEqual(
+      new Set(['billing.accounts']),
+    );
     const status = await lake('sync', 'status', source);
     expect(status.stdout).toMatch(/status\tsucceeded\nlake\.billing\.accounts\tcommitted 100\/100/);
   });

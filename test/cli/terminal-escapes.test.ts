@@ -28,7 +28,10 @@ describe('control characters from data never act on the terminal', () => {
   }
 
   it('an error quoting a name shows it escaped', async () => {
-    const run = await runOnTerminal(['--home', home, 'query', `select * from "${ESC}[2Jgone"`], { columns: 200, rows: 40 });
+    const run = await runOnTerminal(['--home', home, 'query', `select * from "${ESC}[2Jgone"`], {
+      columns: 200,
+      rows: 40,
+    });
     expect(run.code).not.toBe(0);
     expect(run.raw).not.toContain(`${ESC}[2J`);
     expect(run.screen).toContain('\\x1b[2Jgone');
@@ -40,6 +43,9 @@ describe('control characters from data never act on the terminal', () => {
     expect(csv.stdout).toContain(`${ESC}]52;c;cHduZWQ=${BEL}${ESC}[2J`);
     expect(csv.stdout).toContain(`${ESC}]0;pwned${BEL}`);
     const json = await runLake(['--home', home, 'query', SQL, '--output', 'json']);
-    expect(JSON.parse(json.stdout)[0]).toEqual({ [`${ESC}]0;pwned${BEL}`]: `${ESC}]52;c;cHduZWQ=${BEL}${ESC}[2J`, ok: 'plain' });
+    expect(JSON.parse(json.stdout)[0]).toEqual({
+      [`${ESC}]0;pwned${BEL}`]: `${ESC}]52;c;cHduZWQ=${BEL}${ESC}[2J`,
+      ok: 'plain',
+    });
   }, 60_000);
 });

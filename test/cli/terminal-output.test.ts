@@ -40,21 +40,36 @@ describe('output on a terminal', () => {
     expect(piped.stdout).toContain('49,2401');
 
     const unpaged = join(dir, 'unpaged.txt');
-    const off = await runOnTerminal(['--home', home, '--no-pager', 'query', sql], { columns: 100, rows: 10, env: { LAKE_PAGER: `cat > ${unpaged}` } });
+    const off = await runOnTerminal(['--home', home, '--no-pager', 'query', sql], {
+      columns: 100,
+      rows: 10,
+      env: { LAKE_PAGER: `cat > ${unpaged}` },
+    });
     expect(off.screen).toMatch(/│ +49 │ +2401 │/);
     expect(existsSync(unpaged)).toBe(false);
 
-    const missing = await runOnTerminal(['--home', home, 'query', sql], { columns: 100, rows: 10, env: { LAKE_PAGER: 'no-such-pager-anywhere' } });
+    const missing = await runOnTerminal(['--home', home, 'query', sql], {
+      columns: 100,
+      rows: 10,
+      env: { LAKE_PAGER: 'no-such-pager-anywhere' },
+    });
     expect(missing.screen).toMatch(/│ +49 │ +2401 │/);
 
     const short = join(dir, 'short.txt');
-    const one = await runOnTerminal(['--home', home, 'query', 'select 1 as a'], { columns: 100, rows: 10, env: { LAKE_PAGER: `cat > ${short}` } });
+    const one = await runOnTerminal(['--home', home, 'query', 'select 1 as a'], {
+      columns: 100,
+      rows: 10,
+      env: { LAKE_PAGER: `cat > ${short}` },
+    });
     expect(one.screen).toMatch(/│ +1 │/);
     expect(existsSync(short)).toBe(false);
   }, 120_000);
 
   it('--output vertical on a terminal: one record per block', async () => {
-    const run = await runOnTerminal(['--home', home, '--no-pager', 'query', "select 1 as id, 'Ada' as name", '--output', 'vertical'], { columns: 80, rows: 40 });
+    const run = await runOnTerminal(
+      ['--home', home, '--no-pager', 'query', "select 1 as id, 'Ada' as name", '--output', 'vertical'],
+      { columns: 80, rows: 40 },
+    );
     expect(run.screen).toMatch(/-\[ RECORD 1 \]-+\nid +\| 1\nname +\| Ada/);
   }, 60_000);
 });

@@ -28,7 +28,10 @@ describe('lake whoami', () => {
 
   it('--json prints the API object, before or after the command name', async () => {
     const env = isolatedEnv();
-    for (const args of [['whoami', '--json'], ['--json', 'whoami']]) {
+    for (const args of [
+      ['whoami', '--json'],
+      ['--json', 'whoami'],
+    ]) {
       const result = await runLake(args, { env });
       expect(result.code).toBe(0);
       const body = JSON.parse(result.stdout) as Record<string, any>;
@@ -41,15 +44,22 @@ describe('lake whoami', () => {
     const env = isolatedEnv();
     const init = await runLake(['init', '--json'], { env });
     expect(init.code).toBe(0);
-    const { token, organization } = JSON.parse(init.stdout) as { token: { secret: string }; organization: { id: string } };
+    const { token, organization } = JSON.parse(init.stdout) as {
+      token: { secret: string };
+      organization: { id: string };
+    };
     server = await startServeProcess(env);
 
-    const ok = await runLake(['--base-url', server.url, '--token', token.secret, 'whoami', '--json'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+    const ok = await runLake(['--base-url', server.url, '--token', token.secret, 'whoami', '--json'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+    });
     expect(ok.code).toBe(0);
     expect((JSON.parse(ok.stdout) as any).organization.id).toBe(organization.id);
 
     const wrong = `pat_${'B'.repeat(40)}`;
-    const bad = await runLake(['--base-url', server.url, '--token', wrong, 'whoami'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+    const bad = await runLake(['--base-url', server.url, '--token', wrong, 'whoami'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+    });
     expect(bad.code).toBe(4);
     expect(bad.stdout).toBe('');
     expect(bad.stderr).toContain('invalid_credentials');
@@ -58,20 +68,29 @@ describe('lake whoami', () => {
     expect(bad.stderr).toContain('hint:');
     expect(bad.stderr).not.toContain(wrong);
 
-    const badJson = await runLake(['--base-url', server.url, '--token', wrong, 'whoami', '--json'], { env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR } });
+    const badJson = await runLake(['--base-url', server.url, '--token', wrong, 'whoami', '--json'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+    });
     expect(badJson.code).toBe(4);
-    expect((JSON.parse(badJson.stderr) as any).error).toMatchObject({ code: 'invalid_credentials', request_id: expect.stringMatching(/^req_/) });
+    expect((JSON.parse(badJson.stderr) as any).error).toMatchObject({
+      code: 'invalid_credentials',
+      request_id: expect.stringMatching(/^req_/),
+    });
 
     // The server logged each request as one structured line, and never the secret.
     const logs = server.logLines().filter((l) => l.msg === 'request');
-    expect(logs.some((l) => l.request_id === requestId && l.status === 401 && l.path === '/whoami' && l.method === 'GET')).toBe(true);
+    expect(
+      logs.some((l) => l.request_id === requestId && l.status === 401 && l.path === '/whoami' && l.method === 'GET'),
+    ).toBe(true);
     expect(JSON.stringify(server.logLines())).not.toContain(token.secret);
     expect(JSON.stringify(server.logLines())).not.toContain(wrong);
   });
 
   it('exits 5 when the service cannot be reached, after retrying', async () => {
     const env = isolatedEnv();
-    const result = await runLake(['--base-url', 'http://127.0.0.1:9', '--token', `pat_${'C'.repeat(40)}`, 'whoami'], { env });
+    const result = await runLake(['--base-url', 'http://127.0.0.1:9', '--token', `pat_${'C'.repeat(40)}`, 'whoami'], {
+      env,
+    });
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('connection_failed');
     expect(result.stderr).toContain('retrying');

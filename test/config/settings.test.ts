@@ -35,11 +35,13 @@ describe('settings resolution', () => {
       homeDir: { value: '/other', source: 'flag' },
     });
     // LAKE_HOME beats a profile's base_url.
-    expect(resolveConnectionSettings({ flags: {}, env: { HOME: '/h', LAKE_HOME: '/envhome' }, profile })).toMatchObject({
-      baseUrl: { value: undefined, source: 'default' },
-      homeDir: { value: '/envhome', source: 'env' },
-      token: { value: 'pat_profile', source: 'profile' },
-    });
+    expect(resolveConnectionSettings({ flags: {}, env: { HOME: '/h', LAKE_HOME: '/envhome' }, profile })).toMatchObject(
+      {
+        baseUrl: { value: undefined, source: 'default' },
+        homeDir: { value: '/envhome', source: 'env' },
+        token: { value: 'pat_profile', source: 'profile' },
+      },
+    );
     expect(resolveConnectionSettings({ flags: {}, env: { HOME: '/h' }, profile: {} })).toMatchObject({
       baseUrl: { value: undefined, source: 'default' },
       homeDir: { value: '/h/.local/share/lake', source: 'default' },
@@ -47,10 +49,22 @@ describe('settings resolution', () => {
   });
 
   it('naming a local lake and a service at one level is refused', () => {
-    expect(() => resolveConnectionSettings({ flags: { home: '/a', baseUrl: 'http://b' }, env: {}, profile: {} })).toThrow(ConflictingSettings);
-    expect(() => resolveConnectionSettings({ flags: {}, env: { LAKE_HOME: '/a', LAKE_BASE_URL: 'http://b' }, profile: {} })).toThrow(ConflictingSettings);
-    expect(() => resolveConnectionSettings({ flags: {}, env: {}, profile: { home: '/a', base_url: 'http://b' } })).toThrow(ConflictingSettings);
+    expect(() =>
+      resolveConnectionSettings({ flags: { home: '/a', baseUrl: 'http://b' }, env: {}, profile: {} }),
+    ).toThrow(ConflictingSettings);
+    expect(() =>
+      resolveConnectionSettings({ flags: {}, env: { LAKE_HOME: '/a', LAKE_BASE_URL: 'http://b' }, profile: {} }),
+    ).toThrow(ConflictingSettings);
+    expect(() =>
+      resolveConnectionSettings({ flags: {}, env: {}, profile: { home: '/a', base_url: 'http://b' } }),
+    ).toThrow(ConflictingSettings);
     // A higher level that decides makes the lower conflict irrelevant.
-    expect(resolveConnectionSettings({ flags: { home: '/x' }, env: { LAKE_HOME: '/a', LAKE_BASE_URL: 'http://b' }, profile: {} }).homeDir.value).toBe('/x');
+    expect(
+      resolveConnectionSettings({
+        flags: { home: '/x' },
+        env: { LAKE_HOME: '/a', LAKE_BASE_URL: 'http://b' },
+        profile: {},
+      }).homeDir.value,
+    ).toBe('/x');
   });
 });

@@ -22,21 +22,47 @@ describe('the authorization model, role by action', () => {
     tokens.owner = api.home.ownerToken;
     for (const role of ['admin', 'member'] as const) {
       const user = await api.home.directory.createUser(org, role, role);
-      tokens[role] = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: role, scopes: [...SCOPES] })).secret;
+      tokens[role] = (
+        await api.home.credentials.issue({
+          kind: 'pat',
+          organizationId: org,
+          userId: user.id,
+          name: role,
+          scopes: [...SCOPES],
+        })
+      ).secret;
     }
-    tokens['service key'] = (await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes: [...SCOPES] })).secret;
+    tokens['service key'] = (
+      await api.home.credentials.issue({
+        kind: 'service_key',
+        organizationId: org,
+        userId: null,
+        name: 'k',
+        scopes: [...SCOPES],
+      })
+    ).secret;
   });
   afterAll(async () => {
     await api?.close();
   });
 
   const call = async (role: Role, method: string, path: string, body?: object): Promise<number> => {
-    const response = await api.request(path, { method, token: tokens[role], body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+    const response = await api.request(path, {
+      method,
+      token: tokens[role],
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
     await response.arrayBuffer();
     return response.status;
   };
   const make = async (role: Role, path: string, body: object): Promise<Json> => {
-    const response = await api.request(path, { method: 'POST', token: tokens[role], body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    const response = await api.request(path, {
+      method: 'POST',
+      token: tokens[role],
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
     const json = (await response.json()) as Json;
     expect(response.status, JSON.stringify(json)).toBe(201);
     return json;
@@ -54,17 +80,30 @@ describe('the authorization model, role by action', () => {
     }
   });
 
-  it("sends: everyone reads them; only the creator or an owner changes, runs or deletes one", async () => {
+  it('sends: everyone reads them; only the creator or an owner changes, runs or deletes one', async () => {
     for (const creator of ROLES) {
       for (const actor of ROLES) {
-        const send = await make(creator, '/sends', { name: unique('send'), sql: 'select 1 as x', destination: hook, paused: true });
+        const send = await make(creator, '/sends', {
+          name: unique('send'),
+          sql: 'select 1 as x',
+          destination: hook,
+          paused: true,
+        });
         const allowed = actor === creator || actor === 'owner';
         const expected = allowed ? 200 : 403;
         expect(await call(actor, 'GET', `/sends/${send.id}`), `${actor} reads ${creator}'s send`).toBe(200);
-        expect(await call(actor, 'PATCH', `/sends/${send.id}`, { name: unique('n') }), `${actor} renames ${creator}'s send`).toBe(expected);
-        expect(await call(actor, 'PATCH', `/sends/${send.id}`, { sql: 'select 2 as x' }), `${actor} rewrites ${creator}'s send`).toBe(expected);
+        expect(
+          await call(actor, 'PATCH', `/sends/${send.id}`, { name: unique('n') }),
+          `${actor} renames ${creator}'s send`,
+        ).toBe(expected);
+        expect(
+          await call(actor, 'PATCH', `/sends/${send.id}`, { sql: 'select 2 as x' }),
+          `${actor} rewrites ${creator}'s send`,
+        ).toBe(expected);
         // Paused: a permitted run is refused for that reason (409), a forbidden one before it (403).
-        expect(await call(actor, 'POST', `/sends/${send.id}/run`, {}), `${actor} runs ${creator}'s send`).toBe(allowed ? 409 : 403);
+        expect(await call(actor, 'POST', `/sends/${send.id}/run`, {}), `${actor} runs ${creator}'s send`).toBe(
+          allowed ? 409 : 403,
+        );
         expect(await call(actor, 'DELETE', `/sends/${send.id}`), `${actor} deletes ${creator}'s send`).toBe(expected);
       }
     }
@@ -75,18 +114,29 @@ describe('the authorization model, role by action', () => {
       for (const actor of ROLES) {
         const canvas = await make(creator, '/canvases', { name: unique('canvas') });
         expect(await call(actor, 'GET', `/canvases/${canvas.id}`)).toBe(200);
-        expect(await call(actor, 'POST', `/canvases/${canvas.id}/elements`, { name: 'e', sql: 'select 1' }), `${actor} adds to ${creator}'s canvas`).toBe(
-          actor === creator || actor === 'owner' ? 201 : 403,
-        );
+        expect(
+          await call(actor, 'POST', `/canvases/${canvas.id}/elements`, { name: 'e', sql: 'select 1' }),
+          `${actor} adds to ${creator}'s canvas`,
+        ).toBe(actor === creator || actor === 'owner' ? 201 : 403);
       }
     }
   });
 
   it('organization keys: owners and admins make service keys, only owners team keys', async () => {
-    const expected: Record<Role, [number, number]> = { owner: [201, 201], admin: [201, 403], member: [403, 403], 'service key': [403, 403] };
+    const expected: Record<Role, [number, number]> = {
+      owner: [201, 201],
+      admin: [201, 403],
+      member: [403, 403],
+      'service key': [403, 403],
+    };
     for (const actor of ROLES) {
-      expect(await call(actor, 'POST', '/service-keys', { name: unique('k'), scopes: ['query:read'] }), `${actor} makes a service key`).toBe(expected[actor][0]);
-      expect(await call(actor, 'POST', '/team-keys', { name: unique('t') }), `${actor} makes a team key`).toBe(expected[actor][1]);
+      expect(
+        await call(actor, 'POST', '/service-keys', { name: unique('k'), scopes: ['query:read'] }),
+        `${actor} makes a service key`,
+      ).toBe(expected[actor][0]);
+      expect(await call(actor, 'POST', '/team-keys', { name: unique('t') }), `${actor} makes a team key`).toBe(
+        expected[actor][1],
+      );
     }
   });
 });

@@ -15,8 +15,14 @@ describe.each(TRANSPORTS)('stream URLs for EventSource over $name', (transport) 
     await api?.close();
   });
 
-  const json = async (path: string, init: RequestInit & { token?: string | null } = {}): Promise<{ status: number; body: Json }> => {
-    const response = await api.request(path, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+  const json = async (
+    path: string,
+    init: RequestInit & { token?: string | null } = {},
+  ): Promise<{ status: number; body: Json }> => {
+    const response = await api.request(path, {
+      ...init,
+      headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+    });
     return { status: response.status, body: (await response.json()) as Json };
   };
   const finishedQuery = async (): Promise<string> => {
@@ -34,10 +40,17 @@ describe.each(TRANSPORTS)('stream URLs for EventSource over $name', (transport) 
     const id = await finishedQuery();
     const made = await json(`/jobs/${id}/stream_url`, { method: 'POST' });
     expect(made.status).toBe(200);
-    expect(made.body).toMatchObject({ object: 'stream_url', url: expect.stringContaining(`/jobs/${id}/events?stream_token=`), expires: expect.any(Number) });
+    expect(made.body).toMatchObject({
+      object: 'stream_url',
+      url: expect.stringContaining(`/jobs/${id}/events?stream_token=`),
+      expires: expect.any(Number),
+    });
     expect(made.body.expires - Date.now() / 1000).toBeGreaterThan(290);
 
-    const stream = await api.request(relative(made.body.url), { token: null, headers: { Accept: 'text/event-stream' } });
+    const stream = await api.request(relative(made.body.url), {
+      token: null,
+      headers: { Accept: 'text/event-stream' },
+    });
     expect(stream.status).toBe(200);
     const text = await stream.text();
     expect(text).toContain('event: job.succeeded');
@@ -45,20 +58,35 @@ describe.each(TRANSPORTS)('stream URLs for EventSource over $name', (transport) 
     const token = new URL(made.body.url).searchParams.get('stream_token') as string;
     const other = await finishedQuery();
     // Another job's stream, a non-stream route, a forged signature: refused.
-    const elsewhere = await api.request(`/jobs/${other}/events?stream_token=${encodeURIComponent(token)}`, { token: null });
+    const elsewhere = await api.request(`/jobs/${other}/events?stream_token=${encodeURIComponent(token)}`, {
+      token: null,
+    });
     expect(elsewhere.status).toBe(401);
     expect(((await elsewhere.json()) as Json).error.code).toBe('invalid_credentials');
     const notAStream = await api.request(`/jobs/${id}?stream_token=${encodeURIComponent(token)}`, { token: null });
     expect(notAStream.status).toBe(401);
     expect(((await notAStream.json()) as Json).error.code).toBe('authentication_required');
-    const forged = await api.request(`/jobs/${id}/events?stream_token=${encodeURIComponent(token.replace(/.$/, (c) => (c === '0' ? '1' : '0')))}`, { token: null });
+    const forged = await api.request(
+      `/jobs/${id}/events?stream_token=${encodeURIComponent(token.replace(/.$/, (c) => (c === '0' ? '1' : '0')))}`,
+      { token: null },
+    );
     expect(forged.status).toBe(401);
   });
 
   it('expires after five minutes, dies with its credential, and needs the scope to be made', async () => {
     const id = await finishedQuery();
-    const pat = (await json('/pats', { method: 'POST', body: JSON.stringify({ name: 'stream', scopes: ['query:read', 'jobs:read'] }) })).body;
-    const old = signedStreamPath(api.services.signer, `/jobs/${id}/events`, pat.id as string, Math.floor(Date.now() / 1000) - 301);
+    const pat = (
+      await json('/pats', {
+        method: 'POST',
+        body: JSON.stringify({ name: 'stream', scopes: ['query:read', 'jobs:read'] }),
+      })
+    ).body;
+    const old = signedStreamPath(
+      api.services.signer,
+      `/jobs/${id}/events`,
+      pat.id as string,
+      Math.floor(Date.now() / 1000) - 301,
+    );
     const expired = await api.request(old.path, { token: null });
     expect(expired.status).toBe(401);
     expect(((await expired.json()) as Json).error.code).toBe('credentials_expired');
@@ -70,7 +98,9 @@ describe.each(TRANSPORTS)('stream URLs for EventSource over $name', (transport) 
     expect(revoked.status).toBe(401);
     expect(((await revoked.json()) as Json).error.code).toBe('credentials_revoked');
 
-    const narrow = (await json('/pats', { method: 'POST', body: JSON.stringify({ name: 'no jobs', scopes: ['query:read'] }) })).body;
+    const narrow = (
+      await json('/pats', { method: 'POST', body: JSON.stringify({ name: 'no jobs', scopes: ['query:read'] }) })
+    ).body;
     expect((await json(`/jobs/${id}/stream_url`, { method: 'POST', token: narrow.secret as string })).status).toBe(403);
     expect((await json('/jobs/qr_doesnotexist/stream_url', { method: 'POST' })).status).toBe(404);
     expect((await json('/sources/src_doesnotexist/sync/stream_url', { method: 'POST' })).status).toBe(404);
@@ -89,7 +119,11 @@ describe('CORS for the origins an operator allows', () => {
   it('answers preflights and marks responses for an allowed origin only', async () => {
     const preflight = await fetch(`${api.baseUrl}/queries`, {
       method: 'OPTIONS',
-      headers: { Origin: PAGE_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' },
+      headers: {
+        Origin: PAGE_ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(PAGE_ORIGIN);
@@ -97,14 +131,21 @@ describe('CORS for the origins an operator allows', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
 
-    const posted = await api.request('/queries', { method: 'POST', body: JSON.stringify({ sql: 'select 1' }), headers: { Origin: PAGE_ORIGIN, 'Content-Type': 'application/json' } });
+    const posted = await api.request('/queries', {
+      method: 'POST',
+      body: JSON.stringify({ sql: 'select 1' }),
+      headers: { Origin: PAGE_ORIGIN, 'Content-Type': 'application/json' },
+    });
     expect(posted.status).toBe(202);
     expect(posted.headers.get('access-control-allow-origin')).toBe(PAGE_ORIGIN);
     expect(posted.headers.get('access-control-expose-headers')).toContain('Request-Id');
 
     const stranger = await api.request('/whoami', { headers: { Origin: 'http://evil.example' } });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
-    const strangerPreflight = await fetch(`${api.baseUrl}/queries`, { method: 'OPTIONS', headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    const strangerPreflight = await fetch(`${api.baseUrl}/queries`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(strangerPreflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -117,9 +158,18 @@ describe('CORS for the origins an operator allows', () => {
     } finally {
       await plain.close();
     }
-    expect(corsOriginsFromEnv({ LAKE_CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ' })).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(corsOriginsFromEnv({ LAKE_CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ' })).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
     expect(corsOriginsFromEnv({})).toEqual([]);
-    for (const bad of ['*', 'https://app.example.com/', 'app.example.com', 'ftp://x.example', 'https://x.example/path']) {
+    for (const bad of [
+      '*',
+      'https://app.example.com/',
+      'app.example.com',
+      'ftp://x.example',
+      'https://x.example/path',
+    ]) {
       expect(() => corsOriginsFromEnv({ LAKE_CORS_ORIGINS: bad }), bad).toThrow(InvalidCorsOrigin);
     }
   });

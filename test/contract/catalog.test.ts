@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
-import { expectError, run, submit, type Json } from '../helpers/queries.js';
+import { expectError, run, type Json } from '../helpers/queries.js';
 
 describe.each(TRANSPORTS)('catalog over $name', (transport) => {
   let api: Harness;
@@ -9,7 +9,12 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
     api = await transport.start();
     org = api.home.organization.id;
     await api.services.lake.writeTable(org, 'odd.name/x', 'a b', 'select 1 as "the id", \'x\' as label');
-    await api.services.lake.createView(org, 'reports', 'big_orders', 'select o.order_id, c.name, o.total from lake.demo.orders o join demo.customers c using (customer_id) where o.total > 40');
+    await api.services.lake.createView(
+      org,
+      'reports',
+      'big_orders',
+      'select o.order_id, c.name, o.total from lake.demo.orders o join demo.customers c using (customer_id) where o.total > 40',
+    );
   });
   afterAll(async () => {
     await api.close();
@@ -26,7 +31,14 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
     const body = await get('/catalog');
     expect(body).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
     expect(body.data.map((s: Json) => s.name)).toEqual(['demo', 'odd.name/x', 'reports']);
-    expect(body.data[0]).toEqual({ object: 'schema', name: 'demo', qualified_name: 'lake.demo', table_count: 3, view_count: 0, updated: expect.any(Number) });
+    expect(body.data[0]).toEqual({
+      object: 'schema',
+      name: 'demo',
+      qualified_name: 'lake.demo',
+      table_count: 3,
+      view_count: 0,
+      updated: expect.any(Number),
+    });
     expect(body.data[2]).toMatchObject({ name: 'reports', table_count: 0, view_count: 1 });
   });
 
@@ -34,16 +46,32 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
     const demo = await get('/catalog/demo');
     expect(demo.data.map((t: Json) => t.name)).toEqual(['customers', 'order_items', 'orders']);
     expect(demo.data[2]).toEqual({
-      object: 'table_summary', kind: 'table', schema: 'demo', name: 'orders', qualified_name: 'lake.demo.orders',
-      column_count: 5, row_count: 5000, bytes: expect.any(Number), updated: expect.any(Number),
+      object: 'table_summary',
+      kind: 'table',
+      schema: 'demo',
+      name: 'orders',
+      qualified_name: 'lake.demo.orders',
+      column_count: 5,
+      row_count: 5000,
+      bytes: expect.any(Number),
+      updated: expect.any(Number),
     });
     const reports = await get('/catalog/reports');
-    expect(reports.data).toEqual([expect.objectContaining({ kind: 'view', name: 'big_orders', row_count: null, bytes: null, column_count: 3 })]);
+    expect(reports.data).toEqual([
+      expect.objectContaining({ kind: 'view', name: 'big_orders', row_count: null, bytes: null, column_count: 3 }),
+    ]);
   });
 
   it('GET /catalog/{schema}/{table} describes ordered columns with types and nullability', async () => {
     const orders = await get('/catalog/demo/orders');
-    expect(orders).toMatchObject({ object: 'table', kind: 'table', schema: 'demo', name: 'orders', qualified_name: 'lake.demo.orders', row_count: 5000 });
+    expect(orders).toMatchObject({
+      object: 'table',
+      kind: 'table',
+      schema: 'demo',
+      name: 'orders',
+      qualified_name: 'lake.demo.orders',
+      row_count: 5000,
+    });
     expect(orders.columns).toEqual([
       { name: 'order_id', type: 'BIGINT', nullable: false },
       { name: 'customer_id', type: 'INTEGER', nullable: false },
@@ -52,14 +80,25 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
       { name: 'total', type: 'DECIMAL(12,2)', nullable: false },
     ]);
     const view = await get('/catalog/reports/big_orders');
-    expect(view).toMatchObject({ kind: 'view', qualified_name: 'lake.reports.big_orders', sql: expect.stringContaining('o.total > 40') });
-    expect(view.columns.map((c: Json) => `${c.name} ${c.type}`)).toEqual(['order_id BIGINT', 'name VARCHAR', 'total DECIMAL(12,2)']);
+    expect(view).toMatchObject({
+      kind: 'view',
+      qualified_name: 'lake.reports.big_orders',
+      sql: expect.stringContaining('o.total > 40'),
+    });
+    expect(view.columns.map((c: Json) => `${c.name} ${c.type}`)).toEqual([
+      'order_id BIGINT',
+      'name VARCHAR',
+      'total DECIMAL(12,2)',
+    ]);
   });
 
   it('takes schema and table names with dots, spaces and slashes as one encoded segment each', async () => {
     const table = await get(`/catalog/${encodeURIComponent('odd.name/x')}/${encodeURIComponent('a b')}`);
     expect(table).toMatchObject({ schema: 'odd.name/x', name: 'a b', qualified_name: 'lake.odd.name/x.a b' });
-    expect(table.columns).toEqual([{ name: 'the id', type: 'INTEGER', nullable: true }, { name: 'label', type: 'VARCHAR', nullable: true }]);
+    expect(table.columns).toEqual([
+      { name: 'the id', type: 'INTEGER', nullable: true },
+      { name: 'label', type: 'VARCHAR', nullable: true },
+    ]);
     expect((await get(`/catalog/${encodeURIComponent('odd.name/x')}`)).data[0].name).toBe('a b');
   });
 
@@ -76,7 +115,16 @@ describe.each(TRANSPORTS)('catalog over $name', (transport) => {
   });
 
   it('reads need data:read or query:read', async () => {
-    const issue = async (scopes: string[]) => (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api.home.owner.id, name: 's', scopes: scopes as never })).secret;
+    const issue = async (scopes: string[]) =>
+      (
+        await api.home.credentials.issue({
+          kind: 'pat',
+          organizationId: org,
+          userId: api.home.owner.id,
+          name: 's',
+          scopes: scopes as never,
+        })
+      ).secret;
     await expectError(await api.request('/catalog', { token: await issue(['jobs:read']) }), 403, 'missing_scope');
     expect((await api.request('/catalog', { token: await issue(['data:read']) })).status).toBe(200);
     expect((await api.request('/catalog/demo/orders', { token: await issue(['query:read']) })).status).toBe(200);

@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/service/auth/scopes.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 
-async function expectEnvelope(response: Response, status: number, code: string, type: string): Promise<Record<string, unknown>> {
+async function expectEnvelope(
+  response: Response,
+  status: number,
+  code: string,
+  type: string,
+): Promise<Record<string, unknown>> {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const body = (await response.json()) as { error: Record<string, unknown> };
@@ -29,7 +34,11 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
 
   it('stamps Request-Id and Service-Version on success and error responses alike', async () => {
     const ids = new Set<string>();
-    for (const response of [await api.request('/version'), await api.request('/whoami'), await api.request('/no-such-thing')]) {
+    for (const response of [
+      await api.request('/version'),
+      await api.request('/whoami'),
+      await api.request('/no-such-thing'),
+    ]) {
       expect(response.headers.get('request-id')).toMatch(/^req_[0-9a-f]{24}$/);
       expect(response.headers.get('service-version')).toBe('2026-11-01');
       ids.add(response.headers.get('request-id') as string);
@@ -76,7 +85,12 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
   });
 
   it('401 authentication_required without a credential', async () => {
-    await expectEnvelope(await api.request('/whoami', { token: null }), 401, 'authentication_required', 'authentication_error');
+    await expectEnvelope(
+      await api.request('/whoami', { token: null }),
+      401,
+      'authentication_required',
+      'authentication_error',
+    );
   });
 
   it('401 invalid_credentials for a malformed header, an unknown token and a wrong prefix', async () => {
@@ -87,18 +101,47 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
       'authentication_error',
     );
     const unknown = `pat_${'A'.repeat(40)}`;
-    const error = await expectEnvelope(await api.request('/whoami', { token: unknown }), 401, 'invalid_credentials', 'authentication_error');
+    const error = await expectEnvelope(
+      await api.request('/whoami', { token: unknown }),
+      401,
+      'invalid_credentials',
+      'authentication_error',
+    );
     expect(JSON.stringify(error)).not.toContain(unknown);
-    await expectEnvelope(await api.request('/whoami', { token: `xyz_${'A'.repeat(40)}` }), 401, 'invalid_credentials', 'authentication_error');
+    await expectEnvelope(
+      await api.request('/whoami', { token: `xyz_${'A'.repeat(40)}` }),
+      401,
+      'invalid_credentials',
+      'authentication_error',
+    );
   });
 
   it('401 credentials_revoked and credentials_expired for dead tokens', async () => {
-    const base = { kind: 'pat' as const, organizationId: api.home.organization.id, userId: api.home.owner.id, scopes: [...SCOPES] };
+    const base = {
+      kind: 'pat' as const,
+      organizationId: api.home.organization.id,
+      userId: api.home.owner.id,
+      scopes: [...SCOPES],
+    };
     const revoked = await api.home.credentials.issue({ ...base, name: 'revoked' });
     await api.home.credentials.revoke(revoked.record.id);
-    await expectEnvelope(await api.request('/whoami', { token: revoked.secret }), 401, 'credentials_revoked', 'authentication_error');
-    const expired = await api.home.credentials.issue({ ...base, name: 'expired', expires: Math.floor(Date.now() / 1000) - 1 });
-    await expectEnvelope(await api.request('/whoami', { token: expired.secret }), 401, 'credentials_expired', 'authentication_error');
+    await expectEnvelope(
+      await api.request('/whoami', { token: revoked.secret }),
+      401,
+      'credentials_revoked',
+      'authentication_error',
+    );
+    const expired = await api.home.credentials.issue({
+      ...base,
+      name: 'expired',
+      expires: Math.floor(Date.now() / 1000) - 1,
+    });
+    await expectEnvelope(
+      await api.request('/whoami', { token: expired.secret }),
+      401,
+      'credentials_expired',
+      'authentication_error',
+    );
   });
 
   it('403 missing_scope names the scope the endpoint needs', async () => {
@@ -109,7 +152,12 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
       name: 'narrow',
       scopes: ['query:read'],
     });
-    const error = await expectEnvelope(await api.request('/pats', { token: narrow.secret }), 403, 'missing_scope', 'permission_error');
+    const error = await expectEnvelope(
+      await api.request('/pats', { token: narrow.secret }),
+      403,
+      'missing_scope',
+      'permission_error',
+    );
     expect(error.message).toContain("'pats:manage'");
   });
 
@@ -128,14 +176,19 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
   });
 
   it('400 invalid_json for malformed JSON and for a body that is not an object', async () => {
-    const post = (body: string) => api.request('/pats', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+    const post = (body: string) =>
+      api.request('/pats', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
     await expectEnvelope(await post('{"name": "x", '), 400, 'invalid_json', 'invalid_request_error');
     await expectEnvelope(await post('[1,2]'), 400, 'invalid_json', 'invalid_request_error');
     await expectEnvelope(await post('"text"'), 400, 'invalid_json', 'invalid_request_error');
   });
 
   it('400 invalid_content_type for a body that does not say it is JSON', async () => {
-    const response = await api.request('/pats', { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const response = await api.request('/pats', {
+      method: 'POST',
+      body: 'name=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     await expectEnvelope(response, 400, 'invalid_content_type', 'invalid_request_error');
   });
 
@@ -151,19 +204,63 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
 
   it('400 parameter errors name the param', async () => {
     const post = (body: object) =>
-      api.request('/pats', { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-    expect((await expectEnvelope(await post({ scopes: ['query:read'] }), 400, 'parameter_missing', 'invalid_request_error')).param).toBe('name');
-    expect((await expectEnvelope(await post({ name: 7, scopes: [] }), 400, 'parameter_invalid', 'invalid_request_error')).param).toBe('name');
-    expect((await expectEnvelope(await post({ name: 'n', scopes: ['nope:x'] }), 400, 'parameter_invalid', 'invalid_request_error')).param).toBe('scopes');
-    expect((await expectEnvelope(await api.request('/pats?limit=0'), 400, 'parameter_invalid', 'invalid_request_error')).param).toBe('limit');
-    expect((await expectEnvelope(await api.request('/pats?limit=abc'), 400, 'parameter_invalid', 'invalid_request_error')).param).toBe('limit');
-    expect((await expectEnvelope(await api.request('/pats?starting_after=tok_zzz'), 400, 'invalid_cursor', 'invalid_request_error')).param).toBe('starting_after');
+      api.request('/pats', {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json' },
+      });
+    expect(
+      (await expectEnvelope(await post({ scopes: ['query:read'] }), 400, 'parameter_missing', 'invalid_request_error'))
+        .param,
+    ).toBe('name');
+    expect(
+      (await expectEnvelope(await post({ name: 7, scopes: [] }), 400, 'parameter_invalid', 'invalid_request_error'))
+        .param,
+    ).toBe('name');
+    expect(
+      (
+        await expectEnvelope(
+          await post({ name: 'n', scopes: ['nope:x'] }),
+          400,
+          'parameter_invalid',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('scopes');
+    expect(
+      (await expectEnvelope(await api.request('/pats?limit=0'), 400, 'parameter_invalid', 'invalid_request_error'))
+        .param,
+    ).toBe('limit');
+    expect(
+      (await expectEnvelope(await api.request('/pats?limit=abc'), 400, 'parameter_invalid', 'invalid_request_error'))
+        .param,
+    ).toBe('limit');
+    expect(
+      (
+        await expectEnvelope(
+          await api.request('/pats?starting_after=tok_zzz'),
+          400,
+          'invalid_cursor',
+          'invalid_request_error',
+        )
+      ).param,
+    ).toBe('starting_after');
   });
 
   it('every error doc_url resolves to the explanation of its code, without a credential', async () => {
     const response = await api.request('/errors/missing_scope', { token: null });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ object: 'error_code', code: 'missing_scope', status: 403, type: 'permission_error' });
-    await expectEnvelope(await api.request('/errors/no_such_code', { token: null }), 404, 'error_code_not_found', 'invalid_request_error');
+    expect(await response.json()).toMatchObject({
+      object: 'error_code',
+      code: 'missing_scope',
+      status: 403,
+      type: 'permission_error',
+    });
+    await expectEnvelope(
+      await api.request('/errors/no_such_code', { token: null }),
+      404,
+      'error_code_not_found',
+      'invalid_request_error',
+    );
   });
 });

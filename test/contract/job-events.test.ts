@@ -9,7 +9,7 @@ import { readSse } from '../helpers/sse.js';
 // The services' clock runs 100 times faster: 25 s heartbeats take 250 ms, the 115 s close 1.15 s.
 const SPEED = 100;
 
-describe('job stream timings are the spec\'s', () => {
+describe("job stream timings are the spec's", () => {
   it('retry 5 s, state checked every 3 s, heartbeat every 25 s, close shortly before 120 s', () => {
     expect(JOB_STREAM_TIMING).toEqual({ retryMs: 5000, pollMs: 3000, heartbeatMs: 25_000, closeAfterMs: 115_000 });
   });
@@ -18,7 +18,9 @@ describe('job stream timings are the spec\'s', () => {
 describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
   let api: Harness;
   beforeAll(async () => {
-    api = await transport.start({ services: { clock: fastClock(SPEED), querySettings: { timeoutMs: 60_000 } as never } });
+    api = await transport.start({
+      services: { clock: fastClock(SPEED), querySettings: { timeoutMs: 60_000 } as never },
+    });
   });
   afterAll(async () => {
     await api.close();
@@ -38,12 +40,19 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     expect(sent.map((e) => e.id)).toEqual(['1', '2', '3']);
     expect(sent[2]?.data).toMatchObject({ job: done.id, status: 'succeeded', at: expect.any(Number) });
     // The same ids on a second read: they are stable.
-    expect((await readSse(await events(`/jobs/${done.id}/events`))).filter((i) => i.kind === 'event').map((e) => `${e.id}:${e.event}`)).toEqual(sent.map((e) => `${e.id}:${e.event}`));
+    expect(
+      (await readSse(await events(`/jobs/${done.id}/events`)))
+        .filter((i) => i.kind === 'event')
+        .map((e) => `${e.id}:${e.event}`),
+    ).toEqual(sent.map((e) => `${e.id}:${e.event}`));
   });
 
   it('resumes after a forced disconnect with Last-Event-ID: nothing lost, nothing repeated', async () => {
     const slow = await submitOk(api, SLOW_SQL);
-    const first = await readSse(await events(`/jobs/${slow.id}/events`), (items) => items.filter((i) => i.kind === 'event').length >= 2);
+    const first = await readSse(
+      await events(`/jobs/${slow.id}/events`),
+      (items) => items.filter((i) => i.kind === 'event').length >= 2,
+    );
     const seen = first.filter((i) => i.kind === 'event');
     expect(seen.map((e) => e.id)).toEqual(['1', '2']);
     // While disconnected, the job moves on.
@@ -57,7 +66,7 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     const slow = await submitOk(api, SLOW_SQL);
     const opened = api.services.clock.now();
     const other = new JobStore(api.home.db);
-    setTimeout(() => other.requestCancel(slow.id), 600);
+    setTimeout(() => void other.requestCancel(slow.id), 600);
     const response = await events(`/jobs/${slow.id}/events`, '2');
     // Quiet at first (heartbeats); then another process's cancel request arrives through durable state and ends the query.
     const items = await readSse(response);
@@ -82,12 +91,14 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
   });
 
-  it('400 invalid_last_event_id for an id that is not one of the stream\'s; 204 when a finished job has nothing left', async () => {
+  it("400 invalid_last_event_id for an id that is not one of the stream's; 204 when a finished job has nothing left", async () => {
     const done = await finished(api, (await submitOk(api, 'select 1')).id);
     for (const bad of ['abc', '-1', '1.5', '99']) {
       await expectError(await events(`/jobs/${done.id}/events`, bad), 400, 'invalid_last_event_id', 'Last-Event-ID');
     }
     expect((await events(`/jobs/${done.id}/events`, '3')).status).toBe(204);
-    expect((await readSse(await events(`/jobs/${done.id}/events`, '2'))).filter((i) => i.kind === 'event').map((e) => e.id)).toEqual(['3']);
+    expect(
+      (await readSse(await events(`/jobs/${done.id}/events`, '2'))).filter((i) => i.kind === 'event').map((e) => e.id),
+    ).toEqual(['3']);
   });
 });

@@ -17,7 +17,12 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
   afterAll(async () => {
     await api.close();
   });
-  const send = (method: string, path: string, body?: object) => api.request(path, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+  const send = (method: string, path: string, body?: object) =>
+    api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
   const syncAndWait = async (sourceId: string): Promise<Json> => {
     const sync = (await (await send('POST', `/sources/${sourceId}/sync`, {})).json()) as Json;
     for (let i = 0; i < 300; i++) {
@@ -32,10 +37,14 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     const before = (await (await send('GET', '/usage')).json()) as Json;
     expect(before.totals).toEqual({ queries_run: 0, result_bytes: 0, rows_synced: 0, rows_sent: 0 });
     const results: Json[] = [];
-    for (const sql of ['select 1 as x', 'select * from lake.demo.orders', "select 'x'::int"]) results.push(await run(api, sql));
+    for (const sql of ['select 1 as x', 'select * from lake.demo.orders', "select 'x'::int"])
+      results.push(await run(api, sql));
     let bytes = 0;
-    for (const r of results.filter((r) => r.status === 'succeeded')) bytes += (await api.services.queries.store.getById(r.id))?.resultBytes ?? 0;
-    const source = (await (await send('POST', '/sources', { connector: 'sample', name: `Usage ${transport.name}` })).json()) as Json;
+    for (const r of results.filter((r) => r.status === 'succeeded'))
+      bytes += (await api.services.queries.store.getById(r.id))?.resultBytes ?? 0;
+    const source = (await (
+      await send('POST', '/sources', { connector: 'sample', name: `Usage ${transport.name}` })
+    ).json()) as Json;
     expect(await syncAndWait(source.id)).toMatchObject({ status: 'succeeded' });
 
     const usage = (await (await send('GET', '/usage')).json()) as Json;
@@ -45,7 +54,8 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     const tables = await api.services.lake.tables.list(api.home.organization.id);
     expect(usage.storage_bytes).toBe(tables.reduce((sum, t) => sum + t.snapshot.bytes, 0));
     const p = usage.prices;
-    const metered = 3 * p.queries_run + (bytes / 1024 ** 3) * p.result_bytes_per_gb + (1900 / 1e6) * p.rows_synced_per_million;
+    const metered =
+      3 * p.queries_run + (bytes / 1024 ** 3) * p.result_bytes_per_gb + (1900 / 1e6) * p.rows_synced_per_million;
     const storage = (usage.storage_bytes / 1024 ** 3) * p.storage_per_gb_month;
     expect(usage.cost.days_elapsed).toBe(10);
     expect(usage.cost.days_in_month).toBe(30);
@@ -57,9 +67,22 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
 
   it('logs list schema changes and errors from syncs, filtered by source, kind and since, in pages', async () => {
     const table = `logged_${transport.name.replace(/\W/g, '')}`;
-    await adminQuery(`CREATE TABLE public.${table} (id int PRIMARY KEY, v text); INSERT INTO public.${table} VALUES (1, 'a'); GRANT SELECT ON public.${table} TO ${db.reader}`, db.database);
-    const source = (await (await send('POST', '/sources', { connector: 'postgres', name: `Logged ${transport.name}`, config: { port: db.port, database: db.database }, host: db.host, user: db.reader })).json()) as Json;
-    await send('PATCH', `/sources/${source.id}`, { tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === table })) });
+    await adminQuery(
+      `CREATE TABLE public.${table} (id int PRIMARY KEY, v text); INSERT INTO public.${table} VALUES (1, 'a'); GRANT SELECT ON public.${table} TO ${db.reader}`,
+      db.database,
+    );
+    const source = (await (
+      await send('POST', '/sources', {
+        connector: 'postgres',
+        name: `Logged ${transport.name}`,
+        config: { port: db.port, database: db.database },
+        host: db.host,
+        user: db.reader,
+      })
+    ).json()) as Json;
+    await send('PATCH', `/sources/${source.id}`, {
+      tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === table })),
+    });
     expect(await syncAndWait(source.id)).toMatchObject({ status: 'succeeded' });
     await adminQuery(`ALTER TABLE public.${table} ADD COLUMN w int`, db.database);
     expect(await syncAndWait(source.id)).toMatchObject({ status: 'succeeded' });
@@ -68,13 +91,29 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
 
     const all = (await (await send('GET', `/logs?source=${source.id}`)).json()) as Json;
     expect(all.data.map((e: Json) => e.kind)).toEqual(['error', 'schema_change']);
-    expect(all.data[1]).toMatchObject({ object: 'log_entry', source: source.id, table: `public.${table}`, message: expect.stringContaining('+w'), details: { added: ['w'], dropped: [], retyped: [] } });
+    expect(all.data[1]).toMatchObject({
+      object: 'log_entry',
+      source: source.id,
+      table: `public.${table}`,
+      message: expect.stringContaining('+w'),
+      details: { added: ['w'], dropped: [], retyped: [] },
+    });
     expect(all.data[0].message).toMatch(/permission denied/);
-    expect(((await (await send('GET', `/logs?source=${source.id}&kind=schema_change`)).json()) as Json).data).toHaveLength(1);
-    expect(((await (await send('GET', `/logs?source=${source.id}&since=${Math.floor(clock.now() / 1000) + 60}`)).json()) as Json).data).toHaveLength(0);
+    expect(
+      ((await (await send('GET', `/logs?source=${source.id}&kind=schema_change`)).json()) as Json).data,
+    ).toHaveLength(1);
+    expect(
+      (
+        (await (
+          await send('GET', `/logs?source=${source.id}&since=${Math.floor(clock.now() / 1000) + 60}`)
+        ).json()) as Json
+      ).data,
+    ).toHaveLength(0);
     const page = (await (await send('GET', `/logs?source=${source.id}&limit=1`)).json()) as Json;
     expect(page).toMatchObject({ has_more: true, next_cursor: page.data[0].id });
-    const next = (await (await send('GET', `/logs?source=${source.id}&limit=1&starting_after=${page.next_cursor}`)).json()) as Json;
+    const next = (await (
+      await send('GET', `/logs?source=${source.id}&limit=1&starting_after=${page.next_cursor}`)
+    ).json()) as Json;
     expect(next.data[0].kind).toBe('schema_change');
     await expectError(await send('GET', '/logs?kind=nope'), 400, 'parameter_invalid', 'kind');
     await expectError(await send('GET', '/logs?starting_after=log_nope'), 400, 'invalid_cursor', 'starting_after');

@@ -17,7 +17,9 @@ describe('the contract and the app', () => {
     try {
       const app = createApp(harness.services);
       const mounted = new Set(
-        app.routes.filter((r) => r.method !== 'ALL' && !r.path.includes('*')).map((r) => key(r.method, r.path.replace(/:(\w+)/g, '{$1}'))),
+        app.routes
+          .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
+          .map((r) => key(r.method, r.path.replace(/:(\w+)/g, '{$1}'))),
       );
       expect([...mounted].filter((r) => !CONTRACT.has(r))).toEqual([]);
       expect([...CONTRACT].filter((r) => !mounted.has(r))).toEqual([]);
@@ -29,7 +31,11 @@ describe('the contract and the app', () => {
   it('docs/api.md names every route of the contract, and no route that is not in it', () => {
     const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     // A route named with an example id or an ellipsis (`GET /jobs/qr_…`, `DELETE /sources…`) is prose, not a route.
-    const named = new Set([...doc.matchAll(/\b(GET|POST|PATCH|DELETE) (\/[\w{}/.-]*[\w}])(?![\w…/])/g)].filter((m) => !/_$/.test(m[2]!)).map((m) => key(m[1]!, m[2]!)));
+    const named = new Set(
+      [...doc.matchAll(/\b(GET|POST|PATCH|DELETE) (\/[\w{}/.-]*[\w}])(?![\w…/])/g)]
+        .filter((m) => !/_$/.test(m[2]!))
+        .map((m) => key(m[1]!, m[2]!)),
+    );
     expect([...CONTRACT].filter((r) => !named.has(r))).toEqual([]);
     expect([...named].filter((r) => !CONTRACT.has(r))).toEqual([]);
   });
@@ -44,9 +50,16 @@ describe('the contract and the app', () => {
     const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     const rows = [...doc.matchAll(/^\| (\d{3}) \| ([a-z_, ]+) \| ([a-z_]+) \|/gm)];
     const documented = new Map<string, { status: number; type: string }>();
-    for (const [, status, codes, type] of rows) for (const code of codes!.split(',').map((c) => c.trim())) documented.set(code, { status: Number(status), type: type! });
+    for (const [, status, codes, type] of rows)
+      for (const code of codes!.split(',').map((c) => c.trim()))
+        documented.set(code, { status: Number(status), type: type! });
     expect([...documented.keys()].sort()).toEqual(Object.keys(ERROR_CATALOGUE).sort());
-    for (const [code, entry] of documented) expect({ code, ...entry }).toEqual({ code, status: ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status, type: ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].type });
+    for (const [code, entry] of documented)
+      expect({ code, ...entry }).toEqual({
+        code,
+        status: ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status,
+        type: ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].type,
+      });
   });
 });
 
@@ -75,22 +88,47 @@ for (const transport of TRANSPORTS) {
         expect(operation, key(route.method, route.path)).toBeDefined();
         expect(operation.operationId).toBe(route.operationId);
         expect(operation.security).toEqual(route.auth.public ? [] : expect.arrayContaining([expect.any(Object)]));
-        for (const name of Object.keys((route.params as any)?.properties ?? {})) expect(operation.parameters.some((p: any) => p.in === 'path' && p.name === name)).toBe(true);
-        for (const status of Object.keys(route.responses)) expect(operation.responses[status]?.headers?.['Request-Id']).toBeDefined();
+        for (const name of Object.keys((route.params as any)?.properties ?? {}))
+          expect(operation.parameters.some((p: any) => p.in === 'path' && p.name === name)).toBe(true);
+        for (const status of Object.keys(route.responses))
+          expect(operation.responses[status]?.headers?.['Request-Id']).toBeDefined();
         expect(operation.responses['429'].headers['Retry-After']).toBeDefined();
-        expect(operation.responses['500'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        expect(operation.responses['500'].content['application/json'].schema).toEqual({
+          $ref: '#/components/schemas/ErrorEnvelope',
+        });
       }
-      expect(document.paths['/queries'].post.responses['202'].headers).toMatchObject({ Location: expect.any(Object), 'Idempotent-Replayed': expect.any(Object) });
+      expect(document.paths['/queries'].post.responses['202'].headers).toMatchObject({
+        Location: expect.any(Object),
+        'Idempotent-Replayed': expect.any(Object),
+      });
       expect(document.paths['/queries'].post.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
-      expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['bearerAuth', 'streamToken', 'teamApiKey']);
-      expect(Object.keys(document.components.headers)).toEqual(expect.arrayContaining(['Request-Id', 'Service-Version', 'Location', 'Idempotent-Replayed', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining']));
-      expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code).toEqual({ $ref: '#/components/schemas/ErrorCodeName' });
-      expect(document.components.schemas.ErrorCodeName.anyOf.map((c: any) => c.const).sort()).toEqual(Object.keys(ERROR_CATALOGUE).sort());
+      expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
+        'bearerAuth',
+        'streamToken',
+        'teamApiKey',
+      ]);
+      expect(Object.keys(document.components.headers)).toEqual(
+        expect.arrayContaining([
+          'Request-Id',
+          'Service-Version',
+          'Location',
+          'Idempotent-Replayed',
+          'Retry-After',
+          'X-RateLimit-Limit',
+          'X-RateLimit-Remaining',
+        ]),
+      );
+      expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code).toEqual({
+        $ref: '#/components/schemas/ErrorCodeName',
+      });
+      expect(document.components.schemas.ErrorCodeName.anyOf.map((c: any) => c.const).sort()).toEqual(
+        Object.keys(ERROR_CATALOGUE).sort(),
+      );
       expect(Object.keys(document.paths['/jobs/{id}/events'].get['x-lake-events'])).toContain('sync.progress');
     });
 
     it('feeds a client generator (openapi-typescript) without errors', async () => {
-      const types = astToString(await openapiTS(structuredClone(document)));
+      const types = astToString(await openapiTS(structuredClone(document) as Parameters<typeof openapiTS>[0]));
       expect(types).toContain('"/queries/{id}"');
       expect(types).toMatch(/Query: \{/);
       expect(types).toContain('operations');

@@ -13,27 +13,50 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
   beforeAll(async () => {
     api = await transport.start();
     org = api.home.organization.id;
-    await api.services.lake.writeTable(org, 'hr', 'salaries', "select 'Zebulon Quux' as employee_fullname, 987654 as annual_salary_eur");
+    await api.services.lake.writeTable(
+      org,
+      'hr',
+      'salaries',
+      "select 'Zebulon Quux' as employee_fullname, 987654 as annual_salary_eur",
+    );
     await api.services.lake.createView(org, 'reports', 'pay', 'select employee_fullname from lake.hr.salaries');
-    await api.services.lake.createView(org, 'reports', 'orders_by_status', 'select status, count(*) as n from lake.demo.orders group by status');
+    await api.services.lake.createView(
+      org,
+      'reports',
+      'orders_by_status',
+      'select status, count(*) as n from lake.demo.orders group by status',
+    );
     const user = await api.home.directory.createUser(org, 'Member', 'member');
     memberUserId = user.id;
-    member = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes })).secret;
+    member = (
+      await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: user.id, name: 'm', scopes })
+    ).secret;
   });
   afterAll(async () => {
     await api.close();
   });
 
-  const json = async (path: string, token: string): Promise<Json> => (await (await api.request(path, { token })).json()) as Json;
+  const json = async (path: string, token: string): Promise<Json> =>
+    (await (await api.request(path, { token })).json()) as Json;
 
   it('are off by default: everyone in the organization reads everything', async () => {
     expect(await api.services.permissions.enabled(org)).toBe(false);
     expect((await json('/catalog', member)).data.map((s: Json) => s.name)).toEqual(['demo', 'hr', 'reports']);
-    expect((await finished(api, ((await (await submit(api, 'select count(*) as n from hr.salaries', { token: member })).json()) as Json).id, '&format=inline')).status).toBe('succeeded');
+    expect(
+      (
+        await finished(
+          api,
+          ((await (await submit(api, 'select count(*) as n from hr.salaries', { token: member })).json()) as Json).id,
+          '&format=inline',
+        )
+      ).status,
+    ).toBe('succeeded');
   });
 
   it('a service key gets 403 service_key_permissions_off while they are off, on query and catalog endpoints', async () => {
-    const key = (await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes })).secret;
+    const key = (
+      await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'k', scopes })
+    ).secret;
     await expectError(await api.request('/catalog', { token: key }), 403, 'service_key_permissions_off');
     await expectError(await api.request('/catalog/demo/orders', { token: key }), 403, 'service_key_permissions_off');
     await expectError(await submit(api, 'select 1', { token: key }), 403, 'service_key_permissions_off');
@@ -63,7 +86,15 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
 
     it('queries of granted tables and views run', async () => {
       expect((await run(api, 'select count(*) as n from lake.demo.orders')).data).toEqual([{ n: 5000 }]);
-      const body = await finished(api, ((await (await submit(api, 'select sum(n) as n from reports.orders_by_status', { token: member })).json()) as Json).id, '&format=inline');
+      const body = await finished(
+        api,
+        (
+          (await (
+            await submit(api, 'select sum(n) as n from reports.orders_by_status', { token: member })
+          ).json()) as Json
+        ).id,
+        '&format=inline',
+      );
       expect(body).toMatchObject({ status: 'succeeded', data: [{ n: '5000' }] });
     });
 
@@ -74,7 +105,10 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
         ['select * from DEMO.Customers', 'DEMO.Customers'],
         ['select * from reports.pay', 'reports.pay'],
         ['with c as (select * from lake.demo.customers) select * from c', 'lake.demo.customers'],
-        ['select * from lake.demo.orders where customer_id in (select customer_id from lake.hr.salaries)', 'lake.hr.salaries'],
+        [
+          'select * from lake.demo.orders where customer_id in (select customer_id from lake.hr.salaries)',
+          'lake.hr.salaries',
+        ],
         ['select * from lake.demo.orders o join lake.demo.order_items i using (order_id)', 'lake.demo.order_items'],
         ['select * from customers', 'customers'],
         ['select * from lake.demo.no_such_table', 'lake.demo.no_such_table'],
@@ -83,10 +117,26 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
         const error = await expectError(await submit(api, sql, { token: member }), 403, 'grant_table_denied');
         expect(error.message, sql).toContain(named);
         // It names what the query wrote, never what lies beneath a view.
-        expect(error.message).not.toMatch(/employee_fullname|Zebulon|hr\.salaries/.test(sql) ? /employee_fullname|Zebulon/ : /salaries|employee_fullname|Zebulon/);
+        expect(error.message).not.toMatch(
+          /employee_fullname|Zebulon|hr\.salaries/.test(sql)
+            ? /employee_fullname|Zebulon/
+            : /salaries|employee_fullname|Zebulon/,
+        );
       }
       // A CTE named like a hidden table is just a CTE.
-      expect((await finished(api, ((await (await submit(api, 'with customers as (select 1 as x) select * from customers', { token: member })).json()) as Json).id, '&format=inline')).data).toEqual([{ x: 1 }]);
+      expect(
+        (
+          await finished(
+            api,
+            (
+              (await (
+                await submit(api, 'with customers as (select 1 as x) select * from customers', { token: member })
+              ).json()) as Json
+            ).id,
+            '&format=inline',
+          )
+        ).data,
+      ).toEqual([{ x: 1 }]);
     });
 
     it('listing tables through SQL is refused with grant_introspection_denied', async () => {
@@ -101,7 +151,7 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
         'summarize lake.demo.orders',
         'select * from pg_catalog.pg_tables',
         'select * from sqlite_master',
-        'select * from pragma_table_info(\'lake.demo.orders\')',
+        "select * from pragma_table_info('lake.demo.orders')",
       ]) {
         await expectError(await submit(api, sql, { token: member }), 403, 'grant_introspection_denied');
       }
@@ -109,28 +159,53 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
 
     it('grants to a whole schema, a role and a credential work; owners are never restricted', async () => {
       const other = await api.home.directory.createUser(org, 'Other', 'member');
-      const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: other.id, name: 'o', scopes })).secret;
+      const token = (
+        await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: other.id, name: 'o', scopes })
+      ).secret;
       await expectError(await api.request('/catalog/demo', { token }), 404, 'catalog_not_found');
       await api.services.permissions.grant(org, 'demo', '*', 'user', other.id);
       expect((await json('/catalog/demo', token)).data).toHaveLength(3);
 
       const admin = await api.home.directory.createUser(org, 'Admin', 'admin');
-      const adminToken = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: admin.id, name: 'a', scopes })).secret;
+      const adminToken = (
+        await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: admin.id, name: 'a', scopes })
+      ).secret;
       await expectError(await api.request('/catalog/hr', { token: adminToken }), 404, 'catalog_not_found');
       await api.services.permissions.grant(org, 'hr', 'salaries', 'role', 'admin');
       expect((await json('/catalog/hr', adminToken)).data).toHaveLength(1);
 
-      const key = await api.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: 'etl', scopes });
-      await expectError(await api.request('/catalog/demo/order_items', { token: key.secret }), 404, 'catalog_not_found');
+      const key = await api.home.credentials.issue({
+        kind: 'service_key',
+        organizationId: org,
+        userId: null,
+        name: 'etl',
+        scopes,
+      });
+      await expectError(
+        await api.request('/catalog/demo/order_items', { token: key.secret }),
+        404,
+        'catalog_not_found',
+      );
       await api.services.permissions.grant(org, 'demo', 'order_items', 'credential', key.record.id);
       expect((await json('/catalog/demo/order_items', key.secret)).name).toBe('order_items');
       expect((await json('/catalog', key.secret)).data.map((s: Json) => s.name)).toEqual(['demo']);
 
-      expect((await json('/catalog', api.home.ownerToken)).data.map((s: Json) => s.name)).toEqual(['demo', 'hr', 'reports']);
+      expect((await json('/catalog', api.home.ownerToken)).data.map((s: Json) => s.name)).toEqual([
+        'demo',
+        'hr',
+        'reports',
+      ]);
     });
 
     it('the engine session of a restricted principal holds only the tables it may read', async () => {
-      const access = await api.services.permissions.accessFor({ kind: 'user', organizationId: org, userId: memberUserId, credentialId: 'x', credentialKind: 'pat', scopes });
+      const access = await api.services.permissions.accessFor({
+        kind: 'user',
+        organizationId: org,
+        userId: memberUserId,
+        credentialId: 'x',
+        credentialKind: 'pat',
+        scopes,
+      });
       const { tables } = await api.services.lake.catalogFile(org, access);
       expect(tables.map((t) => `${t.schema}.${t.name}`)).toEqual(['demo.orders']);
     });

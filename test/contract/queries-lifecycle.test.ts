@@ -26,7 +26,9 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
 
     await expectError(await submit(api, 'select 2 as x', { key: 'k-1' }), 409, 'idempotency_key_reused');
 
-    const burst = await Promise.all(Array.from({ length: 6 }, () => submit(api as Harness, 'select 3 as x', { key: 'k-burst' })));
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () => submit(api as Harness, 'select 3 as x', { key: 'k-burst' })),
+    );
     const ids = new Set(await Promise.all(burst.map(async (r) => ((await r.json()) as Json).id)));
     expect(burst.every((r) => r.status === 202)).toBe(true);
     expect(ids.size).toBe(1);
@@ -36,7 +38,13 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
   it('the same key from another principal is a new request; a key expires after 24 hours', async () => {
     api = await transport.start();
     const other = await api.home.directory.createUser(api.home.organization.id, 'Other', 'member');
-    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: other.id, name: 'o', scopes: ['query:read'] });
+    const token = await api.home.credentials.issue({
+      kind: 'pat',
+      organizationId: api.home.organization.id,
+      userId: other.id,
+      name: 'o',
+      scopes: ['query:read'],
+    });
     const mine = (await (await submit(api, 'select 1', { key: 'shared' })).json()) as Json;
     const theirs = await submit(api, 'select 1', { key: 'shared', token: token.secret });
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
@@ -55,7 +63,7 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
     const error = await submit(api, 'select 1');
     expect(error.headers.get('retry-after')).toBe('1');
     await expectError(error, 429, 'too_many_queries');
-    expect((await api.request(`/queries/${slow.id}`).then((r) => r.json()) as Json).status).toBe('running');
+    expect(((await api.request(`/queries/${slow.id}`).then((r) => r.json())) as Json).status).toBe('running');
   });
 
   it('a long query neither blocks other requests nor outlives its time limit, and duration counts execution only', async () => {
@@ -98,7 +106,9 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
     const file = api.services.queries.resultPath((await api.services.queries.store.getById(done.id))!) as string;
     expect(existsSync(file)).toBe(true);
     expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 24 * 3600)).toBe(0);
-    expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 48 * 3600 + 5)).toBeGreaterThanOrEqual(1);
+    expect(
+      await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 48 * 3600 + 5),
+    ).toBeGreaterThanOrEqual(1);
     expect(existsSync(file)).toBe(false);
     await expectError(await api.request(`/queries/${done.id}`), 404, 'query_not_found');
     await expectError(await api.request(done.files[0].url, { token: null }), 404, 'query_not_found');

@@ -10,7 +10,14 @@ import { tempDir } from '../helpers/temp.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** Two workers, one per organization at a time: small enough to fill in a test. */
-const POOL: WorkerPoolSettings = { workers: 2, workersPerOrganization: 1, killGraceMs: 1000, recycleAfterQueries: 500, recycleGrowthBytes: 512 * 2 ** 20, memoryCgroups: true };
+const POOL: WorkerPoolSettings = {
+  workers: 2,
+  workersPerOrganization: 1,
+  killGraceMs: 1000,
+  recycleAfterQueries: 500,
+  recycleGrowthBytes: 512 * 2 ** 20,
+  memoryCgroups: true,
+};
 
 describe('queued queries on the worker pool', () => {
   let api: Harness | undefined;
@@ -20,24 +27,42 @@ describe('queued queries on the worker pool', () => {
   });
 
   async function start(pool: Partial<WorkerPoolSettings> = {}, maxInFlight = 8): Promise<Harness> {
-    api = await overHttp.start({ services: { workerPool: { ...POOL, ...pool }, querySettings: { maxInFlight, timeoutMs: 60_000, memoryLimit: '256MB' } as never } });
+    api = await overHttp.start({
+      services: {
+        workerPool: { ...POOL, ...pool },
+        querySettings: { maxInFlight, timeoutMs: 60_000, memoryLimit: '256MB' } as never,
+      },
+    });
     return api;
   }
 
   async function neighbourToken(harness: Harness): Promise<string> {
     const other = await harness.home.directory.createOrganization('Neighbour');
     const user = await harness.home.directory.createUser(other.id, 'N', 'owner');
-    return (await harness.home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
+    return (
+      await harness.home.credentials.issue({
+        kind: 'pat',
+        organizationId: other.id,
+        userId: user.id,
+        name: 'n',
+        scopes: ['query:read', 'jobs:read', 'jobs:manage'],
+      })
+    ).secret;
   }
 
-  const job = async (harness: Harness, id: string, token?: string): Promise<Json> => (await (await harness.request(`/jobs/${id}`, { token })).json()) as Json;
+  const job = async (harness: Harness, id: string, token?: string): Promise<Json> =>
+    (await (await harness.request(`/jobs/${id}`, { token })).json()) as Json;
   const events = async (harness: Harness, id: string): Promise<string[]> => {
-    const rows = await harness.home.db.all<{ type: string }>('SELECT type FROM job_events WHERE job_id = ? ORDER BY seq', [id]);
+    const rows = await harness.home.db.all<{ type: string }>(
+      'SELECT type FROM job_events WHERE job_id = ? ORDER BY seq',
+      [id],
+    );
     return rows.map((r) => r.type);
   };
-  const cancel = (harness: Harness, id: string): Promise<Response> => harness.request(`/jobs/${id}/cancel`, { method: 'POST' });
+  const cancel = (harness: Harness, id: string): Promise<Response> =>
+    harness.request(`/jobs/${id}/cancel`, { method: 'POST' });
 
-  it('queues past the organization\'s share, starts its queries in order, and another organization runs at once', async () => {
+  it("queues past the organization's share, starts its queries in order, and another organization runs at once", async () => {
     const harness = await start();
     const first = await submitOk(harness, SLOW_SQL);
     const second = await submitOk(harness, `${SLOW_SQL} -- 2`);
@@ -50,14 +75,17 @@ describe('queued queries on the worker pool', () => {
     const started = performance.now();
     const small = (await (await submit(harness, 'select 42 as n', { token })).json()) as Json;
     expect(small.status).toBe('running');
-    const done = (await (await harness.request(`/queries/${small.id}?wait=10&format=inline`, { token })).json()) as Json;
+    const done = (await (
+      await harness.request(`/queries/${small.id}?wait=10&format=inline`, { token })
+    ).json()) as Json;
     expect(done.data).toEqual([{ n: 42 }]);
     expect(performance.now() - started).toBeLessThan(2000);
 
     // When the first ends, the second (not the third) starts.
     await cancel(harness, first.id);
     await finished(harness, first.id);
-    for (let i = 0; i < 50 && (await job(harness, second.id)).status === 'queued'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await job(harness, second.id)).status === 'queued'; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect((await job(harness, second.id)).status).toBe('running');
     expect((await job(harness, third.id)).status).toBe('queued');
     for (const q of [second, third]) await cancel(harness, q.id);
@@ -86,7 +114,11 @@ describe('queued queries on the worker pool', () => {
 
   it('queued queries count toward the in-flight ceiling: 429 too_many_queries', async () => {
     const harness = await start({}, 3);
-    const ids = [(await submitOk(harness, SLOW_SQL)).id, (await submitOk(harness, SLOW_SQL)).id, (await submitOk(harness, SLOW_SQL)).id];
+    const ids = [
+      (await submitOk(harness, SLOW_SQL)).id,
+      (await submitOk(harness, SLOW_SQL)).id,
+      (await submitOk(harness, SLOW_SQL)).id,
+    ];
     await expectError(await submit(harness, 'select 1'), 429, 'too_many_queries');
     for (const id of ids) await cancel(harness, id);
     for (const id of ids) expect((await finished(harness, id)).status).toBe('cancelled');
@@ -99,9 +131,9 @@ describe('queued queries on the worker pool', () => {
     await new Promise((r) => setTimeout(r, 500));
     const workersBefore = processTree(process.pid).slice(1);
     // The busiest worker runs the query.
-    const busiest = workersBefore
-      .map((pid) => ({ pid, cpu: cpuTicks(pid) }))
-      .sort((a, b) => b.cpu - a.cpu)[0] as { pid: number };
+    const busiest = workersBefore.map((pid) => ({ pid, cpu: cpuTicks(pid) })).sort((a, b) => b.cpu - a.cpu)[0] as {
+      pid: number;
+    };
     process.kill(busiest.pid, 'SIGKILL');
     const ended = await finished(harness, victim.id);
     expect(ended.status).toBe('failed');
@@ -109,7 +141,8 @@ describe('queued queries on the worker pool', () => {
     expect((await job(harness, victim.id)).error.code).toBe('worker_crashed');
     const after = await finished(harness, (await submitOk(harness, 'select 7 as n')).id, '&format=inline');
     expect(after.data).toEqual([{ n: 7 }]);
-    for (let i = 0; i < 30 && processTree(process.pid).length - 1 < workersBefore.length; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 30 && processTree(process.pid).length - 1 < workersBefore.length; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(processTree(process.pid).length - 1).toBe(workersBefore.length);
   });
 
@@ -128,7 +161,13 @@ describe('queued queries on the worker pool', () => {
   it('a query starting while its lease is renewed is never taken for cancelled (many small queries, a fast lease loop)', async () => {
     // Leases renewed every 50 ms: each renewal looks at every query held here, some of them between being taken
     // from the queue and reaching a worker.
-    api = await overHttp.start({ services: { workerPool: { ...POOL, workersPerOrganization: 2 }, querySettings: { maxInFlight: 8, timeoutMs: 60_000, memoryLimit: '256MB' } as never, jobSettings: { leaseMs: 150 } } });
+    api = await overHttp.start({
+      services: {
+        workerPool: { ...POOL, workersPerOrganization: 2 },
+        querySettings: { maxInFlight: 8, timeoutMs: 60_000, memoryLimit: '256MB' } as never,
+        jobSettings: { leaseMs: 150 },
+      },
+    });
     const harness = api;
     const outcomes: string[] = [];
     let next = 0;
@@ -162,7 +201,7 @@ describe('result limits in the local engine', () => {
     api = undefined;
   });
 
-  it('a result past the per-result cap fails result_too_large; past the organization\'s storage, result_storage_full, then 409', async () => {
+  it("a result past the per-result cap fails result_too_large; past the organization's storage, result_storage_full, then 409", async () => {
     const homeDir = join(tempDir('lake-result-limits'), 'home');
     api = await overHttp.start({ homeDir, services: { querySettings: { maxResultBytes: 100_000 } as never } });
     const big = await finished(api, (await submitOk(api, 'select i, random() as r from range(3000000) t(i)')).id);
@@ -171,7 +210,10 @@ describe('result limits in the local engine', () => {
     expect(big.error.message).toMatch(/limit for one result/);
     await api.close();
 
-    api = await overHttp.start({ homeDir, services: { querySettings: { maxResultBytes: 100_000, orgResultStorageBytes: 2_000 } as never } });
+    api = await overHttp.start({
+      homeDir,
+      services: { querySettings: { maxResultBytes: 100_000, orgResultStorageBytes: 2_000 } as never },
+    });
     // What is left of 2,000 bytes cannot hold a result of a few kilobytes: the query fails, nothing is kept.
     const wide = await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id);
     expect(wide.status).toBe('failed');
@@ -180,7 +222,10 @@ describe('result limits in the local engine', () => {
 
     // Results kept under a larger limit; the limit then lowered below them: new queries are refused until retention frees some.
     api = await overHttp.start({ homeDir });
-    for (let i = 0; i < 3; i++) expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe('succeeded');
+    for (let i = 0; i < 3; i++)
+      expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe(
+        'succeeded',
+      );
     await api.close();
     api = await overHttp.start({ homeDir, services: { querySettings: { orgResultStorageBytes: 2_000 } as never } });
     const body = await expectError(await submit(api, 'select 1'), 409, 'result_storage_full');
@@ -195,7 +240,10 @@ describe('result limits in the local engine', () => {
 
   it('a store from before the running total counts the results it already keeps', async () => {
     api = await overHttp.start();
-    for (let i = 0; i < 2; i++) expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe('succeeded');
+    for (let i = 0; i < 2; i++)
+      expect((await finished(api, (await submitOk(api, 'select i from range(5000) t(i)')).id)).status).toBe(
+        'succeeded',
+      );
     const { db, organization } = api.home;
     const kept = await api.services.queries.store.resultBytesKept(organization.id);
     expect(kept).toBeGreaterThan(0);

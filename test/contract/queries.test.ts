@@ -16,7 +16,14 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     const response = await submit(api, sql);
     expect(response.status).toBe(202);
     const body = (await response.json()) as Json;
-    expect(body).toEqual({ object: 'query', id: expect.stringMatching(/^qr_[0-9a-z]{26}$/), status: 'running', created: expect.any(Number), sql, livemode: true });
+    expect(body).toEqual({
+      object: 'query',
+      id: expect.stringMatching(/^qr_[0-9a-z]{26}$/),
+      status: 'running',
+      created: expect.any(Number),
+      sql,
+      livemode: true,
+    });
     expect(response.headers.get('location')).toBe(`/queries/${body.id}`);
     expect(Math.abs(body.created - Date.now() / 1000)).toBeLessThan(5);
   });
@@ -29,7 +36,12 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   });
 
   it('400 parameter_missing for absent sql, parameter_invalid for a non-string or empty one', async () => {
-    await expectError(await api.request('/queries', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }), 400, 'parameter_missing', 'sql');
+    await expectError(
+      await api.request('/queries', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }),
+      400,
+      'parameter_missing',
+      'sql',
+    );
     await expectError(await submit(api, 42), 400, 'parameter_invalid', 'sql');
     await expectError(await submit(api, ['select 1']), 400, 'parameter_invalid', 'sql');
     await expectError(await submit(api, '  -- only a comment\n'), 400, 'parameter_invalid', 'sql');
@@ -41,7 +53,7 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   it('refuses each SQL restriction before execution with its code', async () => {
     await expectError(await submit(api, 'select 1; select 2'), 400, 'multiple_statements', 'sql');
     await expectError(await submit(api, 'drop table lake.demo.orders'), 400, 'write_not_allowed', 'sql');
-    await expectError(await submit(api, 'select * from read_parquet(\'x.parquet\')'), 400, 'forbidden_function', 'sql');
+    await expectError(await submit(api, "select * from read_parquet('x.parquet')"), 400, 'forbidden_function', 'sql');
     await expectError(await submit(api, "select 'read_csv' as name"), 400, 'forbidden_function', 'sql');
     await expectError(await submit(api, `select ${'1+'.repeat(50_000)}1`), 400, 'sql_too_long', 'sql');
     for (const uri of ["select 's3://bucket/key'", "select 'gs://b/k'", "select 'FILE:///etc/passwd'"]) {
@@ -58,7 +70,10 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   });
 
   it('format=files (the default) gives a freshly signed URL that needs no credential and serves HEAD and Range', async () => {
-    const done = await finished(api, (await submitOk(api, 'select * from lake.demo.order_items order by order_id, line_no')).id);
+    const done = await finished(
+      api,
+      (await submitOk(api, 'select * from lake.demo.order_items order by order_id, line_no')).id,
+    );
     expect(done).toMatchObject({ status: 'succeeded', row_count: null, duration_ms: expect.any(Number) });
     expect(done.files).toHaveLength(1);
     const file = done.files[0];
@@ -83,14 +98,21 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     expect(Buffer.from(await part.arrayBuffer())).toEqual(Buffer.from(bytes.slice(4, 100)));
     const tail = await api.request(file.url, { token: null, headers: { Range: `bytes=${file.bytes - 4}-` } });
     expect(Buffer.from(await tail.arrayBuffer()).toString()).toBe('PAR1');
-    await expectError(await api.request(file.url, { token: null, headers: { Range: `bytes=${file.bytes + 10}-` } }), 416, 'range_not_satisfiable');
+    await expectError(
+      await api.request(file.url, { token: null, headers: { Range: `bytes=${file.bytes + 10}-` } }),
+      416,
+      'range_not_satisfiable',
+    );
   });
 
   it('a tampered, unsigned or expired URL gets a JSON error, never the file', async () => {
     const done = await finished(api, (await submitOk(api, 'select 1 as x')).id);
     const url = new URL(done.files[0].url);
     const tampered = new URL(url);
-    tampered.searchParams.set('signature', url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')));
+    tampered.searchParams.set(
+      'signature',
+      url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')),
+    );
     await expectError(await api.request(tampered.toString(), { token: null }), 403, 'signed_url_invalid');
     const longer = new URL(url);
     longer.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
@@ -108,13 +130,19 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
   });
 
   it('format=inline pages through every row with has_more and next_cursor, total row_count on every page', async () => {
-    const first = await finished(api, (await submitOk(api, 'select range as n, range * 2 as twice from range(250) order by n')).id, '&format=inline&limit=100');
+    const first = await finished(
+      api,
+      (await submitOk(api, 'select range as n, range * 2 as twice from range(250) order by n')).id,
+      '&format=inline&limit=100',
+    );
     expect(first).toMatchObject({ status: 'succeeded', row_count: 250, columns: ['n', 'twice'], has_more: true });
     expect(first.data).toHaveLength(100);
     const seen: number[] = first.data.map((r: Json) => r.n);
     let cursor = first.next_cursor;
     while (cursor) {
-      const page = (await (await api.request(`/queries/${first.id}?format=inline&limit=100&starting_after=${cursor}`)).json()) as Json;
+      const page = (await (
+        await api.request(`/queries/${first.id}?format=inline&limit=100&starting_after=${cursor}`)
+      ).json()) as Json;
       expect(page.row_count).toBe(250);
       seen.push(...page.data.map((r: Json) => r.n));
       cursor = page.has_more ? page.next_cursor : null;
@@ -133,25 +161,65 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     const done = await finished(api, (await submitOk(api, 'select range from range(10)')).id);
     await expectError(await api.request(`/queries/${done.id}?format=csv`), 400, 'invalid_format', 'format');
     for (const limit of ['0', '1001', 'abc', '-1', '2.5']) {
-      await expectError(await api.request(`/queries/${done.id}?format=inline&limit=${limit}`), 400, 'parameter_invalid', 'limit');
+      await expectError(
+        await api.request(`/queries/${done.id}?format=inline&limit=${limit}`),
+        400,
+        'parameter_invalid',
+        'limit',
+      );
     }
-    await expectError(await api.request(`/queries/${done.id}?format=inline&starting_after=nonsense`), 400, 'invalid_cursor', 'starting_after');
-    const other = await finished(api, (await submitOk(api, 'select range from range(10)')).id, '&format=inline&limit=2');
-    await expectError(await api.request(`/queries/${done.id}?format=inline&starting_after=${other.next_cursor}`), 400, 'invalid_cursor', 'starting_after');
+    await expectError(
+      await api.request(`/queries/${done.id}?format=inline&starting_after=nonsense`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
+    const other = await finished(
+      api,
+      (await submitOk(api, 'select range from range(10)')).id,
+      '&format=inline&limit=2',
+    );
+    await expectError(
+      await api.request(`/queries/${done.id}?format=inline&starting_after=${other.next_cursor}`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
   });
 
   it('writes values exactly in JSON', async () => {
-    const body = await run(api, `select 9007199254740993::bigint as big, -9007199254740993::bigint as neg_big, 42::bigint as small,
+    const body = await run(
+      api,
+      `select 9007199254740993::bigint as big, -9007199254740993::bigint as neg_big, 42::bigint as small,
       170141183460469231731687303715884105727::hugeint as huge, 12.50::decimal(10,2) as price, 1.5::double as dbl, 'nan'::double as nan,
       'inf'::double as inf, date '2024-02-29' as d, 'infinity'::date as dinf, timestamp '2024-01-02 03:04:05.123456' as ts,
       timestamptz '2024-01-02 03:04:05+02' as tstz, time '01:02:03.5' as t, '\\xAA\\x00'::blob as bl, [1, null, 3] as list,
       {'a': 1, 'b': [1.25::decimal(4,2)]} as st, map {'k': 1} as m, interval 1 month + interval 90 minute as iv,
-      '{"x": [1, 2]}'::json as j, 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd'::uuid as u, true as b, null::int as nothing`);
+      '{"x": [1, 2]}'::json as j, 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd'::uuid as u, true as b, null::int as nothing`,
+    );
     expect(body.data[0]).toEqual({
-      big: '9007199254740993', neg_big: '-9007199254740993', small: 42, huge: '170141183460469231731687303715884105727', price: '12.50',
-      dbl: 1.5, nan: 'NaN', inf: 'Infinity', d: '2024-02-29', dinf: 'infinity', ts: '2024-01-02T03:04:05.123456', tstz: '2024-01-02T01:04:05Z',
-      t: '01:02:03.5', bl: 'qgA=', list: [1, null, 3], st: { a: 1, b: ['1.25'] }, m: { k: 1 }, iv: 'P1MT1H30M', j: { x: [1, 2] },
-      u: 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd', b: true, nothing: null,
+      big: '9007199254740993',
+      neg_big: '-9007199254740993',
+      small: 42,
+      huge: '170141183460469231731687303715884105727',
+      price: '12.50',
+      dbl: 1.5,
+      nan: 'NaN',
+      inf: 'Infinity',
+      d: '2024-02-29',
+      dinf: 'infinity',
+      ts: '2024-01-02T03:04:05.123456',
+      tstz: '2024-01-02T01:04:05Z',
+      t: '01:02:03.5',
+      bl: 'qgA=',
+      list: [1, null, 3],
+      st: { a: 1, b: ['1.25'] },
+      m: { k: 1 },
+      iv: 'P1MT1H30M',
+      j: { x: [1, 2] },
+      u: 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd',
+      b: true,
+      nothing: null,
     });
   });
 
@@ -180,17 +248,29 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     }
   });
 
-  it('404 query_not_found for an unknown id and for another organization\'s query', async () => {
+  it("404 query_not_found for an unknown id and for another organization's query", async () => {
     await expectError(await api.request('/queries/qr_doesnotexist'), 404, 'query_not_found');
     const mine = await submitOk(api, 'select 1');
     const otherOrg = await api.home.directory.createOrganization('Other');
     const stranger = await api.home.directory.createUser(otherOrg.id, 'Stranger', 'owner');
-    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: otherOrg.id, userId: stranger.id, name: 's', scopes: ['query:read'] });
+    const token = await api.home.credentials.issue({
+      kind: 'pat',
+      organizationId: otherOrg.id,
+      userId: stranger.id,
+      name: 's',
+      scopes: ['query:read'],
+    });
     await expectError(await api.request(`/queries/${mine.id}`, { token: token.secret }), 404, 'query_not_found');
   });
 
   it('requires the query:read scope', async () => {
-    const token = await api.home.credentials.issue({ kind: 'pat', organizationId: api.home.organization.id, userId: api.home.owner.id, name: 'n', scopes: ['jobs:read'] });
+    const token = await api.home.credentials.issue({
+      kind: 'pat',
+      organizationId: api.home.organization.id,
+      userId: api.home.owner.id,
+      name: 'n',
+      scopes: ['jobs:read'],
+    });
     await expectError(await submit(api, 'select 1', { token: token.secret }), 403, 'missing_scope');
   });
 });
@@ -210,6 +290,10 @@ describe('column and key names that are JavaScript object internals', () => {
     expect(inline.columns).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'm', 's']);
     const row = inline.data[0] as Json;
     expect(Object.keys(row)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'm', 's']);
-    expect(JSON.parse(JSON.stringify(row))).toEqual(JSON.parse('{"__proto__":1,"constructor":2,"toString":3,"hasOwnProperty":4,"m":{"__proto__":5},"s":{"__proto__":6,"a":{"__proto__":7}}}'));
+    expect(JSON.parse(JSON.stringify(row))).toEqual(
+      JSON.parse(
+        '{"__proto__":1,"constructor":2,"toString":3,"hasOwnProperty":4,"m":{"__proto__":5},"s":{"__proto__":6,"a":{"__proto__":7}}}',
+      ),
+    );
   });
 });

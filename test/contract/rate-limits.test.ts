@@ -32,7 +32,8 @@ describe('GCRA limiter', () => {
     const clock = manualClock();
     const limiter = new RateLimiter({ perCaller: 120, perOrganization: 600 }, clock);
     let admitted = 0;
-    for (let caller = 0; caller < 10; caller++) for (let i = 0; i < 120; i++) if ((await limiter.admit(`c${caller}`, 'org')).allowed) admitted++;
+    for (let caller = 0; caller < 10; caller++)
+      for (let i = 0; i < 120; i++) if ((await limiter.admit(`c${caller}`, 'org')).allowed) admitted++;
     expect(admitted).toBe(600);
     const blocked = await limiter.admit('c99', 'org');
     expect(blocked).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
@@ -66,7 +67,11 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     expect(limited.headers.get('x-ratelimit-org-remaining')).toBe('480');
     await expectError(limited, 429, 'rate_limited');
     // A stream (re)connection is a request like any other.
-    await expectError(await api.request('/jobs/qr_anything/events', { headers: { Accept: 'text/event-stream' } }), 429, 'rate_limited');
+    await expectError(
+      await api.request('/jobs/qr_anything/events', { headers: { Accept: 'text/event-stream' } }),
+      429,
+      'rate_limited',
+    );
     clock.advance(1000);
     // One request refills every 500 ms: after 1 s there is room for two, and one is used now.
     const again = await api.request('/whoami');
@@ -80,11 +85,39 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     const clock = manualClock();
     api = await transport.start({ services: { clock, rateLimits: { perCaller: 120, perOrganization: 600 } } });
     const org = api.home.organization.id;
-    const tokens = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await api!.home.credentials.issue({ kind: 'pat', organizationId: org, userId: api!.home.owner.id, name: `t${i}`, scopes: ['jobs:read'] })).secret));
-    const keyed = await Promise.all(tokens.map(async (t, i) => (await api!.home.credentials.issue({ kind: 'service_key', organizationId: org, userId: null, name: `k${i}`, scopes: ['jobs:read'] })).secret));
+    const tokens = await Promise.all(
+      Array.from(
+        { length: 6 },
+        async (_, i) =>
+          (
+            await api!.home.credentials.issue({
+              kind: 'pat',
+              organizationId: org,
+              userId: api!.home.owner.id,
+              name: `t${i}`,
+              scopes: ['jobs:read'],
+            })
+          ).secret,
+      ),
+    );
+    const keyed = await Promise.all(
+      tokens.map(
+        async (t, i) =>
+          (
+            await api!.home.credentials.issue({
+              kind: 'service_key',
+              organizationId: org,
+              userId: null,
+              name: `k${i}`,
+              scopes: ['jobs:read'],
+            })
+          ).secret,
+      ),
+    );
     let ok = 0;
     // PATs of one person share that person's budget; service keys are callers of their own.
-    for (const token of keyed) for (let i = 0; i < 120; i++) if ((await api.request('/jobs?limit=1', { token })).status === 200) ok++;
+    for (const token of keyed)
+      for (let i = 0; i < 120; i++) if ((await api.request('/jobs?limit=1', { token })).status === 200) ok++;
     expect(ok).toBe(600);
     const refused = await api.request('/jobs?limit=1', { token: tokens[0] });
     await expectError(refused, 429, 'rate_limited');
@@ -96,6 +129,7 @@ describe.each(TRANSPORTS)('rate limits over $name', (transport) => {
     api = await transport.start({ services: { clock, rateLimits: { perCaller: 5, perOrganization: 0 } } });
     for (let i = 0; i < 5; i++) expect((await api.request('/errors/rate_limited', { token: null })).status).toBe(200);
     await expectError(await api.request('/errors/rate_limited', { token: null }), 429, 'rate_limited');
-    for (const path of ['/version', '/healthz', '/readyz']) for (let i = 0; i < 6; i++) expect((await api.request(path, { token: null })).status).toBe(200);
+    for (const path of ['/version', '/healthz', '/readyz'])
+      for (let i = 0; i < 6; i++) expect((await api.request(path, { token: null })).status).toBe(200);
   });
 });

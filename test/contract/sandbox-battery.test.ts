@@ -66,14 +66,22 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
     ['BEGIN', 'begin transaction', 'write_not_allowed'],
     ['USE another catalog', 'use memory', 'write_not_allowed'],
     ['EXPLAIN ANALYZE of a write', 'explain analyze delete from lake.demo.orders', 'write_not_allowed'],
-    ['second statement after a comment', 'select 1 /* x */; copy (select 1) to \'/tmp/x.csv\'', 'multiple_statements'],
-    ['second statement hidden after a line comment', `select 1 -- note\n; drop view lake.demo.orders`, 'multiple_statements'],
+    ['second statement after a comment', "select 1 /* x */; copy (select 1) to '/tmp/x.csv'", 'multiple_statements'],
+    [
+      'second statement hidden after a line comment',
+      `select 1 -- note\n; drop view lake.demo.orders`,
+      'multiple_statements',
+    ],
     ['mixed case', `sElEcT * FrOm ReAd_CsV('${canary}')`, 'forbidden_function'],
     ['quoted function name', `select * from "read_csv"('${canary}')`, 'forbidden_function'],
     ['comment between name and call', `select * from read_csv/* hi */('${canary}')`, 'forbidden_function'],
     ['name inside a dollar-quoted literal', 'select $tag$read_csv$tag$ as x', 'forbidden_function'],
     ['name inside an E-string', "select e'read_\\'csv' as x, read_csv('x')", 'forbidden_function'],
-    ['nested block comment hiding a call', `/* /* */ select * from read_csv('${canary}') */ select 1`, 'forbidden_function'],
+    [
+      'nested block comment hiding a call',
+      `/* /* */ select * from read_csv('${canary}') */ select 1`,
+      'forbidden_function',
+    ],
     ['full-width unicode letters', `select * from ｒｅａｄ＿ｃｓｖ('${canary}')`, 'forbidden_function'],
     ['query() runs text as SQL', `select * from query('select * from lake.demo.orders')`, 'forbidden_function'],
     ['query_table() by name', `select * from query_table('orders')`, 'forbidden_function'],
@@ -81,19 +89,31 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
     ['duckdb_settings()', 'select * from duckdb_settings()', 'forbidden_function'],
     ['duckdb_databases() reveals paths', 'select * from duckdb_databases()', 'forbidden_function'],
     ['getenv', "select getenv('HOME')", 'forbidden_function'],
-    ['SQL assembled from strings', `select * from json_execute_serialized_sql(json_serialize_sql('select * from rea' || 'd_csv(''${canary}'')'))`, 'forbidden_function'],
+    [
+      'SQL assembled from strings',
+      `select * from json_execute_serialized_sql(json_serialize_sql('select * from rea' || 'd_csv(''${canary}'')'))`,
+      'forbidden_function',
+    ],
     ['sqlite_scan', `select * from sqlite_scan('${canary}', 't')`, 'forbidden_function'],
     ['file URI', `select 'file://${canary}' as u`, 'forbidden_function'],
     ['s3 URI', "select * from lake.demo.orders where status = 's3://bucket/key'", 'forbidden_function'],
     ['gs URI in a comment', 'select 1 -- gs://bucket/key', 'forbidden_function'],
     // Review findings: each passed the checks before execution (the engine sandbox stopped or answered them).
     ['parquet_full_metadata', `select * from parquet_full_metadata('${canaryParquet}')`, 'forbidden_function'],
-    ['a table function the guard does not know by name', `select * from parquet_file_metadata('${canaryParquet}')`, 'forbidden_function'],
+    [
+      'a table function the guard does not know by name',
+      `select * from parquet_file_metadata('${canaryParquet}')`,
+      'forbidden_function',
+    ],
     ['replacement scan with a query suffix', `select * from '${canary}?a'`, 'forbidden_function'],
     ['replacement scan of a bare file name with a suffix', "select * from 'x.csv?a'", 'forbidden_function'],
     ['histogram of a table named in a string', "select * from histogram('demo.orders', amount)", 'forbidden_function'],
     ['duckdb_views() shows view SQL with server paths', 'select sql from duckdb_views()', 'forbidden_function'],
-    ['information_schema.views shows view SQL', 'select view_definition from information_schema.views', 'forbidden_function'],
+    [
+      'information_schema.views shows view SQL',
+      'select view_definition from information_schema.views',
+      'forbidden_function',
+    ],
     ['sqlite_master shows view SQL', 'select sql from sqlite_master', 'forbidden_function'],
     ['pg_get_viewdef', 'select pg_get_viewdef(1)', 'forbidden_function'],
   ];
@@ -108,7 +128,11 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
       const response = await submit(api, sql);
       const body = (await response.json()) as Json;
       results.push(`${response.status} ${body.error?.code ?? body.status} ${description}`);
-      expect({ description, status: response.status, code: body.error?.code }).toEqual({ description, status: 400, code });
+      expect({ description, status: response.status, code: body.error?.code }).toEqual({
+        description,
+        status: 400,
+        code,
+      });
       expect(JSON.stringify(body)).not.toContain(CANARY_TEXT);
     }
     expect(results).toHaveLength(attempts().length);
@@ -131,7 +155,10 @@ describe('sandbox battery: escape attempts are refused and touch no file outside
       pool: new InstancePool({ memoryLimit: '256MB', threads: 1 }),
     });
     const refused = async (sql: string): Promise<string> => {
-      const error = await sandbox.connection.run(sql).then(() => undefined, (e: Error) => e);
+      const error = await sandbox.connection.run(sql).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(error, sql).toBeInstanceOf(Error);
       expect(error?.message).not.toContain(CANARY_TEXT);
       return error?.message ?? '';

@@ -18,7 +18,10 @@ interface Received {
 }
 
 /** A webhook receiver on 127.0.0.1 that records every request and answers with the statuses it is given, then 200. */
-async function startReceiver(statuses: number[] = [], delayMs = 0): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+async function startReceiver(
+  statuses: number[] = [],
+  delayMs = 0,
+): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -33,7 +36,11 @@ async function startReceiver(statuses: number[] = [], delayMs = 0): Promise<{ ur
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 function verifySignature(secret: string, header: string | undefined, body: string): boolean {
@@ -42,21 +49,32 @@ function verifySignature(secret: string, header: string | undefined, body: strin
   return createHmac('sha256', secret).update(`${match[1]}.${body}`).digest('hex') === match[2];
 }
 
-const ROWS_SQL = "select i::bigint as id, 'name ' || i as name, (i * 1.5)::decimal(10,2) as amount, [i, i + 1] as tags, date '2026-01-01' + i::int as day from range(1, 1001) t(i)";
+const ROWS_SQL =
+  "select i::bigint as id, 'name ' || i as name, (i * 1.5)::decimal(10,2) as amount, [i, i + 1] as tags, date '2026-01-01' + i::int as day from range(1, 1001) t(i)";
 
 describe.each(TRANSPORTS)('sends over $name', (transport) => {
   let api: Harness;
   const clock = manualClock(Date.parse('2026-11-10T12:00:00Z'));
   beforeAll(async () => {
     api = await transport.start({
-      services: { clock, jobSettings: { leaseMs: 10 * 365 * 86_400_000 }, sendSettings: { webhookRetry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 1000, timeoutMs: 5000 } } },
+      services: {
+        clock,
+        jobSettings: { leaseMs: 10 * 365 * 86_400_000 },
+        sendSettings: { webhookRetry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 1000, timeoutMs: 5000 } },
+      },
     });
   });
   afterAll(async () => {
     await api.close();
   });
-  const call = (method: string, path: string, body?: object) => api.request(path, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
-  const json = async (method: string, path: string, body?: object): Promise<Json> => (await (await call(method, path, body)).json()) as Json;
+  const call = (method: string, path: string, body?: object) =>
+    api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+  const json = async (method: string, path: string, body?: object): Promise<Json> =>
+    (await (await call(method, path, body)).json()) as Json;
   const finished = async (runId: string): Promise<Json> => {
     for (let i = 0; i < 400; i++) {
       const job = await json('GET', `/jobs/${runId}`);
@@ -73,33 +91,76 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     await finished(run.id);
     return json('GET', `/sends/${sendId}/runs/${run.id}`);
   };
-  const pgDestination = (table: string, extra: object = {}) => ({ type: 'postgres', host: db.host, port: db.port, database: db.database, user: 'postgres', table, ...extra });
+  const pgDestination = (table: string, extra: object = {}) => ({
+    type: 'postgres',
+    host: db.host,
+    port: db.port,
+    database: db.database,
+    user: 'postgres',
+    table,
+    ...extra,
+  });
 
   it('upserts a query result into a PostgreSQL table it creates, verified row by row', async () => {
     const table = `sent_${transport.name.replace(/\W/g, '_')}`;
-    const created = await call('POST', '/sends', { name: 'orders to pg', sql: ROWS_SQL, destination: pgDestination(table, { mode: 'upsert', key: ['id'] }) });
+    const created = await call('POST', '/sends', {
+      name: 'orders to pg',
+      sql: ROWS_SQL,
+      destination: pgDestination(table, { mode: 'upsert', key: ['id'] }),
+    });
     expect(created.status).toBe(201);
     const send = (await created.json()) as Json;
-    expect(send).toMatchObject({ object: 'send', name: 'orders to pg', status: 'active', schedule: null, last_run: null });
-    expect(send.destination).toEqual({ type: 'postgres', port: db.port, database: db.database, ssl_mode: 'disable', schema: 'public', table, mode: 'upsert', key: ['id'], credentials: { host: 'set', user: 'set' } });
+    expect(send).toMatchObject({
+      object: 'send',
+      name: 'orders to pg',
+      status: 'active',
+      schedule: null,
+      last_run: null,
+    });
+    expect(send.destination).toEqual({
+      type: 'postgres',
+      port: db.port,
+      database: db.database,
+      ssl_mode: 'disable',
+      schema: 'public',
+      table,
+      mode: 'upsert',
+      key: ['id'],
+      credentials: { host: 'set', user: 'set' },
+    });
     expect(JSON.stringify(send)).not.toContain(db.host);
 
     const run = await runAndWait(send.id);
     expect(run).toMatchObject({ status: 'succeeded', rows_sent: 1000, error: null });
-    const rows = (await adminQuery(`SELECT id, name, amount, tags, day::text AS day FROM public.${table} ORDER BY id`, db.database)).rows;
+    const rows = (
+      await adminQuery(`SELECT id, name, amount, tags, day::text AS day FROM public.${table} ORDER BY id`, db.database)
+    ).rows;
     expect(rows).toHaveLength(1000);
     rows.forEach((row, index) => {
       const i = index + 1;
-      expect(row).toEqual({ id: String(i), name: `name ${i}`, amount: (i * 1.5).toFixed(2), tags: [i, i + 1], day: new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10) });
+      expect(row).toEqual({
+        id: String(i),
+        name: `name ${i}`,
+        amount: (i * 1.5).toFixed(2),
+        tags: [i, i + 1],
+        day: new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10),
+      });
     });
-    const key = await adminQuery(`SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'public.${table}'::regclass AND i.indisprimary`, db.database);
+    const key = await adminQuery(
+      `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'public.${table}'::regclass AND i.indisprimary`,
+      db.database,
+    );
     expect(key.rows).toEqual([{ attname: 'id' }]);
 
     // A second run with changed rows updates those in place and adds new ones; the rest stay.
-    const changed = "select i::bigint as id, 'renamed ' || i as name, 0::decimal(10,2) as amount, [0] as tags, date '2026-01-01' as day from range(995, 1006) t(i)";
+    const changed =
+      "select i::bigint as id, 'renamed ' || i as name, 0::decimal(10,2) as amount, [0] as tags, date '2026-01-01' as day from range(995, 1006) t(i)";
     expect((await call('PATCH', `/sends/${send.id}`, { sql: changed })).status).toBe(200);
     expect(await runAndWait(send.id)).toMatchObject({ status: 'succeeded', rows_sent: 11 });
-    const after = (await adminQuery(`SELECT id::int, name FROM public.${table} ORDER BY id`, db.database)).rows as { id: number; name: string }[];
+    const after = (await adminQuery(`SELECT id::int, name FROM public.${table} ORDER BY id`, db.database)).rows as {
+      id: number;
+      name: string;
+    }[];
     expect(after).toHaveLength(1005);
     for (const row of after) expect(row.name).toBe(row.id >= 995 ? `renamed ${row.id}` : `name ${row.id}`);
     const runs = await json('GET', `/sends/${send.id}/runs`);
@@ -110,8 +171,15 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
 
   it('replace mode leaves exactly the result, in one transaction; a failed delivery changes nothing', async () => {
     const table = `replaced_${transport.name.replace(/\W/g, '_')}`;
-    await adminQuery(`CREATE TABLE public.${table} (id bigint, label text); INSERT INTO public.${table} VALUES (99, 'old')`, db.database);
-    const send = await json('POST', '/sends', { name: 'replace', sql: "select i::bigint as id, 'new ' || i as label from range(1, 4) t(i)", destination: pgDestination(table, { mode: 'replace' }) });
+    await adminQuery(
+      `CREATE TABLE public.${table} (id bigint, label text); INSERT INTO public.${table} VALUES (99, 'old')`,
+      db.database,
+    );
+    const send = await json('POST', '/sends', {
+      name: 'replace',
+      sql: "select i::bigint as id, 'new ' || i as label from range(1, 4) t(i)",
+      destination: pgDestination(table, { mode: 'replace' }),
+    });
     expect(await runAndWait(send.id)).toMatchObject({ status: 'succeeded', rows_sent: 3 });
     expect((await adminQuery(`SELECT id::int, label FROM public.${table} ORDER BY id`, db.database)).rows).toEqual([
       { id: 1, label: 'new 1' },
@@ -126,45 +194,81 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     expect((await adminQuery(`SELECT count(*)::int AS n FROM public.${table}`, db.database)).rows[0].n).toBe(3);
 
     // An unreachable database fails the run without naming the host.
-    const lost = await json('POST', '/sends', { name: 'lost', sql: 'select 1 as id', destination: { ...pgDestination('t', { mode: 'replace' }), database: 'lake_no_such_db_9f3', password: 'hunter2-never-shown' } });
+    const lost = await json('POST', '/sends', {
+      name: 'lost',
+      sql: 'select 1 as id',
+      destination: {
+        ...pgDestination('t', { mode: 'replace' }),
+        database: 'lake_no_such_db_9f3',
+        password: 'hunter2-never-shown',
+      },
+    });
     expect(lost.destination.credentials).toEqual({ host: 'set', user: 'set', password: 'set' });
     expect(JSON.stringify(await json('GET', `/sends/${lost.id}`))).not.toContain('hunter2');
     const outcome = await runAndWait(lost.id);
-    expect(outcome).toMatchObject({ status: 'failed', error: { code: 'delivery_failed', message: expect.stringMatching(/database not found/) } });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      error: { code: 'delivery_failed', message: expect.stringMatching(/database not found/) },
+    });
     expect(JSON.stringify(outcome)).not.toMatch(/lake_no_such_db_9f3|localhost|127\.0\.0\.1/);
   });
 
   it('delivers to a webhook in signed JSON batches, retrying a 503, and in NDJSON', async () => {
     const receiver = await startReceiver([503]);
     try {
-      const created = (await json('POST', '/sends', { name: 'hook', sql: ROWS_SQL, destination: { type: 'webhook', url: receiver.url, batch_size: 300 } })) as Json;
+      const created = (await json('POST', '/sends', {
+        name: 'hook',
+        sql: ROWS_SQL,
+        destination: { type: 'webhook', url: receiver.url, batch_size: 300 },
+      })) as Json;
       expect(created.signing_secret).toMatch(/^whsec_[0-9a-f]{48}$/);
       expect((await json('GET', `/sends/${created.id}`)).signing_secret).toBeUndefined();
       const run = await runAndWait(created.id);
       expect(run).toMatchObject({ status: 'succeeded', rows_sent: 1000, batches: 4 });
       // Batch 1 was refused once with 503 and sent again with the same delivery id.
       expect(receiver.received).toHaveLength(5);
-      expect(receiver.received[0].headers['lake-delivery-id']).toBe(receiver.received[1].headers['lake-delivery-id']);
+      expect(receiver.received[0]?.headers['lake-delivery-id']).toBe(receiver.received[1]?.headers['lake-delivery-id']);
       const ids: number[] = [];
       for (const request of receiver.received.slice(1)) {
         expect(request.headers['content-type']).toBe('application/json');
-        expect(verifySignature(created.signing_secret, request.headers['lake-signature'] as string, request.body)).toBe(true);
-        expect(verifySignature('whsec_wrong_secret_0000', request.headers['lake-signature'] as string, request.body)).toBe(false);
+        expect(verifySignature(created.signing_secret, request.headers['lake-signature'] as string, request.body)).toBe(
+          true,
+        );
+        expect(
+          verifySignature('whsec_wrong_secret_0000', request.headers['lake-signature'] as string, request.body),
+        ).toBe(false);
         const batch = JSON.parse(request.body) as Json;
         expect(batch).toMatchObject({ send: created.id, run: run.id });
         ids.push(...batch.rows.map((r: Json) => Number(r.id)));
       }
       expect(ids).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
-      expect(JSON.parse(receiver.received[1].body).rows[0]).toEqual({ id: 1, name: 'name 1', amount: '1.50', tags: [1, 2], day: '2026-01-02' });
+      expect(JSON.parse(receiver.received[1]?.body ?? '{}').rows[0]).toEqual({
+        id: 1,
+        name: 'name 1',
+        amount: '1.50',
+        tags: [1, 2],
+        day: '2026-01-02',
+      });
 
       receiver.received.length = 0;
-      const ndjson = (await json('POST', '/sends', { name: 'hook nd', sql: 'select i as n from range(5) t(i)', destination: { type: 'webhook', url: receiver.url, format: 'ndjson', secret: 'my-shared-secret-123' } })) as Json;
+      const ndjson = (await json('POST', '/sends', {
+        name: 'hook nd',
+        sql: 'select i as n from range(5) t(i)',
+        destination: { type: 'webhook', url: receiver.url, format: 'ndjson', secret: 'my-shared-secret-123' },
+      })) as Json;
       expect(ndjson.signing_secret).toBeUndefined();
       expect(await runAndWait(ndjson.id)).toMatchObject({ status: 'succeeded', rows_sent: 5, batches: 1 });
-      const [request] = receiver.received;
+      const request = receiver.received[0] as (typeof receiver.received)[number];
       expect(request.headers['content-type']).toBe('application/x-ndjson');
-      expect(verifySignature('my-shared-secret-123', request.headers['lake-signature'] as string, request.body)).toBe(true);
-      expect(request.body.trim().split('\n').map((l) => JSON.parse(l).n)).toEqual([0, 1, 2, 3, 4]);
+      expect(verifySignature('my-shared-secret-123', request.headers['lake-signature'] as string, request.body)).toBe(
+        true,
+      );
+      expect(
+        request.body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).n),
+      ).toEqual([0, 1, 2, 3, 4]);
     } finally {
       await receiver.close();
     }
@@ -173,11 +277,20 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
   it('a webhook that keeps failing fails the run after its retries; a 400 is not retried', async () => {
     const receiver = await startReceiver([500, 500, 500, 400]);
     try {
-      const send = await json('POST', '/sends', { name: 'down', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      const send = await json('POST', '/sends', {
+        name: 'down',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url },
+      });
       // The run says no more than that the receiver did not accept (its status would tell a tenant what answers at
       // an address); the server's log keeps the status for its operator.
-      const generic = (attempts: number): string => `The webhook did not accept batch 1: no 2xx answer after ${attempts} attempt${attempts === 1 ? '' : 's'} (the receiver answered with an error, did not answer in time, or could not be reached).`;
-      expect(await runAndWait(send.id)).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'delivery_failed', message: generic(3) } });
+      const generic = (attempts: number): string =>
+        `The webhook did not accept batch 1: no 2xx answer after ${attempts} attempt${attempts === 1 ? '' : 's'} (the receiver answered with an error, did not answer in time, or could not be reached).`;
+      expect(await runAndWait(send.id)).toMatchObject({
+        status: 'failed',
+        rows_sent: 0,
+        error: { code: 'delivery_failed', message: generic(3) },
+      });
       expect(receiver.received).toHaveLength(3);
       expect(await runAndWait(send.id)).toMatchObject({ status: 'failed', error: { message: generic(1) } });
       expect(receiver.received).toHaveLength(4);
@@ -190,23 +303,45 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
   it('secrets sealed with another key (a replica given the wrong key file) fail the run with what to fix, logged for the operator', async () => {
     const receiver = await startReceiver();
     try {
-      const send = await json('POST', '/sends', { name: 'other key', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url, secret: 'shared-secret-never-logged' } });
+      const send = await json('POST', '/sends', {
+        name: 'other key',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url, secret: 'shared-secret-never-logged' },
+      });
       const otherKey = new SecretBox(join(tempDir('lake-other-key'), 'secrets.key'));
-      await api.home.db.run('UPDATE sends SET secrets = ? WHERE id = ?', [otherKey.seal(send.id, { secret: 'shared-secret-never-logged' }), send.id]);
+      await api.home.db.run('UPDATE sends SET secrets = ? WHERE id = ?', [
+        otherKey.seal(send.id, { secret: 'shared-secret-never-logged' }),
+        send.id,
+      ]);
       const run = await runAndWait(send.id);
       expect(run).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'service_unavailable' } });
       expect(run.error.message).toMatch(/not the key that sealed them.*LAKE_SECRETS_KEY_FILE/);
       expect(receiver.received).toHaveLength(0);
       const logged = api.logs as Json[];
       const line = logged.find((l) => l.run === run.id);
-      expect(line).toMatchObject({ level: 'error', msg: 'send run failed', send: send.id, code: 'service_unavailable' });
+      expect(line).toMatchObject({
+        level: 'error',
+        msg: 'send run failed',
+        send: send.id,
+        code: 'service_unavailable',
+      });
       expect(JSON.stringify(logged)).not.toContain('shared-secret-never-logged');
       // A failure that is the destination's is the user's to read in the run, not an error of the server's: the
       // log keeps only its detail (which the run's message leaves out), as information.
-      const refused = await json('POST', '/sends', { name: 'refused', sql: 'select 1 as x', destination: { type: 'webhook', url: 'http://127.0.0.1:1/none' } });
+      const refused = await json('POST', '/sends', {
+        name: 'refused',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: 'http://127.0.0.1:1/none' },
+      });
       const failed = await runAndWait(refused.id);
       expect(failed.status).toBe('failed');
-      expect(logged.filter((l) => l.run === failed.id)).toEqual([expect.objectContaining({ level: 'info', msg: 'send delivery failed', detail: 'the receiver could not be reached' })]);
+      expect(logged.filter((l) => l.run === failed.id)).toEqual([
+        expect.objectContaining({
+          level: 'info',
+          msg: 'send delivery failed',
+          detail: 'the receiver could not be reached',
+        }),
+      ]);
     } finally {
       await receiver.close();
     }
@@ -215,7 +350,11 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
   it('pause, resume, one run at a time, delete; bad input named by field', async () => {
     const receiver = await startReceiver([], 400);
     try {
-      const send = await json('POST', '/sends', { name: 'controls', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      const send = await json('POST', '/sends', {
+        name: 'controls',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url },
+      });
       const paused = await json('PATCH', `/sends/${send.id}`, { paused: true });
       expect(paused).toMatchObject({ status: 'paused', paused: true });
       await expectError(await call('POST', `/sends/${send.id}/run`), 409, 'send_paused');
@@ -230,25 +369,92 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     } finally {
       await receiver.close();
     }
-    await expectError(await call('POST', '/sends', { sql: 'select 1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' } }), 400, 'parameter_missing', 'name');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'drop table t', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' } }), 400, 'write_not_allowed');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: { type: 'ftp' } }), 400, 'parameter_invalid', 'destination.type');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: { type: 'webhook', url: 'file:///etc/passwd' } }), 400, 'parameter_invalid', 'destination.url');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: pgDestination('t', { mode: 'upsert' }) }), 400, 'parameter_missing', 'destination.key');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: pgDestination('bad name', { mode: 'replace' }) }), 400, 'parameter_invalid', 'destination.table');
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' }, schedule: { every_minutes: 0 } }), 400, 'parameter_invalid', 'schedule.every_minutes');
+    await expectError(
+      await call('POST', '/sends', { sql: 'select 1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' } }),
+      400,
+      'parameter_missing',
+      'name',
+    );
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'x',
+        sql: 'drop table t',
+        destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' },
+      }),
+      400,
+      'write_not_allowed',
+    );
+    await expectError(
+      await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: { type: 'ftp' } }),
+      400,
+      'parameter_invalid',
+      'destination.type',
+    );
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'x',
+        sql: 'select 1',
+        destination: { type: 'webhook', url: 'file:///etc/passwd' },
+      }),
+      400,
+      'parameter_invalid',
+      'destination.url',
+    );
+    await expectError(
+      await call('POST', '/sends', { name: 'x', sql: 'select 1', destination: pgDestination('t', { mode: 'upsert' }) }),
+      400,
+      'parameter_missing',
+      'destination.key',
+    );
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'x',
+        sql: 'select 1',
+        destination: pgDestination('bad name', { mode: 'replace' }),
+      }),
+      400,
+      'parameter_invalid',
+      'destination.table',
+    );
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'x',
+        sql: 'select 1',
+        destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' },
+        schedule: { every_minutes: 0 },
+      }),
+      400,
+      'parameter_invalid',
+      'schedule.every_minutes',
+    );
     await expectError(await call('PATCH', '/sends/snd_nope', { paused: true }), 404, 'send_not_found');
   });
 
   it('SQL that cannot run (statement parameters) is refused at creation; an older send holding it fails its run with the reason', async () => {
-    await expectError(await call('POST', '/sends', { name: 'x', sql: 'select $1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' } }), 400, 'parameter_invalid');
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'x',
+        sql: 'select $1',
+        destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' },
+      }),
+      400,
+      'parameter_invalid',
+    );
     const receiver = await startReceiver();
     try {
-      const send = await json('POST', '/sends', { name: 'old', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      const send = await json('POST', '/sends', {
+        name: 'old',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url },
+      });
       // As a send saved before parameters were refused would hold it.
       await api.home.db.run('UPDATE sends SET sql = ? WHERE id = ?', ["select {'a': ?} as x", send.id]);
       const failed = await runAndWait(send.id);
-      expect(failed).toMatchObject({ status: 'failed', rows_sent: 0, error: { code: 'parameter_invalid', message: expect.stringMatching(/statement parameter/) } });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        rows_sent: 0,
+        error: { code: 'parameter_invalid', message: expect.stringMatching(/statement parameter/) },
+      });
       expect(receiver.received).toHaveLength(0);
       // The service carries on: the same send with runnable SQL delivers.
       await api.home.db.run('UPDATE sends SET sql = ? WHERE id = ?', ['select 1 as x', send.id]);
@@ -261,14 +467,21 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
   it('a run is a job: cancelling it stops the delivery', async () => {
     const receiver = await startReceiver([], 3000);
     try {
-      const send = await json('POST', '/sends', { name: 'slow', sql: 'select 1 as x', destination: { type: 'webhook', url: receiver.url } });
+      const send = await json('POST', '/sends', {
+        name: 'slow',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url },
+      });
       const run = (await (await call('POST', `/sends/${send.id}/run`)).json()) as Json;
       while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
       const cancel = await call('POST', `/jobs/${run.id}/cancel`);
       expect(cancel.status).toBeLessThan(300);
       const job = await finished(run.id);
       expect(job).toMatchObject({ kind: 'send', status: 'cancelled' });
-      expect(await json('GET', `/sends/${send.id}/runs/${run.id}`)).toMatchObject({ status: 'cancelled', rows_sent: 0 });
+      expect(await json('GET', `/sends/${send.id}/runs/${run.id}`)).toMatchObject({
+        status: 'cancelled',
+        rows_sent: 0,
+      });
     } finally {
       await receiver.close();
     }
@@ -277,12 +490,19 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
   it('runs on its schedule when due, and not while paused', async () => {
     const receiver = await startReceiver();
     try {
-      const send = await json('POST', '/sends', { name: 'hourly', sql: 'select 42 as answer', destination: { type: 'webhook', url: receiver.url }, schedule: { every_minutes: 60 } });
+      const send = await json('POST', '/sends', {
+        name: 'hourly',
+        sql: 'select 42 as answer',
+        destination: { type: 'webhook', url: receiver.url },
+        schedule: { every_minutes: 60 },
+      });
       expect(send.schedule).toEqual({ every_minutes: 60 });
       expect(send.next_run).toBe(Math.floor(clock.now() / 1000) + 3600);
       const due = async () => {
         const started = await api.services.sends.runDue();
-        const mine = await Promise.all(started.map(async (id) => (await api.services.sends.store.getRun(id))?.sendId === send.id));
+        const mine = await Promise.all(
+          started.map(async (id) => (await api.services.sends.store.getRun(id))?.sendId === send.id),
+        );
         return started.filter((_, i) => mine[i]);
       };
       expect(await due()).toEqual([]);

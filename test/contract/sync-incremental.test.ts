@@ -20,21 +20,43 @@ describe('incremental syncs in layers', () => {
       db.database,
     );
     api = await inMemory.start({ services: { gcSettings: { retentionSeconds: 0, intervalMs: 600_000 } } });
-    const source = (await (await api.request('/sources', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ connector: 'postgres', name: 'layers', config: { port: db.port, database: db.database }, host: db.host, user: db.reader }),
-    })).json()) as Json;
+    const source = (await (
+      await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: 'layers',
+          config: { port: db.port, database: db.database },
+          host: db.host,
+          user: db.reader,
+        }),
+      })
+    ).json()) as Json;
     sourceId = source.id as string;
-    const tables = source.tables.map((t: Json) => (t.name === 'items' ? { schema: 'public', name: 'items', mode: 'incremental', cursor_column: 'changed' } : { schema: 'public', name: t.name, enabled: false }));
-    await api.request(`/sources/${sourceId}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ tables }) });
+    const tables = source.tables.map((t: Json) =>
+      t.name === 'items'
+        ? { schema: 'public', name: 'items', mode: 'incremental', cursor_column: 'changed' }
+        : { schema: 'public', name: t.name, enabled: false },
+    );
+    await api.request(`/sources/${sourceId}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tables }),
+    });
   }, 60_000);
   afterAll(async () => {
     await api?.close();
   });
 
   async function sync(): Promise<Json> {
-    const accepted = (await (await api.request(`/sources/${sourceId}/sync`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).json()) as Json;
+    const accepted = (await (
+      await api.request(`/sources/${sourceId}/sync`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'Content-Type': 'application/json' },
+      })
+    ).json()) as Json;
     let job: Json = {};
     for (let i = 0; i < 300 && !['succeeded', 'failed'].includes(job.status); i++) {
       job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
@@ -43,15 +65,20 @@ describe('incremental syncs in layers', () => {
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
     return job;
   }
-  const snapshot = async () => (await api.services.lake.tables.get(api.home.organization.id, 'layers', 'items'))?.snapshot as NonNullable<Awaited<ReturnType<typeof api.services.lake.tables.get>>>['snapshot'];
+  const snapshot = async () =>
+    (await api.services.lake.tables.get(api.home.organization.id, 'layers', 'items'))?.snapshot as NonNullable<
+      Awaited<ReturnType<typeof api.services.lake.tables.get>>
+    >['snapshot'];
 
   /** The lake's rows against the source's, with the catalog's row count. */
   async function expectSameRows(): Promise<void> {
     const source = (await adminQuery('SELECT id, v FROM public.items ORDER BY id', db.database)).rows;
     const lake = await run(api, 'select id, v from lake.layers.items order by id', '&format=inline&limit=1000');
     let rows = lake.data as Json[];
-    for (let cursor = lake.next_cursor; cursor; ) {
-      const page = (await (await api.request(`/queries/${lake.id}?format=inline&limit=1000&starting_after=${cursor}`)).json()) as Json;
+    for (let cursor = lake.next_cursor; cursor;) {
+      const page = (await (
+        await api.request(`/queries/${lake.id}?format=inline&limit=1000&starting_after=${cursor}`)
+      ).json()) as Json;
       rows = [...rows, ...page.data];
       cursor = page.next_cursor;
     }
@@ -66,7 +93,10 @@ describe('incremental syncs in layers', () => {
     const base = await snapshot();
     expect(base.layers ?? [base.files]).toHaveLength(1);
 
-    await adminQuery("UPDATE public.items SET v = 'changed 1', changed = '2030-01-01' WHERE id IN (5, 6); INSERT INTO public.items VALUES (1001, 'new', '2030-01-01')", db.database);
+    await adminQuery(
+      "UPDATE public.items SET v = 'changed 1', changed = '2030-01-01' WHERE id IN (5, 6); INSERT INTO public.items VALUES (1001, 'new', '2030-01-01')",
+      db.database,
+    );
     await sync();
     const layered = await snapshot();
     expect(layered.layers).toHaveLength(2);
@@ -82,7 +112,10 @@ describe('incremental syncs in layers', () => {
     await expectSameRows();
 
     for (let i = 3; i < MAX_LAYERS; i++) {
-      await adminQuery(`UPDATE public.items SET v = 'changed ${i}', changed = '2030-01-0${Math.min(9, i)}'::timestamptz + interval '${i} hours' WHERE id IN (${i}, 6, ${100 + i})`, db.database);
+      await adminQuery(
+        `UPDATE public.items SET v = 'changed ${i}', changed = '2030-01-0${Math.min(9, i)}'::timestamptz + interval '${i} hours' WHERE id IN (${i}, 6, ${100 + i})`,
+        db.database,
+      );
       await sync();
     }
     expect((await snapshot()).layers).toHaveLength(MAX_LAYERS);
@@ -91,12 +124,28 @@ describe('incremental syncs in layers', () => {
     // A restricted reader with a grant on the table reads every layer (files of earlier snapshots included).
     const org = api.home.organization.id;
     const member = await api.home.directory.createUser(org, 'Reader', 'member');
-    const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: org, userId: member.id, name: 'r', scopes: ['query:read'] })).secret;
+    const token = (
+      await api.home.credentials.issue({
+        kind: 'pat',
+        organizationId: org,
+        userId: member.id,
+        name: 'r',
+        scopes: ['query:read'],
+      })
+    ).secret;
     await api.services.permissions.setEnabled(org, true);
     await api.services.permissions.grant(org, 'layers', 'items', 'user', member.id);
-    const restricted = (await (await api.request('/queries', { method: 'POST', token, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sql: 'select count(*) as n, count(distinct id) as k from lake.layers.items' }) })).json()) as Json;
+    const restricted = (await (
+      await api.request('/queries', {
+        method: 'POST',
+        token,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sql: 'select count(*) as n, count(distinct id) as k from lake.layers.items' }),
+      })
+    ).json()) as Json;
     let seen: Json = {};
-    for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(seen.status); i++) seen = (await (await api.request(`/queries/${restricted.id}?wait=2&format=inline`, { token })).json()) as Json;
+    for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(seen.status); i++)
+      seen = (await (await api.request(`/queries/${restricted.id}?wait=2&format=inline`, { token })).json()) as Json;
     expect(seen.status, JSON.stringify(seen.error)).toBe('succeeded');
     expect(seen.data).toEqual([{ n: (await snapshot()).rowCount, k: (await snapshot()).rowCount }]);
     await api.services.permissions.setEnabled(org, false);

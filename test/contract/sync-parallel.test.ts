@@ -30,25 +30,48 @@ describe('a sync over several connections is one consistent snapshot', () => {
   });
 
   it('reads tables in parallel (sync_connections), yet every table from the same snapshot', async () => {
-    const source = (await (await api.request('/sources', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ connector: 'postgres', name: 'pair', config: { port: db.port, database: db.database, sync_connections: 3 }, host: db.host, user: db.reader }),
-    })).json()) as Json;
+    const source = (await (
+      await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: 'pair',
+          config: { port: db.port, database: db.database, sync_connections: 3 },
+          host: db.host,
+          user: db.reader,
+        }),
+      })
+    ).json()) as Json;
     expect(source.config.sync_connections).toBe(3);
     for (const bad of [0, 99, 1.5, '2']) {
       const refused = await api.request('/sources', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ connector: 'postgres', name: `bad ${String(bad)}`, config: { port: db.port, database: db.database, sync_connections: bad }, host: db.host, user: db.reader }),
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: `bad ${String(bad)}`,
+          config: { port: db.port, database: db.database, sync_connections: bad },
+          host: db.host,
+          user: db.reader,
+        }),
       });
       expect(refused.status).toBe(400);
-      expect(((await refused.json()) as Json).error).toMatchObject({ code: 'invalid_source_parameters', param: 'config.sync_connections' });
+      expect(((await refused.json()) as Json).error).toMatchObject({
+        code: 'invalid_source_parameters',
+        param: 'config.sync_connections',
+      });
     }
     await api.request(`/sources/${source.id}`, {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: ['left_side', 'right_side', 'third'].includes(t.name) })) }),
+      body: JSON.stringify({
+        tables: source.tables.map((t: Json) => ({
+          schema: 'public',
+          name: t.name,
+          enabled: ['left_side', 'right_side', 'third'].includes(t.name),
+        })),
+      }),
     });
 
     // The writer: one row into each table per transaction, as fast as it can, until the sync ends.
@@ -60,12 +83,20 @@ describe('a sync over several connections is one consistent snapshot', () => {
     let written = 0;
     const writes = (async () => {
       for (let id = 1_000_001; writing; id++) {
-        await writer.query(`BEGIN; INSERT INTO public.left_side VALUES (${id}, 'w'); INSERT INTO public.right_side VALUES (${id}, 'w'); COMMIT`);
+        await writer.query(
+          `BEGIN; INSERT INTO public.left_side VALUES (${id}, 'w'); INSERT INTO public.right_side VALUES (${id}, 'w'); COMMIT`,
+        );
         written++;
       }
     })();
 
-    const accepted = (await (await api.request(`/sources/${source.id}/sync`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).json()) as Json;
+    const accepted = (await (
+      await api.request(`/sources/${source.id}/sync`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'Content-Type': 'application/json' },
+      })
+    ).json()) as Json;
     let job: Json = {};
     for (let i = 0; i < 600 && !['succeeded', 'failed'].includes(job.status); i++) {
       job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
@@ -77,15 +108,22 @@ describe('a sync over several connections is one consistent snapshot', () => {
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
     expect(written).toBeGreaterThan(10);
 
-    const counts = await run(api, 'select (select count(*) from lake.pair.left_side) as l, (select count(*) from lake.pair.right_side) as r, (select count(*) from lake.pair.third) as t');
+    const counts = await run(
+      api,
+      'select (select count(*) from lake.pair.left_side) as l, (select count(*) from lake.pair.right_side) as r, (select count(*) from lake.pair.third) as t',
+    );
     expect(counts.data[0].l).toBe(counts.data[0].r);
     expect(counts.data[0].l).toBeGreaterThanOrEqual(400_000);
     expect(counts.data[0].t).toBe(1000);
 
     // The two large tables were extracted at the same time: each started before the other was committed.
-    const events = await api.home.db.all<{ data: string }>(`SELECT data FROM job_events WHERE job_id = ? AND type = 'sync.progress' ORDER BY seq`, [accepted.id]);
+    const events = await api.home.db.all<{ data: string }>(
+      `SELECT data FROM job_events WHERE job_id = ? AND type = 'sync.progress' ORDER BY seq`,
+      [accepted.id],
+    );
     const phases = events.map((e) => JSON.parse(e.data) as { table: string; phase: string });
-    const at = (table: string, phase: string): number => phases.findIndex((p) => p.table === table && p.phase === phase);
+    const at = (table: string, phase: string): number =>
+      phases.findIndex((p) => p.table === table && p.phase === phase);
     expect(at('public.left_side', 'extracting')).toBeLessThan(at('public.right_side', 'committed'));
     expect(at('public.right_side', 'extracting')).toBeLessThan(at('public.left_side', 'committed'));
   }, 60_000);
@@ -119,15 +157,25 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
     const size = Number((await adminQuery(`SELECT pg_relation_size('public.big') AS b`, db.database)).rows[0].b);
     // Two ranges need at least twice the smallest range (MIN_RANGE_BYTES, 32 MB).
     expect(size).toBeGreaterThan(64 << 20);
-    const source = (await (await api.request('/sources', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ connector: 'postgres', name: 'ranged', config: { port: db.port, database: db.database, sync_connections: 2 }, host: db.host, user: db.reader }),
-    })).json()) as Json;
+    const source = (await (
+      await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: 'ranged',
+          config: { port: db.port, database: db.database, sync_connections: 2 },
+          host: db.host,
+          user: db.reader,
+        }),
+      })
+    ).json()) as Json;
     await api.request(`/sources/${source.id}`, {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'big' })) }),
+      body: JSON.stringify({
+        tables: source.tables.map((t: Json) => ({ schema: 'public', name: t.name, enabled: t.name === 'big' })),
+      }),
     });
 
     const url = new URL(ADMIN_URL);
@@ -142,7 +190,9 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
       for (let i = 0; writing; i++) {
         const from = 1 + ((i * 7919) % rows);
         const to = 1 + ((i * 104_729) % rows);
-        await writer.query(`BEGIN; UPDATE public.big SET amount = amount - 1 WHERE id = ${from}; UPDATE public.big SET amount = amount + 1 WHERE id = ${to}; COMMIT`);
+        await writer.query(
+          `BEGIN; UPDATE public.big SET amount = amount - 1 WHERE id = ${from}; UPDATE public.big SET amount = amount + 1 WHERE id = ${to}; COMMIT`,
+        );
         moved++;
       }
     })();
@@ -151,13 +201,21 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        const active = await watcher.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY (SELECT%big%ctid%' AND state = 'active'`);
+        const active = await watcher.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY (SELECT%big%ctid%' AND state = 'active'`,
+        );
         for (const r of active.rows) readers.add(r.pid);
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
 
-    const accepted = (await (await api.request(`/sources/${source.id}/sync`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).json()) as Json;
+    const accepted = (await (
+      await api.request(`/sources/${source.id}/sync`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'Content-Type': 'application/json' },
+      })
+    ).json()) as Json;
     let job: Json = {};
     for (let i = 0; i < 1200 && !['succeeded', 'failed'].includes(job.status); i++) {
       job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
@@ -173,7 +231,10 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
     expect(moved).toBeGreaterThan(10);
     expect(readers.size).toBe(2);
 
-    const lake = await run(api, 'select count(*) as n, count(distinct id) as ids, sum(amount)::bigint as total from lake.ranged.big');
+    const lake = await run(
+      api,
+      'select count(*) as n, count(distinct id) as ids, sum(amount)::bigint as total from lake.ranged.big',
+    );
     expect(lake.data[0]).toEqual({ n: rows, ids: rows, total: rows * 100 });
   }, 120_000);
 });

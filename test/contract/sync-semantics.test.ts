@@ -120,12 +120,12 @@ const PROBES: [string, string][] = [
   ['times', "count(*) FILTER (WHERE ts > TIMESTAMP '2024-02-29 13:14:15')"],
   ['times', "count(*) FILTER (WHERE ts = TIMESTAMP '2024-02-29 13:14:15.123456')"],
   ['times', "count(*) FILTER (WHERE ts = 'infinity')"],
-  ['times', "min(extract(epoch FROM ts)) FILTER (WHERE isfinite(ts))"],
-  ['times', "max(extract(epoch FROM ts)) FILTER (WHERE isfinite(ts))"],
+  ['times', 'min(extract(epoch FROM ts)) FILTER (WHERE isfinite(ts))'],
+  ['times', 'max(extract(epoch FROM ts)) FILTER (WHERE isfinite(ts))'],
   ['times', "count(*) FILTER (WHERE tz < TIMESTAMPTZ '0001-01-01 00:00:00+00')"],
   ['times', "count(*) FILTER (WHERE tz = TIMESTAMPTZ '2024-02-29 11:14:15.123456+00')"],
   ['times', "count(*) FILTER (WHERE tz = '-infinity')"],
-  ['times', "min(extract(epoch FROM tz)) FILTER (WHERE isfinite(tz))"],
+  ['times', 'min(extract(epoch FROM tz)) FILTER (WHERE isfinite(tz))'],
   ['times', 'count(DISTINCT tz)'],
   // enums: declared order, not alphabetical
   // (Against a text literal DuckDB compares an ENUM as text: docs/api.md says so and how to compare by order.)
@@ -157,12 +157,26 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await adminQuery(`${TABLES} GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`, db.database);
   api = await inMemory.start();
-  const source = (await (await api.request('/sources', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ connector: 'postgres', name: 'sem', config: { port: db.port, database: db.database }, host: db.host, user: db.reader }),
-  })).json()) as Json;
-  const accepted = (await (await api.request(`/sources/${source.id}/sync`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).json()) as Json;
+  const source = (await (
+    await api.request('/sources', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        connector: 'postgres',
+        name: 'sem',
+        config: { port: db.port, database: db.database },
+        host: db.host,
+        user: db.reader,
+      }),
+    })
+  ).json()) as Json;
+  const accepted = (await (
+    await api.request(`/sources/${source.id}/sync`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+    })
+  ).json()) as Json;
   let job: Json = {};
   for (let i = 0; i < 300 && !['succeeded', 'failed'].includes(job.status); i++) {
     job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
@@ -178,8 +192,16 @@ afterAll(async () => {
 
 describe('synced columns answer queries as PostgreSQL does', () => {
   it.each(PROBES)('%s: %s', async (table, expression) => {
-    const source = (await adminQuery(`SELECT ${expression.replaceAll('{table}', `public.${table}`)} AS v FROM public.${table}`, db.database)).rows[0]?.v as unknown;
-    const lake = (await run(api, `select ${expression.replaceAll('{table}', `lake.sem.${table}`)} as v from lake.sem.${table}`)) as Json;
+    const source = (
+      await adminQuery(
+        `SELECT ${expression.replaceAll('{table}', `public.${table}`)} AS v FROM public.${table}`,
+        db.database,
+      )
+    ).rows[0]?.v as unknown;
+    const lake = (await run(
+      api,
+      `select ${expression.replaceAll('{table}', `lake.sem.${table}`)} as v from lake.sem.${table}`,
+    )) as Json;
     expect(lake.status, JSON.stringify(lake.error)).toBe('succeeded');
     expect(normalize(lake.data[0].v)).toBe(normalize(source));
   });
@@ -188,7 +210,9 @@ describe('synced columns answer queries as PostgreSQL does', () => {
     const grouped = 'SELECT c::text AS k, count(*) AS n FROM {chars} WHERE c IS NOT NULL GROUP BY c ORDER BY c';
     const joined = 'SELECT count(*) AS n FROM {chars} a JOIN {chars} b ON a.c = b.c';
     for (const sql of [grouped, joined]) {
-      const source = (await adminQuery(sql.replaceAll('{chars}', 'public.chars'), db.database)).rows.map((r) => Object.values(r).map(normalize));
+      const source = (await adminQuery(sql.replaceAll('{chars}', 'public.chars'), db.database)).rows.map((r) =>
+        Object.values(r).map(normalize),
+      );
       const lake = (await run(api, sql.replaceAll('{chars}', 'lake.sem.chars'))) as Json;
       expect(lake.data.map((r: Json) => Object.values(r).map(normalize))).toEqual(source);
     }

@@ -17,41 +17,124 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
   });
 
   const call = (method: string, path: string, body?: unknown): Promise<Response> =>
-    api.request(path, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+    api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
 
   it('bodies: missing, mistyped, out of range and unknown fields name the field and say what it must be', async () => {
-    expect((await expectError(await call('POST', '/queries', {}), 400, 'parameter_missing', 'sql')).message).toMatch(/sql: a string/);
-    expect((await expectError(await call('POST', '/queries', { sql: 5 }), 400, 'parameter_invalid', 'sql')).message).toBe('sql must be a string.');
-    expect((await expectError(await call('POST', '/queries', { sql: 'select 1', limit: 5 }), 400, 'parameter_invalid', 'limit')).message).toMatch(/Unknown field 'limit'. Known fields: sql/);
-    await expectError(await call('POST', '/pats', { name: 'x', scopes: 'query:read' }), 400, 'parameter_invalid', 'scopes');
+    expect((await expectError(await call('POST', '/queries', {}), 400, 'parameter_missing', 'sql')).message).toMatch(
+      /sql: a string/,
+    );
+    expect(
+      (await expectError(await call('POST', '/queries', { sql: 5 }), 400, 'parameter_invalid', 'sql')).message,
+    ).toBe('sql must be a string.');
+    expect(
+      (
+        await expectError(
+          await call('POST', '/queries', { sql: 'select 1', limit: 5 }),
+          400,
+          'parameter_invalid',
+          'limit',
+        )
+      ).message,
+    ).toMatch(/Unknown field 'limit'. Known fields: sql/);
+    await expectError(
+      await call('POST', '/pats', { name: 'x', scopes: 'query:read' }),
+      400,
+      'parameter_invalid',
+      'scopes',
+    );
     // A field name of the caller's choosing is echoed cut short, not whole.
-    const long = await expectError(await call('POST', '/queries', { sql: 'select 1', ['k'.repeat(50_000)]: 1 }), 400, 'parameter_invalid');
+    const long = await expectError(
+      await call('POST', '/queries', { sql: 'select 1', ['k'.repeat(50_000)]: 1 }),
+      400,
+      'parameter_invalid',
+    );
     expect(JSON.stringify(long).length).toBeLessThan(1000);
-    await expectError(await call('POST', '/pats', { name: 'x', scopes: ['query:read'], expires_in_days: 0 }), 400, 'parameter_invalid', 'expires_in_days');
-    const element = await expectError(await call('POST', '/canvases', { name: 'c', elements: [{ name: 3, sql: 'select 1' }] }), 400, 'parameter_invalid', 'elements[0].name');
+    await expectError(
+      await call('POST', '/pats', { name: 'x', scopes: ['query:read'], expires_in_days: 0 }),
+      400,
+      'parameter_invalid',
+      'expires_in_days',
+    );
+    const element = await expectError(
+      await call('POST', '/canvases', { name: 'c', elements: [{ name: 3, sql: 'select 1' }] }),
+      400,
+      'parameter_invalid',
+      'elements[0].name',
+    );
     expect(element.message).toMatch(/elements\[0\]\.name must be a string of 1 to 200 characters/);
-    await expectError(await call('POST', '/sends', { name: 'n', sql: 'select 1', destination: { type: 'ftp' } }), 400, 'parameter_invalid', 'destination.type');
-    await expectError(await call('POST', '/sends', { name: 'n', sql: 'select 1', destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' }, schedule: { every_minutes: 0 } }), 400, 'parameter_invalid', 'schedule.every_minutes');
+    await expectError(
+      await call('POST', '/sends', { name: 'n', sql: 'select 1', destination: { type: 'ftp' } }),
+      400,
+      'parameter_invalid',
+      'destination.type',
+    );
+    await expectError(
+      await call('POST', '/sends', {
+        name: 'n',
+        sql: 'select 1',
+        destination: { type: 'webhook', url: 'http://127.0.0.1:9/x' },
+        schedule: { every_minutes: 0 },
+      }),
+      400,
+      'parameter_invalid',
+      'schedule.every_minutes',
+    );
   });
 
   it('sources use the spec’s invalid_source_parameters, down to a table setting', async () => {
-    await expectError(await call('POST', '/sources', { connector: 'sample', config: 'big' }), 400, 'invalid_source_parameters', 'config');
-    await expectError(await call('POST', '/sources', { connector: 'postgres', host: 5 }), 400, 'invalid_source_parameters', 'host');
+    await expectError(
+      await call('POST', '/sources', { connector: 'sample', config: 'big' }),
+      400,
+      'invalid_source_parameters',
+      'config',
+    );
+    await expectError(
+      await call('POST', '/sources', { connector: 'postgres', host: 5 }),
+      400,
+      'invalid_source_parameters',
+      'host',
+    );
     const created = await call('POST', '/sources', { connector: 'sample', name: 'Validated' });
     const source = (await created.json()) as Json;
     expect(created.status).toBe(201);
-    await expectError(await call('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'main', name: 'orders', mode: 'sometimes' }] }), 400, 'invalid_source_parameters', 'tables[0].mode');
-    await expectError(await call('POST', `/sources/${source.id}/sync`, { tables: [] }), 400, 'parameter_invalid', 'tables');
-    await expectError(await call('POST', `/sources/${source.id}/sync`, { full_refresh: 'yes' }), 400, 'parameter_invalid', 'full_refresh');
+    await expectError(
+      await call('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'main', name: 'orders', mode: 'sometimes' }] }),
+      400,
+      'invalid_source_parameters',
+      'tables[0].mode',
+    );
+    await expectError(
+      await call('POST', `/sources/${source.id}/sync`, { tables: [] }),
+      400,
+      'parameter_invalid',
+      'tables',
+    );
+    await expectError(
+      await call('POST', `/sources/${source.id}/sync`, { full_refresh: 'yes' }),
+      400,
+      'parameter_invalid',
+      'full_refresh',
+    );
   });
 
   it('query parameters: numbers in range, the spec’s own codes for format and cursors', async () => {
     const posted = (await (await call('POST', '/queries', { sql: 'select 1' })).json()) as Json;
     await expectError(await call('GET', `/queries/${posted.id}?wait=soon`), 400, 'parameter_invalid', 'wait');
-    expect((await expectError(await call('GET', `/queries/${posted.id}?wait=31`), 400, 'parameter_invalid', 'wait')).message).toBe('wait must be a whole number from 0 to 30.');
+    expect(
+      (await expectError(await call('GET', `/queries/${posted.id}?wait=31`), 400, 'parameter_invalid', 'wait')).message,
+    ).toBe('wait must be a whole number from 0 to 30.');
     await expectError(await call('GET', `/queries/${posted.id}?limit=0`), 400, 'parameter_invalid', 'limit');
     await expectError(await call('GET', `/queries/${posted.id}?format=csv`), 400, 'invalid_format', 'format');
-    await expectError(await call('GET', `/queries/${posted.id}?starting_after=`), 400, 'invalid_cursor', 'starting_after');
+    await expectError(
+      await call('GET', `/queries/${posted.id}?starting_after=`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
     await expectError(await call('GET', '/jobs?limit=101'), 400, 'parameter_invalid', 'limit');
     await expectError(await call('GET', '/logs?since=yesterday'), 400, 'parameter_invalid', 'since');
     await expectError(await call('GET', '/usage?month=2026-13-01'), 400, 'parameter_invalid', 'month');

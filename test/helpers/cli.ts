@@ -62,7 +62,10 @@ export function hermeticHome(): string {
  * LANG only (no LAKE_* or XDG_* of the user's), a HOME of the tests' own, then what the test gives. A test that
  * wants no HOME at all passes `HOME: undefined` with `unsetHome`.
  */
-export function runLake(args: readonly string[], options: CliOptions & { unsetHome?: boolean } = {}): Promise<CliResult> {
+export function runLake(
+  args: readonly string[],
+  options: CliOptions & { unsetHome?: boolean } = {},
+): Promise<CliResult> {
   const env: Record<string, string> = {};
   for (const key of ['PATH', 'TMPDIR', 'LANG']) if (process.env[key]) env[key] = process.env[key] as string;
   if (!options.unsetHome) env.HOME = hermeticHome();

@@ -16,9 +16,15 @@ export function routeFor(method: string, path: string): RouteContract | undefine
 }
 
 function problems(schema: TSchema, value: unknown): string | undefined {
-  const [valid, errors] = Errors(schema as never, value) as unknown as [boolean, { instancePath: string; message: string; params: unknown }[]];
+  const [valid, errors] = Errors(schema as never, value) as unknown as [
+    boolean,
+    { instancePath: string; message: string; params: unknown }[],
+  ];
   if (valid) return undefined;
-  return errors.slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`).join('; ');
+  return errors
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`)
+    .join('; ');
 }
 
 /**
@@ -33,18 +39,25 @@ export async function assertMatchesContract(request: Request, response: Response
   const type = response.headers.get('content-type') ?? '';
   if (request.method === 'OPTIONS') return;
   if (response.status >= 400) {
-    if (!type.includes('application/json')) throw new Error(`${where}: an error answered ${type || 'no content type'}, not the JSON envelope`);
+    if (!type.includes('application/json'))
+      throw new Error(`${where}: an error answered ${type || 'no content type'}, not the JSON envelope`);
     const failure = problems(ErrorEnvelope, await response.clone().json());
     if (failure) throw new Error(`${where}: the error body breaks the envelope: ${failure}`);
     return;
   }
   if (!route) throw new Error(`${where}: no contract entry for this route`);
   const documented = route.responses[response.status];
-  if (!documented) throw new Error(`${where}: status ${response.status} is not in the contract (${Object.keys(route.responses).join(', ')})`);
+  if (!documented)
+    throw new Error(
+      `${where}: status ${response.status} is not in the contract (${Object.keys(route.responses).join(', ')})`,
+    );
   if (!documented.schema || !type.includes('application/json')) return;
   const body: unknown = await response.clone().json();
   const failure = problems(documented.schema, body);
-  if (failure) throw new Error(`${where}: the body breaks the contract (${route.operationId}): ${failure}\n${JSON.stringify(body).slice(0, 600)}`);
+  if (failure)
+    throw new Error(
+      `${where}: the body breaks the contract (${route.operationId}): ${failure}\n${JSON.stringify(body).slice(0, 600)}`,
+    );
 }
 
 /** Fails when an event's name is not in the contract or its data does not match the event's schema. */
@@ -52,5 +65,6 @@ export function assertEventMatchesContract(event: string | undefined, data: unkn
   const schema = (JOB_EVENTS as Record<string, TSchema>)[event ?? 'message'];
   if (!schema) throw new Error(`event '${event}' is not in the contract (${Object.keys(JOB_EVENTS).join(', ')})`);
   const failure = problems(schema, data);
-  if (failure) throw new Error(`event '${event}' breaks the contract: ${failure}\n${JSON.stringify(data).slice(0, 400)}`);
+  if (failure)
+    throw new Error(`event '${event}' breaks the contract: ${failure}\n${JSON.stringify(data).slice(0, 400)}`);
 }

@@ -101,7 +101,9 @@ export interface PasswordServer {
   stop(): Promise<void>;
 }
 
-const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((dir) => existsSync(join(dir, 'initdb')));
+const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((dir) =>
+  existsSync(join(dir, 'initdb')),
+);
 
 /**
  * A private PostgreSQL cluster that checks passwords (scram-sha-256), since the machine's server trusts every
@@ -117,9 +119,32 @@ export async function startPasswordServer(): Promise<PasswordServer> {
   const asPostgres = (cmd: string, args: string[]): void => {
     execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { stdio: 'ignore' });
   };
-  for (const path of [dir, pwfile]) chownSync(path, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
-  asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-sync']);
-  asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-w', '-l', join(dir, 'log'), 'start']);
+  for (const path of [dir, pwfile])
+    chownSync(
+      path,
+      Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+      Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+    );
+  asPostgres('initdb', [
+    '-D',
+    join(dir, 'data'),
+    '--auth=scram-sha-256',
+    '--username=postgres',
+    `--pwfile=${pwfile}`,
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
+  asPostgres('pg_ctl', [
+    '-D',
+    join(dir, 'data'),
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+    '-w',
+    '-l',
+    join(dir, 'log'),
+    'start',
+  ]);
   return {
     port,
     user: 'postgres',
@@ -143,7 +168,9 @@ export async function createMetadataDatabase(): Promise<{ url: string; drop(): P
   return {
     url: url.toString(),
     async drop() {
-      await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`);
+      await adminQuery(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
+      );
       await adminQuery(`DROP DATABASE IF EXISTS ${database}`);
     },
   };
@@ -168,9 +195,23 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const asPostgres = (cmd: string, args: string[]): void => {
     execFileSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { stdio: 'ignore' });
   };
-  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
+  chownSync(
+    dir,
+    Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  );
   asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync']);
-  const start = (): void => asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-w', '-l', join(dir, 'log'), 'start']);
+  const start = (): void =>
+    asPostgres('pg_ctl', [
+      '-D',
+      join(dir, 'data'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      '-w',
+      '-l',
+      join(dir, 'log'),
+      'start',
+    ]);
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -6,7 +6,11 @@ export type Json = Record<string, any>;
 /** A query that keeps two cores busy for minutes unless stopped. */
 export const SLOW_SQL = 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b';
 
-export async function submit(api: Harness, sql: unknown, init: { key?: string; token?: string } = {}): Promise<Response> {
+export async function submit(
+  api: Harness,
+  sql: unknown,
+  init: { key?: string; token?: string } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (init.key) headers['Idempotency-Key'] = init.key;
   return api.request('/queries', { method: 'POST', body: JSON.stringify({ sql }), headers, token: init.token });

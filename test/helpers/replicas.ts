@@ -19,9 +19,14 @@ export interface ReplicaSet {
  * and the two key files, bootstrapped by `lake init --metadata-url`: what docs/operations.md describes for replicas
  * behind a load balancer.
  */
-export async function startReplicaSet(metadataUrl: string, count: number, settings: Record<string, string> = {}): Promise<ReplicaSet> {
+export async function startReplicaSet(
+  metadataUrl: string,
+  count: number,
+  settings: Record<string, string> = {},
+): Promise<ReplicaSet> {
   const keys = tempDir('lake-keys');
-  for (const name of ['signing.key', 'secrets.key']) writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
+  for (const name of ['signing.key', 'secrets.key'])
+    writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
   const env = {
     LAKE_METADATA_URL: metadataUrl,
     LAKE_DATA_DIR: join(tempDir('lake-shared'), 'data'),
@@ -31,10 +36,13 @@ export async function startReplicaSet(metadataUrl: string, count: number, settin
     LAKE_QUERY_THREADS: '1',
     ...settings,
   };
-  const init = await runLake(['init', '--json', '--metadata-url', metadataUrl], { env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') } });
+  const init = await runLake(['init', '--json', '--metadata-url', metadataUrl], {
+    env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') },
+  });
   if (init.code !== 0) throw new Error(`lake init --metadata-url failed: ${init.stderr}`);
   const token = (JSON.parse(init.stdout) as { token: { secret: string } }).token.secret;
-  const start = (n: number): Promise<ServeProcess> => startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) });
+  const start = (n: number): Promise<ServeProcess> =>
+    startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) });
   const replicas = await Promise.all(Array.from({ length: count }, (_, i) => start(i + 1)));
   return {
     token,

@@ -6,7 +6,9 @@ import { hermeticHome, LAKE_BIN } from './cli.js';
  * The tests' servers sync from the machine's PostgreSQL on 127.0.0.1, so, as an operator running sources on the
  * server's own machine would, they take lake serve's deny list without loopback (lake's own database stays refused).
  */
-const TEST_SOURCES_DENY = SERVE_DENY.filter((entry) => !['127.0.0.0/8', '::1/128', 'localhost'].includes(entry)).join(',');
+const TEST_SOURCES_DENY = SERVE_DENY.filter((entry) => !['127.0.0.0/8', '::1/128', 'localhost'].includes(entry)).join(
+  ',',
+);
 
 export interface ServeProcess {
   url: string;
@@ -20,7 +22,13 @@ export interface ServeProcess {
 /** Starts `lake serve --port 0` as its own process and waits for its "listening" log line. */
 export function startServeProcess(env: Record<string, string>, extraArgs: string[] = []): Promise<ServeProcess> {
   const child = spawn(process.execPath, [LAKE_BIN, 'serve', '--port', '0', ...extraArgs], {
-    env: { PATH: process.env.PATH ?? '', HOME: hermeticHome(), LAKE_SOURCES_DENY: TEST_SOURCES_DENY, LAKE_DESTINATIONS_DENY: TEST_SOURCES_DENY, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: hermeticHome(),
+      LAKE_SOURCES_DENY: TEST_SOURCES_DENY,
+      LAKE_DESTINATIONS_DENY: TEST_SOURCES_DENY,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -11,7 +11,11 @@ export interface SseItem {
 }
 
 /** Reads a text/event-stream body into items as they arrive, until it ends or `stop` says so. */
-export async function readSse(response: Response, stop: (items: SseItem[]) => boolean = () => false, signal?: AbortController): Promise<SseItem[]> {
+export async function readSse(
+  response: Response,
+  stop: (items: SseItem[]) => boolean = () => false,
+  signal?: AbortController,
+): Promise<SseItem[]> {
   const items: SseItem[] = [];
   const opened = performance.now();
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();

@@ -11,7 +11,10 @@ export class Capture implements OutputStream {
 }
 
 /** IOStreams over captured output, as a terminal or as a pipe. */
-export function captureStreams(tty: boolean, env: Record<string, string | undefined> = {}): { io: IOStreams; out: Capture; err: Capture } {
+export function captureStreams(
+  tty: boolean,
+  env: Record<string, string | undefined> = {},
+): { io: IOStreams; out: Capture; err: Capture } {
   const out = new Capture(tty);
   const err = new Capture(tty);
   return { io: new IOStreams(out, err, new PassThrough(), env), out, err };

@@ -24,7 +24,10 @@ const shellQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
  * Runs the built `lake` on a real pseudo-terminal of the given size (util-linux `script`), as a person would:
  * stdout and stderr are a terminal, stdin too. Colour is off (NO_COLOR) so the screen compares as text.
  */
-export async function runOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): Promise<TerminalRun> {
+export async function runOnTerminal(
+  args: readonly string[],
+  options: { columns: number; rows: number; env?: Record<string, string> },
+): Promise<TerminalRun> {
   const session = startOnTerminal(args, options);
   session.close();
   const code = await session.exited;
@@ -48,9 +51,18 @@ export interface TerminalSession {
 }
 
 /** A `lake` running interactively on a pseudo-terminal, driven key by key. */
-export function startOnTerminal(args: readonly string[], options: { columns: number; rows: number; env?: Record<string, string> }): TerminalSession {
+export function startOnTerminal(
+  args: readonly string[],
+  options: { columns: number; rows: number; env?: Record<string, string> },
+): TerminalSession {
   const command = `stty cols ${options.columns} rows ${options.rows}; exec ${shellQuote(process.execPath)} ${shellQuote(LAKE_BIN)} ${args.map(shellQuote).join(' ')}`;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: hermeticHome(), TERM: 'xterm', NO_COLOR: '1', ...options.env };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: hermeticHome(),
+    TERM: 'xterm',
+    NO_COLOR: '1',
+    ...options.env,
+  };
   const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let raw = '';
   const listeners = new Set<() => void>();
@@ -61,10 +73,12 @@ export function startOnTerminal(args: readonly string[], options: { columns: num
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
-    clearTimeout(killer);
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve(code);
+    }),
+  );
   return {
     send: (keys) => void child.stdin.write(keys),
     get length() {

@@ -25,7 +25,11 @@ export async function testHomeOptions(homeDir: string): Promise<HomeOptions> {
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
     return file;
   };
-  const options: HomeOptions = { metadataUrl: database.url, signingKeyFile: keyFile('signing.key'), secretsKeyFile: keyFile('secrets.key') };
+  const options: HomeOptions = {
+    metadataUrl: database.url,
+    signingKeyFile: keyFile('signing.key'),
+    secretsKeyFile: keyFile('secrets.key'),
+  };
   databases.set(homeDir, { options, drop: database.drop });
   return options;
 }

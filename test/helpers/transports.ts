@@ -39,14 +39,21 @@ export interface Transport {
 /** The services as lake serve makes them, logging where the app logs. */
 function servicesFor(home: Home, options: StartOptions, logs: object[]): Promise<LakeServices> {
   // Rate limits stay off unless a test asks for them: other suites make thousands of requests on purpose.
-  return createServices(home, { rateLimits: false, log: logTo(logs), ...options.services, querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings } });
+  return createServices(home, {
+    rateLimits: false,
+    log: logTo(logs),
+    ...options.services,
+    querySettings: { ...querySettingsFromEnv({}), threads: 2, ...options.services?.querySettings },
+  });
 }
 
 // LAKE_TEST_LOG=1 prints the app's log (unexpected errors) while debugging a test.
-const logTo = (logs: object[]) => (line: object): void => {
-  logs.push(line);
-  if (process.env.LAKE_TEST_LOG ?? process.env.TEST_LOG) console.error(JSON.stringify(line));
-};
+const logTo =
+  (logs: object[]) =>
+  (line: object): void => {
+    logs.push(line);
+    if (process.env.LAKE_TEST_LOG ?? process.env.TEST_LOG) console.error(JSON.stringify(line));
+  };
 
 const defaultHomeDir = (): string => join(tempDir('lake-home'), 'home');
 
@@ -98,7 +105,10 @@ export const overHttp: Transport = {
     const logs: object[] = [];
     const services = await servicesFor(home, options, logs);
     const clientAddresses = new ClientAddresses(options.trustedProxies ?? []);
-    const server = await startServer(createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins, clientAddresses }), { host: '127.0.0.1', port: 0, log: logTo(logs) });
+    const server = await startServer(
+      createApp(services, { log: logTo(logs), corsOrigins: options.corsOrigins, clientAddresses }),
+      { host: '127.0.0.1', port: 0, log: logTo(logs) },
+    );
     return {
       home,
       services,

@@ -8,7 +8,10 @@ import { captureStreams } from '../helpers/streams.js';
 const COLUMNS = ['id', 'name', 'note'];
 const PAGES = [
   [{ id: 1, name: 'a,b', note: null }],
-  [{ id: 2, name: 'say "hi"', note: 'tab\there\nline' }, { id: 3, name: 'pipe|x', note: { k: [1, 2] } }],
+  [
+    { id: 2, name: 'say "hi"', note: 'tab\there\nline' },
+    { id: 3, name: 'pipe|x', note: { k: [1, 2] } },
+  ],
 ];
 
 function render(format: OutputFormat, tty = false): string {
@@ -32,7 +35,12 @@ describe('row formats', () => {
   it('json is one document across pages; ndjson one object per line', () => {
     const all = PAGES.flat();
     expect(JSON.parse(render('json'))).toEqual(all);
-    expect(render('ndjson').trim().split('\n').map((l) => JSON.parse(l))).toEqual(all);
+    expect(
+      render('ndjson')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(all);
     const { io, out } = captureStreams(false);
     const empty = createRowWriter('json', out, paletteFor(io, 'stdout'));
     empty.begin(COLUMNS);
@@ -72,11 +80,17 @@ describe('terminal decisions', () => {
 
   it('records are aligned with colour on a terminal and tab-separated in a pipe', async () => {
     const piped = captureStreams(false);
-    printFields(piped.io, [['organization', 'org_1'], ['scopes', 'a b']]);
+    printFields(piped.io, [
+      ['organization', 'org_1'],
+      ['scopes', 'a b'],
+    ]);
     expect(piped.out.text).toBe('organization\torg_1\nscopes\ta b\n');
     const tty = captureStreams(true);
     await prepareColors(tty.io);
-    printFields(tty.io, [['organization', 'org_1'], ['scopes', 'a b']]);
+    printFields(tty.io, [
+      ['organization', 'org_1'],
+      ['scopes', 'a b'],
+    ]);
     expect(tty.out.text).toContain('\x1b[');
     expect(tty.out.text).toContain('org_1');
   });

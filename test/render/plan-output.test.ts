@@ -5,7 +5,8 @@ import type { QueryPage } from '../../src/commands/query/wait.js';
 import { IOStreams } from '../../src/render/iostreams.js';
 import type { LakeClient } from '../../src/service/client/lake-client.js';
 
-const PLAN = '┌──────────────┐\n│  PROJECTION  │\n└──────┬───────┘\n┌──────┴───────┐\n│  DUMMY_SCAN  │\n└──────────────┘';
+const PLAN =
+  '┌──────────────┐\n│  PROJECTION  │\n└──────┬───────┘\n┌──────┴───────┐\n│  DUMMY_SCAN  │\n└──────────────┘';
 
 function capture(isTTY: boolean): { io: IOStreams; text: () => string } {
   let out = '';
@@ -14,7 +15,19 @@ function capture(isTTY: boolean): { io: IOStreams; text: () => string } {
 }
 
 describe('an EXPLAIN result on a terminal', () => {
-  const page: QueryPage = { object: 'query', id: 'qr_1', status: 'succeeded', created: 0, sql: 'explain select 1', livemode: true, row_count: 1, columns: ['explain_key', 'explain_value'], data: [{ explain_key: 'physical_plan', explain_value: PLAN }], has_more: false, next_cursor: null };
+  const page: QueryPage = {
+    object: 'query',
+    id: 'qr_1',
+    status: 'succeeded',
+    created: 0,
+    sql: 'explain select 1',
+    livemode: true,
+    row_count: 1,
+    columns: ['explain_key', 'explain_value'],
+    data: [{ explain_key: 'physical_plan', explain_value: PLAN }],
+    has_more: false,
+    next_cursor: null,
+  };
 
   it('prints the plan as drawn, not squeezed into a table cell', async () => {
     const { io, text } = capture(true);

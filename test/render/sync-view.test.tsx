@@ -9,9 +9,21 @@ const progress = (events: [string, Record<string, unknown>, number][]): SyncProg
 describe('sync progress', () => {
   const events: [string, Record<string, unknown>, number][] = [
     ['job.running', { status: 'running' }, 100],
-    ['sync.progress', { table: 'public.orders', lake_table: 'lake.shop.orders', phase: 'extracting', completed: 0, total: 1000 }, 1000],
-    ['sync.progress', { table: 'public.orders', lake_table: 'lake.shop.orders', phase: 'extracting', completed: 500, total: 1000 }, 2000],
-    ['sync.progress', { table: 'public.customers', lake_table: 'lake.shop.customers', phase: 'committed', completed: 40, total: 40 }, 2000],
+    [
+      'sync.progress',
+      { table: 'public.orders', lake_table: 'lake.shop.orders', phase: 'extracting', completed: 0, total: 1000 },
+      1000,
+    ],
+    [
+      'sync.progress',
+      { table: 'public.orders', lake_table: 'lake.shop.orders', phase: 'extracting', completed: 500, total: 1000 },
+      2000,
+    ],
+    [
+      'sync.progress',
+      { table: 'public.customers', lake_table: 'lake.shop.customers', phase: 'committed', completed: 40, total: 40 },
+      2000,
+    ],
   ];
 
   it('folds stream events into one line per table with rows per second', () => {
@@ -22,7 +34,9 @@ describe('sync progress', () => {
       ['lake.shop.customers', 'committed', 40, 40, 40000],
     ]);
     expect(applyEvent(state, { event: 'sync.unknown_future_event', data: {} }, 3000)).toBe(state);
-    expect(applyEvent(state, { event: 'job.failed', data: { status: 'failed', error: { message: 'boom' } } }, 3000)).toMatchObject({ status: 'failed', error: 'boom' });
+    expect(
+      applyEvent(state, { event: 'job.failed', data: { status: 'failed', error: { message: 'boom' } } }, 3000),
+    ).toMatchObject({ status: 'failed', error: 'boom' });
   });
 
   it('the Ink view draws a bar, counts, rate, phase and time for every table', () => {
@@ -31,7 +45,16 @@ describe('sync progress', () => {
     expect(frame).toContain('sync running · 3.0 s');
     expect(frame).toMatch(/lake\.shop\.orders\s+██████████░░░░░░░░░░ 500\/1,000 · 500 rows\/s · extracting · 1\.0 s/);
     expect(frame).toMatch(/lake\.shop\.customers\s+████████████████████ 40\/40 · 40,000 rows\/s · committed/);
-    rerender(<SyncView progress={applyEvent(progress(events), { event: 'job.failed', data: { status: 'failed', error: { message: 'table public.orders failed' } } }, 4000)} now={4000} />);
+    rerender(
+      <SyncView
+        progress={applyEvent(
+          progress(events),
+          { event: 'job.failed', data: { status: 'failed', error: { message: 'table public.orders failed' } } },
+          4000,
+        )}
+        now={4000}
+      />,
+    );
     expect(lastFrame()).toContain('sync failed');
     expect(lastFrame()).toContain('table public.orders failed');
   });

@@ -9,7 +9,11 @@ import { expectError, type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
-const json = (body: object): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const json = (body: object): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 describe("lake serve's default outbound rules keep tenants off the server's own machine", () => {
   let api: Harness;
@@ -32,13 +36,46 @@ describe("lake serve's default outbound rules keep tenants off the server's own 
   });
 
   it('refuses loopback, unspecified and metadata addresses in every spelling, for sources and webhooks', async () => {
-    const hosts = ['127.0.0.1', 'localhost', '127.1', '2130706433', '0x7f.0.0.1', '0', '0.0.0.0', '::', '[::]', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:7f00:1', '::ffff:127.0.0.1', '::127.0.0.1', '::ffff:a9fe:a9fe', '169.254.169.254', 'LOCALHOST'];
+    const hosts = [
+      '127.0.0.1',
+      'localhost',
+      '127.1',
+      '2130706433',
+      '0x7f.0.0.1',
+      '0',
+      '0.0.0.0',
+      '::',
+      '[::]',
+      '::1',
+      '[::1]',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:7f00:1',
+      '::ffff:127.0.0.1',
+      '::127.0.0.1',
+      '::ffff:a9fe:a9fe',
+      '169.254.169.254',
+      'LOCALHOST',
+    ];
     for (const host of hosts) {
-      await expectError(await api.request('/sources', json({ connector: 'postgres', name: `s ${host}`, host, user: 'u', config: { port, database: 'd' } })), 403, 'host_not_allowed');
+      await expectError(
+        await api.request(
+          '/sources',
+          json({ connector: 'postgres', name: `s ${host}`, host, user: 'u', config: { port, database: 'd' } }),
+        ),
+        403,
+        'host_not_allowed',
+      );
     }
     for (const host of ['[::]', '[::1]', '[::ffff:7f00:1]', '127.1', '2130706433', 'localhost', '0']) {
       const url = `http://${host}:${port}/hook`;
-      await expectError(await api.request('/sends', json({ name: `w ${host}`, sql: 'select 1', destination: { type: 'webhook', url } })), 403, 'host_not_allowed');
+      await expectError(
+        await api.request(
+          '/sends',
+          json({ name: `w ${host}`, sql: 'select 1', destination: { type: 'webhook', url } }),
+        ),
+        403,
+        'host_not_allowed',
+      );
     }
     expect(hits).toBe(0);
   });
@@ -46,7 +83,10 @@ describe("lake serve's default outbound rules keep tenants off the server's own 
   it('local mode keeps reaching loopback, as its user would', async () => {
     const local = await inMemory.start({ services: { outbound: LOCAL_DEFAULTS } });
     try {
-      const created = await local.request('/sources', json({ connector: 'postgres', name: 'mine', host: '::1', user: 'u', config: { port, database: 'd' } }));
+      const created = await local.request(
+        '/sources',
+        json({ connector: 'postgres', name: 'mine', host: '::1', user: 'u', config: { port, database: 'd' } }),
+      );
       expect(created.status).toBe(201);
     } finally {
       await local.close();
@@ -82,8 +122,26 @@ describe("tenant connections never use the server's own PostgreSQL settings", ()
       const passfile = join(tempDir('lake-pgpass'), '.pgpass');
       writeFileSync(passfile, '*:*:*:*:pgpass-server-secret\n');
       chmodSync(passfile, 0o600);
-      Object.assign(process.env, { PGPASSWORD: 'env-server-secret', PGPASSFILE: passfile, PGUSER: 'server_role', PGHOST: '127.0.0.1', PGDATABASE: 'server_db', PGOPTIONS: '-c search_path=secret' });
-      const source = (await (await api.request('/sources', json({ connector: 'postgres', name: 'no password', host: '127.0.0.1', user: 'tenant', config: { port: harvester.port, database: 'd' } }))).json()) as Json;
+      Object.assign(process.env, {
+        PGPASSWORD: 'env-server-secret',
+        PGPASSFILE: passfile,
+        PGUSER: 'server_role',
+        PGHOST: '127.0.0.1',
+        PGDATABASE: 'server_db',
+        PGOPTIONS: '-c search_path=secret',
+      });
+      const source = (await (
+        await api.request(
+          '/sources',
+          json({
+            connector: 'postgres',
+            name: 'no password',
+            host: '127.0.0.1',
+            user: 'tenant',
+            config: { port: harvester.port, database: 'd' },
+          }),
+        )
+      ).json()) as Json;
       const tested = (await (await api.request(`/sources/${source.id}/test`, { method: 'POST' })).json()) as Json;
       expect(tested).toMatchObject({ ok: false, reason: 'authentication_failed' });
       const sync = (await (await api.request(`/sources/${source.id}/sync`, json({}))).json()) as Json;
@@ -94,7 +152,24 @@ describe("tenant connections never use the server's own PostgreSQL settings", ()
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(job.status).toBe('failed');
-      const send = (await (await api.request('/sends', json({ name: 'out', sql: 'select 1 as a', destination: { type: 'postgres', host: '127.0.0.1', user: 'tenant', port: harvester.port, database: 'd', table: 't', mode: 'replace' } }))).json()) as Json;
+      const send = (await (
+        await api.request(
+          '/sends',
+          json({
+            name: 'out',
+            sql: 'select 1 as a',
+            destination: {
+              type: 'postgres',
+              host: '127.0.0.1',
+              user: 'tenant',
+              port: harvester.port,
+              database: 'd',
+              table: 't',
+              mode: 'replace',
+            },
+          }),
+        )
+      ).json()) as Json;
       const run = (await (await api.request(`/sends/${send.id}/run`, { method: 'POST' })).json()) as Json;
       let state: Json = {};
       for (let i = 0; i < 100; i++) {
@@ -107,7 +182,11 @@ describe("tenant connections never use the server's own PostgreSQL settings", ()
       expect(harvester.received.join('|')).not.toMatch(/server-secret/);
       expect(harvester.received).toEqual([]);
       // With a password of its own, the source sends that one.
-      await api.request(`/sources/${source.id}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ password: 'tenant-own' }) });
+      await api.request(`/sources/${source.id}`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ password: 'tenant-own' }),
+      });
       await api.request(`/sources/${source.id}/test`, { method: 'POST' });
       expect(harvester.received).toEqual(['tenant-own']);
     } finally {

@@ -20,7 +20,7 @@ import { expectError } from '../helpers/queries.js';
  * operator who lets sources reach loopback does not open that door: the metadata database is refused by address,
  * port and database before connecting, and by the identity the server reports once connected.
  */
-describe('no source or send reaches lake\'s own metadata database', () => {
+describe("no source or send reaches lake's own metadata database", () => {
   let metadata: { url: string; drop(): Promise<void> };
   let home: Home;
   let services: LakeServices;
@@ -36,14 +36,29 @@ describe('no source or send reaches lake\'s own metadata database', () => {
       writeFileSync(join(keys, name), randomBytes(32).toString('hex'), { mode: 0o600 });
       return join(keys, name);
     };
-    home = await openHome(join(tempDir('lake-home'), 'home'), { metadataUrl: metadata.url, signingKeyFile: key('s'), secretsKeyFile: key('k') });
+    home = await openHome(join(tempDir('lake-home'), 'home'), {
+      metadataUrl: metadata.url,
+      signingKeyFile: key('s'),
+      secretsKeyFile: key('k'),
+    });
     // An operator who allows loopback sources and destinations (their own deny lists, without 127.0.0.0/8).
     const deny = SERVE_DENY.filter((entry) => !['127.0.0.0/8', '::1/128', 'localhost'].includes(entry));
-    services = await createServices(home, { rateLimits: false, outbound: { sources: { allow: [], deny }, destinations: { allow: [], deny } } });
+    services = await createServices(home, {
+      rateLimits: false,
+      outbound: { sources: { allow: [], deny }, destinations: { allow: [], deny } },
+    });
     app = createApp(services);
     const other = await home.directory.createOrganization('Intruders');
     const user = await home.directory.createUser(other.id, 'Mallory', 'owner');
-    intruder = (await home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'm', scopes: ['apps:manage', 'sends:manage', 'sends:read', 'data:read', 'jobs:read'] })).secret;
+    intruder = (
+      await home.credentials.issue({
+        kind: 'pat',
+        organizationId: other.id,
+        userId: user.id,
+        name: 'm',
+        scopes: ['apps:manage', 'sends:manage', 'sends:read', 'data:read', 'jobs:read'],
+      })
+    ).secret;
   }, 60_000);
   afterAll(async () => {
     await services?.close();
@@ -51,13 +66,25 @@ describe('no source or send reaches lake\'s own metadata database', () => {
     await metadata?.drop();
   });
 
-  const call = (method: string, path: string, body?: object): Promise<Response> =>
-    app.fetch(new Request(`http://local.lake${path}`, { method, headers: { Authorization: `Bearer ${intruder}`, 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) }));
+  const call = async (method: string, path: string, body?: object): Promise<Response> =>
+    app.fetch(
+      new Request(`http://local.lake${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${intruder}`, 'Content-Type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      }),
+    );
 
   it('a source naming the metadata database is refused, in every spelling of its address', async () => {
     const { port } = new URL(ADMIN_URL);
     for (const host of ['127.0.0.1', 'localhost', '127.0.0.2', '::ffff:127.0.0.1', '0.0.0.0', '2130706433']) {
-      const response = await call('POST', '/sources', { connector: 'postgres', name: `loot ${host}`, host, user: 'postgres', config: { port: Number(port || 5432), database: metadataDatabase } });
+      const response = await call('POST', '/sources', {
+        connector: 'postgres',
+        name: `loot ${host}`,
+        host,
+        user: 'postgres',
+        config: { port: Number(port || 5432), database: metadataDatabase },
+      });
       await expectError(response, 403, 'host_not_allowed');
     }
   });
@@ -67,16 +94,34 @@ describe('no source or send reaches lake\'s own metadata database', () => {
     const response = await call('POST', '/sends', {
       name: 'plant a credential',
       sql: "select 'crd_x' as id",
-      destination: { type: 'postgres', host: '127.0.0.1', user: 'postgres', port: Number(port || 5432), database: metadataDatabase, schema: 'public', table: 'credentials', mode: 'upsert', key: ['id'] },
+      destination: {
+        type: 'postgres',
+        host: '127.0.0.1',
+        user: 'postgres',
+        port: Number(port || 5432),
+        database: metadataDatabase,
+        schema: 'public',
+        table: 'credentials',
+        mode: 'upsert',
+        key: ['id'],
+      },
     });
     await expectError(response, 403, 'host_not_allowed');
   });
 
   it('once connected, the identity the server reports refuses it whatever address reached it', async () => {
     // A guard whose address check cannot match (as for an alias or a forwarded port): only the identity can tell.
-    const guard = OwnDatabaseGuard.forUrl('postgres://postgres@metadata.invalid:1/elsewhere', metadataIdentity(home.db));
+    const guard = OwnDatabaseGuard.forUrl(
+      'postgres://postgres@metadata.invalid:1/elsewhere',
+      metadataIdentity(home.db),
+    );
     const { port, hostname } = new URL(ADMIN_URL);
-    const settings = { config: { port: Number(port || 5432), database: metadataDatabase }, secrets: { host: hostname, user: 'postgres' }, tables: [], ownDatabase: guard };
+    const settings = {
+      config: { port: Number(port || 5432), database: metadataDatabase },
+      secrets: { host: hostname, user: 'postgres' },
+      tables: [],
+      ownDatabase: guard,
+    };
     await expect(postgresConnector.test?.(settings)).rejects.toMatchObject({ code: 'host_not_allowed' });
     await expect(postgresConnector.discover?.(settings)).rejects.toMatchObject({ code: 'host_not_allowed' });
     // Another database of the same server is not lake's own: it is tested as usual.
@@ -84,7 +129,16 @@ describe('no source or send reaches lake\'s own metadata database', () => {
     expect(other?.ok).toBe(true);
 
     const delivery = new PostgresDelivery(
-      { type: 'postgres', port: Number(port || 5432), database: metadataDatabase, schema: 'public', table: 'credentials', mode: 'upsert', key: ['id'], ssl_mode: 'disable' } as never,
+      {
+        type: 'postgres',
+        port: Number(port || 5432),
+        database: metadataDatabase,
+        schema: 'public',
+        table: 'credentials',
+        mode: 'upsert',
+        key: ['id'],
+        ssl_mode: 'disable',
+      } as never,
       { host: hostname, user: 'postgres' },
       new OutboundPolicy({ allow: [], deny: [] }, 'destinations', guard),
     );

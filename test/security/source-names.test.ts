@@ -5,7 +5,11 @@ import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/po
 import { run, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
-const json = (method: string, body?: object): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+const json = (method: string, body?: object): RequestInit => ({
+  method,
+  headers: { 'Content-Type': 'application/json' },
+  body: body ? JSON.stringify(body) : undefined,
+});
 
 async function finished(api: Harness, id: string): Promise<Json> {
   for (let i = 0; i < 300; i++) {
@@ -47,13 +51,36 @@ describe('names from a source are safe', () => {
   });
 
   it('tables that collide after case folding or flattening land in distinct, documented names; columns too', async () => {
-    const source = (await (await api.request('/sources', json('POST', { connector: 'postgres', name: 'names', host: db.host, user: db.reader, config: { port: db.port, database: db.database, schemas: ['public', 'x'] } }))).json()) as Json;
-    const lakeTables = Object.fromEntries((source.tables as Json[]).map((t) => [`${t.schema}.${t.name}`, t.lake_table]));
-    expect(lakeTables).toMatchObject({ 'public.T': 'T', 'public.t': 't_2', 'public.x_y': 'x_y', 'x.y': 'x_y_2', 'public.a/b': 'a_b', 'public.events': 'events' });
+    const source = (await (
+      await api.request(
+        '/sources',
+        json('POST', {
+          connector: 'postgres',
+          name: 'names',
+          host: db.host,
+          user: db.reader,
+          config: { port: db.port, database: db.database, schemas: ['public', 'x'] },
+        }),
+      )
+    ).json()) as Json;
+    const lakeTables = Object.fromEntries(
+      (source.tables as Json[]).map((t) => [`${t.schema}.${t.name}`, t.lake_table]),
+    );
+    expect(lakeTables).toMatchObject({
+      'public.T': 'T',
+      'public.t': 't_2',
+      'public.x_y': 'x_y',
+      'x.y': 'x_y_2',
+      'public.a/b': 'a_b',
+      'public.events': 'events',
+    });
     const sync = (await (await api.request(`/sources/${source.id}/sync`, json('POST', {}))).json()) as Json;
     expect((await finished(api, sync.id)).status).toBe('succeeded');
     expect((await run(api, 'select count(*) as n from demo.orders')).status).toBe('succeeded');
-    const counts = await run(api, `select (select count(*) from names."T") as big_t, (select count(*) from names.t_2) as small_t, (select count(*) from names.x_y) as x_y, (select count(*) from names.x_y_2) as x_dot_y, (select count(*) from names.a_b) as slash`);
+    const counts = await run(
+      api,
+      `select (select count(*) from names."T") as big_t, (select count(*) from names.t_2) as small_t, (select count(*) from names.x_y) as x_y, (select count(*) from names.x_y_2) as x_dot_y, (select count(*) from names.a_b) as slash`,
+    );
     expect(counts.data).toEqual([{ big_t: 1, small_t: 2, x_y: 1, x_dot_y: 3, slash: 1 }]);
     const events = await run(api, 'select * exclude (_synced_at) from names.events');
     expect(Object.keys(events.data[0])).toEqual(['id', '_synced_at_2', 'A', 'a_2']);
@@ -75,7 +102,19 @@ describe('names from a source are safe', () => {
   });
 
   it('a name longer than the catalog takes is cut with a digest, and its sync names no path of the server', async () => {
-    const source = (await (await api.request('/sources', json('POST', { connector: 'postgres', name: 'long', host: '127.0.0.1', user: 'u', password: 'p', config: { port: fake.port, database: 'd', sync_connections: 1 } }))).json()) as Json;
+    const source = (await (
+      await api.request(
+        '/sources',
+        json('POST', {
+          connector: 'postgres',
+          name: 'long',
+          host: '127.0.0.1',
+          user: 'u',
+          password: 'p',
+          config: { port: fake.port, database: 'd', sync_connections: 1 },
+        }),
+      )
+    ).json()) as Json;
     const lakeTable = source.tables[0].lake_table as string;
     expect(lakeTable.length).toBeLessThanOrEqual(128);
     expect(lakeTable).toMatch(/^long_name_long_name_.*_[0-9a-f]{12}$/);

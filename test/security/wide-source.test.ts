@@ -15,9 +15,22 @@ describe('a wide source cannot stall the service', () => {
   const ids: string[] = [];
   beforeAll(async () => {
     fake = await startFakePostgres('rows', { tables: 500, columns: 2000 });
-    api = await overHttp.start({ services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, maxTables: 400 } } });
+    api = await overHttp.start({
+      services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, maxTables: 400 } },
+    });
     for (let i = 0; i < 12; i++) {
-      const response = await api.request('/sources', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ connector: 'postgres', name: `wide ${i}`, host: '127.0.0.1', user: 'u', password: 'p', config: { port: fake.port, database: 'd' } }) });
+      const response = await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: `wide ${i}`,
+          host: '127.0.0.1',
+          user: 'u',
+          password: 'p',
+          config: { port: fake.port, database: 'd' },
+        }),
+      });
       expect(response.status).toBe(201);
       ids.push(((await response.json()) as Json).id);
     }
@@ -56,7 +69,10 @@ describe('a wide source cannot stall the service', () => {
     })();
     const started = performance.now();
     // Plain fetches: the harness's own contract check of each answer would run in this process, beside the server.
-    const get = (path: string): Promise<ArrayBuffer> => fetch(`${api.baseUrl}${path}`, { headers: { Authorization: `Bearer ${api.home.ownerToken}` } }).then((r) => r.arrayBuffer());
+    const get = (path: string): Promise<ArrayBuffer> =>
+      fetch(`${api.baseUrl}${path}`, { headers: { Authorization: `Bearer ${api.home.ownerToken}` } }).then((r) =>
+        r.arrayBuffer(),
+      );
     await Promise.all([...ids.slice(0, 10).map((id) => get(`/sources/${id}`)), get('/sources?limit=100')]);
     const took = performance.now() - started;
     reading = false;

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** A GET from a chosen loopback address (the whole 127.0.0.0/8 reaches a server bound to 127.0.0.1). */
-function getFrom(localAddress: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function getFrom(
+  localAddress: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { localAddress, headers, agent: false }, (res) => {
       let body = '';
@@ -23,7 +27,9 @@ function getFrom(localAddress: string, url: string, headers: Record<string, stri
 describe('limits follow the real client address', () => {
   let api: Harness;
   beforeAll(async () => {
-    api = await overHttp.start({ services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 20 } } });
+    api = await overHttp.start({
+      services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 20 } },
+    });
   });
   afterAll(async () => {
     await api?.close();
@@ -31,30 +37,50 @@ describe('limits follow the real client address', () => {
 
   it('21 bad tokens from 127.0.0.2 do not block a valid token from 127.0.0.3', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 21; i++) statuses.push((await getFrom('127.0.0.2', `${api.baseUrl}/whoami`, { Authorization: 'Bearer pat_not_a_real_token' })).status);
+    for (let i = 0; i < 21; i++)
+      statuses.push(
+        (await getFrom('127.0.0.2', `${api.baseUrl}/whoami`, { Authorization: 'Bearer pat_not_a_real_token' })).status,
+      );
     expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(statuses[20]).toBe(429);
     // The attacker stays blocked, even with the valid token (it is the address that is limited)…
-    expect((await getFrom('127.0.0.2', `${api.baseUrl}/whoami`, { Authorization: `Bearer ${api.home.ownerToken}` })).status).toBe(429);
+    expect(
+      (await getFrom('127.0.0.2', `${api.baseUrl}/whoami`, { Authorization: `Bearer ${api.home.ownerToken}` })).status,
+    ).toBe(429);
     // … and the owner elsewhere is not.
-    expect((await getFrom('127.0.0.3', `${api.baseUrl}/whoami`, { Authorization: `Bearer ${api.home.ownerToken}` })).status).toBe(200);
+    expect(
+      (await getFrom('127.0.0.3', `${api.baseUrl}/whoami`, { Authorization: `Bearer ${api.home.ownerToken}` })).status,
+    ).toBe(200);
   });
 
   it('/version, /healthz and /readyz answer whatever other clients send; other public endpoints limit per address', async () => {
     for (let i = 0; i < 125; i++) await getFrom('127.0.0.4', `${api.baseUrl}/errors/not_found`);
     expect((await getFrom('127.0.0.4', `${api.baseUrl}/errors/not_found`)).status).toBe(429);
     expect((await getFrom('127.0.0.5', `${api.baseUrl}/errors/not_found`)).status).toBe(404);
-    const probes = await Promise.all(Array.from({ length: 130 }, (_, i) => getFrom('127.0.0.4', `${api.baseUrl}${['/version', '/healthz', '/readyz'][i % 3]}`)));
+    const probes = await Promise.all(
+      Array.from({ length: 130 }, (_, i) =>
+        getFrom('127.0.0.4', `${api.baseUrl}${['/version', '/healthz', '/readyz'][i % 3]}`),
+      ),
+    );
     expect(probes.every((p) => p.status === 200)).toBe(true);
-    expect(JSON.parse((await getFrom('127.0.0.6', `${api.baseUrl}/readyz`)).body)).toEqual({ object: 'readiness', status: 'ready' });
-    expect(JSON.parse((await getFrom('127.0.0.6', `${api.baseUrl}/healthz`)).body)).toEqual({ object: 'health', status: 'ok' });
+    expect(JSON.parse((await getFrom('127.0.0.6', `${api.baseUrl}/readyz`)).body)).toEqual({
+      object: 'readiness',
+      status: 'ready',
+    });
+    expect(JSON.parse((await getFrom('127.0.0.6', `${api.baseUrl}/healthz`)).body)).toEqual({
+      object: 'health',
+      status: 'ok',
+    });
   });
 });
 
 describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
   let api: Harness;
   beforeAll(async () => {
-    api = await overHttp.start({ trustedProxies: ['127.0.0.7'], services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 5 } } });
+    api = await overHttp.start({
+      trustedProxies: ['127.0.0.7'],
+      services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 5 } },
+    });
   });
   afterAll(async () => {
     await api?.close();
@@ -62,12 +88,25 @@ describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
 
   it("the proxy's X-Forwarded-For names the client; anyone else's is ignored", async () => {
     const bad = { Authorization: 'Bearer pat_not_a_real_token' };
-    for (let i = 0; i < 5; i++) await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '203.0.113.9' });
-    expect((await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '203.0.113.9' })).status).toBe(429);
+    for (let i = 0; i < 5; i++)
+      await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '203.0.113.9' });
+    expect(
+      (await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '203.0.113.9' })).status,
+    ).toBe(429);
     // Another client through the same proxy is not blocked.
-    expect((await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { Authorization: `Bearer ${api.home.ownerToken}`, 'X-Forwarded-For': '203.0.113.10' })).status).toBe(200);
+    expect(
+      (
+        await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, {
+          Authorization: `Bearer ${api.home.ownerToken}`,
+          'X-Forwarded-For': '203.0.113.10',
+        })
+      ).status,
+    ).toBe(200);
     // A client that is no trusted proxy cannot pick an address by header: its bad tokens count against itself.
-    for (let i = 0; i < 5; i++) await getFrom('127.0.0.8', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': `198.51.100.${i}` });
-    expect((await getFrom('127.0.0.8', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '198.51.100.77' })).status).toBe(429);
+    for (let i = 0; i < 5; i++)
+      await getFrom('127.0.0.8', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': `198.51.100.${i}` });
+    expect(
+      (await getFrom('127.0.0.8', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '198.51.100.77' })).status,
+    ).toBe(429);
   });
 });

@@ -8,7 +8,10 @@ import { tempDir } from '../helpers/temp.js';
 type Json = Record<string, any>;
 
 /** Sends raw bytes to the server and reads its whole answer (it closes the connection after an error). */
-function raw(url: string, bytes: Buffer | string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+function raw(
+  url: string,
+  bytes: Buffer | string,
+): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.end(bytes));
@@ -18,7 +21,9 @@ function raw(url: string, bytes: Buffer | string): Promise<{ status: number; hea
     socket.on('close', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
     });
   });
@@ -51,7 +56,11 @@ describe('lake serve at the edges of HTTP', () => {
       expect(answer.status).toBe(status);
       expect(answer.headers['request-id']).toMatch(/^req_/);
       const body = JSON.parse(answer.body) as Json;
-      expect(body.error).toMatchObject({ code, request_id: answer.headers['request-id'], doc_url: `${server.url}/errors/${code}` });
+      expect(body.error).toMatchObject({
+        code,
+        request_id: answer.headers['request-id'],
+        doc_url: `${server.url}/errors/${code}`,
+      });
     }
   });
 
@@ -64,7 +73,9 @@ describe('lake serve at the edges of HTTP', () => {
   it('limits failed authentications per client address, whatever the tokens', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
-      const response = await fetch(`${server.url}/whoami`, { headers: { Authorization: `Bearer pat_${String(i).padStart(40, 'x')}` } });
+      const response = await fetch(`${server.url}/whoami`, {
+        headers: { Authorization: `Bearer pat_${String(i).padStart(40, 'x')}` },
+      });
       statuses.push(response.status);
       if (response.status === 429) {
         expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);

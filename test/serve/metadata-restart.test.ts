@@ -15,7 +15,10 @@ describe('the metadata store restarting under traffic', () => {
 
   beforeAll(async () => {
     postgres = await startPrivatePostgres();
-    set = await startReplicaSet(postgres.url, 2, { LAKE_RATE_LIMIT_PER_CALLER: '100000', LAKE_RATE_LIMIT_PER_ORG: '100000' });
+    set = await startReplicaSet(postgres.url, 2, {
+      LAKE_RATE_LIMIT_PER_CALLER: '100000',
+      LAKE_RATE_LIMIT_PER_ORG: '100000',
+    });
     ({ token, replicas } = set);
   }, 90_000);
 
@@ -33,10 +36,15 @@ describe('the metadata store restarting under traffic', () => {
         const response =
           i % 2 === 0
             ? await fetch(`${replica.url}/jobs?limit=1`, { headers: { Authorization: `Bearer ${token}` } })
-            : await fetch(`${replica.url}/queries`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ sql: 'select 1' }) });
+            : await fetch(`${replica.url}/queries`, {
+                method: 'POST',
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ sql: 'select 1' }),
+              });
         statuses.push(response.status);
         if (response.status === 503) retryAfter.push(response.headers.get('Retry-After'));
-        if (response.status >= 500 && response.status !== 503) throw new Error(`${response.status}: ${await response.text()}`);
+        if (response.status >= 500 && response.status !== 503)
+          throw new Error(`${response.status}: ${await response.text()}`);
         await response.arrayBuffer().catch(() => undefined);
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -40,7 +40,15 @@ describe('lake serve under hostile SQL', () => {
     attacker = home.ownerToken;
     const other = await home.directory.createOrganization('Neighbour');
     const user = await home.directory.createUser(other.id, 'Neighbour', 'owner');
-    neighbour = (await home.credentials.issue({ kind: 'pat', organizationId: other.id, userId: user.id, name: 'n', scopes: ['query:read', 'jobs:read', 'jobs:manage'] })).secret;
+    neighbour = (
+      await home.credentials.issue({
+        kind: 'pat',
+        organizationId: other.id,
+        userId: user.id,
+        name: 'n',
+        scopes: ['query:read', 'jobs:read', 'jobs:manage'],
+      })
+    ).secret;
     await home.close();
     server = await startServeProcess({ LAKE_HOME: homeDir, ...LIMITS });
     guard = guardMemory(server.child.pid as number, CEILING_BYTES);
@@ -51,18 +59,30 @@ describe('lake serve under hostile SQL', () => {
     await server?.stop();
   });
 
-  async function call(path: string, token: string | null, init: RequestInit = {}): Promise<{ status: number; body: Json; ms: number }> {
+  async function call(
+    path: string,
+    token: string | null,
+    init: RequestInit = {},
+  ): Promise<{ status: number; body: Json; ms: number }> {
     const started = performance.now();
     const headers = new Headers(init.headers);
     if (token) headers.set('Authorization', `Bearer ${token}`);
     const response = await fetch(`${server.url}${path}`, { ...init, headers, signal: AbortSignal.timeout(20_000) });
     statuses.push(response.status);
     const text = await response.text();
-    return { status: response.status, body: text.startsWith('{') ? (JSON.parse(text) as Json) : { text }, ms: performance.now() - started };
+    return {
+      status: response.status,
+      body: text.startsWith('{') ? (JSON.parse(text) as Json) : { text },
+      ms: performance.now() - started,
+    };
   }
 
   const submit = (sql: string, token = attacker) =>
-    call('/queries', token, { method: 'POST', body: JSON.stringify({ sql }), headers: { 'Content-Type': 'application/json' } });
+    call('/queries', token, {
+      method: 'POST',
+      body: JSON.stringify({ sql }),
+      headers: { 'Content-Type': 'application/json' },
+    });
 
   async function settle(id: string, token = attacker): Promise<Json> {
     for (let i = 0; i < 60; i++) {
@@ -129,7 +149,11 @@ describe('lake serve under hostile SQL', () => {
   });
 
   it('work DuckDB cannot interrupt (levenshtein) ends query_timeout within the limit plus the grace', async () => {
-    await attack("select levenshtein(repeat('ab',90000), repeat('ba',90000))", 'query_timeout', TIMEOUT_MS + GRACE_MS + 3000);
+    await attack(
+      "select levenshtein(repeat('ab',90000), repeat('ba',90000))",
+      'query_timeout',
+      TIMEOUT_MS + GRACE_MS + 3000,
+    );
   });
 
   it('cancelling work DuckDB cannot interrupt ends it within the grace: cancelled, its worker killed', async () => {
@@ -147,7 +171,11 @@ describe('lake serve under hostile SQL', () => {
   });
 
   it('a result past the per-result cap ends result_too_large', async () => {
-    await attack('select random() r, random() s, hash(i) h from range(200000000) t(i)', 'result_too_large', TIMEOUT_MS + GRACE_MS + 3000);
+    await attack(
+      'select random() r, random() s, hash(i) h from range(200000000) t(i)',
+      'result_too_large',
+      TIMEOUT_MS + GRACE_MS + 3000,
+    );
   });
 
   it('an organization at its ceiling of long queries does not slow another: its select 1 answers within 1 s', async () => {

@@ -15,7 +15,10 @@ describe('rate limits across three replicas', () => {
 
   beforeAll(async () => {
     database = await createMetadataDatabase();
-    set = await startReplicaSet(database.url, 3, { LAKE_RATE_LIMIT_PER_CALLER: String(PER_CALLER), LAKE_RATE_LIMIT_PER_ORG: String(PER_ORG) });
+    set = await startReplicaSet(database.url, 3, {
+      LAKE_RATE_LIMIT_PER_CALLER: String(PER_CALLER),
+      LAKE_RATE_LIMIT_PER_ORG: String(PER_ORG),
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -24,7 +27,10 @@ describe('rate limits across three replicas', () => {
   }, 60_000);
 
   /** Sends `count` requests round-robin over the replicas, ten at a time; the number admitted and how long it took. */
-  const burst = async (token: string, count: number): Promise<{ admitted: number; refused: number; seconds: number }> => {
+  const burst = async (
+    token: string,
+    count: number,
+  ): Promise<{ admitted: number; refused: number; seconds: number }> => {
     const started = performance.now();
     const statuses: number[] = [];
     for (let i = 0; i < count; i += 10) {
@@ -37,7 +43,11 @@ describe('rate limits across three replicas', () => {
       statuses.push(...(await Promise.all(batch)));
     }
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
-    return { admitted: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 429).length, seconds: (performance.now() - started) / 1000 };
+    return {
+      admitted: statuses.filter((s) => s === 200).length,
+      refused: statuses.filter((s) => s === 429).length,
+      seconds: (performance.now() - started) / 1000,
+    };
   };
 
   it('130 requests from one caller spread over 3 replicas: 120 admitted, not 130; then the organization budget is what is left for another caller', async () => {

@@ -5,7 +5,7 @@ import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
 import type { ServeProcess } from '../helpers/serve.js';
 import { readSse } from '../helpers/sse.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 /** Three `lake serve` processes on one PostgreSQL metadata database (test/helpers/replicas.ts). */
 describe('three lake serve replicas on one PostgreSQL store', () => {
@@ -14,16 +14,37 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
   let token: string;
   let replicas: ServeProcess[] = [];
 
-  const call = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+  const call = async (
+    replica: ServeProcess,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response> =>
     fetch(`${replica.url}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-  const json = async (replica: ServeProcess, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Json> =>
-    (await (await call(replica, method, path, body, headers)).json()) as Json;
+  const json = async (
+    replica: ServeProcess,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Json> => (await (await call(replica, method, path, body, headers)).json()) as Json;
   /** The job as a replica reports it, looked at every `everyMs` until `until` holds (or `tries` run out). */
-  const jobWhen = async (replica: ServeProcess, id: string, until: (job: Json) => boolean, tries = 100, everyMs = 100): Promise<Json> => {
+  const jobWhen = async (
+    replica: ServeProcess,
+    id: string,
+    until: (job: Json) => boolean,
+    tries = 100,
+    everyMs = 100,
+  ): Promise<Json> => {
     let job: Json = {};
     for (let i = 0; i < tries; i++) {
       job = await json(replica, 'GET', `/jobs/${id}`);
@@ -37,7 +58,11 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
   beforeAll(async () => {
     database = await createMetadataDatabase();
-    set = await startReplicaSet(database.url, 3, { LAKE_JOB_LEASE_SECONDS: '3', LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
+    set = await startReplicaSet(database.url, 3, {
+      LAKE_JOB_LEASE_SECONDS: '3',
+      LAKE_RATE_LIMIT_PER_CALLER: '0',
+      LAKE_RATE_LIMIT_PER_ORG: '0',
+    });
     ({ token, replicas } = set);
   }, 90_000);
 
@@ -48,10 +73,13 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
   it('a query submitted on replica 1 is polled on replica 2 and its result downloaded from replica 3, the same bytes', async () => {
     const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
-    const submitted = await json(one, 'POST', '/queries', { sql: 'select range as n, md5(range::varchar) as h from range(5000)' });
+    const submitted = await json(one, 'POST', '/queries', {
+      sql: 'select range as n, md5(range::varchar) as h from range(5000)',
+    });
     expect(submitted.id).toMatch(/^q/);
     let polled: Json = submitted;
-    for (let i = 0; i < 100 && polled.status !== 'succeeded'; i++) polled = await json(two, 'GET', `/queries/${submitted.id}?wait=2`);
+    for (let i = 0; i < 100 && polled.status !== 'succeeded'; i++)
+      polled = await json(two, 'GET', `/queries/${submitted.id}?wait=2`);
     expect(polled, JSON.stringify(polled)).toMatchObject({ id: submitted.id, status: 'succeeded' });
     const link = new URL(polled.files[0].url as string);
     const fromThree = Buffer.from(await (await fetch(`${three.url}${link.pathname}${link.search}`)).arrayBuffer());
@@ -63,7 +91,15 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
   it('ten concurrent POST /queries with one Idempotency-Key, spread over the replicas, create exactly one query', async () => {
     const key = `replicas-${randomBytes(4).toString('hex')}`;
     const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => json(replicas[i % 3] as ServeProcess, 'POST', '/queries', { sql: 'select 7 as seven' }, { 'Idempotency-Key': key })),
+      Array.from({ length: 10 }, (_, i) =>
+        json(
+          replicas[i % 3] as ServeProcess,
+          'POST',
+          '/queries',
+          { sql: 'select 7 as seven' },
+          { 'Idempotency-Key': key },
+        ),
+      ),
     );
     expect(new Set(answers.map((a) => a.id)).size).toBe(1);
     const jobs = await json(replicas[0] as ServeProcess, 'GET', '/jobs?limit=100');
@@ -72,7 +108,9 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
   it('cancel on replica 3 stops a query running on replica 1 within about a second', async () => {
     const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
-    const submitted = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
+    const submitted = await json(one, 'POST', '/queries', {
+      sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3',
+    });
     await jobWhen(two, submitted.id, isRunning, 50);
     await new Promise((r) => setTimeout(r, 300));
     const asked = performance.now();
@@ -86,7 +124,9 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
   it('a query queued on a replica with no worker free for it is claimed and run by one that has', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
     // Two workers per replica, one per organization: a long query holds this organization's share on replica 1.
-    const long = await json(one, 'POST', '/queries', { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' });
+    const long = await json(one, 'POST', '/queries', {
+      sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3',
+    });
     await jobWhen(two, long.id, isRunning, 50);
     const started = performance.now();
     const waiting = await json(one, 'POST', '/queries', { sql: 'select 41 + 1 as answer' });
@@ -104,7 +144,11 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
   it('an event stream on replica 2 sees a sync that runs on replica 1 as it happens', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
-    const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Replicated ${randomBytes(3).toString('hex')}`, config: { scale: 1500 } });
+    const source = await json(one, 'POST', '/sources', {
+      connector: 'sample',
+      name: `Replicated ${randomBytes(3).toString('hex')}`,
+      config: { scale: 1500 },
+    });
     const sync = await json(one, 'POST', `/sources/${source.id}/sync`, {});
     // When replica 1's record says the sync ended, polled quickly, against when replica 2's stream says so.
     let seenFinished = 0;
@@ -117,26 +161,36 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
       return 0;
     })();
     const opened = performance.now();
-    const items = await readSse(await call(two, 'GET', `/jobs/${sync.id}/events`), (all) => all.some((e) => e.event === 'job.succeeded' || e.event === 'job.failed'));
+    const items = await readSse(await call(two, 'GET', `/jobs/${sync.id}/events`), (all) =>
+      all.some((e) => e.event === 'job.succeeded' || e.event === 'job.failed'),
+    );
     const streamEnded = opened + (items.at(-1)?.at ?? 0);
     await watching;
     expect(items.filter((e) => e.event === 'sync.progress').length).toBeGreaterThan(3);
     expect(items.at(-1)?.event).toBe('job.succeeded');
     // It ran long enough to be watched: the stream saw it start and run, not only its end.
-    expect(items.filter((e) => e.event === 'sync.progress').at(-1)!.at - items.find((e) => e.event === 'sync.progress')!.at).toBeGreaterThan(1000);
+    expect(
+      items.filter((e) => e.event === 'sync.progress').at(-1)!.at - items.find((e) => e.event === 'sync.progress')!.at,
+    ).toBeGreaterThan(1000);
     // Without a notice between replicas the stream would wait for its 3 s state check.
     expect(Math.abs(streamEnded - seenFinished)).toBeLessThan(1000);
   }, 60_000);
 
   it('kill -9 of the replica running a sync: another reports worker_lost within the lease; the old snapshot stays; a new sync is claimed once and commits', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
-    const source = await json(one, 'POST', '/sources', { connector: 'sample', name: `Crash ${randomBytes(3).toString('hex')}`, config: { scale: 1 } });
+    const source = await json(one, 'POST', '/sources', {
+      connector: 'sample',
+      name: `Crash ${randomBytes(3).toString('hex')}`,
+      config: { scale: 1 },
+    });
     const first = await json(one, 'POST', `/sources/${source.id}/sync`, {});
     await jobWhen(two, first.id, hasEnded, 200);
     const schema = source.destination_schema ?? source.lake_schema;
     const countSql = { sql: `select count(*) as n from lake.${schema}.payments` };
     const before = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
-    expect(before.data ?? (await json(two, 'GET', `/queries/${before.id}?wait=20&format=inline`)).data).toEqual([{ n: 800 }]);
+    expect(before.data ?? (await json(two, 'GET', `/queries/${before.id}?wait=20&format=inline`)).data).toEqual([
+      { n: 800 },
+    ]);
 
     await json(one, 'PATCH', `/sources/${source.id}`, { config: { scale: 400 } });
     const big = await json(one, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
@@ -149,7 +203,9 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(performance.now() - killed).toBeLessThan(3000 + 2000);
 
     const after = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
-    expect(after.data ?? (await json(two, 'GET', `/queries/${after.id}?wait=20&format=inline`)).data).toEqual([{ n: 800 }]);
+    expect(after.data ?? (await json(two, 'GET', `/queries/${after.id}?wait=20&format=inline`)).data).toEqual([
+      { n: 800 },
+    ]);
 
     await json(two, 'PATCH', `/sources/${source.id}`, { config: { scale: 2 } });
     const again = await json(two, 'POST', `/sources/${source.id}/sync`, { full_refresh: true });
@@ -158,7 +214,9 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const events = await readSse(await call(two, 'GET', `/jobs/${again.id}/events`));
     expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
     const now = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
-    expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([{ n: 1600 }]);
+    expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([
+      { n: 1600 },
+    ]);
     replicas[0] = await set.start(1);
   }, 90_000);
 
@@ -166,7 +224,11 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
     const endless = { sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3' };
     // The organization's share of workers is taken on every replica.
-    const longs = [await json(one, 'POST', '/queries', endless), await json(two, 'POST', '/queries', endless), await json(three, 'POST', '/queries', endless)];
+    const longs = [
+      await json(one, 'POST', '/queries', endless),
+      await json(two, 'POST', '/queries', endless),
+      await json(three, 'POST', '/queries', endless),
+    ];
     for (const long of longs) await jobWhen(two, long.id, isRunning, 50);
     const waiting = await json(one, 'POST', '/queries', { sql: 'select 6 * 7 as answer' });
     expect(waiting.status).toBe('queued');

@@ -22,18 +22,31 @@ async function scriptedServer(steps: Step[]): Promise<{ url: string; hits: () =>
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits };
 }
 
-const reply = (status: number, body: object, headers: Record<string, string> = {}): Step => (_req, res) => {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
-const rateLimited = reply(429, { error: { type: 'rate_limit_error', code: 'rate_limited', message: 'slow down', request_id: 'req_1', doc_url: 'x' } }, { 'Retry-After': '2' });
+const reply =
+  (status: number, body: object, headers: Record<string, string> = {}): Step =>
+  (_req, res) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+const rateLimited = reply(
+  429,
+  {
+    error: { type: 'rate_limit_error', code: 'rate_limited', message: 'slow down', request_id: 'req_1', doc_url: 'x' },
+  },
+  { 'Retry-After': '2' },
+);
 
 describe('LakeClient retries', () => {
   it('waits the Retry-After of a 429 and retries a GET, saying why', async () => {
     const { url, hits } = await scriptedServer([rateLimited, reply(200, { ok: true })]);
     const waits: number[] = [];
     const notices: string[] = [];
-    const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async (ms) => void waits.push(ms), onRetry: (n) => notices.push(n.reason) });
+    const client = new LakeClient({
+      fetch: await remoteFetch(),
+      baseUrl: url,
+      sleep: async (ms) => void waits.push(ms),
+      onRetry: (n) => notices.push(n.reason),
+    });
     expect(await client.request('GET', '/x').then((r) => r.body)).toEqual({ ok: true });
     expect(hits()).toBe(2);
     expect(waits).toEqual([2000]);
@@ -43,8 +56,15 @@ describe('LakeClient retries', () => {
   it('retries 502/503/504 with capped, jittered backoff, then gives the last error', async () => {
     const { url, hits } = await scriptedServer([reply(503, {})]);
     const waits: number[] = [];
-    const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async (ms) => void waits.push(ms) });
-    const error = await client.request('GET', '/x').then((r) => r.body).catch((e: unknown) => e);
+    const client = new LakeClient({
+      fetch: await remoteFetch(),
+      baseUrl: url,
+      sleep: async (ms) => void waits.push(ms),
+    });
+    const error = await client
+      .request('GET', '/x')
+      .then((r) => r.body)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LakeApiError);
     expect((error as LakeApiError).status).toBe(503);
     expect(hits()).toBe(DEFAULT_RETRY_POLICY.maxAttempts);
@@ -68,21 +88,48 @@ describe('LakeClient retries', () => {
   });
 
   it('does not wait out an unreasonable Retry-After; the caller gets the error at once', async () => {
-    const { url, hits } = await scriptedServer([reply(429, { error: { code: 'rate_limited', message: 'm' } }, { 'Retry-After': '3600' })]);
-    const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url, sleep: async () => { throw new Error('should not sleep'); } });
-    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 3600 });
+    const { url, hits } = await scriptedServer([
+      reply(429, { error: { code: 'rate_limited', message: 'm' } }, { 'Retry-After': '3600' }),
+    ]);
+    const client = new LakeClient({
+      fetch: await remoteFetch(),
+      baseUrl: url,
+      sleep: async () => {
+        throw new Error('should not sleep');
+      },
+    });
+    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfterSeconds: 3600,
+    });
     expect(hits()).toBe(1);
   });
 
   it('builds a useful error from a body that is not the envelope', async () => {
-    const { url } = await scriptedServer([(_q, res) => { res.writeHead(400, { 'Request-Id': 'req_abc' }); res.end('<html>bad</html>'); }]);
+    const { url } = await scriptedServer([
+      (_q, res) => {
+        res.writeHead(400, { 'Request-Id': 'req_abc' });
+        res.end('<html>bad</html>');
+      },
+    ]);
     const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: url });
-    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({ status: 400, code: 'http_400', requestId: 'req_abc' });
+    await expect(client.request('GET', '/x').then((r) => r.body)).rejects.toMatchObject({
+      status: 400,
+      code: 'http_400',
+      requestId: 'req_abc',
+    });
   });
 
   it('reports an unreachable service as a connection error without leaking credentials in the URL', async () => {
-    const client = new LakeClient({ fetch: await remoteFetch(), baseUrl: 'http://user:hunter2@127.0.0.1:9', sleep: async () => {} });
-    const error = await client.request('GET', '/x').then((r) => r.body).catch((e: unknown) => e);
+    const client = new LakeClient({
+      fetch: await remoteFetch(),
+      baseUrl: 'http://user:hunter2@127.0.0.1:9',
+      sleep: async () => {},
+    });
+    const error = await client
+      .request('GET', '/x')
+      .then((r) => r.body)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LakeConnectionError);
     expect((error as Error).message).not.toContain('hunter2');
   });

@@ -8,7 +8,7 @@ interface Item {
 const item = (organizationId: string, name: string): Item => ({ organizationId, name });
 
 describe('FairQueue', () => {
-  it('starts an organization\'s queries in the order they came', () => {
+  it("starts an organization's queries in the order they came", () => {
     const queue = new FairQueue<Item>(1, 1);
     for (const name of ['a1', 'a2', 'a3']) queue.enqueue(item('A', name));
     const order: string[] = [];
@@ -72,7 +72,7 @@ describe('FairQueue', () => {
     expect(queue.take()?.name).toBe('a3');
   });
 
-  it('has an idle slot for another replica\'s work only when a worker is free and nothing waits here; names organizations at their share', () => {
+  it("has an idle slot for another replica's work only when a worker is free and nothing waits here; names organizations at their share", () => {
     const queue = new FairQueue<Item>(2, 1);
     expect(queue.hasIdleSlot()).toBe(true);
     queue.enqueue(item('A', 'a1'));

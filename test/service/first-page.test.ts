@@ -4,7 +4,15 @@ import { FirstPages } from '../../src/service/queries/first-pages.js';
 import { ResultReader } from '../../src/service/queries/result-reader.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
-type Page = { status: string; id: string; columns: string[]; data: Record<string, unknown>[]; has_more: boolean; next_cursor: string | null; row_count: number };
+type Page = {
+  status: string;
+  id: string;
+  columns: string[];
+  data: Record<string, unknown>[];
+  has_more: boolean;
+  next_cursor: string | null;
+  row_count: number;
+};
 
 /**
  * One engine per query: the engine that wrote the result reads its first page back, so the first page of a result
@@ -20,7 +28,13 @@ describe('the first page of a result', () => {
   });
 
   const run = async (sql: string, query = ''): Promise<Page> => {
-    const posted = (await (await api.request('/queries', { method: 'POST', body: JSON.stringify({ sql }), headers: { 'Content-Type': 'application/json' } })).json()) as { id: string };
+    const posted = (await (
+      await api.request('/queries', {
+        method: 'POST',
+        body: JSON.stringify({ sql }),
+        headers: { 'Content-Type': 'application/json' },
+      })
+    ).json()) as { id: string };
     return (await (await api.request(`/queries/${posted.id}?wait=20&format=inline${query}`)).json()) as Page;
   };
 
@@ -47,23 +61,36 @@ describe('the first page of a result', () => {
       await fresh.close();
     }
     // Types as the file holds them: HUGEINT as exact text, a fixed-size array as a list, TIMESTAMP_S as TIMESTAMP.
-    expect(Object.fromEntries(record!.columns!.map((c) => [c.name, c.type]))).toMatchObject({ huge: 'VARCHAR', pair: 'INTEGER[]', at_s: 'TIMESTAMP', amount: 'DECIMAL(18,3)' });
+    expect(Object.fromEntries(record!.columns!.map((c) => [c.name, c.type]))).toMatchObject({
+      huge: 'VARCHAR',
+      pair: 'INTEGER[]',
+      at_s: 'TIMESTAMP',
+      amount: 'DECIMAL(18,3)',
+    });
 
     // The next page comes from the file, continuing exactly where the first stopped.
-    const next = (await (await api.request(`/queries/${page.id}?format=inline&starting_after=${page.next_cursor}&limit=1000`)).json()) as Page;
+    const next = (await (
+      await api.request(`/queries/${page.id}?format=inline&starting_after=${page.next_cursor}&limit=1000`)
+    ).json()) as Page;
     expect(next.data.map((r) => r.n)).toEqual(Array.from({ length: 150 }, (_, i) => i + 100));
     expect(api.services.resultReader.started).toBe(true);
   });
 
   it('a larger first page than the engine kept is read from the file, whole', async () => {
-    const page = await run('SELECT i, repeat(\'x\', 3000) AS pad FROM range(1000) t(i)', '&limit=1000');
+    const page = await run("SELECT i, repeat('x', 3000) AS pad FROM range(1000) t(i)", '&limit=1000');
     // ~3 MB of rows: more than the engine keeps (1 MB), so the page comes from the file, all 1000 rows.
     expect(page.data).toHaveLength(1000);
     expect(page.data.at(-1)?.i).toBe(999);
   });
 
   it('values too large for a page are not read back by the engine; the page is refused as before', async () => {
-    const posted = (await (await api.request('/queries', { method: 'POST', body: JSON.stringify({ sql: "SELECT repeat('x', 20000000) AS big" }), headers: { 'Content-Type': 'application/json' } })).json()) as { id: string };
+    const posted = (await (
+      await api.request('/queries', {
+        method: 'POST',
+        body: JSON.stringify({ sql: "SELECT repeat('x', 20000000) AS big" }),
+        headers: { 'Content-Type': 'application/json' },
+      })
+    ).json()) as { id: string };
     const files = (await (await api.request(`/queries/${posted.id}?wait=20`)).json()) as { status: string };
     expect(files.status).toBe('succeeded');
     expect(api.services.queries.firstPages.rows(posted.id, 1, 1)).toBeUndefined();

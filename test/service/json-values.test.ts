@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { intervalToIso } from '../../src/service/engine/json-values.js';
 
 describe('interval as ISO 8601 duration', () => {
-  const iso = (months: number, days: number, micros: bigint): string => intervalToIso({ months, days, micros } as never);
+  const iso = (months: number, days: number, micros: bigint): string =>
+    intervalToIso({ months, days, micros } as never);
   it('writes each part that is set', () => {
     expect(iso(14, 3, 3_723_500_000n)).toBe('P1Y2M3DT1H2M3.5S');
     expect(iso(0, 0, 0n)).toBe('PT0S');
@@ -12,14 +13,21 @@ describe('interval as ISO 8601 duration', () => {
 });
 
 describe('timestamps as ISO 8601', () => {
-  it('agree with DuckDB\'s own text for every kind of instant', async () => {
+  it("agree with DuckDB's own text for every kind of instant", async () => {
     const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
     const { converterFor } = await import('../../src/service/engine/json-values.js');
     const { connection, close } = await openPrivilegedConnection();
     try {
       const literals = [
-        '1970-01-01 00:00:00', '1969-12-31 23:59:59.999999', '1969-12-31 23:59:59.5', '0001-01-01 00:00:00', '9999-12-31 23:59:59.999999',
-        '2024-02-29 12:00:00.000001', '2024-01-02 03:04:05.12', '1900-03-01 00:00:00.1', '2262-04-11 23:47:16.854775',
+        '1970-01-01 00:00:00',
+        '1969-12-31 23:59:59.999999',
+        '1969-12-31 23:59:59.5',
+        '0001-01-01 00:00:00',
+        '9999-12-31 23:59:59.999999',
+        '2024-02-29 12:00:00.000001',
+        '2024-01-02 03:04:05.12',
+        '1900-03-01 00:00:00.1',
+        '2262-04-11 23:47:16.854775',
       ];
       const reader = await connection.runAndReadAll(
         `SELECT t::TIMESTAMP AS ts, t::TIMESTAMPTZ AS tz FROM (VALUES ${literals.map((l) => `('${l}')`).join(', ')}) v(t)`,

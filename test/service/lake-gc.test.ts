@@ -3,9 +3,9 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, utimesSync, writeFileSyn
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openHome, type Home } from '../../src/service/home/home.js';
+import type { Home } from '../../src/service/home/home.js';
 import { LakeCollector } from '../../src/service/lake/collector.js';
-import { createServices, type LakeServices } from '../../src/service/services.js';
+import type { LakeServices } from '../../src/service/services.js';
 import { runLake } from '../helpers/cli.js';
 import { finished, submitOk } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
@@ -56,18 +56,26 @@ describe('lake snapshot garbage collection', () => {
     expect(snapshotFolders(home, current.id)).toHaveLength(3);
 
     // Within the retention window nothing goes.
-    const patient = new LakeCollector(home.db, services.lake.layout, services.jobs.store, services.clock, { retentionSeconds: 3600, intervalMs: 600_000 });
+    const patient = new LakeCollector(home.db, services.lake.layout, services.jobs.store, services.clock, {
+      retentionSeconds: 3600,
+      intervalMs: 600_000,
+    });
     expect(await patient.collect()).toMatchObject({ snapshots: 0, bytes_freed: 0 });
 
     const tablesDir = join(home.paths.root, 'lake', org, 'tables');
-    const storage = async (): Promise<number> => ((await (await harness.request('/usage')).json()) as { storage_bytes: number }).storage_bytes;
+    const storage = async (): Promise<number> =>
+      ((await (await harness.request('/usage')).json()) as { storage_bytes: number }).storage_bytes;
     expect(await storage()).toBe(diskBytes(tablesDir));
     const report = await services.collector.collect();
     expect(report.snapshots).toBe(2);
     expect(report.bytes_freed).toBeGreaterThan(0);
     expect(snapshotFolders(home, current.id)).toEqual([current.snapshot.id]);
     expect(existsSync(services.lake.layout.toAbsolute(first.snapshot.directory))).toBe(false);
-    const counted = await finished(harness, (await submitOk(harness, 'select count(*) as n from lake.gc.t')).id, '&format=inline');
+    const counted = await finished(
+      harness,
+      (await submitOk(harness, 'select count(*) as n from lake.gc.t')).id,
+      '&format=inline',
+    );
     expect(counted.data).toEqual([{ n: 130_000 }]);
     // What usage reports as storage is what the lake's folders hold, before and after.
     expect(await storage()).toBe(diskBytes(tablesDir));
@@ -102,7 +110,8 @@ describe('lake snapshot garbage collection', () => {
       await services.lake.writeTable(home.organization.id, 'gc', 't', "SELECT range AS i, repeat('x', 200) AS label FROM range(50000000)");
     `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
-    for (let i = 0; i < 200 && snapshotFolders(home, committed.id).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && snapshotFolders(home, committed.id).length < 2; i++)
+      await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
@@ -110,7 +119,11 @@ describe('lake snapshot garbage collection', () => {
     expect(leftovers).toHaveLength(1);
 
     const reopened = await start(home.paths.root);
-    const counted = await finished(reopened.api, (await submitOk(reopened.api, 'select count(*) as n from lake.gc.t')).id, '&format=inline');
+    const counted = await finished(
+      reopened.api,
+      (await submitOk(reopened.api, 'select count(*) as n from lake.gc.t')).id,
+      '&format=inline',
+    );
     expect(counted.data).toEqual([{ n: 1000 }]);
     // A folder that changed moments ago may still be written: it waits until it has been left alone a while.
     expect((await reopened.services.collector.collect()).orphaned_folders).toBe(0);
@@ -124,24 +137,41 @@ describe('lake snapshot garbage collection', () => {
     const tables: { id: string; snapshotId: string; rows: number }[] = [];
     for (let t = 0; t < 6; t++) {
       let table;
-      for (let v = 1; v <= 6; v++) table = await services.lake.writeTable(org, 'gc', `t${t}`, `SELECT range AS i FROM range(${1000 * v + t})`);
-      tables.push({ id: (table as { id: string }).id, snapshotId: (table as { snapshot: { id: string } }).snapshot.id, rows: 6000 + t });
+      for (let v = 1; v <= 6; v++)
+        table = await services.lake.writeTable(org, 'gc', `t${t}`, `SELECT range AS i FROM range(${1000 * v + t})`);
+      tables.push({
+        id: (table as { id: string }).id,
+        snapshotId: (table as { snapshot: { id: string } }).snapshot.id,
+        rows: 6000 + t,
+      });
     }
     await harness.close();
     api = undefined;
-    const env = { LAKE_HOME: home.paths.root, LAKE_SNAPSHOT_RETENTION_MINUTES: '0', LAKE_CONFIG_DIR: tempDir('lake-gc-config') };
+    const env = {
+      LAKE_HOME: home.paths.root,
+      LAKE_SNAPSHOT_RETENTION_MINUTES: '0',
+      LAKE_CONFIG_DIR: tempDir('lake-gc-config'),
+    };
     const folders = (): number => tables.reduce((sum, table) => sum + snapshotFolders(home, table.id).length, 0);
     const before = folders();
-    const child = spawn(process.execPath, [join(ROOT, 'bin/lake.js'), 'admin', 'gc'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [join(ROOT, 'bin/lake.js'), 'admin', 'gc'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: 'ignore',
+    });
     const exited = new Promise((r) => child.once('exit', r));
     // Killed as soon as the collection has started removing folders, while it is at work.
-    for (let i = 0; i < 20_000 && folders() === before && child.exitCode === null; i++) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 20_000 && folders() === before && child.exitCode === null; i++)
+      await new Promise((r) => setImmediate(r));
     child.kill('SIGKILL');
     await exited;
     const reopened = await start(home.paths.root);
     for (const table of tables) {
       expect(existsSync(join(home.paths.root, 'lake', org, 'tables', table.id, table.snapshotId))).toBe(true);
-      const n = await finished(reopened.api, (await submitOk(reopened.api, `select count(*) as n from lake.gc.t${tables.indexOf(table)}`)).id, '&format=inline');
+      const n = await finished(
+        reopened.api,
+        (await submitOk(reopened.api, `select count(*) as n from lake.gc.t${tables.indexOf(table)}`)).id,
+        '&format=inline',
+      );
       expect(n.data).toEqual([{ n: table.rows }]);
     }
     // Every snapshot the store still names has its folder.
@@ -173,6 +203,8 @@ describe('lake snapshot garbage collection', () => {
     expect(report.staging_folders).toBe(1);
     expect(existsSync(staging)).toBe(false);
     expect(report.catalog_files).toBe(before.length - 1);
-    expect(readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'))).toEqual([`v${await services.lake.tables.catalogVersion(org)}.duckdb`]);
+    expect(readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'))).toEqual([
+      `v${await services.lake.tables.catalogVersion(org)}.duckdb`,
+    ]);
   });
 });

@@ -12,7 +12,9 @@ describe('ResultReader', () => {
     const { connection, close } = await openPrivilegedConnection();
     for (let i = 0; i < 20; i++) {
       const file = join(dir, `r${i}.parquet`);
-      await connection.run(`COPY (SELECT range AS n, 'row ' || range AS label FROM range(${5000 + i})) TO ${quoteLiteral(file)} (FORMAT parquet)`);
+      await connection.run(
+        `COPY (SELECT range AS n, 'row ' || range AS label FROM range(${5000 + i})) TO ${quoteLiteral(file)} (FORMAT parquet)`,
+      );
       files.push(file);
     }
     close();
@@ -52,7 +54,10 @@ describe('ResultReader', () => {
   });
 
   it('two readers at the same place each get the same rows', async () => {
-    const [a, b] = await Promise.all([reader.page(files[2] as string, 100, 50), reader.page(files[2] as string, 100, 50)]);
+    const [a, b] = await Promise.all([
+      reader.page(files[2] as string, 100, 50),
+      reader.page(files[2] as string, 100, 50),
+    ]);
     expect(a.rows).toEqual(b.rows);
     expect(a.rows[0]).toEqual({ n: 100, label: 'row 100' });
   });
@@ -61,7 +66,9 @@ describe('ResultReader', () => {
     const file = join(tempDir('lake-reader-large'), 'large.parquet');
     const { connection, close } = await openPrivilegedConnection();
     // Six rows of 5 MB each, in one row group: three fit a 16 MB page.
-    await connection.run(`COPY (SELECT range AS n, repeat(chr(97 + range::INTEGER), 5000000) AS s FROM range(6)) TO ${quoteLiteral(file)} (FORMAT parquet)`);
+    await connection.run(
+      `COPY (SELECT range AS n, repeat(chr(97 + range::INTEGER), 5000000) AS s FROM range(6)) TO ${quoteLiteral(file)} (FORMAT parquet)`,
+    );
     close();
     const first = await reader.page(file, 0, 100);
     expect(first.rows.map((r) => r.n)).toEqual([0, 1, 2]);

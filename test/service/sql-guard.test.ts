@@ -14,7 +14,9 @@ function codeOf(sql: string): string | undefined {
 
 describe('SQL tokenizer', () => {
   it('reads every kind of literal and comment', () => {
-    const tokens = tokenize(`select 'it''s', e'a\\'b', $$x;y$$, $t$ $$ $t$, "we""ird", $1 -- c;\n /* a /* b */ c; */ 1.5e3;`);
+    const tokens = tokenize(
+      `select 'it''s', e'a\\'b', $$x;y$$, $t$ $$ $t$, "we""ird", $1 -- c;\n /* a /* b */ c; */ 1.5e3;`,
+    );
     expect(tokens.filter((t) => t.kind === 'string').map((t) => t.value)).toEqual(["it's", "a'b", 'x;y', ' $$ ']);
     expect(tokens.find((t) => t.kind === 'quoted_identifier')?.value).toBe('we"ird');
     expect(tokens.filter((t) => t.kind === 'semicolon')).toHaveLength(1);
@@ -33,7 +35,7 @@ describe('SQL guard', () => {
     for (const sql of [
       'select 1',
       'select 1;',
-      'SELECT * FROM lake.demo.orders WHERE status = \'delete\' ORDER BY 1 LIMIT 5',
+      "SELECT * FROM lake.demo.orders WHERE status = 'delete' ORDER BY 1 LIMIT 5",
       'with t as (select 1 as x) select * from t',
       'from lake.demo.orders select count(*)',
       'select "update", "set" from lake.demo.orders',
@@ -51,7 +53,7 @@ describe('SQL guard', () => {
     expect(codeOf('select 1; select 2')).toBe('multiple_statements');
     expect(codeOf('select 1;;')).toBe('multiple_statements');
     expect(codeOf('delete from t')).toBe('write_not_allowed');
-    expect(codeOf('select * from read_parquet(\'x\')')).toBe('forbidden_function');
+    expect(codeOf("select * from read_parquet('x')")).toBe('forbidden_function');
     expect(codeOf("select 'read_parquet'")).toBe('forbidden_function');
     expect(codeOf("select 'S3://a/b'")).toBe('forbidden_function');
     expect(codeOf('x'.repeat(MAX_SQL_LENGTH + 1))).toBe('sql_too_long');
@@ -72,13 +74,27 @@ describe('SQL guard', () => {
 
 describe('statement parameters', () => {
   it('refuses $1, ?, $name and parameters inside lists and structs, before any engine sees them', () => {
-    for (const sql of ['select $1', 'select ?', 'select $x', 'select [?]', "select {'a': ?}", 'select * from t where a = $2']) {
+    for (const sql of [
+      'select $1',
+      'select ?',
+      'select $x',
+      'select [?]',
+      "select {'a': ?}",
+      'select * from t where a = $2',
+    ]) {
       expect(codeOf(sql), sql).toBe('parameter_invalid');
     }
   });
 
   it('leaves the same characters alone inside literals, identifiers, dollar quotes and comments', () => {
-    for (const sql of ["select '$1 ?' as s", 'select "?" from t', 'select $$ ? $$', 'select 1 -- $1 ?', 'select 1 /* ? */', 'select a$b from t']) {
+    for (const sql of [
+      "select '$1 ?' as s",
+      'select "?" from t',
+      'select $$ ? $$',
+      'select 1 -- $1 ?',
+      'select 1 /* ? */',
+      'select a$b from t',
+    ]) {
       expect(codeOf(sql), sql).toBeUndefined();
     }
   });

@@ -67,7 +67,12 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
 
   it('a failed migration leaves the store as it was', async () => {
     const { db } = await kind.fresh();
-    await expect(applyMigrations(db, [{ version: 1, name: 'ok', sql: 'CREATE TABLE a (x TEXT)' }, { version: 2, name: 'bad', sql: 'CREATE TABL b' }])).rejects.toThrow();
+    await expect(
+      applyMigrations(db, [
+        { version: 1, name: 'ok', sql: 'CREATE TABLE a (x TEXT)' },
+        { version: 2, name: 'bad', sql: 'CREATE TABL b' },
+      ]),
+    ).rejects.toThrow();
     await expect(db.all('SELECT * FROM a')).rejects.toThrow();
     await db.close();
   });
@@ -125,7 +130,9 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
 
 describe('redaction', () => {
   it('removes bearer secrets, URL credentials and password assignments', () => {
-    const text = redactSecrets('token pat_abcdefghijklmnop at postgres://bob:hunter2@db.internal:5432/x password=hunter2');
+    const text = redactSecrets(
+      'token pat_abcdefghijklmnop at postgres://bob:hunter2@db.internal:5432/x password=hunter2',
+    );
     expect(text).not.toContain('abcdefghijklmnop');
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('bob');

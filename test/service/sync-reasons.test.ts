@@ -2,12 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { withoutConnectionDetails } from '../../src/service/syncs/postgres-extract.js';
 
 describe("a failed table's reason", () => {
-  const settings = { config: { database: 'shop_db', host: 'db.internal' }, secrets: { password: 's3cret-pw', user: 'shop_reader' } } as never;
+  const settings = {
+    config: { database: 'shop_db', host: 'db.internal' },
+    secrets: { password: 's3cret-pw', user: 'shop_reader' },
+  } as never;
 
   it('names no host, user, database or password', () => {
-    expect(withoutConnectionDetails('password authentication failed for user "shop_reader" at db.internal (shop_db) s3cret-pw', settings)).toBe(
-      'password authentication failed for user "<user>" at <host> (<database>) <password>',
-    );
+    expect(
+      withoutConnectionDetails(
+        'password authentication failed for user "shop_reader" at db.internal (shop_db) s3cret-pw',
+        settings,
+      ),
+    ).toBe('password authentication failed for user "<user>" at <host> (<database>) <password>');
   });
 
   it("keeps neither the row DuckDB's reader quotes nor its options with the staging file's path, and stays short", () => {

@@ -13,7 +13,7 @@ const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('staging a COPY stream in segments', () => {
-  it('cuts only between records (never inside quotes), keeps every byte, and waits for the loader\'s room', async () => {
+  it("cuts only between records (never inside quotes), keeps every byte, and waits for the loader's room", async () => {
     const dir = tempDir('lake-staging');
     const records = ['1,a\n', '2,"x\ny"\n', '3,"q""\n"\n', '4,\n', '5,b\n'];
     const text = records.join('');
@@ -22,12 +22,18 @@ describe('staging a COPY stream in segments', () => {
     const announced: string[] = [];
     let release: (() => void) | undefined;
     let counted = 0;
-    const staging = new SegmentedStaging(dir, 't', 2, (path) => {
-      announced.push(path);
-      // The first segment's loader has no room yet: staging must wait for it.
-      if (announced.length === 1) return new Promise<void>((resolve) => (release = resolve));
-      return undefined;
-    }, (n) => (counted = n));
+    const staging = new SegmentedStaging(
+      dir,
+      't',
+      2,
+      (path) => {
+        announced.push(path);
+        // The first segment's loader has no room yet: staging must wait for it.
+        if (announced.length === 1) return new Promise<void>((resolve) => (release = resolve));
+        return undefined;
+      },
+      (n) => (counted = n),
+    );
     const done = pipeline(Readable.from(pieces), staging);
     const deadline = Date.now() + 10_000;
     while (!release && Date.now() < deadline) await sleep(5);
@@ -39,7 +45,11 @@ describe('staging a COPY stream in segments', () => {
     release?.();
     await done;
     expect(announced.map((p) => p.split('/').at(-1))).toEqual(['t.0.csv', 't.1.csv', 't.2.csv']);
-    expect(announced.map((p) => readFileSync(p, 'utf8'))).toEqual([records[0]! + records[1]!, records[2]! + records[3]!, records[4]!]);
+    expect(announced.map((p) => readFileSync(p, 'utf8'))).toEqual([
+      records[0]! + records[1]!,
+      records[2]! + records[3]!,
+      records[4]!,
+    ]);
     expect(counted).toBe(5);
     expect(readdirSync(dir).sort()).toEqual(['t.0.csv', 't.1.csv', 't.2.csv']);
   });
@@ -51,16 +61,18 @@ describe('the load queue of a sync', () => {
     const events: string[] = [];
     let running = 0;
     const gates: (() => void)[] = [];
-    const load = (name: string, fail = false) => async (): Promise<string> => {
-      running++;
-      expect(running).toBe(1);
-      events.push(`start ${name}`);
-      await new Promise<void>((resolve) => gates.push(resolve));
-      running--;
-      events.push(`end ${name}`);
-      if (fail) throw new Error(`${name} failed`);
-      return name;
-    };
+    const load =
+      (name: string, fail = false) =>
+      async (): Promise<string> => {
+        running++;
+        expect(running).toBe(1);
+        events.push(`start ${name}`);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        running--;
+        events.push(`end ${name}`);
+        if (fail) throw new Error(`${name} failed`);
+        return name;
+      };
     const a = queue.enqueue(load('a', true));
     const b = queue.enqueue(load('b'));
     let roomed = false;
@@ -79,12 +91,18 @@ describe('the load queue of a sync', () => {
 });
 
 describe('a private DuckDB connection that must spill', () => {
-  it('spills into its temp folder even when the folder\'s parents do not exist yet', async () => {
+  it("spills into its temp folder even when the folder's parents do not exist yet", async () => {
     const temp = join(tempDir('lake-spill'), 'home', 'tmp', 'duckdb');
-    const { connection, close } = await openPrivilegedConnection({ memoryLimit: '32MB', threads: 1, tempDirectory: temp });
+    const { connection, close } = await openPrivilegedConnection({
+      memoryLimit: '32MB',
+      threads: 1,
+      tempDirectory: temp,
+    });
     try {
       // A sort of ~300 MB of strings cannot stay within 32 MB.
-      const sorted = await connection.runAndReadAll(`SELECT count(*) AS n FROM (SELECT md5(i::VARCHAR) || repeat('x', 40) AS s FROM range(2000000) t(i) ORDER BY s)`);
+      const sorted = await connection.runAndReadAll(
+        `SELECT count(*) AS n FROM (SELECT md5(i::VARCHAR) || repeat('x', 40) AS s FROM range(2000000) t(i) ORDER BY s)`,
+      );
       expect(Number(sorted.getRowObjectsJS()[0]?.n)).toBe(2_000_000);
       expect(existsSync(temp)).toBe(true);
     } finally {
@@ -97,20 +115,57 @@ describe('a private DuckDB connection that must spill', () => {
     const row = `${'x'.repeat(1000)}\n`;
     const stream = (rows: number): Readable => Readable.from(Array.from({ length: rows }, () => Buffer.from(row)));
     // A table may have 64 KiB on disk at once: loading (removing) its segments keeps it under; holding them fails.
-    const budget = new StagingBudget({ maxRecordBytes: 4096, maxTableStagingBytes: 64 << 10, maxSyncStagingBytes: 96 << 10 });
+    const budget = new StagingBudget({
+      maxRecordBytes: 4096,
+      maxTableStagingBytes: 64 << 10,
+      maxSyncStagingBytes: 96 << 10,
+    });
     const sizes: number[] = [];
-    const loaded = new SegmentedStaging(dir, 'a', 1_000_000, (_path, _longest, bytes) => {
-      sizes.push(bytes);
-      budget.release('a', bytes);
-    }, () => {}, { budget, table: 'a', maxSegmentBytes: 16 << 10 });
+    const loaded = new SegmentedStaging(
+      dir,
+      'a',
+      1_000_000,
+      (_path, _longest, bytes) => {
+        sizes.push(bytes);
+        budget.release('a', bytes);
+      },
+      () => {},
+      { budget, table: 'a', maxSegmentBytes: 16 << 10 },
+    );
     await pipeline(stream(200), loaded);
     expect(sizes.length).toBeGreaterThan(10);
     expect(Math.max(...sizes)).toBeLessThanOrEqual((16 << 10) + row.length);
-    const held = new SegmentedStaging(dir, 'b', 1_000_000, () => {}, () => {}, { budget, table: 'b', maxSegmentBytes: 16 << 10 });
+    const held = new SegmentedStaging(
+      dir,
+      'b',
+      1_000_000,
+      () => {},
+      () => {},
+      { budget, table: 'b', maxSegmentBytes: 16 << 10 },
+    );
     await expect(pipeline(stream(200), held)).rejects.toThrow(/per table \(LAKE_SYNC_MAX_TABLE_STAGING_BYTES\)/);
     // Another table of the same sync meets the sync's cap: b still holds its 64 KiB.
-    const third = new SegmentedStaging(dir, 'c', 1_000_000, () => {}, () => {}, { budget, table: 'c', maxSegmentBytes: 16 << 10 });
+    const third = new SegmentedStaging(
+      dir,
+      'c',
+      1_000_000,
+      () => {},
+      () => {},
+      { budget, table: 'c', maxSegmentBytes: 16 << 10 },
+    );
     await expect(pipeline(stream(200), third)).rejects.toBeInstanceOf(StagingLimitError);
-    await expect(pipeline(stream(200), new SegmentedStaging(dir, 'd', 1_000_000, () => {}, () => {}, { budget, table: 'd', maxSegmentBytes: 16 << 10 }))).rejects.toThrow(/per sync \(LAKE_SYNC_MAX_STAGING_BYTES\)/);
+    await expect(
+      pipeline(
+        stream(200),
+        new SegmentedStaging(
+          dir,
+          'd',
+          1_000_000,
+          () => {},
+          () => {},
+          { budget, table: 'd', maxSegmentBytes: 16 << 10 },
+        ),
+      ),
+    ).rejects.toThrow(/per sync \(LAKE_SYNC_MAX_STAGING_BYTES\)/);
   });
 });

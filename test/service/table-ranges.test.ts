@@ -12,14 +12,24 @@ describe('splitting a table into block ranges', () => {
   it('covers every block exactly once, open at both ends', () => {
     const blocks = (MIN_RANGE_BYTES * 3) / 8192;
     const ranges = rangeConditions(MIN_RANGE_BYTES * 3, 8192, 3);
-    expect(ranges).toEqual([`ctid < '(${blocks / 3},0)'::tid`, `ctid >= '(${blocks / 3},0)'::tid AND ctid < '(${(2 * blocks) / 3},0)'::tid`, `ctid >= '(${(2 * blocks) / 3},0)'::tid`]);
+    expect(ranges).toEqual([
+      `ctid < '(${blocks / 3},0)'::tid`,
+      `ctid >= '(${blocks / 3},0)'::tid AND ctid < '(${(2 * blocks) / 3},0)'::tid`,
+      `ctid >= '(${(2 * blocks) / 3},0)'::tid`,
+    ]);
   });
 });
 
-describe('the board of ranges shared by a sync\'s connections', () => {
+describe("the board of ranges shared by a sync's connections", () => {
   it('gives each range to one connection only, and tells its owner how the read went', async () => {
     const board = new RangeBoard();
-    const reads = [new RangeRead(async () => true), new RangeRead(async () => { throw new Error('lost'); }), new RangeRead(async () => true)];
+    const reads = [
+      new RangeRead(async () => true),
+      new RangeRead(async () => {
+        throw new Error('lost');
+      }),
+      new RangeRead(async () => true),
+    ];
     board.offer(reads);
     // The owner claims one itself: the board skips it.
     expect(reads[0]?.claim()).toBe(true);

@@ -20,7 +20,14 @@ describe('webhook retries', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const delivery = new WebhookDelivery({ type: 'webhook', url, format: 'json', batch_size: 10 }, 'secret-of-sixteen-chars', { send: 'snd_x', run: 'snr_x' }, REAL_CLOCK, { attempts: 5, baseDelayMs: 150, maxDelayMs: 5000, timeoutMs: 5000 }, new AbortController().signal);
+      const delivery = new WebhookDelivery(
+        { type: 'webhook', url, format: 'json', batch_size: 10 },
+        'secret-of-sixteen-chars',
+        { send: 'snd_x', run: 'snr_x' },
+        REAL_CLOCK,
+        { attempts: 5, baseDelayMs: 150, maxDelayMs: 5000, timeoutMs: 5000 },
+        new AbortController().signal,
+      );
       await delivery.deliver([{ a: 1 }], 1);
       const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] as number));
       expect(arrivals).toHaveLength(4);

@@ -14,7 +14,8 @@ interface CreateOptions {
 function parseExpiry(days: string | undefined): number | null {
   if (days === undefined) return null;
   const n = Number(days);
-  if (!Number.isInteger(n) || n < 1 || n > 3650) throw usageError('--expires-in-days must be a whole number from 1 to 3650.');
+  if (!Number.isInteger(n) || n < 1 || n > 3650)
+    throw usageError('--expires-in-days must be a whole number from 1 to 3650.');
   return Math.floor(Date.now() / 1000) + n * 86_400;
 }
 
@@ -24,7 +25,10 @@ function parseExpiry(days: string | undefined): number | null {
  */
 export function registerAdminCredentials(admin: Command, ctx: CommandContext): void {
   const create = async (kind: 'pat' | 'service_key' | 'team_key', options: CreateOptions): Promise<void> => {
-    const [{ openHome, homeOptionsFromEnv }, { parseScopes }] = await Promise.all([import('../../service/home/home.js'), import('../../service/auth/scopes.js')]);
+    const [{ openHome, homeOptionsFromEnv }, { parseScopes }] = await Promise.all([
+      import('../../service/home/home.js'),
+      import('../../service/auth/scopes.js'),
+    ]);
     // Team API keys carry no scopes: they read canvas tables through POST /data/table, and nothing else.
     const scopes = kind === 'team_key' ? [] : parseScopes(options.scopes);
     const expires = parseExpiry(options.expiresInDays);
@@ -33,14 +37,17 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     let userId: string | null = null;
     if (kind === 'pat') {
       const user = options.user ? await home.directory.user(options.user) : home.owner;
-      if (!user || user.organizationId !== home.organization.id) throw usageError(`There is no user '${options.user}' in this home.`);
+      if (!user || user.organizationId !== home.organization.id)
+        throw usageError(`There is no user '${options.user}' in this home.`);
       userId = user.id;
     }
     const issued = await home.credentials.issue({
       kind,
       organizationId: home.organization.id,
       userId,
-      name: options.name ?? (kind === 'pat' ? 'personal access token' : kind === 'team_key' ? 'team API key' : 'service key'),
+      name:
+        options.name ??
+        (kind === 'pat' ? 'personal access token' : kind === 'team_key' ? 'team API key' : 'service key'),
       scopes,
       expires,
     });

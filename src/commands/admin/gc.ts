@@ -3,12 +3,15 @@ import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { openAdminHome } from './open-home.js';
 
-const megabytes = (bytes: number): string => `${(bytes / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+const megabytes = (bytes: number): string =>
+  `${(bytes / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
 
 export function registerAdminGc(admin: Command, ctx: CommandContext): void {
   admin
     .command('gc')
-    .description('remove what the lake no longer needs on disk: old snapshots past their retention, unused catalogs, leftovers of killed syncs')
+    .description(
+      'remove what the lake no longer needs on disk: old snapshots past their retention, unused catalogs, leftovers of killed syncs',
+    )
     .action(async () => {
       const { services } = await openAdminHome(ctx);
       const report = await services.collector.collect();

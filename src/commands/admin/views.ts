@@ -7,7 +7,8 @@ import { openAdminHome } from './open-home.js';
 function qualified(text: string, schema?: string): { schema: string; name: string } {
   if (schema !== undefined) return { schema, name: text };
   const dot = text.indexOf('.');
-  if (dot <= 0 || dot === text.length - 1) throw usageError(`Name the view as <schema>.<name> (or use --schema for names with dots), not '${text}'.`);
+  if (dot <= 0 || dot === text.length - 1)
+    throw usageError(`Name the view as <schema>.<name> (or use --schema for names with dots), not '${text}'.`);
   return { schema: text.slice(0, dot), name: text.slice(dot + 1) };
 }
 
@@ -24,8 +25,20 @@ export function registerAdminViews(admin: Command, ctx: CommandContext): void {
       const target = qualified(name, options.schema);
       const { home, services } = await openAdminHome(ctx);
       const created = await services.lake.createView(home.organization.id, target.schema, target.name, options.sql);
-      if (ctx.json) return printJson(ctx.io, { object: 'view', id: created.id, schema: created.schema, name: created.name, qualified_name: `lake.${created.schema}.${created.name}`, columns: created.columns, sql: created.sql });
-      printFields(ctx.io, [['view', `lake.${created.schema}.${created.name}`], ['columns', created.columns.map((c) => c.name).join(', ')]]);
+      if (ctx.json)
+        return printJson(ctx.io, {
+          object: 'view',
+          id: created.id,
+          schema: created.schema,
+          name: created.name,
+          qualified_name: `lake.${created.schema}.${created.name}`,
+          columns: created.columns,
+          sql: created.sql,
+        });
+      printFields(ctx.io, [
+        ['view', `lake.${created.schema}.${created.name}`],
+        ['columns', created.columns.map((c) => c.name).join(', ')],
+      ]);
     });
 
   view
@@ -36,10 +49,11 @@ export function registerAdminViews(admin: Command, ctx: CommandContext): void {
     .action(async (name: string, options: { schema?: string }) => {
       const target = qualified(name, options.schema);
       const { home, services } = await openAdminHome(ctx);
-      if (!await services.lake.views.remove(home.organization.id, target.schema, target.name)) {
+      if (!(await services.lake.views.remove(home.organization.id, target.schema, target.name))) {
         throw new CliError('catalog_not_found', `There is no view ${target.schema}.${target.name}.`, EXIT.failed);
       }
-      if (ctx.json) return printJson(ctx.io, { object: 'view_deletion', schema: target.schema, name: target.name, deleted: true });
+      if (ctx.json)
+        return printJson(ctx.io, { object: 'view_deletion', schema: target.schema, name: target.name, deleted: true });
       ctx.io.stderr.write(`Dropped view ${target.schema}.${target.name}.\n`);
     });
 }

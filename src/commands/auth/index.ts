@@ -17,11 +17,17 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
 
   auth
     .command('login')
-    .description('check --base-url and --token against the service, then save them in the current profile (or --profile)')
+    .description(
+      'check --base-url and --token against the service, then save them in the current profile (or --profile)',
+    )
     .option('--with-token', 'read the token from standard input, keeping it out of shell history')
     .action(async (options: { withToken?: boolean }) => {
       const baseUrl = ctx.globals.baseUrl ?? ctx.env.LAKE_BASE_URL;
-      if (!baseUrl) throw usageError('Name the service with --base-url URL.', 'For example: lake auth login --base-url http://127.0.0.1:8080 --token pat_…');
+      if (!baseUrl)
+        throw usageError(
+          'Name the service with --base-url URL.',
+          'For example: lake auth login --base-url http://127.0.0.1:8080 --token pat_…',
+        );
       const token = options.withToken ? await readStdin(ctx) : (ctx.globals.token ?? ctx.env.LAKE_TOKEN);
       if (!token) throw usageError('Give the token with --token, LAKE_TOKEN or --with-token.');
       // Verify before saving, so a typo is caught now and not at the next command.
@@ -32,7 +38,9 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       await store.set(name, 'base_url', baseUrl);
       await store.set(name, 'token', token);
       if (ctx.json) return printJson(ctx.io, { object: 'login', profile: name, base_url: baseUrl, whoami });
-      ctx.io.stderr.write(`Logged in to ${new URL(baseUrl).origin} as ${whoami.user?.name ?? whoami.credential.name} (${whoami.organization.id}); saved in profile '${name}'.\n`);
+      ctx.io.stderr.write(
+        `Logged in to ${new URL(baseUrl).origin} as ${whoami.user?.name ?? whoami.credential.name} (${whoami.organization.id}); saved in profile '${name}'.\n`,
+      );
     });
 
   auth
@@ -53,7 +61,8 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
     .action(async () => {
       const settings = await ctx.settings();
       const remote = settings.baseUrl.value !== undefined;
-      const tokenSource = remote || settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.source : 'home';
+      const tokenSource =
+        remote || settings.token.source === 'flag' || settings.token.source === 'env' ? settings.token.source : 'home';
       let whoami: WhoamiResponse | undefined;
       let problem: unknown;
       try {
@@ -68,7 +77,8 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
         base_url_source: settings.baseUrl.source,
         home: remote ? null : settings.homeDir.value,
         home_source: remote ? null : settings.homeDir.source,
-        token: tokenSource === 'home' ? 'owner token of the home' : (maskSetting('token', settings.token.value) ?? null),
+        token:
+          tokenSource === 'home' ? 'owner token of the home' : (maskSetting('token', settings.token.value) ?? null),
         token_source: tokenSource,
         whoami: whoami ?? null,
         precedence: PRECEDENCE_RULE,
@@ -77,12 +87,21 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       else {
         printFields(ctx.io, [
           ['mode', status.mode],
-          [remote ? 'base url' : 'home', remote ? `${status.base_url} (from ${status.base_url_source})` : `${status.home} (from ${status.home_source})`],
+          [
+            remote ? 'base url' : 'home',
+            remote
+              ? `${status.base_url} (from ${status.base_url_source})`
+              : `${status.home} (from ${status.home_source})`,
+          ],
           ['token', `${status.token ?? 'none'} (from ${tokenSource})`],
-          ['signed in as', whoami ? `${whoami.user?.name ?? whoami.credential.name} in ${whoami.organization.id}` : 'not signed in'],
+          [
+            'signed in as',
+            whoami ? `${whoami.user?.name ?? whoami.credential.name} in ${whoami.organization.id}` : 'not signed in',
+          ],
         ]);
         ctx.io.stdout.write(`\n${PRECEDENCE_RULE}\n`);
       }
-      if (problem) throw problem instanceof Error ? problem : new CliError('auth_status_failed', String(problem), EXIT.failed);
+      if (problem)
+        throw problem instanceof Error ? problem : new CliError('auth_status_failed', String(problem), EXIT.failed);
     });
 }

@@ -12,7 +12,8 @@ const at = (seconds: number | null): string => (seconds === null ? '' : when(sec
 function splitName(first: string, second: string | undefined): [string, string] {
   if (second !== undefined) return [first, second];
   const dot = first.indexOf('.');
-  if (dot <= 0 || dot === first.length - 1) throw usageError(`Name the table as <schema>.<table> (or as two arguments), not '${first}'.`);
+  if (dot <= 0 || dot === first.length - 1)
+    throw usageError(`Name the table as <schema>.<table> (or as two arguments), not '${first}'.`);
   return [first.slice(0, dot), first.slice(dot + 1)];
 }
 
@@ -30,7 +31,17 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       if (schema === undefined) {
         const body = await client.read((await routes()).listSchemas, {});
         if (ctx.json) return printJson(ctx.io, body);
-        return printRows(ctx, options.output, ['schema', 'tables', 'views', 'updated'], body.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count, updated: at(s.updated) })));
+        return printRows(
+          ctx,
+          options.output,
+          ['schema', 'tables', 'views', 'updated'],
+          body.data.map((s) => ({
+            schema: s.name,
+            tables: s.table_count,
+            views: s.view_count,
+            updated: at(s.updated),
+          })),
+        );
       }
       const body = await client.read((await routes()).listTables, { params: { schema } });
       if (ctx.json) return printJson(ctx.io, body);
@@ -38,13 +49,20 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
         ctx,
         options.output,
         ['name', 'kind', 'columns', 'rows', 'bytes', 'updated'],
-        body.data.map((e) => ({ name: e.name, kind: e.kind, columns: e.column_count, rows: e.row_count, bytes: e.bytes, updated: at(e.updated) })),
+        body.data.map((e) => ({
+          name: e.name,
+          kind: e.kind,
+          columns: e.column_count,
+          rows: e.row_count,
+          bytes: e.bytes,
+          updated: at(e.updated),
+        })),
       );
     });
 
   catalog
     .command('describe')
-    .description('show a table\'s or view\'s columns in order')
+    .description("show a table's or view's columns in order")
     .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
     .argument('[name]', 'the table, when the schema name holds dots')
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
@@ -54,10 +72,18 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       const body = await (await ctx.client()).read((await routes()).getTable, { params: { schema, table } });
       if (ctx.json) return printJson(ctx.io, body);
       if (ctx.io.isStdoutTTY) {
-        const size = body.kind === 'table' ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, ` : '';
+        const size =
+          body.kind === 'table'
+            ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, `
+            : '';
         ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${at(body.updated)})\n`);
       }
-      await printRows(ctx, options.output, ['column', 'type', 'nullable'], body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
+      await printRows(
+        ctx,
+        options.output,
+        ['column', 'type', 'nullable'],
+        body.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })),
+      );
       if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);
     });
 }

@@ -20,7 +20,9 @@ function targetProfile(ctx: CommandContext, store: ProfileStore): string {
 }
 
 export function registerConfig(program: Command, ctx: CommandContext): void {
-  const config = program.command('config').description(`read and change settings profiles (${PROFILE_KEYS.join(', ')})`);
+  const config = program
+    .command('config')
+    .description(`read and change settings profiles (${PROFILE_KEYS.join(', ')})`);
 
   config
     .command('set')
@@ -31,7 +33,8 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
       const store = ctx.profiles();
       const name = targetProfile(ctx, store);
       await store.set(name, checkedKey(key), value);
-      if (ctx.json) printJson(ctx.io, { object: 'setting', profile: name, key, value: maskSetting(checkedKey(key), value) });
+      if (ctx.json)
+        printJson(ctx.io, { object: 'setting', profile: name, key, value: maskSetting(checkedKey(key), value) });
     });
 
   config
@@ -67,10 +70,17 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
       const names = [...new Set([current, ...store.names()])].sort();
       const profiles = names.map((name) => {
         const profile = store.profile(name);
-        const settings = Object.fromEntries(PROFILE_KEYS.filter((k) => profile[k] !== undefined).map((k) => [k, maskSetting(k, profile[k])]));
+        const settings = Object.fromEntries(
+          PROFILE_KEYS.filter((k) => profile[k] !== undefined).map((k) => [k, maskSetting(k, profile[k])]),
+        );
         return { name, current: name === current, settings };
       });
-      if (ctx.json) return printJson(ctx.io, { object: 'list', data: profiles.map((p) => ({ object: 'profile', ...p })), has_more: false });
+      if (ctx.json)
+        return printJson(ctx.io, {
+          object: 'list',
+          data: profiles.map((p) => ({ object: 'profile', ...p })),
+          has_more: false,
+        });
       for (const profile of profiles) {
         ctx.io.stdout.write(`${profile.current ? '* ' : '  '}${profile.name}\n`);
         for (const [key, value] of Object.entries(profile.settings)) ctx.io.stdout.write(`    ${key}\t${value}\n`);
@@ -84,7 +94,14 @@ export function registerConfig(program: Command, ctx: CommandContext): void {
     .action(async (name: string) => {
       const store = ctx.profiles();
       if (!store.names().includes(name)) {
-        throw new CliError('profile_not_found', `There is no profile '${name}'.`, EXIT.usage, store.names().length > 0 ? `Profiles: ${store.names().join(', ')}. Make one with \`lake config set --profile ${name} …\` or \`lake auth login --profile ${name} …\`.` : `Make one with \`lake auth login --profile ${name} --base-url URL --token TOKEN\`.`);
+        throw new CliError(
+          'profile_not_found',
+          `There is no profile '${name}'.`,
+          EXIT.usage,
+          store.names().length > 0
+            ? `Profiles: ${store.names().join(', ')}. Make one with \`lake config set --profile ${name} …\` or \`lake auth login --profile ${name} …\`.`
+            : `Make one with \`lake auth login --profile ${name} --base-url URL --token TOKEN\`.`,
+        );
       }
       await store.use(name);
       if (ctx.json) printJson(ctx.io, { object: 'profile', name, current: true });

@@ -18,13 +18,22 @@ const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
  * server ends a stream (every ~2 minutes), so the caller sees one unbroken sequence. When the stream ends for good
  * (final event, 204, or an error), GET /jobs/{id} gives the authoritative final state, or the API's error.
  */
-export async function followJob(client: LakeClient, id: string, onEvent: (event: StreamedEvent) => void): Promise<JobObject> {
+export async function followJob(
+  client: LakeClient,
+  id: string,
+  onEvent: (event: StreamedEvent) => void,
+): Promise<JobObject> {
   await followStream(client, routePath(JOB_ROUTES.streamJobEvents, { id }), onEvent);
   return client.read(JOB_ROUTES.getJob, { params: { id } });
 }
 
 /** Follows any job-style event stream until its final event or until the server says there is nothing more. */
-export async function followStream(client: LakeClient, path: string, onEvent: (event: StreamedEvent) => void, stop?: AbortSignal): Promise<void> {
+export async function followStream(
+  client: LakeClient,
+  path: string,
+  onEvent: (event: StreamedEvent) => void,
+  stop?: AbortSignal,
+): Promise<void> {
   const { EventSource } = await import('eventsource');
   await new Promise<void>((resolve) => {
     const source = new EventSource(client.url(path), { fetch: client.streamFetch as never });

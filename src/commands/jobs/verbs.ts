@@ -7,7 +7,8 @@ import { downloadResult, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
 import { printList, type PageOptions } from '../listing.js';
 
-const when = (seconds: number | null): string => (seconds === null ? '' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
+const when = (seconds: number | null): string =>
+  seconds === null ? '' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
 /** 0 succeeded, 1 failed or cancelled, 3 not finished. */
 export function exitCodeForJob(job: JobObject): number {
@@ -32,7 +33,14 @@ export async function listJobs(ctx: CommandContext, options: PageOptions): Promi
   await printList(ctx, options, {
     route: JOB_ROUTES.listJobs,
     columns: ['id', 'kind', 'status', 'created', 'finished', 'error'],
-    row: (j) => ({ id: j.id, kind: j.kind, status: j.status, created: when(j.created), finished: when(j.finished), error: j.error?.code ?? null }),
+    row: (j) => ({
+      id: j.id,
+      kind: j.kind,
+      status: j.status,
+      created: when(j.created),
+      finished: when(j.finished),
+      error: j.error?.code ?? null,
+    }),
   });
 }
 
@@ -44,9 +52,13 @@ export async function getJob(ctx: CommandContext, id: string): Promise<void> {
 
 export async function waitJob(ctx: CommandContext, id: string, options: { timeout?: string }): Promise<void> {
   const seconds = options.timeout === undefined ? undefined : Number(options.timeout);
-  if (seconds !== undefined && (!Number.isFinite(seconds) || seconds < 0)) throw usageError('--timeout must be a number of seconds.');
+  if (seconds !== undefined && (!Number.isFinite(seconds) || seconds < 0))
+    throw usageError('--timeout must be a number of seconds.');
   const client = await ctx.client();
-  const timeout = seconds === undefined ? undefined : new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), seconds * 1000).unref());
+  const timeout =
+    seconds === undefined
+      ? undefined
+      : new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), seconds * 1000).unref());
   const outcome = await Promise.race([followJob(client, id, () => {}), ...(timeout ? [timeout] : [])]);
   const job = outcome === 'timeout' ? await client.read(JOB_ROUTES.getJob, { params: { id } }) : outcome;
   if (ctx.json) printJson(ctx.io, job);
@@ -58,9 +70,11 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
 function eventDetails(event: { event: string; data: Record<string, unknown> }): string {
   const d = event.data;
   const count = (n: unknown): string => (typeof n === 'number' ? n.toLocaleString('en-US') : '?');
-  if (event.event === 'sync.progress') return `${String(d.table)} ${String(d.phase)} ${count(d.completed)}/${d.total === null || d.total === undefined ? '?' : count(d.total)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
+  if (event.event === 'sync.progress')
+    return `${String(d.table)} ${String(d.phase)} ${count(d.completed)}/${d.total === null || d.total === undefined ? '?' : count(d.total)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
   if (event.event === 'sync.schema_change') {
-    const list = (key: string, sign: string): string[] => ((d[key] as string[] | undefined) ?? []).map((c) => `${sign}${c}`);
+    const list = (key: string, sign: string): string[] =>
+      ((d[key] as string[] | undefined) ?? []).map((c) => `${sign}${c}`);
     return `${String(d.table)} ${[...list('added', '+'), ...list('dropped', '-'), ...list('retyped', '~')].join(' ')}`;
   }
   const error = d.error as { code?: string; message?: string } | undefined;
@@ -81,7 +95,8 @@ export async function jobEvents(ctx: CommandContext, id: string): Promise<void> 
       ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
       return;
     }
-    const at = typeof event.data.at === 'number' ? when(event.data.at).slice(11, 19) : new Date().toISOString().slice(11, 19);
+    const at =
+      typeof event.data.at === 'number' ? when(event.data.at).slice(11, 19) : new Date().toISOString().slice(11, 19);
     ctx.io.stdout.write(`${palette.dim(at)} ${palette.bold(event.event)}  ${eventDetails(event)}\n`);
   });
   ctx.io.stderr.write(`lake: job ${job.id} ${job.status}${job.error ? `: ${job.error.message}` : ''}\n`);

@@ -11,9 +11,14 @@ const FOLLOW_EVERY_MS = 3000;
 
 function parseSince(text: string): number {
   const relative = /^(\d+)([smhd])$/.exec(text);
-  if (relative) return Math.floor(Date.now() / 1000) - Number(relative[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[relative[2] as 's' | 'm' | 'h' | 'd'];
+  if (relative)
+    return (
+      Math.floor(Date.now() / 1000) -
+      Number(relative[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[relative[2] as 's' | 'm' | 'h' | 'd']
+    );
   const parsed = Date.parse(text);
-  if (Number.isNaN(parsed)) throw usageError(`--since takes a time (2026-11-01T00:00Z) or an age (30m, 2h, 7d), not '${text}'.`);
+  if (Number.isNaN(parsed))
+    throw usageError(`--since takes a time (2026-11-01T00:00Z) or an age (30m, 2h, 7d), not '${text}'.`);
   return Math.floor(parsed / 1000);
 }
 
@@ -27,45 +32,81 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
     .option('--limit <n>', 'at most this many (1-200)', '50')
     .option('--follow', 'keep printing new entries as they are recorded')
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
-    .action(async (o: { source?: string; kind?: string; since?: string; limit: string; follow?: boolean; output?: string }) => {
-      const { assertFormatsAgree } = await import('../../render/output-format.js');
-      try {
-        assertFormatsAgree(ctx.json, o.output, o.follow ? ['json', 'ndjson'] : ['json']);
-      } catch (error) {
-        throw usageError((error as Error).message);
-      }
-      const client = await ctx.client();
-      const source = o.source === undefined ? undefined : await (await import('../resolve.js')).resolveId(ctx, 'source', o.source);
-      const query = { source, kind: o.kind, since: o.since === undefined ? undefined : parseSince(o.since), limit: Number(o.limit) };
-      const { SOURCE_ROUTES } = await import('../../contract/routes.js');
-      const first = await client.read(SOURCE_ROUTES.listLogs, { query });
-      if (ctx.json && !o.follow) return printJson(ctx.io, first);
-      // Rows like every listing (a table on a terminal, CSV with a header in a pipe); --follow --json: NDJSON.
-      const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([import('../../render/rows.js'), import('../../render/colors.js'), import('../../render/output-format.js')]);
-      const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
-      // A table is drawn once, at the end: a followed log on a terminal prints tab-separated lines as they come.
-      const writer = ctx.json ? undefined : createRowWriter(o.follow && format === 'table' ? 'tsv' : format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-      const print = (entries: Entry[]): void => {
-        if (!writer) for (const e of entries) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
-        else writer.write(entries.map((e) => ({ created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'), source: e.source, kind: e.kind, table: e.table ?? '', message: e.message })));
-      };
-      writer?.begin(['created', 'source', 'kind', 'table', 'message']);
-      // Oldest first, as a log reads.
-      print([...first.data].reverse());
-      if (!o.follow) {
-        writer?.end();
-        return;
-      }
-      const seen = new Set(first.data.map((e) => e.id));
-      let since = first.data[0]?.created ?? Math.floor(Date.now() / 1000);
-      for (;;) {
-        await new Promise((r) => setTimeout(r, FOLLOW_EVERY_MS));
-        const fresh = (await client.read(SOURCE_ROUTES.listLogs, { query: { ...query, since, limit: 200 } })).data.filter((e) => !seen.has(e.id)).reverse();
-        for (const e of fresh) {
-          seen.add(e.id);
-          since = Math.max(since, e.created);
+    .action(
+      async (o: {
+        source?: string;
+        kind?: string;
+        since?: string;
+        limit: string;
+        follow?: boolean;
+        output?: string;
+      }) => {
+        const { assertFormatsAgree } = await import('../../render/output-format.js');
+        try {
+          assertFormatsAgree(ctx.json, o.output, o.follow ? ['json', 'ndjson'] : ['json']);
+        } catch (error) {
+          throw usageError((error as Error).message);
         }
-        print(fresh);
-      }
-    });
+        const client = await ctx.client();
+        const source =
+          o.source === undefined ? undefined : await (await import('../resolve.js')).resolveId(ctx, 'source', o.source);
+        const query = {
+          source,
+          kind: o.kind,
+          since: o.since === undefined ? undefined : parseSince(o.since),
+          limit: Number(o.limit),
+        };
+        const { SOURCE_ROUTES } = await import('../../contract/routes.js');
+        const first = await client.read(SOURCE_ROUTES.listLogs, { query });
+        if (ctx.json && !o.follow) return printJson(ctx.io, first);
+        // Rows like every listing (a table on a terminal, CSV with a header in a pipe); --follow --json: NDJSON.
+        const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([
+          import('../../render/rows.js'),
+          import('../../render/colors.js'),
+          import('../../render/output-format.js'),
+        ]);
+        const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
+        // A table is drawn once, at the end: a followed log on a terminal prints tab-separated lines as they come.
+        const writer = ctx.json
+          ? undefined
+          : createRowWriter(
+              o.follow && format === 'table' ? 'tsv' : format,
+              ctx.io.stdout,
+              paletteFor(ctx.io, 'stdout'),
+            );
+        const print = (entries: Entry[]): void => {
+          if (!writer) for (const e of entries) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
+          else
+            writer.write(
+              entries.map((e) => ({
+                created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'),
+                source: e.source,
+                kind: e.kind,
+                table: e.table ?? '',
+                message: e.message,
+              })),
+            );
+        };
+        writer?.begin(['created', 'source', 'kind', 'table', 'message']);
+        // Oldest first, as a log reads.
+        print([...first.data].reverse());
+        if (!o.follow) {
+          writer?.end();
+          return;
+        }
+        const seen = new Set(first.data.map((e) => e.id));
+        let since = first.data[0]?.created ?? Math.floor(Date.now() / 1000);
+        for (;;) {
+          await new Promise((r) => setTimeout(r, FOLLOW_EVERY_MS));
+          const fresh = (await client.read(SOURCE_ROUTES.listLogs, { query: { ...query, since, limit: 200 } })).data
+            .filter((e) => !seen.has(e.id))
+            .reverse();
+          for (const e of fresh) {
+            seen.add(e.id);
+            since = Math.max(since, e.created);
+          }
+          print(fresh);
+        }
+      },
+    );
 }

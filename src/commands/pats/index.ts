@@ -21,18 +21,37 @@ export function registerPats(program: Command, ctx: CommandContext): void {
     .action(async (o: { name: string; scopes: string; expiresInDays?: string }) => {
       const days = o.expiresInDays === undefined ? undefined : Number(o.expiresInDays);
       if (days !== undefined && !Number.isInteger(days)) throw usageError('--expires-in-days must be a whole number.');
-      const body = { name: o.name, scopes: o.scopes.split(/[\s,]+/).filter(Boolean), ...(days === undefined ? {} : { expires_in_days: days }) };
+      const body = {
+        name: o.name,
+        scopes: o.scopes.split(/[\s,]+/).filter(Boolean),
+        ...(days === undefined ? {} : { expires_in_days: days }),
+      };
       const created = await (await ctx.client()).read((await routes()).createPersonalAccessToken, { body });
       if (ctx.json) return printJson(ctx.io, created);
-      printFields(ctx.io, [['id', created.id], ['name', created.name], ['scopes', created.scopes.join(' ')], ['expires', when(created.expires) || 'never'], ['secret', created.secret]]);
+      printFields(ctx.io, [
+        ['id', created.id],
+        ['name', created.name],
+        ['scopes', created.scopes.join(' ')],
+        ['expires', when(created.expires) || 'never'],
+        ['secret', created.secret],
+      ]);
       if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The secret is shown once. Keep it somewhere safe.\n');
     });
 
-  pageOptions(pats.command('ls').description('list your tokens (never their secrets), with when each was last used')).action(async (o: PageOptions) => {
+  pageOptions(
+    pats.command('ls').description('list your tokens (never their secrets), with when each was last used'),
+  ).action(async (o: PageOptions) => {
     await printList(ctx, o, {
       route: (await routes()).listPersonalAccessTokens,
       columns: ['id', 'name', 'scopes', 'last_used', 'expires', 'revoked'],
-      row: (p) => ({ id: p.id, name: p.name, scopes: p.scopes.join(' '), last_used: when(p.last_used), expires: when(p.expires), revoked: when(p.revoked) }),
+      row: (p) => ({
+        id: p.id,
+        name: p.name,
+        scopes: p.scopes.join(' '),
+        last_used: when(p.last_used),
+        expires: when(p.expires),
+        revoked: when(p.revoked),
+      }),
     });
   });
 

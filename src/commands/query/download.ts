@@ -18,7 +18,12 @@ export type ResultFile = ResultFileObject;
 export async function queryResultFile(client: LakeClient, id: string): Promise<ResultFile> {
   const query = await client.read(QUERY_ROUTES.getQuery, { params: { id } });
   if (query.status === 'running' || query.status === 'queued') {
-    throw new CliError('query_running', `Query ${id} is still running; there is nothing to download yet.`, EXIT.stillRunning, `Wait with: lake query poll ${id}`);
+    throw new CliError(
+      'query_running',
+      `Query ${id} is still running; there is nothing to download yet.`,
+      EXIT.stillRunning,
+      `Wait with: lake query poll ${id}`,
+    );
   }
   const file = query.files?.[0];
   if (query.status !== 'succeeded' || !file) {
@@ -57,10 +62,12 @@ export async function downloadResult(
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const have = toStdout ? 0 : sizeOf(partial);
     if (have === file.bytes) break;
-    const response = await client.fetchUrl(file.url, have > 0 ? { Range: `bytes=${have}-` } : {}).catch((error: unknown) => {
-      lastProblem = error instanceof Error ? error.message : String(error);
-      return undefined;
-    });
+    const response = await client
+      .fetchUrl(file.url, have > 0 ? { Range: `bytes=${have}-` } : {})
+      .catch((error: unknown) => {
+        lastProblem = error instanceof Error ? error.message : String(error);
+        return undefined;
+      });
     if (!response) continue;
     if (response.status === 403) {
       const body = (await response.json().catch(() => undefined)) as unknown;
@@ -69,11 +76,17 @@ export async function downloadResult(
       file = await freshFile();
       continue;
     }
-    if (response.status !== 200 && response.status !== 206) throw LakeApiError.fromResponse(response, await response.json().catch(() => undefined));
+    if (response.status !== 200 && response.status !== 206)
+      throw LakeApiError.fromResponse(response, await response.json().catch(() => undefined));
     if (!response.body) continue;
     const append = response.status === 206;
     const sink: Writable = toStdout
-      ? new Writable({ write: (chunk, _enc, done) => { ctx.io.stdout.write(chunk as Buffer); done(); } })
+      ? new Writable({
+          write: (chunk, _enc, done) => {
+            ctx.io.stdout.write(chunk as Buffer);
+            done();
+          },
+        })
       : createWriteStream(partial, { flags: append ? 'a' : 'w', mode: 0o600 });
     try {
       await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), sink);
@@ -87,7 +100,12 @@ export async function downloadResult(
   if (toStdout) return;
   const have = sizeOf(partial);
   if (have !== file.bytes) {
-    throw new CliError('download_incomplete', `Got ${have} of ${file.bytes} bytes after ${MAX_ATTEMPTS} attempts${lastProblem ? ` (${lastProblem})` : ''}.`, EXIT.unavailable, `Run the same command again to resume from ${partial}.`);
+    throw new CliError(
+      'download_incomplete',
+      `Got ${have} of ${file.bytes} bytes after ${MAX_ATTEMPTS} attempts${lastProblem ? ` (${lastProblem})` : ''}.`,
+      EXIT.unavailable,
+      `Run the same command again to resume from ${partial}.`,
+    );
   }
   if (!existsSync(partial)) closeSync(openSync(partial, 'w', 0o600));
   renameSync(partial, target);

@@ -14,29 +14,41 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .description('submit SQL, wait for it, and print the rows')
     .argument('[sql]', 'the SQL; - reads standard input')
     .option('-f, --file <file>', 'read the SQL from a file (- for standard input)')
-    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
+    .option(
+      '--output <format>',
+      'table, vertical, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)',
+    )
     .option('--max-rows <n>', 'print at most n rows (default: all; 1000 for table output)')
     .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3')
-    .action(async (sql: string | undefined, options: RunOptions) => (await import('./run.js')).runQuery(ctx, sql, options));
+    .action(async (sql: string | undefined, options: RunOptions) =>
+      (await import('./run.js')).runQuery(ctx, sql, options),
+    );
 
   query
     .command('poll')
-    .description('show a query\'s status (exit 0 succeeded, 1 failed, 3 still running)')
+    .description("show a query's status (exit 0 succeeded, 1 failed, 3 still running)")
     .argument('<id>', 'query id (qr_…)')
     .action(async (id: string) => (await import('./poll.js')).pollQuery(ctx, id));
 
   query
     .command('result')
-    .description('print a finished query\'s rows again, in any output format')
+    .description("print a finished query's rows again, in any output format")
     .argument('<id>', 'query id (qr_…)')
-    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)')
+    .option(
+      '--output <format>',
+      'table, vertical, csv, tsv, json, ndjson or markdown (default: table on a terminal, csv in a pipe)',
+    )
     .option('--max-rows <n>', 'print at most n rows (default: all; 1000 for table output)')
-    .action(async (id: string, options: { output?: string; maxRows?: string }) => (await import('./result.js')).printResult(ctx, id, options));
+    .action(async (id: string, options: { output?: string; maxRows?: string }) =>
+      (await import('./result.js')).printResult(ctx, id, options),
+    );
 
   query
     .command('download')
-    .description('download a query\'s Parquet result, resuming after interruptions and checking its size')
+    .description("download a query's Parquet result, resuming after interruptions and checking its size")
     .argument('<id>', 'query id (qr_…)')
     .option('-o, --output <file>', 'where to write (default <id>.parquet; - for stdout)')
-    .action(async (id: string, options: { output?: string }) => (await import('./download.js')).downloadQuery(ctx, id, options.output));
+    .action(async (id: string, options: { output?: string }) =>
+      (await import('./download.js')).downloadQuery(ctx, id, options.output),
+    );
 }

@@ -13,7 +13,9 @@ export async function pollQuery(ctx: CommandContext, id: string): Promise<void> 
       ['status', query.status],
       ['created', new Date(query.created * 1000).toISOString()],
       ...(query.duration_ms === undefined ? [] : ([['duration', `${query.duration_ms} ms`]] as [string, unknown][])),
-      ...(query.files ? query.files.map((f) => ['result', `${f.bytes} bytes (lake query download ${query.id})`] as [string, unknown]) : []),
+      ...(query.files
+        ? query.files.map((f) => ['result', `${f.bytes} bytes (lake query download ${query.id})`] as [string, unknown])
+        : []),
       ...(query.error ? ([['error', query.error.message]] as [string, unknown][]) : []),
     ]);
   }

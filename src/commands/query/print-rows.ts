@@ -9,7 +9,8 @@ import type { QueryPage } from './wait.js';
 export const PAGE_SIZE = 1000;
 
 /** The result of an EXPLAIN: DuckDB's two columns. */
-const isPlan = (columns: readonly string[] | undefined): boolean => columns?.length === 2 && columns[0] === 'explain_key' && columns[1] === 'explain_value';
+const isPlan = (columns: readonly string[] | undefined): boolean =>
+  columns?.length === 2 && columns[0] === 'explain_key' && columns[1] === 'explain_value';
 
 export interface PrintedRows {
   printed: number;
@@ -57,7 +58,9 @@ export async function printQueryRows(
   await output.finish();
   const truncated = printed < total;
   if (truncated) {
-    io.stderr.write(`lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`);
+    io.stderr.write(
+      `lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`,
+    );
   }
   return { printed, total, truncated };
 }

@@ -27,12 +27,16 @@ export const TABLE_DEFAULT_MAX_ROWS = 1000;
 function positive(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || (flag === '--max-rows' && !Number.isInteger(n))) throw usageError(`${flag} must be a ${flag === '--max-rows' ? 'whole ' : ''}number of at least 0.`);
+  if (!Number.isFinite(n) || n < 0 || (flag === '--max-rows' && !Number.isInteger(n)))
+    throw usageError(`${flag} must be a ${flag === '--max-rows' ? 'whole ' : ''}number of at least 0.`);
   return n;
 }
 
 /** The rows' format (flag, LAKE_OUTPUT, the profile, then table on a terminal and csv in a pipe) and how many to print. */
-export function rowOutput(ctx: CommandContext, options: { output?: string; maxRows?: string }): { format: OutputFormat; maxRows: number } {
+export function rowOutput(
+  ctx: CommandContext,
+  options: { output?: string; maxRows?: string },
+): { format: OutputFormat; maxRows: number } {
   let format: OutputFormat;
   try {
     const profiles = ctx.profiles();
@@ -42,10 +46,19 @@ export function rowOutput(ctx: CommandContext, options: { output?: string; maxRo
     if (error instanceof UnknownFormatError) throw usageError(error.message);
     throw error;
   }
-  return { format, maxRows: positive(options.maxRows, '--max-rows') ?? (format === 'table' ? TABLE_DEFAULT_MAX_ROWS : Number.POSITIVE_INFINITY) };
+  return {
+    format,
+    maxRows:
+      positive(options.maxRows, '--max-rows') ??
+      (format === 'table' ? TABLE_DEFAULT_MAX_ROWS : Number.POSITIVE_INFINITY),
+  };
 }
 
-export async function runQuery(ctx: CommandContext, sqlArgument: string | undefined, options: RunOptions): Promise<void> {
+export async function runQuery(
+  ctx: CommandContext,
+  sqlArgument: string | undefined,
+  options: RunOptions,
+): Promise<void> {
   const sql = await readSql(ctx, sqlArgument, options.file);
   const { format, maxRows } = rowOutput(ctx, options);
   const waitSeconds = positive(options.wait, '--wait');
@@ -66,7 +79,8 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   }
   const id = submitted.body.id;
   mark('submitted');
-  const showStatus = (status: QueryPage['status']): void => spinner.update(status === 'queued' ? `queued ${id} (waiting for a free worker)` : `running ${id}`);
+  const showStatus = (status: QueryPage['status']): void =>
+    spinner.update(status === 'queued' ? `queued ${id} (waiting for a free worker)` : `running ${id}`);
   showStatus(submitted.body.status);
   // ^C cancels the query on the server (it would otherwise run on), then waits a little for the outcome.
   const giveUp = new AbortController();
@@ -94,7 +108,11 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     stopListening();
   }
   if (cancelling) {
-    ctx.io.stderr.write(page.status === 'running' || page.status === 'queued' ? `lake: ${id} is still running; cancellation was requested\n` : `lake: ${id} ${page.status}\n`);
+    ctx.io.stderr.write(
+      page.status === 'running' || page.status === 'queued'
+        ? `lake: ${id} is still running; cancellation was requested\n`
+        : `lake: ${id} ${page.status}\n`,
+    );
     ctx.exitCode = EXIT.interrupted;
     return;
   }
@@ -102,7 +120,12 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
     if (ctx.mode === 'local') {
       // Local mode runs the query in this process, which is about to end: it is stopped, not left running.
       await client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch(() => undefined);
-      throw new CliError('wait_expired', `${id} did not finish within --wait ${waitSeconds} s and was stopped: in local mode a query runs in the lake process itself, and ends with it.`, EXIT.failed, 'Run it without --wait, or against lake serve (--base-url), where it goes on running and lake query poll finds it.');
+      throw new CliError(
+        'wait_expired',
+        `${id} did not finish within --wait ${waitSeconds} s and was stopped: in local mode a query runs in the lake process itself, and ends with it.`,
+        EXIT.failed,
+        'Run it without --wait, or against lake serve (--base-url), where it goes on running and lake query poll finds it.',
+      );
     }
     ctx.io.stdout.write(`${id}\n`);
     ctx.io.stderr.write(`lake: ${id} is still running; check it with: lake query poll ${id}\n`);
@@ -112,13 +135,20 @@ export async function runQuery(ctx: CommandContext, sqlArgument: string | undefi
   if (page.status !== 'succeeded') {
     // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …).
     const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
-    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, { query: id });
+    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, {
+      query: id,
+    });
   }
   mark('first page received');
-  const printed = await printQueryRows(client, ctx.io, page, format, maxRows, { env: ctx.env, enabled: ctx.globals.pager !== false });
+  const printed = await printQueryRows(client, ctx.io, page, format, maxRows, {
+    env: ctx.env,
+    enabled: ctx.globals.pager !== false,
+  });
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
-    ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`);
+    ctx.io.stderr.write(
+      `(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`,
+    );
   }
 }
 

@@ -9,13 +9,22 @@ async function readAll(ctx: CommandContext): Promise<string> {
 }
 
 /** SQL from the argument, from -f FILE, or from standard input (`-`, or nothing given in a pipe). */
-export async function readSql(ctx: CommandContext, argument: string | undefined, file: string | undefined): Promise<string> {
-  if (argument !== undefined && file !== undefined) throw usageError('Give the SQL as an argument or with -f, not both.');
+export async function readSql(
+  ctx: CommandContext,
+  argument: string | undefined,
+  file: string | undefined,
+): Promise<string> {
+  if (argument !== undefined && file !== undefined)
+    throw usageError('Give the SQL as an argument or with -f, not both.');
   if (file !== undefined) {
     try {
       return file === '-' ? await readAll(ctx) : readFileSync(file, 'utf8');
     } catch (error) {
-      throw new CliError('file_unreadable', `Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}.`, EXIT.usage);
+      throw new CliError(
+        'file_unreadable',
+        `Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}.`,
+        EXIT.usage,
+      );
     }
   }
   if (argument === '-') return readAll(ctx);

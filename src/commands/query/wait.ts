@@ -28,10 +28,14 @@ export interface WaitOptions {
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 /** The longest a remote poll is held open: below the 30 s the service allows and the idle limits of most proxies. */
@@ -51,13 +55,17 @@ export async function waitForQuery(client: LakeClient, id: string, options: Wait
     const remaining = deadline - Date.now();
     const wait = Math.max(0, Math.min(longest, Math.floor(remaining / 1000)));
     const asked = Date.now();
-    const page = await client.read(QUERY_ROUTES.getQuery, { params: { id }, query: { ...options.query, ...(wait > 0 ? { wait } : {}) } });
+    const page = await client.read(QUERY_ROUTES.getQuery, {
+      params: { id },
+      query: { ...options.query, ...(wait > 0 ? { wait } : {}) },
+    });
     if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
     options.onStatus?.(page.status);
     const left = deadline - Date.now();
     if (left <= 0) return page;
     const heldOpen = Date.now() - asked >= (wait * 1000) / 2;
     if (wait === 0) await sleep(Math.min(50, left), options.signal);
-    else if (!heldOpen) await sleep(Math.min(options.mode === 'remote' ? pollDelayMs(attempt) : 50, left), options.signal);
+    else if (!heldOpen)
+      await sleep(Math.min(options.mode === 'remote' ? pollDelayMs(attempt) : 50, left), options.signal);
   }
 }

@@ -7,10 +7,18 @@ export function registerSends(program: Command, ctx: CommandContext): void {
   const verbs = async () => import('./verbs.js');
   /** An id, or the send's name (resolved against the list of sends). */
   const idOf = async (ref: string): Promise<string> => (await import('../resolve.js')).resolveId(ctx, 'send', ref);
-  const sends = program.command('sends').description('deliver query results to a PostgreSQL table or a webhook, on demand or on a schedule');
+  const sends = program
+    .command('sends')
+    .description('deliver query results to a PostgreSQL table or a webhook, on demand or on a schedule');
 
-  pageOptions(sends.command('ls').description('list sends, newest first')).action(async (o: PageOptions) => (await verbs()).listSends(ctx, o));
-  sends.command('get').description('show a send: its SQL, destination, schedule and last run').argument('<id>', 'send id (snd_…) or name').action(async (id: string) => (await verbs()).getSend(ctx, await idOf(id)));
+  pageOptions(sends.command('ls').description('list sends, newest first')).action(async (o: PageOptions) =>
+    (await verbs()).listSends(ctx, o),
+  );
+  sends
+    .command('get')
+    .description('show a send: its SQL, destination, schedule and last run')
+    .argument('<id>', 'send id (snd_…) or name')
+    .action(async (id: string) => (await verbs()).getSend(ctx, await idOf(id)));
 
   sends
     .command('create')
@@ -22,7 +30,10 @@ export function registerSends(program: Command, ctx: CommandContext): void {
     .option('--url <url>', 'webhook: the http(s) URL to POST batches to')
     .option('--format <format>', 'webhook: json (default) or ndjson')
     .option('--batch-size <n>', 'webhook: rows per request (1-10000, default 500)')
-    .option('--secret-stdin', 'webhook: read the signing secret from standard input (otherwise one is made and shown once)')
+    .option(
+      '--secret-stdin',
+      'webhook: read the signing secret from standard input (otherwise one is made and shown once)',
+    )
     .option('--host <host>', 'postgres: server host')
     .option('--port <port>', 'postgres: server port (default 5432)')
     .option('--database <name>', 'postgres: database')
@@ -39,15 +50,30 @@ export function registerSends(program: Command, ctx: CommandContext): void {
     .option('--from-file <file>', 'the whole request body as JSON (as for POST /sends)')
     .action(async (o: Record<string, unknown>) => (await verbs()).createSend(ctx, o));
 
-  sends.command('pause').description('stop a send\'s schedule and manual runs').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), true));
-  sends.command('resume').description('let a paused send run again').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), false));
+  sends
+    .command('pause')
+    .description("stop a send's schedule and manual runs")
+    .argument('<id>', 'send id or name')
+    .action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), true));
+  sends
+    .command('resume')
+    .description('let a paused send run again')
+    .argument('<id>', 'send id or name')
+    .action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), false));
   sends
     .command('run')
     .description('run a send now and wait for the outcome (exit 0 succeeded, 1 failed or cancelled)')
     .argument('<id>', 'send id or name')
     .action(async (id: string) => (await verbs()).runSend(ctx, await idOf(id)));
-  pageOptions(sends.command('runs').description('a send\'s runs, newest first, with status and rows sent').argument('<id>', 'send id or name')).action(
-    async (id: string, o: PageOptions) => (await verbs()).listRuns(ctx, await idOf(id), o),
-  );
-  sends.command('delete').description('delete a send and its run history (delivered data stays)').argument('<id>', 'send id or name').action(async (id: string) => (await verbs()).deleteSend(ctx, await idOf(id)));
+  pageOptions(
+    sends
+      .command('runs')
+      .description("a send's runs, newest first, with status and rows sent")
+      .argument('<id>', 'send id or name'),
+  ).action(async (id: string, o: PageOptions) => (await verbs()).listRuns(ctx, await idOf(id), o));
+  sends
+    .command('delete')
+    .description('delete a send and its run history (delivered data stays)')
+    .argument('<id>', 'send id or name')
+    .action(async (id: string) => (await verbs()).deleteSend(ctx, await idOf(id)));
 }

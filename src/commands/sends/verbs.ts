@@ -11,7 +11,6 @@ import { readPassword, readSecret } from '../sources/secret-input.js';
 
 type RunObject = SendRunObject;
 
-
 /** Where a send delivers, in one line: the webhook URL, or schema.table with its mode and key. */
 function target(send: SendObject): string {
   const d = send.destination;
@@ -30,7 +29,10 @@ function showSend(ctx: CommandContext, send: SendObject): void {
     ['credentials set', Object.keys(send.destination.credentials).join(' ')],
     ['schedule', send.schedule ? `every ${send.schedule.every_minutes} min` : 'on demand'],
     ['next run', send.next_run === null ? null : when(send.next_run)],
-    ['last run', send.last_run ? `${send.last_run.id} ${send.last_run.status}, ${send.last_run.rows_sent} rows` : 'never'],
+    [
+      'last run',
+      send.last_run ? `${send.last_run.id} ${send.last_run.status}, ${send.last_run.rows_sent} rows` : 'never',
+    ],
     ['sql', send.sql],
   ]);
 }
@@ -64,7 +66,8 @@ const wholeNumber = (flag: string, raw: unknown): number => {
 /** The destination from flags; only the flags given are sent, so the service's defaults and checks apply. */
 function destinationFromFlags(options: Record<string, unknown>): Record<string, unknown> {
   const type = options.to;
-  if (type !== 'postgres' && type !== 'webhook') throw usageError('Say where to send with --to postgres or --to webhook.');
+  if (type !== 'postgres' && type !== 'webhook')
+    throw usageError('Say where to send with --to postgres or --to webhook.');
   const destination: Record<string, unknown> = { type };
   const copy = (flag: string, field: string, convert?: (v: unknown) => unknown): void => {
     if (options[flag] !== undefined) destination[field] = convert ? convert(options[flag]) : options[flag];
@@ -74,15 +77,30 @@ function destinationFromFlags(options: Record<string, unknown>): Record<string, 
     copy('format', 'format');
     copy('batchSize', 'batch_size', (v) => wholeNumber('--batch-size', v));
   } else {
-    for (const [flag, field] of [['host', 'host'], ['database', 'database'], ['user', 'user'], ['sslMode', 'ssl_mode'], ['schema', 'schema'], ['table', 'table'], ['mode', 'mode']]) copy(flag as string, field as string);
+    for (const [flag, field] of [
+      ['host', 'host'],
+      ['database', 'database'],
+      ['user', 'user'],
+      ['sslMode', 'ssl_mode'],
+      ['schema', 'schema'],
+      ['table', 'table'],
+      ['mode', 'mode'],
+    ])
+      copy(flag as string, field as string);
     copy('port', 'port', (v) => wholeNumber('--port', v));
-    copy('key', 'key', (v) => String(v).split(',').map((k) => k.trim()).filter(Boolean));
+    copy('key', 'key', (v) =>
+      String(v)
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    );
   }
   return destination;
 }
 
 export async function createSend(ctx: CommandContext, options: Record<string, unknown>): Promise<void> {
-  if (options.sql !== undefined && options.sqlFile !== undefined) throw usageError('Give the SQL with --sql or --sql-file, not both.');
+  if (options.sql !== undefined && options.sqlFile !== undefined)
+    throw usageError('Give the SQL with --sql or --sql-file, not both.');
   const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
   if (options.name !== undefined) body.name = options.name;
   if (options.sql !== undefined) body.sql = options.sql;
@@ -95,12 +113,17 @@ export async function createSend(ctx: CommandContext, options: Record<string, un
     const password = await readPassword(ctx, options);
     if (password !== undefined) destination.password = password;
   }
-  if (destination.type === 'webhook' && options.secretStdin) destination.secret = await readSecret(ctx, 'Signing secret', true);
+  if (destination.type === 'webhook' && options.secretStdin)
+    destination.secret = await readSecret(ctx, 'Signing secret', true);
   // Assembled from a file and flags; the service checks it against the contract.
   const created = await (await ctx.client()).read(SEND_ROUTES.createSend, { body: body as SendCreationBody });
   showSend(ctx, created);
   if (created.signing_secret && !ctx.json) {
-    ctx.io.stdout.write(ctx.io.isStdoutTTY ? `\nsigning secret (shown once; receivers verify Lake-Signature with it):\n${created.signing_secret}\n` : `signing_secret\t${created.signing_secret}\n`);
+    ctx.io.stdout.write(
+      ctx.io.isStdoutTTY
+        ? `\nsigning secret (shown once; receivers verify Lake-Signature with it):\n${created.signing_secret}\n`
+        : `signing_secret\t${created.signing_secret}\n`,
+    );
   }
 }
 

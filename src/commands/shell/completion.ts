@@ -2,18 +2,120 @@ import { CATALOG_ROUTES } from '../../contract/routes.js';
 import type { LakeClient } from '../../service/client/lake-client.js';
 
 const KEYWORDS = [
-  'SELECT', 'FROM', 'WHERE', 'GROUP BY', 'ORDER BY', 'HAVING', 'LIMIT', 'OFFSET', 'JOIN', 'LEFT JOIN', 'INNER JOIN', 'FULL JOIN', 'CROSS JOIN',
-  'ON', 'USING', 'AS', 'AND', 'OR', 'NOT', 'NULL', 'IS', 'IN', 'LIKE', 'ILIKE', 'BETWEEN', 'DISTINCT', 'CASE', 'WHEN', 'THEN', 'ELSE', 'END',
-  'WITH', 'UNION', 'UNION ALL', 'EXCEPT', 'INTERSECT', 'EXISTS', 'ASC', 'DESC', 'NULLS FIRST', 'NULLS LAST', 'OVER', 'PARTITION BY',
-  'QUALIFY', 'WINDOW', 'FILTER', 'EXPLAIN', 'EXPLAIN ANALYZE', 'TRUE', 'FALSE', 'CAST', 'INTERVAL', 'DATE', 'TIMESTAMP',
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'GROUP BY',
+  'ORDER BY',
+  'HAVING',
+  'LIMIT',
+  'OFFSET',
+  'JOIN',
+  'LEFT JOIN',
+  'INNER JOIN',
+  'FULL JOIN',
+  'CROSS JOIN',
+  'ON',
+  'USING',
+  'AS',
+  'AND',
+  'OR',
+  'NOT',
+  'NULL',
+  'IS',
+  'IN',
+  'LIKE',
+  'ILIKE',
+  'BETWEEN',
+  'DISTINCT',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'END',
+  'WITH',
+  'UNION',
+  'UNION ALL',
+  'EXCEPT',
+  'INTERSECT',
+  'EXISTS',
+  'ASC',
+  'DESC',
+  'NULLS FIRST',
+  'NULLS LAST',
+  'OVER',
+  'PARTITION BY',
+  'QUALIFY',
+  'WINDOW',
+  'FILTER',
+  'EXPLAIN',
+  'EXPLAIN ANALYZE',
+  'TRUE',
+  'FALSE',
+  'CAST',
+  'INTERVAL',
+  'DATE',
+  'TIMESTAMP',
 ];
 
 const FUNCTIONS = [
-  'count', 'sum', 'avg', 'min', 'max', 'median', 'quantile_cont', 'mode', 'stddev', 'string_agg', 'list', 'array_agg', 'arg_max', 'arg_min',
-  'approx_count_distinct', 'coalesce', 'nullif', 'greatest', 'least', 'round', 'floor', 'ceil', 'abs', 'length', 'lower', 'upper', 'trim',
-  'substr', 'replace', 'split_part', 'concat', 'regexp_matches', 'regexp_replace', 'regexp_extract', 'strftime', 'strptime', 'date_trunc',
-  'date_part', 'date_diff', 'now', 'current_date', 'epoch', 'to_timestamp', 'row_number', 'rank', 'dense_rank', 'lag', 'lead',
-  'first_value', 'last_value', 'unnest', 'generate_series', 'range', 'hash', 'md5', 'json_extract', 'json_extract_string',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'median',
+  'quantile_cont',
+  'mode',
+  'stddev',
+  'string_agg',
+  'list',
+  'array_agg',
+  'arg_max',
+  'arg_min',
+  'approx_count_distinct',
+  'coalesce',
+  'nullif',
+  'greatest',
+  'least',
+  'round',
+  'floor',
+  'ceil',
+  'abs',
+  'length',
+  'lower',
+  'upper',
+  'trim',
+  'substr',
+  'replace',
+  'split_part',
+  'concat',
+  'regexp_matches',
+  'regexp_replace',
+  'regexp_extract',
+  'strftime',
+  'strptime',
+  'date_trunc',
+  'date_part',
+  'date_diff',
+  'now',
+  'current_date',
+  'epoch',
+  'to_timestamp',
+  'row_number',
+  'rank',
+  'dense_rank',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+  'unnest',
+  'generate_series',
+  'range',
+  'hash',
+  'md5',
+  'json_extract',
+  'json_extract_string',
 ];
 
 /**
@@ -34,7 +136,11 @@ export class SqlCompleter {
     const names = await this.namesFor(bare, line).catch(() => [] as string[]);
     const lower = bare.toLowerCase();
     const upper = word === word.toUpperCase() && /[A-Z]/.test(word);
-    const words = [...KEYWORDS.map((k) => (upper || word === '' ? k : k.toLowerCase())), ...FUNCTIONS.map((f) => `${f}(`), ...names];
+    const words = [
+      ...KEYWORDS.map((k) => (upper || word === '' ? k : k.toLowerCase())),
+      ...FUNCTIONS.map((f) => `${f}(`),
+      ...names,
+    ];
     const hits = [...new Set(words.filter((w) => w.toLowerCase().startsWith(lower)))].sort();
     return [word === '' ? [] : hits, word];
   }
@@ -46,7 +152,8 @@ export class SqlCompleter {
       // schema.table, or lake.schema.table
       const [first, second] = dot[0] === 'lake' ? [dot[1] ?? '', dot.length] : [dot[0] ?? '', dot.length];
       const prefix = dot[0] === 'lake' ? 'lake.' : '';
-      if (schemas.includes(first) && (second === 2 || dot[0] === 'lake')) return (await this.tableNames(first)).map((t) => `${prefix}${first}.${t}`);
+      if (schemas.includes(first) && (second === 2 || dot[0] === 'lake'))
+        return (await this.tableNames(first)).map((t) => `${prefix}${first}.${t}`);
     }
     // Columns of the tables the statement names so far.
     const named = [...line.matchAll(/\b(?:lake\.)?(\w+)\.(\w+)\b/g)].filter((m) => schemas.includes(m[1] as string));
@@ -60,14 +167,20 @@ export class SqlCompleter {
   }
 
   private async tableNames(schema: string): Promise<string[]> {
-    if (!this.tables.has(schema)) this.tables.set(schema, (await this.client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data.map((t) => t.name));
+    if (!this.tables.has(schema))
+      this.tables.set(
+        schema,
+        (await this.client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data.map((t) => t.name),
+      );
     return this.tables.get(schema) ?? [];
   }
 
   private async columnNames(schema: string, table: string): Promise<string[]> {
     const key = `${schema}.${table}`;
     if (!this.columns.has(key)) {
-      const described = await this.client.read(CATALOG_ROUTES.getTable, { params: { schema, table } }).catch(() => undefined);
+      const described = await this.client
+        .read(CATALOG_ROUTES.getTable, { params: { schema, table } })
+        .catch(() => undefined);
       this.columns.set(key, described?.columns.map((c) => c.name) ?? []);
     }
     return this.columns.get(key) ?? [];

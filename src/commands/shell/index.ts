@@ -4,7 +4,9 @@ import type { CommandContext } from '../context.js';
 export function registerShell(program: Command, ctx: CommandContext): void {
   program
     .command('sql')
-    .description('an interactive SQL shell (statements end with ;; \\? for its commands); piped SQL runs like lake query -')
+    .description(
+      'an interactive SQL shell (statements end with ;; \\? for its commands); piped SQL runs like lake query -',
+    )
     .option('--output <format>', 'table (default), vertical, csv, tsv, json, ndjson or markdown')
     .action(async (options: { output?: string }) => (await import('./shell.js')).runShell(ctx, options));
 }

@@ -68,7 +68,13 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
   ctx.globals = { ...ctx.globals, pager: false };
   const client = await ctx.client();
   const settings = await ctx.settings();
-  const state: ShellState = { format: options.output && isOutputFormat(options.output) ? options.output : rowOutput(ctx, { output: options.output }).format, timing: false };
+  const state: ShellState = {
+    format:
+      options.output && isOutputFormat(options.output)
+        ? options.output
+        : rowOutput(ctx, { output: options.output }).format,
+    timing: false,
+  };
   const file = historyFile(ctx, settings.homeDir.value);
   const completer = new SqlCompleter(client);
   const readline = await import('node:readline');
@@ -80,10 +86,14 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
     historySize: HISTORY_SIZE,
     removeHistoryDuplicates: true,
     completer: (line: string, callback: (error: Error | null, result: [string[], string]) => void) => {
-      completer.complete(line).then((result) => callback(null, result), () => callback(null, [[], line]));
+      completer.complete(line).then(
+        (result) => callback(null, result),
+        () => callback(null, [[], line]),
+      );
     },
   });
-  const target = ctx.mode === 'local' ? `the local lake at ${settings.homeDir.value}` : `lake serve at ${settings.baseUrl.value}`;
+  const target =
+    ctx.mode === 'local' ? `the local lake at ${settings.homeDir.value}` : `lake serve at ${settings.baseUrl.value}`;
   ctx.io.stdout.write(`lake ${target}. Statements end with ;, \\? for help, \\q to quit.\n`);
   let buffer = '';
   let interrupts = 0;
@@ -116,9 +126,14 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
     if (busy) return;
     void (async () => {
       const trimmed = line.trim();
-      if (buffer === '' && (trimmed.startsWith('\\') || trimmed === 'help' || trimmed === 'exit' || trimmed === 'quit')) {
+      if (
+        buffer === '' &&
+        (trimmed.startsWith('\\') || trimmed === 'help' || trimmed === 'exit' || trimmed === 'quit')
+      ) {
         busy = true;
-        const quit = await meta(ctx, client, state, trimmed, target).catch((error: unknown) => (printError(ctx.io, error, false), false));
+        const quit = await meta(ctx, client, state, trimmed, target).catch(
+          (error: unknown) => (printError(ctx.io, error, false), false),
+        );
         busy = false;
         if (quit) return rl.close();
         rl.setPrompt(PROMPT);
@@ -148,38 +163,64 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
 
 /** Runs one statement: submitted, waited for (^C cancels it on the service), its rows printed. */
 async function execute(ctx: CommandContext, client: LakeClient, state: ShellState, sql: string): Promise<void> {
-  const submitted = await client.read(QUERY_ROUTES.createQuery, { body: { sql }, idempotencyKey: `sql-${randomUUID()}` });
+  const submitted = await client.read(QUERY_ROUTES.createQuery, {
+    body: { sql },
+    idempotencyKey: `sql-${randomUUID()}`,
+  });
   const stop = new AbortController();
   state.running = { id: submitted.id, stop };
   let cancelled = false;
-  stop.signal.addEventListener('abort', () => {
-    cancelled = true;
-    ctx.io.stdout.write(`\ncancelling ${submitted.id}…\n`);
-    void client.call(JOB_ROUTES.cancelJob, { params: { id: submitted.id } }).catch(() => undefined);
-  }, { once: true });
+  stop.signal.addEventListener(
+    'abort',
+    () => {
+      cancelled = true;
+      ctx.io.stdout.write(`\ncancelling ${submitted.id}…\n`);
+      void client.call(JOB_ROUTES.cancelJob, { params: { id: submitted.id } }).catch(() => undefined);
+    },
+    { once: true },
+  );
   const started = Date.now();
   try {
     // Cancelled: wait a little for the service to say so, then give the prompt back either way.
-    const page = await waitForQuery(client, submitted.id, { mode: ctx.mode ?? 'remote', query: { format: 'inline', limit: PAGE_SIZE }, signal: stop.signal });
-    const final = cancelled && (page.status === 'running' || page.status === 'queued') ? await waitForQuery(client, submitted.id, { mode: ctx.mode ?? 'remote', timeoutMs: 3000 }) : page;
+    const page = await waitForQuery(client, submitted.id, {
+      mode: ctx.mode ?? 'remote',
+      query: { format: 'inline', limit: PAGE_SIZE },
+      signal: stop.signal,
+    });
+    const final =
+      cancelled && (page.status === 'running' || page.status === 'queued')
+        ? await waitForQuery(client, submitted.id, { mode: ctx.mode ?? 'remote', timeoutMs: 3000 })
+        : page;
     if (final.status === 'cancelled' || cancelled) {
-      ctx.io.stdout.write(`query ${submitted.id} ${final.status === 'cancelled' ? 'cancelled' : 'was asked to stop'}\n`);
+      ctx.io.stdout.write(
+        `query ${submitted.id} ${final.status === 'cancelled' ? 'cancelled' : 'was asked to stop'}\n`,
+      );
       return;
     }
     if (final.status !== 'succeeded') {
-      ctx.io.stdout.write(`error ${final.error?.code ?? final.status}: ${final.error?.message ?? `the query ${final.status}`}\n`);
+      ctx.io.stdout.write(
+        `error ${final.error?.code ?? final.status}: ${final.error?.message ?? `the query ${final.status}`}\n`,
+      );
       return;
     }
     const printed = await printQueryRows(client, ctx.io, final, state.format, Number.POSITIVE_INFINITY);
-    if (state.format === 'table' || state.format === 'vertical') ctx.io.stdout.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
-    if (state.timing) ctx.io.stdout.write(`Time: ${Date.now() - started} ms (execution ${final.duration_ms ?? 0} ms)\n`);
+    if (state.format === 'table' || state.format === 'vertical')
+      ctx.io.stdout.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
+    if (state.timing)
+      ctx.io.stdout.write(`Time: ${Date.now() - started} ms (execution ${final.duration_ms ?? 0} ms)\n`);
   } finally {
     state.running = undefined;
   }
 }
 
 /** A meta-command; true to quit. */
-async function meta(ctx: CommandContext, client: LakeClient, state: ShellState, command: string, target: string): Promise<boolean> {
+async function meta(
+  ctx: CommandContext,
+  client: LakeClient,
+  state: ShellState,
+  command: string,
+  target: string,
+): Promise<boolean> {
   const [name, ...args] = command.split(/\s+/);
   const arg = args.join(' ');
   switch (name) {
@@ -200,7 +241,8 @@ async function meta(ctx: CommandContext, client: LakeClient, state: ShellState, 
       ctx.io.stdout.write(`Timing is ${state.timing ? 'on' : 'off'}.\n`);
       return false;
     case '\\o':
-      if (!isOutputFormat(arg)) ctx.io.stdout.write(`Formats: table, vertical, csv, tsv, json, ndjson, markdown (now ${state.format}).\n`);
+      if (!isOutputFormat(arg))
+        ctx.io.stdout.write(`Formats: table, vertical, csv, tsv, json, ndjson, markdown (now ${state.format}).\n`);
       else {
         state.format = arg;
         ctx.io.stdout.write(`Output is ${arg}.\n`);
@@ -208,19 +250,32 @@ async function meta(ctx: CommandContext, client: LakeClient, state: ShellState, 
       return false;
     case '\\conninfo': {
       const who = await client.read((await import('../../contract/routes.js')).SERVICE_ROUTES.whoAmI, {});
-      ctx.io.stdout.write(`Connected to ${target} as ${who.user?.name ?? who.credential.name} (${who.principal_kind}) in ${who.organization.name}.\n`);
+      ctx.io.stdout.write(
+        `Connected to ${target} as ${who.user?.name ?? who.credential.name} (${who.principal_kind}) in ${who.organization.name}.\n`,
+      );
       return false;
     }
     case '\\dn': {
       const schemas = await client.read(CATALOG_ROUTES.listSchemas, {});
-      await printRows(ctx, 'table', ['schema', 'tables', 'views'], schemas.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count })));
+      await printRows(
+        ctx,
+        'table',
+        ['schema', 'tables', 'views'],
+        schemas.data.map((s) => ({ schema: s.name, tables: s.table_count, views: s.view_count })),
+      );
       return false;
     }
     case '\\dt': {
       const schemas = arg ? [arg] : (await client.read(CATALOG_ROUTES.listSchemas, {})).data.map((s) => s.name);
       const rows = [];
       for (const schema of schemas) {
-        for (const t of (await client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data) rows.push({ name: `${t.schema}.${t.name}`, kind: t.kind, rows: t.row_count, updated: t.updated === null ? '' : when(t.updated) });
+        for (const t of (await client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data)
+          rows.push({
+            name: `${t.schema}.${t.name}`,
+            kind: t.kind,
+            rows: t.row_count,
+            updated: t.updated === null ? '' : when(t.updated),
+          });
       }
       await printRows(ctx, 'table', ['name', 'kind', 'rows', 'updated'], rows);
       return false;
@@ -233,7 +288,12 @@ async function meta(ctx: CommandContext, client: LakeClient, state: ShellState, 
       }
       const table = await client.read(CATALOG_ROUTES.getTable, { params: { schema, table: rest.join('.') } });
       ctx.io.stdout.write(`${table.qualified_name} (${table.kind})\n`);
-      await printRows(ctx, 'table', ['column', 'type', 'nullable'], table.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })));
+      await printRows(
+        ctx,
+        'table',
+        ['column', 'type', 'nullable'],
+        table.columns.map((c) => ({ column: c.name, type: c.type, nullable: c.nullable })),
+      );
       return false;
     }
     default:

@@ -9,17 +9,29 @@ export function registerSources(program: Command, ctx: CommandContext): void {
   const verbs = async () => import('./verbs.js');
   /** An id, or the source's name (resolved against the list of sources). */
   const idOf = async (ref: string): Promise<string> => (await import('../resolve.js')).resolveId(ctx, 'source', ref);
-  const sources = program.command('sources').description('connect data sources (PostgreSQL, sample data) and manage them');
+  const sources = program
+    .command('sources')
+    .description('connect data sources (PostgreSQL, sample data) and manage them');
 
-  pageOptions(sources.command('ls').description('list sources, newest first')).action(async (o: PageOptions) => (await verbs()).listSources(ctx, o));
-  sources.command('get').description('show a source: settings, credentials set, tables, latest sync').argument('<id>', 'source id (src_…) or name').action(async (id: string) => (await verbs()).getSource(ctx, await idOf(id)));
+  pageOptions(sources.command('ls').description('list sources, newest first')).action(async (o: PageOptions) =>
+    (await verbs()).listSources(ctx, o),
+  );
+  sources
+    .command('get')
+    .description('show a source: settings, credentials set, tables, latest sync')
+    .argument('<id>', 'source id (src_…) or name')
+    .action(async (id: string) => (await verbs()).getSource(ctx, await idOf(id)));
 
   sources
     .command('create')
     .description('create a source; the password comes from --password-stdin or a hidden prompt, never a flag')
     .option('--connector <name>', 'postgres, sample, … (lake connectors ls)')
     .option('--name <name>', 'a name to tell it apart')
-    .option('--config <key=value>', 'a setting, repeatable (e.g. --config host=db.internal --config database=shop)', collect)
+    .option(
+      '--config <key=value>',
+      'a setting, repeatable (e.g. --config host=db.internal --config database=shop)',
+      collect,
+    )
     .option('--from-file <file>', 'the whole request body as JSON (as for POST /sources)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--no-password', 'the source has no password (trust or certificate authentication)')
@@ -34,15 +46,35 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .option('--password-stdin', 'read a new password from standard input')
     .option('--enable <schema.table>', 'sync this table, repeatable', collect)
     .option('--disable <schema.table>', 'stop syncing this table, repeatable', collect)
-    .option('--incremental <schema.table:cursor>', 'sync this table incrementally by a cursor column, repeatable', collect)
+    .option(
+      '--incremental <schema.table:cursor>',
+      'sync this table incrementally by a cursor column, repeatable',
+      collect,
+    )
     .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
     .option('--from-file <file>', 'the PATCH body as JSON')
     .action(async (id: string, o: Record<string, unknown>) => (await verbs()).updateSource(ctx, await idOf(id), o));
 
-  sources.command('pause').description('stop syncs of a source').argument('<id>', 'source id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), true));
-  sources.command('resume').description('let a paused source sync again').argument('<id>', 'source id or name').action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), false));
-  sources.command('test').description('test the connection live (exit 1 when it fails)').argument('<id>', 'source id or name').action(async (id: string) => (await verbs()).testSource(ctx, await idOf(id)));
-  sources.command('delete').description('delete a source (its lake tables stay)').argument('<id>', 'source id or name').action(async (id: string) => (await verbs()).deleteSource(ctx, await idOf(id)));
+  sources
+    .command('pause')
+    .description('stop syncs of a source')
+    .argument('<id>', 'source id or name')
+    .action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), true));
+  sources
+    .command('resume')
+    .description('let a paused source sync again')
+    .argument('<id>', 'source id or name')
+    .action(async (id: string) => (await verbs()).setPaused(ctx, await idOf(id), false));
+  sources
+    .command('test')
+    .description('test the connection live (exit 1 when it fails)')
+    .argument('<id>', 'source id or name')
+    .action(async (id: string) => (await verbs()).testSource(ctx, await idOf(id)));
+  sources
+    .command('delete')
+    .description('delete a source (its lake tables stay)')
+    .argument('<id>', 'source id or name')
+    .action(async (id: string) => (await verbs()).deleteSource(ctx, await idOf(id)));
 
   program
     .command('connectors')

@@ -18,7 +18,10 @@ export async function readPassword(ctx: CommandContext, options: Record<string, 
   if (options.password === false) return undefined;
   const typed = await readSecret(ctx, 'Password', options.passwordStdin === true);
   if (typed === undefined) {
-    throw usageError('No password: standard input is not a terminal, so there is no prompt.', 'Pipe it in with --password-stdin, or say --no-password when the server needs none.');
+    throw usageError(
+      'No password: standard input is not a terminal, so there is no prompt.',
+      'Pipe it in with --password-stdin, or say --no-password when the server needs none.',
+    );
   }
   return typed;
 }
@@ -43,9 +46,20 @@ export async function readSecret(ctx: CommandContext, label: string, fromStdin: 
         resolve(answer);
       });
       // ^C at the prompt (the terminal is raw: readline reports it) or ^D: nothing is created.
-      rl.on('SIGINT', () => reject(new CliError('interrupted', 'Interrupted at the password prompt; nothing was created.', EXIT.interrupted)));
+      rl.on('SIGINT', () =>
+        reject(
+          new CliError('interrupted', 'Interrupted at the password prompt; nothing was created.', EXIT.interrupted),
+        ),
+      );
       rl.on('close', () => {
-        if (!answered) reject(new CliError('interrupted', 'The password prompt was closed before an answer; nothing was created.', EXIT.interrupted));
+        if (!answered)
+          reject(
+            new CliError(
+              'interrupted',
+              'The password prompt was closed before an answer; nothing was created.',
+              EXIT.interrupted,
+            ),
+          );
       });
     });
   } finally {

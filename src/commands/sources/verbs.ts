@@ -16,9 +16,23 @@ function applySettings(connector: ConnectorObject, pairs: readonly string[], bod
     const key = pair.slice(0, eq);
     const raw = pair.slice(eq + 1);
     const field = connector.fields.find((f) => f.name === key);
-    if (!field) throw usageError(`A ${connector.name} source has no setting '${key}'. Settings: ${connector.fields.map((f) => f.name).join(', ')}.`);
-    if (key === 'password') throw usageError('Passwords never go on the command line; use --password-stdin, or leave it out to be asked.');
-    const value = field.type === 'integer' ? Number(raw) : field.type === 'boolean' ? raw === 'true' : field.type === 'string_list' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+    if (!field)
+      throw usageError(
+        `A ${connector.name} source has no setting '${key}'. Settings: ${connector.fields.map((f) => f.name).join(', ')}.`,
+      );
+    if (key === 'password')
+      throw usageError('Passwords never go on the command line; use --password-stdin, or leave it out to be asked.');
+    const value =
+      field.type === 'integer'
+        ? Number(raw)
+        : field.type === 'boolean'
+          ? raw === 'true'
+          : field.type === 'string_list'
+            ? raw
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : raw;
     if (field.credential) body[key] = value;
     else config[key] = value;
   }
@@ -36,15 +50,37 @@ async function showSource(ctx: CommandContext, source: SourceObject): Promise<vo
     ['name', source.name],
     ['connector', source.connector],
     ['status', source.status],
-    ['config', Object.entries(source.config).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`).join(' ')],
+    [
+      'config',
+      Object.entries(source.config)
+        .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`)
+        .join(' '),
+    ],
     ['credentials set', Object.keys(source.credentials).join(' ') || 'none'],
     ['latest sync', source.latest_sync ? `${source.latest_sync.id} ${source.latest_sync.status}` : 'never'],
-    ['last test', source.last_test ? `${source.last_test.ok ? 'ok' : (source.last_test.reason ?? 'not supported')} at ${when(source.last_test.at)}` : 'never'],
+    [
+      'last test',
+      source.last_test
+        ? `${source.last_test.ok ? 'ok' : (source.last_test.reason ?? 'not supported')} at ${when(source.last_test.at)}`
+        : 'never',
+    ],
   ]);
   const tables = source.tables ?? [];
   if (tables.length > 0) {
     if (ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
-    await printRows(ctx, undefined, ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'], tables.map((t) => ({ table: `${t.schema}.${t.name}`, enabled: t.enabled, mode: t.mode, cursor: t.cursor_column, primary_key: t.primary_key.join(','), estimated_rows: t.estimated_rows })));
+    await printRows(
+      ctx,
+      undefined,
+      ['table', 'enabled', 'mode', 'cursor', 'primary_key', 'estimated_rows'],
+      tables.map((t) => ({
+        table: `${t.schema}.${t.name}`,
+        enabled: t.enabled,
+        mode: t.mode,
+        cursor: t.cursor_column,
+        primary_key: t.primary_key.join(','),
+        estimated_rows: t.estimated_rows,
+      })),
+    );
   }
 }
 
@@ -52,7 +88,18 @@ export async function listConnectors(ctx: CommandContext, options: { output?: st
   assertOutputFlags(ctx, options.output);
   const body = await (await ctx.client()).read(SOURCE_ROUTES.listConnectors, {});
   if (ctx.json) return printJson(ctx.io, body);
-  await printRows(ctx, options.output, ['name', 'title', 'auth', 'syncs', 'create'], body.data.map((c) => ({ name: c.name, title: c.title, auth: c.auth, syncs: c.syncs, create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no') })));
+  await printRows(
+    ctx,
+    options.output,
+    ['name', 'title', 'auth', 'syncs', 'create'],
+    body.data.map((c) => ({
+      name: c.name,
+      title: c.title,
+      auth: c.auth,
+      syncs: c.syncs,
+      create: c.accepted_by_post_sources ? 'yes' : (c.refusal ?? 'no'),
+    })),
+  );
 }
 
 export async function listSources(ctx: CommandContext, options: PageOptions): Promise<void> {
@@ -80,7 +127,8 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
   const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
   if (options.connector) body.connector = options.connector;
   if (options.name) body.name = options.name;
-  if (typeof body.connector !== 'string') throw usageError('Name the connector with --connector (lake connectors ls lists them).');
+  if (typeof body.connector !== 'string')
+    throw usageError('Name the connector with --connector (lake connectors ls lists them).');
   const connector = await connectorOf(client, body.connector);
   applySettings(connector, (options.config as string[] | undefined) ?? [], body);
   if (connector.fields.some((f) => f.name === 'password') && body.password === undefined) {
@@ -112,7 +160,12 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
   if (options.name) body.name = options.name;
   const pairs = (options.config as string[] | undefined) ?? [];
-  if (pairs.length > 0) applySettings(await connectorOf(client, (await client.read(SOURCE_ROUTES.getSource, { params: { id } })).connector), pairs, body);
+  if (pairs.length > 0)
+    applySettings(
+      await connectorOf(client, (await client.read(SOURCE_ROUTES.getSource, { params: { id } })).connector),
+      pairs,
+      body,
+    );
   if (options.passwordStdin) body.password = await readSecret(ctx, 'Password', true);
   const tables: Record<string, unknown>[] = [];
   for (const t of (options.enable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: true }));
@@ -125,7 +178,10 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   }
   if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
   if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');
-  await showSource(ctx, await client.read(SOURCE_ROUTES.updateSource, { params: { id }, body: body as SourceChangeBody }));
+  await showSource(
+    ctx,
+    await client.read(SOURCE_ROUTES.updateSource, { params: { id }, body: body as SourceChangeBody }),
+  );
 }
 
 export async function setPaused(ctx: CommandContext, id: string, paused: boolean): Promise<void> {
@@ -137,7 +193,12 @@ export async function setPaused(ctx: CommandContext, id: string, paused: boolean
 export async function testSource(ctx: CommandContext, id: string): Promise<void> {
   const result = await (await ctx.client()).read(SOURCE_ROUTES.testSource, { params: { id } });
   if (ctx.json) printJson(ctx.io, result);
-  else printFields(ctx.io, [['supported', result.supported], ['ok', result.ok], ...(result.reason ? ([['reason', result.reason]] as [string, unknown][]) : [])]);
+  else
+    printFields(ctx.io, [
+      ['supported', result.supported],
+      ['ok', result.ok],
+      ...(result.reason ? ([['reason', result.reason]] as [string, unknown][]) : []),
+    ]);
   if (result.supported && !result.ok) ctx.exitCode = EXIT.failed;
 }
 

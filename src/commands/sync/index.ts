@@ -12,10 +12,13 @@ export function registerSync(program: Command, ctx: CommandContext): void {
     .option('--tables <list>', 'only these tables, comma-separated schema.table')
     .option('--full-refresh', 'replace every table whole, incremental ones too')
     .option('--detach', 'return at once; in local mode the sync then waits in the queue for lake serve')
-    .action(async (source: string, options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean }) => (await import('./verbs.js')).startSync(ctx, await idOf(source), options));
+    .action(
+      async (source: string, options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean }) =>
+        (await import('./verbs.js')).startSync(ctx, await idOf(source), options),
+    );
   sync
     .command('status')
-    .description('the latest sync of a source: status and every table\'s phase and rows')
+    .description("the latest sync of a source: status and every table's phase and rows")
     .argument('<source>', 'source id (src_…) or name')
     .action(async (source: string) => (await import('./verbs.js')).syncStatus(ctx, await idOf(source)));
 }

@@ -10,9 +10,9 @@ import { EXIT, usageError } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { followStream, type StreamedEvent } from '../jobs/follow.js';
 
-
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-const outcomeCode = (status: string): number => (status === 'succeeded' ? EXIT.ok : TERMINAL.has(status) ? EXIT.failed : EXIT.stillRunning);
+const outcomeCode = (status: string): number =>
+  status === 'succeeded' ? EXIT.ok : TERMINAL.has(status) ? EXIT.failed : EXIT.stillRunning;
 
 async function latestSync(client: LakeClient, source: string): Promise<SyncObject | null> {
   return (await client.read(SOURCE_ROUTES.getSource, { params: { id: source } })).latest_sync;
@@ -23,7 +23,13 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
   printFields(ctx.io, [
     ['sync', sync.id],
     ['status', sync.status],
-    ...(sync.tables ?? []).map((t) => [t.lake_table, `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`] as [string, unknown]),
+    ...(sync.tables ?? []).map(
+      (t) =>
+        [
+          t.lake_table,
+          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`,
+        ] as [string, unknown],
+    ),
     ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),
   ]);
 }
@@ -32,14 +38,26 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
  * Follows the source's sync stream: Ink on a terminal, one plain line per event in a pipe, NDJSON with --json.
  * EventSource reconnects by itself; when the stream ends, the source's latest sync has the final word.
  */
-async function follow(ctx: CommandContext, client: LakeClient, source: string, stop: AbortSignal): Promise<SyncProgress> {
+async function follow(
+  ctx: CommandContext,
+  client: LakeClient,
+  source: string,
+  stop: AbortSignal,
+): Promise<SyncProgress> {
   let progress = initialProgress(Date.now());
   const live = ctx.io.terminalHasSize && !ctx.json && ctx.io.progressEnabled;
   let redraw: (() => void) | undefined;
   let unmount: (() => void) | undefined;
   if (live) {
-    const [{ render }, React, { SyncView }] = await Promise.all([import('ink'), import('react'), import('../../render/sync-view.js')]);
-    const view = render(React.createElement(SyncView, { progress, now: Date.now() }), { stdout: ctx.io.stdout as NodeJS.WriteStream, patchConsole: false });
+    const [{ render }, React, { SyncView }] = await Promise.all([
+      import('ink'),
+      import('react'),
+      import('../../render/sync-view.js'),
+    ]);
+    const view = render(React.createElement(SyncView, { progress, now: Date.now() }), {
+      stdout: ctx.io.stdout as NodeJS.WriteStream,
+      patchConsole: false,
+    });
     redraw = () => view.rerender(React.createElement(SyncView, { progress, now: Date.now() }));
     const ticker = setInterval(() => redraw?.(), 250);
     unmount = () => {
@@ -49,33 +67,52 @@ async function follow(ctx: CommandContext, client: LakeClient, source: string, s
     };
   }
   try {
-    await followStream(client, routePath(SOURCE_ROUTES.streamSync, { id: source }), (event: StreamedEvent) => {
-      progress = applyEvent(progress, event, Date.now());
-      if (live) redraw?.();
-      else if (ctx.json) ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
-      else ctx.io.stdout.write(`${plainLine(event, new Date())}\n`);
-    }, stop);
+    await followStream(
+      client,
+      routePath(SOURCE_ROUTES.streamSync, { id: source }),
+      (event: StreamedEvent) => {
+        progress = applyEvent(progress, event, Date.now());
+        if (live) redraw?.();
+        else if (ctx.json) ctx.io.stdout.write(`${JSON.stringify(event)}\n`);
+        else ctx.io.stdout.write(`${plainLine(event, new Date())}\n`);
+      },
+      stop,
+    );
   } finally {
     unmount?.();
   }
   return progress;
 }
 
-export async function startSync(ctx: CommandContext, source: string, options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean }): Promise<void> {
+export async function startSync(
+  ctx: CommandContext,
+  source: string,
+  options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean },
+): Promise<void> {
   if (options.detach && options.follow) throw usageError('--detach and --follow contradict each other.');
   if (options.detach) ctx.localRunsSyncs = false;
   const client = await ctx.client();
   const body: { tables?: string[]; full_refresh?: boolean } = {};
-  if (options.tables) body.tables = options.tables.split(',').map((t) => t.trim()).filter(Boolean);
+  if (options.tables)
+    body.tables = options.tables
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (options.fullRefresh) body.full_refresh = true;
   // A key per invocation: the client's retries of this POST cannot start two syncs.
-  const accepted = await client.read(SOURCE_ROUTES.startSync, { params: { id: source }, body, idempotencyKey: `cli-${randomUUID()}` });
+  const accepted = await client.read(SOURCE_ROUTES.startSync, {
+    params: { id: source },
+    body,
+    idempotencyKey: `cli-${randomUUID()}`,
+  });
   if (options.detach || (!options.follow && ctx.mode === 'remote')) {
     if (ctx.json) return printJson(ctx.io, accepted);
     ctx.io.stdout.write(`${accepted.id}\n`);
-    ctx.io.stderr.write(options.detach && ctx.mode === 'local'
-      ? `lake: ${accepted.id} is queued; in local mode it runs when lake serve runs on this home\n`
-      : `lake: ${accepted.id} accepted; follow it with: lake jobs events ${accepted.id} (or lake sync status ${source})\n`);
+    ctx.io.stderr.write(
+      options.detach && ctx.mode === 'local'
+        ? `lake: ${accepted.id} is queued; in local mode it runs when lake serve runs on this home\n`
+        : `lake: ${accepted.id} accepted; follow it with: lake jobs events ${accepted.id} (or lake sync status ${source})\n`,
+    );
     return;
   }
   const interrupt = interruptSync(ctx, client, accepted.id);
@@ -91,7 +128,10 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
       return;
     }
     const final = (await latestSync(client, source)) ?? accepted;
-    if (!ctx.json) ctx.io.stderr.write(`${summaryLines({ ...progress, status: final.status, error: final.error?.message ?? progress.error }).join('\n')}\n`);
+    if (!ctx.json)
+      ctx.io.stderr.write(
+        `${summaryLines({ ...progress, status: final.status, error: final.error?.message ?? progress.error }).join('\n')}\n`,
+      );
     ctx.exitCode = interrupt.cancelling ? EXIT.interrupted : outcomeCode(final.status);
     return;
   }
@@ -113,7 +153,11 @@ export async function startSync(ctx: CommandContext, source: string, options: { 
  * already committed stay) and the command waits for it to stop; a second quits at once. Against a service the
  * sync goes on there: the first ^C stops following and says how to follow or cancel it.
  */
-function interruptSync(ctx: CommandContext, client: LakeClient, id: string): { stopFollowing: AbortSignal; cancelling: boolean; remove: () => void } {
+function interruptSync(
+  ctx: CommandContext,
+  client: LakeClient,
+  id: string,
+): { stopFollowing: AbortSignal; cancelling: boolean; remove: () => void } {
   const stopFollowing = new AbortController();
   const state = {
     stopFollowing: stopFollowing.signal,
@@ -123,11 +167,15 @@ function interruptSync(ctx: CommandContext, client: LakeClient, id: string): { s
         state.cancelling = true;
         ctx.io.stderr.write(`\nlake: cancelling ${id}; tables already committed stay (^C again to quit at once)\n`);
         client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch((error: unknown) => {
-          ctx.io.stderr.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
+          ctx.io.stderr.write(
+            `lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`,
+          );
         });
         return;
       }
-      ctx.io.stderr.write(`\nlake: stopped following; ${id} goes on running on the server. Follow it again with: lake jobs events ${id}; cancel it with: lake jobs cancel ${id}\n`);
+      ctx.io.stderr.write(
+        `\nlake: stopped following; ${id} goes on running on the server. Follow it again with: lake jobs events ${id}; cancel it with: lake jobs cancel ${id}\n`,
+      );
       stopFollowing.abort();
     }),
   };

@@ -2,10 +2,14 @@ import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 
-
 const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
 const count = (n: number): string => n.toLocaleString('en-US');
-const bytes = (n: number): string => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GB` : n >= 1024 ** 2 ? `${(n / 1024 ** 2).toFixed(1)} MB` : `${count(n)} B`);
+const bytes = (n: number): string =>
+  n >= 1024 ** 3
+    ? `${(n / 1024 ** 3).toFixed(2)} GB`
+    : n >= 1024 ** 2
+      ? `${(n / 1024 ** 2).toFixed(1)} MB`
+      : `${count(n)} B`;
 
 /** One bar per day, scaled to the month's busiest day, in whole and eighth blocks. */
 export function dayBars(days: readonly { date: string; cost: number }[], width = 30): string[] {
@@ -47,7 +51,9 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
       out.write(`  rows sent       ${count(body.totals.rows_sent ?? 0)}\n`);
       out.write(`  lake storage    ${bytes(body.storage_bytes)}\n`);
       out.write(`  cost so far     ${usd(body.cost.month_to_date)}\n`);
-      out.write(`  projected       ${usd(body.cost.projected)} (day ${body.cost.days_elapsed} of ${body.cost.days_in_month})\n`);
+      out.write(
+        `  projected       ${usd(body.cost.projected)} (day ${body.cost.days_elapsed} of ${body.cost.days_in_month})\n`,
+      );
       if (body.days.length > 0) out.write(`\n${dayBars(body.days).join('\n')}\n`);
     });
 }

@@ -31,7 +31,9 @@ export class ClientAddresses {
       const [address, bits] = entry.split('/') as [string, string | undefined];
       const max = isIP(address) === 6 ? 128 : 32;
       if (isIP(address) === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))) {
-        throw new Error(`LAKE_TRUSTED_PROXIES: '${entry.slice(0, 64)}' is not an address or CIDR block (10.0.0.5, 10.0.0.0/8, fd00::/8).`);
+        throw new Error(
+          `LAKE_TRUSTED_PROXIES: '${entry.slice(0, 64)}' is not an address or CIDR block (10.0.0.5, 10.0.0.0/8, fd00::/8).`,
+        );
       }
     }
     return new ClientAddresses(entries);

@@ -7,7 +7,10 @@ import type { ApiEnv } from './env.js';
 import { readJsonObject } from './json-body.js';
 import { authenticate, publicRateLimit } from './middleware/authenticate.js';
 
-export type RouteHandler<R extends RouteContract> = (c: Context<ApiEnv>, input: RouteInput<R>) => Response | Promise<Response>;
+export type RouteHandler<R extends RouteContract> = (
+  c: Context<ApiEnv>,
+  input: RouteInput<R>,
+) => Response | Promise<Response>;
 
 /** `/queries/{id}` → `/queries/:id`. */
 export const honoPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
@@ -16,11 +19,19 @@ export const honoPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$
 function authFor(route: RouteContract): MiddlewareHandler<ApiEnv> {
   const { auth } = route;
   if (auth.public) return publicRateLimit(auth.probe === true);
-  const authenticated = authenticate({ anyScope: auth.scopes as readonly Scope[] | undefined, allowTeamKey: auth.teamKey !== undefined, allowStreamToken: auth.streamToken });
+  const authenticated = authenticate({
+    anyScope: auth.scopes as readonly Scope[] | undefined,
+    allowTeamKey: auth.teamKey !== undefined,
+    allowStreamToken: auth.streamToken,
+  });
   if (auth.teamKey !== 'only') return authenticated;
   return async (c, next) =>
     authenticated(c, async () => {
-      if (c.get('principal').kind !== 'team_key') throw new LakeServiceError('invalid_credentials', 'This endpoint takes a team API key (tak_…) in the x-api-key header.');
+      if (c.get('principal').kind !== 'team_key')
+        throw new LakeServiceError(
+          'invalid_credentials',
+          'This endpoint takes a team API key (tak_…) in the x-api-key header.',
+        );
       await next();
     });
 }
@@ -28,8 +39,11 @@ function authFor(route: RouteContract): MiddlewareHandler<ApiEnv> {
 function refusal(route: RouteContract, problem: Problem, where: 'body' | 'query' | 'path'): LakeServiceError {
   const own = route.paramErrors?.[problem.param];
   if (own) return new LakeServiceError(own, problem.message, { param: problem.param });
-  if (where === 'body' && route.invalidBodyCode && route.invalidBodyCode !== 'parameter_invalid') return new LakeServiceError(route.invalidBodyCode, problem.message, { param: problem.param });
-  return new LakeServiceError(problem.kind === 'missing' ? 'parameter_missing' : 'parameter_invalid', problem.message, { param: problem.param });
+  if (where === 'body' && route.invalidBodyCode && route.invalidBodyCode !== 'parameter_invalid')
+    return new LakeServiceError(route.invalidBodyCode, problem.message, { param: problem.param });
+  return new LakeServiceError(problem.kind === 'missing' ? 'parameter_missing' : 'parameter_invalid', problem.message, {
+    param: problem.param,
+  });
 }
 
 type Properties = Record<string, { type?: string; anyOf?: { type?: string }[] }>;

@@ -40,7 +40,11 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
   if (error instanceof HttpError) for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
   if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(Math.ceil(error.retryAfterSeconds)));
   // RFC 6750: a 401 says which scheme to use, and whether the token sent was the problem.
-  if (definition.status === 401) c.header('WWW-Authenticate', error.code === 'authentication_required' ? 'Bearer realm="lake"' : `Bearer realm="lake", error="invalid_token"`);
+  if (definition.status === 401)
+    c.header(
+      'WWW-Authenticate',
+      error.code === 'authentication_required' ? 'Bearer realm="lake"' : `Bearer realm="lake", error="invalid_token"`,
+    );
   return c.json(body, definition.status as ContentfulStatusCode);
 }
 
@@ -55,7 +59,11 @@ export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log:
     log({ level: 'warn', msg: 'metadata store unavailable', request_id: c.get('requestId') });
     return errorResponse(
       c,
-      new LakeServiceError('service_unavailable', 'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.', { retryAfterSeconds: 2 }),
+      new LakeServiceError(
+        'service_unavailable',
+        'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.',
+        { retryAfterSeconds: 2 },
+      ),
     );
   }
   log({
@@ -66,6 +74,9 @@ export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log:
   });
   return errorResponse(
     c,
-    new LakeServiceError('internal_error', `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`),
+    new LakeServiceError(
+      'internal_error',
+      `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`,
+    ),
   );
 }

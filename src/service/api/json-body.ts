@@ -11,7 +11,10 @@ export async function readJsonObject(c: Context<ApiEnv>): Promise<Record<string,
   if (text.trim() === '') return {};
   const contentType = c.req.header('Content-Type') ?? '';
   if (!/^application\/(.+\+)?json\b/i.test(contentType.trim())) {
-    throw new LakeServiceError('invalid_content_type', `Send the body as JSON with Content-Type: application/json (got '${contentType.slice(0, 80) || 'none'}').`);
+    throw new LakeServiceError(
+      'invalid_content_type',
+      `Send the body as JSON with Content-Type: application/json (got '${contentType.slice(0, 80) || 'none'}').`,
+    );
   }
   let parsed: unknown;
   try {

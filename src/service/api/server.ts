@@ -21,10 +21,20 @@ const VALID_HOST = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}))(?:
  * An error in the spec's envelope, written where the app cannot answer: the request could not be parsed, its
  * headers were too large, or its Host header names no host. It has a Request-Id like every other answer.
  */
-function envelope(code: 'malformed_request' | 'headers_too_large', message: string, origin: string): { status: number; requestId: string; body: string } {
+function envelope(
+  code: 'malformed_request' | 'headers_too_large',
+  message: string,
+  origin: string,
+): { status: number; requestId: string; body: string } {
   const requestId = newRequestId();
   const definition = ERROR_CATALOGUE[code];
-  return { status: definition.status, requestId, body: JSON.stringify({ error: { type: definition.type, code, message, doc_url: `${origin}/errors/${code}`, request_id: requestId } }) };
+  return {
+    status: definition.status,
+    requestId,
+    body: JSON.stringify({
+      error: { type: definition.type, code, message, doc_url: `${origin}/errors/${code}`, request_id: requestId },
+    }),
+  };
 }
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' };
@@ -58,12 +68,31 @@ export async function startServer(app: LakeApp, options: ServerOptions): Promise
 
   let url = '';
   const origin = (): string => options.publicOrigin?.() ?? url;
-  const logError = (status: number, requestId: string, reason: string): void => options.log({ level: 'info', msg: 'request', method: null, path: null, status, ms: 0, request_id: requestId, reason });
+  const logError = (status: number, requestId: string, reason: string): void =>
+    options.log({
+      level: 'info',
+      msg: 'request',
+      method: null,
+      path: null,
+      status,
+      ms: 0,
+      request_id: requestId,
+      reason,
+    });
   const listener = getRequestListener(fetch);
   const server = createServer((req, res: ServerResponse) => {
     if (!VALID_HOST.test(req.headers.host ?? '')) {
-      const answer = envelope('malformed_request', 'The Host header does not name a host (name or address, optional port).', origin());
-      res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Request-Id': answer.requestId, 'Content-Length': Buffer.byteLength(answer.body), Connection: 'close' });
+      const answer = envelope(
+        'malformed_request',
+        'The Host header does not name a host (name or address, optional port).',
+        origin(),
+      );
+      res.writeHead(answer.status, {
+        'Content-Type': 'application/json',
+        'Request-Id': answer.requestId,
+        'Content-Length': Buffer.byteLength(answer.body),
+        Connection: 'close',
+      });
       res.end(answer.body);
       logError(answer.status, answer.requestId, 'invalid host header');
       return;

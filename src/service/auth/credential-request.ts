@@ -9,7 +9,12 @@ import { parseScopes, type Scope } from './scopes.js';
 export function scopesWithinCreator(principal: Principal, asked: readonly string[], what: string): Scope[] {
   const scopes = parseScopes([...asked]);
   const beyond = scopes.filter((s) => !principal.scopes.includes(s));
-  if (beyond.length > 0) throw new LakeServiceError('missing_scope', `A ${what} cannot get scopes its creator lacks: ${beyond.join(', ')}.`, { param: 'scopes' });
+  if (beyond.length > 0)
+    throw new LakeServiceError(
+      'missing_scope',
+      `A ${what} cannot get scopes its creator lacks: ${beyond.join(', ')}.`,
+      { param: 'scopes' },
+    );
   return scopes;
 }
 
@@ -22,7 +27,10 @@ export interface CredentialInput {
 
 /** The name, trimmed; 1 to 200 characters. */
 export function credentialName(name: string, what: string): string {
-  if (name.trim() === '' || name.length > 200) throw new LakeServiceError('parameter_invalid', `Give the ${what} a name of 1 to 200 characters.`, { param: 'name' });
+  if (name.trim() === '' || name.length > 200)
+    throw new LakeServiceError('parameter_invalid', `Give the ${what} a name of 1 to 200 characters.`, {
+      param: 'name',
+    });
   return name.trim();
 }
 

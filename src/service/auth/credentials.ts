@@ -95,9 +95,21 @@ export class CredentialStore {
       last_used: null,
       revoked: null,
     };
-    await this.db.run(`INSERT INTO credentials (id, kind, organization_id, user_id, name, secret_hash, secret_hint, scopes, created, expires)
+    await this.db.run(
+      `INSERT INTO credentials (id, kind, organization_id, user_id, name, secret_hash, secret_hint, scopes, created, expires)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [row.id, row.kind, row.organization_id, row.user_id, row.name, hashSecret(secret), row.secret_hint, row.scopes, row.created, row.expires],
+      [
+        row.id,
+        row.kind,
+        row.organization_id,
+        row.user_id,
+        row.name,
+        hashSecret(secret),
+        row.secret_hint,
+        row.scopes,
+        row.created,
+        row.expires,
+      ],
     );
     return { record: toRecord(row), secret };
   }
@@ -130,7 +142,10 @@ export class CredentialStore {
 
   /** True when this secret belongs to a live (not revoked, not expired) credential with this id. */
   async isLive(id: string, secret: string): Promise<boolean> {
-    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?', [id, hashSecret(secret)]);
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?', [
+      id,
+      hashSecret(secret),
+    ]);
     if (!row || row.revoked !== null) return false;
     return row.expires === null || row.expires > nowSeconds();
   }
@@ -141,7 +156,11 @@ export class CredentialStore {
    */
   async principalById(id: string): Promise<Principal> {
     const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ?', [id]);
-    if (!row) throw new LakeServiceError('invalid_credentials', 'The stream URL was made for a credential that no longer exists.');
+    if (!row)
+      throw new LakeServiceError(
+        'invalid_credentials',
+        'The stream URL was made for a credential that no longer exists.',
+      );
     return principalOf(toRecord(await this.live(row)));
   }
 
@@ -177,7 +196,9 @@ export class CredentialStore {
           : `The credential is not valid. Expected a token that starts with ${prefixes}.`,
       );
     }
-    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE secret_hash = ?', [hashSecret(secret)]);
+    const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE secret_hash = ?', [
+      hashSecret(secret),
+    ]);
     if (!row || !accepted.includes(PREFIX_OF[row.kind].secret)) {
       throw new LakeServiceError('invalid_credentials', 'The credential is not valid: no such token exists.');
     }

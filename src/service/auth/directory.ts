@@ -56,8 +56,18 @@ export class Directory {
   constructor(private readonly db: MetadataDb) {}
 
   async createOrganization(name: string): Promise<Organization> {
-    const row: OrganizationRow = { id: newId('org'), name, table_permissions: 0, created: Math.floor(Date.now() / 1000) };
-    await this.db.run('INSERT INTO organizations (id, name, table_permissions, created) VALUES (?, ?, ?, ?)', [row.id, row.name, row.table_permissions, row.created]);
+    const row: OrganizationRow = {
+      id: newId('org'),
+      name,
+      table_permissions: 0,
+      created: Math.floor(Date.now() / 1000),
+    };
+    await this.db.run('INSERT INTO organizations (id, name, table_permissions, created) VALUES (?, ?, ?, ?)', [
+      row.id,
+      row.name,
+      row.table_permissions,
+      row.created,
+    ]);
     return toOrganization(row);
   }
 
@@ -70,7 +80,14 @@ export class Directory {
       role,
       created: Math.floor(Date.now() / 1000),
     };
-    await this.db.run('INSERT INTO users (id, organization_id, name, email, role, created) VALUES (?, ?, ?, ?, ?, ?)', [row.id, row.organization_id, row.name, row.email, row.role, row.created]);
+    await this.db.run('INSERT INTO users (id, organization_id, name, email, role, created) VALUES (?, ?, ?, ?, ?, ?)', [
+      row.id,
+      row.organization_id,
+      row.name,
+      row.email,
+      row.role,
+      row.created,
+    ]);
     return toUser(row);
   }
 
@@ -91,11 +108,16 @@ export class Directory {
 
   /** The organization's people, oldest first. */
   async users(organizationId: string): Promise<User[]> {
-    return (await this.db.all<UserRow>('SELECT * FROM users WHERE organization_id = ? ORDER BY created, id', [organizationId])).map(toUser);
+    return (
+      await this.db.all<UserRow>('SELECT * FROM users WHERE organization_id = ? ORDER BY created, id', [organizationId])
+    ).map(toUser);
   }
 
   async owner(organizationId: string): Promise<User | undefined> {
-    const row = await this.db.get<UserRow>("SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1", [organizationId]);
+    const row = await this.db.get<UserRow>(
+      "SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1",
+      [organizationId],
+    );
     return row && toUser(row);
   }
 }

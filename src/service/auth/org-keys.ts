@@ -7,7 +7,6 @@ import type { Scope } from './scopes.js';
 
 export type OrgKeyKind = 'service_key' | 'team_key';
 
-
 /**
  * Organization-owned keys: service keys (`nsk_…`, scoped, for automation) and team API keys (`tak_…`, legacy, for
  * POST /data/table only). Team keys are created by owners only; service keys by owners and admins. Both are shown
@@ -25,18 +24,38 @@ export class OrgKeys {
     let scopes: Scope[] = [];
     if (kind === 'service_key') scopes = scopesWithinCreator(principal, input.scopes ?? [], 'key');
     else if (input.scopes !== undefined) {
-      throw new LakeServiceError('parameter_invalid', "Team API keys have no scopes: they read canvas tables through the legacy table download only.", { param: 'scopes' });
+      throw new LakeServiceError(
+        'parameter_invalid',
+        'Team API keys have no scopes: they read canvas tables through the legacy table download only.',
+        { param: 'scopes' },
+      );
     }
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({ kind, organizationId: principal.organizationId, userId: null, name, scopes, expires });
+    return this.credentials.issue({
+      kind,
+      organizationId: principal.organizationId,
+      userId: null,
+      name,
+      scopes,
+      expires,
+    });
   }
 
-  async list(principal: Principal, kind: OrgKeyKind, limit: number, startingAfter: string | undefined): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    kind: OrgKeyKind,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
     await this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
     if (startingAfter !== undefined) {
       const after = await this.credentials.get(startingAfter);
       if (!after || after.kind !== kind || after.organizationId !== principal.organizationId) {
-        throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these keys.', { param: 'starting_after' });
+        throw new LakeServiceError(
+          'invalid_cursor',
+          'starting_after is not a next_cursor from a previous page of these keys.',
+          { param: 'starting_after' },
+        );
       }
     }
     return this.credentials.page({ organizationId: principal.organizationId, kind }, limit, startingAfter);
@@ -46,7 +65,10 @@ export class OrgKeys {
     await this.requireRole(principal, kind === 'team_key' ? ['owner'] : ['owner', 'admin']);
     const record = await this.credentials.get(id);
     if (!record || record.kind !== kind || record.organizationId !== principal.organizationId) {
-      throw new LakeServiceError('key_not_found', `No ${kind === 'team_key' ? 'team API key' : 'service key'} '${id.slice(0, 64)}' exists in your organization.`);
+      throw new LakeServiceError(
+        'key_not_found',
+        `No ${kind === 'team_key' ? 'team API key' : 'service key'} '${id.slice(0, 64)}' exists in your organization.`,
+      );
     }
     await this.credentials.revoke(id);
     return (await this.credentials.get(id)) as CredentialRecord;
@@ -55,7 +77,10 @@ export class OrgKeys {
   private async requireRole(principal: Principal, roles: readonly string[]): Promise<void> {
     const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
     if (!user || !roles.includes(user.role)) {
-      throw new LakeServiceError('owner_required', `Only ${roles.join(' or ')}s of the organization, through a personal access token, may do this.`);
+      throw new LakeServiceError(
+        'owner_required',
+        `Only ${roles.join(' or ')}s of the organization, through a personal access token, may do this.`,
+      );
     }
   }
 }

@@ -18,8 +18,16 @@ export async function isOrganizationOwner(directory: Directory, principal: Princ
  * Resources that act with their creator's rights (a send runs its SQL as its creator; a canvas's tables are read
  * by the team key) are changed only by that creator or an owner of the organization: 403 creator_required.
  */
-export async function assertCreatorOrOwner(directory: Directory, principal: Principal, creatorId: string | null, what: string): Promise<void> {
+export async function assertCreatorOrOwner(
+  directory: Directory,
+  principal: Principal,
+  creatorId: string | null,
+  what: string,
+): Promise<void> {
   if (creatorId !== null && creatorId === principalIdOf(principal)) return;
   if (await isOrganizationOwner(directory, principal)) return;
-  throw new LakeServiceError('creator_required', `Only the creator of ${what} or an owner of the organization may change it.`);
+  throw new LakeServiceError(
+    'creator_required',
+    `Only the creator of ${what} or an owner of the organization may change it.`,
+  );
 }

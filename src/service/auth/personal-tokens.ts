@@ -3,10 +3,12 @@ import type { CredentialRecord, CredentialStore, IssuedCredential } from './cred
 import type { Principal } from './principal.js';
 import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
 
-
 function requireUser(principal: Principal): string {
   if (principal.userId === null) {
-    throw new LakeServiceError('user_required', 'Personal access tokens belong to people; a service key cannot manage them.');
+    throw new LakeServiceError(
+      'user_required',
+      'Personal access tokens belong to people; a service key cannot manage them.',
+    );
   }
   return principal.userId;
 }
@@ -20,20 +22,34 @@ export class PersonalTokens {
     const name = credentialName(input.name, 'token');
     const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({ kind: 'pat', organizationId: principal.organizationId, userId, name, scopes, expires });
+    return this.credentials.issue({
+      kind: 'pat',
+      organizationId: principal.organizationId,
+      userId,
+      name,
+      scopes,
+      expires,
+    });
   }
 
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
     const userId = requireUser(principal);
-    if (startingAfter !== undefined && !await this.owned(userId, startingAfter)) {
-      throw new LakeServiceError('invalid_cursor', 'starting_after is not a token id from a previous page.', { param: 'starting_after' });
+    if (startingAfter !== undefined && !(await this.owned(userId, startingAfter))) {
+      throw new LakeServiceError('invalid_cursor', 'starting_after is not a token id from a previous page.', {
+        param: 'starting_after',
+      });
     }
     return this.credentials.page({ userId, kind: 'pat' }, limit, startingAfter);
   }
 
   async revoke(principal: Principal, id: string): Promise<CredentialRecord> {
     const userId = requireUser(principal);
-    if (!await this.owned(userId, id)) throw new LakeServiceError('pat_not_found', `You have no personal access token '${id.slice(0, 64)}'.`);
+    if (!(await this.owned(userId, id)))
+      throw new LakeServiceError('pat_not_found', `You have no personal access token '${id.slice(0, 64)}'.`);
     await this.credentials.revoke(id);
     return (await this.credentials.get(id)) as CredentialRecord;
   }

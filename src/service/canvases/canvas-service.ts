@@ -42,13 +42,13 @@ export interface TableData {
 /** POST /data/table returns at most this many rows of an element's table; `truncated` says when there were more. */
 export const MAX_TABLE_ROWS = 10_000;
 
-
 /** The query an element's table is: its saved SQL, or the whole lake table it names. */
 const elementSql = (element: { sql: string | null; table: string | null }): string =>
   element.sql ?? `SELECT * FROM lake.${(element.table as string).split('.').map(quoteIdentifier).join('.')}`;
 
 function checkName(value: string, param: string): string {
-  if (value.trim() === '' || value.length > 200) throw new LakeServiceError('parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
+  if (value.trim() === '' || value.length > 200)
+    throw new LakeServiceError('parameter_invalid', `${param} must be a name of 1 to 200 characters.`, { param });
   return value.trim();
 }
 
@@ -81,7 +81,13 @@ export class CanvasService {
     const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
     for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
-    await this.store.create({ id, organizationId: principal.organizationId, name, createdBy: principalIdOf(principal), elements: checked });
+    await this.store.create({
+      id,
+      organizationId: principal.organizationId,
+      name,
+      createdBy: principalIdOf(principal),
+      elements: checked,
+    });
     return this.get(principal, id);
   }
 
@@ -100,11 +106,16 @@ export class CanvasService {
 
   async get(principal: Principal, id: string): Promise<Canvas> {
     const canvas = await this.store.get(principal.organizationId, id);
-    if (!canvas) throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
+    if (!canvas)
+      throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
     return canvas;
   }
 
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: Canvas[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: Canvas[]; hasMore: boolean }> {
     if (startingAfter !== undefined) await this.get(principal, startingAfter);
     const page = await this.store.pageIds(principal.organizationId, limit, startingAfter);
     return { data: await Promise.all(page.ids.map((id) => this.get(principal, id))), hasMore: page.hasMore };
@@ -117,7 +128,11 @@ export class CanvasService {
   async tableData(principal: Principal, canvasId: string, elementId: string): Promise<TableData> {
     const canvas = await this.get(principal, canvasId);
     const element = canvas.elements.find((e) => e.id === elementId);
-    if (!element) throw new LakeServiceError('element_not_found', `Canvas ${canvasId} has no table element '${elementId.slice(0, 64)}'.`);
+    if (!element)
+      throw new LakeServiceError(
+        'element_not_found',
+        `Canvas ${canvasId} has no table element '${elementId.slice(0, 64)}'.`,
+      );
     const sql = elementSql(element);
     const { query } = await this.queries.submit(principal, { sql }, undefined);
     await this.queries.waitFor(query.id, this.queries.settings.timeoutMs + 5000);
@@ -125,10 +140,19 @@ export class CanvasService {
     // Still queued or running after a query's whole time limit: the caller has stopped waiting, so the query stops too.
     if (done.status === 'queued' || done.status === 'running') await this.queries.stop(query.id, 'cancelled');
     if (done.status !== 'succeeded' || !this.results.file(done)) {
-      throw new LakeServiceError('element_query_failed', `The element's table could not be read: ${done.errorMessage ?? done.status}.`);
+      throw new LakeServiceError(
+        'element_query_failed',
+        `The element's table could not be read: ${done.errorMessage ?? done.status}.`,
+      );
     }
     const page = await this.results.page(done, 0, MAX_TABLE_ROWS);
-    return { canvas, element, columns: done.columns ?? [], rows: page.rows, rowCount: done.rowCount ?? page.rows.length };
+    return {
+      canvas,
+      element,
+      columns: done.columns ?? [],
+      rows: page.rows,
+      rowCount: done.rowCount ?? page.rows.length,
+    };
   }
 
   /** `at` is where the element sits in the request (`elements[0]`), empty for one given alone. */
@@ -136,7 +160,11 @@ export class CanvasService {
     const param = (field: string): string => (at ? `${at}.${field}` : field);
     const name = checkName(element.name, param('name'));
     if ((element.sql === undefined) === (element.table === undefined)) {
-      throw new LakeServiceError('parameter_invalid', `${at || 'An element'} takes either sql (a saved query) or table (schema.table).`, { param: at || 'sql' });
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `${at || 'An element'} takes either sql (a saved query) or table (schema.table).`,
+        { param: at || 'sql' },
+      );
     }
     if (element.sql !== undefined) {
       guardSql(element.sql);
@@ -146,7 +174,10 @@ export class CanvasService {
     return { name, sql: null, table: `${schema}.${table}` };
   }
 
-  private async assertAdderMayRead(principal: Principal, element: { sql: string | null; table: string | null }): Promise<void> {
+  private async assertAdderMayRead(
+    principal: Principal,
+    element: { sql: string | null; table: string | null },
+  ): Promise<void> {
     await this.queries.assertMayRead(principal, elementSql(element));
   }
 }

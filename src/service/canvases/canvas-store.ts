@@ -33,9 +33,18 @@ export class CanvasStore {
   constructor(private readonly db: MetadataDb) {}
 
   /** The canvas with its first elements, in one transaction: it never exists without them. */
-  async create(input: { id: string; organizationId: string; name: string; createdBy: string; elements: readonly NewElement[] }): Promise<void> {
+  async create(input: {
+    id: string;
+    organizationId: string;
+    name: string;
+    createdBy: string;
+    elements: readonly NewElement[];
+  }): Promise<void> {
     await this.db.transaction(lock.canvas(input.id), async () => {
-      await this.db.run('INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)', [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()]);
+      await this.db.run(
+        'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
+        [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
+      );
       for (const element of input.elements) await this.addElement(input.id, element);
     });
   }
@@ -47,7 +56,16 @@ export class CanvasStore {
       await this.db.run(
         `INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created, position)
          VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM canvas_elements WHERE canvas_id = ?))`,
-        [id, canvasId, element.name, element.sql === null ? 'table' : 'query', element.sql, element.table, seconds(), canvasId],
+        [
+          id,
+          canvasId,
+          element.name,
+          element.sql === null ? 'table' : 'query',
+          element.sql,
+          element.table,
+          seconds(),
+          canvasId,
+        ],
       );
       await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvasId]);
     });
@@ -55,9 +73,15 @@ export class CanvasStore {
   }
 
   async get(organizationId: string, id: string): Promise<Canvas | undefined> {
-    const row = await this.db.get<CanvasRow>('SELECT * FROM canvases WHERE id = ? AND organization_id = ?', [id, organizationId]);
+    const row = await this.db.get<CanvasRow>('SELECT * FROM canvases WHERE id = ? AND organization_id = ?', [
+      id,
+      organizationId,
+    ]);
     if (!row) return undefined;
-    const elements = await this.db.all<ElementRow>('SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY position, created', [row.id]);
+    const elements = await this.db.all<ElementRow>(
+      'SELECT * FROM canvas_elements WHERE canvas_id = ? ORDER BY position, created',
+      [row.id],
+    );
     return {
       id: row.id,
       organizationId: row.organization_id,
@@ -65,13 +89,27 @@ export class CanvasStore {
       createdBy: row.created_by,
       created: row.created,
       updated: row.updated,
-      elements: elements.map((e) => ({ id: e.id, name: e.name, kind: e.kind, sql: e.sql, table: e.table_ref, created: e.created })),
+      elements: elements.map((e) => ({
+        id: e.id,
+        name: e.name,
+        kind: e.kind,
+        sql: e.sql,
+        table: e.table_ref,
+        created: e.created,
+      })),
     };
   }
 
   /** One page of the organization's canvas ids, newest id first. */
-  async pageIds(organizationId: string, limit: number, startingAfter: string | undefined): Promise<{ ids: string[]; hasMore: boolean }> {
-    const rows = await this.db.all<{ id: string }>('SELECT id FROM canvases WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?', [organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1]);
+  async pageIds(
+    organizationId: string,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ ids: string[]; hasMore: boolean }> {
+    const rows = await this.db.all<{ id: string }>(
+      'SELECT id FROM canvases WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?',
+      [organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1],
+    );
     return { ids: rows.slice(0, limit).map((r) => r.id), hasMore: rows.length > limit };
   }
 }

@@ -42,7 +42,16 @@ function tableEntry(table: LakeTable): CatalogEntry {
 }
 
 function viewEntry(view: LakeView): CatalogEntry {
-  return { kind: 'view', schema: view.schema, name: view.name, columns: view.columns, rowCount: null, bytes: null, updated: view.updated, sql: view.sql };
+  return {
+    kind: 'view',
+    schema: view.schema,
+    name: view.name,
+    columns: view.columns,
+    rowCount: null,
+    bytes: null,
+    updated: view.updated,
+    sql: view.sql,
+  };
 }
 
 /**
@@ -87,11 +96,19 @@ export class CatalogService {
   private async entriesFor(principal: Principal): Promise<CatalogEntry[]> {
     await this.permissions.assertServiceKeyAllowed(principal);
     await this.lake.ensureDemo(principal.organizationId);
-    const { tables, views } = await this.lake.visible(principal.organizationId, await this.permissions.accessFor(principal));
-    return [...tables.map(tableEntry), ...views.map(viewEntry)].sort((a, b) => a.schema.localeCompare(b.schema) || a.name.localeCompare(b.name));
+    const { tables, views } = await this.lake.visible(
+      principal.organizationId,
+      await this.permissions.accessFor(principal),
+    );
+    return [...tables.map(tableEntry), ...views.map(viewEntry)].sort(
+      (a, b) => a.schema.localeCompare(b.schema) || a.name.localeCompare(b.name),
+    );
   }
 }
 
 function notFound(name: string): LakeServiceError {
-  return new LakeServiceError('catalog_not_found', `No schema or table '${name.slice(0, 200)}' is visible to this credential.`);
+  return new LakeServiceError(
+    'catalog_not_found',
+    `No schema or table '${name.slice(0, 200)}' is visible to this credential.`,
+  );
 }

@@ -67,31 +67,60 @@ export class PermissionStore {
     await this.db.run('UPDATE organizations SET table_permissions = ? WHERE id = ?', [on ? 1 : 0, organizationId]);
   }
 
-  async grant(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Promise<Grant> {
-    await this.db.run(`INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`, [newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000)]);
-    const row = await this.db.get<GrantRow>('SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?', [organizationId, schema, table, granteeKind, grantee]);
+  async grant(
+    organizationId: string,
+    schema: string,
+    table: string,
+    granteeKind: GranteeKind,
+    grantee: string,
+  ): Promise<Grant> {
+    await this.db.run(
+      `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,
+      [newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000)],
+    );
+    const row = await this.db.get<GrantRow>(
+      'SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
+      [organizationId, schema, table, granteeKind, grantee],
+    );
     return toGrant(row as GrantRow);
   }
 
   /** True when a grant was removed. */
-  async revoke(organizationId: string, schema: string, table: string, granteeKind: GranteeKind, grantee: string): Promise<boolean> {
-    const result = await this.db.run('DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?', [organizationId, schema, table, granteeKind, grantee]);
+  async revoke(
+    organizationId: string,
+    schema: string,
+    table: string,
+    granteeKind: GranteeKind,
+    grantee: string,
+  ): Promise<boolean> {
+    const result = await this.db.run(
+      'DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
+      [organizationId, schema, table, granteeKind, grantee],
+    );
     return result.changes > 0;
   }
 
   async list(organizationId: string): Promise<Grant[]> {
-    return (await this.db.all<GrantRow>('SELECT * FROM table_grants WHERE organization_id = ? ORDER BY schema_name, table_name, grantee_kind, grantee', [organizationId])).map(toGrant);
+    return (
+      await this.db.all<GrantRow>(
+        'SELECT * FROM table_grants WHERE organization_id = ? ORDER BY schema_name, table_name, grantee_kind, grantee',
+        [organizationId],
+      )
+    ).map(toGrant);
   }
 
   async accessFor(principal: Principal): Promise<TableAccess> {
     // A team API key reads every table on every canvas of its team, as the spec grants it.
-    if (principal.kind === 'team_key' || !await this.enabled(principal.organizationId)) return UNRESTRICTED;
+    if (principal.kind === 'team_key' || !(await this.enabled(principal.organizationId))) return UNRESTRICTED;
     const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
     if (user?.role === 'owner') return UNRESTRICTED;
     const grants = (
-      await this.db.all<GrantRow>(`SELECT * FROM table_grants WHERE organization_id = ? AND (
-             (grantee_kind = 'user' AND grantee = ?) OR (grantee_kind = 'role' AND grantee = ?) OR (grantee_kind = 'credential' AND grantee = ?))`, [principal.organizationId, user?.id ?? '', user?.role ?? '', principal.credentialId])
+      await this.db.all<GrantRow>(
+        `SELECT * FROM table_grants WHERE organization_id = ? AND (
+             (grantee_kind = 'user' AND grantee = ?) OR (grantee_kind = 'role' AND grantee = ?) OR (grantee_kind = 'credential' AND grantee = ?))`,
+        [principal.organizationId, user?.id ?? '', user?.role ?? '', principal.credentialId],
+      )
     ).map(toGrant);
     const wholeSchemas = new Set(grants.filter((g) => g.table === '*').map((g) => fold(g.schema)));
     const tables = new Set(grants.filter((g) => g.table !== '*').map((g) => `${fold(g.schema)}\u0000${fold(g.table)}`));
@@ -103,7 +132,7 @@ export class PermissionStore {
 
   /** Service keys query and read the catalog only where table permissions are on, so their reach is explicit. */
   async assertServiceKeyAllowed(principal: Principal): Promise<void> {
-    if (principal.kind === 'service_key' && !await this.enabled(principal.organizationId)) {
+    if (principal.kind === 'service_key' && !(await this.enabled(principal.organizationId))) {
       throw new LakeServiceError(
         'service_key_permissions_off',
         'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on and grant this key its tables.',

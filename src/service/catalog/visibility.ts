@@ -39,7 +39,12 @@ export class Visibility {
     const access = await this.access(principal);
     if (!access.restricted) return source;
     const names = lakeTableNames(source);
-    return { ...source, tables: source.tables.filter((t) => access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) ?? lakeTableOf(source, t.schema, t.name))) };
+    return {
+      ...source,
+      tables: source.tables.filter((t) =>
+        access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) ?? lakeTableOf(source, t.schema, t.name)),
+      ),
+    };
   }
 
   /**
@@ -65,10 +70,15 @@ export class Visibility {
   }
 
   /** One event of a sync's stream as the principal may see it; undefined to leave it out. */
-  async syncEvent(principal: Principal, sourceId: string | undefined, type: string, data: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  async syncEvent(
+    principal: Principal,
+    sourceId: string | undefined,
+    type: string,
+    data: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
     const access = await this.access(principal);
     if (!access.restricted || sourceId === undefined) return data;
-    if (type.startsWith('sync.') && !await this.mentionVisible(access, sourceId, data)) return undefined;
+    if (type.startsWith('sync.') && !(await this.mentionVisible(access, sourceId, data))) return undefined;
     // A final event carries the job's error, whose tables_failed message names every failed table.
     const error = data.error as { code?: unknown } | undefined;
     if (error?.code === 'tables_failed') return { ...data, error: { ...error, message: HIDDEN_REASON } };
@@ -76,16 +86,27 @@ export class Visibility {
   }
 
   /** A job's failure as the principal may see it (a sync's names its tables). */
-  async jobError(principal: Principal, error: { code: string; message: string | null } | null): Promise<{ code: string; message: string | null } | null> {
+  async jobError(
+    principal: Principal,
+    error: { code: string; message: string | null } | null,
+  ): Promise<{ code: string; message: string | null } | null> {
     if (!error || error.code !== 'tables_failed' || !(await this.access(principal)).restricted) return error;
     return { ...error, message: HIDDEN_REASON };
   }
 
   /** Log entries about tables the principal may not read are left out. */
-  async logEntries<T extends { sourceId: string; table: string | null }>(principal: Principal, entries: readonly T[]): Promise<T[]> {
+  async logEntries<T extends { sourceId: string; table: string | null }>(
+    principal: Principal,
+    entries: readonly T[],
+  ): Promise<T[]> {
     const access = await this.access(principal);
     if (!access.restricted) return [...entries];
-    const shown = await Promise.all(entries.map(async (entry) => entry.table === null || (await this.mentionVisible(access, entry.sourceId, { table: entry.table }))));
+    const shown = await Promise.all(
+      entries.map(
+        async (entry) =>
+          entry.table === null || (await this.mentionVisible(access, entry.sourceId, { table: entry.table })),
+      ),
+    );
     return entries.filter((_, i) => shown[i]);
   }
 
@@ -97,7 +118,9 @@ export class Visibility {
   /** The canvas with only the elements whose tables the principal may read. */
   async canvas(principal: Principal, canvas: Canvas): Promise<Canvas> {
     if (!(await this.access(principal)).restricted) return canvas;
-    const readable = await Promise.all(canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)));
+    const readable = await Promise.all(
+      canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)),
+    );
     return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
   }
 
@@ -113,6 +136,9 @@ export class Visibility {
     const source = await this.sources.getIncludingDeleted(sourceId);
     if (!source) return false;
     const dot = mention.table.indexOf('.');
-    return access.canRead(source.lakeSchema, lakeTableOf(source, mention.table.slice(0, dot), mention.table.slice(dot + 1)));
+    return access.canRead(
+      source.lakeSchema,
+      lakeTableOf(source, mention.table.slice(0, dot), mention.table.slice(dot + 1)),
+    );
   }
 }

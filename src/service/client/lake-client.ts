@@ -44,10 +44,13 @@ type SuccessSchema<R extends RouteContract> = R['responses'] extends { 200: { sc
       : undefined;
 
 /** The body a route answers with when it succeeds, as the contract types it. */
-export type ResponseOf<R extends RouteContract> = SuccessSchema<R> extends TSchema ? Static<SuccessSchema<R>> : undefined;
+export type ResponseOf<R extends RouteContract> =
+  SuccessSchema<R> extends TSchema ? Static<SuccessSchema<R>> : undefined;
 
 /** What a call of a route takes: its path parameters, query and body as the contract types them. */
-export type CallInput<R extends RouteContract> = (R['params'] extends TObject ? { params: Static<R['params']> } : { params?: undefined }) &
+export type CallInput<R extends RouteContract> = (R['params'] extends TObject
+  ? { params: Static<R['params']> }
+  : { params?: undefined }) &
   (R['query'] extends TObject ? { query?: Static<R['query']> } : { query?: undefined }) &
   (R['body'] extends TSchema ? { body: Static<R['body']> } : { body?: undefined }) & {
     idempotencyKey?: string;
@@ -101,7 +104,11 @@ export class LakeClient {
       const retryAfter = parseRetryAfter(response.headers.get('Retry-After'));
       const waitable = retryAfter === undefined || retryAfter * 1000 <= this.retry.maxRetryAfterMs;
       if (canRetry && RETRYABLE_STATUSES.has(response.status) && waitable) {
-        await this.wait(attempt, retryAfter, response.status === 429 ? 'rate limited by the service (HTTP 429)' : `HTTP ${response.status}`);
+        await this.wait(
+          attempt,
+          retryAfter,
+          response.status === 429 ? 'rate limited by the service (HTTP 429)' : `HTTP ${response.status}`,
+        );
         continue;
       }
       throw LakeApiError.fromResponse(response, body);
@@ -112,7 +119,12 @@ export class LakeClient {
   async call<const R extends RouteContract>(route: R, input: CallInput<R>): Promise<ApiResponse<ResponseOf<R>>> {
     const path = routePath(route, (input.params ?? {}) as Record<string, string>);
     const query = input.query as RequestOptions['query'];
-    return this.request<ResponseOf<R>>(route.method.toUpperCase(), path, { query, body: input.body, idempotencyKey: input.idempotencyKey, headers: input.headers });
+    return this.request<ResponseOf<R>>(route.method.toUpperCase(), path, {
+      query,
+      body: input.body,
+      idempotencyKey: input.idempotencyKey,
+      headers: input.headers,
+    });
   }
 
   /** The body of a successful call. */
@@ -122,11 +134,16 @@ export class LakeClient {
 
   /** A plain request to an absolute URL (a signed download link) through the same transport, without the token. */
   fetchUrl(url: string, headers: Record<string, string> = {}): Promise<Response> {
-    return this.options.fetch(new Request(url, { headers: { 'User-Agent': this.options.userAgent ?? 'lake-cli', ...headers } }));
+    return this.options.fetch(
+      new Request(url, { headers: { 'User-Agent': this.options.userAgent ?? 'lake-cli', ...headers } }),
+    );
   }
 
   /** The fetch an EventSource uses: this client's transport, with its credential. */
-  readonly streamFetch = (url: string | URL, init?: { headers?: Record<string, string>; signal?: AbortSignal; method?: string }): Promise<Response> => {
+  readonly streamFetch = (
+    url: string | URL,
+    init?: { headers?: Record<string, string>; signal?: AbortSignal; method?: string },
+  ): Promise<Response> => {
     const headers = new Headers(init?.headers);
     headers.set('User-Agent', this.options.userAgent ?? 'lake-cli');
     if (this.options.token) headers.set('Authorization', `Bearer ${this.options.token}`);

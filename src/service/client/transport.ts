@@ -14,7 +14,10 @@ export interface LocalLake {
  * The local lake: the real API app over the home, called through its own fetch handler with no socket. Loaded
  * lazily because it brings in SQLite and the app.
  */
-export async function openLocalLake(homeDir: string, options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {}): Promise<LocalLake> {
+export async function openLocalLake(
+  homeDir: string,
+  options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {},
+): Promise<LocalLake> {
   const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }] = await Promise.all([
     import('../home/home.js'),
     import('../services.js'),

@@ -25,7 +25,8 @@ export function postgresClient(settings: ConnectorSettings, purpose: 'check' | '
   const named = settings.secrets.host;
   const pinned = settings.connectHost ?? named;
   const password = settings.secrets.password;
-  if (!pinned || !settings.secrets.user) throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
+  if (!pinned || !settings.secrets.user)
+    throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
   return withoutAmbientSettings(
     () =>
       new Client({
@@ -34,11 +35,21 @@ export function postgresClient(settings: ConnectorSettings, purpose: 'check' | '
         database: String(settings.config.database),
         user: settings.secrets.user,
         password: () => {
-          if (password === undefined || password === '') throw Object.assign(new Error('the server asked for a password and the source has none'), { code: '28P01' });
+          if (password === undefined || password === '')
+            throw Object.assign(new Error('the server asked for a password and the source has none'), {
+              code: '28P01',
+            });
           return password;
         },
         // Connected by address, a verified TLS session still checks the certificate against the name given.
-        ssl: sslMode === 'disable' ? false : sslMode === 'verify-full' ? (pinned !== named && named ? { servername: named } : true) : { rejectUnauthorized: false },
+        ssl:
+          sslMode === 'disable'
+            ? false
+            : sslMode === 'verify-full'
+              ? pinned !== named && named
+                ? { servername: named }
+                : true
+              : { rejectUnauthorized: false },
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
         ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
         application_name: 'lake',
@@ -70,13 +81,22 @@ export async function connectPostgres(client: pg.Client, settings: ConnectorSett
   if (!guard) return;
   // pg_control_system() is open to every role; a server where it is not (or a fake one) is not lake's own.
   const identity = await client
-    .query<{ system: string; database: string }>('SELECT system_identifier::text AS system, current_database() AS database FROM pg_control_system()')
-    .then((r) => r.rows[0], () => undefined);
+    .query<{ system: string; database: string }>(
+      'SELECT system_identifier::text AS system, current_database() AS database FROM pg_control_system()',
+    )
+    .then(
+      (r) => r.rows[0],
+      () => undefined,
+    );
   if (identity && (await guard.isOwnIdentity(identity))) throw ownDatabaseRefusal();
 }
 
 export const ownDatabaseRefusal = (): LakeServiceError =>
-  new LakeServiceError('host_not_allowed', "This server does not connect to that database: it is lake's own metadata database. Ask its operator.", { param: 'host' });
+  new LakeServiceError(
+    'host_not_allowed',
+    "This server does not connect to that database: it is lake's own metadata database. Ask its operator.",
+    { param: 'host' },
+  );
 
 /**
  * Reduces a driver failure to the fixed vocabulary. Driver messages name hosts, users and databases, so they are
@@ -143,8 +163,18 @@ const MAX_DISCOVERY_BYTES = 64 << 20;
  */
 async function discoverWith(client: pg.Client, settings: ConnectorSettings): Promise<DiscoveredTable[]> {
   const { maxTables, maxColumns } = settings.discovery ?? DISCOVERY_DEFAULTS;
-  type TableRow = { schema: string; table: string; oid: number | string; estimated_rows: string; analyzed: boolean; column_count: string };
-  const found = (await client.query<TableRow>(DISCOVER_TABLES, [schemasOf(settings), maxTables])).rows.slice(0, maxTables);
+  type TableRow = {
+    schema: string;
+    table: string;
+    oid: number | string;
+    estimated_rows: string;
+    analyzed: boolean;
+    column_count: string;
+  };
+  const found = (await client.query<TableRow>(DISCOVER_TABLES, [schemasOf(settings), maxTables])).rows.slice(
+    0,
+    maxTables,
+  );
   let budget = maxColumns;
   const described = found.filter((t) => {
     const count = Number(t.column_count);
@@ -153,11 +183,27 @@ async function discoverWith(client: pg.Client, settings: ConnectorSettings): Pro
     return true;
   });
   const oids = described.map((t) => String(t.oid));
-  const columns = oids.length === 0 ? [] : (await client.query<{ oid: number | string; column: string; type: string; nullable: boolean }>(DISCOVER_COLUMNS, [oids])).rows;
-  const keys = oids.length === 0 ? [] : (await client.query<{ oid: number | string; column: string }>(DISCOVER_KEYS, [oids])).rows;
+  const columns =
+    oids.length === 0
+      ? []
+      : (
+          await client.query<{ oid: number | string; column: string; type: string; nullable: boolean }>(
+            DISCOVER_COLUMNS,
+            [oids],
+          )
+        ).rows;
+  const keys =
+    oids.length === 0 ? [] : (await client.query<{ oid: number | string; column: string }>(DISCOVER_KEYS, [oids])).rows;
   const tables = new Map<string, DiscoveredTable>();
   for (const t of found) {
-    tables.set(String(t.oid), { schema: t.schema, name: t.table, columns: [], columnCount: Number(t.column_count), primaryKey: [], estimatedRows: t.analyzed ? Number(t.estimated_rows) : null });
+    tables.set(String(t.oid), {
+      schema: t.schema,
+      name: t.table,
+      columns: [],
+      columnCount: Number(t.column_count),
+      primaryKey: [],
+      estimatedRows: t.analyzed ? Number(t.estimated_rows) : null,
+    });
   }
   let kept = 0;
   for (const row of columns) {
@@ -176,7 +222,10 @@ function capReceived(client: pg.Client, bytes: number): void {
   let received = 0;
   stream.on('data', (chunk: Buffer) => {
     received += chunk.length;
-    if (received > bytes) stream.destroy(Object.assign(new Error('the source sent more than a discovery reads'), { code: 'catalog_too_large' }));
+    if (received > bytes)
+      stream.destroy(
+        Object.assign(new Error('the source sent more than a discovery reads'), { code: 'catalog_too_large' }),
+      );
   });
 }
 
@@ -209,7 +258,12 @@ async function testPostgres(settings: ConnectorSettings): Promise<ConnectionTest
       const wanted = settings.tables.filter((t) => t.enabled);
       const check = wanted.length > 0 ? wanted : tables;
       for (const table of check) {
-        const allowed = await client.query<{ ok: boolean }>("SELECT has_table_privilege(format('%I.%I', $1::text, $2::text), 'SELECT') AS ok", [table.schema, table.name]).catch(() => ({ rows: [{ ok: false }] }));
+        const allowed = await client
+          .query<{ ok: boolean }>("SELECT has_table_privilege(format('%I.%I', $1::text, $2::text), 'SELECT') AS ok", [
+            table.schema,
+            table.name,
+          ])
+          .catch(() => ({ rows: [{ ok: false }] }));
         if (!allowed.rows[0]?.ok) return { ok: false, reason: 'permission_denied' as const, tables };
       }
       return { ok: true, reason: null, tables };
@@ -227,14 +281,69 @@ export const postgresConnector: Connector = {
   syncs: true,
   staffOnly: false,
   fields: [
-    { name: 'host', type: 'string', required: true, secret: true, destination: true, description: 'server host name or address' },
-    { name: 'user', type: 'string', required: true, secret: true, destination: true, description: 'role to connect as (read access is enough)' },
-    { name: 'password', type: 'string', required: false, secret: true, description: 'the role\'s password' },
-    { name: 'port', type: 'integer', required: false, secret: false, destination: true, description: 'server port', default: 5432, min: 1, max: 65535 },
-    { name: 'database', type: 'string', required: true, secret: false, destination: true, description: 'database name' },
-    { name: 'schemas', type: 'string_list', required: false, secret: false, description: 'schemas to discover and sync', default: ['public'] },
-    { name: 'sync_connections', type: 'integer', required: false, secret: false, description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 2 to 3)', min: 1, max: 8 },
-    { name: 'ssl_mode', type: 'choice', required: false, secret: false, destination: true, description: 'disable, require (encrypt, any certificate) or verify-full', default: 'disable', choices: ['disable', 'require', 'verify-full'] },
+    {
+      name: 'host',
+      type: 'string',
+      required: true,
+      secret: true,
+      destination: true,
+      description: 'server host name or address',
+    },
+    {
+      name: 'user',
+      type: 'string',
+      required: true,
+      secret: true,
+      destination: true,
+      description: 'role to connect as (read access is enough)',
+    },
+    { name: 'password', type: 'string', required: false, secret: true, description: "the role's password" },
+    {
+      name: 'port',
+      type: 'integer',
+      required: false,
+      secret: false,
+      destination: true,
+      description: 'server port',
+      default: 5432,
+      min: 1,
+      max: 65535,
+    },
+    {
+      name: 'database',
+      type: 'string',
+      required: true,
+      secret: false,
+      destination: true,
+      description: 'database name',
+    },
+    {
+      name: 'schemas',
+      type: 'string_list',
+      required: false,
+      secret: false,
+      description: 'schemas to discover and sync',
+      default: ['public'],
+    },
+    {
+      name: 'sync_connections',
+      type: 'integer',
+      required: false,
+      secret: false,
+      description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 2 to 3)',
+      min: 1,
+      max: 8,
+    },
+    {
+      name: 'ssl_mode',
+      type: 'choice',
+      required: false,
+      secret: false,
+      destination: true,
+      description: 'disable, require (encrypt, any certificate) or verify-full',
+      default: 'disable',
+      choices: ['disable', 'require', 'verify-full'],
+    },
   ],
   test: testPostgres,
   discover: (settings) => withClient(settings, (client) => discoverWith(client, settings)),

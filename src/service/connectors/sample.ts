@@ -54,6 +54,17 @@ export const sampleConnector: Connector = {
   auth: 'none',
   syncs: true,
   staffOnly: false,
-  fields: [{ name: 'scale', type: 'integer', required: false, secret: false, description: 'multiplies the row counts (1 = 1,900 rows)', default: 1, min: 1, max: 10_000 }],
+  fields: [
+    {
+      name: 'scale',
+      type: 'integer',
+      required: false,
+      secret: false,
+      description: 'multiplies the row counts (1 = 1,900 rows)',
+      default: 1,
+      min: 1,
+      max: 10_000,
+    },
+  ],
   discover: async (settings) => sampleTables(Number(settings.config.scale ?? 1)),
 };

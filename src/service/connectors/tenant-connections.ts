@@ -25,7 +25,15 @@ const POLITE_END_MS = 1_000;
  */
 export function requestCancel(client: pg.Client): void {
   const { host, port, processID, secretKey } = internals(client);
-  if (processID === null || processID === undefined || secretKey === null || secretKey === undefined || !host || host.startsWith('/')) return;
+  if (
+    processID === null ||
+    processID === undefined ||
+    secretKey === null ||
+    secretKey === undefined ||
+    !host ||
+    host.startsWith('/')
+  )
+    return;
   const message = Buffer.alloc(16);
   message.writeInt32BE(16, 0);
   message.writeInt32BE(80877102, 4);
@@ -55,10 +63,23 @@ export class TenantConnections {
     private readonly limits: { idleTimeoutMs: number; maxDurationMs: number },
     private readonly signal: AbortSignal,
     /** What the reasons name: the sync's settings, or a send's. */
-    private readonly names: { work: string; peer: string; idleSetting?: string; durationSetting?: string } = { work: 'sync', peer: 'source', idleSetting: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS', durationSetting: 'LAKE_SYNC_TIMEOUT_SECONDS' },
+    private readonly names: { work: string; peer: string; idleSetting?: string; durationSetting?: string } = {
+      work: 'sync',
+      peer: 'source',
+      idleSetting: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS',
+      durationSetting: 'LAKE_SYNC_TIMEOUT_SECONDS',
+    },
   ) {
     signal.addEventListener('abort', this.onAbort, { once: true });
-    this.deadline = setTimeout(() => this.fail(new Error(`the ${names.work} was still running after ${Math.round(limits.maxDurationMs / 1000)} s, its time bound${names.durationSetting ? ` (${names.durationSetting})` : ''}`)), limits.maxDurationMs);
+    this.deadline = setTimeout(
+      () =>
+        this.fail(
+          new Error(
+            `the ${names.work} was still running after ${Math.round(limits.maxDurationMs / 1000)} s, its time bound${names.durationSetting ? ` (${names.durationSetting})` : ''}`,
+          ),
+        ),
+      limits.maxDurationMs,
+    );
     this.deadline.unref();
   }
 
@@ -81,7 +102,11 @@ export class TenantConnections {
     }
     const seconds = Math.round(this.limits.idleTimeoutMs / 1000);
     internals(client).connection.stream.setTimeout(this.limits.idleTimeoutMs, () =>
-      this.fail(new Error(`the ${this.names.peer} sent nothing for ${seconds} s${this.names.idleSetting ? ` (${this.names.idleSetting})` : ''}; its connections were closed`)),
+      this.fail(
+        new Error(
+          `the ${this.names.peer} sent nothing for ${seconds} s${this.names.idleSetting ? ` (${this.names.idleSetting})` : ''}; its connections were closed`,
+        ),
+      ),
     );
   }
 

@@ -38,7 +38,14 @@ export interface SourceTable {
 }
 
 /** The deliberately generic reasons a connection test gives: never a host, a user or a driver message. */
-export type TestFailure = 'unreachable' | 'timeout' | 'authentication_failed' | 'database_not_found' | 'permission_denied' | 'tls_required' | 'unknown';
+export type TestFailure =
+  | 'unreachable'
+  | 'timeout'
+  | 'authentication_failed'
+  | 'database_not_found'
+  | 'permission_denied'
+  | 'tls_required'
+  | 'unknown';
 
 export interface ConnectionTest {
   ok: boolean;

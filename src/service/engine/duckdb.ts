@@ -28,7 +28,9 @@ export function quoteLiteral(text: string): string {
 }
 
 /** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
-export async function openPrivilegedConnection(options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {}): Promise<{
+export async function openPrivilegedConnection(
+  options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {},
+): Promise<{
   connection: DuckDB.DuckDBConnection;
   close(): void;
 }> {

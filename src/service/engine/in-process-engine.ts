@@ -30,7 +30,12 @@ export class InProcessEngine implements QueryEngine {
   }
 
   async inspect(job: QueryJob): Promise<TableReference[]> {
-    const sandbox = await this.sandboxes.open({ catalogFile: job.catalogFile, readableDirs: job.readableDirs, writableDir: job.writableDir, pool: this.pool });
+    const sandbox = await this.sandboxes.open({
+      catalogFile: job.catalogFile,
+      readableDirs: job.readableDirs,
+      writableDir: job.writableDir,
+      pool: this.pool,
+    });
     try {
       const references = await inspectStatement(sandbox.connection, job.statement);
       this.inspected.set(job.queryId, sandbox);

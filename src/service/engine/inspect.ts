@@ -9,13 +9,32 @@ import { looksLikeFile, tableReferences, type TableReference } from './table-ref
  * newer DuckDB adds) is refused: an allow list, so an unknown function is never let through.
  */
 const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
-  'range', 'generate_series', 'unnest', 'repeat', 'repeat_row', 'json_each', 'json_tree', 'duckdb_tables', 'duckdb_columns',
-  'duckdb_schemas', 'duckdb_types', 'duckdb_functions', 'duckdb_keywords', 'duckdb_constraints', 'duckdb_indexes',
-  'duckdb_sequences', 'duckdb_dependencies', 'duckdb_optimizers', 'pragma_table_info', 'pragma_show', 'pragma_version',
+  'range',
+  'generate_series',
+  'unnest',
+  'repeat',
+  'repeat_row',
+  'json_each',
+  'json_tree',
+  'duckdb_tables',
+  'duckdb_columns',
+  'duckdb_schemas',
+  'duckdb_types',
+  'duckdb_functions',
+  'duckdb_keywords',
+  'duckdb_constraints',
+  'duckdb_indexes',
+  'duckdb_sequences',
+  'duckdb_dependencies',
+  'duckdb_optimizers',
+  'pragma_table_info',
+  'pragma_show',
+  'pragma_version',
 ]);
 
 /** Catalog tables that hold view definitions, which hold the server's file paths. */
-const VIEW_DEFINITIONS = /^(views|pg_views|pg_matviews|sqlite_master|sqlite_schema|sqlite_temp_master|sqlite_temp_schema|duckdb_views)$/i;
+const VIEW_DEFINITIONS =
+  /^(views|pg_views|pg_matviews|sqlite_master|sqlite_schema|sqlite_temp_master|sqlite_temp_schema|duckdb_views)$/i;
 
 /**
  * DuckDB's own parser has the last word on a statement's shape: exactly one, reading no file by path. Parse only:
@@ -31,7 +50,10 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
     parsed = await tableReferences(connection, statement);
   } catch (error) {
     // A statement DuckDB cannot split either fails with the parse's own message, not the splitter's.
-    const count = await connection.extractStatements(statement).then((extracted) => extracted.count, () => 1);
+    const count = await connection.extractStatements(statement).then(
+      (extracted) => extracted.count,
+      () => 1,
+    );
     assertOneStatement(count);
     throw error;
   }
@@ -40,28 +62,48 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
   mark('inspect: parsed');
   const refused = tableFunctions.find((name) => !ALLOWED_TABLE_FUNCTIONS.has(name));
   if (refused) {
-    throw new LakeServiceError('forbidden_function', `The table function '${refused.slice(0, 64)}' is not allowed: only range, generate_series, unnest and the catalog listings are. Query lake tables by name, as lake.<schema>.<table>.`, {
-      param: 'sql',
-    });
+    throw new LakeServiceError(
+      'forbidden_function',
+      `The table function '${refused.slice(0, 64)}' is not allowed: only range, generate_series, unnest and the catalog listings are. Query lake tables by name, as lake.<schema>.<table>.`,
+      {
+        param: 'sql',
+      },
+    );
   }
   const named = references.filter((ref) => !(ref.catalog === '' && ref.schema === '' && cteNames.has(ref.table)));
-  const definitions = named.find((ref) => VIEW_DEFINITIONS.test(ref.table) && (ref.table.toLowerCase() !== 'views' || ref.schema.toLowerCase() === 'information_schema'));
+  const definitions = named.find(
+    (ref) =>
+      VIEW_DEFINITIONS.test(ref.table) &&
+      (ref.table.toLowerCase() !== 'views' || ref.schema.toLowerCase() === 'information_schema'),
+  );
   if (definitions) {
-    throw new LakeServiceError('forbidden_function', `'${definitions.table}' shows view definitions, which name the server's files; it is not available. The catalog describes every table and view.`, {
-      param: 'sql',
-    });
+    throw new LakeServiceError(
+      'forbidden_function',
+      `'${definitions.table}' shows view definitions, which name the server's files; it is not available. The catalog describes every table and view.`,
+      {
+        param: 'sql',
+      },
+    );
   }
   const file = named.find(looksLikeFile);
   if (file) {
-    throw new LakeServiceError('forbidden_function', `'${file.table.slice(0, 80)}' would be read as a file; reading files by path is not allowed. Query lake tables by name, as lake.<schema>.<table>.`, {
-      param: 'sql',
-    });
+    throw new LakeServiceError(
+      'forbidden_function',
+      `'${file.table.slice(0, 80)}' would be read as a file; reading files by path is not allowed. Query lake tables by name, as lake.<schema>.<table>.`,
+      {
+        param: 'sql',
+      },
+    );
   }
   return named;
 }
 
 function assertOneStatement(count: number): void {
   if (count !== 1) {
-    throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+    throw new LakeServiceError(
+      'multiple_statements',
+      'The SQL holds more than one statement. Send one statement per query.',
+      { param: 'sql' },
+    );
   }
 }

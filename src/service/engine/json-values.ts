@@ -24,10 +24,39 @@ export type VectorConverter = (vector: DuckDBVector, row: number) => JsonValue;
 
 // DuckDB type ids, kept here as numbers so this module does not load the engine.
 const T = {
-  BOOLEAN: 1, TINYINT: 2, SMALLINT: 3, INTEGER: 4, BIGINT: 5, UTINYINT: 6, USMALLINT: 7, UINTEGER: 8, UBIGINT: 9,
-  FLOAT: 10, DOUBLE: 11, TIMESTAMP: 12, DATE: 13, TIME: 14, INTERVAL: 15, HUGEINT: 16, VARCHAR: 17, BLOB: 18,
-  DECIMAL: 19, TIMESTAMP_S: 20, TIMESTAMP_MS: 21, TIMESTAMP_NS: 22, ENUM: 23, LIST: 24, STRUCT: 25, MAP: 26,
-  UUID: 27, UNION: 28, BIT: 29, TIME_TZ: 30, TIMESTAMP_TZ: 31, UHUGEINT: 32, ARRAY: 33,
+  BOOLEAN: 1,
+  TINYINT: 2,
+  SMALLINT: 3,
+  INTEGER: 4,
+  BIGINT: 5,
+  UTINYINT: 6,
+  USMALLINT: 7,
+  UINTEGER: 8,
+  UBIGINT: 9,
+  FLOAT: 10,
+  DOUBLE: 11,
+  TIMESTAMP: 12,
+  DATE: 13,
+  TIME: 14,
+  INTERVAL: 15,
+  HUGEINT: 16,
+  VARCHAR: 17,
+  BLOB: 18,
+  DECIMAL: 19,
+  TIMESTAMP_S: 20,
+  TIMESTAMP_MS: 21,
+  TIMESTAMP_NS: 22,
+  ENUM: 23,
+  LIST: 24,
+  STRUCT: 25,
+  MAP: 26,
+  UUID: 27,
+  UNION: 28,
+  BIT: 29,
+  TIME_TZ: 30,
+  TIMESTAMP_TZ: 31,
+  UHUGEINT: 32,
+  ARRAY: 33,
 } as const;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -120,7 +149,9 @@ function nullable(convert: ValueConverter): ValueConverter {
 export function vectorConverterFor(type: DuckDBType): VectorConverter {
   if (type.typeId === T.STRUCT && type.alias === undefined) {
     const struct = type as DuckDBStructType;
-    const fields = struct.entryNames.map((name, i) => [name, vectorConverterFor(struct.entryTypes[i] as DuckDBType)] as const);
+    const fields = struct.entryNames.map(
+      (name, i) => [name, vectorConverterFor(struct.entryTypes[i] as DuckDBType)] as const,
+    );
     return (vector, row) => {
       const structVector = vector as DuckDBStructVector;
       if (!structVector.isItemValid(row)) return null;
@@ -178,7 +209,9 @@ export function converterFor(type: DuckDBType): ValueConverter {
     }
     case T.STRUCT: {
       const struct = type as DuckDBStructType;
-      const fields = struct.entryNames.map((name, i) => [name, converterFor(struct.entryTypes[i] as DuckDBType)] as const);
+      const fields = struct.entryNames.map(
+        (name, i) => [name, converterFor(struct.entryTypes[i] as DuckDBType)] as const,
+      );
       return nullable((v) => {
         const entries = (v as DuckDBStructValue).entries;
         const out = Object.create(null) as Record<string, JsonValue>;
@@ -192,13 +225,17 @@ export function converterFor(type: DuckDBType): ValueConverter {
       const val = converterFor(map.valueType);
       // Text keys make a JSON object; any other key type keeps its type in a list of {key, value}.
       if (map.keyType.typeId === T.VARCHAR) {
-        return nullable((v) => Object.fromEntries((v as DuckDBMapValue).entries.map((e) => [String(e.key), val(e.value)])));
+        return nullable((v) =>
+          Object.fromEntries((v as DuckDBMapValue).entries.map((e) => [String(e.key), val(e.value)])),
+        );
       }
       return nullable((v) => (v as DuckDBMapValue).entries.map((e) => ({ key: key(e.key), value: val(e.value) })));
     }
     case T.UNION: {
       const union = type as DuckDBUnionType;
-      const members = Object.fromEntries(union.memberTags.map((tag, i) => [tag, converterFor(union.memberTypes[i] as DuckDBType)]));
+      const members = Object.fromEntries(
+        union.memberTags.map((tag, i) => [tag, converterFor(union.memberTypes[i] as DuckDBType)]),
+      );
       return nullable((v) => (members[(v as DuckDBUnionValue).tag] as ValueConverter)((v as DuckDBUnionValue).value));
     }
     default:

@@ -6,7 +6,9 @@ const V1_ROOT = '/sys/fs/cgroup/memory';
 /** The memory cgroup (v1) this process is in, when the hierarchy is mounted and writable; undefined otherwise. */
 function ownV1Group(): string | undefined {
   try {
-    const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => /^\d+:([^:]*,)?memory(,[^:]*)?:/.test(l));
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => /^\d+:([^:]*,)?memory(,[^:]*)?:/.test(l));
     if (!line) return undefined;
     return join(V1_ROOT, line.slice(line.lastIndexOf(':') + 1));
   } catch {

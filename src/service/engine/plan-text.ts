@@ -10,7 +10,11 @@ const SHOWN_INSTEAD = '<lake files>';
 export function planWithoutPaths(text: string, hidden: readonly string[]): string {
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    for (let at = (lines[i] as string).indexOf(FILE_NAMES); at >= 0; at = (lines[i] as string).indexOf(FILE_NAMES, at + 1)) {
+    for (
+      let at = (lines[i] as string).indexOf(FILE_NAMES);
+      at >= 0;
+      at = (lines[i] as string).indexOf(FILE_NAMES, at + 1)
+    ) {
       const line = lines[i] as string;
       const left = line.lastIndexOf('│', at);
       const right = line.indexOf('│', at);
@@ -21,7 +25,8 @@ export function planWithoutPaths(text: string, hidden: readonly string[]): strin
         if (next[left] !== '│' || next[right] !== '│' || next.slice(left + 1, right).trim() === '') break;
         const label = first ? SHOWN_INSTEAD.slice(0, width) : '';
         const before = Math.floor((width - label.length) / 2);
-        lines[j] = `${next.slice(0, left + 1)}${' '.repeat(before)}${label}${' '.repeat(width - before - label.length)}${next.slice(right)}`;
+        lines[j] =
+          `${next.slice(0, left + 1)}${' '.repeat(before)}${label}${' '.repeat(width - before - label.length)}${next.slice(right)}`;
       }
     }
   }

@@ -8,7 +8,14 @@ import { LakeServiceError } from '../errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
 import { readFirstPage } from './result-rows.js';
-import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, ResultColumn, StopReason } from './query-engine.js';
+import type {
+  QueryEvents,
+  QueryFailureCode,
+  QueryJob,
+  QueryOutcome,
+  ResultColumn,
+  StopReason,
+} from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
 
@@ -34,10 +41,16 @@ export async function prepareSelect(connection: DuckDBConnection, statement: str
   const prepared = await connection.prepare(statement);
   if (prepared.statementType !== duckdb.StatementType.SELECT) {
     const kind = duckdb.StatementType[prepared.statementType] ?? 'other';
-    throw new LakeServiceError('write_not_allowed', `Only read-only SELECT statements run; this statement is of type ${kind}.`, { param: 'sql' });
+    throw new LakeServiceError(
+      'write_not_allowed',
+      `Only read-only SELECT statements run; this statement is of type ${kind}.`,
+      { param: 'sql' },
+    );
   }
   if (prepared.parameterCount > 0) {
-    throw new Error('The statement has parameters ($1, ?, $name); lake runs SQL without bound values. Write the values into the SQL.');
+    throw new Error(
+      'The statement has parameters ($1, ?, $name); lake runs SQL without bound values. Write the values into the SQL.',
+    );
   }
   const columns: ResultColumn[] = [];
   for (let i = 0; i < prepared.columnCount; i++) {
@@ -45,7 +58,9 @@ export async function prepareSelect(connection: DuckDBConnection, statement: str
     try {
       type = prepared.columnType(i).toString();
     } catch {
-      throw new Error(`Column ${i + 1} (${prepared.columnName(i)}) has no type DuckDB can name; cast it to a type, for example CAST(… AS VARCHAR).`);
+      throw new Error(
+        `Column ${i + 1} (${prepared.columnName(i)}) has no type DuckDB can name; cast it to a type, for example CAST(… AS VARCHAR).`,
+      );
     }
     columns.push({ name: prepared.columnName(i), type });
   }
@@ -75,7 +90,12 @@ export class QueryRun {
   }
 
   private get sandboxSpec(): SandboxSpec {
-    return { catalogFile: this.job.catalogFile, readableDirs: this.job.readableDirs, writableDir: this.job.writableDir, pool: this.pool };
+    return {
+      catalogFile: this.job.catalogFile,
+      readableDirs: this.job.readableDirs,
+      writableDir: this.job.writableDir,
+      pool: this.pool,
+    };
   }
 
   stop(reason: RunStop): void {
@@ -100,21 +120,29 @@ export class QueryRun {
       const { columns } = await prepareSelect(connection, this.job.statement);
       if (this.job.explain) return await this.explain(connection, file, (at) => (executingSince = at), events);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
-      const source = textColumns.length === 0
-        ? `${this.job.statement}\n`
-        : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
+      const source =
+        textColumns.length === 0
+          ? `${this.job.statement}\n`
+          : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
       mark('prepared');
       if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
       events.executing?.();
-      const copied = await connection.run(`COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      const copied = await connection.run(
+        `COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
       const durationMs = performance.now() - executingSince;
       mark('result written (COPY)');
       const resultBytes = resultSize(file);
       if (resultBytes > this.job.limits.maxResultBytes) this.stopReason ??= 'result_limit';
       if (this.stopReason) throw new Error('stopped');
       const rowCount = Number(copied.rowsChanged);
-      const first = await readFirstPage(connection, file, rowCount, columns.map((c) => (textColumns.includes(c.name) ? 'VARCHAR' : c.type)));
+      const first = await readFirstPage(
+        connection,
+        file,
+        rowCount,
+        columns.map((c) => (textColumns.includes(c.name) ? 'VARCHAR' : c.type)),
+      );
       if (this.stopReason) throw new Error('stopped');
       mark('first page read back');
       return { status: 'succeeded', rowCount, resultBytes, columns: first.columns, firstRows: first.rows, durationMs };
@@ -134,25 +162,46 @@ export class QueryRun {
    * EXPLAIN (ANALYZE) of the prepared SELECT, in the same sandbox; its rows (explain_key, explain_value: the plan as
    * text) become the result file, so it pages, downloads and prints like any result.
    */
-  private async explain(connection: DuckDBConnection, file: string, started: (at: number) => void, events: QueryEvents): Promise<QueryOutcome> {
+  private async explain(
+    connection: DuckDBConnection,
+    file: string,
+    started: (at: number) => void,
+    events: QueryEvents,
+  ): Promise<QueryOutcome> {
     const executingSince = performance.now();
     started(executingSince);
     events.executing?.();
-    const plan = await connection.runAndReadAll(`EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${this.job.statement}\n`);
+    const plan = await connection.runAndReadAll(
+      `EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${this.job.statement}\n`,
+    );
     const durationMs = performance.now() - executingSince;
     if (this.stopReason) throw new Error('stopped');
     // A plan names the files it reads: where the lake lives on this server is no business of the caller's.
-    const hidden = [...this.job.readableDirs, this.job.writableDir, dirname(this.job.catalogFile)].filter((dir) => dir.length > 1).sort((a, b) => b.length - a.length);
-    const rows = plan.getRows().map((row) => `(${row.map((value) => quoteLiteral(planWithoutPaths(String(value ?? ''), hidden))).join(', ')})`);
-    const copied = await connection.run(`COPY (SELECT * FROM (VALUES ${rows.join(', ')}) AS plan(explain_key, explain_value)) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    const hidden = [...this.job.readableDirs, this.job.writableDir, dirname(this.job.catalogFile)]
+      .filter((dir) => dir.length > 1)
+      .sort((a, b) => b.length - a.length);
+    const rows = plan
+      .getRows()
+      .map((row) => `(${row.map((value) => quoteLiteral(planWithoutPaths(String(value ?? ''), hidden))).join(', ')})`);
+    const copied = await connection.run(
+      `COPY (SELECT * FROM (VALUES ${rows.join(', ')}) AS plan(explain_key, explain_value)) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
+    );
     const rowCount = Number(copied.rowsChanged);
     const first = await readFirstPage(connection, file, rowCount, ['VARCHAR', 'VARCHAR']);
-    return { status: 'succeeded', rowCount, resultBytes: resultSize(file), columns: first.columns, firstRows: first.rows, durationMs };
+    return {
+      status: 'succeeded',
+      rowCount,
+      resultBytes: resultSize(file),
+      columns: first.columns,
+      firstRows: first.rows,
+      durationMs,
+    };
   }
 
   private failure(error: unknown, durationMs: number): QueryOutcome {
     const reason = this.stopReason;
-    if (reason === 'cancelled') return { status: 'cancelled', code: 'cancelled', message: 'The query was cancelled on request.', durationMs };
+    if (reason === 'cancelled')
+      return { status: 'cancelled', code: 'cancelled', message: 'The query was cancelled on request.', durationMs };
     const limits = this.job.limits;
     const [code, message]: [QueryFailureCode, string] =
       reason === 'query_timeout'
@@ -160,7 +209,10 @@ export class QueryRun {
         : reason === 'result_limit'
           ? resultLimitFailure(limits.resultLimitCode, limits.maxResultBytes)
           : reason === 'abandoned'
-            ? ['query_abandoned', 'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.']
+            ? [
+                'query_abandoned',
+                'The lake process running this query stopped before it finished (in local mode, when the command exits). Run it again, or use lake serve for long queries.',
+              ]
             : error instanceof LakeServiceError && error.code === 'write_not_allowed'
               ? ['write_not_allowed', error.message]
               : ['query_failed', engineMessage(error)];
@@ -168,11 +220,20 @@ export class QueryRun {
   }
 }
 
-export function resultLimitFailure(code: 'result_too_large' | 'result_storage_full', bytes: number): [QueryFailureCode, string] {
+export function resultLimitFailure(
+  code: 'result_too_large' | 'result_storage_full',
+  bytes: number,
+): [QueryFailureCode, string] {
   const size = `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
   return code === 'result_too_large'
-    ? ['result_too_large', `The result grew past the ${size} limit for one result and was stopped. Select fewer rows or columns, or aggregate.`]
-    : ['result_storage_full', `The result would take your organization past its result storage (${size} were left). Older results are removed as their retention ends; wait, or select less.`];
+    ? [
+        'result_too_large',
+        `The result grew past the ${size} limit for one result and was stopped. Select fewer rows or columns, or aggregate.`,
+      ]
+    : [
+        'result_storage_full',
+        `The result would take your organization past its result storage (${size} were left). Older results are removed as their retention ends; wait, or select less.`,
+      ];
 }
 
 /** DuckDB's message, without the LINE n: excerpt of the COPY lake wraps every query in. */

@@ -26,13 +26,18 @@ export function jsonSize(value: JsonValue): number {
   return size;
 }
 
-export function convertChunk(chunk: DuckDBDataChunk, columns: readonly string[], converters: readonly VectorConverter[]): JsonRow[] {
+export function convertChunk(
+  chunk: DuckDBDataChunk,
+  columns: readonly string[],
+  converters: readonly VectorConverter[],
+): JsonRow[] {
   const vectors = columns.map((_, c) => chunk.getColumnVector(c));
   const rows: JsonRow[] = new Array(chunk.rowCount);
   for (let r = 0; r < rows.length; r++) {
     // Without a prototype, a column named __proto__ is a column like any other (on {} it would set the prototype).
     const row = Object.create(null) as JsonRow;
-    for (let c = 0; c < columns.length; c++) row[columns[c] as string] = (converters[c] as VectorConverter)(vectors[c] as never, r);
+    for (let c = 0; c < columns.length; c++)
+      row[columns[c] as string] = (converters[c] as VectorConverter)(vectors[c] as never, r);
     rows[r] = row;
   }
   return rows;
@@ -59,16 +64,22 @@ export async function readRowGroups(connection: DuckDBConnection, file: string):
 }
 
 /** Whether rows [offset, offset + limit) lie only in row groups small enough to bring into this process. */
-export function servable(groups: readonly RowGroup[], offset: number, limit: number): { ok: true } | { ok: false; row: number } {
+export function servable(
+  groups: readonly RowGroup[],
+  offset: number,
+  limit: number,
+): { ok: true } | { ok: false; row: number } {
   for (const group of groups) {
     if (group.start >= offset + limit || group.start + group.rows <= offset) continue;
-    if (group.bytes > ROW_GROUP_MAX_BYTES || group.bytes / Math.max(1, group.rows) > INLINE_PAGE_MAX_BYTES) return { ok: false, row: Math.max(offset, group.start) + 1 };
+    if (group.bytes > ROW_GROUP_MAX_BYTES || group.bytes / Math.max(1, group.rows) > INLINE_PAGE_MAX_BYTES)
+      return { ok: false, row: Math.max(offset, group.start) + 1 };
   }
   return { ok: true };
 }
 
 /** Types whose values have a size of their own, never more than a few dozen bytes. */
-const FIXED_WIDTH = /^(BOOLEAN|U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\)|DATE|TIME|TIME WITH TIME ZONE|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|INTERVAL|UUID|"NULL")$/;
+const FIXED_WIDTH =
+  /^(BOOLEAN|U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\)|DATE|TIME|TIME WITH TIME ZONE|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|INTERVAL|UUID|"NULL")$/;
 
 export interface FirstPage {
   /** The result's columns as the file holds them, which is what every page of it shows. */
@@ -83,12 +94,22 @@ export interface FirstPage {
  * types (an ENUM is read back as VARCHAR, TIMESTAMP_S as TIMESTAMP, a fixed-size array as a list), so the columns
  * come from this read, not from the prepared statement.
  */
-export async function readFirstPage(connection: DuckDBConnection, file: string, rowCount: number, preparedTypes: readonly string[]): Promise<FirstPage> {
+export async function readFirstPage(
+  connection: DuckDBConnection,
+  file: string,
+  rowCount: number,
+  preparedTypes: readonly string[],
+): Promise<FirstPage> {
   const limit = Math.min(FIRST_PAGE_MAX_ROWS, rowCount);
   // Row groups of huge values are not brought into the process; the pages of such a result are refused later. Rows
   // of fixed-width values only are small by construction, and need no look at the file's metadata (~5 ms).
-  const bounded = limit === 0 || preparedTypes.every((type) => FIXED_WIDTH.test(type)) || servable(await readRowGroups(connection, file), 0, limit).ok;
-  const stream = await connection.stream(`SELECT * FROM read_parquet(${quoteLiteral(file)}) LIMIT ${bounded ? limit : 0}`);
+  const bounded =
+    limit === 0 ||
+    preparedTypes.every((type) => FIXED_WIDTH.test(type)) ||
+    servable(await readRowGroups(connection, file), 0, limit).ok;
+  const stream = await connection.stream(
+    `SELECT * FROM read_parquet(${quoteLiteral(file)}) LIMIT ${bounded ? limit : 0}`,
+  );
   const names = stream.columnNames();
   const types = stream.columnTypes();
   const columns = names.map((name, i) => ({ name, type: String(types[i]) }));

@@ -9,9 +9,39 @@ export const MAX_SQL_LENGTH = 100_000;
  * after parsing, refuses those statements anyway.
  */
 export const WRITE_KEYWORDS: ReadonlySet<string> = new Set([
-  'insert', 'update', 'delete', 'merge', 'upsert', 'create', 'drop', 'alter', 'truncate', 'copy', 'attach', 'detach',
-  'install', 'load', 'set', 'reset', 'pragma', 'call', 'export', 'import', 'vacuum', 'checkpoint', 'analyze', 'begin',
-  'commit', 'rollback', 'abort', 'use', 'grant', 'revoke', 'prepare', 'execute', 'deallocate',
+  'insert',
+  'update',
+  'delete',
+  'merge',
+  'upsert',
+  'create',
+  'drop',
+  'alter',
+  'truncate',
+  'copy',
+  'attach',
+  'detach',
+  'install',
+  'load',
+  'set',
+  'reset',
+  'pragma',
+  'call',
+  'export',
+  'import',
+  'vacuum',
+  'checkpoint',
+  'analyze',
+  'begin',
+  'commit',
+  'rollback',
+  'abort',
+  'use',
+  'grant',
+  'revoke',
+  'prepare',
+  'execute',
+  'deallocate',
 ]);
 
 /** Table functions that run SQL or read a table named in a string; refused when called, allowed as column names. */
@@ -24,17 +54,72 @@ const FORBIDDEN_WHEN_CALLED: ReadonlySet<string> = new Set(['query', 'query_tabl
  * a file function missing here still meets the engine sandbox.
  */
 const FORBIDDEN_NAMES: ReadonlySet<string> = new Set([
-  'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto', 'read_json_objects', 'read_json_objects_auto', 'read_ndjson',
-  'read_ndjson_auto', 'read_ndjson_objects', 'read_parquet', 'read_text', 'read_blob', 'read_xlsx', 'read_duckdb',
-  'read_avro', 'read_sqlite', 'parquet_scan', 'parquet_metadata', 'parquet_schema', 'parquet_file_metadata',
-  'parquet_kv_metadata', 'parquet_bloom_probe', 'sqlite_scan', 'sqlite_attach', 'postgres_scan', 'postgres_scan_pushdown',
-  'postgres_query', 'postgres_attach', 'mysql_scan', 'mysql_query', 'iceberg_scan', 'iceberg_metadata', 'iceberg_snapshots',
-  'delta_scan', 'arrow_scan', 'json_scan', 'csv_scan', 'glob', 'sniff_csv', 'getenv', 'current_setting', 'duckdb_settings',
-  'duckdb_secrets', 'duckdb_extensions', 'duckdb_databases', 'which_secret', 'load_aws_credentials', 'copy_database',
-  'export_database', 'json_execute_serialized_sql', 'json_serialize_sql', 'json_deserialize_sql', 'json_serialize_plan',
-  'pragma_database_list', 'pragma_storage_info', 'pragma_metadata_info', 'pragma_platform', 'pragma_user_agent',
-  'parquet_full_metadata', 'duckdb_views', 'duckdb_temporary_files', 'duckdb_external_file_cache', 'duckdb_logs', 'duckdb_log_contexts',
-  'pg_get_viewdef', 'histogram_values',
+  'read_csv',
+  'read_csv_auto',
+  'read_json',
+  'read_json_auto',
+  'read_json_objects',
+  'read_json_objects_auto',
+  'read_ndjson',
+  'read_ndjson_auto',
+  'read_ndjson_objects',
+  'read_parquet',
+  'read_text',
+  'read_blob',
+  'read_xlsx',
+  'read_duckdb',
+  'read_avro',
+  'read_sqlite',
+  'parquet_scan',
+  'parquet_metadata',
+  'parquet_schema',
+  'parquet_file_metadata',
+  'parquet_kv_metadata',
+  'parquet_bloom_probe',
+  'sqlite_scan',
+  'sqlite_attach',
+  'postgres_scan',
+  'postgres_scan_pushdown',
+  'postgres_query',
+  'postgres_attach',
+  'mysql_scan',
+  'mysql_query',
+  'iceberg_scan',
+  'iceberg_metadata',
+  'iceberg_snapshots',
+  'delta_scan',
+  'arrow_scan',
+  'json_scan',
+  'csv_scan',
+  'glob',
+  'sniff_csv',
+  'getenv',
+  'current_setting',
+  'duckdb_settings',
+  'duckdb_secrets',
+  'duckdb_extensions',
+  'duckdb_databases',
+  'which_secret',
+  'load_aws_credentials',
+  'copy_database',
+  'export_database',
+  'json_execute_serialized_sql',
+  'json_serialize_sql',
+  'json_deserialize_sql',
+  'json_serialize_plan',
+  'pragma_database_list',
+  'pragma_storage_info',
+  'pragma_metadata_info',
+  'pragma_platform',
+  'pragma_user_agent',
+  'parquet_full_metadata',
+  'duckdb_views',
+  'duckdb_temporary_files',
+  'duckdb_external_file_cache',
+  'duckdb_logs',
+  'duckdb_log_contexts',
+  'pg_get_viewdef',
+  'histogram_values',
 ]);
 
 const WORDS = /[\p{L}\p{N}_]+/gu;
@@ -62,7 +147,9 @@ export interface GuardedSql {
 /** `EXPLAIN [ANALYZE]` before the statement: how many tokens it takes, and which it is. */
 function explainPrefix(body: readonly Token[]): { length: number; explain?: 'plan' | 'analyze' } {
   if (body[0]?.kind !== 'word' || body[0].value !== 'explain') return { length: 0 };
-  return body[1]?.kind === 'word' && body[1].value === 'analyze' ? { length: 2, explain: 'analyze' } : { length: 1, explain: 'plan' };
+  return body[1]?.kind === 'word' && body[1].value === 'analyze'
+    ? { length: 2, explain: 'analyze' }
+    : { length: 1, explain: 'plan' };
 }
 
 /**
@@ -72,29 +159,48 @@ function explainPrefix(body: readonly Token[]): { length: number; explain?: 'pla
  */
 export function guardSql(sql: string): GuardedSql {
   if (sql.length > MAX_SQL_LENGTH) {
-    throw new LakeServiceError('sql_too_long', `The SQL is ${sql.length.toLocaleString('en-US')} characters; the limit is 100,000.`, { param: 'sql' });
+    throw new LakeServiceError(
+      'sql_too_long',
+      `The SQL is ${sql.length.toLocaleString('en-US')} characters; the limit is 100,000.`,
+      { param: 'sql' },
+    );
   }
   // DuckDB reads SQL as a C string: it would stop at a NUL, so the guard and the engine would not see the same text.
   const nul = sql.indexOf('\u0000');
-  if (nul >= 0) throw new LakeServiceError('parameter_invalid', `The SQL holds a NUL character (at position ${nul + 1}); no statement can contain one.`, { param: 'sql' });
+  if (nul >= 0)
+    throw new LakeServiceError(
+      'parameter_invalid',
+      `The SQL holds a NUL character (at position ${nul + 1}); no statement can contain one.`,
+      { param: 'sql' },
+    );
   let tokens: Token[];
   try {
     tokens = tokenize(sql);
   } catch (error) {
-    if (error instanceof SqlTokenizeError) throw new LakeServiceError('parameter_invalid', `The SQL cannot be read: ${error.message}`, { param: 'sql' });
+    if (error instanceof SqlTokenizeError)
+      throw new LakeServiceError('parameter_invalid', `The SQL cannot be read: ${error.message}`, { param: 'sql' });
     throw error;
   }
   const semicolons = tokens.filter((t) => t.kind === 'semicolon');
   const last = tokens[tokens.length - 1];
   const onlyTrailing = semicolons.length === 0 || (semicolons.length === 1 && last?.kind === 'semicolon');
   if (!onlyTrailing) {
-    throw new LakeServiceError('multiple_statements', 'The SQL holds more than one statement. Send one statement per query.', { param: 'sql' });
+    throw new LakeServiceError(
+      'multiple_statements',
+      'The SQL holds more than one statement. Send one statement per query.',
+      { param: 'sql' },
+    );
   }
   const whole = last?.kind === 'semicolon' ? tokens.slice(0, -1) : tokens;
   // EXPLAIN and EXPLAIN ANALYZE of a SELECT run in the same sandbox as the SELECT; the rest is checked as one.
   const prefix = explainPrefix(whole);
   const body = whole.slice(prefix.length);
-  if (body.length === 0) throw new LakeServiceError('parameter_invalid', prefix.explain ? 'EXPLAIN needs the SELECT to explain.' : 'The SQL is empty.', { param: 'sql' });
+  if (body.length === 0)
+    throw new LakeServiceError(
+      'parameter_invalid',
+      prefix.explain ? 'EXPLAIN needs the SELECT to explain.' : 'The SQL is empty.',
+      { param: 'sql' },
+    );
 
   const normalized = sql.normalize('NFKC');
   const uri = STORAGE_URI_PATTERN.exec(normalized);
@@ -114,10 +220,17 @@ export function guardSql(sql: string): GuardedSql {
     );
   }
   const called = body.find(
-    (t, i) => (t.kind === 'word' || t.kind === 'quoted_identifier') && FORBIDDEN_WHEN_CALLED.has(t.value.toLowerCase()) && body[i + 1]?.value === '(',
+    (t, i) =>
+      (t.kind === 'word' || t.kind === 'quoted_identifier') &&
+      FORBIDDEN_WHEN_CALLED.has(t.value.toLowerCase()) &&
+      body[i + 1]?.value === '(',
   );
   if (called) {
-    throw new LakeServiceError('forbidden_function', `'${called.value.toLowerCase()}()' runs SQL given as text and is not allowed. Write the query directly.`, { param: 'sql' });
+    throw new LakeServiceError(
+      'forbidden_function',
+      `'${called.value.toLowerCase()}()' runs SQL given as text and is not allowed. Write the query directly.`,
+      { param: 'sql' },
+    );
   }
   const keyword = body.find((t) => t.kind === 'word' && WRITE_KEYWORDS.has(t.value));
   if (keyword) {
@@ -129,7 +242,10 @@ export function guardSql(sql: string): GuardedSql {
   }
   // $1, ? and $name: DuckDB would prepare them as parameters no value is ever bound to.
   const parameter = body.find(
-    (t, i) => t.kind === 'parameter' || (t.kind === 'symbol' && (t.value === '?' || (t.value === '$' && body[i + 1]?.start === t.end && body[i + 1]?.kind === 'word'))),
+    (t, i) =>
+      t.kind === 'parameter' ||
+      (t.kind === 'symbol' &&
+        (t.value === '?' || (t.value === '$' && body[i + 1]?.start === t.end && body[i + 1]?.kind === 'word'))),
   );
   if (parameter) {
     const next = body[body.indexOf(parameter) + 1];

@@ -18,7 +18,12 @@ export class SqlTokenizeError extends Error {}
 const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
-function readQuoted(sql: string, from: number, quote: string, backslashEscapes: boolean): { content: string; end: number } {
+function readQuoted(
+  sql: string,
+  from: number,
+  quote: string,
+  backslashEscapes: boolean,
+): { content: string; end: number } {
   let content = '';
   let i = from;
   while (i < sql.length) {

@@ -41,9 +41,17 @@ async function inspect(message: Extract<ToWorker, { type: 'inspect' }>): Promise
     send({ type: 'inspected', requestId: message.requestId, references });
   } catch (error) {
     if (error instanceof LakeServiceError) {
-      send({ type: 'inspected', requestId: message.requestId, refusal: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) } });
+      send({
+        type: 'inspected',
+        requestId: message.requestId,
+        refusal: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) },
+      });
     } else {
-      send({ type: 'inspected', requestId: message.requestId, error: error instanceof Error ? error.message : String(error) });
+      send({
+        type: 'inspected',
+        requestId: message.requestId,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 }

@@ -1,7 +1,15 @@
 import { join } from 'node:path';
 import { LakeServiceError, isErrorCode } from '../errors.js';
 import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from '../queries/settings.js';
-import type { QueryEngine, QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, RunningQuery, StopReason } from './query-engine.js';
+import type {
+  QueryEngine,
+  QueryEvents,
+  QueryFailureCode,
+  QueryJob,
+  QueryOutcome,
+  RunningQuery,
+  StopReason,
+} from './query-engine.js';
 import { RESULT_FILE_NAME, resultLimitFailure, resultSize } from './query-runner.js';
 import type { TableReference } from './table-refs.js';
 import { MemoryCgroup } from './memory-cgroup.js';
@@ -101,7 +109,8 @@ export class WorkerPool implements QueryEngine {
     let stopNow: ((reason: StopReason) => void) | undefined;
     const outcome = this.acquire(WORKER_WAIT_MS).then((worker) => {
       if (!worker) {
-        const message = 'No query worker could be started for this query. Check the server log and the installation (dist/query-worker.js).';
+        const message =
+          'No query worker could be started for this query. Check the server log and the installation (dist/query-worker.js).';
         return { status: 'failed', code: 'worker_crashed', message, durationMs: 0 } satisfies QueryOutcome;
       }
       const supervised = this.supervise(worker, job, events);
@@ -191,7 +200,11 @@ export class WorkerPool implements QueryEngine {
   }
 
   /** Runs one job on one worker and watches it until it ends, one way or another. */
-  private supervise(worker: WorkerProcess, job: QueryJob, events: QueryEvents): { outcome: Promise<QueryOutcome>; stop(reason: StopReason): void } {
+  private supervise(
+    worker: WorkerProcess,
+    job: QueryJob,
+    events: QueryEvents,
+  ): { outcome: Promise<QueryOutcome>; stop(reason: StopReason): void } {
     const grace = this.settings.killGraceMs;
     const resultFile = join(job.resultDir, RESULT_FILE_NAME);
     let killedFor: QueryFailureCode | undefined;
@@ -210,7 +223,8 @@ export class WorkerPool implements QueryEngine {
     const deadline = setTimeout(() => killFor('query_timeout'), job.limits.timeoutMs + grace);
     const watch = setInterval(() => {
       if (worker.rssBytes() > worker.hardLimitBytes) killFor('query_memory_limit');
-      else if (resultSize(resultFile) > job.limits.maxResultBytes) interrupt('result_limit', job.limits.resultLimitCode);
+      else if (resultSize(resultFile) > job.limits.maxResultBytes)
+        interrupt('result_limit', job.limits.resultLimitCode);
     }, WATCH_EVERY_MS);
 
     const outcome = new Promise<QueryOutcome>((resolve) => {
@@ -229,7 +243,8 @@ export class WorkerPool implements QueryEngine {
         if (message.type === 'executing' && message.queryId === job.queryId) {
           executingAt = performance.now();
           events.executing?.();
-        } else if (message.type === 'outcome' && message.queryId === job.queryId) finish(message.outcome, killedFor === undefined);
+        } else if (message.type === 'outcome' && message.queryId === job.queryId)
+          finish(message.outcome, killedFor === undefined);
       });
       worker.onExit((exit) => {
         const durationMs = executingAt === undefined ? 0 : performance.now() - executingAt;
@@ -248,7 +263,12 @@ export class WorkerPool implements QueryEngine {
   }
 
   /** What a query whose worker died became: the limit that killed it, or a crash. */
-  private lostWorkerOutcome(job: QueryJob, killedFor: QueryFailureCode | undefined, exit: WorkerExit, durationMs: number): QueryOutcome {
+  private lostWorkerOutcome(
+    job: QueryJob,
+    killedFor: QueryFailureCode | undefined,
+    exit: WorkerExit,
+    durationMs: number,
+  ): QueryOutcome {
     const code: QueryFailureCode = exit.outOfMemory ? 'query_memory_limit' : (killedFor ?? 'worker_crashed');
     const memory = `${this.limits.memoryLimit} (plus ${WORKER_BASE_BYTES / 2 ** 20} MB for the worker itself)`;
     const messages: Record<QueryFailureCode, string> = {
@@ -267,5 +287,9 @@ export class WorkerPool implements QueryEngine {
 }
 
 function uncheckable(): LakeServiceError {
-  return new LakeServiceError('parameter_invalid', 'The SQL could not be checked: parsing it took too long or failed. Simplify the statement.', { param: 'sql' });
+  return new LakeServiceError(
+    'parameter_invalid',
+    'The SQL could not be checked: parsing it took too long or failed. Simplify the statement.',
+    { param: 'sql' },
+  );
 }

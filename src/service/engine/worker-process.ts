@@ -114,7 +114,8 @@ export class WorkerProcess {
 
   /** Removes its memory cgroup once it has left it, trying for up to a second; resolves either way. */
   async removeCgroup(): Promise<void> {
-    for (let attempt = 0; this.cgroup && !this.cgroup.remove() && attempt < 20; attempt++) await new Promise((r) => setTimeout(r, 50));
+    for (let attempt = 0; this.cgroup && !this.cgroup.remove() && attempt < 20; attempt++)
+      await new Promise((r) => setTimeout(r, 50));
   }
 
   kill(): void {

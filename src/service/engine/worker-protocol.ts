@@ -18,4 +18,10 @@ export type FromWorker =
   | { type: 'ready'; rssBytes: number }
   | { type: 'executing'; queryId: string }
   | { type: 'outcome'; queryId: string; outcome: QueryOutcome; rssBytes: number }
-  | { type: 'inspected'; requestId: number; references?: TableReference[]; refusal?: { code: string; message: string; param?: string }; error?: string };
+  | {
+      type: 'inspected';
+      requestId: number;
+      references?: TableReference[];
+      refusal?: { code: string; message: string; param?: string };
+      error?: string;
+    };

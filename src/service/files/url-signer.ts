@@ -23,7 +23,11 @@ export interface SignedPath {
 }
 
 /** `/files/results/<id>?expires=…&signature=…`: valid for one hour, for GET and HEAD, without authentication. */
-export function signedResultPath(signer: Signer, queryId: string, now: number = Math.floor(Date.now() / 1000)): SignedPath {
+export function signedResultPath(
+  signer: Signer,
+  queryId: string,
+  now: number = Math.floor(Date.now() / 1000),
+): SignedPath {
   const path = `/files/results/${queryId}`;
   const expires = now + SIGNED_URL_TTL_SECONDS;
   return { path: `${path}?expires=${expires}&signature=${signer.sign('result', path, expires)}`, expires };
@@ -31,7 +35,13 @@ export function signedResultPath(signer: Signer, queryId: string, now: number = 
 
 export type SignatureCheck = 'valid' | 'invalid' | 'expired';
 
-export function checkResultSignature(signer: Signer, path: string, expires: string | undefined, signature: string | undefined, now: number = Math.floor(Date.now() / 1000)): SignatureCheck {
+export function checkResultSignature(
+  signer: Signer,
+  path: string,
+  expires: string | undefined,
+  signature: string | undefined,
+  now: number = Math.floor(Date.now() / 1000),
+): SignatureCheck {
   if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
   if (!signer.verify(signature, 'result', path, Number(expires))) return 'invalid';
   return Number(expires) < now ? 'expired' : 'valid';
@@ -45,14 +55,24 @@ export const STREAM_URL_TTL_SECONDS = 300;
  * it, for five minutes, without an Authorization header, which EventSource cannot send. Bound to the exact path,
  * so it is good for nothing else; the credential is checked again (revoked, expired) each time it is used.
  */
-export function signedStreamPath(signer: Signer, path: string, credentialId: string, now: number = Math.floor(Date.now() / 1000)): SignedPath {
+export function signedStreamPath(
+  signer: Signer,
+  path: string,
+  credentialId: string,
+  now: number = Math.floor(Date.now() / 1000),
+): SignedPath {
   const expires = now + STREAM_URL_TTL_SECONDS;
   const token = `${credentialId}.${expires}.${signer.sign('stream', path, credentialId, expires)}`;
   return { path: `${path}?stream_token=${encodeURIComponent(token)}`, expires };
 }
 
 /** The credential a stream token was made for, if it is genuine, for this path, and not expired. */
-export function checkStreamToken(signer: Signer, path: string, token: string, now: number = Math.floor(Date.now() / 1000)): { credentialId: string } | 'invalid' | 'expired' {
+export function checkStreamToken(
+  signer: Signer,
+  path: string,
+  token: string,
+  now: number = Math.floor(Date.now() / 1000),
+): { credentialId: string } | 'invalid' | 'expired' {
   const match = /^([a-z]+_[0-9A-Za-z]{1,64})\.(\d{1,12})\.([0-9a-f]{64})$/.exec(token);
   if (!match) return 'invalid';
   const [, credentialId, expires, signature] = match as unknown as [string, string, string, string];

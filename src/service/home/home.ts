@@ -34,7 +34,8 @@ export interface HomeOptions {
 
 /** The shared-store settings from the environment: LAKE_METADATA_URL, LAKE_DATA_DIR and the two key files. */
 export function homeOptionsFromEnv(env: Record<string, string | undefined>): HomeOptions {
-  const value = (name: string): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const value = (name: string): string | undefined =>
+    env[name] === undefined || env[name] === '' ? undefined : env[name];
   const metadataUrl = value('LAKE_METADATA_URL');
   if (metadataUrl !== undefined && !isPostgresUrl(metadataUrl)) {
     throw new Error('LAKE_METADATA_URL must be a PostgreSQL URL (postgres://user@host:5432/database).');
@@ -82,8 +83,14 @@ function assertSharedKeys(options: HomeOptions): void {
     [options.signingKeyFile, 'LAKE_SIGNING_KEY_FILE'],
     [options.secretsKeyFile, 'LAKE_SECRETS_KEY_FILE'],
   ] as const) {
-    if (!file) throw new Error(`A PostgreSQL metadata store is shared by replicas: set ${variable} to a key file every replica reads (lake init --metadata-url writes one).`);
-    if (!existsSync(file)) throw new Error(`${variable} names ${file}, which does not exist. Copy the key file that lake init wrote to every replica.`);
+    if (!file)
+      throw new Error(
+        `A PostgreSQL metadata store is shared by replicas: set ${variable} to a key file every replica reads (lake init --metadata-url writes one).`,
+      );
+    if (!existsSync(file))
+      throw new Error(
+        `${variable} names ${file}, which does not exist. Copy the key file that lake init wrote to every replica.`,
+      );
   }
 }
 
@@ -115,8 +122,13 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
     const ownerKey = shared ? `${OWNER_CREDENTIAL_KEY}:${homeId(paths)}` : OWNER_CREDENTIAL_KEY;
     const { organization, owner, ownerToken } = await db.transaction(lock.bootstrap(), async () => {
       const organization = (await directory.firstOrganization()) ?? (await directory.createOrganization('Local lake'));
-      const owner = (await directory.owner(organization.id)) ?? (await directory.createUser(organization.id, 'Owner', 'owner'));
-      return { organization, owner, ownerToken: await ensureOwnerCredential(settings, ownerKey, paths, credentials, organization, owner) };
+      const owner =
+        (await directory.owner(organization.id)) ?? (await directory.createUser(organization.id, 'Owner', 'owner'));
+      return {
+        organization,
+        owner,
+        ownerToken: await ensureOwnerCredential(settings, ownerKey, paths, credentials, organization, owner),
+      };
     });
     return {
       paths,

@@ -9,11 +9,21 @@ export class SettingsStore {
   }
 
   async set(key: string, value: string): Promise<void> {
-    await this.db.run('INSERT INTO home_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+    await this.db.run(
+      'INSERT INTO home_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      [key, value],
+    );
   }
 
   /** Records the key unless it is there already; true when this call recorded it. */
   async setIfAbsent(key: string, value: string): Promise<boolean> {
-    return (await this.db.run('INSERT INTO home_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', [key, value])).changes > 0;
+    return (
+      (
+        await this.db.run('INSERT INTO home_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', [
+          key,
+          value,
+        ])
+      ).changes > 0
+    );
   }
 }

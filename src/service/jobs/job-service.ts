@@ -36,17 +36,26 @@ export class JobService {
   async get(principal: Principal, id: string): Promise<JobRecord> {
     await this.store.expireLeases(id);
     const job = await this.store.get(principal.organizationId, id);
-    if (!job || !await this.canSee(principal, job)) throw new LakeServiceError('job_not_found', `No job '${id.slice(0, 64)}' exists in your organization.`);
+    if (!job || !(await this.canSee(principal, job)))
+      throw new LakeServiceError('job_not_found', `No job '${id.slice(0, 64)}' exists in your organization.`);
     return job;
   }
 
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: JobRecord[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: JobRecord[]; hasMore: boolean }> {
     await this.sweep();
     let after: JobRecord | undefined;
     if (startingAfter !== undefined) {
       after = await this.store.get(principal.organizationId, startingAfter);
-      if (!after || !await this.canSee(principal, after)) {
-        throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your jobs.', { param: 'starting_after' });
+      if (!after || !(await this.canSee(principal, after))) {
+        throw new LakeServiceError(
+          'invalid_cursor',
+          'starting_after is not a next_cursor from a previous page of your jobs.',
+          { param: 'starting_after' },
+        );
       }
     }
     return this.store.list(principal.organizationId, limit, after, await this.ownOnly(principal));
@@ -66,10 +75,9 @@ export class JobService {
       // Atomic: once finished here it can never be claimed, in any process. This process also drops it from its queue.
       await this.store.finish(id, 'cancelled', { code: 'cancelled', message: 'Cancelled before it started.' });
       if (job.kind === 'query') await this.queries.stop(id, 'cancelled');
-    }
-    else {
+    } else {
       await this.store.requestCancel(id);
-      if (job.kind === 'query' && await this.queries.stop(id, 'cancelled')) {
+      if (job.kind === 'query' && (await this.queries.stop(id, 'cancelled'))) {
         await Promise.race([this.queries.settled(id), this.clock.sleep(CANCEL_SETTLE_MS)]);
       }
       // A sync's connections are ended at once wherever it runs (the cancel reaches its replica as a job event):
@@ -91,9 +99,13 @@ export class JobService {
   /** The query behind a succeeded query job, for freshly signed result links. */
   async result(principal: Principal, id: string): Promise<QueryRecord> {
     const job = await this.get(principal, id);
-    if (job.status === 'queued' || job.status === 'running') throw new LakeServiceError('job_not_finished', `Job ${id} is ${job.status}; its result is not ready.`);
+    if (job.status === 'queued' || job.status === 'running')
+      throw new LakeServiceError('job_not_finished', `Job ${id} is ${job.status}; its result is not ready.`);
     if (job.kind !== 'query' || job.status !== 'succeeded') {
-      throw new LakeServiceError('job_has_no_result', `Job ${id} ${job.kind === 'query' ? job.status : `is a ${job.kind}`}; only succeeded queries have a result.`);
+      throw new LakeServiceError(
+        'job_has_no_result',
+        `Job ${id} ${job.kind === 'query' ? job.status : `is a ${job.kind}`}; only succeeded queries have a result.`,
+      );
     }
     return this.queries.get(principal, id);
   }

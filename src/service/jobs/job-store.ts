@@ -109,11 +109,25 @@ export class JobStore {
     const now = this.seconds();
     const running = job.lease !== undefined && !job.queued;
     return this.db.transaction(lock.job(job.id), async () => {
-    await this.db.run(`INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [job.id, job.organizationId, job.kind, running ? 'running' : 'queued', job.principalId, job.credentialId, now, running ? now : null, job.lease?.owner ?? null, job.lease?.expiresMs ?? null]);
-    await this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
-    if (running) await this.append(job.id, 'job.running', { status: 'running' });
-    return (await this.getById(job.id)) as JobRecord;
+      await this.db.run(
+        `INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          job.id,
+          job.organizationId,
+          job.kind,
+          running ? 'running' : 'queued',
+          job.principalId,
+          job.credentialId,
+          now,
+          running ? now : null,
+          job.lease?.owner ?? null,
+          job.lease?.expiresMs ?? null,
+        ],
+      );
+      await this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
+      if (running) await this.append(job.id, 'job.running', { status: 'running' });
+      return (await this.getById(job.id)) as JobRecord;
     });
   }
 
@@ -121,10 +135,20 @@ export class JobStore {
    * Moves unfinished work to a final status, with its event; false when it had already finished (the first
    * outcome stands).
    */
-  async finish(id: string, status: 'succeeded' | 'failed' | 'cancelled', error?: { code: string; message: string }): Promise<boolean> {
+  async finish(
+    id: string,
+    status: 'succeeded' | 'failed' | 'cancelled',
+    error?: { code: string; message: string },
+  ): Promise<boolean> {
     return this.db.transaction(lock.job(id), async () => {
-      const changed = (await this.db.run(`UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
-           WHERE id = ? AND status IN ('queued', 'running')`, [status, this.seconds(), error?.code ?? null, error?.message ?? null, id])).changes > 0;
+      const changed =
+        (
+          await this.db.run(
+            `UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
+           WHERE id = ? AND status IN ('queued', 'running')`,
+            [status, this.seconds(), error?.code ?? null, error?.message ?? null, id],
+          )
+        ).changes > 0;
       if (changed) await this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
       return changed;
     });
@@ -133,7 +157,13 @@ export class JobStore {
   /** Takes queued work for this process: running, with its lease. False when someone else took it first. */
   async claim(id: string, owner: string, expiresMs: number): Promise<boolean> {
     return this.db.transaction(lock.job(id), async () => {
-      const taken = (await this.db.run(`UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = ? AND status = 'queued'`, [this.seconds(), owner, expiresMs, id])).changes > 0;
+      const taken =
+        (
+          await this.db.run(
+            `UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = ? AND status = 'queued'`,
+            [this.seconds(), owner, expiresMs, id],
+          )
+        ).changes > 0;
       if (taken) await this.append(id, 'job.running', { status: 'running' });
       return taken;
     });
@@ -145,7 +175,12 @@ export class JobStore {
    * instead of queueing behind one row; SQLite's single writer gives the same one-taker guarantee. `except` leaves
    * out what the caller holds itself or has no room for.
    */
-  async claimNext(kind: JobKind, owner: string, expiresMs: number, except: { heldBy?: string; organizations?: readonly string[] } = {}): Promise<string | undefined> {
+  async claimNext(
+    kind: JobKind,
+    owner: string,
+    expiresMs: number,
+    except: { heldBy?: string; organizations?: readonly string[] } = {},
+  ): Promise<string | undefined> {
     const orgs = except.organizations ?? [];
     const pick = `SELECT id FROM jobs WHERE kind = ? AND status = 'queued'
                     AND (CAST(? AS TEXT) IS NULL OR lease_owner IS NULL OR lease_owner <> ?)
@@ -181,13 +216,21 @@ export class JobStore {
    * does not exist.
    */
   async holder(id: string): Promise<{ status: JobStatus; owner: string | null; started: boolean } | undefined> {
-    const row = await this.db.get<{ status: JobStatus; owner: string | null; started: number | null }>('SELECT status, lease_owner AS owner, started FROM jobs WHERE id = ?', [id]);
+    const row = await this.db.get<{ status: JobStatus; owner: string | null; started: number | null }>(
+      'SELECT status, lease_owner AS owner, started FROM jobs WHERE id = ?',
+      [id],
+    );
     return row && { status: row.status, owner: row.owner, started: row.started !== null };
   }
 
   /** Queued work of a kind, oldest first: the durable queue workers take from. */
   async queued(kind: string, limit = 10): Promise<string[]> {
-    return (await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`, [kind, limit])).map((r) => r.id);
+    return (
+      await this.db.all<{ id: string }>(
+        `SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`,
+        [kind, limit],
+      )
+    ).map((r) => r.id);
   }
 
   /** Records an event of the work itself (progress), numbered after the job's others. */
@@ -196,7 +239,10 @@ export class JobStore {
   }
 
   async get(organizationId: string, id: string): Promise<JobRecord | undefined> {
-    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ? AND organization_id = ?', [id, organizationId]);
+    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ? AND organization_id = ?', [
+      id,
+      organizationId,
+    ]);
     return row && toJob(row);
   }
 
@@ -206,27 +252,52 @@ export class JobStore {
   }
 
   /** Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs. */
-  async list(organizationId: string, limit: number, startingAfter?: JobRecord, principalId?: string): Promise<{ data: JobRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<JobRow>(`SELECT * FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
+  async list(
+    organizationId: string,
+    limit: number,
+    startingAfter?: JobRecord,
+    principalId?: string,
+  ): Promise<{ data: JobRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<JobRow>(
+      `SELECT * FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
          AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
-         ORDER BY created DESC, id DESC LIMIT ?`, [organizationId,
+         ORDER BY created DESC, id DESC LIMIT ?`,
+      [
+        organizationId,
         principalId ?? null,
         principalId ?? null,
         startingAfter?.id ?? null,
         startingAfter?.created ?? 0,
         startingAfter?.created ?? 0,
         startingAfter?.id ?? '',
-        limit + 1,]);
+        limit + 1,
+      ],
+    );
     return { data: rows.slice(0, limit).map(toJob), hasMore: rows.length > limit };
   }
 
   async events(jobId: string, afterSeq: number): Promise<JobEvent[]> {
-    const rows = await this.db.all<{ job_id: string; seq: number; type: string; data: string; created: number; }>('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq', [jobId, afterSeq]);
-    return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown>, created: r.created }));
+    const rows = await this.db.all<{ job_id: string; seq: number; type: string; data: string; created: number }>(
+      'SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq',
+      [jobId, afterSeq],
+    );
+    return rows.map((r) => ({
+      jobId: r.job_id,
+      seq: r.seq,
+      type: r.type,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+      created: r.created,
+    }));
   }
 
   async lastSeq(jobId: string): Promise<number> {
-    return (await this.db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM job_events WHERE job_id = ?', [jobId]))?.seq ?? 0;
+    return (
+      (
+        await this.db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM job_events WHERE job_id = ?', [
+          jobId,
+        ])
+      )?.seq ?? 0
+    );
   }
 
   /** Calls listener whenever this process appends an event to the job; returns the way to stop listening. */
@@ -238,7 +309,13 @@ export class JobStore {
   /** Asks the process running the job to stop it; marked once, with an event. True when the job is still running. */
   async requestCancel(id: string): Promise<boolean> {
     return this.db.transaction(lock.job(id), async () => {
-      const changed = (await this.db.run(`UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running' AND cancel_requested = 0`, [id])).changes > 0;
+      const changed =
+        (
+          await this.db.run(
+            `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running' AND cancel_requested = 0`,
+            [id],
+          )
+        ).changes > 0;
       if (changed) await this.append(id, 'job.cancel_requested', { status: 'running' });
       return changed || (await this.getById(id))?.status === 'running';
     });
@@ -256,7 +333,10 @@ export class JobStore {
   /** Of these jobs, the ones someone asked to cancel. */
   async cancelRequested(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`, [...ids]);
+    const rows = await this.db.all<{ id: string }>(
+      `SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`,
+      [...ids],
+    );
     return rows.map((r) => r.id);
   }
 
@@ -265,12 +345,16 @@ export class JobStore {
    * ever. Query results cannot be resumed safely: their engine state died with the process.
    */
   async expireLeases(onlyId?: string): Promise<number> {
-    const due = await this.db.all<{ id: string }>(`SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (CAST(? AS TEXT) IS NULL OR id = ?)`, [this.clock.now(), onlyId ?? null, onlyId ?? null]);
+    const due = await this.db.all<{ id: string }>(
+      `SELECT id FROM jobs WHERE status IN ('queued', 'running') AND lease_expires IS NOT NULL AND lease_expires < ? AND (CAST(? AS TEXT) IS NULL OR id = ?)`,
+      [this.clock.now(), onlyId ?? null, onlyId ?? null],
+    );
     let expired = 0;
     for (const { id } of due) {
       const failed = await this.finish(id, 'failed', {
         code: 'worker_lost',
-        message: 'The process running this job stopped (it crashed or was killed) before the job finished. Run it again.',
+        message:
+          'The process running this job stopped (it crashed or was killed) before the job finished. Run it again.',
       });
       if (failed) expired++;
     }
@@ -284,7 +368,13 @@ export class JobStore {
   private async append(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
     const seq = (await this.lastSeq(jobId)) + 1;
     const at = this.seconds();
-    await this.db.run('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)', [jobId, seq, type, JSON.stringify({ job: jobId, ...data, at }), at]);
+    await this.db.run('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)', [
+      jobId,
+      seq,
+      type,
+      JSON.stringify({ job: jobId, ...data, at }),
+      at,
+    ]);
     // Delivered after the surrounding transaction commits, so a listener reading the store sees the event.
     await this.db.notify(JOB_EVENTS_CHANNEL, jobId);
   }

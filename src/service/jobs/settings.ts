@@ -7,6 +7,7 @@ export interface JobSettings {
 export function jobSettingsFromEnv(env: Record<string, string | undefined> = process.env): JobSettings {
   const raw = env.LAKE_JOB_LEASE_SECONDS;
   const seconds = raw === undefined || raw === '' ? 30 : Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`LAKE_JOB_LEASE_SECONDS must be a positive number, not '${raw}'.`);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new Error(`LAKE_JOB_LEASE_SECONDS must be a positive number, not '${raw}'.`);
   return { leaseMs: seconds * 1000 };
 }

@@ -21,7 +21,13 @@ export type ViewColumnsSeen = (view: LakeView, columns: ColumnDescription[]) => 
  * restricted principals), never changed once written, so sessions in any process can attach it while a newer one
  * is being built.
  */
-export async function ensureCatalogFile(layout: LakeLayout, organizationId: string, fileName: string, contents: CatalogContents, seen?: ViewColumnsSeen): Promise<string> {
+export async function ensureCatalogFile(
+  layout: LakeLayout,
+  organizationId: string,
+  fileName: string,
+  contents: CatalogContents,
+  seen?: ViewColumnsSeen,
+): Promise<string> {
   const file = join(layout.catalogDir(organizationId), `${fileName}.duckdb`);
   if (existsSync(file)) return file;
   mkdirSync(layout.catalogDir(organizationId), { recursive: true, mode: 0o700 });
@@ -42,7 +48,9 @@ export async function ensureCatalogFile(layout: LakeLayout, organizationId: stri
       const key = `${table.schema.toLowerCase()}.${table.name.toLowerCase()}`;
       if (created.has(key)) continue;
       created.add(key);
-      statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${snapshotSource(table.snapshot, (f) => layout.toAbsolute(f))}`);
+      statements.push(
+        `CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${snapshotSource(table.snapshot, (f) => layout.toAbsolute(f))}`,
+      );
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));
     await createLogicalViews(connection, contents.views, seen);
@@ -76,7 +84,11 @@ async function createLogicalViews(
         const described = await connection.runAndReadAll(`DESCRIBE ${name}`);
         await seen?.(
           view,
-          described.getRowObjectsJS().map((row) => ({ name: String(row.column_name), type: String(row.column_type), nullable: String(row.null) !== 'NO' })),
+          described.getRowObjectsJS().map((row) => ({
+            name: String(row.column_name),
+            type: String(row.column_type),
+            nullable: String(row.null) !== 'NO',
+          })),
         );
       } catch {
         failed.push(view);

@@ -18,10 +18,14 @@ export function gcSettingsFromEnv(env: Record<string, string | undefined> = proc
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < least) throw new Error(`${name} must be a whole number of minutes of at least ${least}, not '${raw}'.`);
+    if (!Number.isInteger(value) || value < least)
+      throw new Error(`${name} must be a whole number of minutes of at least ${least}, not '${raw}'.`);
     return value;
   };
-  return { retentionSeconds: minutes('LAKE_SNAPSHOT_RETENTION_MINUTES', 60, 0) * 60, intervalMs: minutes('LAKE_GC_INTERVAL_MINUTES', 10, 1) * 60_000 };
+  return {
+    retentionSeconds: minutes('LAKE_SNAPSHOT_RETENTION_MINUTES', 60, 0) * 60,
+    intervalMs: minutes('LAKE_GC_INTERVAL_MINUTES', 10, 1) * 60_000,
+  };
 }
 
 export interface GcReport {
@@ -66,7 +70,9 @@ function newestChange(path: string): number {
 
 const subfolders = (dir: string): string[] => {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch {
     return [];
   }
@@ -97,7 +103,14 @@ export class LakeCollector {
     await this.jobs.expireLeases();
     const now = this.clock.now();
     const cutoffMs = now - this.settings.retentionSeconds * 1000;
-    const report: GcReport = { object: 'lake_collection', snapshots: 0, orphaned_folders: 0, catalog_files: 0, staging_folders: 0, bytes_freed: 0 };
+    const report: GcReport = {
+      object: 'lake_collection',
+      snapshots: 0,
+      orphaned_folders: 0,
+      catalog_files: 0,
+      staging_folders: 0,
+      bytes_freed: 0,
+    };
     const remove = (path: string): void => {
       report.bytes_freed += sizeOf(path);
       rmSync(path, { recursive: true, force: true });
@@ -138,11 +151,16 @@ export class LakeCollector {
   }
 
   /** Catalog files of versions older than the current one and than any a live query reads, past the window. */
-  private async collectCatalogs(organizationId: string, cutoffMs: number, settledBefore: number, remove: (path: string) => void): Promise<number> {
+  private async collectCatalogs(
+    organizationId: string,
+    cutoffMs: number,
+    settledBefore: number,
+    remove: (path: string) => void,
+  ): Promise<number> {
     const dir = this.layout.catalogDir(organizationId);
     if (!existsSync(dir)) return 0;
     const current = await this.store.currentVersion(organizationId);
-    const keepFrom = Math.min(current, await this.store.oldestLiveVersion(organizationId) ?? current);
+    const keepFrom = Math.min(current, (await this.store.oldestLiveVersion(organizationId)) ?? current);
     let removed = 0;
     for (const name of readdirSync(dir)) {
       const version = CATALOG_FILE.exec(name)?.[1];

@@ -36,5 +36,8 @@ export const DEMO_TABLES: readonly { name: string; sql: string }[] = [
       GROUP BY o.i
       ORDER BY order_id`,
   },
-  { name: 'order_items', sql: `SELECT order_id::BIGINT AS order_id, line_no::INTEGER AS line_no, product, quantity, unit_price FROM (${ORDER_ITEMS}) ORDER BY order_id, line_no` },
+  {
+    name: 'order_items',
+    sql: `SELECT order_id::BIGINT AS order_id, line_no::INTEGER AS line_no, product, quantity, unit_price FROM (${ORDER_ITEMS}) ORDER BY order_id, line_no`,
+  },
 ];

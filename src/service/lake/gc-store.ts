@@ -21,14 +21,17 @@ export class GcStore {
    */
   async takeCollectable(supersededBefore: number): Promise<CollectableSnapshot[]> {
     return this.db.transaction(lock.collector(), async () => {
-      const rows = await this.db.all<(Omit<CollectableSnapshot, 'files'> & { files: string })>(`SELECT s.id, t.organization_id AS organizationId, s.directory, s.files
+      const rows = await this.db.all<Omit<CollectableSnapshot, 'files'> & { files: string }>(
+        `SELECT s.id, t.organization_id AS organizationId, s.directory, s.files
            FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
            WHERE s.superseded_at IS NOT NULL AND s.superseded_at <= ?
              AND (t.current_snapshot_id IS NULL OR t.current_snapshot_id <> s.id)
              AND NOT EXISTS (
                SELECT 1 FROM queries q JOIN jobs j ON j.id = q.id
                WHERE j.organization_id = t.organization_id AND j.kind = 'query' AND j.status IN ('queued', 'running')
-                 AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`, [supersededBefore]);
+                 AND q.catalog_version IS NOT NULL AND q.catalog_version < s.superseded_version)`,
+        [supersededBefore],
+      );
       for (const row of rows) await this.db.run('DELETE FROM lake_snapshots WHERE id = ?', [row.id]);
       return rows.map((row) => ({ ...row, files: JSON.parse(row.files) as string[] }));
     });
@@ -36,13 +39,19 @@ export class GcStore {
 
   /** The oldest catalog version a live query of the organization reads, if any. */
   async oldestLiveVersion(organizationId: string): Promise<number | undefined> {
-    const row = await this.db.get<{ version: number | null }>(`SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
-         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`, [organizationId]);
+    const row = await this.db.get<{ version: number | null }>(
+      `SELECT min(q.catalog_version) AS version FROM queries q JOIN jobs j ON j.id = q.id
+         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running') AND q.catalog_version IS NOT NULL`,
+      [organizationId],
+    );
     return row?.version ?? undefined;
   }
 
   async currentVersion(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ version: number }>('SELECT version FROM lake_catalog_versions WHERE organization_id = ?', [organizationId]);
+    const row = await this.db.get<{ version: number }>(
+      'SELECT version FROM lake_catalog_versions WHERE organization_id = ?',
+      [organizationId],
+    );
     return row?.version ?? 0;
   }
 
@@ -56,6 +65,8 @@ export class GcStore {
 
   /** Whether the sync is queued or running (its staging folder is in use). */
   async syncLive(syncId: string): Promise<boolean> {
-    return (await this.db.get(`SELECT 1 FROM jobs WHERE id = ? AND status IN ('queued', 'running')`, [syncId])) !== undefined;
+    return (
+      (await this.db.get(`SELECT 1 FROM jobs WHERE id = ? AND status IN ('queued', 'running')`, [syncId])) !== undefined
+    );
   }
 }

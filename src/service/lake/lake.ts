@@ -57,12 +57,22 @@ export class Lake {
    * Writes the result of lake-internal SQL as a new snapshot of schema.name (zstd Parquet), then commits it. Until
    * the commit, readers keep seeing the previous snapshot; a crash before it leaves only an unreferenced folder.
    */
-  async writeTable(organizationId: string, schema: string, name: string, selectSql: string, options: WriteTableOptions = {}): Promise<LakeTable> {
+  async writeTable(
+    organizationId: string,
+    schema: string,
+    name: string,
+    selectSql: string,
+    options: WriteTableOptions = {},
+  ): Promise<LakeTable> {
     return this.writeSnapshot(
       organizationId,
       schema,
       name,
-      async (connection, part) => Number((await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(part(0))} (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged),
+      async (connection, part) =>
+        Number(
+          (await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(part(0))} (FORMAT parquet, COMPRESSION zstd)`))
+            .rowsChanged,
+        ),
       options,
     );
   }
@@ -84,7 +94,10 @@ export class Lake {
     const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const part = (index: number): string => join(dir, `part-${index}.parquet`);
-    const { connection, close } = await openPrivilegedConnection({ memoryLimit: options.memoryLimit, tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb') });
+    const { connection, close } = await openPrivilegedConnection({
+      memoryLimit: options.memoryLimit,
+      tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb'),
+    });
     try {
       // Row order within a snapshot carries no meaning; not keeping it lets DuckDB stream the write in less memory.
       if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');
@@ -93,7 +106,9 @@ export class Lake {
         .filter((f) => /^part-\d+\.parquet$/.test(f))
         .sort((a, b) => Number(a.slice(5, -8)) - Number(b.slice(5, -8)))
         .map((f) => join(dir, f));
-      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(files[0] as string)})`);
+      const described = await connection.runAndReadAll(
+        `DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(files[0] as string)})`,
+      );
       const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
         name: String(row.column_name),
         type: options.columnTypes?.[String(row.column_name)] ?? String(row.column_type),
@@ -161,7 +176,10 @@ export class Lake {
    * What an access may see, read in one transaction so it is one moment's catalog: its tables, and the views it
    * may read whose every table and view it may read too (a view never opens a way around a grant).
    */
-  async visible(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<CatalogContents & { version: number }> {
+  async visible(
+    organizationId: string,
+    access: TableAccess = UNRESTRICTED,
+  ): Promise<CatalogContents & { version: number }> {
     return this.db.snapshot(async () => {
       const version = await this.tables.catalogVersion(organizationId);
       const tables = await this.tables.list(organizationId);
@@ -193,15 +211,27 @@ export class Lake {
    * The catalog file a session attaches: the organization's current version, cut down to what the access may see
    * when it is restricted (so even the engine cannot name a hidden table). Built on first use.
    */
-  async catalogFile(organizationId: string, access: TableAccess = UNRESTRICTED): Promise<{ file: string; tables: LakeTable[]; version: number }> {
+  async catalogFile(
+    organizationId: string,
+    access: TableAccess = UNRESTRICTED,
+  ): Promise<{ file: string; tables: LakeTable[]; version: number }> {
     await this.ensureDemo(organizationId);
     const { version, tables, views } = await this.visible(organizationId, access);
     const fileName = access.restricted
-      ? `v${version}-r${createHash('sha256').update([...tables.map(key), '|', ...views.map(key)].join('\n')).digest('hex').slice(0, 16)}`
+      ? `v${version}-r${createHash('sha256')
+          .update([...tables.map(key), '|', ...views.map(key)].join('\n'))
+          .digest('hex')
+          .slice(0, 16)}`
       : `v${version}`;
-    const file = await ensureCatalogFile(this.layout, organizationId, fileName, { tables, views }, async (view, columns) => {
-      if (JSON.stringify(columns) !== JSON.stringify(view.columns)) await this.views.updateColumns(view.id, columns);
-    });
+    const file = await ensureCatalogFile(
+      this.layout,
+      organizationId,
+      fileName,
+      { tables, views },
+      async (view, columns) => {
+        if (JSON.stringify(columns) !== JSON.stringify(view.columns)) await this.views.updateColumns(view.id, columns);
+      },
+    );
     return { file, tables: [...tables], version };
   }
 
@@ -212,7 +242,7 @@ export class Lake {
   async createView(organizationId: string, schema: string, name: string, sql: string): Promise<LakeView> {
     checkObjectName(schema, 'schema');
     checkObjectName(name, 'name');
-    if (await this.tables.get(organizationId, schema, name) || await this.views.get(organizationId, schema, name)) {
+    if ((await this.tables.get(organizationId, schema, name)) || (await this.views.get(organizationId, schema, name))) {
       throw new LakeServiceError('parameter_invalid', `${schema}.${name} already exists.`, { param: 'name' });
     }
     const { statement } = guardSql(sql);
@@ -225,11 +255,19 @@ export class Lake {
         return { references, prepared: await prepareSelect(connection, statement) };
       })().catch((error: unknown) => {
         if (error instanceof LakeServiceError) throw error;
-        throw new LakeServiceError('parameter_invalid', `The view's SQL does not run: ${error instanceof Error ? error.message : String(error)}`, { param: 'sql' });
+        throw new LakeServiceError(
+          'parameter_invalid',
+          `The view's SQL does not run: ${error instanceof Error ? error.message : String(error)}`,
+          { param: 'sql' },
+        );
       });
       const named: ObjectName[] = references.map((ref) => {
         if ((ref.catalog !== '' && ref.catalog.toLowerCase() !== 'lake') || ref.schema === '') {
-          throw new LakeServiceError('parameter_invalid', `A view names lake tables as <schema>.<table> or lake.<schema>.<table>; '${ref.table}' is not one.`, { param: 'sql' });
+          throw new LakeServiceError(
+            'parameter_invalid',
+            `A view names lake tables as <schema>.<table> or lake.<schema>.<table>; '${ref.table}' is not one.`,
+            { param: 'sql' },
+          );
         }
         return { schema: ref.schema, name: ref.table };
       });
@@ -257,4 +295,5 @@ export class Lake {
   }
 }
 
-const key = (object: { schema: string; name: string }): string => `${object.schema.toLowerCase()}\u0000${object.name.toLowerCase()}`;
+const key = (object: { schema: string; name: string }): string =>
+  `${object.schema.toLowerCase()}\u0000${object.name.toLowerCase()}`;

@@ -14,7 +14,10 @@ export function layersOf(snapshot: Pick<Snapshot, 'files' | 'layers'>): string[]
  * layer holds (a later layer replaces a row by its key, as Iceberg's and Delta's delete files do), so every key
  * appears once, with its newest values. `toAbsolute` turns the stored paths into the paths to read.
  */
-export function snapshotSource(snapshot: Pick<Snapshot, 'files' | 'layers' | 'mergeKey' | 'columns'>, toAbsolute: (path: string) => string): string {
+export function snapshotSource(
+  snapshot: Pick<Snapshot, 'files' | 'layers' | 'mergeKey' | 'columns'>,
+  toAbsolute: (path: string) => string,
+): string {
   const rows = layeredRows(snapshot, toAbsolute);
   // Types Parquet does not keep (an ENUM, stored as its labels) are restored, so they compare as at the source.
   const restored = snapshot.columns.filter((c) => c.type.startsWith('ENUM('));
@@ -22,9 +25,13 @@ export function snapshotSource(snapshot: Pick<Snapshot, 'files' | 'layers' | 'me
   return `SELECT * REPLACE (${restored.map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`).join(', ')}) FROM (${rows})`;
 }
 
-function layeredRows(snapshot: Pick<Snapshot, 'files' | 'layers' | 'mergeKey'>, toAbsolute: (path: string) => string): string {
+function layeredRows(
+  snapshot: Pick<Snapshot, 'files' | 'layers' | 'mergeKey'>,
+  toAbsolute: (path: string) => string,
+): string {
   const layers = layersOf(snapshot);
-  const read = (files: readonly string[]): string => `read_parquet([${files.map((f) => quoteLiteral(toAbsolute(f))).join(', ')}])`;
+  const read = (files: readonly string[]): string =>
+    `read_parquet([${files.map((f) => quoteLiteral(toAbsolute(f))).join(', ')}])`;
   if (layers.length === 1) return `SELECT * FROM ${read(layers[0] as string[])}`;
   const key = snapshot.mergeKey ?? [];
   const match = key.map((k) => `n.${quoteIdentifier(k)} = o.${quoteIdentifier(k)}`).join(' AND ');

@@ -82,8 +82,11 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** Every change to what the catalog holds bumps its version, inside the change's own transaction. */
 export async function bumpCatalogVersion(db: MetadataDb, organizationId: string): Promise<void> {
-  await db.run(`INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
-     ON CONFLICT (organization_id) DO UPDATE SET version = lake_catalog_versions.version + 1`, [organizationId]);
+  await db.run(
+    `INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
+     ON CONFLICT (organization_id) DO UPDATE SET version = lake_catalog_versions.version + 1`,
+    [organizationId],
+  );
 }
 
 /**
@@ -94,23 +97,35 @@ export class TableStore {
   constructor(private readonly db: MetadataDb) {}
 
   async list(organizationId: string): Promise<LakeTable[]> {
-    const rows = await this.db.all<TableRow>(`${SELECT_CURRENT} WHERE t.organization_id = ? ORDER BY t.schema_name, t.table_name`, [organizationId]);
+    const rows = await this.db.all<TableRow>(
+      `${SELECT_CURRENT} WHERE t.organization_id = ? ORDER BY t.schema_name, t.table_name`,
+      [organizationId],
+    );
     return rows.map(toTable);
   }
 
   async get(organizationId: string, schema: string, name: string): Promise<LakeTable | undefined> {
-    const row = await this.db.get<TableRow>(`${SELECT_CURRENT} WHERE t.organization_id = ? AND t.schema_name = ? AND t.table_name = ?`, [organizationId, schema, name]);
+    const row = await this.db.get<TableRow>(
+      `${SELECT_CURRENT} WHERE t.organization_id = ? AND t.schema_name = ? AND t.table_name = ?`,
+      [organizationId, schema, name],
+    );
     return row && toTable(row);
   }
 
   /** The table's id, creating an empty entry (invisible until its first commit) when it is new. */
   async ensureTableId(organizationId: string, schema: string, name: string): Promise<string> {
     return this.db.transaction(lock.catalog(organizationId), async () => {
-      const existing = await this.db.get<{ id: string }>('SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ?', [organizationId, schema, name]);
+      const existing = await this.db.get<{ id: string }>(
+        'SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ?',
+        [organizationId, schema, name],
+      );
       if (existing) return existing.id;
       const id = newId('tbl');
       const now = nowSeconds();
-      await this.db.run('INSERT INTO lake_tables (id, organization_id, schema_name, table_name, current_snapshot_id, created, updated) VALUES (?, ?, ?, ?, NULL, ?, ?)', [id, organizationId, schema, name, now, now]);
+      await this.db.run(
+        'INSERT INTO lake_tables (id, organization_id, schema_name, table_name, current_snapshot_id, created, updated) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+        [id, organizationId, schema, name, now, now],
+      );
       return id;
     });
   }
@@ -120,9 +135,15 @@ export class TableStore {
       const now = nowSeconds();
       await bumpCatalogVersion(this.db, organizationId);
       // The snapshot it replaces stays readable by queries of earlier catalog versions until they end.
-      await this.db.run(`UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
-           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`, [now, await this.catalogVersion(organizationId), tableId, organizationId]);
-      await this.db.run('INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [snapshot.id,
+      await this.db.run(
+        `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
+           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`,
+        [now, await this.catalogVersion(organizationId), tableId, organizationId],
+      );
+      await this.db.run(
+        'INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          snapshot.id,
           tableId,
           snapshot.directory,
           JSON.stringify(snapshot.files),
@@ -131,8 +152,13 @@ export class TableStore {
           JSON.stringify(snapshot.columns),
           snapshot.layers ? JSON.stringify(snapshot.layers) : null,
           snapshot.mergeKey ? JSON.stringify(snapshot.mergeKey) : null,
-          now,]);
-      await this.db.run('UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?', [snapshot.id, now, tableId, organizationId]);
+          now,
+        ],
+      );
+      await this.db.run(
+        'UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?',
+        [snapshot.id, now, tableId, organizationId],
+      );
     });
   }
 
@@ -143,12 +169,18 @@ export class TableStore {
    */
   async retire(organizationId: string, schema: string, name: string): Promise<boolean> {
     return this.db.transaction(lock.catalog(organizationId), async () => {
-      const table = await this.db.get<{ id: string }>('SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND current_snapshot_id IS NOT NULL', [organizationId, schema, name]);
+      const table = await this.db.get<{ id: string }>(
+        'SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND current_snapshot_id IS NOT NULL',
+        [organizationId, schema, name],
+      );
       if (!table) return false;
       const now = nowSeconds();
       await bumpCatalogVersion(this.db, organizationId);
-      await this.db.run(`UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
-           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ?)`, [now, await this.catalogVersion(organizationId), table.id]);
+      await this.db.run(
+        `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
+           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ?)`,
+        [now, await this.catalogVersion(organizationId), table.id],
+      );
       await this.db.run('UPDATE lake_tables SET current_snapshot_id = NULL, updated = ? WHERE id = ?', [now, table.id]);
       return true;
     });
@@ -156,12 +188,18 @@ export class TableStore {
 
   /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
   async storedFiles(organizationId: string): Promise<string[]> {
-    const rows = await this.db.all<{ files: string }>('SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?', [organizationId]);
+    const rows = await this.db.all<{ files: string }>(
+      'SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?',
+      [organizationId],
+    );
     return [...new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]))];
   }
 
   async catalogVersion(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ version: number }>('SELECT version FROM lake_catalog_versions WHERE organization_id = ?', [organizationId]);
+    const row = await this.db.get<{ version: number }>(
+      'SELECT version FROM lake_catalog_versions WHERE organization_id = ?',
+      [organizationId],
+    );
     return row?.version ?? 0;
   }
 }

@@ -49,19 +49,36 @@ export class ViewStore {
   constructor(private readonly db: MetadataDb) {}
 
   async list(organizationId: string): Promise<LakeView[]> {
-    return (await this.db.all<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? ORDER BY schema_name, view_name', [organizationId])).map(toView);
+    return (
+      await this.db.all<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? ORDER BY schema_name, view_name', [
+        organizationId,
+      ])
+    ).map(toView);
   }
 
   async get(organizationId: string, schema: string, name: string): Promise<LakeView | undefined> {
-    const row = await this.db.get<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)', [organizationId, schema, name]);
+    const row = await this.db.get<ViewRow>(
+      'SELECT * FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)',
+      [organizationId, schema, name],
+    );
     return row && toView(row);
   }
 
-  async insert(organizationId: string, schema: string, name: string, sql: string, references: ObjectName[], columns: ColumnDescription[]): Promise<LakeView> {
+  async insert(
+    organizationId: string,
+    schema: string,
+    name: string,
+    sql: string,
+    references: ObjectName[],
+    columns: ColumnDescription[],
+  ): Promise<LakeView> {
     const now = Math.floor(Date.now() / 1000);
     const id = newId('view');
     await this.db.transaction(lock.catalog(organizationId), async () => {
-      await this.db.run('INSERT INTO lake_views (id, organization_id, schema_name, view_name, sql, table_refs, columns, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [id, organizationId, schema, name, sql, JSON.stringify(references), JSON.stringify(columns), now, now]);
+      await this.db.run(
+        'INSERT INTO lake_views (id, organization_id, schema_name, view_name, sql, table_refs, columns, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, organizationId, schema, name, sql, JSON.stringify(references), JSON.stringify(columns), now, now],
+      );
       await bumpCatalogVersion(this.db, organizationId);
     });
     return (await this.get(organizationId, schema, name)) as LakeView;
@@ -69,7 +86,13 @@ export class ViewStore {
 
   async remove(organizationId: string, schema: string, name: string): Promise<boolean> {
     return this.db.transaction(lock.catalog(organizationId), async () => {
-      const removed = (await this.db.run('DELETE FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)', [organizationId, schema, name])).changes > 0;
+      const removed =
+        (
+          await this.db.run(
+            'DELETE FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)',
+            [organizationId, schema, name],
+          )
+        ).changes > 0;
       if (removed) await bumpCatalogVersion(this.db, organizationId);
       return removed;
     });

@@ -12,15 +12,24 @@ export class StoredRateCells implements RateCells {
     private readonly clock: Clock,
   ) {}
 
-  async update<T>(keys: readonly string[], decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> }): Promise<T> {
+  async update<T>(
+    keys: readonly string[],
+    decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> },
+  ): Promise<T> {
     if (keys.length === 0) return decide(new Map()).result;
     return this.db.transaction(
       keys.map((key) => `rate:${key}` as const),
       async () => {
-        const rows = await this.db.all<{ key: string; tat: number }>(`SELECT key, tat FROM rate_limit_cells WHERE key IN (${keys.map(() => '?').join(', ')})`, [...keys]);
+        const rows = await this.db.all<{ key: string; tat: number }>(
+          `SELECT key, tat FROM rate_limit_cells WHERE key IN (${keys.map(() => '?').join(', ')})`,
+          [...keys],
+        );
         const { result, write } = decide(new Map(rows.map((row) => [row.key, row.tat])));
         for (const [key, tat] of write) {
-          await this.db.run('INSERT INTO rate_limit_cells (key, tat) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET tat = excluded.tat', [key, Math.ceil(tat)]);
+          await this.db.run(
+            'INSERT INTO rate_limit_cells (key, tat) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET tat = excluded.tat',
+            [key, Math.ceil(tat)],
+          );
         }
         return result;
       },

@@ -13,7 +13,8 @@ export function rateLimitsFromEnv(env: Record<string, string | undefined> = proc
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number (0 turns the limit off), not '${raw}'.`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new Error(`${name} must be a whole number (0 turns the limit off), not '${raw}'.`);
     return value;
   };
   return {
@@ -42,7 +43,10 @@ export interface RateCells {
    * Reads the keys' arrival times, lets decide() choose which to advance, and writes those, as one step that no
    * other admission of the same keys interleaves with.
    */
-  update<T>(keys: readonly string[], decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> }): Promise<T>;
+  update<T>(
+    keys: readonly string[],
+    decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> },
+  ): Promise<T>;
 }
 
 /** One process's cells. */
@@ -51,7 +55,10 @@ export class MemoryRateCells implements RateCells {
 
   constructor(private readonly clock: Clock) {}
 
-  async update<T>(keys: readonly string[], decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> }): Promise<T> {
+  async update<T>(
+    keys: readonly string[],
+    decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> },
+  ): Promise<T> {
     const current = new Map<string, number>();
     for (const key of keys) {
       const tat = this.tat.get(key);
@@ -75,7 +82,11 @@ export class MemoryRateCells implements RateCells {
  * request pushes forward by 60 s / limit. Bursts up to the limit pass; after that, requests are spaced evenly, so no
  * window boundary ever lets twice the limit through (a fixed window would).
  */
-function probe(limit: number, storedTat: number | undefined, now: number): { admitAt: number; nextTat: number; remaining: number } {
+function probe(
+  limit: number,
+  storedTat: number | undefined,
+  now: number,
+): { admitAt: number; nextTat: number; remaining: number } {
   const interval = WINDOW_MS / limit;
   const tat = Math.max(storedTat ?? now, now);
   const nextTat = tat + interval;
@@ -128,7 +139,10 @@ export class RateLimiter {
     if (this.failedAuthLimit <= 0) return;
     const key = `auth:${address}`;
     const now = this.clock.now();
-    await this.local.update([key], (tats) => ({ result: undefined, write: new Map([[key, probe(this.failedAuthLimit, tats.get(key), now).nextTat]]) }));
+    await this.local.update([key], (tats) => ({
+      result: undefined,
+      write: new Map([[key, probe(this.failedAuthLimit, tats.get(key), now).nextTat]]),
+    }));
   }
 
   async admit(caller: string, organization: string | undefined): Promise<Admission> {
@@ -151,8 +165,14 @@ export class RateLimiter {
         allowed,
         retryAfterSeconds: allowed ? 0 : Math.ceil((admitAt - now) / 1000),
         // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
-        caller: { limit: perCaller, remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1 },
-        organization: { limit: perOrganization, remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1 },
+        caller: {
+          limit: perCaller,
+          remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1,
+        },
+        organization: {
+          limit: perOrganization,
+          remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1,
+        },
       };
       return { result, write };
     });

@@ -22,14 +22,24 @@ export interface LogFilter {
 export class LogService {
   constructor(private readonly store: LogStore) {}
 
-  async list(principal: Principal, filter: LogFilter, limit: number, startingAfter: string | undefined): Promise<{ data: LogEntry[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    filter: LogFilter,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: LogEntry[]; hasMore: boolean }> {
     if (filter.kind !== undefined && filter.kind !== 'error' && filter.kind !== 'schema_change') {
       throw new LakeServiceError('parameter_invalid', 'kind must be error or schema_change.', { param: 'kind' });
     }
     let after: { created: number; id: string } | undefined;
     if (startingAfter !== undefined) {
       after = await this.store.position(principal.organizationId, startingAfter);
-      if (!after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of logs.', { param: 'starting_after' });
+      if (!after)
+        throw new LakeServiceError(
+          'invalid_cursor',
+          'starting_after is not a next_cursor from a previous page of logs.',
+          { param: 'starting_after' },
+        );
     }
     return this.store.page(principal.organizationId, filter, limit, after);
   }

@@ -16,11 +16,19 @@ export class LogStore {
   constructor(private readonly db: MetadataDb) {}
 
   async position(organizationId: string, id: string): Promise<{ created: number; id: string } | undefined> {
-    return this.db.get('SELECT created, id FROM source_logs WHERE id = ? AND organization_id = ?', [id, organizationId]);
+    return this.db.get('SELECT created, id FROM source_logs WHERE id = ? AND organization_id = ?', [
+      id,
+      organizationId,
+    ]);
   }
 
   /** Newest first, after `after`; a deleted source's entries go with it. */
-  async page(organizationId: string, filter: LogFilter, limit: number, after: { created: number; id: string } | undefined): Promise<{ data: LogEntry[]; hasMore: boolean }> {
+  async page(
+    organizationId: string,
+    filter: LogFilter,
+    limit: number,
+    after: { created: number; id: string } | undefined,
+  ): Promise<{ data: LogEntry[]; hasMore: boolean }> {
     const rows = await this.db.all<LogRow>(
       `SELECT l.* FROM source_logs l JOIN sources s ON s.id = l.source_id AND s.deleted IS NULL WHERE l.organization_id = ?
          AND (CAST(? AS TEXT) IS NULL OR source_id = ?) AND (CAST(? AS TEXT) IS NULL OR kind = ?) AND (CAST(? AS TEXT) IS NULL OR l.created >= ?)
@@ -28,15 +36,29 @@ export class LogStore {
        ORDER BY l.created DESC, l.id DESC LIMIT ?`,
       [
         organizationId,
-        filter.source ?? null, filter.source ?? null,
-        filter.kind ?? null, filter.kind ?? null,
-        filter.since ?? null, filter.since ?? null,
-        after?.id ?? null, after?.created ?? 0, after?.created ?? 0, after?.id ?? '',
+        filter.source ?? null,
+        filter.source ?? null,
+        filter.kind ?? null,
+        filter.kind ?? null,
+        filter.since ?? null,
+        filter.since ?? null,
+        after?.id ?? null,
+        after?.created ?? 0,
+        after?.created ?? 0,
+        after?.id ?? '',
         limit + 1,
       ],
     );
     return {
-      data: rows.slice(0, limit).map((r) => ({ id: r.id, sourceId: r.source_id, kind: r.kind, table: r.table_name, message: r.message, details: JSON.parse(r.details) as Record<string, unknown>, created: r.created })),
+      data: rows.slice(0, limit).map((r) => ({
+        id: r.id,
+        sourceId: r.source_id,
+        kind: r.kind,
+        table: r.table_name,
+        message: r.message,
+        details: JSON.parse(r.details) as Record<string, unknown>,
+        created: r.created,
+      })),
       hasMore: rows.length > limit,
     };
   }

@@ -18,11 +18,18 @@ function ipv6Bytes(text: string): number[] | undefined {
     body = body.endsWith('::') ? body : body.replace(/:$/, '');
   }
   const [head, rest] = body.split('::') as [string, string | undefined];
-  const groups = (part: string | undefined): number[] => (part ? part.split(':').filter(Boolean).map((g) => parseInt(g, 16)) : []);
+  const groups = (part: string | undefined): number[] =>
+    part
+      ? part
+          .split(':')
+          .filter(Boolean)
+          .map((g) => parseInt(g, 16))
+      : [];
   const front = groups(head);
   const back = groups(rest);
   const missing = 8 - front.length - back.length - tail.length / 2;
-  const words = rest === undefined ? [...front] : [...front, ...new Array<number>(Math.max(0, missing)).fill(0), ...back];
+  const words =
+    rest === undefined ? [...front] : [...front, ...new Array<number>(Math.max(0, missing)).fill(0), ...back];
   const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
   return [...bytes, ...tail];
 }

@@ -45,8 +45,14 @@ export const SERVE_DENY = [
 ];
 
 /** Local mode connects as its user would: nothing refused unless configured. */
-export const LOCAL_DEFAULTS: OutboundSettings = { sources: { allow: [], deny: [] }, destinations: { allow: [], deny: [] } };
-export const SERVE_DEFAULTS: OutboundSettings = { sources: { allow: [], deny: SERVE_DENY }, destinations: { allow: [], deny: SERVE_DENY } };
+export const LOCAL_DEFAULTS: OutboundSettings = {
+  sources: { allow: [], deny: [] },
+  destinations: { allow: [], deny: [] },
+};
+export const SERVE_DEFAULTS: OutboundSettings = {
+  sources: { allow: [], deny: SERVE_DENY },
+  destinations: { allow: [], deny: SERVE_DENY },
+};
 
 const list = (value: string | undefined): string[] | undefined =>
   value === undefined
@@ -63,8 +69,14 @@ const list = (value: string | undefined): string[] | undefined =>
 export function outboundSettingsFromEnv(env: NodeJS.ProcessEnv, mode: 'serve' | 'local'): OutboundSettings {
   const defaults = mode === 'serve' ? SERVE_DEFAULTS : LOCAL_DEFAULTS;
   return {
-    sources: { allow: list(env.LAKE_SOURCES_ALLOW) ?? defaults.sources.allow, deny: list(env.LAKE_SOURCES_DENY) ?? defaults.sources.deny },
-    destinations: { allow: list(env.LAKE_DESTINATIONS_ALLOW) ?? defaults.destinations.allow, deny: list(env.LAKE_DESTINATIONS_DENY) ?? defaults.destinations.deny },
+    sources: {
+      allow: list(env.LAKE_SOURCES_ALLOW) ?? defaults.sources.allow,
+      deny: list(env.LAKE_SOURCES_DENY) ?? defaults.sources.deny,
+    },
+    destinations: {
+      allow: list(env.LAKE_DESTINATIONS_ALLOW) ?? defaults.destinations.allow,
+      deny: list(env.LAKE_DESTINATIONS_DENY) ?? defaults.destinations.deny,
+    },
   };
 }
 
@@ -87,13 +99,13 @@ function compile(entries: readonly string[]): CompiledRules {
     } else if (isIP(entry)) {
       const plain = plainAddress(entry);
       blocks.addAddress(plain.address, plain.family);
-    }
-    else names.push(entry);
+    } else names.push(entry);
   }
   return { names, blocks, unix, empty: entries.length === 0 };
 }
 
-const nameMatches = (names: readonly string[], host: string): boolean => names.some((n) => (n.startsWith('*.') ? host.endsWith(n.slice(1)) : host === n));
+const nameMatches = (names: readonly string[], host: string): boolean =>
+  names.some((n) => (n.startsWith('*.') ? host.endsWith(n.slice(1)) : host === n));
 
 export class OutboundPolicy {
   private readonly allow: CompiledRules;
@@ -117,20 +129,26 @@ export class OutboundPolicy {
   async resolve(host: string): Promise<string> {
     const name = host.trim().toLowerCase();
     if (name.startsWith('/') || name.includes('/')) {
-      if (this.deny.unix || (!this.allow.empty && !this.allow.unix)) throw this.refused(host);
+      if (this.deny.unix || (!this.allow.empty && !this.allow.unix)) throw this.refused();
       return host;
     }
-    if (nameMatches(this.deny.names, name)) throw this.refused(host);
+    if (nameMatches(this.deny.names, name)) throw this.refused();
     // A bracketed IPv6 literal ([::1]) is the address inside; the resolver is given every other spelling, so the
     // decimal and short IPv4 forms it accepts (2130706433, 127.1, 0x7f.1) are checked as the address they reach.
     const literal = /^\[(.+)\]$/.exec(name)?.[1] ?? name;
-    const addresses = isIP(literal) ? [literal] : await lookup(literal, { all: true, verbatim: true }).then((found) => found.map((a) => a.address), () => [] as string[]);
+    const addresses = isIP(literal)
+      ? [literal]
+      : await lookup(literal, { all: true, verbatim: true }).then(
+          (found) => found.map((a) => a.address),
+          () => [] as string[],
+        );
     // As the driver's own failure would say it (ENOTFOUND: `unreachable`), with no name in the message.
     if (addresses.length === 0) throw Object.assign(new Error('the host could not be resolved'), { code: 'ENOTFOUND' });
     for (const raw of addresses) {
       const { address, family } = plainAddress(raw);
-      if (this.deny.blocks.check(address, family)) throw this.refused(host);
-      if (!this.allow.empty && !nameMatches(this.allow.names, name) && !this.allow.blocks.check(address, family)) throw this.refused(host);
+      if (this.deny.blocks.check(address, family)) throw this.refused();
+      if (!this.allow.empty && !nameMatches(this.allow.names, name) && !this.allow.blocks.check(address, family))
+        throw this.refused();
     }
     return addresses[0] as string;
   }
@@ -141,12 +159,16 @@ export class OutboundPolicy {
    */
   async resolveDatabase(host: string, port: number, database: string): Promise<string> {
     const address = await this.resolve(host);
-    if (this.ownDatabase && (await this.ownDatabase.isOwnEndpoint(address, port, database))) throw this.refused(host);
+    if (this.ownDatabase && (await this.ownDatabase.isOwnEndpoint(address, port, database))) throw this.refused();
     return address;
   }
 
   /** For node:http's `lookup` option: every connection of a request goes through the same check. */
-  lookup(): (hostname: string, options: object, callback: (error: Error | null, address: string, family: number) => void) => void {
+  lookup(): (
+    hostname: string,
+    options: object,
+    callback: (error: Error | null, address: string, family: number) => void,
+  ) => void {
     return (hostname, _options, callback) => {
       this.resolve(hostname).then(
         (address) => callback(null, address, isIP(address) === 6 ? 6 : 4),
@@ -155,7 +177,7 @@ export class OutboundPolicy {
     };
   }
 
-  refused(host: string): LakeServiceError {
+  private refused(): LakeServiceError {
     return new LakeServiceError(
       'host_not_allowed',
       // The host is not named: for a source it is a credential, and the message may reach other members.

@@ -33,9 +33,13 @@ export class OwnDatabaseGuard {
   /** From a PostgreSQL URL (LAKE_METADATA_URL). */
   static forUrl(url: string, ownIdentity: () => Promise<DatabaseIdentity | undefined>): OwnDatabaseGuard {
     const parsed = new URL(url);
-    const host = decodeURIComponent(parsed.hostname).replace(/^\[|\]$/g, '') || parsed.searchParams.get('host') || undefined;
+    const host =
+      decodeURIComponent(parsed.hostname).replace(/^\[|\]$/g, '') || parsed.searchParams.get('host') || undefined;
     const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres';
-    return new OwnDatabaseGuard({ host: host?.startsWith('/') ? undefined : host, port: Number(parsed.port || 5432), database }, ownIdentity);
+    return new OwnDatabaseGuard(
+      { host: host?.startsWith('/') ? undefined : host, port: Number(parsed.port || 5432), database },
+      ownIdentity,
+    );
   }
 
   /** Whether a connection to `address`:`port`, database `database` would reach the metadata database. */
@@ -43,7 +47,10 @@ export class OwnDatabaseGuard {
     if (port !== this.endpoint.port || database !== this.endpoint.database) return false;
     const target = plainAddress(address);
     const own = await (this.addresses ??= this.resolveOwn());
-    return own.has(target.address) || (own.has('local') && (isLoopbackOrUnspecified(target) || localAddresses().has(target.address)));
+    return (
+      own.has(target.address) ||
+      (own.has('local') && (isLoopbackOrUnspecified(target) || localAddresses().has(target.address)))
+    );
   }
 
   /** Whether a connected server is the metadata database (the identity as it reports it). */
@@ -54,15 +61,24 @@ export class OwnDatabaseGuard {
 
   private async resolveOwn(): Promise<Set<string>> {
     const host = this.endpoint.host;
-    const found = host === undefined ? [] : await lookup(host, { all: true, verbatim: true }).then((list) => list.map((a) => a.address), () => [] as string[]);
+    const found =
+      host === undefined
+        ? []
+        : await lookup(host, { all: true, verbatim: true }).then(
+            (list) => list.map((a) => a.address),
+            () => [] as string[],
+          );
     const plain = found.map((a) => plainAddress(a));
     const set = new Set(plain.map((a) => a.address));
-    if (host === undefined || plain.some((a) => isLoopbackOrUnspecified(a) || localAddresses().has(a.address))) set.add('local');
+    if (host === undefined || plain.some((a) => isLoopbackOrUnspecified(a) || localAddresses().has(a.address)))
+      set.add('local');
     return set;
   }
 }
 
 /** Every address of this machine's interfaces, in plain form. */
 function localAddresses(): Set<string> {
-  return new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => plainAddress(i.address).address)));
+  return new Set(
+    Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => plainAddress(i.address).address)),
+  );
 }

@@ -18,7 +18,11 @@ export class FairQueue<T extends { organizationId: string }> {
 
   /** True when a query of this organization could start at once, ahead of nobody. */
   hasRoomFor(organizationId: string): boolean {
-    return this.running < this.slots && this.runningOf(organizationId) < this.perOrganization && !this.queues.has(organizationId);
+    return (
+      this.running < this.slots &&
+      this.runningOf(organizationId) < this.perOrganization &&
+      !this.queues.has(organizationId)
+    );
   }
 
   /** True when a worker is free and nothing waits here for it: room to take work another process queued. */
@@ -28,7 +32,9 @@ export class FairQueue<T extends { organizationId: string }> {
 
   /** Organizations holding their whole share of slots here: work of theirs must not start here now. */
   organizationsAtShare(): string[] {
-    return [...this.runningBy].filter(([, running]) => running >= this.perOrganization).map(([organizationId]) => organizationId);
+    return [...this.runningBy]
+      .filter(([, running]) => running >= this.perOrganization)
+      .map(([organizationId]) => organizationId);
   }
 
   /** Holds a slot for work whose organization is not known yet; give it back with releaseSlot(). */
@@ -64,7 +70,8 @@ export class FairQueue<T extends { organizationId: string }> {
       const running = this.runningOf(organizationId);
       const head = queue[0];
       if (!head || running >= this.perOrganization) continue;
-      if (!best || running < best.running || (running === best.running && head.seq < best.seq)) best = { organizationId, running, seq: head.seq };
+      if (!best || running < best.running || (running === best.running && head.seq < best.seq))
+        best = { organizationId, running, seq: head.seq };
     }
     if (!best) return undefined;
     const queue = this.queues.get(best.organizationId) as { item: T; seq: number }[];

@@ -52,7 +52,11 @@ export class QueryResults {
     if (cursor === undefined) return 0;
     const offset = decodeCursor(this.signer, query.id, cursor);
     if (offset === undefined || (query.rowCount !== null && offset > query.rowCount)) {
-      throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of this query.', { param: 'starting_after' });
+      throw new LakeServiceError(
+        'invalid_cursor',
+        'starting_after is not a next_cursor from a previous page of this query.',
+        { param: 'starting_after' },
+      );
     }
     return offset;
   }
@@ -63,17 +67,32 @@ export class QueryResults {
   }
 
   /** The file a signed download link names, with its size; the link's own problems are said precisely. */
-  async download(queryId: string, expires: string | undefined, signature: string | undefined): Promise<{ file: string; size: number }> {
+  async download(
+    queryId: string,
+    expires: string | undefined,
+    signature: string | undefined,
+  ): Promise<{ file: string; size: number }> {
     const check = checkResultSignature(this.signer, `/files/results/${queryId}`, expires, signature);
-    if (check === 'invalid') throw new LakeServiceError('signed_url_invalid', 'This download URL is not valid. Poll the query for a freshly signed one.');
-    if (check === 'expired') throw new LakeServiceError('signed_url_expired', 'This download URL has expired (they last one hour). Poll the query for a fresh one.');
+    if (check === 'invalid')
+      throw new LakeServiceError(
+        'signed_url_invalid',
+        'This download URL is not valid. Poll the query for a freshly signed one.',
+      );
+    if (check === 'expired')
+      throw new LakeServiceError(
+        'signed_url_expired',
+        'This download URL has expired (they last one hour). Poll the query for a fresh one.',
+      );
     const query = await this.queries.store.getById(queryId);
     const file = query && this.file(query);
     try {
       if (!file) throw new Error('no result');
       return { file, size: statSync(file).size };
     } catch {
-      throw new LakeServiceError('query_not_found', 'This result no longer exists; results are kept for a limited time.');
+      throw new LakeServiceError(
+        'query_not_found',
+        'This result no longer exists; results are kept for a limited time.',
+      );
     }
   }
 }

@@ -116,14 +116,21 @@ export class QueryService {
     mark('guarded');
     const access = await this.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
-    const scope: IdempotencyScope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: 'queries.submit' };
+    const scope: IdempotencyScope = {
+      organizationId: principal.organizationId,
+      principalId: principalIdOf(principal),
+      operation: 'queries.submit',
+    };
     const requestHash = hashRequest(sql);
     const early = idempotencyKey ? await this.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
     await this.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
-    const job = { ...(await this.jobFor(id, principal.organizationId, access, statement)), ...(explain ? { explain } : {}) };
+    const job = {
+      ...(await this.jobFor(id, principal.organizationId, access, statement)),
+      ...(explain ? { explain } : {}),
+    };
     mark('catalog file ready');
     mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
     const discard = (): void => {
@@ -143,7 +150,14 @@ export class QueryService {
         parseError = this.cleanMessage(error instanceof Error ? error.message : String(error));
       }
       mark('inspected');
-      outcome = await this.record(principal, scope, idempotencyKey, requestHash, { id, sql, plan: job.plan }, (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)));
+      outcome = await this.record(
+        principal,
+        scope,
+        idempotencyKey,
+        requestHash,
+        { id, sql, plan: job.plan },
+        (org) => (startNow = parseError === undefined && this.queue.hasRoomFor(org)),
+      );
     } catch (error) {
       discard();
       throw error;
@@ -177,8 +191,12 @@ export class QueryService {
     // A query held by a process that died is failed here at the latest, when someone looks at it.
     await this.jobs.expireLeases(id);
     const query = await this.store.get(principal.organizationId, id);
-    const hidden = query !== undefined && query.principalId !== principalIdOf(principal) && (await this.permissions.accessFor(principal)).restricted;
-    if (!query || hidden) throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
+    const hidden =
+      query !== undefined &&
+      query.principalId !== principalIdOf(principal) &&
+      (await this.permissions.accessFor(principal)).restricted;
+    if (!query || hidden)
+      throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
     return query;
   }
 
@@ -242,7 +260,10 @@ export class QueryService {
       this.queue.reserveSlot();
       let claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null } | undefined;
       try {
-        const id = await this.jobs.claimNext('query', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, { heldBy: this.workerId, organizations: this.queue.organizationsAtShare() });
+        const id = await this.jobs.claimNext('query', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, {
+          heldBy: this.workerId,
+          organizations: this.queue.organizationsAtShare(),
+        });
         const found = id === undefined ? undefined : await this.store.claimed(id);
         claimed = id === undefined || !found ? undefined : { id, ...found };
       } finally {
@@ -255,7 +276,12 @@ export class QueryService {
   }
 
   /** Runs a query another replica accepted, now claimed (running, under this process's lease). */
-  private async adopt(claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null }): Promise<void> {
+  private async adopt(claimed: {
+    id: string;
+    organizationId: string;
+    sql: string;
+    plan: QueryPlan | null;
+  }): Promise<void> {
     const { id, organizationId, sql, plan } = claimed;
     let job: QueryJob;
     try {
@@ -265,7 +291,12 @@ export class QueryService {
       mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });
     } catch (error) {
       this.queue.ended(organizationId);
-      await this.store.markEnded(id, 'failed', { code: 'query_abandoned', message: `${error instanceof Error ? error.message : String(error)} Run it again.` }, 0);
+      await this.store.markEnded(
+        id,
+        'failed',
+        { code: 'query_abandoned', message: `${error instanceof Error ? error.message : String(error)} Run it again.` },
+        0,
+      );
       return;
     }
     const live = this.track(id, organizationId, job);
@@ -281,7 +312,8 @@ export class QueryService {
   async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<number> {
     const removed = await this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
     for (const { id } of removed) this.firstPages.drop(id);
-    for (const { id, organizationId } of removed) rmSync(this.lake.layout.resultDir(organizationId, id), { recursive: true, force: true });
+    for (const { id, organizationId } of removed)
+      rmSync(this.lake.layout.resultDir(organizationId, id), { recursive: true, force: true });
     await this.idempotency.purgeExpired(now);
     return removed.length;
   }
@@ -296,7 +328,12 @@ export class QueryService {
       this.claimer = undefined;
       // Replicas share the queue: what waits here is given back for another to run, not failed.
       const waiting = [...this.live.values()].filter((live) => !live.running);
-      const given = new Set(await this.jobs.handBack(this.workerId, waiting.map((live) => live.id)));
+      const given = new Set(
+        await this.jobs.handBack(
+          this.workerId,
+          waiting.map((live) => live.id),
+        ),
+      );
       for (const live of waiting) {
         if (given.has(live.id) && this.queue.remove(live)) {
           this.engine.forget(live.id);
@@ -325,9 +362,13 @@ export class QueryService {
     else if (live.starting) live.stopWhenStarted ??= reason;
     else if (await this.releaseIfTakenElsewhere(live)) return false;
     else if (this.queue.remove(live)) {
-      const error = reason === 'cancelled'
-        ? { code: 'cancelled', message: 'Cancelled before it started.' }
-        : { code: 'query_abandoned', message: 'The lake process holding this query stopped before it could start. Run it again.' };
+      const error =
+        reason === 'cancelled'
+          ? { code: 'cancelled', message: 'Cancelled before it started.' }
+          : {
+              code: 'query_abandoned',
+              message: 'The lake process holding this query stopped before it could start. Run it again.',
+            };
       await this.store.markEnded(id, reason === 'cancelled' ? 'cancelled' : 'failed', error, null);
       this.engine.forget(id);
       rmSync(live.job.resultDir, { recursive: true, force: true });
@@ -401,7 +442,9 @@ export class QueryService {
     live.starting = true;
     let claimed: boolean;
     try {
-      claimed = recordedRunning || await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs);
+      claimed =
+        recordedRunning ||
+        (await this.jobs.claim(live.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs));
     } catch {
       live.starting = false;
       this.queue.ended(live.organizationId);
@@ -418,14 +461,20 @@ export class QueryService {
       return true;
     }
     // Without the store, the per-result cap alone; the organization's storage was checked when it was accepted.
-    live.job.limits = { ...live.job.limits, ...await this.resultLimit(live.organizationId).catch(() => ({})) };
+    live.job.limits = { ...live.job.limits, ...(await this.resultLimit(live.organizationId).catch(() => ({}))) };
     live.running = this.engine.start(live.job);
     live.starting = false;
     if (live.stopWhenStarted) live.running.stop(live.stopWhenStarted);
     void live.running.outcome
       .then(
         (outcome) => this.finish(live, outcome),
-        (error: unknown) => this.finish(live, { status: 'failed', code: 'worker_crashed', message: this.cleanMessage(String(error)), durationMs: 0 }),
+        (error: unknown) =>
+          this.finish(live, {
+            status: 'failed',
+            code: 'worker_crashed',
+            message: this.cleanMessage(String(error)),
+            durationMs: 0,
+          }),
       )
       // finish() has already settled the query's waiters; a failed record is found by its lease running out.
       .catch(() => undefined);
@@ -442,7 +491,12 @@ export class QueryService {
         this.firstPages.keep(live.id, outcome.firstRows);
         await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
       } else {
-        await this.store.markEnded(live.id, outcome.status, { code: outcome.code, message: this.cleanMessage(outcome.message) }, outcome.durationMs);
+        await this.store.markEnded(
+          live.id,
+          outcome.status,
+          { code: outcome.code, message: this.cleanMessage(outcome.message) },
+          outcome.durationMs,
+        );
         rmSync(file, { force: true });
       }
       // Metered once it has run, whether it succeeded or not.
@@ -463,14 +517,23 @@ export class QueryService {
   }
 
   /** The job for the engine, and its plan: the catalog version and files it reads (recorded, so none is collected). */
-  private async jobFor(id: string, organizationId: string, access: TableAccess, statement: string): Promise<QueryJob & { plan: QueryPlan }> {
+  private async jobFor(
+    id: string,
+    organizationId: string,
+    access: TableAccess,
+    statement: string,
+  ): Promise<QueryJob & { plan: QueryPlan }> {
     const { file, tables, version } = await this.lake.catalogFile(organizationId, access);
     // A layered snapshot reads files of earlier snapshots too: every folder its files are in.
     const readableDirs = access.restricted
       ? [...new Set(tables.flatMap((t) => t.snapshot.files.map((f) => dirname(this.lake.layout.toAbsolute(f)))))]
       : [this.lake.layout.tablesDir(organizationId)];
     const { layout } = this.lake;
-    const plan: QueryPlan = { catalogVersion: version, catalogFile: layout.toRelative(file), readableDirs: readableDirs.map((dir) => layout.toRelative(dir)) };
+    const plan: QueryPlan = {
+      catalogVersion: version,
+      catalogFile: layout.toRelative(file),
+      readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
+    };
     return { ...this.jobOf(id, organizationId, statement, plan), plan };
   }
 
@@ -496,8 +559,10 @@ export class QueryService {
   }
 
   /** The bytes a result may take: the per-result cap, or what is left of the organization's storage if less. */
-  private async resultLimit(organizationId: string): Promise<Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'>> {
-    const left = Math.max(0, this.settings.orgResultStorageBytes - await this.store.resultBytesKept(organizationId));
+  private async resultLimit(
+    organizationId: string,
+  ): Promise<Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'>> {
+    const left = Math.max(0, this.settings.orgResultStorageBytes - (await this.store.resultBytesKept(organizationId)));
     return left < this.settings.maxResultBytes
       ? { maxResultBytes: left, resultLimitCode: 'result_storage_full' }
       : { maxResultBytes: this.settings.maxResultBytes, resultLimitCode: 'result_too_large' };
@@ -525,18 +590,37 @@ export class QueryService {
     query: { id: string; sql: string; plan: QueryPlan },
     startsNow: (organizationId: string) => boolean,
   ): Promise<SubmitOutcome> {
-    const locks = [lock.queryAdmission(principal.organizationId), ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : [])];
+    const locks = [
+      lock.queryAdmission(principal.organizationId),
+      ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : []),
+    ];
     return this.db.transaction(locks, async () => {
       const replayed = key ? await this.replay(scope, key, requestHash) : undefined;
       if (replayed) return replayed;
       if ((await this.store.countLive(principal.organizationId)) >= this.settings.maxInFlight) {
-        throw new LakeServiceError('too_many_queries', `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`, { retryAfterSeconds: 1 });
+        throw new LakeServiceError(
+          'too_many_queries',
+          `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`,
+          { retryAfterSeconds: 1 },
+        );
       }
       // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
       const lease = { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs };
       const status = startsNow(principal.organizationId) ? 'running' : 'queued';
-      const record = await this.store.insert({ ...query, organizationId: principal.organizationId, principalId: scope.principalId, credentialId: principal.credentialId, lease, status });
-      if (key) await this.idempotency.save(scope, key, { requestHash, resourceId: query.id, response: { status: record.status } });
+      const record = await this.store.insert({
+        ...query,
+        organizationId: principal.organizationId,
+        principalId: scope.principalId,
+        credentialId: principal.credentialId,
+        lease,
+        status,
+      });
+      if (key)
+        await this.idempotency.save(scope, key, {
+          requestHash,
+          resourceId: query.id,
+          response: { status: record.status },
+        });
       return { query: record, replayed: false };
     });
   }
@@ -588,7 +672,10 @@ export class QueryService {
     if (!query) return undefined;
     // The first answer was the query as it stood then: queued or running, no outcome yet.
     const answered = (found.response as { status?: QueryRecord['status'] } | undefined)?.status ?? query.status;
-    return { query: { ...query, status: answered, durationMs: null, errorCode: null, errorMessage: null }, replayed: true };
+    return {
+      query: { ...query, status: answered, durationMs: null, errorCode: null, errorMessage: null },
+      replayed: true,
+    };
   }
 
   /**
@@ -606,7 +693,11 @@ export class QueryService {
       references = await this.engine.inspect(job);
     } catch (error) {
       if (error instanceof LakeServiceError) throw error;
-      throw new LakeServiceError('parameter_invalid', `The SQL does not parse: ${this.cleanMessage(error instanceof Error ? error.message : String(error))}`, { param: 'sql' });
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `The SQL does not parse: ${this.cleanMessage(error instanceof Error ? error.message : String(error))}`,
+        { param: 'sql' },
+      );
     } finally {
       this.engine.forget(job.queryId);
     }
@@ -626,14 +717,22 @@ export class QueryService {
    * table underneath. The refusal names what the query named, never a hidden table underneath a view, and reads
    * the same whether the name is hidden or does not exist.
    */
-  private async assertReadable(organizationId: string, access: TableAccess, references: readonly TableReference[]): Promise<void> {
+  private async assertReadable(
+    organizationId: string,
+    access: TableAccess,
+    references: readonly TableReference[],
+  ): Promise<void> {
     const { tables, views } = await this.lake.visible(organizationId, access);
     const visible = new Set([...tables, ...views].map((o) => `${o.schema.toLowerCase()}\u0000${o.name.toLowerCase()}`));
     for (const ref of references) {
       const inLake = ref.catalog === '' || ref.catalog.toLowerCase() === 'lake';
-      if (inLake && ref.schema !== '' && visible.has(`${ref.schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`)) continue;
+      if (inLake && ref.schema !== '' && visible.has(`${ref.schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`))
+        continue;
       const written = [ref.catalog, ref.schema, ref.table].filter(Boolean).join('.');
-      throw new LakeServiceError('grant_table_denied', `This credential may not read ${written}. Ask an owner for a grant (lake admin grant).`);
+      throw new LakeServiceError(
+        'grant_table_denied',
+        `This credential may not read ${written}. Ask an owner for a grant (lake admin grant).`,
+      );
     }
   }
 
@@ -642,4 +741,3 @@ export class QueryService {
     return message.split(this.lake.layout.homeRoot).join('<lake>').trim();
   }
 }
-

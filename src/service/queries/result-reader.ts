@@ -1,7 +1,15 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
 import { vectorConverterFor, type VectorConverter } from '../engine/json-values.js';
-import { convertChunk, INLINE_PAGE_MAX_BYTES, jsonSize, readRowGroups, servable, type JsonRow, type RowGroup } from '../engine/result-rows.js';
+import {
+  convertChunk,
+  INLINE_PAGE_MAX_BYTES,
+  jsonSize,
+  readRowGroups,
+  servable,
+  type JsonRow,
+  type RowGroup,
+} from '../engine/result-rows.js';
 import { LakeServiceError } from '../errors.js';
 
 export interface ResultPage {
@@ -132,7 +140,9 @@ export class ResultReader {
     // A stream belongs to its connection, so each cursor has its own.
     const connection = await instance.connect();
     try {
-      const stream = await connection.stream(`SELECT * FROM read_parquet(${quoteLiteral(file)})${offset > 0 ? ` OFFSET ${offset}` : ''}`);
+      const stream = await connection.stream(
+        `SELECT * FROM read_parquet(${quoteLiteral(file)})${offset > 0 ? ` OFFSET ${offset}` : ''}`,
+      );
       return {
         connection,
         stream,

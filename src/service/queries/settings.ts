@@ -39,7 +39,16 @@ export function positiveInteger(env: Record<string, string | undefined>, name: s
   return value;
 }
 
-const UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+const UNITS: Record<string, number> = {
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
 
 /** DuckDB's size notation (512MB, 2GB, 1.5GiB) in bytes, with DuckDB's meaning of each unit. */
 export function parseByteSize(text: string): number {
@@ -73,13 +82,23 @@ export const WORKER_BASE_BYTES = 256 * 2 ** 20;
  * three quarters of the machine's memory can hold at the per-query limit, and never fewer than two, so one
  * organization can never hold every worker.
  */
-export function workerPoolSettingsFromEnv(query: QuerySettings, env: Record<string, string | undefined> = process.env): WorkerPoolSettings {
+export function workerPoolSettingsFromEnv(
+  query: QuerySettings,
+  env: Record<string, string | undefined> = process.env,
+): WorkerPoolSettings {
   const perWorker = parseByteSize(query.memoryLimit) + WORKER_BASE_BYTES;
   const byMemory = Math.floor((totalmem() * 0.75) / perWorker);
-  const workers = positiveInteger(env, 'LAKE_QUERY_WORKERS', Math.max(2, Math.min(2 * availableParallelism(), byMemory)));
+  const workers = positiveInteger(
+    env,
+    'LAKE_QUERY_WORKERS',
+    Math.max(2, Math.min(2 * availableParallelism(), byMemory)),
+  );
   return {
     workers,
-    workersPerOrganization: Math.min(workers, positiveInteger(env, 'LAKE_QUERY_WORKERS_PER_ORG', Math.max(1, Math.ceil(workers / 2)))),
+    workersPerOrganization: Math.min(
+      workers,
+      positiveInteger(env, 'LAKE_QUERY_WORKERS_PER_ORG', Math.max(1, Math.ceil(workers / 2))),
+    ),
     killGraceMs: positiveInteger(env, 'LAKE_QUERY_KILL_GRACE_SECONDS', 5) * 1000,
     recycleAfterQueries: positiveInteger(env, 'LAKE_QUERY_WORKER_MAX_QUERIES', 500),
     recycleGrowthBytes: positiveInteger(env, 'LAKE_QUERY_WORKER_RECYCLE_MB', 512) * 2 ** 20,

@@ -98,12 +98,20 @@ export class QueryStore {
       queued: input.status === 'queued',
     });
     // The catalog version is a column of its own: the collector keeps every version a live query reads.
-    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan) VALUES (?, ?, ?, ?)', [input.id, input.sql, input.plan.catalogVersion, JSON.stringify(input.plan)]);
+    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan) VALUES (?, ?, ?, ?)', [
+      input.id,
+      input.sql,
+      input.plan.catalogVersion,
+      JSON.stringify(input.plan),
+    ]);
     return (await this.get(input.organizationId, input.id)) as QueryRecord;
   }
 
   async get(organizationId: string, id: string): Promise<QueryRecord | undefined> {
-    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`, [id, organizationId]);
+    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`, [
+      id,
+      organizationId,
+    ]);
     return row && toRecord(row);
   }
 
@@ -115,24 +123,51 @@ export class QueryStore {
 
   /** A query claimed from the shared queue: its SQL, organization and plan. */
   async claimed(id: string): Promise<{ organizationId: string; sql: string; plan: QueryPlan | null } | undefined> {
-    const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null }>('SELECT j.organization_id, q.sql, q.plan FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?', [id]);
-    return row && { organizationId: row.organization_id, sql: row.sql, plan: row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan) };
+    const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null }>(
+      'SELECT j.organization_id, q.sql, q.plan FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?',
+      [id],
+    );
+    return (
+      row && {
+        organizationId: row.organization_id,
+        sql: row.sql,
+        plan: row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan),
+      }
+    );
   }
 
   async countLive(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ n: number }>(`SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`, [organizationId]);
+    const row = await this.db.get<{ n: number }>(
+      `SELECT count(*) AS n FROM jobs WHERE organization_id = ? AND kind = 'query' AND status IN ('queued', 'running')`,
+      [organizationId],
+    );
     return row?.n ?? 0;
   }
 
   /** Bytes of results the organization keeps (until retention removes them). */
   async resultBytesKept(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ bytes: number }>('SELECT bytes FROM result_storage WHERE organization_id = ?', [organizationId]);
+    const row = await this.db.get<{ bytes: number }>('SELECT bytes FROM result_storage WHERE organization_id = ?', [
+      organizationId,
+    ]);
     return row?.bytes ?? 0;
   }
 
-  async markSucceeded(id: string, result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] }): Promise<void> {
+  async markSucceeded(
+    id: string,
+    result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] },
+  ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
-      await this.db.run('UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?', [Math.round(result.durationMs), result.rowCount, result.resultFile, result.resultBytes, JSON.stringify(result.columns), id]);
+      await this.db.run(
+        'UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?',
+        [
+          Math.round(result.durationMs),
+          result.rowCount,
+          result.resultFile,
+          result.resultBytes,
+          JSON.stringify(result.columns),
+          id,
+        ],
+      );
       if (!(await this.jobs.finish(id, 'succeeded'))) return;
       // Counted once, by the outcome that stands; last, as the organization's row is locked until the commit.
       await this.db.run(
@@ -144,7 +179,12 @@ export class QueryStore {
   }
 
   /** Ends the query failed (or cancelled), unless it already ended: the first outcome stands. */
-  async markEnded(id: string, status: 'failed' | 'cancelled', error: { code: string; message: string }, durationMs: number | null): Promise<void> {
+  async markEnded(
+    id: string,
+    status: 'failed' | 'cancelled',
+    error: { code: string; message: string },
+    durationMs: number | null,
+  ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
       if ((await this.jobs.finish(id, status, error)) && durationMs !== null) {
         await this.db.run('UPDATE queries SET duration_ms = ? WHERE id = ?', [Math.round(durationMs), id]);
@@ -166,14 +206,20 @@ export class QueryStore {
       await this.db.transaction([], async () => {
         // Only what this delete removed is taken off the total: a replica purging at the same moment removes
         // (and subtracts) the rest.
-        const removed = await this.db.all<{ id: string; result_bytes: number | null }>(`DELETE FROM queries WHERE id IN (${marks}) RETURNING id, result_bytes`, ids);
+        const removed = await this.db.all<{ id: string; result_bytes: number | null }>(
+          `DELETE FROM queries WHERE id IN (${marks}) RETURNING id, result_bytes`,
+          ids,
+        );
         const freed = new Map<string, number>();
         for (const { id, result_bytes: bytes } of removed) {
           const organizationId = organizationOf.get(id) as string;
           if (bytes) freed.set(organizationId, (freed.get(organizationId) ?? 0) + bytes);
         }
         for (const [organizationId, bytes] of freed) {
-          await this.db.run('UPDATE result_storage SET bytes = CASE WHEN bytes > ? THEN bytes - ? ELSE 0 END WHERE organization_id = ?', [bytes, bytes, organizationId]);
+          await this.db.run(
+            'UPDATE result_storage SET bytes = CASE WHEN bytes > ? THEN bytes - ? ELSE 0 END WHERE organization_id = ?',
+            [bytes, bytes, organizationId],
+          );
         }
         await this.db.run(`DELETE FROM jobs WHERE id IN (${marks})`, ids);
       });

@@ -30,30 +30,42 @@ export interface CheckedDestination {
   generatedSecret?: string;
 }
 
-const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
-const missing = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_missing', message, { param });
+const invalid = (param: string, message: string): LakeServiceError =>
+  new LakeServiceError('parameter_invalid', message, { param });
+const missing = (param: string, message: string): LakeServiceError =>
+  new LakeServiceError('parameter_missing', message, { param });
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
-function text(body: Record<string, unknown>, name: string, options: { required: boolean; fallback?: string }): string | undefined {
+function text(
+  body: Record<string, unknown>,
+  name: string,
+  options: { required: boolean; fallback?: string },
+): string | undefined {
   const value = body[name];
   const param = `destination.${name}`;
   if (value === undefined) {
     if (options.required) throw missing(param, `${param} is required.`);
     return options.fallback;
   }
-  if (typeof value !== 'string' || value.length === 0 || value.length > 1000) throw invalid(param, `${param} must be a non-empty string.`);
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1000)
+    throw invalid(param, `${param} must be a non-empty string.`);
   return value;
 }
 
 function choice<T extends string>(body: Record<string, unknown>, name: string, choices: readonly T[], fallback: T): T {
   const value = body[name] ?? fallback;
-  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) throw invalid(`destination.${name}`, `destination.${name} must be one of ${choices.join(', ')}.`);
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value))
+    throw invalid(`destination.${name}`, `destination.${name} must be one of ${choices.join(', ')}.`);
   return value as T;
 }
 
 function identifier(body: Record<string, unknown>, name: string, fallback?: string): string {
   const value = text(body, name, { required: fallback === undefined, fallback }) as string;
-  if (!IDENTIFIER.test(value)) throw invalid(`destination.${name}`, `destination.${name} must be a plain identifier (letters, digits, _), not '${value.slice(0, 64)}'.`);
+  if (!IDENTIFIER.test(value))
+    throw invalid(
+      `destination.${name}`,
+      `destination.${name} must be a plain identifier (letters, digits, _), not '${value.slice(0, 64)}'.`,
+    );
   return value;
 }
 
@@ -64,18 +76,28 @@ function onlyKnown(body: Record<string, unknown>, known: readonly string[], type
 }
 
 function checkPostgres(body: Record<string, unknown>): CheckedDestination {
-  onlyKnown(body, ['type', 'host', 'port', 'database', 'user', 'password', 'ssl_mode', 'schema', 'table', 'mode', 'key'], 'postgres');
+  onlyKnown(
+    body,
+    ['type', 'host', 'port', 'database', 'user', 'password', 'ssl_mode', 'schema', 'table', 'mode', 'key'],
+    'postgres',
+  );
   const port = body.port ?? 5432;
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw invalid('destination.port', 'destination.port must be a whole number from 1 to 65535.');
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw invalid('destination.port', 'destination.port must be a whole number from 1 to 65535.');
   const mode = choice(body, 'mode', ['upsert', 'replace'] as const, 'upsert');
   let key: string[] = [];
   if (body.key !== undefined) {
-    if (!Array.isArray(body.key) || body.key.length === 0 || !body.key.every((k) => typeof k === 'string' && IDENTIFIER.test(k))) {
+    if (
+      !Array.isArray(body.key) ||
+      body.key.length === 0 ||
+      !body.key.every((k) => typeof k === 'string' && IDENTIFIER.test(k))
+    ) {
       throw invalid('destination.key', 'destination.key must be a non-empty list of column names.');
     }
     key = body.key as string[];
   }
-  if (mode === 'upsert' && key.length === 0) throw missing('destination.key', 'An upsert needs destination.key: the columns that identify a row.');
+  if (mode === 'upsert' && key.length === 0)
+    throw missing('destination.key', 'An upsert needs destination.key: the columns that identify a row.');
   const secrets: Record<string, string> = {
     host: text(body, 'host', { required: true }) as string,
     user: text(body, 'user', { required: true }) as string,
@@ -105,17 +127,25 @@ function checkWebhook(body: Record<string, unknown>): CheckedDestination {
   } catch {
     throw invalid('destination.url', 'destination.url must be an absolute http:// or https:// URL.');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalid('destination.url', 'destination.url must be an absolute http:// or https:// URL.');
-  if (parsed.username || parsed.password) throw invalid('destination.url', 'destination.url must not carry a user or password; requests are signed instead.');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw invalid('destination.url', 'destination.url must be an absolute http:// or https:// URL.');
+  if (parsed.username || parsed.password)
+    throw invalid('destination.url', 'destination.url must not carry a user or password; requests are signed instead.');
   const batchSize = body.batch_size ?? 500;
   if (typeof batchSize !== 'number' || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw invalid('destination.batch_size', 'destination.batch_size must be a whole number from 1 to 10000.');
   }
   const given = body.secret === undefined ? undefined : (text(body, 'secret', { required: false }) as string);
-  if (given !== undefined && given.length < 16) throw invalid('destination.secret', 'destination.secret must be at least 16 characters.');
+  if (given !== undefined && given.length < 16)
+    throw invalid('destination.secret', 'destination.secret must be at least 16 characters.');
   const secret = given ?? `whsec_${randomBytes(24).toString('hex')}`;
   return {
-    destination: { type: 'webhook', url: parsed.toString(), format: choice(body, 'format', ['json', 'ndjson'] as const, 'json'), batch_size: batchSize },
+    destination: {
+      type: 'webhook',
+      url: parsed.toString(),
+      format: choice(body, 'format', ['json', 'ndjson'] as const, 'json'),
+      batch_size: batchSize,
+    },
     secrets: { secret },
     generatedSecret: given === undefined ? secret : undefined,
   };

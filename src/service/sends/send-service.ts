@@ -34,10 +34,12 @@ export interface SendSettings {
   destinations?: OutboundPolicy;
 }
 
-const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('parameter_invalid', message, { param });
+const invalid = (param: string, message: string): LakeServiceError =>
+  new LakeServiceError('parameter_invalid', message, { param });
 
 function checkName(value: string): string {
-  if (value.trim().length === 0 || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
+  if (value.trim().length === 0 || value.length > 200)
+    throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
   return value.trim();
 }
 
@@ -142,19 +144,31 @@ export class SendService {
           ? Promise.resolve('')
           : rules.resolveDatabase(secretHost, destination.port, destination.database);
     await checked.catch((error: unknown) => {
-      if (error instanceof LakeServiceError) throw new LakeServiceError(error.code, error.message, { param: 'destination' });
+      if (error instanceof LakeServiceError)
+        throw new LakeServiceError(error.code, error.message, { param: 'destination' });
     });
   }
 
   async get(principal: Principal, id: string): Promise<SendRecord> {
     const send = await this.store.get(principal.organizationId, id);
-    if (!send) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
+    if (!send)
+      throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
     return send;
   }
 
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SendRecord[]; hasMore: boolean }> {
-    const after = startingAfter === undefined ? undefined : await this.store.get(principal.organizationId, startingAfter);
-    if (startingAfter !== undefined && !after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sends.', { param: 'starting_after' });
+  async list(
+    principal: Principal,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: SendRecord[]; hasMore: boolean }> {
+    const after =
+      startingAfter === undefined ? undefined : await this.store.get(principal.organizationId, startingAfter);
+    if (startingAfter !== undefined && !after)
+      throw new LakeServiceError(
+        'invalid_cursor',
+        'starting_after is not a next_cursor from a previous page of your sends.',
+        { param: 'starting_after' },
+      );
     return this.store.list(principal.organizationId, limit, after);
   }
 
@@ -165,7 +179,8 @@ export class SendService {
   async update(principal: Principal, id: string, change: SendChange): Promise<SendRecord> {
     const send = await this.get(principal, id);
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
-    if (change.destination !== undefined) throw invalid('destination', 'The destination of a send cannot change; create a new send instead.');
+    if (change.destination !== undefined)
+      throw invalid('destination', 'The destination of a send cannot change; create a new send instead.');
     const next = { ...send, updated: this.now() };
     if (change.name !== undefined) next.name = checkName(change.name);
     if (change.sql !== undefined) {
@@ -181,7 +196,8 @@ export class SendService {
     if (change.paused !== undefined) {
       next.paused = change.paused;
       // Resuming starts the schedule afresh rather than firing at once for every interval missed while paused.
-      if (send.paused && !change.paused && next.everyMinutes !== null) next.nextRun = this.now() + next.everyMinutes * 60;
+      if (send.paused && !change.paused && next.everyMinutes !== null)
+        next.nextRun = this.now() + next.everyMinutes * 60;
     }
     await this.store.update(next);
     return next;
@@ -193,7 +209,11 @@ export class SendService {
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     await this.db.transaction(lock.sendRuns(send.id), async () => {
       const live = await this.store.liveRun(send.id);
-      if (live) throw new LakeServiceError('send_in_progress', `Send ${send.id} has run ${live} in progress. Cancel its job ${live} or let it finish, then delete.`);
+      if (live)
+        throw new LakeServiceError(
+          'send_in_progress',
+          `Send ${send.id} has run ${live} in progress. Cancel its job ${live} or let it finish, then delete.`,
+        );
       await this.store.delete(send.id);
     });
   }
@@ -204,14 +224,28 @@ export class SendService {
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
     const run = await this.startRun(send, 'manual', principal);
-    if (!run) throw new LakeServiceError('send_in_progress', `Send ${send.id} already has a run in progress; no second run was started.`);
+    if (!run)
+      throw new LakeServiceError(
+        'send_in_progress',
+        `Send ${send.id} already has a run in progress; no second run was started.`,
+      );
     return run;
   }
 
-  async runs(principal: Principal, id: string, limit: number, startingAfter: string | undefined): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
+  async runs(
+    principal: Principal,
+    id: string,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
     const send = await this.get(principal, id);
     const after = startingAfter === undefined ? undefined : await this.store.getRun(startingAfter);
-    if (startingAfter !== undefined && after?.sendId !== send.id) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of these runs.', { param: 'starting_after' });
+    if (startingAfter !== undefined && after?.sendId !== send.id)
+      throw new LakeServiceError(
+        'invalid_cursor',
+        'starting_after is not a next_cursor from a previous page of these runs.',
+        { param: 'starting_after' },
+      );
     await this.expireDeadRun(send.id);
     return this.store.runs(send.id, limit, after);
   }
@@ -219,7 +253,8 @@ export class SendService {
   async getRun(principal: Principal, sendId: string, runId: string): Promise<SendRunRecord> {
     const send = await this.get(principal, sendId);
     const run = await this.store.getRun(runId);
-    if (!run || run.sendId !== send.id) throw new LakeServiceError('send_run_not_found', `Send ${send.id} has no run ${runId.slice(0, 64)}.`);
+    if (!run || run.sendId !== send.id)
+      throw new LakeServiceError('send_run_not_found', `Send ${send.id} has no run ${runId.slice(0, 64)}.`);
     await this.jobs.expireLeases(run.id);
     return run;
   }
@@ -241,7 +276,11 @@ export class SendService {
     const started: string[] = [];
     for (const send of await this.store.due(now)) {
       // Another replica's scheduler may have read the same due send: only the one that moves its tick runs it.
-      if (send.nextRun === null || !(await this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60))) continue;
+      if (
+        send.nextRun === null ||
+        !(await this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60))
+      )
+        continue;
       const run = await this.startRun(send, 'schedule');
       if (run) started.push(run.id);
     }
@@ -265,7 +304,11 @@ export class SendService {
   }
 
   /** Records the run and its job (running here, under a lease) and starts it; undefined when one is already live. */
-  private async startRun(send: SendRecord, trigger: 'manual' | 'schedule', by?: Principal): Promise<SendRunRecord | undefined> {
+  private async startRun(
+    send: SendRecord,
+    trigger: 'manual' | 'schedule',
+    by?: Principal,
+  ): Promise<SendRunRecord | undefined> {
     await this.expireDeadRun(send.id);
     const run = await this.db.transaction(lock.sendRuns(send.id), async () => {
       if (await this.store.liveRun(send.id)) return undefined;
@@ -278,7 +321,15 @@ export class SendService {
         credentialId: by?.credentialId ?? send.credentialId,
         lease: { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs },
       });
-      const record: SendRunRecord = { id, sendId: send.id, trigger, queryId: null, rowsSent: 0, batches: 0, created: this.now() };
+      const record: SendRunRecord = {
+        id,
+        sendId: send.id,
+        trigger,
+        queryId: null,
+        rowsSent: 0,
+        batches: 0,
+        created: this.now(),
+      };
       await this.store.insertRun(record);
       return record;
     });
@@ -295,12 +346,19 @@ export class SendService {
     const done = this.deliver(runId, send, abort.signal)
       .then(
         async () => {
-          if (abort.signal.aborted) await this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+          if (abort.signal.aborted)
+            await this.jobs.finish(runId, 'cancelled', {
+              code: 'cancelled',
+              message: 'The run was cancelled; nothing was committed to a database destination.',
+            });
           else await this.jobs.finish(runId, 'succeeded');
         },
         async (error: unknown) => {
           if (abort.signal.aborted) {
-            await this.jobs.finish(runId, 'cancelled', { code: 'cancelled', message: 'The run was cancelled; nothing was committed to a database destination.' });
+            await this.jobs.finish(runId, 'cancelled', {
+              code: 'cancelled',
+              message: 'The run was cancelled; nothing was committed to a database destination.',
+            });
             return;
           }
           // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
@@ -309,8 +367,20 @@ export class SendService {
           // What the destination or the send's own SQL and credential did is the user's to read in the run; the
           // rest (a bug, a replica without the right secrets key) is for whoever runs this server to fix.
           if (!known || SERVER_FAULTS.has(code)) this.logFailure(send, runId, code, error);
-          else if (error instanceof SendFailure && error.operatorDetail) this.log({ level: 'info', msg: 'send delivery failed', organization: send.organizationId, send: send.id, run: runId, code, detail: error.operatorDetail });
-          await this.jobs.finish(runId, 'failed', { code, message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.' });
+          else if (error instanceof SendFailure && error.operatorDetail)
+            this.log({
+              level: 'info',
+              msg: 'send delivery failed',
+              organization: send.organizationId,
+              send: send.id,
+              run: runId,
+              code,
+              detail: error.operatorDetail,
+            });
+          await this.jobs.finish(runId, 'failed', {
+            code,
+            message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.',
+          });
         },
       )
       // The store unreachable as the run ends: its lease lapses, and the sweep records it as lost.
@@ -323,8 +393,21 @@ export class SendService {
   }
 
   private logFailure(send: SendRecord, runId: string, code: string, error: unknown): void {
-    const detail = error instanceof LakeServiceError ? error.message : error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-    this.log({ level: 'error', msg: 'send run failed', organization: send.organizationId, send: send.id, run: runId, code, error: redactSecrets(detail) });
+    const detail =
+      error instanceof LakeServiceError
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? `${error.name}: ${error.message}`)
+          : String(error);
+    this.log({
+      level: 'error',
+      msg: 'send run failed',
+      organization: send.organizationId,
+      send: send.id,
+      run: runId,
+      code,
+      error: redactSecrets(detail),
+    });
   }
 
   /** The principal the send's SQL runs as: its creating credential, which must still be live. */
@@ -332,7 +415,10 @@ export class SendService {
     const credential = await this.credentials.get(send.credentialId);
     const now = this.now();
     if (!credential || credential.revoked !== null || (credential.expires !== null && credential.expires <= now)) {
-      throw new LakeServiceError('credentials_revoked', 'The credential that created this send was revoked or has expired; create the send again with a live one.');
+      throw new LakeServiceError(
+        'credentials_revoked',
+        'The credential that created this send was revoked or has expired; create the send again with a live one.',
+      );
     }
     return principalOf(credential);
   }
@@ -355,14 +441,26 @@ export class SendService {
     // A query that outlived the run's patience is stopped, not left to hold a worker for nobody.
     if (unfinished) await this.queries.stop(queryId, 'cancelled');
     if (query.status !== 'succeeded') {
-      throw new SendFailure(`The send's query ${queryId} ${unfinished ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`, 'query_failed');
+      throw new SendFailure(
+        `The send's query ${queryId} ${unfinished ? 'did not finish in 15 minutes' : `failed: ${query.errorMessage ?? query.status}`}.`,
+        'query_failed',
+      );
     }
-    if (!this.results.file(query) || !query.columns) throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);
+    if (!this.results.file(query) || !query.columns)
+      throw new SendFailure(`The send's query ${queryId} has no result to deliver.`);
     const secrets = this.secretBox.open(send.id, send.secrets);
     const delivery: Delivery =
       send.destination.type === 'postgres'
         ? new PostgresDelivery(send.destination, secrets, this.settings.destinations, signal)
-        : new WebhookDelivery(send.destination, secrets.secret ?? '', { send: send.id, run: runId }, this.clock, this.settings.webhookRetry, signal, this.settings.destinations);
+        : new WebhookDelivery(
+            send.destination,
+            secrets.secret ?? '',
+            { send: send.id, run: runId },
+            this.clock,
+            this.settings.webhookRetry,
+            signal,
+            this.settings.destinations,
+          );
     const batchSize = send.destination.type === 'webhook' ? send.destination.batch_size : READ_BATCH;
     try {
       await delivery.open(query.columns);
@@ -375,7 +473,8 @@ export class SendService {
         await delivery.deliver(page.rows, batch);
         offset += page.rows.length;
         // A webhook's rows count as sent per accepted batch; a database's only at the commit below.
-        if (send.destination.type === 'webhook') await this.countDelivered(runId, send.organizationId, page.rows.length);
+        if (send.destination.type === 'webhook')
+          await this.countDelivered(runId, send.organizationId, page.rows.length);
         if (page.rows.length < batchSize) break;
       }
       if (signal.aborted) throw new SendFailure('The run was cancelled.');

@@ -75,19 +75,58 @@ interface RunRow {
   created: number;
 }
 
-const toRun = (r: RunRow): SendRunRecord => ({ id: r.id, sendId: r.send_id, trigger: r.trigger, queryId: r.query_id, rowsSent: r.rows_sent, batches: r.batches, created: r.created });
+const toRun = (r: RunRow): SendRunRecord => ({
+  id: r.id,
+  sendId: r.send_id,
+  trigger: r.trigger,
+  queryId: r.query_id,
+  rowsSent: r.rows_sent,
+  batches: r.batches,
+  created: r.created,
+});
 
 /** Sends and their runs. A run's status lives in its job (same id); this table holds what only a send run has. */
 export class SendStore {
   constructor(private readonly db: MetadataDb) {}
 
   async insert(send: SendRecord): Promise<void> {
-    await this.db.run(`INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [send.id, send.organizationId, send.name, send.sql, JSON.stringify(send.destination), send.secrets, JSON.stringify(send.secretsSet), send.everyMinutes, send.paused ? 1 : 0, send.credentialId, send.principalId, send.nextRun, send.created, send.updated]);
+    await this.db.run(
+      `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        send.id,
+        send.organizationId,
+        send.name,
+        send.sql,
+        JSON.stringify(send.destination),
+        send.secrets,
+        JSON.stringify(send.secretsSet),
+        send.everyMinutes,
+        send.paused ? 1 : 0,
+        send.credentialId,
+        send.principalId,
+        send.nextRun,
+        send.created,
+        send.updated,
+      ],
+    );
   }
 
   async update(send: SendRecord): Promise<void> {
-    await this.db.run('UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?', [send.name, send.sql, send.everyMinutes, send.paused ? 1 : 0, send.nextRun, send.updated, send.credentialId, send.principalId, send.id]);
+    await this.db.run(
+      'UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?',
+      [
+        send.name,
+        send.sql,
+        send.everyMinutes,
+        send.paused ? 1 : 0,
+        send.nextRun,
+        send.updated,
+        send.credentialId,
+        send.principalId,
+        send.id,
+      ],
+    );
   }
 
   /**
@@ -95,11 +134,22 @@ export class SendStore {
    * read. Of several schedulers (replicas) reading the same due send, exactly one gets true.
    */
   async claimTick(id: string, seenNextRun: number, nextRun: number): Promise<boolean> {
-    return (await this.db.run('UPDATE sends SET next_run = ? WHERE id = ? AND next_run = ? AND paused = 0', [nextRun, id, seenNextRun])).changes === 1;
+    return (
+      (
+        await this.db.run('UPDATE sends SET next_run = ? WHERE id = ? AND next_run = ? AND paused = 0', [
+          nextRun,
+          id,
+          seenNextRun,
+        ])
+      ).changes === 1
+    );
   }
 
   async get(organizationId: string, id: string): Promise<SendRecord | undefined> {
-    const row = await this.db.get<SendRow>('SELECT * FROM sends WHERE id = ? AND organization_id = ?', [id, organizationId]);
+    const row = await this.db.get<SendRow>('SELECT * FROM sends WHERE id = ? AND organization_id = ?', [
+      id,
+      organizationId,
+    ]);
     return row && toSend(row);
   }
 
@@ -108,8 +158,15 @@ export class SendStore {
     return row && toSend(row);
   }
 
-  async list(organizationId: string, limit: number, after?: SendRecord): Promise<{ data: SendRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<SendRow>(`SELECT * FROM sends WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
+  async list(
+    organizationId: string,
+    limit: number,
+    after?: SendRecord,
+  ): Promise<{ data: SendRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<SendRow>(
+      `SELECT * FROM sends WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`,
+      [organizationId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1],
+    );
     return { data: rows.slice(0, limit).map(toSend), hasMore: rows.length > limit };
   }
 
@@ -120,11 +177,19 @@ export class SendStore {
 
   /** Sends whose schedule is due, across organizations (the scheduler of lake serve). */
   async due(now: number): Promise<SendRecord[]> {
-    return (await this.db.all<SendRow>('SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run', [now])).map(toSend);
+    return (
+      await this.db.all<SendRow>(
+        'SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run',
+        [now],
+      )
+    ).map(toSend);
   }
 
   async insertRun(run: SendRunRecord): Promise<void> {
-    await this.db.run('INSERT INTO send_runs (id, send_id, trigger, query_id, rows_sent, batches, created) VALUES (?, ?, ?, ?, ?, ?, ?)', [run.id, run.sendId, run.trigger, run.queryId, run.rowsSent, run.batches, run.created]);
+    await this.db.run(
+      'INSERT INTO send_runs (id, send_id, trigger, query_id, rows_sent, batches, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [run.id, run.sendId, run.trigger, run.queryId, run.rowsSent, run.batches, run.created],
+    );
   }
 
   async getRun(id: string): Promise<SendRunRecord | undefined> {
@@ -137,17 +202,30 @@ export class SendStore {
   }
 
   async addDelivered(runId: string, rows: number): Promise<void> {
-    await this.db.run('UPDATE send_runs SET rows_sent = rows_sent + ?, batches = batches + 1 WHERE id = ?', [rows, runId]);
+    await this.db.run('UPDATE send_runs SET rows_sent = rows_sent + ?, batches = batches + 1 WHERE id = ?', [
+      rows,
+      runId,
+    ]);
   }
 
-  async runs(sendId: string, limit: number, after?: SendRunRecord): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
-    const rows = await this.db.all<RunRow>(`SELECT * FROM send_runs WHERE send_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`, [sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1]);
+  async runs(
+    sendId: string,
+    limit: number,
+    after?: SendRunRecord,
+  ): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
+    const rows = await this.db.all<RunRow>(
+      `SELECT * FROM send_runs WHERE send_id = ? AND (CAST(? AS TEXT) IS NULL OR (created, id) < (?, ?)) ORDER BY created DESC, id DESC LIMIT ?`,
+      [sendId, after?.id ?? null, after?.created ?? 0, after?.id ?? '', limit + 1],
+    );
     return { data: rows.slice(0, limit).map(toRun), hasMore: rows.length > limit };
   }
 
   /** The run of this send that is queued or running, if any. */
   async liveRun(sendId: string): Promise<string | undefined> {
-    const row = await this.db.get<{ id: string }>(`SELECT r.id FROM send_runs r JOIN jobs j ON j.id = r.id WHERE r.send_id = ? AND j.status IN ('queued', 'running') LIMIT 1`, [sendId]);
+    const row = await this.db.get<{ id: string }>(
+      `SELECT r.id FROM send_runs r JOIN jobs j ON j.id = r.id WHERE r.send_id = ? AND j.status IN ('queued', 'running') LIMIT 1`,
+      [sendId],
+    );
     return row?.id;
   }
 }

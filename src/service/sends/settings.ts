@@ -7,7 +7,8 @@ export function sendSettingsFromEnv(env: Record<string, string | undefined> = pr
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, not '${raw}'.`);
+    if (!Number.isInteger(value) || value < min)
+      throw new Error(`${name} must be a whole number of at least ${min}, not '${raw}'.`);
     return value;
   };
   return {

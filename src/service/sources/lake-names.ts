@@ -37,7 +37,9 @@ export function uniqueNames(names: readonly string[], taken: Iterable<string> = 
 
 /** The lake table a source table lands in before uniqueness: its name, or `schema_table` outside `public`. */
 function baseLakeTable(connector: string, table: { schema: string; name: string }): string {
-  return safeLakeName(table.schema === 'public' || connector === 'sample' ? table.name : `${table.schema}_${table.name}`);
+  return safeLakeName(
+    table.schema === 'public' || connector === 'sample' ? table.name : `${table.schema}_${table.name}`,
+  );
 }
 
 /**
@@ -45,13 +47,21 @@ function baseLakeTable(connector: string, table: { schema: string; name: string 
  * keeps the name it was given (stored with the source), and the others get theirs in the source's order, so
  * `"T"` and `t`, or `public.x_y` and `x.y`, land in `T` and `t_2`, `x_y` and `x_y_2`.
  */
-export function lakeTableNames(source: { connector: string; tables: readonly Pick<SourceTable, 'schema' | 'name' | 'lakeTable'>[] }): Map<string, string> {
+export function lakeTableNames(source: {
+  connector: string;
+  tables: readonly Pick<SourceTable, 'schema' | 'name' | 'lakeTable'>[];
+}): Map<string, string> {
   const key = (t: { schema: string; name: string }): string => `${t.schema}.${t.name}`;
   const names = new Map<string, string>();
   const kept = source.tables.filter((t) => t.lakeTable !== undefined);
-  uniqueNames(kept.map((t) => t.lakeTable as string)).forEach((name, i) => names.set(key(kept[i] as SourceTable), name));
+  uniqueNames(kept.map((t) => t.lakeTable as string)).forEach((name, i) =>
+    names.set(key(kept[i] as SourceTable), name),
+  );
   const rest = source.tables.filter((t) => t.lakeTable === undefined);
-  uniqueNames(rest.map((t) => baseLakeTable(source.connector, t)), names.values()).forEach((name, i) => names.set(key(rest[i] as SourceTable), name));
+  uniqueNames(
+    rest.map((t) => baseLakeTable(source.connector, t)),
+    names.values(),
+  ).forEach((name, i) => names.set(key(rest[i] as SourceTable), name));
   return names;
 }
 
@@ -67,5 +77,8 @@ export function withLakeTables<T extends SourceTable>(connector: string, tables:
  * `_synced_at_2`).
  */
 export function lakeColumnNames(names: readonly string[]): string[] {
-  return uniqueNames(names.map((n) => safeLakeName(n, /[\u0000-\u001f\u007f-\u009f]/g)), [SYNCED_AT]);
+  return uniqueNames(
+    names.map((n) => safeLakeName(n, /[\u0000-\u001f\u007f-\u009f]/g)),
+    [SYNCED_AT],
+  );
 }

@@ -5,7 +5,18 @@ import { lakeTableNames, safeLakeName } from './lake-names.js';
  * Schemas no source may take: lake's own (the sample data, operators' views) and the engine's, which a query
  * would otherwise resolve to something else.
  */
-const RESERVED = new Set(['demo', 'views', 'lake', 'main', 'memory', 'temp', 'system', 'information_schema', 'pg_catalog', 'source']);
+const RESERVED = new Set([
+  'demo',
+  'views',
+  'lake',
+  'main',
+  'memory',
+  'temp',
+  'system',
+  'information_schema',
+  'pg_catalog',
+  'source',
+]);
 
 /** Longest lake schema name: DuckDB takes longer ones, but PostgreSQL and most SQL tools stop at 63 bytes. */
 const MAX_SCHEMA_LENGTH = 63;
@@ -37,6 +48,13 @@ export function schemaRefusal(schema: string): string | undefined {
 }
 
 /** The lake table a source's table lands in (its schema is the source's lake schema); see lakeTableNames. */
-export function lakeTableOf(source: { connector: string; tables: readonly Pick<SourceTable, 'schema' | 'name' | 'lakeTable'>[] }, schema: string, table: string): string {
-  return lakeTableNames(source).get(`${schema}.${table}`) ?? safeLakeName(schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`);
+export function lakeTableOf(
+  source: { connector: string; tables: readonly Pick<SourceTable, 'schema' | 'name' | 'lakeTable'>[] },
+  schema: string,
+  table: string,
+): string {
+  return (
+    lakeTableNames(source).get(`${schema}.${table}`) ??
+    safeLakeName(schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`)
+  );
 }

@@ -32,7 +32,9 @@ export class SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
       decipher.setAAD(Buffer.from(sourceId));
       decipher.setAuthTag(raw.subarray(12, 28));
-      return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as Record<string, string>;
+      return JSON.parse(
+        Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'),
+      ) as Record<string, string>;
     } catch {
       throw new LakeServiceError(
         'service_unavailable',
@@ -43,7 +45,10 @@ export class SecretBox {
   }
 
   private loadKey(): Buffer {
-    this.key ??= Buffer.from(readOrCreatePrivateFile(this.keyFile, () => randomBytes(32).toString('hex')).trim(), 'hex');
+    this.key ??= Buffer.from(
+      readOrCreatePrivateFile(this.keyFile, () => randomBytes(32).toString('hex')).trim(),
+      'hex',
+    );
     return this.key;
   }
 }

@@ -9,7 +9,14 @@ import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { SecretBox } from './secret-box.js';
 import { SourceStore, type LastTest, type SourceRecord, type SourceSummary } from './source-store.js';
-import { acceptedConnector, applyTableChanges, checkName, checkSettings, type SettingsInput, type TableChange } from './validate.js';
+import {
+  acceptedConnector,
+  applyTableChanges,
+  checkName,
+  checkSettings,
+  type SettingsInput,
+  type TableChange,
+} from './validate.js';
 
 /** A new source: its connector, an optional name, and the connector's settings. */
 export interface SourceCreation extends SettingsInput {
@@ -31,7 +38,12 @@ type Discovered = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
  * found now, drops tables that are gone, and adds new ones: enabled when the source is new, off afterwards, so a
  * table appearing in a database is never synced without someone opting in.
  */
-export function mergeDiscovery(connector: string, current: readonly SourceTable[], found: readonly Discovered[], isNew: boolean): SourceTable[] {
+export function mergeDiscovery(
+  connector: string,
+  current: readonly SourceTable[],
+  found: readonly Discovered[],
+  isNew: boolean,
+): SourceTable[] {
   // Tables keep the lake table they were given; new ones get one no other table of the source has (lakeTableNames).
   return withLakeTables(connector, mergedTables(current, found, isNew));
 }
@@ -43,14 +55,19 @@ function mergedTables(current: readonly SourceTable[], found: readonly Discovere
     const kept = before.lakeTable === undefined ? {} : { lakeTable: before.lakeTable };
     const listed = new Set(table.columns.map((c) => c.name));
     // Past discovery's column budget the columns are not listed: a setting naming one is kept (the sync checks it).
-    const names = { has: (name: string): boolean => listed.has(name) || (table.columnCount ?? 0) > table.columns.length };
+    const names = {
+      has: (name: string): boolean => listed.has(name) || (table.columnCount ?? 0) > table.columns.length,
+    };
     const cursorKept = before.cursorColumn !== null && names.has(before.cursorColumn) ? before.cursorColumn : null;
     return {
       ...table,
       enabled: before.enabled,
       mode: cursorKept ? before.mode : 'full',
       cursorColumn: cursorKept,
-      primaryKey: before.primaryKey.length > 0 && before.primaryKey.every((c) => names.has(c)) ? before.primaryKey : table.primaryKey,
+      primaryKey:
+        before.primaryKey.length > 0 && before.primaryKey.every((c) => names.has(c))
+          ? before.primaryKey
+          : table.primaryKey,
       ...kept,
     };
   });
@@ -75,7 +92,11 @@ export function secretsAfter(
     return now !== undefined && JSON.stringify(now) !== JSON.stringify(before ?? f.default);
   });
   if (!moved && Object.keys(given).length === 0) return undefined;
-  const kept = moved ? Object.fromEntries(Object.entries(stored).filter(([name]) => connector.fields.find((f) => f.name === name)?.destination === true)) : stored;
+  const kept = moved
+    ? Object.fromEntries(
+        Object.entries(stored).filter(([name]) => connector.fields.find((f) => f.name === name)?.destination === true),
+      )
+    : stored;
   return { ...kept, ...given };
 }
 
@@ -105,7 +126,10 @@ export class SourceService {
   async create(principal: Principal, input: SourceCreation): Promise<SourceRecord> {
     const connector = acceptedConnector(input.connector);
     const { config, secrets } = checkSettings(connector, input, false);
-    const name = input.name === undefined ? await this.freeDefaultName(principal.organizationId, `${connector.title} source`) : checkName(input.name);
+    const name =
+      input.name === undefined
+        ? await this.freeDefaultName(principal.organizationId, `${connector.title} source`)
+        : checkName(input.name);
     const lakeSchema = lakeSchemaFor(name);
     await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
     const id = newId('src');
@@ -134,7 +158,11 @@ export class SourceService {
   private async freeDefaultName(organizationId: string, base: string): Promise<string> {
     for (let n = 1; ; n++) {
       const name = n === 1 ? base : `${base} ${n}`;
-      if (!await this.store.schemaHolder(organizationId, lakeSchemaFor(name)) && !(await this.lakeHasSchema(organizationId, lakeSchemaFor(name)))) return name;
+      if (
+        !(await this.store.schemaHolder(organizationId, lakeSchemaFor(name))) &&
+        !(await this.lakeHasSchema(organizationId, lakeSchemaFor(name)))
+      )
+        return name;
     }
   }
 
@@ -143,28 +171,56 @@ export class SourceService {
    * is one nobody holds: not reserved, not another source's (deleted ones included: their data stays), not a
    * schema the lake already has. `self` is the source being renamed, which keeps its schema.
    */
-  private async assertSchemaFree(organizationId: string, name: string, schema: string, self?: SourceRecord): Promise<void> {
+  private async assertSchemaFree(
+    organizationId: string,
+    name: string,
+    schema: string,
+    self?: SourceRecord,
+  ): Promise<void> {
     const conflict = (why: string): LakeServiceError =>
-      new LakeServiceError('source_name_conflict', `The name '${name.slice(0, 64)}' cannot be used: ${why}. Choose another name.`, { param: 'name' });
+      new LakeServiceError(
+        'source_name_conflict',
+        `The name '${name.slice(0, 64)}' cannot be used: ${why}. Choose another name.`,
+        { param: 'name' },
+      );
     const refusal = schemaRefusal(schema);
     if (refusal) throw conflict(refusal);
     const holder = await this.store.schemaHolder(organizationId, schema, self?.id);
-    if (holder) throw conflict(holder.deleted ? `a deleted source (${holder.id}) held lake schema ${schema}, whose tables are kept` : `source ${holder.id} ('${holder.name.slice(0, 64)}') already has that name or lake schema ${schema}`);
-    if (!self && (await this.lakeHasSchema(organizationId, schema))) throw conflict(`lake schema ${schema} already exists`);
+    if (holder)
+      throw conflict(
+        holder.deleted
+          ? `a deleted source (${holder.id}) held lake schema ${schema}, whose tables are kept`
+          : `source ${holder.id} ('${holder.name.slice(0, 64)}') already has that name or lake schema ${schema}`,
+      );
+    if (!self && (await this.lakeHasSchema(organizationId, schema)))
+      throw conflict(`lake schema ${schema} already exists`);
   }
 
   async get(principal: Principal, id: string): Promise<SourceRecord> {
     const source = await this.store.get(principal.organizationId, id);
-    if (!source) throw new LakeServiceError('source_not_found', `No source '${id.slice(0, 64)}' exists in your organization (deleted sources are not found either).`);
+    if (!source)
+      throw new LakeServiceError(
+        'source_not_found',
+        `No source '${id.slice(0, 64)}' exists in your organization (deleted sources are not found either).`,
+      );
     return source;
   }
 
   /** A page of sources, newest first, their tables counted (see SourceStore.list). */
-  async list(principal: Principal, limit: number, startingAfter: string | undefined): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
+  async list(
+    principal: Principal,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
     let after: { id: string; created: number } | undefined;
     if (startingAfter !== undefined) {
       after = await this.store.cursorOf(principal.organizationId, startingAfter);
-      if (!after) throw new LakeServiceError('invalid_cursor', 'starting_after is not a next_cursor from a previous page of your sources.', { param: 'starting_after' });
+      if (!after)
+        throw new LakeServiceError(
+          'invalid_cursor',
+          'starting_after is not a next_cursor from a previous page of your sources.',
+          { param: 'starting_after' },
+        );
     }
     return this.store.list(principal.organizationId, limit, after);
   }
@@ -179,19 +235,28 @@ export class SourceService {
     const connector = findConnector(source.connector) as Connector;
     const { config, secrets } = checkSettings(connector, change, true);
     // A source is never pointed where the outbound rules refuse (checked again at every connection).
-    if (secrets.host !== undefined && this.outbound) await this.outbound.resolve(secrets.host).catch((error: unknown) => {
-      if (error instanceof LakeServiceError) throw error;
-    });
+    if (secrets.host !== undefined && this.outbound)
+      await this.outbound.resolve(secrets.host).catch((error: unknown) => {
+        if (error instanceof LakeServiceError) throw error;
+      });
     const name = change.name === undefined ? undefined : checkName(change.name);
     // A rename keeps the source's lake schema; the new name must still be its own.
     if (name !== undefined) await this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
     const tables = change.tables === undefined ? undefined : applyTableChanges(source.tables, change.tables);
-    const changesConfig = name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
+    const changesConfig =
+      name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
     if (await this.store.hasLiveSync(id)) {
       if (change.paused === true) {
-        throw new LakeServiceError('source_pause_failed', 'A sync of this source is running, so the pause cannot be applied now. Cancel the sync or wait for it, then pause.');
+        throw new LakeServiceError(
+          'source_pause_failed',
+          'A sync of this source is running, so the pause cannot be applied now. Cancel the sync or wait for it, then pause.',
+        );
       }
-      if (changesConfig) throw new LakeServiceError('source_config_unavailable', 'A sync of this source is running; change it after the sync ends (or cancel the sync).');
+      if (changesConfig)
+        throw new LakeServiceError(
+          'source_config_unavailable',
+          'A sync of this source is running; change it after the sync ends (or cancel the sync).',
+        );
     }
     const mergedSecrets = secretsAfter(connector, source, this.openSecrets(source), config, secrets);
     await this.store.update(id, {
@@ -229,7 +294,12 @@ export class SourceService {
     const result = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
     await this.store.update(id, {
       lastTest: { supported: true, ok: result.ok, reason: result.reason, at },
-      ...(result.tables ? { tables: mergeDiscovery(source.connector, source.tables, result.tables, source.discovered === null), discovered: at } : {}),
+      ...(result.tables
+        ? {
+            tables: mergeDiscovery(source.connector, source.tables, result.tables, source.discovered === null),
+            discovered: at,
+          }
+        : {}),
     });
     return { supported: true, ok: result.ok, reason: result.reason };
   }
@@ -257,8 +327,16 @@ export class SourceService {
     const settings = this.discovery ? { ...given, discovery: this.discovery } : given;
     const host = settings.secrets.host;
     if (!this.outbound || host === undefined) return settings;
-    const connectHost = await this.outbound.resolveDatabase(host, Number(settings.config.port ?? 5432), String(settings.config.database));
-    return { ...settings, connectHost, ...(this.outbound.ownDatabase ? { ownDatabase: this.outbound.ownDatabase } : {}) };
+    const connectHost = await this.outbound.resolveDatabase(
+      host,
+      Number(settings.config.port ?? 5432),
+      String(settings.config.database),
+    );
+    return {
+      ...settings,
+      connectHost,
+      ...(this.outbound.ownDatabase ? { ownDatabase: this.outbound.ownDatabase } : {}),
+    };
   }
 
   /** What a connector needs to connect: configuration, opened credentials, table settings. */

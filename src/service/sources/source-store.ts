@@ -72,7 +72,8 @@ export interface SourceSummary extends Omit<SourceRecord, 'tables'> {
   enabledTableCount: number;
 }
 
-const SUMMARY_COLUMNS = 'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, created, updated';
+const SUMMARY_COLUMNS =
+  'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, created, updated';
 
 /** The table counts, computed by the database from the stored JSON: a list never parses table configurations. */
 const TABLE_COUNTS = {
@@ -86,8 +87,24 @@ export class SourceStore {
 
   async insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): Promise<SourceRecord> {
     const at = now();
-    await this.db.run(`INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, [record.id, record.organizationId, record.name, record.connector, JSON.stringify(record.config), record.sealedSecrets, JSON.stringify(record.secretsSet), JSON.stringify(record.tables), record.discovered, record.lakeSchema, at, at]);
+    await this.db.run(
+      `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+      [
+        record.id,
+        record.organizationId,
+        record.name,
+        record.connector,
+        JSON.stringify(record.config),
+        record.sealedSecrets,
+        JSON.stringify(record.secretsSet),
+        JSON.stringify(record.tables),
+        record.discovered,
+        record.lakeSchema,
+        at,
+        at,
+      ],
+    );
     return (await this.get(record.organizationId, record.id)) as SourceRecord;
   }
 
@@ -98,11 +115,18 @@ export class SourceStore {
   }
 
   async get(organizationId: string, id: string): Promise<SourceRecord | undefined> {
-    const row = await this.db.get<SourceRow>('SELECT * FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL', [id, organizationId]);
+    const row = await this.db.get<SourceRow>(
+      'SELECT * FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL',
+      [id, organizationId],
+    );
     return row && toRecord(row);
   }
 
-  async list(organizationId: string, limit: number, after?: { id: string; created: number }): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
+  async list(
+    organizationId: string,
+    limit: number,
+    after?: { id: string; created: number },
+  ): Promise<{ data: SourceSummary[]; hasMore: boolean }> {
     const rows = await this.db.all<Omit<SourceRow, 'tables'> & { table_count: number; enabled_table_count: number }>(
       `SELECT ${SUMMARY_COLUMNS}, ${TABLE_COUNTS[this.db.dialect]} FROM sources WHERE organization_id = ? AND deleted IS NULL AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
          ORDER BY created DESC, id DESC LIMIT ?`,
@@ -119,10 +143,29 @@ export class SourceStore {
 
   /** Where a page of sources starts: the source's id and creation time, without its tables. */
   async cursorOf(organizationId: string, id: string): Promise<{ id: string; created: number } | undefined> {
-    return this.db.get<{ id: string; created: number }>('SELECT id, created FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL', [id, organizationId]);
+    return this.db.get<{ id: string; created: number }>(
+      'SELECT id, created FROM sources WHERE id = ? AND organization_id = ? AND deleted IS NULL',
+      [id, organizationId],
+    );
   }
 
-  async update(id: string, changes: Partial<Pick<SourceRecord, 'name' | 'lakeSchema' | 'config' | 'sealedSecrets' | 'secretsSet' | 'tables' | 'discovered' | 'lastTest' | 'paused'>>): Promise<void> {
+  async update(
+    id: string,
+    changes: Partial<
+      Pick<
+        SourceRecord,
+        | 'name'
+        | 'lakeSchema'
+        | 'config'
+        | 'sealedSecrets'
+        | 'secretsSet'
+        | 'tables'
+        | 'discovered'
+        | 'lastTest'
+        | 'paused'
+      >
+    >,
+  ): Promise<void> {
     const sets: string[] = ['updated = ?'];
     const values: SqlParam[] = [now()];
     const column = (name: string, value: SqlParam): void => {
@@ -149,23 +192,47 @@ export class SourceStore {
    * The source, deleted ones included (their data stays in the lake), that holds a lake schema or whose name leads
    * to it, other than `except`: the oldest one.
    */
-  async schemaHolder(organizationId: string, schema: string, except?: string): Promise<{ id: string; name: string; deleted: boolean; created: number } | undefined> {
+  async schemaHolder(
+    organizationId: string,
+    schema: string,
+    except?: string,
+  ): Promise<{ id: string; name: string; deleted: boolean; created: number } | undefined> {
     // Without the table configurations: every source of the organization is read.
-    const rows = await this.db.all<{ id: string; name: string; destination_schema: string | null; deleted: number | null; created: number }>('SELECT id, name, destination_schema, deleted, created FROM sources WHERE organization_id = ? ORDER BY created, id', [organizationId]);
+    const rows = await this.db.all<{
+      id: string;
+      name: string;
+      destination_schema: string | null;
+      deleted: number | null;
+      created: number;
+    }>(
+      'SELECT id, name, destination_schema, deleted, created FROM sources WHERE organization_id = ? ORDER BY created, id',
+      [organizationId],
+    );
     // A live source holds its schema and its name; a deleted one only the schema its data stays in.
-    const schemaOf = (row: { name: string; destination_schema: string | null }): string => row.destination_schema ?? (lakeSchemaFor(row.name) || 'source');
-    const held = rows.find((row) => row.id !== except && (schemaOf(row) === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)));
+    const schemaOf = (row: { name: string; destination_schema: string | null }): string =>
+      row.destination_schema ?? (lakeSchemaFor(row.name) || 'source');
+    const held = rows.find(
+      (row) =>
+        row.id !== except && (schemaOf(row) === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)),
+    );
     return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
   }
 
   async softDelete(id: string): Promise<void> {
-    await this.db.run('UPDATE sources SET deleted = ?, updated = ? WHERE id = ? AND deleted IS NULL', [now(), now(), id]);
+    await this.db.run('UPDATE sources SET deleted = ?, updated = ? WHERE id = ? AND deleted IS NULL', [
+      now(),
+      now(),
+      id,
+    ]);
   }
 
   /** True while a sync of the source is queued or running. */
   async hasLiveSync(id: string): Promise<boolean> {
     return (
-      await this.db.get(`SELECT 1 FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`, [id]) !== undefined
+      (await this.db.get(
+        `SELECT 1 FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`,
+        [id],
+      )) !== undefined
     );
   }
 }

@@ -2,13 +2,14 @@ import { findConnector, refusalFor } from '../connectors/registry.js';
 import type { Connector, FieldSpec, SourceTable } from '../connectors/types.js';
 import { LakeServiceError } from '../errors.js';
 
-const invalid = (param: string, message: string): LakeServiceError => new LakeServiceError('invalid_source_parameters', message, { param });
-
+const invalid = (param: string, message: string): LakeServiceError =>
+  new LakeServiceError('invalid_source_parameters', message, { param });
 
 /** A connector that POST /sources accepts; every refusal names `connector` and says why. */
 export function acceptedConnector(value: string): Connector {
   const connector = findConnector(value);
-  if (!connector) throw invalid('connector', `There is no connector '${value.slice(0, 64)}'. The connectors list names them.`);
+  if (!connector)
+    throw invalid('connector', `There is no connector '${value.slice(0, 64)}'. The connectors list names them.`);
   const refusal = refusalFor(connector);
   if (refusal) throw invalid('connector', refusal);
   return connector;
@@ -17,16 +18,19 @@ export function acceptedConnector(value: string): Connector {
 function checkValue(field: FieldSpec, value: unknown, param: string): unknown {
   switch (field.type) {
     case 'string':
-      if (typeof value !== 'string' || value.length === 0 || value.length > 1000) throw invalid(param, `${param} must be a non-empty string.`);
+      if (typeof value !== 'string' || value.length === 0 || value.length > 1000)
+        throw invalid(param, `${param} must be a non-empty string.`);
       return value;
     case 'choice':
-      if (typeof value !== 'string' || !field.choices?.includes(value)) throw invalid(param, `${param} must be one of ${field.choices?.join(', ')}.`);
+      if (typeof value !== 'string' || !field.choices?.includes(value))
+        throw invalid(param, `${param} must be one of ${field.choices?.join(', ')}.`);
       return value;
     case 'boolean':
       if (typeof value !== 'boolean') throw invalid(param, `${param} must be true or false.`);
       return value;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw invalid(param, `${param} must be a whole number.`);
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        throw invalid(param, `${param} must be a whole number.`);
       if ((field.min !== undefined && value < field.min) || (field.max !== undefined && value > field.max)) {
         throw invalid(param, `${param} must be from ${field.min} to ${field.max}.`);
       }
@@ -63,7 +67,11 @@ export function checkSettings(connector: Connector, input: SettingsInput, partia
   for (const key of Object.keys(rawConfig)) {
     const field = connector.fields.find((f) => f.name === key);
     if (!field) throw invalid(`config.${key}`, `Unknown configuration field '${key}' for a ${connector.name} source.`);
-    if (field.secret) throw invalid(`config.${key}`, `${key} is a credential: send it as a top-level field, not inside config, so it is stored encrypted.`);
+    if (field.secret)
+      throw invalid(
+        `config.${key}`,
+        `${key} is a credential: send it as a top-level field, not inside config, so it is stored encrypted.`,
+      );
   }
   const config: Record<string, unknown> = {};
   const secrets: Record<string, string> = {};
@@ -83,7 +91,8 @@ export function checkSettings(connector: Connector, input: SettingsInput, partia
 }
 
 export function checkName(value: string): string {
-  if (value.trim() === '' || value.length > 200) throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
+  if (value.trim() === '' || value.length > 200)
+    throw invalid('name', 'name must be a non-empty string of at most 200 characters.');
   return value.trim();
 }
 
@@ -103,23 +112,34 @@ export function applyTableChanges(current: readonly SourceTable[], changes: read
   changes.forEach((change, i) => {
     const at = `tables[${i}]`;
     const table = next.find((t) => t.schema === change.schema && t.name === change.name);
-    if (!table) throw invalid(`${at}.name`, `The source has no table ${String(change.schema)}.${String(change.name)} (see its tables, or test it to discover again).`);
+    if (!table)
+      throw invalid(
+        `${at}.name`,
+        `The source has no table ${String(change.schema)}.${String(change.name)} (see its tables, or test it to discover again).`,
+      );
     const columnNames = new Set(table.columns.map((c) => c.name));
     // A table past discovery's column budget lists no columns: its names are checked by the sync, against the source.
     const known = (name: string): boolean => columnNames.has(name) || (table.columnCount ?? 0) > table.columns.length;
     if (change.enabled !== undefined) table.enabled = change.enabled;
     if (change.primary_key !== undefined) {
-      if (!change.primary_key.every(known)) throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
+      if (!change.primary_key.every(known))
+        throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
       table.primaryKey = change.primary_key;
     }
     if (change.cursor_column !== undefined) {
-      if (change.cursor_column !== null && !known(change.cursor_column)) throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
+      if (change.cursor_column !== null && !known(change.cursor_column))
+        throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
       table.cursorColumn = change.cursor_column;
     }
     if (change.mode !== undefined) table.mode = change.mode;
     if (table.mode === 'incremental') {
-      if (!table.cursorColumn) throw invalid(`${at}.cursor_column`, 'An incremental table needs a cursor_column, the column that grows with every change.');
-      if (table.primaryKey.length === 0) throw invalid(`${at}.primary_key`, 'An incremental table needs a primary_key to merge changed rows on.');
+      if (!table.cursorColumn)
+        throw invalid(
+          `${at}.cursor_column`,
+          'An incremental table needs a cursor_column, the column that grows with every change.',
+        );
+      if (table.primaryKey.length === 0)
+        throw invalid(`${at}.primary_key`, 'An incremental table needs a primary_key to merge changed rows on.');
     }
   });
   return next;

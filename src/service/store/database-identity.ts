@@ -9,10 +9,14 @@ export function metadataIdentity(db: MetadataDb): () => Promise<DatabaseIdentity
   let asked: Promise<DatabaseIdentity | undefined> | undefined;
   return () => {
     if (db.dialect !== 'postgres') return Promise.resolve(undefined);
-    asked ??= db.get<DatabaseIdentity>('SELECT system_identifier::text AS system, current_database() AS database FROM pg_control_system()').catch(() => {
-      asked = undefined;
-      return undefined;
-    });
+    asked ??= db
+      .get<DatabaseIdentity>(
+        'SELECT system_identifier::text AS system, current_database() AS database FROM pg_control_system()',
+      )
+      .catch(() => {
+        asked = undefined;
+        return undefined;
+      });
     return asked;
   };
 }

@@ -50,7 +50,8 @@ export type LockName = `${string}:${string}`;
 
 export const lock = {
   job: (jobId: string): LockName => `job:${jobId}`,
-  idempotencyKey: (organizationId: string, principalId: string, key: string): LockName => `idempotency:${organizationId}/${principalId}/${key}`,
+  idempotencyKey: (organizationId: string, principalId: string, key: string): LockName =>
+    `idempotency:${organizationId}/${principalId}/${key}`,
   /** The organization's in-flight query ceiling. */
   queryAdmission: (organizationId: string): LockName => `queries:${organizationId}`,
   sourceSyncs: (sourceId: string): LockName => `source-syncs:${sourceId}`,

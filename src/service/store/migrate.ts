@@ -15,7 +15,9 @@ export interface Migration {
  */
 export function forDialect(migration: Migration, dialect: Dialect): string {
   if (dialect === 'sqlite') return migration.sql;
-  return (migration.postgres ?? migration.sql).replace(/\bINTEGER\b/g, 'BIGINT').replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
+  return (migration.postgres ?? migration.sql)
+    .replace(/\bINTEGER\b/g, 'BIGINT')
+    .replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
 }
 
 /**
@@ -31,7 +33,9 @@ export async function applyMigrations(db: MetadataDb, migrations: readonly Migra
       name TEXT NOT NULL,
       applied_at INTEGER NOT NULL
     )`);
-    const applied = new Set((await db.all<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version));
+    const applied = new Set(
+      (await db.all<{ version: number }>('SELECT version FROM schema_migrations')).map((row) => row.version),
+    );
     const newest = Math.max(0, ...applied);
     const known = Math.max(0, ...migrations.map((m) => m.version));
     if (newest > known) {
@@ -42,7 +46,11 @@ export async function applyMigrations(db: MetadataDb, migrations: readonly Migra
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
       await db.execScript(forDialect(migration, db.dialect));
-      await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [migration.version, migration.name, Math.floor(Date.now() / 1000)]);
+      await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        migration.version,
+        migration.name,
+        Math.floor(Date.now() / 1000),
+      ]);
     }
   });
 }

@@ -129,7 +129,11 @@ export class PostgresMetadataDb implements MetadataDb {
     const { Client } = requireCommonJs('pg') as typeof pg;
     this.listening = (async () => {
       for (let delay = 250; !this.closed; delay = Math.min(delay * 2, 5_000)) {
-        const client = new Client({ connectionString: this.url, application_name: 'lake listener', connectionTimeoutMillis: 5_000 });
+        const client = new Client({
+          connectionString: this.url,
+          application_name: 'lake listener',
+          connectionTimeoutMillis: 5_000,
+        });
         client.on('error', () => undefined);
         try {
           await client.connect();

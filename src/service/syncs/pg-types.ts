@@ -59,15 +59,22 @@ const BLANK_PADDED = /^(character|char|bpchar)(\(\d+\))?$/;
  */
 const INFINITE = { date: ['2147483647', '-2147483647'], timestamp: ['9223372036854775807', '-9223372036854775807'] };
 
-function epochPlan(col: string, kind: 'date' | 'timestamp' | 'timestamptz'): Pick<ColumnPlan, 'select' | 'load' | 'csvType'> {
+function epochPlan(
+  col: string,
+  kind: 'date' | 'timestamp' | 'timestamptz',
+): Pick<ColumnPlan, 'select' | 'load' | 'csvType'> {
   const [top, bottom] = kind === 'date' ? INFINITE.date : INFINITE.timestamp;
   const finite = kind === 'date' ? `${col} - DATE '1970-01-01'` : `(extract(epoch FROM ${col}) * 1000000)::bigint`;
   const lakeType = kind === 'date' ? 'DATE' : kind === 'timestamp' ? 'TIMESTAMP' : 'TIMESTAMPTZ';
-  const make = (raw: string): string => (kind === 'date' ? `DATE '1970-01-01' + ${raw}` : `${kind === 'timestamp' ? 'make_timestamp' : 'make_timestamptz'}(${raw})`);
+  const make = (raw: string): string =>
+    kind === 'date'
+      ? `DATE '1970-01-01' + ${raw}`
+      : `${kind === 'timestamp' ? 'make_timestamp' : 'make_timestamptz'}(${raw})`;
   return {
     select: `CASE WHEN ${col} = 'infinity' THEN ${top} WHEN ${col} = '-infinity' THEN ${bottom} ELSE ${finite} END`,
     csvType: kind === 'date' ? 'INTEGER' : 'BIGINT',
-    load: (raw) => `CASE ${raw} WHEN ${top} THEN 'infinity'::${lakeType} WHEN ${bottom} THEN '-infinity'::${lakeType} ELSE ${make(raw)} END`,
+    load: (raw) =>
+      `CASE ${raw} WHEN ${top} THEN 'infinity'::${lakeType} WHEN ${bottom} THEN '-infinity'::${lakeType} ELSE ${make(raw)} END`,
   };
 }
 
@@ -91,10 +98,22 @@ export interface SourceFacts {
  * Plans one column. `enumLabels` (from the catalog, in declared order) makes the column a DuckDB ENUM of the same
  * labels, which compares and sorts in declared order as PostgreSQL's does; the labels travel as text.
  */
-export function planColumn(name: string, type: string, enumLabels?: readonly string[], facts: SourceFacts = { moneyScale: 2 }): ColumnPlan {
+export function planColumn(
+  name: string,
+  type: string,
+  enumLabels?: readonly string[],
+  facts: SourceFacts = { moneyScale: 2 },
+): ColumnPlan {
   const col = pgIdent(name);
   // COPY writes every column in its exact text form, so most columns are selected as they are.
-  const text = { name, sourceType: type, select: col, lakeType: 'VARCHAR', csvType: 'VARCHAR', load: (raw: string) => raw };
+  const text = {
+    name,
+    sourceType: type,
+    select: col,
+    lakeType: 'VARCHAR',
+    csvType: 'VARCHAR',
+    load: (raw: string) => raw,
+  };
   if (enumLabels) return { ...text, lakeType: `ENUM(${enumLabels.map((label) => quoteLiteral(label)).join(', ')})` };
   // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
   if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
@@ -111,10 +130,13 @@ export function planColumn(name: string, type: string, enumLabels?: readonly str
     return { ...text, select: `${col}::numeric`, lakeType, csvType: lakeType };
   }
   if (type === 'date') return { ...text, lakeType: 'DATE', ...epochPlan(col, 'date') };
-  if (/^timestamp(\(\d\))? without time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMP', ...epochPlan(col, 'timestamp') };
-  if (/^timestamp(\(\d\))? with time zone$/.test(type)) return { ...text, lakeType: 'TIMESTAMPTZ', ...epochPlan(col, 'timestamptz') };
+  if (/^timestamp(\(\d\))? without time zone$/.test(type))
+    return { ...text, lakeType: 'TIMESTAMP', ...epochPlan(col, 'timestamp') };
+  if (/^timestamp(\(\d\))? with time zone$/.test(type))
+    return { ...text, lakeType: 'TIMESTAMPTZ', ...epochPlan(col, 'timestamptz') };
   if (type === 'json' || type === 'jsonb') return { ...text, lakeType: 'JSON', load: (raw) => `CAST(${raw} AS JSON)` };
-  if (type === 'bytea') return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
+  if (type === 'bytea')
+    return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
   // Parquet cannot store negative intervals, so intervals keep their exact ISO 8601 text (the session sets
   // IntervalStyle = iso_8601): the same form lake's JSON gives INTERVAL values.
   if (type === 'interval') return text;
@@ -123,16 +145,29 @@ export function planColumn(name: string, type: string, enumLabels?: readonly str
     const element = scalarLakeType(elementType);
     // Elements of char(n) arrays lose their padding as char(n) values do.
     if (BLANK_PADDED.test(elementType)) {
-      return { ...text, select: `array_to_json(${col}::text[])::text`, lakeType: 'VARCHAR[]', load: (raw) => `from_json(${raw}, '["VARCHAR"]')` };
+      return {
+        ...text,
+        select: `array_to_json(${col}::text[])::text`,
+        lakeType: 'VARCHAR[]',
+        load: (raw) => `from_json(${raw}, '["VARCHAR"]')`,
+      };
     }
     // Arrays travel as JSON; element types DuckDB has become typed lists, others lists of exact text.
     const lakeType = `${element ?? 'VARCHAR'}[]`;
-    const elementText = element === undefined || element.startsWith('DECIMAL') || element === 'UUID' || element.startsWith('TIME') || element === 'DATE';
+    const elementText =
+      element === undefined ||
+      element.startsWith('DECIMAL') ||
+      element === 'UUID' ||
+      element.startsWith('TIME') ||
+      element === 'DATE';
     return {
       ...text,
       select: elementText ? `array_to_json(${col}::text[])::text` : `array_to_json(${col})::text`,
       lakeType,
-      load: (raw) => (elementText && element ? `CAST(from_json(${raw}, '["VARCHAR"]') AS ${lakeType})` : `from_json(${raw}, '["${element ?? 'VARCHAR'}"]')`),
+      load: (raw) =>
+        elementText && element
+          ? `CAST(from_json(${raw}, '["VARCHAR"]') AS ${lakeType})`
+          : `from_json(${raw}, '["${element ?? 'VARCHAR'}"]')`,
     };
   }
   const lakeType = scalarLakeType(type);

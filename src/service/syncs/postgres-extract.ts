@@ -34,7 +34,8 @@ const ROWS_PER_SEGMENT = 500_000;
 const MAX_SEGMENT_BYTES = 256 << 20;
 
 /** Whether `query` is the statement `client` is running (node-postgres keeps it as activeQuery until it ends). */
-const isActiveQuery = (client: pg.Client, query: unknown): boolean => (client as unknown as { activeQuery: unknown }).activeQuery === query;
+const isActiveQuery = (client: pg.Client, query: unknown): boolean =>
+  (client as unknown as { activeQuery: unknown }).activeQuery === query;
 
 /** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
 const MAX_WAITING_LOADS = 4;
@@ -61,7 +62,12 @@ async function currentColumns(client: pg.Client, schema: string, table: string):
      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [schema, table],
   );
-  return result.rows.map((r) => ({ name: r.name, type: r.type, enumLabels: r.enum_labels ?? undefined, notNull: r.not_null }));
+  return result.rows.map((r) => ({
+    name: r.name,
+    type: r.type,
+    enumLabels: r.enum_labels ?? undefined,
+    notNull: r.not_null,
+  }));
 }
 
 /**
@@ -69,7 +75,12 @@ async function currentColumns(client: pg.Client, schema: string, table: string):
  * reads (the same WHERE), and whether any is NaN or infinite. It costs one more scan of the table at the source,
  * and lets such columns be exact DECIMALs (they compare and sum as numbers) wherever their values fit 38 digits.
  */
-async function numericShapes(client: pg.Client, columns: readonly SourceColumn[], from: string, where: string): Promise<Map<string, NumericShape>> {
+async function numericShapes(
+  client: pg.Client,
+  columns: readonly SourceColumn[],
+  from: string,
+  where: string,
+): Promise<Map<string, NumericShape>> {
   const free = columns.filter((c) => c.type === 'numeric');
   const shapes = new Map<string, NumericShape>();
   if (free.length === 0) return shapes;
@@ -82,12 +93,23 @@ async function numericShapes(client: pg.Client, columns: readonly SourceColumn[]
       `count(*) FILTER (WHERE ${special(col)}) AS x${i}`,
     ];
   });
-  const row = (await client.query<Record<string, string | number | null>>(`SELECT ${parts.join(', ')} FROM ${from}${where}`)).rows[0] ?? {};
-  free.forEach((c, i) => shapes.set(c.name, { scale: Number(row[`s${i}`] ?? 0), integerDigits: Number(row[`d${i}`] ?? 1), special: Number(row[`x${i}`] ?? 0) > 0 }));
+  const row =
+    (await client.query<Record<string, string | number | null>>(`SELECT ${parts.join(', ')} FROM ${from}${where}`))
+      .rows[0] ?? {};
+  free.forEach((c, i) =>
+    shapes.set(c.name, {
+      scale: Number(row[`s${i}`] ?? 0),
+      integerDigits: Number(row[`d${i}`] ?? 1),
+      special: Number(row[`x${i}`] ?? 0) > 0,
+    }),
+  );
   return shapes;
 }
 
-function compareColumns(before: TableState['columns'], now: readonly SourceColumn[]): { added: string[]; dropped: string[]; retyped: string[] } {
+function compareColumns(
+  before: TableState['columns'],
+  now: readonly SourceColumn[],
+): { added: string[]; dropped: string[]; retyped: string[] } {
   const old = new Map(before.map((c) => [c.name, c.type]));
   const current = new Map(now.map((c) => [c.name, c.type]));
   return {
@@ -123,7 +145,9 @@ async function openSession(settings: ConnectorSettings, connections: TenantConne
   client.on('error', () => {});
   connections.add(client);
   await connectPostgres(client, settings);
-  await client.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1");
+  await client.query(
+    "SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1",
+  );
   // PostgreSQL 14 and later notice a client that has gone while a statement runs (a lock wait, a long scan)
   // instead of only at its next write; older servers do not know the setting, which changes nothing else.
   await client.query("SET client_connection_check_interval = '2s'").catch(() => undefined);
@@ -169,7 +193,11 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   let connectionError: unknown;
   try {
     const leader = clients[0] as pg.Client;
-    const session = (await leader.query<{ s: number; v: number }>("SELECT scale('0'::money::numeric) AS s, current_setting('server_version_num')::int AS v")).rows[0];
+    const session = (
+      await leader.query<{ s: number; v: number }>(
+        "SELECT scale('0'::money::numeric) AS s, current_setting('server_version_num')::int AS v",
+      )
+    ).rows[0];
     // The session's money format, asked once: every connection shares the leader's settings.
     const moneyScale = session?.s ?? 2;
     // Before 14, PostgreSQL has no TID range scan: each range of a table would scan all of it.
@@ -208,7 +236,9 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
         const range = shared.board.take() ?? (next >= input.tasks.length ? await shared.board.next() : undefined);
         if (range) {
           await client.query('SAVEPOINT lake_table');
-          await client.query((await range.run(client)) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+          await client.query(
+            (await range.run(client)) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table',
+          );
           continue;
         }
         if (next >= input.tasks.length) break;
@@ -234,7 +264,9 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
         finishing.push(result);
         result.catch(() => {});
         // The connection moves on once the table is read; its loading and commit finish meanwhile.
-        await client.query((await readFromSource) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table');
+        await client.query(
+          (await readFromSource) ? 'RELEASE SAVEPOINT lake_table' : 'ROLLBACK TO SAVEPOINT lake_table',
+        );
       }
     };
     await Promise.all(
@@ -261,7 +293,9 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   if (stopped !== undefined) {
     const failedTables = results.filter((r) => r?.error).map((r) => `${r.task.key} (${r.error})`);
     const reason = stopped instanceof Error ? stopped.message : String(stopped);
-    throw new Error(failedTables.length > 0 ? `${reason}; before that, table ${failedTables.join('; table ')}` : reason);
+    throw new Error(
+      failedTables.length > 0 ? `${reason}; before that, table ${failedTables.join('; table ')}` : reason,
+    );
   }
   // Tables not reached before a cancel have no result.
   return results.filter((r): r is TableResult => r !== undefined);
@@ -299,7 +333,11 @@ async function syncTable(
     if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
     // A table that moved to another lake table (lakeTableNames) is read whole into it: the increment alone would
     // be all the new table held.
-    let incremental = task.incremental && state !== undefined && state.cursorValue !== null && (state.lakeTable === undefined || state.lakeTable === task.lakeTable);
+    let incremental =
+      task.incremental &&
+      state !== undefined &&
+      state.cursorValue !== null &&
+      (state.lakeTable === undefined || state.lakeTable === task.lakeTable);
     if (state) {
       const change = compareColumns(state.columns, columns);
       if (change.added.length + change.dropped.length + change.retyped.length > 0) {
@@ -310,8 +348,14 @@ async function syncTable(
     }
     const cursor = task.table.cursorColumn;
     const cursorType = columns.find((c) => c.name === cursor)?.type;
-    if (cursor && cursorType === undefined) throw new Error(`its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`);
-    const where = incremental && cursor && state?.cursorValue ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}` : '';
+    if (cursor && cursorType === undefined)
+      throw new Error(
+        `its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`,
+      );
+    const where =
+      incremental && cursor && state?.cursorValue
+        ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}`
+        : '';
     const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
     const facts: SourceFacts = {
       moneyScale,
@@ -321,19 +365,30 @@ async function syncTable(
     // (lakeColumnNames); the source's name is what the COPY selects.
     const lakeNames = lakeColumnNames(columns.map((c) => c.name));
     const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
-    const plans: ColumnPlan[] = columns.map((c, i) => ({ ...planColumn(c.name, c.type, c.enumLabels, facts), name: lakeNames[i] as string }));
+    const plans: ColumnPlan[] = columns.map((c, i) => ({
+      ...planColumn(c.name, c.type, c.enumLabels, facts),
+      name: lakeNames[i] as string,
+    }));
     const lakeKey = table.primaryKey.map((k) => lakeName.get(k) ?? k);
     const newCursor = cursor
-      ? ((await client.query<{ max: string | null }>(`SELECT max(${pgIdent(cursor)})::text AS max FROM ${from}`)).rows[0]?.max ?? null)
+      ? ((await client.query<{ max: string | null }>(`SELECT max(${pgIdent(cursor)})::text AS max FROM ${from}`))
+          .rows[0]?.max ?? null)
       : null;
     const total = incremental ? null : table.estimatedRows;
     input.reporter.phase(task, 'extracting', { completed: 0, total });
-    const notNull = new Set([...columns.filter((c) => c.notNull).map((c) => lakeName.get(c.name) as string), SYNCED_AT]);
-    const previous = incremental ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable) : undefined;
+    const notNull = new Set([
+      ...columns.filter((c) => c.notNull).map((c) => lakeName.get(c.name) as string),
+      SYNCED_AT,
+    ]);
+    const previous = incremental
+      ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable)
+      : undefined;
     const merging = previous !== undefined && lakeKey.length > 0;
     // Changed rows become a new layer on the previous snapshot (the cost follows the change); a snapshot with
     // MAX_LAYERS layers, or layered on another key, is compacted instead: merged whole into one new snapshot.
-    const sameKey = previous?.snapshot.mergeKey === undefined || JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(lakeKey);
+    const sameKey =
+      previous?.snapshot.mergeKey === undefined ||
+      JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(lakeKey);
     const layering = merging && sameKey && layersOf(previous.snapshot).length < MAX_LAYERS;
     const compacting = merging && !layering;
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
@@ -347,7 +402,10 @@ async function syncTable(
     const copySql = (range: string): string =>
       `COPY (SELECT ${plans.map((p) => p.select).join(', ')} FROM ${from}${where}${range ? `${where ? ' AND' : ' WHERE'} ${range}` : ''}) TO STDOUT WITH (FORMAT csv)`;
     // Only a full refresh of a plain table (or materialized view) is split: a view has no blocks to range over.
-    const ranges = !incremental && input.rangesPerTable > 1 ? await tableRanges(client, table.schema, table.name, input.rangesPerTable) : [];
+    const ranges =
+      !incremental && input.rangesPerTable > 1
+        ? await tableRanges(client, table.schema, table.name, input.rangesPerTable)
+        : [];
     const reader = (file: string, longestRecord: number): string =>
       `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longestRecord)})`;
     const batchOf = (file: string, longestRecord: number): string =>
@@ -358,8 +416,18 @@ async function syncTable(
     // Row groups of at most 16 MB (20–80 thousand lineitem rows): DuckDB holds a row group per thread in memory
     // while writing it, outside its memory limit, and at its default (122,880 rows) a load of 500,000 rows peaked at
     // 330 MB instead of 250 MB.
-    const toParquet = async (connection: import('@duckdb/node-api').DuckDBConnection, source: string, target: string): Promise<number> =>
-      Number((await connection.run(`COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2, ROW_GROUP_SIZE_BYTES '16MB')`)).rowsChanged);
+    const toParquet = async (
+      connection: import('@duckdb/node-api').DuckDBConnection,
+      source: string,
+      target: string,
+    ): Promise<number> =>
+      Number(
+        (
+          await connection.run(
+            `COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2, ROW_GROUP_SIZE_BYTES '16MB')`,
+          )
+        ).rowsChanged,
+      );
 
     const committed = await input.lake.writeSnapshot(
       input.organizationId,
@@ -380,20 +448,41 @@ async function syncTable(
           });
           return { copy, stop: () => input.signal.removeEventListener('abort', abort) };
         };
-        const bounds = (maxSegmentBytes: number): { budget: StagingBudget; table: string; maxSegmentBytes: number } => ({ budget: input.staging, table: task.key, maxSegmentBytes });
+        const bounds = (
+          maxSegmentBytes: number,
+        ): { budget: StagingBudget; table: string; maxSegmentBytes: number } => ({
+          budget: input.staging,
+          table: task.key,
+          maxSegmentBytes,
+        });
         if (compacting) {
           // A merge reads its batch twice, beside the previous snapshot: stage it whole first, as one segment.
           let staged = { file: join(input.stagingDir, `${base}.empty.csv`), longest: 0 };
           writeFileSync(staged.file, '', { mode: 0o600 });
           const { copy, stop } = startCopy(client, copySql(''));
-          const whole = new SegmentedStaging(input.stagingDir, base, Number.POSITIVE_INFINITY, (file, longest) => void (staged = { file, longest }), counted, bounds(Number.POSITIVE_INFINITY));
+          const whole = new SegmentedStaging(
+            input.stagingDir,
+            base,
+            Number.POSITIVE_INFINITY,
+            (file, longest) => void (staged = { file, longest }),
+            counted,
+            bounds(Number.POSITIVE_INFINITY),
+          );
           await pipeline(copy, whole).finally(stop);
           sourceDone(true);
           input.reporter.phase(task, 'loading');
-          const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) => input.lake.layout.toAbsolute(f));
-          const match = lakeKey.map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`).join(' AND ');
+          const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) =>
+            input.lake.layout.toAbsolute(f),
+          );
+          const match = lakeKey
+            .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
+            .join(' AND ');
           return input.loads.enqueue(() =>
-            toParquet(connection, `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`, part(0)),
+            toParquet(
+              connection,
+              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
+              part(0),
+            ),
           );
         }
         // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
@@ -442,14 +531,16 @@ async function syncTable(
                 bounds(MAX_SEGMENT_BYTES),
               );
               // Both must finish: a COPY that fails part-way never lets a short table be committed.
-              return pipeline(copy, staging).then(
-                () => true,
-                (error: unknown) => {
-                  readError ??= error;
-                  abandoned = true;
-                  return false;
-                },
-              ).finally(stop);
+              return pipeline(copy, staging)
+                .then(
+                  () => true,
+                  (error: unknown) => {
+                    readError ??= error;
+                    abandoned = true;
+                    return false;
+                  },
+                )
+                .finally(stop);
             }),
         );
         input.board.offer(reads.slice(1));
@@ -460,7 +551,9 @@ async function syncTable(
         const extracted = (await Promise.all(reads.map((r) => r.done))).every(Boolean);
         // Every load queued uses this table's DuckDB connection, closed when this function returns: none may still
         // be queued or running then (DuckDB crashes on a closed connection).
-        const failedLoad = (await Promise.allSettled(loaded)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        const failedLoad = (await Promise.allSettled(loaded)).find(
+          (r): r is PromiseRejectedResult => r.status === 'rejected',
+        );
         if (!extracted) throw readError ?? new Error('a range of the table could not be read');
         if (failedLoad) throw failedLoad.reason;
         input.reporter.phase(task, 'loading');
@@ -473,15 +566,42 @@ async function syncTable(
         return rows;
       },
       // Parquet stores an enum as its label: the snapshot records the enum type, and the catalog view restores it.
-      { notNull, memoryLimit: SYNC_MEMORY_LIMIT, columnTypes: Object.fromEntries(plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType])), ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: lakeKey } } : {}) },
+      {
+        notNull,
+        memoryLimit: SYNC_MEMORY_LIMIT,
+        columnTypes: Object.fromEntries(
+          plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
+        ),
+        ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: lakeKey } } : {}),
+      },
     );
-    input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
-    return { task, rows: committed.snapshot.rowCount, transferred: merging ? transferred : committed.snapshot.rowCount, cursorValue: newCursor, columns: summary };
+    input.reporter.phase(task, 'committed', {
+      completed: committed.snapshot.rowCount,
+      total: committed.snapshot.rowCount,
+    });
+    return {
+      task,
+      rows: committed.snapshot.rowCount,
+      transferred: merging ? transferred : committed.snapshot.rowCount,
+      cursorValue: newCursor,
+      columns: summary,
+    };
   } catch (error) {
     // Nor a path of this server (a staging or lake file named in a reader's or the file system's error).
-    const message = input.signal.aborted ? 'cancelled' : withoutConnectionDetails(error instanceof Error ? error.message : String(error), input.settings).split(input.lake.layout.homeRoot).join('<lake>');
+    const message = input.signal.aborted
+      ? 'cancelled'
+      : withoutConnectionDetails(error instanceof Error ? error.message : String(error), input.settings)
+          .split(input.lake.layout.homeRoot)
+          .join('<lake>');
     input.reporter.phase(task, 'failed', { error: message });
-    return { task, rows: 0, transferred: 0, cursorValue: state?.cursorValue ?? null, columns: state?.columns ?? summary, error: message };
+    return {
+      task,
+      rows: 0,
+      transferred: 0,
+      cursorValue: state?.cursorValue ?? null,
+      columns: state?.columns ?? summary,
+      error: message,
+    };
   }
 }
 
@@ -492,7 +612,9 @@ interface RelationSize {
 }
 
 const sizeOf = (row: RelationSize | undefined, connections: number): string[] =>
-  row && (row.kind === 'r' || row.kind === 'm') ? rangeConditions(Number(row.bytes), row.block_size, connections) : [''];
+  row && (row.kind === 'r' || row.kind === 'm')
+    ? rangeConditions(Number(row.bytes), row.block_size, connections)
+    : [''];
 
 /** How many reads (a table, or each range of a large one) a sync has before it, as its tables stand at the start. */
 async function readsExpected(client: pg.Client, tasks: readonly TableTask[], rangesPerTable: number): Promise<number> {

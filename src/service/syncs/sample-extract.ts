@@ -18,16 +18,35 @@ function sampleSql(table: string, scale: number): string {
 }
 
 /** The sample source syncs through the same snapshot commit as PostgreSQL, with DuckDB generating the rows. */
-export async function syncSample(input: { scale: number; tasks: readonly TableTask[]; lake: Lake; organizationId: string; syncedAt: string; reporter: SyncReporter; signal: AbortSignal }): Promise<TableResult[]> {
+export async function syncSample(input: {
+  scale: number;
+  tasks: readonly TableTask[];
+  lake: Lake;
+  organizationId: string;
+  syncedAt: string;
+  reporter: SyncReporter;
+  signal: AbortSignal;
+}): Promise<TableResult[]> {
   const results: TableResult[] = [];
   for (const task of input.tasks) {
     if (input.signal.aborted) break;
     input.reporter.phase(task, 'extracting', { completed: 0, total: task.table.estimatedRows });
     const sql = `SELECT *, TIMESTAMPTZ '${input.syncedAt}' AS _synced_at FROM (${sampleSql(task.table.name, input.scale)})`;
     input.reporter.phase(task, 'loading');
-    const committed = await input.lake.writeTable(input.organizationId, task.lakeSchema, task.lakeTable, sql, { notNull: 'all' });
-    input.reporter.phase(task, 'committed', { completed: committed.snapshot.rowCount, total: committed.snapshot.rowCount });
-    results.push({ task, rows: committed.snapshot.rowCount, transferred: committed.snapshot.rowCount, cursorValue: null, columns: task.table.columns.map((c) => ({ name: c.name, type: c.type })) });
+    const committed = await input.lake.writeTable(input.organizationId, task.lakeSchema, task.lakeTable, sql, {
+      notNull: 'all',
+    });
+    input.reporter.phase(task, 'committed', {
+      completed: committed.snapshot.rowCount,
+      total: committed.snapshot.rowCount,
+    });
+    results.push({
+      task,
+      rows: committed.snapshot.rowCount,
+      transferred: committed.snapshot.rowCount,
+      cursorValue: null,
+      columns: task.table.columns.map((c) => ({ name: c.name, type: c.type })),
+    });
   }
   return results;
 }

@@ -68,7 +68,11 @@ export class SegmentedStaging extends Writable {
     let start = 0;
     // Most chunks hold no quote at all: then every newline ends a record, found with native indexOf.
     const plain = !this.quoted && chunk.indexOf(0x22) === -1;
-    for (let i = plain ? chunk.indexOf(0x0a) : 0; i !== -1 && i < chunk.length; i = plain ? chunk.indexOf(0x0a, i + 1) : i + 1) {
+    for (
+      let i = plain ? chunk.indexOf(0x0a) : 0;
+      i !== -1 && i < chunk.length;
+      i = plain ? chunk.indexOf(0x0a, i + 1) : i + 1
+    ) {
       const byte = chunk[i];
       if (byte === 0x22) this.quoted = !this.quoted;
       else if (byte === 0x0a && !this.quoted) {
@@ -78,7 +82,10 @@ export class SegmentedStaging extends Writable {
         if (end - this.recordStart > this.longest) this.longest = end - this.recordStart;
         this.bounds?.budget.checkRecord(end - this.recordStart);
         this.recordStart = end;
-        if (this.inSegment >= this.recordsPerSegment || end - this.segmentStart >= (this.bounds?.maxSegmentBytes ?? Number.POSITIVE_INFINITY)) {
+        if (
+          this.inSegment >= this.recordsPerSegment ||
+          end - this.segmentStart >= (this.bounds?.maxSegmentBytes ?? Number.POSITIVE_INFINITY)
+        ) {
           this.put(chunk.subarray(start, i + 1));
           start = i + 1;
           this.segmentStart = end;

@@ -45,7 +45,8 @@ export function syncSettingsFromEnv(env: Record<string, string | undefined> = pr
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not '${raw.slice(0, 32)}'.`);
+    if (!Number.isFinite(value) || value <= 0)
+      throw new Error(`${name} must be a positive number, not '${raw.slice(0, 32)}'.`);
     return Math.max(1, Math.round(value * scale));
   };
   return {

@@ -19,10 +19,14 @@ export class StagingBudget {
   reserve(table: string, bytes: number): void {
     const tableBytes = (this.perTable.get(table) ?? 0) + bytes;
     if (tableBytes > this.limits.maxTableStagingBytes) {
-      throw new StagingLimitError(`the table staged more than ${formatBytes(this.limits.maxTableStagingBytes)} at once, the cap per table (LAKE_SYNC_MAX_TABLE_STAGING_BYTES)`);
+      throw new StagingLimitError(
+        `the table staged more than ${formatBytes(this.limits.maxTableStagingBytes)} at once, the cap per table (LAKE_SYNC_MAX_TABLE_STAGING_BYTES)`,
+      );
     }
     if (this.total + bytes > this.limits.maxSyncStagingBytes) {
-      throw new StagingLimitError(`the sync staged more than ${formatBytes(this.limits.maxSyncStagingBytes)} at once, the cap per sync (LAKE_SYNC_MAX_STAGING_BYTES)`);
+      throw new StagingLimitError(
+        `the sync staged more than ${formatBytes(this.limits.maxSyncStagingBytes)} at once, the cap per sync (LAKE_SYNC_MAX_STAGING_BYTES)`,
+      );
     }
     this.perTable.set(table, tableBytes);
     this.total += bytes;
@@ -37,7 +41,9 @@ export class StagingBudget {
   /** Throws when a record has grown past the longest allowed. */
   checkRecord(bytes: number): void {
     if (bytes > this.limits.maxRecordBytes) {
-      throw new StagingLimitError(`a row of the source is larger than ${formatBytes(this.limits.maxRecordBytes)}, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`);
+      throw new StagingLimitError(
+        `a row of the source is larger than ${formatBytes(this.limits.maxRecordBytes)}, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`,
+      );
     }
   }
 }

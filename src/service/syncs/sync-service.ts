@@ -41,7 +41,8 @@ export interface SyncView {
 }
 
 /** Rows of the tables that committed (a table's rows count once it is in the lake). */
-export const committedRows = (tables: readonly TableProgress[]): number => tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0);
+export const committedRows = (tables: readonly TableProgress[]): number =>
+  tables.reduce((sum, t) => sum + (t.phase === 'committed' ? t.completed : 0), 0);
 
 /**
  * Syncs: each is a job of kind `sync`, queued durably on acceptance and run by a worker (in `lake serve`, and in the
@@ -80,22 +81,46 @@ export class SyncService {
    * Records a sync of the source (202: recorded, not finished). Refused for a paused source (409 source_paused);
    * a source with a sync queued or running answers 409 sync_in_progress naming it, and no second run starts.
    */
-  async submit(principal: Principal, sourceId: string, input: SyncRequest, idempotencyKey: string | undefined): Promise<{ id: string; replayed: boolean }> {
+  async submit(
+    principal: Principal,
+    sourceId: string,
+    input: SyncRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<{ id: string; replayed: boolean }> {
     const source = await this.sources.get(principal, sourceId);
     const request = this.checkRequest(source, input);
-    const scope = { organizationId: principal.organizationId, principalId: principalIdOf(principal), operation: `syncs.submit:${sourceId}` };
+    const scope = {
+      organizationId: principal.organizationId,
+      principalId: principalIdOf(principal),
+      operation: `syncs.submit:${sourceId}`,
+    };
     const requestHash = hashRequest(sourceId, JSON.stringify(request));
-    const locks = [lock.sourceSyncs(sourceId), ...(idempotencyKey ? [lock.idempotencyKey(scope.organizationId, scope.principalId, idempotencyKey)] : [])];
+    const locks = [
+      lock.sourceSyncs(sourceId),
+      ...(idempotencyKey ? [lock.idempotencyKey(scope.organizationId, scope.principalId, idempotencyKey)] : []),
+    ];
     const outcome = await this.db.transaction(locks, async () => {
       const replay = idempotencyKey ? await this.idempotency.replay(scope, idempotencyKey, requestHash) : undefined;
       if (replay) return { id: replay.resourceId, replayed: true };
-      if (source.paused) throw new LakeServiceError('source_paused', `Source ${sourceId} is paused; resume it to sync.`);
+      if (source.paused)
+        throw new LakeServiceError('source_paused', `Source ${sourceId} is paused; resume it to sync.`);
       const live = await this.store.liveId(sourceId);
-      if (live) throw new LakeServiceError('sync_in_progress', `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow that sync's job ${live}, or cancel it.`);
+      if (live)
+        throw new LakeServiceError(
+          'sync_in_progress',
+          `Source ${sourceId} already has sync ${live} queued or running; no second run was started. Follow that sync's job ${live}, or cancel it.`,
+        );
       const id = newId('sync');
-      await this.jobs.create({ id, organizationId: principal.organizationId, kind: 'sync', principalId: principalIdOf(principal), credentialId: principal.credentialId });
+      await this.jobs.create({
+        id,
+        organizationId: principal.organizationId,
+        kind: 'sync',
+        principalId: principalIdOf(principal),
+        credentialId: principal.credentialId,
+      });
       await this.store.insert(id, sourceId, request);
-      if (idempotencyKey) await this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
+      if (idempotencyKey)
+        await this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
       return { id, replayed: false };
     });
     if (!outcome.replayed && this.runsSyncs) {
@@ -181,11 +206,14 @@ export class SyncService {
     const index = this.waiting.findIndex((w) => !full.includes(w.organizationId));
     if (index >= 0) {
       const [next] = this.waiting.splice(index, 1) as [{ id: string; organizationId: string }];
-      if (await this.jobs.claim(next.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs)) this.start(next.id, next.organizationId);
+      if (await this.jobs.claim(next.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs))
+        this.start(next.id, next.organizationId);
       return true;
     }
     if (!this.polling) return false;
-    const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, { organizations: full });
+    const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, {
+      organizations: full,
+    });
     if (!id) return false;
     const job = await this.jobs.getById(id);
     this.start(id, job?.organizationId ?? '');
@@ -194,7 +222,8 @@ export class SyncService {
 
   private organizationsAtCap(): string[] {
     const counts = new Map<string, number>();
-    for (const { organizationId } of this.running.values()) counts.set(organizationId, (counts.get(organizationId) ?? 0) + 1);
+    for (const { organizationId } of this.running.values())
+      counts.set(organizationId, (counts.get(organizationId) ?? 0) + 1);
     return [...counts].filter(([, n]) => n >= this.settings.perOrganization).map(([org]) => org);
   }
 
@@ -212,9 +241,18 @@ export class SyncService {
   private checkRequest(source: SourceRecord, request: SyncRequest): SyncRequest {
     request.tables?.forEach((t, i) => {
       if (source.tables.some((s) => `${s.schema}.${s.name}` === t)) return;
-      const candidates = source.tables.map((s) => `${s.schema}.${s.name}`).filter((k) => k.endsWith(`.${t}`) || k.toLowerCase() === t.toLowerCase());
-      const suggestion = candidates.length > 0 ? ` Did you mean ${candidates.join(' or ')}?` : " Name it as schema.table (the source's tables are listed with the source).";
-      throw new LakeServiceError('parameter_invalid', `tables[${i}] '${t.slice(0, 128)}' is not a table of this source.${suggestion}`, { param: `tables[${i}]` });
+      const candidates = source.tables
+        .map((s) => `${s.schema}.${s.name}`)
+        .filter((k) => k.endsWith(`.${t}`) || k.toLowerCase() === t.toLowerCase());
+      const suggestion =
+        candidates.length > 0
+          ? ` Did you mean ${candidates.join(' or ')}?`
+          : " Name it as schema.table (the source's tables are listed with the source).";
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `tables[${i}] '${t.slice(0, 128)}' is not a table of this source.${suggestion}`,
+        { param: `tables[${i}]` },
+      );
     });
     return { tables: request.tables, fullRefresh: request.fullRefresh };
   }
@@ -237,7 +275,10 @@ export class SyncService {
     try {
       await this.run(id, cancel.signal);
     } catch (error) {
-      await this.jobs.finish(id, 'failed', { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) });
+      await this.jobs.finish(id, 'failed', {
+        code: 'sync_failed',
+        message: error instanceof Error ? error.message : String(error),
+      });
     } finally {
       clearInterval(keeper);
       unlisten();
@@ -251,17 +292,25 @@ export class SyncService {
     if (!sync || !job) return;
     const source = await this.sources.store.get(job.organizationId, sync.sourceId);
     if (!source) {
-      await this.jobs.finish(id, 'failed', { code: 'source_not_found', message: 'The source was deleted before its sync ran.' });
+      await this.jobs.finish(id, 'failed', {
+        code: 'source_not_found',
+        message: 'The source was deleted before its sync ran.',
+      });
       return;
     }
     const lakeSchema = source.lakeSchema;
     // Names are unique now; sources made before that may share a schema, which only the oldest may write.
     const holder = await this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);
     if (holder && (holder.created < source.created || (holder.created === source.created && holder.id < source.id))) {
-      await this.jobs.finish(id, 'failed', { code: 'source_name_conflict', message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).` });
+      await this.jobs.finish(id, 'failed', {
+        code: 'source_name_conflict',
+        message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).`,
+      });
       return;
     }
-    const chosen = source.tables.filter((t) => (sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled));
+    const chosen = source.tables.filter((t) =>
+      sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled,
+    );
     // Unique in the schema, case-insensitively (lakeTableNames): two tables never land in one lake table.
     const lakeTables = lakeTableNames(source);
     const tasks: TableTask[] = chosen.map((table) => ({
@@ -279,16 +328,41 @@ export class SyncService {
     try {
       results =
         source.connector === 'sample'
-          ? await syncSample({ scale: Number(source.config.scale ?? 1), tasks, lake: this.lake, organizationId: job.organizationId, syncedAt, reporter, signal })
-          : await syncPostgres({ settings: await this.sources.connectSettings(source), tasks, states, lake: this.lake, organizationId: job.organizationId, stagingDir, syncedAt, reporter, signal, limits: this.settings });
+          ? await syncSample({
+              scale: Number(source.config.scale ?? 1),
+              tasks,
+              lake: this.lake,
+              organizationId: job.organizationId,
+              syncedAt,
+              reporter,
+              signal,
+            })
+          : await syncPostgres({
+              settings: await this.sources.connectSettings(source),
+              tasks,
+              states,
+              lake: this.lake,
+              organizationId: job.organizationId,
+              stagingDir,
+              syncedAt,
+              reporter,
+              signal,
+              limits: this.settings,
+            });
     } catch (error) {
       if (signal.aborted) {
-        await this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
+        await this.jobs.finish(id, 'cancelled', {
+          code: 'cancelled',
+          message: 'The sync was cancelled; tables committed before it stay.',
+        });
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
       await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
-      await this.jobs.finish(id, 'failed', { code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed', message: `The sync failed: ${message}.` });
+      await this.jobs.finish(id, 'failed', {
+        code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed',
+        message: `The sync failed: ${message}.`,
+      });
       return;
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
@@ -296,31 +370,62 @@ export class SyncService {
     }
     for (const result of results) {
       if (result.error) {
-        await this.store.log(job.organizationId, source.id, 'error', result.task.key, `Table ${result.task.key} failed: ${result.error}`, { sync: id });
+        await this.store.log(
+          job.organizationId,
+          source.id,
+          'error',
+          result.task.key,
+          `Table ${result.task.key} failed: ${result.error}`,
+          { sync: id },
+        );
         continue;
       }
-      await this.store.saveState(source.id, result.task.table.schema, result.task.table.name, { cursorValue: result.cursorValue, columns: result.columns }, result.task.lakeSchema, result.task.lakeTable);
+      await this.store.saveState(
+        source.id,
+        result.task.table.schema,
+        result.task.table.name,
+        { cursorValue: result.cursorValue, columns: result.columns },
+        result.task.lakeSchema,
+        result.task.lakeTable,
+      );
       // A table given a new lake table (it collided with another's, in case or after flattening) leaves the old one:
       // it is taken out of the catalog, so the two never shadow each other again.
       const before = states.get(result.task.key)?.lakeTable;
-      if (before !== undefined && before !== result.task.lakeTable && ![...lakeTables.values()].includes(before)) await this.lake.tables.retire(job.organizationId, lakeSchema, before);
+      if (before !== undefined && before !== result.task.lakeTable && ![...lakeTables.values()].includes(before))
+        await this.lake.tables.retire(job.organizationId, lakeSchema, before);
       await this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
     }
     const failed = results.filter((r) => r.error);
-    if (signal.aborted) await this.jobs.finish(id, 'cancelled', { code: 'cancelled', message: 'The sync was cancelled; tables committed before it stay.' });
+    if (signal.aborted)
+      await this.jobs.finish(id, 'cancelled', {
+        code: 'cancelled',
+        message: 'The sync was cancelled; tables committed before it stay.',
+      });
     else if (failed.length > 0) {
       // Each table's reason, so the sync object, the stream's last event and a follower all say why.
       const reasons = failed.map((f) => `${f.task.key} (${f.error})`).join('; ');
-      await this.jobs.finish(id, 'failed', { code: 'tables_failed', message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.` });
+      await this.jobs.finish(id, 'failed', {
+        code: 'tables_failed',
+        message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.`,
+      });
     } else await this.jobs.finish(id, 'succeeded');
   }
 
   /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
-  private async reporter(id: string, tasks: readonly TableTask[]): Promise<SyncReporter & { flushed(): Promise<void> }> {
+  private async reporter(
+    id: string,
+    tasks: readonly TableTask[],
+  ): Promise<SyncReporter & { flushed(): Promise<void> }> {
     const progress: Record<string, TableProgress> = {};
     const lastSent = new Map<string, number>();
     for (const task of tasks) {
-      progress[task.key] = { table: task.key, lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`, phase: 'queued', completed: 0, total: task.table.estimatedRows };
+      progress[task.key] = {
+        table: task.key,
+        lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`,
+        phase: 'queued',
+        completed: 0,
+        total: task.table.estimatedRows,
+      };
     }
     await this.store.saveProgress(id, progress);
     // The extractors report as they go, without waiting for the store: writes are queued in the order reported,
@@ -356,7 +461,15 @@ export class SyncService {
       schemaChange(task: TableTask, change) {
         write(async () => {
           const job = await jobs.getById(id);
-          if (job) await store.log(job.organizationId, (await store.get(id))?.sourceId ?? '', 'schema_change', task.key, `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`, change);
+          if (job)
+            await store.log(
+              job.organizationId,
+              (await store.get(id))?.sourceId ?? '',
+              'schema_change',
+              task.key,
+              `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`,
+              change,
+            );
           await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
         });
       },

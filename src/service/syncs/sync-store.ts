@@ -38,21 +38,46 @@ export class SyncStore {
   }
 
   async insert(id: string, sourceId: string, request: SyncRequest): Promise<void> {
-    await this.db.run('INSERT INTO syncs (id, source_id, created, request, progress) VALUES (?, ?, ?, ?, ?)', [id, sourceId, this.nowSeconds(), JSON.stringify(request), '{}']);
+    await this.db.run('INSERT INTO syncs (id, source_id, created, request, progress) VALUES (?, ?, ?, ?, ?)', [
+      id,
+      sourceId,
+      this.nowSeconds(),
+      JSON.stringify(request),
+      '{}',
+    ]);
   }
 
-  async get(id: string): Promise<{ sourceId: string; request: SyncRequest; progress: Record<string, TableProgress> } | undefined> {
-    const row = await this.db.get<{ source_id: string; request: string; progress: string }>('SELECT source_id, request, progress FROM syncs WHERE id = ?', [id]);
-    return row && { sourceId: row.source_id, request: JSON.parse(row.request) as SyncRequest, progress: JSON.parse(row.progress) as Record<string, TableProgress> };
+  async get(
+    id: string,
+  ): Promise<{ sourceId: string; request: SyncRequest; progress: Record<string, TableProgress> } | undefined> {
+    const row = await this.db.get<{ source_id: string; request: string; progress: string }>(
+      'SELECT source_id, request, progress FROM syncs WHERE id = ?',
+      [id],
+    );
+    return (
+      row && {
+        sourceId: row.source_id,
+        request: JSON.parse(row.request) as SyncRequest,
+        progress: JSON.parse(row.progress) as Record<string, TableProgress>,
+      }
+    );
   }
 
   async latestId(sourceId: string): Promise<string | undefined> {
-    return (await this.db.get<{ id: string }>('SELECT id FROM syncs WHERE source_id = ? ORDER BY created DESC, id DESC LIMIT 1', [sourceId]))?.id;
+    return (
+      await this.db.get<{ id: string }>(
+        'SELECT id FROM syncs WHERE source_id = ? ORDER BY created DESC, id DESC LIMIT 1',
+        [sourceId],
+      )
+    )?.id;
   }
 
   async liveId(sourceId: string): Promise<string | undefined> {
     return (
-      await this.db.get<{ id: string }>(`SELECT s.id FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`, [sourceId])
+      await this.db.get<{ id: string }>(
+        `SELECT s.id FROM syncs s JOIN jobs j ON j.id = s.id WHERE s.source_id = ? AND j.status IN ('queued', 'running') LIMIT 1`,
+        [sourceId],
+      )
     )?.id;
   }
 
@@ -61,18 +86,65 @@ export class SyncStore {
   }
 
   async states(sourceId: string): Promise<Map<string, TableState>> {
-    const rows = await this.db.all<{ schema_name: string; table_name: string; cursor_value: string | null; columns: string; lake_table: string | null }>('SELECT schema_name, table_name, cursor_value, columns, lake_table FROM source_table_state WHERE source_id = ?', [sourceId]);
-    return new Map(rows.map((r) => [`${r.schema_name}.${r.table_name}`, { cursorValue: r.cursor_value, columns: JSON.parse(r.columns) as TableState['columns'], ...(r.lake_table === null ? {} : { lakeTable: r.lake_table }) }]));
+    const rows = await this.db.all<{
+      schema_name: string;
+      table_name: string;
+      cursor_value: string | null;
+      columns: string;
+      lake_table: string | null;
+    }>(
+      'SELECT schema_name, table_name, cursor_value, columns, lake_table FROM source_table_state WHERE source_id = ?',
+      [sourceId],
+    );
+    return new Map(
+      rows.map((r) => [
+        `${r.schema_name}.${r.table_name}`,
+        {
+          cursorValue: r.cursor_value,
+          columns: JSON.parse(r.columns) as TableState['columns'],
+          ...(r.lake_table === null ? {} : { lakeTable: r.lake_table }),
+        },
+      ]),
+    );
   }
 
-  async saveState(sourceId: string, schema: string, table: string, state: TableState, lakeSchema: string, lakeTable: string): Promise<void> {
-    await this.db.run(`INSERT INTO source_table_state (source_id, schema_name, table_name, cursor_value, columns, lake_schema, lake_table, last_synced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  async saveState(
+    sourceId: string,
+    schema: string,
+    table: string,
+    state: TableState,
+    lakeSchema: string,
+    lakeTable: string,
+  ): Promise<void> {
+    await this.db.run(
+      `INSERT INTO source_table_state (source_id, schema_name, table_name, cursor_value, columns, lake_schema, lake_table, last_synced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (source_id, schema_name, table_name) DO UPDATE SET cursor_value = excluded.cursor_value, columns = excluded.columns,
-           lake_schema = excluded.lake_schema, lake_table = excluded.lake_table, last_synced = excluded.last_synced`, [sourceId, schema, table, state.cursorValue, JSON.stringify(state.columns), lakeSchema, lakeTable, this.nowSeconds()]);
+           lake_schema = excluded.lake_schema, lake_table = excluded.lake_table, last_synced = excluded.last_synced`,
+      [
+        sourceId,
+        schema,
+        table,
+        state.cursorValue,
+        JSON.stringify(state.columns),
+        lakeSchema,
+        lakeTable,
+        this.nowSeconds(),
+      ],
+    );
   }
 
   /** A source error or schema change, kept for the Logs area. */
-  async log(organizationId: string, sourceId: string, kind: 'error' | 'schema_change', table: string | null, message: string, details: object): Promise<void> {
-    await this.db.run('INSERT INTO source_logs (id, organization_id, source_id, kind, table_name, message, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [newId('log'), organizationId, sourceId, kind, table, message, JSON.stringify(details), this.nowSeconds()]);
+  async log(
+    organizationId: string,
+    sourceId: string,
+    kind: 'error' | 'schema_change',
+    table: string | null,
+    message: string,
+    details: object,
+  ): Promise<void> {
+    await this.db.run(
+      'INSERT INTO source_logs (id, organization_id, source_id, kind, table_name, message, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [newId('log'), organizationId, sourceId, kind, table, message, JSON.stringify(details), this.nowSeconds()],
+    );
   }
 }

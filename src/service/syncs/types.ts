@@ -23,7 +23,11 @@ export interface TableState {
 
 export interface SyncReporter {
   /** A new phase; `error` (for `failed`) is the table's reason, already free of hosts, users and passwords. */
-  phase(task: TableTask, phase: TablePhase, details?: { completed?: number; total?: number | null; error?: string }): void;
+  phase(
+    task: TableTask,
+    phase: TablePhase,
+    details?: { completed?: number; total?: number | null; error?: string },
+  ): void;
   rows(task: TableTask, completed: number): void;
   schemaChange(task: TableTask, change: { added: string[]; dropped: string[]; retyped: string[] }): void;
 }

@@ -46,7 +46,8 @@ function dayCost(quantities: Record<Metric, number>, prices: PriceTable): number
   );
 }
 
-const noQuantities = (): Record<Metric, number> => Object.fromEntries(METRICS.map((m) => [m, 0])) as Record<Metric, number>;
+const noQuantities = (): Record<Metric, number> =>
+  Object.fromEntries(METRICS.map((m) => [m, 0])) as Record<Metric, number>;
 
 const round = (usd: number): number => Math.round(usd * 1e6) / 1e6;
 
@@ -85,7 +86,8 @@ export class UsageService {
     const now = new Date(this.clock.now());
     const current = now.toISOString().slice(0, 7);
     const target = month ?? current;
-    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(target)) throw new LakeServiceError('parameter_invalid', 'month must look like 2026-11.', { param: 'month' });
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(target))
+      throw new LakeServiceError('parameter_invalid', 'month must look like 2026-11.', { param: 'month' });
     const [year, mon] = target.split('-').map(Number) as [number, number];
     const daysInMonth = new Date(Date.UTC(year, mon, 0)).getUTCDate();
     const daysElapsed = target === current ? now.getUTCDate() : target < current ? daysInMonth : 0;

@@ -15,6 +15,9 @@ export class UsageStore {
 
   /** The days of a month (`2026-11`) that have any usage, oldest first. */
   async month(organizationId: string, month: string): Promise<{ day: string; metric: string; quantity: number }[]> {
-    return this.db.all('SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day', [organizationId, `${month}-%`]);
+    return this.db.all(
+      'SELECT day, metric, quantity FROM usage_daily WHERE organization_id = ? AND day LIKE ? ORDER BY day',
+      [organizationId, `${month}-%`],
+    );
   }
 }

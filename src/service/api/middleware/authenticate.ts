@@ -28,12 +28,17 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
     const address = clientAddress(c);
     const wait = (await limiter?.authenticationWait(address)) ?? 0;
     if (wait > 0) {
-      throw new LakeServiceError('rate_limited', `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`, { retryAfterSeconds: wait });
+      throw new LakeServiceError(
+        'rate_limited',
+        `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`,
+        { retryAfterSeconds: wait },
+      );
     }
     try {
       await authenticated(c, requirement);
     } catch (error) {
-      if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code)) await limiter?.authenticationFailed(address);
+      if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code))
+        await limiter?.authenticationFailed(address);
       throw error;
     }
     await next();
@@ -41,7 +46,12 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
 }
 
 /** What counts as a failed authentication (a missing scope or a budget spent does not). */
-const FAILED_AUTHENTICATION = new Set(['authentication_required', 'invalid_credentials', 'credentials_expired', 'credentials_revoked']);
+const FAILED_AUTHENTICATION = new Set([
+  'authentication_required',
+  'invalid_credentials',
+  'credentials_expired',
+  'credentials_revoked',
+]);
 
 /**
  * The client's address, for limits that no credential can carry (ClientAddresses: the socket's peer, or what a
@@ -81,8 +91,16 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
 
 async function principalOfStreamToken(c: Context<ApiEnv>, token: string): Promise<Principal> {
   const checked = checkStreamToken(c.get('services').signer, c.req.path, token);
-  if (checked === 'expired') throw new LakeServiceError('credentials_expired', 'This stream URL has expired (they last 5 minutes). Ask for a new one with POST …/stream_url.');
-  if (checked === 'invalid') throw new LakeServiceError('invalid_credentials', 'The stream_token is not valid for this stream. Ask for a stream URL with POST …/stream_url.');
+  if (checked === 'expired')
+    throw new LakeServiceError(
+      'credentials_expired',
+      'This stream URL has expired (they last 5 minutes). Ask for a new one with POST …/stream_url.',
+    );
+  if (checked === 'invalid')
+    throw new LakeServiceError(
+      'invalid_credentials',
+      'The stream_token is not valid for this stream. Ask for a stream URL with POST …/stream_url.',
+    );
   return c.get('services').credentials.principalById(checked.credentialId);
 }
 
@@ -91,7 +109,10 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
   const needed = requirement.anyScope ?? [];
   if (needed.length > 0 && !needed.some((scope) => hasScope(principal, scope))) {
     const names = needed.map((s) => `'${s}'`).join(' or ');
-    throw new LakeServiceError('missing_scope', `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`);
+    throw new LakeServiceError(
+      'missing_scope',
+      `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`,
+    );
   }
   c.set('principal', principal);
   await enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
@@ -101,7 +122,11 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
  * Counts the request against the caller's and the organization's budgets; over either, 429 rate_limited with the
  * exact wait in Retry-After. Every answer carries the budgets left (docs/api.md, "Rate limits").
  */
-export async function enforceRateLimit(c: Context<ApiEnv>, caller: string, organization: string | undefined): Promise<void> {
+export async function enforceRateLimit(
+  c: Context<ApiEnv>,
+  caller: string,
+  organization: string | undefined,
+): Promise<void> {
   const limiter = c.get('services').rateLimiter;
   if (!limiter) return;
   const admission = await limiter.admit(caller, organization);
@@ -115,7 +140,12 @@ export async function enforceRateLimit(c: Context<ApiEnv>, caller: string, organ
     headers['X-RateLimit-Org-Remaining'] = String(admission.organization.remaining);
   }
   if (!admission.allowed) {
-    throw new HttpError('rate_limited', `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`, headers, { retryAfterSeconds: admission.retryAfterSeconds });
+    throw new HttpError(
+      'rate_limited',
+      `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`,
+      headers,
+      { retryAfterSeconds: admission.retryAfterSeconds },
+    );
   }
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }

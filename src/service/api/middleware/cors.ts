@@ -4,8 +4,16 @@ import type { ApiEnv } from '../env.js';
 
 /** Response headers a browser page may read: the ones docs/api.md tells clients to use. */
 const EXPOSED_HEADERS = [
-  'Request-Id', 'Service-Version', 'Location', 'Idempotent-Replayed', 'Retry-After', 'Last-Event-ID',
-  'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Org-Limit', 'X-RateLimit-Org-Remaining',
+  'Request-Id',
+  'Service-Version',
+  'Location',
+  'Idempotent-Replayed',
+  'Retry-After',
+  'Last-Event-ID',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Org-Limit',
+  'X-RateLimit-Org-Remaining',
 ];
 
 /**
@@ -33,7 +41,10 @@ export class InvalidCorsOrigin extends Error {}
  * the pages it serves.
  */
 export function corsOriginsFromEnv(env: Record<string, string | undefined>): string[] {
-  const origins = (env.LAKE_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  const origins = (env.LAKE_CORS_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   for (const origin of origins) {
     let parsed: URL | undefined;
     try {
@@ -42,7 +53,9 @@ export function corsOriginsFromEnv(env: Record<string, string | undefined>): str
       parsed = undefined;
     }
     if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
-      throw new InvalidCorsOrigin(`LAKE_CORS_ORIGINS: '${origin.slice(0, 100)}' is not an origin; write it as the browser sends it, like https://app.example.com or http://localhost:5173 (no path, no trailing slash, no *).`);
+      throw new InvalidCorsOrigin(
+        `LAKE_CORS_ORIGINS: '${origin.slice(0, 100)}' is not an origin; write it as the browser sends it, like https://app.example.com or http://localhost:5173 (no path, no trailing slash, no *).`,
+      );
     }
   }
   return origins;

@@ -26,8 +26,13 @@ export function unmatchedRoute(app: Hono<ApiEnv>): (c: Context<ApiEnv>) => Respo
     if (allowed.size > 0) {
       if (allowed.has('GET')) allowed.add('HEAD');
       const allow = [...allowed].sort().join(', ');
-      throw new HttpError('method_not_allowed', `${c.req.method} is not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow });
+      throw new HttpError('method_not_allowed', `${c.req.method} is not allowed on ${path}. Allowed: ${allow}.`, {
+        Allow: allow,
+      });
     }
-    throw new LakeServiceError('route_not_found', `There is no endpoint ${c.req.method} ${path}. See docs/api.md for the endpoints.`);
+    throw new LakeServiceError(
+      'route_not_found',
+      `There is no endpoint ${c.req.method} ${path}. See docs/api.md for the endpoints.`,
+    );
   };
 }

@@ -21,8 +21,20 @@ function schemaHtml(schema: unknown): string {
 
 function operationHtml(path: string, method: string, op: Json): string {
   const parameters = (op.parameters as Json[] | undefined) ?? [];
-  const security = (op.security as Json[]).map((s) => Object.entries(s).map(([scheme, scopes]) => `${scheme}${(scopes as string[]).length ? ` (${(scopes as string[]).join(' or ')})` : ''}`).join(' + ')).join(' or ') || 'none';
-  const body = (op.requestBody as { content: Record<string, { schema: unknown }> } | undefined)?.content['application/json']?.schema;
+  const security =
+    (op.security as Json[])
+      .map((s) =>
+        Object.entries(s)
+          .map(
+            ([scheme, scopes]) =>
+              `${scheme}${(scopes as string[]).length ? ` (${(scopes as string[]).join(' or ')})` : ''}`,
+          )
+          .join(' + '),
+      )
+      .join(' or ') || 'none';
+  const body = (op.requestBody as { content: Record<string, { schema: unknown }> } | undefined)?.content[
+    'application/json'
+  ]?.schema;
   const responses = Object.entries(op.responses as Record<string, Json>).map(([status, response]) => {
     const content = response.content as Record<string, { schema: unknown }> | undefined;
     const [type, media] = Object.entries(content ?? {})[0] ?? [];
@@ -45,7 +57,10 @@ export function referencePage(document: Json): string {
     for (const [method, op] of Object.entries(methods)) {
       const tag = (op.tags as string[])[0] ?? 'Other';
       byTag.set(tag, [...(byTag.get(tag) ?? []), operationHtml(path, method, op)]);
-      index.set(tag, [...(index.get(tag) ?? []), `<li><a href="#${escape(op.operationId)}">${escape(method.toUpperCase())} ${escape(path)}</a></li>`]);
+      index.set(tag, [
+        ...(index.get(tag) ?? []),
+        `<li><a href="#${escape(op.operationId)}">${escape(method.toUpperCase())} ${escape(path)}</a></li>`,
+      ]);
     }
   }
   const schemas = Object.entries((document.components as { schemas: Json }).schemas);

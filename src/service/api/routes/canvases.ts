@@ -10,7 +10,9 @@ const { createCanvas, listCanvases, getCanvas, addCanvasElement, downloadTableDa
 
 export function canvasRoutes(app: Hono<ApiEnv>): void {
   mount(app, createCanvas, async (c, { body }) => {
-    const canvas = await c.get('services').canvases.create(c.get('principal'), { name: body.name, elements: body.elements ?? [] });
+    const canvas = await c
+      .get('services')
+      .canvases.create(c.get('principal'), { name: body.name, elements: body.elements ?? [] });
     c.header('Location', `/canvases/${canvas.id}`);
     return c.json(canvasObject(canvas), 201);
   });
@@ -22,7 +24,9 @@ export function canvasRoutes(app: Hono<ApiEnv>): void {
   });
   mount(app, getCanvas, async (c, { params }) => {
     const { canvases, visibility } = c.get('services');
-    return c.json(canvasObject(await visibility.canvas(c.get('principal'), await canvases.get(c.get('principal'), params.id))));
+    return c.json(
+      canvasObject(await visibility.canvas(c.get('principal'), await canvases.get(c.get('principal'), params.id))),
+    );
   });
   mount(app, addCanvasElement, async (c, { params, body }) => {
     const element = await c.get('services').canvases.addElement(c.get('principal'), params.id, body);

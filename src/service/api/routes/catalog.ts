@@ -9,8 +9,14 @@ const { listSchemas, listTables, getTable } = CATALOG_ROUTES;
 const list = (data: object[]): object => ({ object: 'list', data, has_more: false, next_cursor: null });
 
 export function catalogRoutes(app: Hono<ApiEnv>): void {
-  mount(app, listSchemas, async (c) => c.json(list((await c.get('services').catalog.schemas(c.get('principal'))).map(schemaObject))));
+  mount(app, listSchemas, async (c) =>
+    c.json(list((await c.get('services').catalog.schemas(c.get('principal'))).map(schemaObject))),
+  );
   // Path segments arrive decoded, so schema and table names may hold dots, spaces or (encoded) slashes.
-  mount(app, listTables, async (c, { params }) => c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))));
-  mount(app, getTable, async (c, { params }) => c.json(tableObject(await c.get('services').catalog.describe(c.get('principal'), params.schema, params.table))));
+  mount(app, listTables, async (c, { params }) =>
+    c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))),
+  );
+  mount(app, getTable, async (c, { params }) =>
+    c.json(tableObject(await c.get('services').catalog.describe(c.get('principal'), params.schema, params.table))),
+  );
 }

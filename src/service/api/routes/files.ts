@@ -37,7 +37,9 @@ export function fileRoutes(app: Hono<ApiEnv>): void {
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {
-      throw new HttpError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, { 'Content-Range': `bytes */${size}` });
+      throw new HttpError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, {
+        'Content-Range': `bytes */${size}`,
+      });
     }
     const { start, end } = range ?? { start: 0, end: size - 1 };
     c.header('Content-Type', 'application/vnd.apache.parquet');

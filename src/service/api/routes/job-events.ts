@@ -21,12 +21,15 @@ export async function streamJobEvents(
   afterSeq: number,
   idOf: (seq: number) => string,
   /** What the caller may see of an event (undefined leaves it out); everything when absent. */
-  view: (type: string, data: Record<string, unknown>) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined = (_type, data) => data,
+  view: (
+    type: string,
+    data: Record<string, unknown>,
+  ) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined = (_type, data) => data,
 ): Promise<Response> {
   const { jobs, clock, closing } = c.get('services');
   const store = jobs.store;
   const job = await store.getById(jobId);
-  if (job && TERMINAL_STATUSES.has(job.status) && await store.lastSeq(jobId) <= afterSeq) return c.body(null, 204);
+  if (job && TERMINAL_STATUSES.has(job.status) && (await store.lastSeq(jobId)) <= afterSeq) return c.body(null, 204);
   c.header('Cache-Control', 'no-store');
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
@@ -44,7 +47,8 @@ export async function streamJobEvents(
       while (!gone.signal.aborted) {
         for (const event of await store.events(jobId, last)) {
           const data = await view(event.type, event.data as Record<string, unknown>);
-          if (data !== undefined) await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(data) });
+          if (data !== undefined)
+            await stream.writeSSE({ id: idOf(event.seq), event: event.type, data: JSON.stringify(data) });
           last = event.seq;
           lastWrite = clock.now();
           if (TERMINAL_EVENTS.has(event.type)) return;
@@ -55,7 +59,14 @@ export async function streamJobEvents(
           await stream.write(': heartbeat\n\n');
           lastWrite = now;
         }
-        const wait = Math.max(1, Math.min(JOB_STREAM_TIMING.pollMs, JOB_STREAM_TIMING.heartbeatMs - (now - lastWrite), JOB_STREAM_TIMING.closeAfterMs - (now - opened)));
+        const wait = Math.max(
+          1,
+          Math.min(
+            JOB_STREAM_TIMING.pollMs,
+            JOB_STREAM_TIMING.heartbeatMs - (now - lastWrite),
+            JOB_STREAM_TIMING.closeAfterMs - (now - opened),
+          ),
+        );
         tick = new AbortController();
         const stopWaiting = (): void => tick.abort();
         gone.signal.addEventListener('abort', stopWaiting, { once: true });
@@ -80,8 +91,12 @@ export function jobEventsRoute(app: Hono<ApiEnv>, route: (typeof JOB_ROUTES)['st
     const header = c.req.header('Last-Event-ID');
     if (header !== undefined) {
       const value = header.trim();
-      if (!/^\d{1,15}$/.test(value) || Number(value) > await c.get('services').jobs.store.lastSeq(id)) {
-        throw new LakeServiceError('invalid_last_event_id', `Last-Event-ID '${value.slice(0, 32)}' is not an event id of this job's stream.`, { param: 'Last-Event-ID' });
+      if (!/^\d{1,15}$/.test(value) || Number(value) > (await c.get('services').jobs.store.lastSeq(id))) {
+        throw new LakeServiceError(
+          'invalid_last_event_id',
+          `Last-Event-ID '${value.slice(0, 32)}' is not an event id of this job's stream.`,
+          { param: 'Last-Event-ID' },
+        );
       }
       last = Number(value);
     }
@@ -93,7 +108,10 @@ export function jobEventsRoute(app: Hono<ApiEnv>, route: (typeof JOB_ROUTES)['st
  * The body of POST …/stream_url: a URL that opens the stream at `path` as the calling credential, for five minutes,
  * with no Authorization header (what EventSource needs). The caller has just been shown to be allowed to see it.
  */
-export function streamUrlBody(c: Context<ApiEnv>, path: string): { object: 'stream_url'; url: string; expires: number } {
+export function streamUrlBody(
+  c: Context<ApiEnv>,
+  path: string,
+): { object: 'stream_url'; url: string; expires: number } {
   const signed = signedStreamPath(c.get('services').signer, path, c.get('principal').credentialId);
   return { object: 'stream_url', url: `${publicOrigin(c)}${signed.path}`, expires: signed.expires };
 }

@@ -15,17 +15,32 @@ import { jobEventsRoute, streamUrlBody } from './job-events.js';
 const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStreamUrl } = JOB_ROUTES;
 
 /** The job object as the caller may see it: a restricted credential is not told which tables a sync failed on. */
-async function seenJob(c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, job: JobRecord): Promise<JobObject> {
-  return jobObject(job, await c.get('services').visibility.jobError(c.get('principal'), job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }));
+async function seenJob(
+  c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal },
+  job: JobRecord,
+): Promise<JobObject> {
+  return jobObject(
+    job,
+    await c
+      .get('services')
+      .visibility.jobError(
+        c.get('principal'),
+        job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
+      ),
+  );
 }
 
 export function jobRoutes(app: Hono<ApiEnv>): void {
   mount(app, listJobs, async (c, { query }) => {
     const result = await c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: await Promise.all(result.data.map((job) => seenJob(c, job))), hasMore: result.hasMore }));
+    return c.json(
+      listBody({ data: await Promise.all(result.data.map((job) => seenJob(c, job))), hasMore: result.hasMore }),
+    );
   });
 
-  mount(app, getJob, async (c, { params }) => c.json(await seenJob(c, await c.get('services').jobs.get(c.get('principal'), params.id))));
+  mount(app, getJob, async (c, { params }) =>
+    c.json(await seenJob(c, await c.get('services').jobs.get(c.get('principal'), params.id))),
+  );
 
   mount(app, getJobResult, async (c, { params }) => {
     const { jobs, results } = c.get('services');
@@ -35,7 +50,9 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
       object: 'job_result',
       job: query.id,
       row_count: query.rowCount,
-      files: results.file(query) ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes ?? 0, expires: signed.expires }] : [],
+      files: results.file(query)
+        ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes ?? 0, expires: signed.expires }]
+        : [],
     } satisfies JobResultObject);
   });
 

@@ -5,7 +5,11 @@ import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
 import { patObject } from '../wire/credentials.js';
 
-const { createPersonalAccessToken: createToken, listPersonalAccessTokens: listTokens, revokePersonalAccessToken: revokeToken } = CREDENTIAL_ROUTES;
+const {
+  createPersonalAccessToken: createToken,
+  listPersonalAccessTokens: listTokens,
+  revokePersonalAccessToken: revokeToken,
+} = CREDENTIAL_ROUTES;
 
 export function patRoutes(app: Hono<ApiEnv>): void {
   mount(app, createToken, async (c, { body }) => {
@@ -15,7 +19,9 @@ export function patRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, listTokens, async (c, { query }) => {
-    const result = await c.get('services').personalTokens.list(c.get('principal'), query.limit ?? 20, query.starting_after);
+    const result = await c
+      .get('services')
+      .personalTokens.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     return c.json(listBody({ data: result.data.map(patObject), hasMore: result.hasMore }));
   });
 

@@ -32,7 +32,11 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
 
     if (format === 'files') {
       const signed = results.downloadLink(params.id);
-      return c.json({ ...body, row_count: null, files: [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }] });
+      return c.json({
+        ...body,
+        row_count: null,
+        files: [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }],
+      });
     }
     mark('GET /queries: query ended');
     const page = await results.page(query, offset, limit);

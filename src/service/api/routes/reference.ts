@@ -15,5 +15,7 @@ export function referenceRoutes(app: Hono<ApiEnv>): void {
     (document ??= openApiDocument({ apiVersion: API_VERSION, serverVersion: packageVersion(), serverUrl: publicUrl }));
 
   mount(app, SERVICE_ROUTES.getOpenApiDocument, (c) => c.json(built(c.get('services').publicUrl)));
-  mount(app, SERVICE_ROUTES.getApiReference, (c) => c.html((page ??= referencePage(built(c.get('services').publicUrl)))));
+  mount(app, SERVICE_ROUTES.getApiReference, (c) =>
+    c.html((page ??= referencePage(built(c.get('services').publicUrl)))),
+  );
 }

@@ -21,10 +21,14 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
   };
 
   /** A send the caller may see: a restricted credential sees none whose SQL names a table it may not read (404). */
-  const visibleSend = async (c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal }, id: string): Promise<SendRecord> => {
+  const visibleSend = async (
+    c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal },
+    id: string,
+  ): Promise<SendRecord> => {
     const { sends, visibility } = c.get('services');
     const send = await sends.get(c.get('principal'), id);
-    if (!(await visibility.sendVisible(c.get('principal'), send))) throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
+    if (!(await visibility.sendVisible(c.get('principal'), send)))
+      throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
     return send;
   };
 
@@ -32,14 +36,19 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
     const { sends, visibility } = c.get('services');
     const result = await sends.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     const shown = await Promise.all(result.data.map((s) => visibility.sendVisible(c.get('principal'), s)));
-    return c.json(listBody({ data: await Promise.all(result.data.filter((_, i) => shown[i]).map((s) => render(c, s))), hasMore: result.hasMore }));
+    return c.json(
+      listBody({
+        data: await Promise.all(result.data.filter((_, i) => shown[i]).map((s) => render(c, s))),
+        hasMore: result.hasMore,
+      }),
+    );
   });
 
   mount(app, createSend, async (c, { body }) => {
     const { send, generatedSecret } = await c.get('services').sends.create(c.get('principal'), body);
     c.header('Location', `/sends/${send.id}`);
     // A signing secret the service made is shown here once; it cannot be read back later.
-    return c.json({ ...await render(c, send), ...(generatedSecret ? { signing_secret: generatedSecret } : {}) }, 201);
+    return c.json({ ...(await render(c, send)), ...(generatedSecret ? { signing_secret: generatedSecret } : {}) }, 201);
   });
 
   mount(app, getSend, async (c, { params }) => c.json(await render(c, await visibleSend(c, params.id))));
@@ -65,7 +74,12 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
     const { sends, jobs } = c.get('services');
     await visibleSend(c, params.id);
     const result = await sends.runs(c.get('principal'), params.id, query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: await Promise.all(result.data.map(async (r) => sendRunObject(r, await jobs.store.getById(r.id)))), hasMore: result.hasMore }));
+    return c.json(
+      listBody({
+        data: await Promise.all(result.data.map(async (r) => sendRunObject(r, await jobs.store.getById(r.id)))),
+        hasMore: result.hasMore,
+      }),
+    );
   });
 
   mount(app, getSendRun, async (c, { params }) => {

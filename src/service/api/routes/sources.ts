@@ -8,13 +8,20 @@ import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
 import { connectorObject, sourceListItem, sourceObject } from '../wire/sources.js';
 
-const { listConnectors, getConnector, listSources, createSource, getSource, updateSource, deleteSource, testSource } = SOURCE_ROUTES;
+const { listConnectors, getConnector, listSources, createSource, getSource, updateSource, deleteSource, testSource } =
+  SOURCE_ROUTES;
 
 export function sourceRoutes(app: Hono<ApiEnv>): void {
-  mount(app, listConnectors, (c) => c.json({ object: 'list', data: CONNECTORS.map(connectorObject), has_more: false, next_cursor: null }));
+  mount(app, listConnectors, (c) =>
+    c.json({ object: 'list', data: CONNECTORS.map(connectorObject), has_more: false, next_cursor: null }),
+  );
   mount(app, getConnector, (c, { params }) => {
     const connector = findConnector(params.name);
-    if (!connector) throw new LakeServiceError('route_not_found', `There is no connector '${params.name.slice(0, 64)}'. GET /connectors lists them.`);
+    if (!connector)
+      throw new LakeServiceError(
+        'route_not_found',
+        `There is no connector '${params.name.slice(0, 64)}'. GET /connectors lists them.`,
+      );
     return c.json(connectorObject(connector));
   });
 
@@ -22,7 +29,19 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const result = await sources.list(principal, query.limit ?? 20, query.starting_after);
-    return c.json(listBody({ data: await Promise.all(result.data.map(async (s) => sourceListItem(await visibility.summary(principal, s), await visibility.sync(principal, await latestSync(s.id))))), hasMore: result.hasMore }));
+    return c.json(
+      listBody({
+        data: await Promise.all(
+          result.data.map(async (s) =>
+            sourceListItem(
+              await visibility.summary(principal, s),
+              await visibility.sync(principal, await latestSync(s.id)),
+            ),
+          ),
+        ),
+        hasMore: result.hasMore,
+      }),
+    );
   });
 
   mount(app, createSource, async (c, { body }) => {
@@ -37,7 +56,12 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const { sources, latestSync, visibility } = c.get('services');
     const principal = c.get('principal');
     const source = await sources.get(principal, params.id);
-    return c.json(sourceObject(await visibility.source(principal, source), await visibility.sync(principal, await latestSync(source.id))));
+    return c.json(
+      sourceObject(
+        await visibility.source(principal, source),
+        await visibility.sync(principal, await latestSync(source.id)),
+      ),
+    );
   });
 
   mount(app, updateSource, async (c, { params, body }) => {
@@ -45,7 +69,12 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
     const principal = c.get('principal');
     const { name, paused, config, tables, ...credentials } = body;
     const source = await sources.update(principal, params.id, { name, paused, config, tables, credentials });
-    return c.json(sourceObject(await visibility.source(principal, source), await visibility.sync(principal, await latestSync(source.id))));
+    return c.json(
+      sourceObject(
+        await visibility.source(principal, source),
+        await visibility.sync(principal, await latestSync(source.id)),
+      ),
+    );
   });
 
   mount(app, deleteSource, async (c, { params: { id } }) => {
@@ -55,6 +84,12 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
 
   mount(app, testSource, async (c, { params: { id } }) => {
     const outcome = await c.get('services').sources.test(c.get('principal'), id);
-    return c.json({ object: 'source_test', source: id, supported: outcome.supported, ok: outcome.ok, reason: outcome.reason } satisfies SourceTestObject);
+    return c.json({
+      object: 'source_test',
+      source: id,
+      supported: outcome.supported,
+      ok: outcome.ok,
+      reason: outcome.reason,
+    } satisfies SourceTestObject);
   });
 }

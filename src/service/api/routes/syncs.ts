@@ -14,7 +14,12 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
     const { syncs, visibility } = c.get('services');
     const sourceId = params.id;
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
-    const outcome = await syncs.submit(c.get('principal'), sourceId, { tables: body.tables ?? null, fullRefresh: body.full_refresh ?? false }, key);
+    const outcome = await syncs.submit(
+      c.get('principal'),
+      sourceId,
+      { tables: body.tables ?? null, fullRefresh: body.full_refresh ?? false },
+      key,
+    );
     c.header('Location', `/jobs/${outcome.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
     const sync = await visibility.sync(c.get('principal'), await syncs.summary(outcome.id));
@@ -41,12 +46,26 @@ export function syncRoutes(app: Hono<ApiEnv>): void {
     if (header !== undefined) {
       const match = /^(sync_[0-9a-z]+):(\d{1,15})$/.exec(header.trim());
       const known = match ? await syncs.store.get(match[1] as string) : undefined;
-      if (!match || known?.sourceId !== source.id || (latest !== undefined && match[1] === latest && Number(match[2]) > await jobs.store.lastSeq(latest))) {
-        throw new LakeServiceError('invalid_last_event_id', `Last-Event-ID '${header.trim().slice(0, 64)}' is not an event id of this source's sync stream.`, { param: 'Last-Event-ID' });
+      if (
+        !match ||
+        known?.sourceId !== source.id ||
+        (latest !== undefined && match[1] === latest && Number(match[2]) > (await jobs.store.lastSeq(latest)))
+      ) {
+        throw new LakeServiceError(
+          'invalid_last_event_id',
+          `Last-Event-ID '${header.trim().slice(0, 64)}' is not an event id of this source's sync stream.`,
+          { param: 'Last-Event-ID' },
+        );
       }
       if (match[1] === latest) after = Number(match[2]);
     }
     if (!latest) return c.body(null, 204);
-    return streamJobEvents(c, latest, after, (seq) => `${latest}:${seq}`, (type, data) => visibility.syncEvent(principal, source.id, type, data));
+    return streamJobEvents(
+      c,
+      latest,
+      after,
+      (seq) => `${latest}:${seq}`,
+      (type, data) => visibility.syncEvent(principal, source.id, type, data),
+    );
   });
 }

@@ -15,7 +15,12 @@ export function usageRoutes(app: Hono<ApiEnv>): void {
       totals: report.totals,
       storage_bytes: report.storageBytes,
       prices: report.prices,
-      cost: { month_to_date: report.monthToDate, projected: report.projected, days_elapsed: report.daysElapsed, days_in_month: report.daysInMonth },
+      cost: {
+        month_to_date: report.monthToDate,
+        projected: report.projected,
+        days_elapsed: report.daysElapsed,
+        days_in_month: report.daysInMonth,
+      },
     } satisfies UsageObject);
   });
 }

@@ -41,4 +41,3 @@ export function tableObject(entry: CatalogEntry): TableObject {
     ...(entry.sql === undefined ? {} : { sql: entry.sql }),
   };
 }
-

@@ -18,7 +18,15 @@ export function patObject(record: CredentialRecord): PatObject {
 
 /** A service key or team API key; only service keys have scopes. */
 export function keyObject(record: CredentialRecord): ServiceKeyObject | TeamApiKeyObject {
-  const common = { id: record.id, name: record.name, hint: record.secretHint, created: record.created, expires: record.expires, last_used: record.lastUsed, revoked: record.revoked };
+  const common = {
+    id: record.id,
+    name: record.name,
+    hint: record.secretHint,
+    created: record.created,
+    expires: record.expires,
+    last_used: record.lastUsed,
+    revoked: record.revoked,
+  };
   if (record.kind === 'team_key') return { object: 'team_api_key', ...common };
   return { object: 'service_key', ...common, scopes: record.scopes };
 }

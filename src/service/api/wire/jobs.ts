@@ -4,7 +4,10 @@ import type { JobRecord } from '../../jobs/job-store.js';
 type Failure = { code: string; message: string | null } | null;
 
 /** The job object: what ran, how it went, and where its work and events are; `error` as the caller may see it. */
-export function jobObject(job: JobRecord, error: Failure = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage }): JobObject {
+export function jobObject(
+  job: JobRecord,
+  error: Failure = job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
+): JobObject {
   return {
     object: 'job',
     id: job.id,

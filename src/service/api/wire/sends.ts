@@ -28,7 +28,10 @@ export function sendObject(send: SendRecord, lastRun: SendRunObject | null): Sen
     id: send.id,
     name: send.name,
     sql: send.sql,
-    destination: { ...send.destination, credentials: Object.fromEntries(send.secretsSet.map((n) => [n, 'set' as const])) },
+    destination: {
+      ...send.destination,
+      credentials: Object.fromEntries(send.secretsSet.map((n) => [n, 'set' as const])),
+    },
     schedule: send.everyMinutes === null ? null : { every_minutes: send.everyMinutes },
     status: send.paused ? 'paused' : 'active',
     paused: send.paused,
@@ -38,4 +41,3 @@ export function sendObject(send: SendRecord, lastRun: SendRunObject | null): Sen
     updated: send.updated,
   };
 }
-

@@ -28,7 +28,9 @@ export function syncObject(sync: SyncView, withTables = true): SyncObject {
 }
 
 /** What the source object says of a source whether listed or got: everything but credential values and tables. */
-function sourceFields(source: Omit<SourceRecord, 'tables'>): Omit<SourceObject, 'latest_sync' | 'tables' | 'table_count' | 'enabled_table_count'> {
+function sourceFields(
+  source: Omit<SourceRecord, 'tables'>,
+): Omit<SourceObject, 'latest_sync' | 'tables' | 'table_count' | 'enabled_table_count'> {
   return {
     object: 'source',
     id: source.id,
@@ -42,7 +44,12 @@ function sourceFields(source: Omit<SourceRecord, 'tables'>): Omit<SourceObject, 
     config: source.config,
     credentials: Object.fromEntries(source.secretsSet.map((name) => [name, 'set' as const])),
     discovered: source.discovered,
-    last_test: source.lastTest && { supported: source.lastTest.supported, ok: source.lastTest.ok, reason: source.lastTest.reason, at: source.lastTest.at },
+    last_test: source.lastTest && {
+      supported: source.lastTest.supported,
+      ok: source.lastTest.ok,
+      reason: source.lastTest.reason,
+      at: source.lastTest.at,
+    },
   };
 }
 
@@ -71,7 +78,12 @@ export function sourceObject(source: SourceRecord, latestSync: SyncView | null =
 
 /** A source in a list: counts instead of its tables, and its latest sync without each table's progress. */
 export function sourceListItem(source: SourceSummary, latestSync: SyncView | null): SourceObject {
-  return { ...sourceFields(source), latest_sync: latestSync && syncObject(latestSync, false), table_count: source.tableCount, enabled_table_count: source.enabledTableCount };
+  return {
+    ...sourceFields(source),
+    latest_sync: latestSync && syncObject(latestSync, false),
+    table_count: source.tableCount,
+    enabled_table_count: source.enabledTableCount,
+  };
 }
 
 export function connectorObject(connector: Connector): ConnectorObject {

@@ -58,7 +58,9 @@ function describeFailure(error: unknown): string {
   if (kind !== 'unknown') return `the destination database refused the delivery (${kind.replace(/_/g, ' ')})`;
   // SQLSTATE messages from statements on the destination table (a type mismatch, a missing column) name only our
   // own columns and values; connection-level messages were classified above.
-  return e.code ? `the destination database refused the delivery: ${e.message ?? e.code} (SQLSTATE ${e.code})` : 'the destination database could not be reached';
+  return e.code
+    ? `the destination database refused the delivery: ${e.message ?? e.code} (SQLSTATE ${e.code})`
+    : 'the destination database could not be reached';
 }
 
 /**
@@ -90,13 +92,24 @@ export class PostgresDelivery implements Delivery {
   async open(columns: readonly ResultColumn[]): Promise<void> {
     const names = new Set(columns.map((c) => c.name));
     const absent = this.destination.key.filter((k) => !names.has(k));
-    if (absent.length > 0) throw new SendFailure(`The result has no column ${absent.join(', ')} named in destination.key.`);
+    if (absent.length > 0)
+      throw new SendFailure(`The result has no column ${absent.join(', ')} named in destination.key.`);
     this.columns = columns;
     this.jsonColumns = new Set(columns.filter((c) => postgresTypeOf(c.type) === 'jsonb').map((c) => c.name));
     const host = this.secrets.host;
-    const connectHost = this.outbound && host !== undefined ? await this.outbound.resolveDatabase(host, this.destination.port, this.destination.database).catch((error: { code?: string }) => {
-      throw new SendFailure(error.code === 'host_not_allowed' ? "The destination host is refused by this server's outbound rules." : 'The destination database could not be reached.', error.code === 'host_not_allowed' ? 'host_not_allowed' : 'delivery_failed');
-    }) : undefined;
+    const connectHost =
+      this.outbound && host !== undefined
+        ? await this.outbound
+            .resolveDatabase(host, this.destination.port, this.destination.database)
+            .catch((error: { code?: string }) => {
+              throw new SendFailure(
+                error.code === 'host_not_allowed'
+                  ? "The destination host is refused by this server's outbound rules."
+                  : 'The destination database could not be reached.',
+                error.code === 'host_not_allowed' ? 'host_not_allowed' : 'delivery_failed',
+              );
+            })
+        : undefined;
     const settings = {
       config: { port: this.destination.port, database: this.destination.database, ssl_mode: this.destination.ssl_mode },
       secrets: this.secrets,
@@ -112,7 +125,11 @@ export class PostgresDelivery implements Delivery {
     }
     client.on('error', () => {}); // a dropped connection fails the statement in flight; this keeps it from crashing the process
     // A destination that stops answering (or never ends a statement) cannot hold the run: see TenantConnections.
-    this.connections = new TenantConnections({ idleTimeoutMs: DESTINATION_IDLE_MS, maxDurationMs: DESTINATION_MAX_MS }, this.signal, { work: 'send run', peer: 'destination database' });
+    this.connections = new TenantConnections(
+      { idleTimeoutMs: DESTINATION_IDLE_MS, maxDurationMs: DESTINATION_MAX_MS },
+      this.signal,
+      { work: 'send run', peer: 'destination database' },
+    );
     this.connections.add(client);
     try {
       await connectPostgres(client, settings).catch(async (error: unknown) => {
@@ -126,14 +143,19 @@ export class PostgresDelivery implements Delivery {
       if (this.destination.mode === 'replace') await client.query(`DELETE FROM ${this.target}`);
     } catch (error) {
       await this.abort();
-      if (error instanceof LakeServiceError) throw new SendFailure("The destination is refused by this server's outbound rules: it is lake's own database.", 'host_not_allowed');
+      if (error instanceof LakeServiceError)
+        throw new SendFailure(
+          "The destination is refused by this server's outbound rules: it is lake's own database.",
+          'host_not_allowed',
+        );
       throw new SendFailure(describeFailure(error));
     }
   }
 
   private createStatement(): string {
     const definitions = this.columns.map((c) => `${quote(c.name)} ${postgresTypeOf(c.type)}`);
-    if (this.destination.key.length > 0) definitions.push(`PRIMARY KEY (${this.destination.key.map(quote).join(', ')})`);
+    if (this.destination.key.length > 0)
+      definitions.push(`PRIMARY KEY (${this.destination.key.map(quote).join(', ')})`);
     return `CREATE TABLE IF NOT EXISTS ${this.target} (${definitions.join(', ')})`;
   }
 
@@ -142,7 +164,8 @@ export class PostgresDelivery implements Delivery {
     if (!client) throw new SendFailure('The delivery is not open.');
     const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Math.max(1, this.columns.length)));
     try {
-      for (let start = 0; start < rows.length; start += perStatement) await client.query(this.insertStatement(rows.slice(start, start + perStatement)));
+      for (let start = 0; start < rows.length; start += perStatement)
+        await client.query(this.insertStatement(rows.slice(start, start + perStatement)));
     } catch (error) {
       await this.abort();
       throw new SendFailure(this.stoppedReason() ?? describeFailure(error));
@@ -155,14 +178,18 @@ export class PostgresDelivery implements Delivery {
     const tuples = rows.map((row) => {
       const placeholders = names.map((name) => {
         const value = row[name] ?? null;
-        values.push(value !== null && (this.jsonColumns.has(name) || typeof value === 'object') ? JSON.stringify(value) : value);
+        values.push(
+          value !== null && (this.jsonColumns.has(name) || typeof value === 'object') ? JSON.stringify(value) : value,
+        );
         return `$${values.length}`;
       });
       return `(${placeholders.join(', ')})`;
     });
     let text = `INSERT INTO ${this.target} (${names.map(quote).join(', ')}) VALUES ${tuples.join(', ')}`;
     if (this.destination.mode === 'upsert') {
-      const updates = names.filter((n) => !this.destination.key.includes(n)).map((n) => `${quote(n)} = EXCLUDED.${quote(n)}`);
+      const updates = names
+        .filter((n) => !this.destination.key.includes(n))
+        .map((n) => `${quote(n)} = EXCLUDED.${quote(n)}`);
       const onConflict = `ON CONFLICT (${this.destination.key.map(quote).join(', ')})`;
       text += updates.length > 0 ? ` ${onConflict} DO UPDATE SET ${updates.join(', ')}` : ` ${onConflict} DO NOTHING`;
     }

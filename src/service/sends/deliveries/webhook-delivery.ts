@@ -14,7 +14,12 @@ export interface WebhookRetryPolicy {
 }
 
 /** Five attempts per batch, waiting 1, 2, 4 and 8 s between them (or the receiver's Retry-After, up to a minute). */
-export const DEFAULT_WEBHOOK_RETRY: WebhookRetryPolicy = { attempts: 5, baseDelayMs: 1000, maxDelayMs: 60_000, timeoutMs: 30_000 };
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetryPolicy = {
+  attempts: 5,
+  baseDelayMs: 1000,
+  maxDelayMs: 60_000,
+  timeoutMs: 30_000,
+};
 
 export const SIGNATURE_HEADER = 'Lake-Signature';
 
@@ -63,7 +68,9 @@ export class WebhookDelivery implements Delivery {
 
   async deliver(rows: readonly DeliveryRow[], batch: number): Promise<void> {
     const ndjson = this.destination.format === 'ndjson';
-    const body = ndjson ? rows.map((r) => `${JSON.stringify(r)}\n`).join('') : JSON.stringify({ send: this.ids.send, run: this.ids.run, batch, rows });
+    const body = ndjson
+      ? rows.map((r) => `${JSON.stringify(r)}\n`).join('')
+      : JSON.stringify({ send: this.ids.send, run: this.ids.run, batch, rows });
     const delivery = `${this.ids.run}-${batch}`;
     let last = '';
     let made = 0;
@@ -94,7 +101,8 @@ export class WebhookDelivery implements Delivery {
       } catch (error) {
         if (this.signal.aborted) throw new SendFailure('The run was cancelled.');
         // The outbound rules refused the receiver: no retry can succeed.
-        if ((error as { code?: string }).code === 'host_not_allowed') throw new SendFailure('The webhook host is refused by this server\'s outbound rules.', 'host_not_allowed');
+        if ((error as { code?: string }).code === 'host_not_allowed')
+          throw new SendFailure("The webhook host is refused by this server's outbound rules.", 'host_not_allowed');
         // Network errors name the host; only their kind is kept.
         last = (error as Error).name === 'TimeoutError' ? 'no answer in time' : 'the receiver could not be reached';
       }
@@ -105,7 +113,11 @@ export class WebhookDelivery implements Delivery {
     }
     // One message for every way a receiver fails (an error status, no answer, nothing listening): a run's error
     // must not tell a tenant what answers at an address. The server's log has the detail.
-    throw new SendFailure(`The webhook did not accept batch ${batch}: no 2xx answer after ${made} attempt${made === 1 ? '' : 's'} (the receiver answered with an error, did not answer in time, or could not be reached).`, 'delivery_failed', last);
+    throw new SendFailure(
+      `The webhook did not accept batch ${batch}: no 2xx answer after ${made} attempt${made === 1 ? '' : 's'} (the receiver answered with an error, did not answer in time, or could not be reached).`,
+      'delivery_failed',
+      last,
+    );
   }
 
   async commit(): Promise<void> {}
