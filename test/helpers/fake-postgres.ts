@@ -4,7 +4,11 @@ import { createServer, type Server, type Socket } from 'node:net';
  * A fake PostgreSQL server that asks every client for its password in clear text and keeps what it is told: what a
  * member would run to harvest a stored password.
  */
-export async function startPasswordHarvester(): Promise<{ port: number; received: string[]; stop: () => Promise<void> }> {
+export async function startPasswordHarvester(): Promise<{
+  port: number;
+  received: string[];
+  stop: () => Promise<void>;
+}> {
   const received: string[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
@@ -43,7 +47,6 @@ export async function startPasswordHarvester(): Promise<{ port: number; received
   };
 }
 
-
 /** What a hostile PostgreSQL does once a sync's COPY starts. */
 export type CopyBehaviour = 'hang' | 'endless-record' | 'rows';
 
@@ -55,6 +58,8 @@ export interface FakePostgres {
   cancels(): number;
   /** COPY statements started. */
   copies(): number;
+  /** Whether a statement it never answers (`hangOn`) has arrived. */
+  hung(): boolean;
   stop(): Promise<void>;
 }
 
@@ -82,14 +87,40 @@ type Column = [name: string, oid: number];
 type Row = (string | null)[];
 
 function rowDescription(columns: readonly Column[]): Buffer {
-  return message('T', Buffer.concat([int16(columns.length), ...columns.map(([name, oid]) => Buffer.concat([cstring(name), int32(0), int16(0), int32(oid), int16(-1), int32(-1), int16(0)]))]));
+  return message(
+    'T',
+    Buffer.concat([
+      int16(columns.length),
+      ...columns.map(([name, oid]) =>
+        Buffer.concat([cstring(name), int32(0), int16(0), int32(oid), int16(-1), int32(-1), int16(0)]),
+      ),
+    ]),
+  );
 }
 function dataRow(row: Row): Buffer {
-  return message('D', Buffer.concat([int16(row.length), ...row.map((v) => (v === null ? int32(-1) : Buffer.concat([int32(Buffer.byteLength(v)), Buffer.from(v)])))]));
+  return message(
+    'D',
+    Buffer.concat([
+      int16(row.length),
+      ...row.map((v) => (v === null ? int32(-1) : Buffer.concat([int32(Buffer.byteLength(v)), Buffer.from(v)]))),
+    ]),
+  );
 }
 const complete = (tag: string): Buffer => message('C', cstring(tag));
 const ready = (): Buffer => message('Z', Buffer.from('I'));
-const failure = (code: string, text: string): Buffer => message('E', Buffer.concat([Buffer.from('S'), cstring('ERROR'), Buffer.from('C'), cstring(code), Buffer.from('M'), cstring(text), Buffer.from([0])]));
+const failure = (code: string, text: string): Buffer =>
+  message(
+    'E',
+    Buffer.concat([
+      Buffer.from('S'),
+      cstring('ERROR'),
+      Buffer.from('C'),
+      cstring(code),
+      Buffer.from('M'),
+      cstring(text),
+      Buffer.from([0]),
+    ]),
+  );
 
 /** The answer to one statement of a sync, by what it asks (the catalog queries lake runs, in their shapes). */
 /** The text parameters of a Bind message (node-postgres sends them as text). */
@@ -110,21 +141,76 @@ function bindParameters(body: Buffer): string[] {
   return values;
 }
 
-function answer(sql: string, names: readonly string[], columns: number, parameters: readonly string[] = []): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
+function answer(
+  sql: string,
+  names: readonly string[],
+  columns: number,
+  parameters: readonly string[] = [],
+): { columns: Column[]; rows: Row[] } | { error: Buffer } | { tag: string } {
   const q = sql.toLowerCase();
   // Discovery (the catalog queries of src/service/connectors/postgres.ts): table oids are 1000 + their index.
   if (q.includes('column_count')) {
-    return { columns: [['schema', TEXT], ['table', TEXT], ['oid', INT8], ['estimated_rows', INT8], ['analyzed', BOOL], ['column_count', INT8]], rows: names.map((table, i) => ['public', table, String(1000 + i), '0', 't', String(columns)]) };
+    return {
+      columns: [
+        ['schema', TEXT],
+        ['table', TEXT],
+        ['oid', INT8],
+        ['estimated_rows', INT8],
+        ['analyzed', BOOL],
+        ['column_count', INT8],
+      ],
+      rows: names.map((table, i) => ['public', table, String(1000 + i), '0', 't', String(columns)]),
+    };
   }
   if (q.includes('format_type') && q.includes('attrelid = any')) {
     const wanted = (parameters[0] ?? '').replace(/[{}"]/g, '').split(',').filter(Boolean);
-    return { columns: [['oid', INT8], ['column', TEXT], ['type', TEXT], ['nullable', BOOL]], rows: wanted.flatMap((oid) => Array.from({ length: columns }, (_, c): Row => [oid, `c${c}`, 'text', 't'])) };
+    return {
+      columns: [
+        ['oid', INT8],
+        ['column', TEXT],
+        ['type', TEXT],
+        ['nullable', BOOL],
+      ],
+      rows: wanted.flatMap((oid) => Array.from({ length: columns }, (_, c): Row => [oid, `c${c}`, 'text', 't'])),
+    };
   }
-  if (q.includes('indisprimary')) return { columns: [['oid', INT8], ['column', TEXT]], rows: [] };
-  if (q.includes('pg_control_system')) return { error: failure('42501', 'permission denied for function pg_control_system') };
-  if (q.includes('server_version_num')) return { columns: [['s', INT4], ['v', INT4]], rows: [['2', '150000']] };
-  if (q.includes('enum_labels')) return { columns: [['name', TEXT], ['type', TEXT], ['enum_labels', TEXT_ARRAY], ['not_null', BOOL]], rows: [['c0', 'text', null, 'f']] };
-  if (q.includes('pg_relation_size')) return { columns: [['kind', TEXT], ['bytes', INT8], ['block_size', INT4]], rows: [['r', '0', '8192']] };
+  if (q.includes('indisprimary'))
+    return {
+      columns: [
+        ['oid', INT8],
+        ['column', TEXT],
+      ],
+      rows: [],
+    };
+  if (q.includes('pg_control_system'))
+    return { error: failure('42501', 'permission denied for function pg_control_system') };
+  if (q.includes('server_version_num'))
+    return {
+      columns: [
+        ['s', INT4],
+        ['v', INT4],
+      ],
+      rows: [['2', '150000']],
+    };
+  if (q.includes('enum_labels'))
+    return {
+      columns: [
+        ['name', TEXT],
+        ['type', TEXT],
+        ['enum_labels', TEXT_ARRAY],
+        ['not_null', BOOL],
+      ],
+      rows: [['c0', 'text', null, 'f']],
+    };
+  if (q.includes('pg_relation_size'))
+    return {
+      columns: [
+        ['kind', TEXT],
+        ['bytes', INT8],
+        ['block_size', INT4],
+      ],
+      rows: [['r', '0', '8192']],
+    };
   if (q.includes('has_table_privilege')) return { columns: [['ok', BOOL]], rows: [['t']] };
   if (q.startsWith('select')) return { columns: [['x', TEXT]], rows: [] };
   return { tag: q.split(/\s+/)[0]?.toUpperCase() ?? 'OK' };
@@ -137,10 +223,14 @@ function answer(sql: string, names: readonly string[], columns: number, paramete
  * rows and ends ('rows'). It ignores cancel requests (and
  * counts them), as a hostile server would.
  */
-export async function startFakePostgres(behaviour: CopyBehaviour, shape: { tables?: number; columns?: number; names?: string[]; hangOn?: RegExp } = {}): Promise<FakePostgres> {
+export async function startFakePostgres(
+  behaviour: CopyBehaviour,
+  shape: { tables?: number; columns?: number; names?: string[]; hangOn?: RegExp } = {},
+): Promise<FakePostgres> {
   const sockets = new Set<Socket>();
   let cancels = 0;
   let copies = 0;
+  let hungOnce = false;
   const names = shape.names ?? Array.from({ length: shape.tables ?? 1 }, (_, i) => `t${i}`);
   const columns = shape.columns ?? 1;
   const server: Server = createServer((socket) => {
@@ -157,7 +247,15 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
       socket.write(message('H', Buffer.concat([Buffer.from([0]), int16(1), int16(0)])));
       if (behaviour === 'hang') return;
       if (behaviour === 'rows') {
-        socket.write(Buffer.concat([message('d', Buffer.from('one\n')), message('d', Buffer.from('two\n')), message('c', Buffer.alloc(0)), complete('COPY 2'), ready()]));
+        socket.write(
+          Buffer.concat([
+            message('d', Buffer.from('one\n')),
+            message('d', Buffer.from('two\n')),
+            message('c', Buffer.alloc(0)),
+            complete('COPY 2'),
+            ready(),
+          ]),
+        );
         return;
       }
       const chunk = message('d', Buffer.alloc(64 * 1024, 0x78));
@@ -167,10 +265,15 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
       socket.on('drain', pump);
       pump();
     };
-    const respond = (sql: string, extended: 'describe' | 'execute' | 'simple', values: readonly string[] = []): void => {
+    const respond = (
+      sql: string,
+      extended: 'describe' | 'execute' | 'simple',
+      values: readonly string[] = [],
+    ): void => {
       // A statement it never answers (a destination that takes an INSERT and says nothing more).
       if (shape.hangOn?.test(sql)) {
         hung = true;
+        hungOnce = true;
         return;
       }
       if (/^\s*copy/i.test(sql)) {
@@ -206,8 +309,21 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
           return;
         }
         started = true;
-        const parameters = [['server_version', '15.0'], ['client_encoding', 'UTF8'], ['standard_conforming_strings', 'on'], ['integer_datetimes', 'on'], ['DateStyle', 'ISO, MDY']];
-        socket.write(Buffer.concat([message('R', int32(0)), ...parameters.map(([k, v]) => message('S', Buffer.concat([cstring(k as string), cstring(v as string)]))), message('K', Buffer.concat([int32(4242), int32(777)])), ready()]));
+        const parameters = [
+          ['server_version', '15.0'],
+          ['client_encoding', 'UTF8'],
+          ['standard_conforming_strings', 'on'],
+          ['integer_datetimes', 'on'],
+          ['DateStyle', 'ISO, MDY'],
+        ];
+        socket.write(
+          Buffer.concat([
+            message('R', int32(0)),
+            ...parameters.map(([k, v]) => message('S', Buffer.concat([cstring(k as string), cstring(v as string)]))),
+            message('K', Buffer.concat([int32(4242), int32(777)])),
+            ready(),
+          ]),
+        );
       }
       while (buffer.length >= 5 && !hung) {
         const type = String.fromCharCode(buffer[0] as number);
@@ -239,6 +355,7 @@ export async function startFakePostgres(behaviour: CopyBehaviour, shape: { table
     open: () => sockets.size,
     cancels: () => cancels,
     copies: () => copies,
+    hung: () => hungOnce,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

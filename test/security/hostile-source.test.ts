@@ -8,35 +8,59 @@ import { startFakePostgres, type FakePostgres } from '../helpers/fake-postgres.j
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import type { Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-const SCOPES: Scope[] = ['apps:manage', 'apps:read', 'jobs:read', 'jobs:manage', 'data:read', 'logs:read', 'sends:manage', 'sends:read', 'query:read'] as Scope[];
+const SCOPES: Scope[] = [
+  'apps:manage',
+  'apps:read',
+  'jobs:read',
+  'jobs:manage',
+  'data:read',
+  'logs:read',
+  'sends:manage',
+  'sends:read',
+  'query:read',
+] as Scope[];
 
 /** A harness whose syncs run as lake serve runs them, with the given bounds. */
 async function startWith(settings: Partial<SyncSettings>): Promise<Harness> {
   return inMemory.start({ services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, ...settings } } });
 }
 
-async function tenant(api: Harness, name: string): Promise<(method: string, path: string, body?: object) => Promise<Json & { http: number }>> {
+async function tenant(
+  api: Harness,
+  name: string,
+): Promise<(method: string, path: string, body?: object) => Promise<Json & { http: number }>> {
   const organization = await api.home.directory.createOrganization(name);
   const user = await api.home.directory.createUser(organization.id, `${name} owner`, 'owner');
-  const token = (await api.home.credentials.issue({ kind: 'pat', organizationId: organization.id, userId: user.id, name: 't', scopes: SCOPES })).secret;
+  const token = (
+    await api.home.credentials.issue({
+      kind: 'pat',
+      organizationId: organization.id,
+      userId: user.id,
+      name: 't',
+      scopes: SCOPES,
+    })
+  ).secret;
   return async (method, path, body) => {
-    const response = await api.request(path, { method, token, headers: body ? { 'Content-Type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const response = await api.request(path, {
+      method,
+      token,
+      headers: body ? { 'Content-Type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return Object.assign((await response.json()) as Json, { http: response.status });
   };
 }
 
-async function waitUntil<T>(what: () => Promise<T>, done: (value: T) => boolean, ms: number): Promise<T> {
-  const started = Date.now();
-  let value = await what();
-  while (!done(value) && Date.now() - started < ms) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await what();
-  }
-  return value;
-}
-
-const fakeSource = (fake: FakePostgres, name: string): object => ({ connector: 'postgres', name, host: '127.0.0.1', user: 'tenant', password: 'pw', config: { port: fake.port, database: 'd', sync_connections: 1 } });
+const fakeSource = (fake: FakePostgres, name: string): object => ({
+  connector: 'postgres',
+  name,
+  host: '127.0.0.1',
+  user: 'tenant',
+  password: 'pw',
+  config: { port: fake.port, database: 'd', sync_connections: 1 },
+});
 
 /**
  * Finding 4: a PostgreSQL whose COPY never ends held the only sync slot (another organization's sync stayed queued
@@ -65,27 +89,54 @@ describe('a source cannot hold the service', () => {
       syncs.push((await mallory('POST', `/sources/${source.id}/sync`, {})).id);
     }
     // Two of them hang in their COPY (the organization's cap here); the third waits its turn.
-    await waitUntil(async () => fakes.reduce((n, f) => n + f.copies(), 0), (n) => n >= 2, 10_000);
+    await waitFor(
+      async () => fakes.reduce((n, f) => n + f.copies(), 0),
+      (n) => n >= 2,
+      10_000,
+    );
     const demo = await alice('POST', '/sources', { connector: 'sample', name: 'honest demo' });
     const started = Date.now();
     const honest = await alice('POST', `/sources/${demo.id}/sync`, {});
-    const finished = await waitUntil(() => alice('GET', `/jobs/${honest.id}`), (j) => j.status === 'succeeded' || j.status === 'failed', 20_000);
+    const finished = await waitFor(
+      () => alice('GET', `/jobs/${honest.id}`),
+      (j) => j.status === 'succeeded' || j.status === 'failed',
+      20_000,
+    );
     expect(finished.status).toBe('succeeded');
     expect(Date.now() - started).toBeLessThan(15_000);
 
     // Cancel the first hanging sync: it ends cancelled within 5 s, with no connection left open on its source.
     const cancelAt = Date.now();
     expect((await mallory('POST', `/jobs/${syncs[0]}/cancel`)).http).toBe(200);
-    const cancelled = await waitUntil(() => mallory('GET', `/jobs/${syncs[0]}`), (j) => j.status !== 'running', 5_000);
+    const cancelled = await waitFor(
+      () => mallory('GET', `/jobs/${syncs[0]}`),
+      (j) => j.status !== 'running',
+      5_000,
+    );
     expect(cancelled.status).toBe('cancelled');
     expect(Date.now() - cancelAt).toBeLessThan(5_000);
-    expect(await waitUntil(async () => (fakes[0] as FakePostgres).open(), (n) => n === 0, 2_000)).toBe(0);
+    expect(
+      await waitFor(
+        async () => (fakes[0] as FakePostgres).open(),
+        (n) => n === 0,
+        2_000,
+      ),
+    ).toBe(0);
     // A new sync of that source is accepted at once.
     const source = (await mallory('GET', '/sources')).data.find((s: Json) => s.name === 'hang 0');
     const again = await mallory('POST', `/sources/${source.id}/sync`, {});
     expect(again.http).toBe(202);
     for (const id of [...syncs, again.id]) await mallory('POST', `/jobs/${id}/cancel`);
-    for (const id of [...syncs, again.id]) expect((await waitUntil(() => mallory('GET', `/jobs/${id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000)).status).toBe('cancelled');
+    for (const id of [...syncs, again.id])
+      expect(
+        (
+          await waitFor(
+            () => mallory('GET', `/jobs/${id}`),
+            (j) => j.status !== 'running' && j.status !== 'queued',
+            5_000,
+          )
+        ).status,
+      ).toBe('cancelled');
   }, 60_000);
 });
 
@@ -103,17 +154,40 @@ describe('a destination database cannot hold a send run', () => {
 
   it('a cancel ends a run whose destination never answers its INSERT, its connection closed', async () => {
     const call = await tenant(api, 'Sender');
-    const send = await call('POST', '/sends', { name: 'to a black hole', sql: 'select 1 as a', destination: { type: 'postgres', host: '127.0.0.1', user: 'u', password: 'p', port: fake.port, database: 'd', table: 't', mode: 'replace' } });
+    const send = await call('POST', '/sends', {
+      name: 'to a black hole',
+      sql: 'select 1 as a',
+      destination: {
+        type: 'postgres',
+        host: '127.0.0.1',
+        user: 'u',
+        password: 'p',
+        port: fake.port,
+        database: 'd',
+        table: 't',
+        mode: 'replace',
+      },
+    });
     expect(send.http, JSON.stringify(send)).toBe(201);
     const run = await call('POST', `/sends/${send.id}/run`);
-    await waitUntil(async () => fake.open(), (n) => n > 0, 10_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // Cancelled once the destination holds the INSERT it will never answer.
+    expect(await waitFor(() => fake.hung(), Boolean, 10_000)).toBe(true);
     const cancelAt = Date.now();
     expect((await call('POST', `/jobs/${run.id}/cancel`)).http).toBe(200);
-    const job = await waitUntil(() => call('GET', `/jobs/${run.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000);
+    const job = await waitFor(
+      () => call('GET', `/jobs/${run.id}`),
+      (j) => j.status !== 'running' && j.status !== 'queued',
+      5_000,
+    );
     expect(job.status).toBe('cancelled');
     expect(Date.now() - cancelAt).toBeLessThan(5_000);
-    expect(await waitUntil(async () => fake.open(), (n) => n === 0, 2_000)).toBe(0);
+    expect(
+      await waitFor(
+        async () => fake.open(),
+        (n) => n === 0,
+        2_000,
+      ),
+    ).toBe(0);
   }, 30_000);
 });
 
@@ -134,10 +208,20 @@ describe('every read from a source is bounded', () => {
     const call = await tenant(api, 'Idle');
     const source = await call('POST', '/sources', fakeSource(fake, 'idle'));
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
-    const job = await waitUntil(() => call('GET', `/jobs/${sync.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 10_000);
+    const job = await waitFor(
+      () => call('GET', `/jobs/${sync.id}`),
+      (j) => j.status !== 'running' && j.status !== 'queued',
+      10_000,
+    );
     expect(job.status).toBe('failed');
     expect(job.error.message).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
-    expect(await waitUntil(async () => fake.open(), (n) => n === 0, 2_000)).toBe(0);
+    expect(
+      await waitFor(
+        async () => fake.open(),
+        (n) => n === 0,
+        2_000,
+      ),
+    ).toBe(0);
   }, 30_000);
 
   it('a record that never ends fails its table at the record cap, with next to nothing staged', async () => {
@@ -148,7 +232,7 @@ describe('every read from a source is bounded', () => {
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
     let largest = 0;
     const staging = join(api.home.paths.root, 'staging', sync.id);
-    const job = await waitUntil(
+    const job = await waitFor(
       async () => {
         try {
           for (const file of readdirSync(staging)) largest = Math.max(largest, statSync(join(staging, file)).size);
@@ -164,7 +248,13 @@ describe('every read from a source is bounded', () => {
     expect(job.error.message).toMatch(/larger than 1 MiB, the longest a sync takes \(LAKE_SYNC_MAX_RECORD_BYTES\)/);
     expect(job.error.message).not.toContain(api.home.paths.root);
     expect(largest).toBeLessThan(3 << 20);
-    expect(await waitUntil(async () => fake.open(), (n) => n === 0, 3_000)).toBe(0);
+    expect(
+      await waitFor(
+        async () => fake.open(),
+        (n) => n === 0,
+        3_000,
+      ),
+    ).toBe(0);
   }, 30_000);
 });
 
@@ -174,7 +264,10 @@ describe('cancelling an honest sync mid-table', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    await adminQuery("CREATE TABLE public.events AS SELECT g AS id, md5(g::text) AS payload, now() AS at FROM generate_series(1, 3000000) g; ALTER TABLE public.events ADD PRIMARY KEY (id); ANALYZE public.events", db.database);
+    await adminQuery(
+      'CREATE TABLE public.events AS SELECT g AS id, md5(g::text) AS payload, now() AS at FROM generate_series(1, 3000000) g; ALTER TABLE public.events ADD PRIMARY KEY (id); ANALYZE public.events',
+      db.database,
+    );
     await adminQuery(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader}`, db.database);
     api = await startWith({});
   }, 120_000);
@@ -186,27 +279,64 @@ describe('cancelling an honest sync mid-table', () => {
   it('a 3 M-row COPY cancelled mid-read ends cancelled within 5 s, with no backend left on the source', async () => {
     const call = await tenant(api, 'Big');
     const other = await tenant(api, 'Other');
-    const source = await call('POST', '/sources', { connector: 'postgres', name: 'big', host: db.host, user: db.reader, config: { port: db.port, database: db.database } });
+    const source = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'big',
+      host: db.host,
+      user: db.reader,
+      config: { port: db.port, database: db.database },
+    });
     expect(source.http, JSON.stringify(source)).toBe(201);
     const sync = await call('POST', `/sources/${source.id}/sync`, { tables: ['public.events'] });
-    const backends = async (): Promise<number> => Number((await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = '${db.database}' AND application_name = 'lake'`)).rows[0].n);
+    const backends = async (): Promise<number> =>
+      Number(
+        (
+          await adminQuery(
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = '${db.database}' AND application_name = 'lake'`,
+          )
+        ).rows[0].n,
+      );
     // Cancelled while rows are being read.
-    const reading = await waitUntil(() => call('GET', `/sources/${source.id}`), (s) => (s.latest_sync?.tables ?? []).some((t: Json) => t.phase === 'extracting' && t.completed > 0), 30_000);
+    const reading = await waitFor(
+      () => call('GET', `/sources/${source.id}`),
+      (s) => (s.latest_sync?.tables ?? []).some((t: Json) => t.phase === 'extracting' && t.completed > 0),
+      30_000,
+    );
     expect(JSON.stringify(reading.latest_sync)).toContain('extracting');
     // Another organization's sync runs meanwhile, and is not disturbed by the cancel.
     const demo = await other('POST', '/sources', { connector: 'sample', name: 'other demo', config: { scale: 20 } });
     const otherSync = await other('POST', `/sources/${demo.id}/sync`, {});
-    await waitUntil(() => other('GET', `/jobs/${otherSync.id}`), (j) => j.status !== 'queued', 5_000);
+    await waitFor(
+      () => other('GET', `/jobs/${otherSync.id}`),
+      (j) => j.status !== 'queued',
+      5_000,
+    );
     const cancelAt = Date.now();
     expect((await call('POST', `/jobs/${sync.id}/cancel`)).http).toBe(200);
-    const job = await waitUntil(() => call('GET', `/jobs/${sync.id}`), (j) => j.status !== 'running', 5_000);
+    const job = await waitFor(
+      () => call('GET', `/jobs/${sync.id}`),
+      (j) => j.status !== 'running',
+      5_000,
+    );
     expect(job.status).toBe('cancelled');
     expect(Date.now() - cancelAt).toBeLessThan(5_000);
-    expect(await waitUntil(backends, (n) => n === 0, 3_000)).toBe(0);
+    expect(await waitFor(backends, (n) => n === 0, 3_000)).toBe(0);
     const again = await call('POST', `/sources/${source.id}/sync`, { tables: ['public.events'] });
     expect(again.http).toBe(202);
     await call('POST', `/jobs/${again.id}/cancel`);
-    await waitUntil(() => call('GET', `/jobs/${again.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 5_000);
-    expect((await waitUntil(() => other('GET', `/jobs/${otherSync.id}`), (j) => j.status !== 'running' && j.status !== 'queued', 30_000)).status).toBe('succeeded');
+    await waitFor(
+      () => call('GET', `/jobs/${again.id}`),
+      (j) => j.status !== 'running' && j.status !== 'queued',
+      5_000,
+    );
+    expect(
+      (
+        await waitFor(
+          () => other('GET', `/jobs/${otherSync.id}`),
+          (j) => j.status !== 'running' && j.status !== 'queued',
+          30_000,
+        )
+      ).status,
+    ).toBe('succeeded');
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { runLake } from '../helpers/cli.js';
 import { startFakePostgres, type FakePostgres } from '../helpers/fake-postgres.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** Finding 4: with a sync hanging on its source, SIGTERM logged "stopped" and the process stayed until kill -9. */
 describe('lake serve stops with a sync hanging on its source', () => {
@@ -18,13 +19,32 @@ describe('lake serve stops with a sync hanging on its source', () => {
     fake = await startFakePostgres('hang');
     const root = tempDir('lake-hang-stop');
     const home = join(root, 'home');
-    const init = JSON.parse((await runLake(['init', '--json'], { env: { LAKE_HOME: home } })).stdout) as { token: { secret: string } };
+    const init = JSON.parse((await runLake(['init', '--json'], { env: { LAKE_HOME: home } })).stdout) as {
+      token: { secret: string };
+    };
     server = await startServeProcess({ LAKE_HOME: home });
     const call = async (method: string, path: string, body?: object): Promise<Record<string, unknown>> =>
-      (await (await fetch(`${(server as ServeProcess).url}${path}`, { method, headers: { Authorization: `Bearer ${init.token.secret}`, 'Content-Type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json()) as Record<string, unknown>;
-    const source = await call('POST', '/sources', { connector: 'postgres', name: 'hangs', host: '127.0.0.1', user: 'u', password: 'p', config: { port: fake.port, database: 'd', sync_connections: 1 } });
+      (await (
+        await fetch(`${(server as ServeProcess).url}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${init.token.secret}`, 'Content-Type': 'application/json' },
+          body: body ? JSON.stringify(body) : undefined,
+        })
+      ).json()) as Record<string, unknown>;
+    const source = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'hangs',
+      host: '127.0.0.1',
+      user: 'u',
+      password: 'p',
+      config: { port: fake.port, database: 'd', sync_connections: 1 },
+    });
     await call('POST', `/sources/${source.id as string}/sync`, {});
-    for (let i = 0; i < 100 && fake.copies() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(
+      () => (fake as FakePostgres).copies(),
+      (n) => n > 0,
+      10_000,
+    );
     expect(fake.copies()).toBe(1);
     const stoppedAt = Date.now();
     const code = await server.stop('SIGTERM');
