@@ -8,6 +8,7 @@ import { LAKE_BIN, runLake, type CliResult } from '../helpers/cli.js';
 import { SLOW_SQL } from '../helpers/queries.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** README's exit-code table, row by row: `| 3    | meaning |` → 3. */
 function readmeExitCodes(): number[] {
@@ -91,7 +92,14 @@ describe('README exit codes', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await new Promise((r) => setTimeout(r, 1500));
+    // ^C once the query runs (its job says so), not after a time that hopes it does.
+    const localQueryRunning = async (): Promise<boolean> =>
+      (
+        JSON.parse((await runLake(['jobs', 'ls', '--json'], { env })).stdout || '{"data":[]}') as {
+          data: { id: string; kind: string; status: string }[];
+        }
+      ).data.some((job) => job.kind === 'query' && job.status === 'running' && job.id !== id);
+    expect(await waitFor(localQueryRunning, Boolean, 30_000)).toBe(true);
     child.kill('SIGINT');
     expect(await exited).toBe(EXIT.interrupted);
     seen.set(EXIT.interrupted, '^C');

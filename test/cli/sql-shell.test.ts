@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startOnTerminal } from '../helpers/terminal.js';
 import { overHttp } from '../helpers/transports.js';
 
@@ -60,7 +61,14 @@ describe('lake sql, the interactive shell', () => {
     await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });
     let at = shell.length;
     shell.send('select count(*) from range(100000000000) a;\r');
-    await new Promise((r) => setTimeout(r, 1500));
+    // ^C once the query runs on the service (its job says so).
+    const running = async (): Promise<boolean> =>
+      (
+        JSON.parse((await runLake(['--home', home, 'jobs', 'ls', '--json'])).stdout || '{"data":[]}') as {
+          data: { kind: string; status: string }[];
+        }
+      ).data.some((job) => job.kind === 'query' && job.status === 'running');
+    expect(await waitFor(running, Boolean, 30_000)).toBe(true);
     shell.send('\x03');
     await shell.waitFor(/cancell[\s\S]*lake> $/, { since: at, timeoutMs: 30_000 });
     at = shell.length;
