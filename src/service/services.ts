@@ -38,6 +38,7 @@ import { SyncService, type SyncView } from './syncs/sync-service.js';
 import { Visibility } from './catalog/visibility.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from './net/outbound.js';
 import { LakeServiceError } from './errors.js';
+import { redactSecrets } from './redact.js';
 import { OwnDatabaseGuard } from './net/own-database.js';
 import { metadataIdentity } from './store/database-identity.js';
 import { pingMetadata } from './store/readiness-store.js';
@@ -251,13 +252,23 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       if (home.db.dialect === 'postgres') queries.startClaiming();
       // At start (what a killed process left) and then every interval. A collection that fails (a file in use, a
       // permission, the store unreachable) leaves things as they were; the next one retries.
-      inBackground(() => jobs.sweep(true));
-      inBackground(() => collector.collect());
+      // What fails in the background is retried by the next run, and logged once per failure for the operator.
+      const failed =
+        (work: string) =>
+        (error: unknown): void =>
+          options.log?.({
+            level: 'error',
+            msg: 'background work failed',
+            work,
+            error: redactSecrets(error instanceof Error ? error.message : String(error)),
+          });
+      inBackground(() => jobs.sweep(true), failed('job sweep'));
+      inBackground(() => collector.collect(), failed('snapshot collection'));
       timers.push(
-        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true)),
-        repeat(3_600_000, () => queries.purgeExpired()),
-        repeat(60_000, async () => rateCells?.forgetIdle()),
-        repeat(collector.settings.intervalMs, () => collector.collect()),
+        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true), failed('job sweep')),
+        repeat(3_600_000, () => queries.purgeExpired(), failed('result retention')),
+        repeat(60_000, async () => rateCells?.forgetIdle(), failed('rate limit cells')),
+        repeat(collector.settings.intervalMs, () => collector.collect(), failed('snapshot collection')),
       );
     },
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
