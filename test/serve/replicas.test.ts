@@ -121,6 +121,25 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(performance.now() - asked).toBeLessThan(1500);
   });
 
+  it('cancel on replica 3 stops a send run on replica 1 within a second, its query with it', async () => {
+    const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const send = await json(one, 'POST', '/sends', {
+      name: 'never delivered',
+      sql: 'select count(*) as n from range(1000000000000) t(i) where i % 7 = 3',
+      // Refused by nothing, reached by nothing: the run is cancelled while its query runs.
+      destination: { type: 'webhook', url: 'http://127.0.0.1:9/hook' },
+    });
+    expect(send.id).toMatch(/^snd_/);
+    const run = await json(one, 'POST', `/sends/${send.id}/run`);
+    await jobWhen(two, run.id, isRunning, 50);
+    const asked = performance.now();
+    const cancellation = await json(three, 'POST', `/jobs/${run.id}/cancel`);
+    expect(cancellation.object).toBe('job_cancellation');
+    const job = await jobWhen(two, run.id, hasEnded, 100, 25);
+    expect(job.status).toBe('cancelled');
+    expect(performance.now() - asked).toBeLessThan(1000);
+  });
+
   it('a query queued on a replica with no worker free for it is claimed and run by one that has', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
     // Two workers per replica, one per organization: a long query holds this organization's share on replica 1.

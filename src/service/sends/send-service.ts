@@ -1,4 +1,4 @@
-import { repeat } from '../repeat.js';
+import { inBackground, repeat } from '../repeat.js';
 import type { Principal } from '../auth/principal.js';
 import { principalOf, type CredentialStore } from '../auth/credentials.js';
 import type { Directory } from '../auth/directory.js';
@@ -343,6 +343,13 @@ export class SendService {
       await this.jobs.renewLeases(this.workerId, [runId], this.jobs.clockNow() + this.jobSettings.leaseMs);
       if ((await this.jobs.cancelRequested([runId])).length > 0) abort.abort();
     });
+    // A cancel asked on another replica arrives as an event of the job at once (NOTIFY), as for syncs and queries;
+    // the keeper's look at the durable flag is the fallback.
+    const unlisten = this.jobs.onEvent(runId, () =>
+      inBackground(async () => {
+        if ((await this.jobs.cancelRequested([runId])).length > 0) abort.abort();
+      }),
+    );
     const done = this.deliver(runId, send, abort.signal)
       .then(
         async () => {
@@ -387,6 +394,7 @@ export class SendService {
       .catch(() => undefined)
       .finally(() => {
         clearInterval(keeper);
+        unlisten();
         this.running.delete(runId);
       });
     this.running.set(runId, { done, abort });
@@ -428,10 +436,20 @@ export class SendService {
     const submitted = await this.queries.submit(principal, { sql: send.sql }, undefined);
     const queryId = submitted.query.id;
     await this.store.recordQuery(runId, queryId);
-    const onAbort = (): void => void this.queries.stop(queryId, 'cancelled');
-    signal.addEventListener('abort', onAbort, { once: true });
+    // A cancelled run stops its query wherever it runs: here, or (claimed by another replica) through its job's
+    // cancel, which reaches that replica at once; the run itself does not wait for the query to end.
+    // (A cancel that came while the query was being submitted has already fired: it is acted on now.)
+    const cancelled = new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    const onAbort = (): void =>
+      inBackground(async () => {
+        if (!(await this.queries.stop(queryId, 'cancelled'))) await this.jobs.requestCancel(queryId);
+      });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await this.queries.waitFor(queryId, QUERY_WAIT_MS);
+      await Promise.race([this.queries.waitFor(queryId, QUERY_WAIT_MS), cancelled]);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
