@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAKE_BIN, runLake } from '../helpers/cli.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const SLOW_SQL = 'select max(hash(a.range + b.range)) from range(200000) a, range(100000) b';
 
@@ -71,6 +72,10 @@ describe('lake jobs', () => {
   });
 
   it('the first ^C during lake query cancels the query and exits 130', async () => {
+    // The jobs there are before it: its own is the new one.
+    const before = new Set(
+      (JSON.parse((await lake('jobs', 'ls', '--json')).stdout) as { data: { id: string }[] }).data.map((j) => j.id),
+    );
     const child = spawn(process.execPath, [LAKE_BIN, 'query', SLOW_SQL], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,7 +83,14 @@ describe('lake jobs', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await new Promise((r) => setTimeout(r, 1500));
+    // ^C once the query runs (its job says so), not after a time that hopes it does.
+    const running = async (): Promise<boolean> =>
+      (
+        JSON.parse((await lake('jobs', 'ls', '--json')).stdout) as {
+          data: { id: string; kind: string; status: string }[];
+        }
+      ).data.some((job) => job.kind === 'query' && job.status === 'running' && !before.has(job.id));
+    expect(await waitFor(running, Boolean, 30_000)).toBe(true);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     const id = /cancelling (qr_\w+)/.exec(stderr)?.[1] as string;
