@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerPoolSettings } from '../../src/service/queries/settings.js';
 import { applyMigrations } from '../../src/service/store/migrate.js';
 import { MIGRATIONS } from '../../src/service/store/migrations.js';
-import { processTree } from '../helpers/memory-guard.js';
+import { cpuTicks, processTree } from '../helpers/memory-guard.js';
 import { expectError, finished, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** Two workers, one per organization at a time: small enough to fill in a test. */
@@ -128,12 +128,21 @@ describe('queued queries on the worker pool', () => {
   it('a worker killed under its query fails only that query (worker_crashed) and is replaced', async () => {
     const harness = await start();
     const victim = await submitOk(harness, SLOW_SQL);
-    await new Promise((r) => setTimeout(r, 500));
+    // The worker that runs the query is the one whose CPU time climbs: waited for, not guessed after a pause.
+    const firstSeen = new Map<number, number>();
+    const busiest = await waitFor(
+      () =>
+        processTree(process.pid)
+          .slice(1)
+          .map((pid) => {
+            if (!firstSeen.has(pid)) firstSeen.set(pid, cpuTicks(pid));
+            return { pid, cpu: cpuTicks(pid) - (firstSeen.get(pid) as number) };
+          })
+          .sort((a, b) => b.cpu - a.cpu)[0] ?? { pid: 0, cpu: 0 },
+      (worker) => worker.cpu >= 20,
+      10_000,
+    );
     const workersBefore = processTree(process.pid).slice(1);
-    // The busiest worker runs the query.
-    const busiest = workersBefore.map((pid) => ({ pid, cpu: cpuTicks(pid) })).sort((a, b) => b.cpu - a.cpu)[0] as {
-      pid: number;
-    };
     process.kill(busiest.pid, 'SIGKILL');
     const ended = await finished(harness, victim.id);
     expect(ended.status).toBe('failed');
@@ -183,16 +192,6 @@ describe('queued queries on the worker pool', () => {
     expect(outcomes).toHaveLength(60);
   });
 });
-
-function cpuTicks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
-}
 
 describe('result limits in the local engine', () => {
   let api: Harness | undefined;

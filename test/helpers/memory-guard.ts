@@ -63,3 +63,14 @@ export function guardMemory(root: number, ceilingBytes: number): MemoryGuard {
   timer.unref();
   return { peakBytes: () => peak, tripped: () => tripped, stop: () => clearInterval(timer) };
 }
+
+/** CPU time a process has used so far, in clock ticks (user + system, from /proc); 0 once it is gone. */
+export function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
