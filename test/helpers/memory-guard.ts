@@ -74,3 +74,21 @@ export function cpuTicks(pid: number): number {
     return 0;
   }
 }
+
+/**
+ * A probe for "a child of `root` is at work": each call gives the child (a worker) that has used the most CPU time
+ * since the probe first saw it, in clock ticks. Tests wait on it (waitFor) before a kill or a cancel that needs the
+ * work to be running, instead of pausing and hoping.
+ */
+export function busiestChild(root: number): () => { pid: number; ticks: number } {
+  const firstSeen = new Map<number, number>();
+  return () => {
+    let busiest = { pid: 0, ticks: 0 };
+    for (const pid of processTree(root).slice(1)) {
+      if (!firstSeen.has(pid)) firstSeen.set(pid, cpuTicks(pid));
+      const ticks = cpuTicks(pid) - (firstSeen.get(pid) as number);
+      if (ticks > busiest.ticks) busiest = { pid, ticks };
+    }
+    return busiest;
+  };
+}

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetadataDatabase } from '../helpers/postgres.js';
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
 import type { ServeProcess } from '../helpers/serve.js';
+import { busiestChild } from '../helpers/memory-guard.js';
 import { readSse } from '../helpers/sse.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Json = Record<string, any>;
 
@@ -112,7 +114,10 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
       sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3',
     });
     await jobWhen(two, submitted.id, isRunning, 50);
-    await new Promise((r) => setTimeout(r, 300));
+    // Cancelled once a worker of replica 1 is busy with it.
+    expect(
+      (await waitFor(busiestChild(one.child.pid as number), (w) => w.ticks >= 20, 10_000)).ticks,
+    ).toBeGreaterThanOrEqual(20);
     const asked = performance.now();
     const cancellation = await json(three, 'POST', `/jobs/${submitted.id}/cancel`);
     expect(cancellation.object).toBe('job_cancellation');
