@@ -53,6 +53,11 @@ async function tenant(
   };
 }
 
+const hasEnded = (job: Json): boolean => job.status !== 'running' && job.status !== 'queued';
+
+/** Waits until a fake server has no connection open; gives the count left. */
+const closed = (open: () => number, ms: number): Promise<number> => waitFor(open, (n) => n === 0, ms);
+
 const fakeSource = (fake: FakePostgres, name: string): object => ({
   connector: 'postgres',
   name,
@@ -115,28 +120,14 @@ describe('a source cannot hold the service', () => {
     );
     expect(cancelled.status).toBe('cancelled');
     expect(Date.now() - cancelAt).toBeLessThan(5_000);
-    expect(
-      await waitFor(
-        async () => (fakes[0] as FakePostgres).open(),
-        (n) => n === 0,
-        2_000,
-      ),
-    ).toBe(0);
+    expect(await closed(() => (fakes[0] as FakePostgres).open(), 2_000)).toBe(0);
     // A new sync of that source is accepted at once.
     const source = (await mallory('GET', '/sources')).data.find((s: Json) => s.name === 'hang 0');
     const again = await mallory('POST', `/sources/${source.id}/sync`, {});
     expect(again.http).toBe(202);
     for (const id of [...syncs, again.id]) await mallory('POST', `/jobs/${id}/cancel`);
     for (const id of [...syncs, again.id])
-      expect(
-        (
-          await waitFor(
-            () => mallory('GET', `/jobs/${id}`),
-            (j) => j.status !== 'running' && j.status !== 'queued',
-            5_000,
-          )
-        ).status,
-      ).toBe('cancelled');
+      expect((await waitFor(() => mallory('GET', `/jobs/${id}`), hasEnded, 5_000)).status).toBe('cancelled');
   }, 60_000);
 });
 
@@ -174,20 +165,10 @@ describe('a destination database cannot hold a send run', () => {
     expect(await waitFor(() => fake.hung(), Boolean, 10_000)).toBe(true);
     const cancelAt = Date.now();
     expect((await call('POST', `/jobs/${run.id}/cancel`)).http).toBe(200);
-    const job = await waitFor(
-      () => call('GET', `/jobs/${run.id}`),
-      (j) => j.status !== 'running' && j.status !== 'queued',
-      5_000,
-    );
+    const job = await waitFor(() => call('GET', `/jobs/${run.id}`), hasEnded, 5_000);
     expect(job.status).toBe('cancelled');
     expect(Date.now() - cancelAt).toBeLessThan(5_000);
-    expect(
-      await waitFor(
-        async () => fake.open(),
-        (n) => n === 0,
-        2_000,
-      ),
-    ).toBe(0);
+    expect(await closed(() => fake.open(), 2_000)).toBe(0);
   }, 30_000);
 });
 
@@ -208,20 +189,10 @@ describe('every read from a source is bounded', () => {
     const call = await tenant(api, 'Idle');
     const source = await call('POST', '/sources', fakeSource(fake, 'idle'));
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
-    const job = await waitFor(
-      () => call('GET', `/jobs/${sync.id}`),
-      (j) => j.status !== 'running' && j.status !== 'queued',
-      10_000,
-    );
+    const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 10_000);
     expect(job.status).toBe('failed');
     expect(job.error.message).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
-    expect(
-      await waitFor(
-        async () => fake.open(),
-        (n) => n === 0,
-        2_000,
-      ),
-    ).toBe(0);
+    expect(await closed(() => fake.open(), 2_000)).toBe(0);
   }, 30_000);
 
   it('a record that never ends fails its table at the record cap, with next to nothing staged', async () => {
@@ -241,20 +212,14 @@ describe('every read from a source is bounded', () => {
         }
         return call('GET', `/jobs/${sync.id}`);
       },
-      (j) => j.status !== 'running' && j.status !== 'queued',
+      hasEnded,
       20_000,
     );
     expect(job.status).toBe('failed');
     expect(job.error.message).toMatch(/larger than 1 MiB, the longest a sync takes \(LAKE_SYNC_MAX_RECORD_BYTES\)/);
     expect(job.error.message).not.toContain(api.home.paths.root);
     expect(largest).toBeLessThan(3 << 20);
-    expect(
-      await waitFor(
-        async () => fake.open(),
-        (n) => n === 0,
-        3_000,
-      ),
-    ).toBe(0);
+    expect(await closed(() => fake.open(), 3_000)).toBe(0);
   }, 30_000);
 });
 
@@ -324,19 +289,7 @@ describe('cancelling an honest sync mid-table', () => {
     const again = await call('POST', `/sources/${source.id}/sync`, { tables: ['public.events'] });
     expect(again.http).toBe(202);
     await call('POST', `/jobs/${again.id}/cancel`);
-    await waitFor(
-      () => call('GET', `/jobs/${again.id}`),
-      (j) => j.status !== 'running' && j.status !== 'queued',
-      5_000,
-    );
-    expect(
-      (
-        await waitFor(
-          () => other('GET', `/jobs/${otherSync.id}`),
-          (j) => j.status !== 'running' && j.status !== 'queued',
-          30_000,
-        )
-      ).status,
-    ).toBe('succeeded');
+    await waitFor(() => call('GET', `/jobs/${again.id}`), hasEnded, 5_000);
+    expect((await waitFor(() => other('GET', `/jobs/${otherSync.id}`), hasEnded, 30_000)).status).toBe('succeeded');
   }, 60_000);
 });
