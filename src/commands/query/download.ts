@@ -70,6 +70,7 @@ export async function downloadResult(
       });
     if (!response) continue;
     if (response.status === 403) {
+      // A 403 without a JSON body is still a refusal; the envelope, when there is one, says more.
       const body = (await response.json().catch(() => undefined)) as unknown;
       const error = LakeApiError.fromResponse(response, body);
       if (error.code !== 'signed_url_expired') throw error;
@@ -77,6 +78,7 @@ export async function downloadResult(
       continue;
     }
     if (response.status !== 200 && response.status !== 206)
+      // An answer without a JSON body still becomes an error with its status.
       throw LakeApiError.fromResponse(response, await response.json().catch(() => undefined));
     if (!response.body) continue;
     const append = response.status === 206;

@@ -180,6 +180,7 @@ export class SqlCompleter {
     if (!this.columns.has(key)) {
       const described = await this.client
         .read(CATALOG_ROUTES.getTable, { params: { schema, table } })
+        // A name the credential cannot describe completes nothing: TAB never prints an error.
         .catch(() => undefined);
       this.columns.set(key, described?.columns.map((c) => c.name) ?? []);
     }

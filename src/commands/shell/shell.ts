@@ -175,6 +175,7 @@ async function execute(ctx: CommandContext, client: LakeClient, state: ShellStat
     () => {
       cancelled = true;
       ctx.io.stdout.write(`\ncancelling ${submitted.id}…\n`);
+      // The outcome is what the shell waits for next (the query ends cancelled, or its own way).
       void client.call(JOB_ROUTES.cancelJob, { params: { id: submitted.id } }).catch(() => undefined);
     },
     { once: true },

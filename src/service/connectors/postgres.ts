@@ -242,6 +242,7 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
     await connectPostgres(client, settings);
     return await work(client);
   } finally {
+    // The work's own result or failure is what the caller gets; a failed goodbye changes neither.
     await client.end().catch(() => {});
   }
 }

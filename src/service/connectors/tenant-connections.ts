@@ -125,6 +125,7 @@ export class TenantConnections {
         const stream = internals(client).connection.stream;
         stream.setTimeout(0);
         const timer = new Promise<void>((resolve) => setTimeout(resolve, POLITE_END_MS).unref());
+        // Polite first; the socket is destroyed right after in any case.
         await Promise.race([client.end().catch(() => {}), timer]);
         stream.destroy();
       }),

@@ -52,6 +52,7 @@ export class InstancePool {
   async release(): Promise<void> {
     const spare = this.spare;
     this.spare = undefined;
+    // A spare that failed to open has nothing to close.
     if (spare) (await spare.catch(() => undefined))?.closeSync();
   }
 

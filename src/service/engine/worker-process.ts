@@ -85,6 +85,7 @@ export class WorkerProcess {
       });
       void this.exited.then(() => reject(new Error('The query worker exited before it was ready.')));
     });
+    // Whoever awaits `ready` hears of the failure; this keeps an unawaited one from ending the process.
     this.ready.catch(() => undefined);
   }
 

@@ -55,6 +55,7 @@ export class OwnDatabaseGuard {
 
   /** Whether a connected server is the metadata database (the identity as it reports it). */
   async isOwnIdentity(identity: DatabaseIdentity): Promise<boolean> {
+    // The metadata store unreachable for a moment: the address check before connecting still stands.
     const own = await this.ownIdentity().catch(() => undefined);
     return own !== undefined && own.system === identity.system && own.database === identity.database;
   }

@@ -90,6 +90,7 @@ export class PostgresMetadataDb implements MetadataDb {
   listen(channel: string, handler: (payload: string) => void): () => void {
     const known = this.notices.channels().includes(channel);
     const stop = this.notices.listen(channel, handler);
+    // A LISTEN lost with its connection is issued again when the listener reconnects (every channel is).
     if (!known && this.listener) this.listener.query(`LISTEN "${channel}"`).catch(() => undefined);
     void this.ensureListening();
     return stop;
@@ -115,6 +116,7 @@ export class PostgresMetadataDb implements MetadataDb {
     this.closed = true;
     const listener = this.listener;
     this.listener = undefined;
+    // Closing: a connection that is already gone needs no ending.
     await listener?.end().catch(() => undefined);
     await this.pool.end();
   }
@@ -147,6 +149,7 @@ export class PostgresMetadataDb implements MetadataDb {
           else this.listener = client;
           return;
         } catch {
+          // This attempt failed already; the next one opens a new connection.
           await client.end().catch(() => undefined);
           await new Promise((resolve) => setTimeout(resolve, delay).unref());
         }

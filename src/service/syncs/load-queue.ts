@@ -19,6 +19,7 @@ export class LoadQueue {
       this.waiting--;
       this.roomWaiters.shift()?.();
     });
+    // The chain only orders loads; each caller gets its own failure through `result`.
     this.chain = result.catch(() => {});
     return result;
   }

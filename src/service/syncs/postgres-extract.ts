@@ -208,12 +208,14 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
     // sync reads over fewer connections; never over one that would see another point in time.
     const snapshot = wanted > 1 ? await exportSnapshot(leader) : undefined;
     for (let i = 1; snapshot !== undefined && i < wanted; i++) {
+      // A helper connection that cannot open (the server's connection limit) only means fewer connections.
       const helper = await openSession(input.settings, connections).catch(() => undefined);
       if (!helper) break;
       try {
         await helper.query(`SET TRANSACTION SNAPSHOT ${pgLiteral(snapshot)}`);
         clients.push(helper);
       } catch {
+        // Already failing to join the snapshot: its end is best effort (the sync's close destroys it anyway).
         await helper.end().catch(() => {});
         break;
       }
@@ -262,6 +264,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
           },
         );
         finishing.push(result);
+        // Awaited below (allSettled); this keeps a failure from crashing the process before then.
         result.catch(() => {});
         // The connection moves on once the table is read; its loading and commit finish meanwhile.
         await client.query(

@@ -61,6 +61,7 @@ export class SegmentedStaging extends Writable {
   override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
     const file = this.file;
     this.file = undefined;
+    // Destroyed with its own error already: a failure to close the staging file adds nothing to it.
     void (file ? file.close().catch(() => {}) : Promise.resolve()).then(() => done(error));
   }
 

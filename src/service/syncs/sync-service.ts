@@ -193,6 +193,7 @@ export class SyncService {
       do {
         this.refill = false;
         while (!this.stopping.signal.aborted && this.running.size < this.settings.concurrency) {
+          // The store unreachable for a moment: this fill stops, and the next poll (or a sync ending) tries again.
           const started = await this.startNext().catch(() => false);
           if (!started) break;
         }
@@ -228,6 +229,7 @@ export class SyncService {
   }
 
   private start(id: string, organizationId: string): void {
+    // runClaimed records every failure on the job; what escapes it (the store gone as it ends) is left to the lease.
     const done = this.runClaimed(id)
       .catch(() => {})
       .finally(() => {
@@ -432,6 +434,7 @@ export class SyncService {
     // each with the state of its moment, and the sync waits for the queue before its final event.
     let written: Promise<void> = Promise.resolve();
     const write = (step: () => Promise<void>): void => {
+      // A progress write that fails (the store restarting) is superseded by the next one and by the final state.
       written = written.then(step).catch(() => undefined);
     };
     const emit = (task: TableTask): void => {

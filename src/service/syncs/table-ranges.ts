@@ -42,6 +42,7 @@ export class RangeRead {
 
   /** Reads the range (after a successful claim) over `client`; resolves to whether it was read in full. */
   async run(client: import('pg').Client): Promise<boolean> {
+    // The reader records its own failure (the table's reason); here it only means "not read in full".
     const ok = await this.read(client).catch(() => false);
     this.settle(ok);
     return ok;

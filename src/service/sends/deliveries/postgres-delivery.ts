@@ -214,6 +214,7 @@ export class PostgresDelivery implements Delivery {
     this.client = undefined;
     if (!client) return;
     // Rolled back only on a connection still working; an ended one rolls back by itself at the server.
+    // (A failed ROLLBACK leaves nothing behind either: the transaction ends with the connection.)
     if (!this.connections?.ended) await client.query('ROLLBACK').catch(() => {});
     await this.connections?.close();
   }
