@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../helpers/clock.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
 
 /** A GET from a chosen loopback address (the whole 127.0.0.0/8 reaches a server bound to 127.0.0.1). */
@@ -28,7 +29,8 @@ describe('limits follow the real client address', () => {
   let api: Harness;
   beforeAll(async () => {
     api = await overHttp.start({
-      services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 20 } },
+      // A clock that stands still: no budget refills while the test spends it, however slowly a loaded machine runs.
+      services: { clock: manualClock(), rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 20 } },
     });
   });
   afterAll(async () => {
@@ -79,7 +81,7 @@ describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
   beforeAll(async () => {
     api = await overHttp.start({
       trustedProxies: ['127.0.0.7'],
-      services: { rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 5 } },
+      services: { clock: manualClock(), rateLimits: { perCaller: 120, perOrganization: 0, failedAuthPerAddress: 5 } },
     });
   });
   afterAll(async () => {
