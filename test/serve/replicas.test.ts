@@ -171,7 +171,8 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     const source = await json(one, 'POST', '/sources', {
       connector: 'sample',
       name: `Replicated ${randomBytes(3).toString('hex')}`,
-      config: { scale: 1500 },
+      // Large enough to run for seconds (at scale 1,500 it once took 0.9996 s, under the 1 s this test watches for).
+      config: { scale: 4000 },
     });
     const sync = await json(one, 'POST', `/sources/${source.id}/sync`, {});
     // When replica 1's record says the sync ended, polled quickly, against when replica 2's stream says so.
