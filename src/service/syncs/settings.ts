@@ -43,7 +43,7 @@ export const SYNC_DEFAULTS: SyncSettings = {
 export function syncSettingsFromEnv(env: Record<string, string | undefined> = process.env): SyncSettings {
   const read = (name: string, fallback: number, scale = 1): number => {
     const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
+    if (raw === undefined || raw === '') return Math.round(fallback * scale);
     const value = Number(raw);
     if (!Number.isFinite(value) || value <= 0)
       throw new Error(`${name} must be a positive number, not '${raw.slice(0, 32)}'.`);
