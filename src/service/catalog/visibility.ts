@@ -42,7 +42,7 @@ export class Visibility {
     return {
       ...source,
       tables: source.tables.filter((t) =>
-        access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) ?? lakeTableOf(source, t.schema, t.name)),
+        access.canRead(source.lakeSchema, names.get(`${t.schema}.${t.name}`) as string),
       ),
     };
   }

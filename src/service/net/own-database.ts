@@ -23,7 +23,7 @@ export interface DatabaseEndpoint {
  * the identity the server reports, which no alias, port forward or second interface can disguise.
  */
 export class OwnDatabaseGuard {
-  private addresses: Promise<Set<string>> | undefined;
+  private own: Promise<{ addresses: Set<string>; local: boolean }> | undefined;
 
   constructor(
     private readonly endpoint: DatabaseEndpoint,
@@ -46,10 +46,10 @@ export class OwnDatabaseGuard {
   async isOwnEndpoint(address: string, port: number, database: string): Promise<boolean> {
     if (port !== this.endpoint.port || database !== this.endpoint.database) return false;
     const target = plainAddress(address);
-    const own = await (this.addresses ??= this.resolveOwn());
+    const own = await (this.own ??= this.resolveOwn());
     return (
-      own.has(target.address) ||
-      (own.has('local') && (isLoopbackOrUnspecified(target) || localAddresses().has(target.address)))
+      own.addresses.has(target.address) ||
+      (own.local && (isLoopbackOrUnspecified(target) || localAddresses().has(target.address)))
     );
   }
 
@@ -60,7 +60,8 @@ export class OwnDatabaseGuard {
     return own !== undefined && own.system === identity.system && own.database === identity.database;
   }
 
-  private async resolveOwn(): Promise<Set<string>> {
+  /** The metadata host's addresses, and whether it is this machine (then every address of it counts). */
+  private async resolveOwn(): Promise<{ addresses: Set<string>; local: boolean }> {
     const host = this.endpoint.host;
     const found =
       host === undefined
@@ -70,10 +71,9 @@ export class OwnDatabaseGuard {
             () => [] as string[],
           );
     const plain = found.map((a) => plainAddress(a));
-    const set = new Set(plain.map((a) => a.address));
-    if (host === undefined || plain.some((a) => isLoopbackOrUnspecified(a) || localAddresses().has(a.address)))
-      set.add('local');
-    return set;
+    const local =
+      host === undefined || plain.some((a) => isLoopbackOrUnspecified(a) || localAddresses().has(a.address));
+    return { addresses: new Set(plain.map((a) => a.address)), local };
   }
 }
 

@@ -382,6 +382,12 @@ export class SyncService {
         );
         continue;
       }
+      // A table given a new lake table (it collided with another's, in case or after flattening) leaves the old one:
+      // it is taken out of the catalog, so the two never shadow each other again. Retired before the state names
+      // the new one: a process killed in between retires it again (a no-op once done) on the next sync.
+      const before = states.get(result.task.key)?.lakeTable;
+      if (before !== undefined && before !== result.task.lakeTable && ![...lakeTables.values()].includes(before))
+        await this.lake.tables.retire(job.organizationId, lakeSchema, before);
       await this.store.saveState(
         source.id,
         result.task.table.schema,
@@ -390,11 +396,6 @@ export class SyncService {
         result.task.lakeSchema,
         result.task.lakeTable,
       );
-      // A table given a new lake table (it collided with another's, in case or after flattening) leaves the old one:
-      // it is taken out of the catalog, so the two never shadow each other again.
-      const before = states.get(result.task.key)?.lakeTable;
-      if (before !== undefined && before !== result.task.lakeTable && ![...lakeTables.values()].includes(before))
-        await this.lake.tables.retire(job.organizationId, lakeSchema, before);
       await this.usage?.record(job.organizationId, 'rows_synced', result.transferred);
     }
     const failed = results.filter((r) => r.error);
