@@ -195,6 +195,23 @@ describe('every read from a source is bounded', () => {
     expect(await closed(() => fake.open(), 2_000)).toBe(0);
   }, 30_000);
 
+  it('a sync past its time bound is stopped with that reason, even while its source keeps the connection alive', async () => {
+    const bounded = await startWith({ idleTimeoutMs: 60_000, maxDurationMs: 2_000 });
+    try {
+      const fake = await startFakePostgres('hang');
+      fakes.push(fake);
+      const call = await tenant(bounded, 'Bounded');
+      const source = await call('POST', '/sources', fakeSource(fake, 'bounded'));
+      const sync = await call('POST', `/sources/${source.id}/sync`, {});
+      const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 15_000);
+      expect(job.status).toBe('failed');
+      expect(job.error.message).toMatch(/still running after 2 s, its time bound \(LAKE_SYNC_TIMEOUT_SECONDS\)/);
+      expect(await closed(() => fake.open(), 2_000)).toBe(0);
+    } finally {
+      await bounded.close();
+    }
+  }, 30_000);
+
   it('a record that never ends fails its table at the record cap, with next to nothing staged', async () => {
     const fake = await startFakePostgres('endless-record');
     fakes.push(fake);

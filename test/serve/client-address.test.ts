@@ -112,3 +112,20 @@ describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
     ).toBe(429);
   });
 });
+
+describe('readiness follows the server', () => {
+  it('/readyz answers 503 service_unavailable with Retry-After once the server is shutting down; /healthz stays ok', async () => {
+    const api = await overHttp.start();
+    try {
+      expect((await getFrom('127.0.0.9', `${api.baseUrl}/readyz`)).status).toBe(200);
+      api.services.stopStreams();
+      const draining = await fetch(`${api.baseUrl}/readyz`);
+      expect(draining.status).toBe(503);
+      expect(draining.headers.get('retry-after')).toBe('2');
+      expect(((await draining.json()) as { error: { code: string } }).error.code).toBe('service_unavailable');
+      expect((await getFrom('127.0.0.9', `${api.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+});
