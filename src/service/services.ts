@@ -22,6 +22,8 @@ import { StoredRateCells } from './limits/rate-cell-store.js';
 import { IdempotencyStore } from './idempotency.js';
 import { JobService } from './jobs/job-service.js';
 import { JobStore } from './jobs/job-store.js';
+import { JobRuntime, type FailureReport } from './jobs/job-runtime.js';
+import { QueryStore } from './queries/store.js';
 import { jobSettingsFromEnv, type JobSettings } from './jobs/settings.js';
 import { Lake } from './lake/lake.js';
 import { LakeLayout } from './lake/layout.js';
@@ -136,18 +138,32 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const scheduling = options.workerPool
     ? { slots: options.workerPool.workers, perOrganization: options.workerPool.workersPerOrganization }
     : { slots: inProcessSlots, perOrganization: inProcessSlots };
-  const queries = new QueryService(
-    home.db,
+  // What fails in background work (a lease round, a claim, a job past its own handling) is logged once, redacted.
+  const failed: FailureReport = (work, error, jobId) =>
+    options.log?.({
+      level: 'error',
+      msg: 'background work failed',
+      work,
+      ...(jobId ? { job: jobId } : {}),
+      error: redactSecrets(error instanceof Error ? error.message : String(error)),
+    });
+  const runtime = new JobRuntime(jobStore, jobSettings, failed);
+  const signer = new Signer(home.signingSecret);
+  const queryStore = new QueryStore(home.db, jobStore);
+  const results = new QueryResults(queryStore, layout, resultReader, signer);
+  const queries = new QueryService({
+    db: home.db,
     lake,
-    new IdempotencyStore(home.db),
+    store: queryStore,
+    results,
+    idempotency: new IdempotencyStore(home.db),
     permissions,
-    jobStore,
-    jobSettings,
-    querySettings,
+    runtime,
+    settings: querySettings,
     engine,
     scheduling,
     usage,
-  );
+  });
   await queries.purgeExpired();
   const jobs = new JobService(jobStore, queries, permissions, clock);
   const secretBox = new SecretBox(home.paths.secretsKey);
@@ -172,14 +188,12 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     sources,
     jobStore,
     new IdempotencyStore(home.db),
-    jobSettings,
+    runtime,
     options.runSyncs ?? true,
     usage,
     clock,
     syncSettings,
   );
-  const signer = new Signer(home.signingSecret);
-  const results = new QueryResults(queries, resultReader, signer);
   const sends = new SendService(
     home.db,
     jobStore,
@@ -189,7 +203,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     home.directory,
     secretBox,
     clock,
-    jobSettings,
+    runtime,
     {
       ...(options.sendSettings ?? sendSettingsFromEnv()),
       destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase),
@@ -251,24 +265,15 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       // starts its own queue as workers free up and needs no look at the store for it.
       if (home.db.dialect === 'postgres') queries.startClaiming();
       // At start (what a killed process left) and then every interval. A collection that fails (a file in use, a
-      // permission, the store unreachable) leaves things as they were; the next one retries.
-      // What fails in the background is retried by the next run, and logged once per failure for the operator.
-      const failed =
-        (work: string) =>
-        (error: unknown): void =>
-          options.log?.({
-            level: 'error',
-            msg: 'background work failed',
-            work,
-            error: redactSecrets(error instanceof Error ? error.message : String(error)),
-          });
-      inBackground(() => jobs.sweep(true), failed('job sweep'));
-      inBackground(() => collector.collect(), failed('snapshot collection'));
+      // permission, the store unreachable) leaves things as they were; the next one retries, and it is logged.
+      const failedAt = (work: string) => (error: unknown) => failed(work, error);
+      inBackground(() => jobs.sweep(true), failedAt('job sweep'));
+      inBackground(() => collector.collect(), failedAt('snapshot collection'));
       timers.push(
-        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true), failed('job sweep')),
-        repeat(3_600_000, () => queries.purgeExpired(), failed('result retention')),
-        repeat(60_000, async () => rateCells?.forgetIdle(), failed('rate limit cells')),
-        repeat(collector.settings.intervalMs, () => collector.collect(), failed('snapshot collection')),
+        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true), failedAt('job sweep')),
+        repeat(3_600_000, () => queries.purgeExpired(), failedAt('result retention')),
+        repeat(60_000, async () => rateCells?.forgetIdle(), failedAt('rate limit cells')),
+        repeat(collector.settings.intervalMs, () => collector.collect(), failedAt('snapshot collection')),
       );
     },
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),

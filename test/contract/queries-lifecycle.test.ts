@@ -103,7 +103,7 @@ describe.each(TRANSPORTS)('query lifecycle over $name', (transport) => {
   it('keeps queries and results 48 hours by default, then removes both', async () => {
     api = await transport.start();
     const done = await finished(api, (await submitOk(api, 'select 1 as x')).id);
-    const file = api.services.queries.resultPath((await api.services.queries.store.getById(done.id))!) as string;
+    const file = api.services.results.file((await api.services.queries.store.getById(done.id))!) as string;
     expect(existsSync(file)).toBe(true);
     expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 24 * 3600)).toBe(0);
     expect(

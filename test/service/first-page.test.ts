@@ -51,7 +51,7 @@ describe('the first page of a result', () => {
     expect(api.services.resultReader.started).toBe(false);
 
     const record = await api.services.queries.store.get(api.home.organization.id, page.id);
-    const file = api.services.queries.resultPath(record!)!;
+    const file = api.services.results.file(record!)!;
     const fresh = new ResultReader();
     try {
       const fromFile = await fresh.page(file, 0, 100);
@@ -93,7 +93,7 @@ describe('the first page of a result', () => {
     ).json()) as { id: string };
     const files = (await (await api.request(`/queries/${posted.id}?wait=20`)).json()) as { status: string };
     expect(files.status).toBe('succeeded');
-    expect(api.services.queries.firstPages.rows(posted.id, 1, 1)).toBeUndefined();
+    expect(api.services.results.firstPages.rows(posted.id, 1, 1)).toBeUndefined();
     const inline = await api.request(`/queries/${posted.id}?format=inline`);
     expect(inline.status).toBe(422);
     expect(((await inline.json()) as { error: { code: string } }).error.code).toBe('inline_row_too_large');

@@ -3,7 +3,7 @@ import type { PermissionStore } from '../catalog/permissions.js';
 import type { Clock } from '../clock.js';
 import { LakeServiceError } from '../errors.js';
 import type { QueryService } from '../queries/query-service.js';
-import { principalIdOf } from '../queries/query-service.js';
+import { principalIdOf } from '../auth/ownership.js';
 import type { QueryRecord } from '../queries/store.js';
 import { TERMINAL_STATUSES, type JobRecord, type JobStore } from './job-store.js';
 

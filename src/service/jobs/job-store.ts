@@ -180,7 +180,7 @@ export class JobStore {
     owner: string,
     expiresMs: number,
     except: { heldBy?: string; organizations?: readonly string[] } = {},
-  ): Promise<string | undefined> {
+  ): Promise<{ id: string; organizationId: string } | undefined> {
     const orgs = except.organizations ?? [];
     const pick = `SELECT id FROM jobs WHERE kind = ? AND status = 'queued'
                     AND (CAST(? AS TEXT) IS NULL OR lease_owner IS NULL OR lease_owner <> ?)
@@ -188,13 +188,13 @@ export class JobStore {
                   ORDER BY created, id LIMIT 1${this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`;
     // No named lock: the row lock (PostgreSQL) or the write lock (SQLite) is what makes the claim one taker's.
     return this.db.transaction([], async () => {
-      const taken = await this.db.get<{ id: string }>(
-        `UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = (${pick}) AND status = 'queued' RETURNING id`,
+      const taken = await this.db.get<{ id: string; organization_id: string }>(
+        `UPDATE jobs SET status = 'running', started = ?, lease_owner = ?, lease_expires = ? WHERE id = (${pick}) AND status = 'queued' RETURNING id, organization_id`,
         [this.seconds(), owner, expiresMs, kind, except.heldBy ?? null, except.heldBy ?? null, ...orgs],
       );
       if (!taken) return undefined;
       await this.db.transaction(lock.job(taken.id), () => this.append(taken.id, 'job.running', { status: 'running' }));
-      return taken.id;
+      return { id: taken.id, organizationId: taken.organization_id };
     });
   }
 
@@ -335,6 +335,21 @@ export class JobStore {
     if (ids.length === 0) return [];
     const rows = await this.db.all<{ id: string }>(
       `SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`,
+      [...ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Of these jobs a process holds, the ones it should stop: someone asked to cancel them while they ran, or their
+   * record ended without the holder (cancelled while queued, or given up as lost while the holder could not reach
+   * the store).
+   */
+  async toStop(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all<{ id: string }>(
+      `SELECT id FROM jobs WHERE id IN (${ids.map(() => '?').join(', ')})
+         AND ((cancel_requested = 1 AND status = 'running') OR status IN ('succeeded', 'failed', 'cancelled'))`,
       [...ids],
     );
     return rows.map((r) => r.id);

@@ -1,11 +1,12 @@
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import type { JsonRow } from '../engine/result-rows.js';
 import { LakeServiceError } from '../errors.js';
 import { checkResultSignature, signedResultPath, type Signer, type SignedPath } from '../files/url-signer.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { QueryService } from './query-service.js';
+import type { LakeLayout } from '../lake/layout.js';
+import { FirstPages } from './first-pages.js';
 import type { ResultReader } from './result-reader.js';
-import type { QueryRecord } from './store.js';
+import type { QueryRecord, QueryStore } from './store.js';
 
 export interface ResultPage {
   rows: JsonRow[];
@@ -20,15 +21,37 @@ export interface ResultPage {
  * through it.
  */
 export class QueryResults {
+  /** First pages of results that just succeeded, read back by the engine that wrote them. */
+  readonly firstPages = new FirstPages();
+
   constructor(
-    private readonly queries: QueryService,
+    private readonly store: QueryStore,
+    private readonly layout: LakeLayout,
     private readonly reader: ResultReader,
     private readonly signer: Signer,
   ) {}
 
   /** The result file of a succeeded query, while it is kept. */
   file(query: QueryRecord): string | undefined {
-    return this.queries.resultPath(query);
+    return query.resultFile ? this.layout.toAbsolute(query.resultFile) : undefined;
+  }
+
+  /** How a result file is recorded: relative to the home, so the home can move. */
+  relativePath(file: string): string {
+    return this.layout.toRelative(file);
+  }
+
+  /** Keeps the first rows the engine read back from a result it just wrote, for the first page. */
+  keepFirstPage(queryId: string, rows: JsonRow[]): void {
+    this.firstPages.keep(queryId, rows);
+  }
+
+  /** Removes the results (files and first pages) of queries past retention. */
+  forget(queries: readonly { id: string; organizationId: string }[]): void {
+    for (const { id, organizationId } of queries) {
+      this.firstPages.drop(id);
+      rmSync(this.layout.resultDir(organizationId, id), { recursive: true, force: true });
+    }
   }
 
   /** Rows [offset, offset + limit) of a succeeded query's result (a page may stop short at its byte budget). */
@@ -36,7 +59,7 @@ export class QueryResults {
     const total = query.rowCount ?? 0;
     const file = this.file(query);
     if (!file || offset >= total) return { rows: [], end: offset, hasMore: false };
-    const first = offset === 0 ? this.queries.firstPages.rows(query.id, limit, total) : undefined;
+    const first = offset === 0 ? this.firstPages.rows(query.id, limit, total) : undefined;
     const rows = first ?? (await this.reader.page(file, offset, limit)).rows;
     const end = offset + rows.length;
     return { rows, end, hasMore: end < total };
@@ -83,7 +106,7 @@ export class QueryResults {
         'signed_url_expired',
         'This download URL has expired (they last one hour). Poll the query for a fresh one.',
       );
-    const query = await this.queries.store.getById(queryId);
+    const query = await this.store.getById(queryId);
     const file = query && this.file(query);
     try {
       if (!file) throw new Error('no result');

@@ -1,4 +1,4 @@
-import { inBackground, repeat } from '../repeat.js';
+import { inBackground } from '../repeat.js';
 import type { Principal } from '../auth/principal.js';
 import { principalOf, type CredentialStore } from '../auth/credentials.js';
 import type { Directory } from '../auth/directory.js';
@@ -8,10 +8,11 @@ import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../errors.js';
 import { redactSecrets } from '../redact.js';
 import { newId } from '../ids.js';
-import type { JobSettings } from '../jobs/settings.js';
+import type { JobRuntime } from '../jobs/job-runtime.js';
+import { Scheduler } from '../jobs/scheduler.js';
 import type { JobStore } from '../jobs/job-store.js';
 import type { QueryService } from '../queries/query-service.js';
-import { principalIdOf } from '../queries/query-service.js';
+import { principalIdOf } from '../auth/ownership.js';
 import type { QueryResults } from '../queries/query-results.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
@@ -78,9 +79,7 @@ const SERVER_FAULTS: ReadonlySet<string> = new Set(['service_unavailable', 'inte
  */
 export class SendService {
   readonly store: SendStore;
-  private readonly workerId = newId('wrk');
-  private readonly running = new Map<string, { done: Promise<void>; abort: AbortController }>();
-  private scheduler: NodeJS.Timeout | undefined;
+  private readonly scheduler: Scheduler<SendRecord, SendRunRecord>;
 
   constructor(
     private readonly db: MetadataDb,
@@ -91,12 +90,26 @@ export class SendService {
     private readonly directory: Directory,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
-    private readonly jobSettings: JobSettings,
+    private readonly runtime: JobRuntime,
     private readonly settings: SendSettings = { webhookRetry: DEFAULT_WEBHOOK_RETRY },
     private readonly usage?: UsageService,
     private readonly log: (line: object) => void = () => undefined,
   ) {
     this.store = new SendStore(db);
+    this.scheduler = new Scheduler(
+      'send',
+      {
+        due: (now) => this.store.due(now),
+        // Another replica's scheduler may have read the same due send: only the one that moves its tick runs it.
+        claimTick: (send, now) =>
+          send.nextRun === null
+            ? Promise.resolve(false)
+            : this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60),
+        start: (send) => this.startRun(send, 'schedule'),
+      },
+      clock,
+      runtime.failed,
+    );
   }
 
   private now(): number {
@@ -261,40 +274,23 @@ export class SendService {
 
   /** Settles when the run, if this process runs it, has ended. */
   async settled(runId: string): Promise<void> {
-    await this.running.get(runId)?.done;
+    await this.runtime.settled(runId);
   }
 
   /** For lake serve: runs sends whose schedule is due, checking every second. */
   startScheduling(): void {
-    if (this.scheduler) return;
-    this.scheduler = repeat(1000, () => this.runDue());
+    this.scheduler.start(1000);
   }
 
   /** Starts every due, unpaused send that has no run in progress, and moves its next run on by its interval. */
   async runDue(): Promise<string[]> {
-    const now = this.now();
-    const started: string[] = [];
-    for (const send of await this.store.due(now)) {
-      // Another replica's scheduler may have read the same due send: only the one that moves its tick runs it.
-      if (
-        send.nextRun === null ||
-        !(await this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60))
-      )
-        continue;
-      const run = await this.startRun(send, 'schedule');
-      if (run) started.push(run.id);
-    }
-    return started;
+    return (await this.scheduler.runDue()).map((run) => run.id);
   }
 
+  /** Stops the schedule; runs in progress get graceMs, then are cancelled. */
   async close(graceMs: number): Promise<void> {
-    if (this.scheduler) clearInterval(this.scheduler);
-    const all = Promise.allSettled([...this.running.values()].map((r) => r.done));
-    const timer = setTimeout(() => {
-      for (const run of this.running.values()) run.abort.abort();
-    }, graceMs);
-    await all;
-    clearTimeout(timer);
+    this.scheduler.stop();
+    await this.runtime.drain('send', graceMs);
   }
 
   /** A run whose process died holds its send (and shows as running) until its expired lease is noticed: notice it. */
@@ -319,7 +315,7 @@ export class SendService {
         kind: 'send',
         principalId: by ? principalIdOf(by) : send.principalId,
         credentialId: by?.credentialId ?? send.credentialId,
-        lease: { owner: this.workerId, expiresMs: this.jobs.clockNow() + this.jobSettings.leaseMs },
+        lease: this.runtime.lease(),
       });
       const record: SendRunRecord = {
         id,
@@ -337,67 +333,44 @@ export class SendService {
     return run;
   }
 
+  /** Runs the delivery under the runtime (lease, cancel from any replica, drain) and records how it ended. */
   private execute(runId: string, send: SendRecord): void {
-    const abort = new AbortController();
-    const keeper = repeat(Math.min(1000, this.jobSettings.leaseMs / 3), async () => {
-      await this.jobs.renewLeases(this.workerId, [runId], this.jobs.clockNow() + this.jobSettings.leaseMs);
-      if ((await this.jobs.cancelRequested([runId])).length > 0) abort.abort();
+    void this.runtime.run(runId, 'send', send.organizationId, async (signal) => {
+      try {
+        await this.deliver(runId, send, signal);
+      } catch (error) {
+        if (!signal.aborted) return this.recordFailure(runId, send, error);
+      }
+      if (signal.aborted)
+        await this.jobs.finish(runId, 'cancelled', {
+          code: 'cancelled',
+          message: 'The run was cancelled; nothing was committed to a database destination.',
+        });
+      else await this.jobs.finish(runId, 'succeeded');
     });
-    // A cancel asked on another replica arrives as an event of the job at once (NOTIFY), as for syncs and queries;
-    // the keeper's look at the durable flag is the fallback.
-    const unlisten = this.jobs.onEvent(runId, () =>
-      inBackground(async () => {
-        if ((await this.jobs.cancelRequested([runId])).length > 0) abort.abort();
-      }),
-    );
-    const done = this.deliver(runId, send, abort.signal)
-      .then(
-        async () => {
-          if (abort.signal.aborted)
-            await this.jobs.finish(runId, 'cancelled', {
-              code: 'cancelled',
-              message: 'The run was cancelled; nothing was committed to a database destination.',
-            });
-          else await this.jobs.finish(runId, 'succeeded');
-        },
-        async (error: unknown) => {
-          if (abort.signal.aborted) {
-            await this.jobs.finish(runId, 'cancelled', {
-              code: 'cancelled',
-              message: 'The run was cancelled; nothing was committed to a database destination.',
-            });
-            return;
-          }
-          // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
-          const known = error instanceof SendFailure || error instanceof LakeServiceError;
-          const code = known ? error.code : 'send_failed';
-          // What the destination or the send's own SQL and credential did is the user's to read in the run; the
-          // rest (a bug, a replica without the right secrets key) is for whoever runs this server to fix.
-          if (!known || SERVER_FAULTS.has(code)) this.logFailure(send, runId, code, error);
-          else if (error instanceof SendFailure && error.operatorDetail)
-            this.log({
-              level: 'info',
-              msg: 'send delivery failed',
-              organization: send.organizationId,
-              send: send.id,
-              run: runId,
-              code,
-              detail: error.operatorDetail,
-            });
-          await this.jobs.finish(runId, 'failed', {
-            code,
-            message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.',
-          });
-        },
-      )
-      // The store unreachable as the run ends: its lease lapses, and the sweep records it as lost.
-      .catch(() => undefined)
-      .finally(() => {
-        clearInterval(keeper);
-        unlisten();
-        this.running.delete(runId);
+  }
+
+  private async recordFailure(runId: string, send: SendRecord, error: unknown): Promise<void> {
+    // Service errors (a refused SQL, a revoked credential) keep their code; anything unforeseen says no more.
+    const known = error instanceof SendFailure || error instanceof LakeServiceError;
+    const code = known ? error.code : 'send_failed';
+    // What the destination or the send's own SQL and credential did is the user's to read in the run; the
+    // rest (a bug, a replica without the right secrets key) is for whoever runs this server to fix.
+    if (!known || SERVER_FAULTS.has(code)) this.logFailure(send, runId, code, error);
+    else if (error instanceof SendFailure && error.operatorDetail)
+      this.log({
+        level: 'info',
+        msg: 'send delivery failed',
+        organization: send.organizationId,
+        send: send.id,
+        run: runId,
+        code,
+        detail: error.operatorDetail,
       });
-    this.running.set(runId, { done, abort });
+    await this.jobs.finish(runId, 'failed', {
+      code,
+      message: known ? (error as Error).message : 'The send failed unexpectedly; see the server log.',
+    });
   }
 
   private logFailure(send: SendRecord, runId: string, code: string, error: unknown): void {

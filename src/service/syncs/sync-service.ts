@@ -1,4 +1,3 @@
-import { inBackground, repeat } from '../repeat.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
@@ -8,9 +7,10 @@ import { hashRequest, type IdempotencyStore } from '../idempotency.js';
 import { newId } from '../ids.js';
 import type { JobRecord, JobStore } from '../jobs/job-store.js';
 import type { UsageService } from '../usage/usage-service.js';
-import type { JobSettings } from '../jobs/settings.js';
+import { JobPool } from '../jobs/job-pool.js';
+import type { JobRuntime } from '../jobs/job-runtime.js';
 import type { Lake } from '../lake/lake.js';
-import { principalIdOf } from '../queries/query-service.js';
+import { principalIdOf } from '../auth/ownership.js';
 import { lakeTableNames } from '../sources/lake-names.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
@@ -50,16 +50,7 @@ export const committedRows = (tables: readonly TableProgress[]): number =>
  */
 export class SyncService {
   readonly store: SyncStore;
-  private readonly workerId = newId('wrk');
-  private poller: NodeJS.Timeout | undefined;
-  /** Syncs this process runs now, by id, with their organization (for the per-organization cap). */
-  private readonly running = new Map<string, { organizationId: string; done: Promise<void> }>();
-  /** Syncs accepted here to run here (local mode), in order, until a slot is free. */
-  private readonly waiting: { id: string; organizationId: string }[] = [];
-  private filling: Promise<void> | undefined;
-  private refill = false;
-  private polling = false;
-  private readonly stopping = new AbortController();
+  private readonly pool: JobPool;
 
   constructor(
     private readonly db: MetadataDb,
@@ -67,7 +58,7 @@ export class SyncService {
     private readonly sources: SourceService,
     private readonly jobs: JobStore,
     private readonly idempotency: IdempotencyStore,
-    private readonly jobSettings: JobSettings,
+    runtime: JobRuntime,
     /** False for a CLI that detaches: syncs it accepts wait in the queue for a server. */
     private readonly runsSyncs: boolean,
     private readonly usage?: UsageService,
@@ -75,6 +66,7 @@ export class SyncService {
     private readonly settings: SyncSettings = SYNC_DEFAULTS,
   ) {
     this.store = new SyncStore(db, clock);
+    this.pool = new JobPool(runtime, 'sync', settings, (id, _organizationId, signal) => this.runClaimed(id, signal));
   }
 
   /**
@@ -123,10 +115,7 @@ export class SyncService {
         await this.idempotency.save(scope, idempotencyKey, { requestHash, resourceId: id, response: { id } });
       return { id, replayed: false };
     });
-    if (!outcome.replayed && this.runsSyncs) {
-      this.waiting.push({ id: outcome.id, organizationId: principal.organizationId });
-      this.fill();
-    }
+    if (!outcome.replayed && this.runsSyncs) this.pool.offer(outcome.id, principal.organizationId);
     return outcome;
   }
 
@@ -163,80 +152,12 @@ export class SyncService {
    * first, skipping organizations at their cap here; replicas claiming at once each take a different one.
    */
   startPolling(): void {
-    if (this.poller) return;
-    this.polling = true;
-    this.poller = repeat(1000, async () => this.fill());
+    this.pool.startPolling(1000);
   }
 
   /** Stops taking work and waits for the syncs in progress, which are told to stop after graceMs. */
   async close(graceMs: number): Promise<void> {
-    if (this.poller) clearInterval(this.poller);
-    this.polling = false;
-    this.waiting.length = 0;
-    const timer = setTimeout(() => this.stopping.abort(), graceMs);
-    await this.filling;
-    await Promise.all([...this.running.values()].map((r) => r.done));
-    clearTimeout(timer);
-  }
-
-  /**
-   * Starts syncs while there is room: at most `concurrency` at once, and `perOrganization` of one organization, so
-   * one organization's syncs (a hanging source, a thousand tables) never keep another's queued. One fill at a time;
-   * a call meanwhile makes it look again.
-   */
-  private fill(): void {
-    if (this.filling) {
-      this.refill = true;
-      return;
-    }
-    this.filling = (async () => {
-      do {
-        this.refill = false;
-        while (!this.stopping.signal.aborted && this.running.size < this.settings.concurrency) {
-          // The store unreachable for a moment: this fill stops, and the next poll (or a sync ending) tries again.
-          const started = await this.startNext().catch(() => false);
-          if (!started) break;
-        }
-      } while (this.refill && !this.stopping.signal.aborted);
-    })().finally(() => (this.filling = undefined));
-  }
-
-  /** Claims and starts one sync: one accepted here first, else (lake serve) the oldest queued anywhere. */
-  private async startNext(): Promise<boolean> {
-    const full = this.organizationsAtCap();
-    const index = this.waiting.findIndex((w) => !full.includes(w.organizationId));
-    if (index >= 0) {
-      const [next] = this.waiting.splice(index, 1) as [{ id: string; organizationId: string }];
-      if (await this.jobs.claim(next.id, this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs))
-        this.start(next.id, next.organizationId);
-      return true;
-    }
-    if (!this.polling) return false;
-    const id = await this.jobs.claimNext('sync', this.workerId, this.jobs.clockNow() + this.jobSettings.leaseMs, {
-      organizations: full,
-    });
-    if (!id) return false;
-    const job = await this.jobs.getById(id);
-    this.start(id, job?.organizationId ?? '');
-    return true;
-  }
-
-  private organizationsAtCap(): string[] {
-    const counts = new Map<string, number>();
-    for (const { organizationId } of this.running.values())
-      counts.set(organizationId, (counts.get(organizationId) ?? 0) + 1);
-    return [...counts].filter(([, n]) => n >= this.settings.perOrganization).map(([org]) => org);
-  }
-
-  private start(id: string, organizationId: string): void {
-    // runClaimed records every failure on the job; what escapes it (the store gone as it ends) is left to the lease.
-    const done = this.runClaimed(id)
-      .catch(() => {})
-      .finally(() => {
-        this.running.delete(id);
-        this.fill();
-      });
-    this.running.set(id, { organizationId, done });
+    await this.pool.close(graceMs);
   }
 
   /** The tables named must be the source's own (each refusal names the entry and suggests the likely one). */
@@ -259,32 +180,15 @@ export class SyncService {
     return { tables: request.tables, fullRefresh: request.fullRefresh };
   }
 
-  /** Runs a sync this process holds, renewing its lease and watching for a cancel until it ends. */
-  private async runClaimed(id: string): Promise<void> {
-    const cancel = new AbortController();
-    const abortOnStop = (): void => cancel.abort();
-    this.stopping.signal.addEventListener('abort', abortOnStop, { once: true });
-    const keeper = repeat(Math.min(1000, this.jobSettings.leaseMs / 3), async () => {
-      await this.jobs.renewLeases(this.workerId, [id], this.jobs.clockNow() + this.jobSettings.leaseMs);
-      if ((await this.jobs.cancelRequested([id])).length > 0) cancel.abort();
-    });
-    // A cancel asked on another replica arrives as an event of the job at once (NOTIFY); the keeper is the fallback.
-    const unlisten = this.jobs.onEvent(id, () =>
-      inBackground(async () => {
-        if ((await this.jobs.cancelRequested([id])).length > 0) cancel.abort();
-      }),
-    );
+  /** Runs a sync this process holds (the runtime renews its lease and turns a cancel into the signal). */
+  private async runClaimed(id: string, signal: AbortSignal): Promise<void> {
     try {
-      await this.run(id, cancel.signal);
+      await this.run(id, signal);
     } catch (error) {
       await this.jobs.finish(id, 'failed', {
         code: 'sync_failed',
         message: error instanceof Error ? error.message : String(error),
       });
-    } finally {
-      clearInterval(keeper);
-      unlisten();
-      this.stopping.signal.removeEventListener('abort', abortOnStop);
     }
   }
 

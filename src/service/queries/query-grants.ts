@@ -1,0 +1,78 @@
+import type { Principal } from '../auth/principal.js';
+import { assertNoIntrospection } from '../catalog/introspection.js';
+import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
+import type { QueryEngine } from '../engine/query-engine.js';
+import { guardSql } from '../engine/sql-guard.js';
+import type { TableReference } from '../engine/table-refs.js';
+import { LakeServiceError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Lake } from '../lake/lake.js';
+import type { QueryJobs } from './query-jobs.js';
+
+/** What a query may read: every table or view it names must be one the caller's grants cover. */
+export class QueryGrants {
+  constructor(
+    private readonly lake: Lake,
+    private readonly permissions: PermissionStore,
+    private readonly engine: QueryEngine,
+    private readonly jobs: QueryJobs,
+  ) {}
+
+  /**
+   * Refuses SQL the principal could not run as a query (its guard, its introspection rule, its table grants), with
+   * the query's own codes: for what is saved to run later as that principal, or shown to it.
+   */
+  async assertMayRead(principal: Principal, sql: string): Promise<void> {
+    const { statement, tokens } = guardSql(sql);
+    const access = await this.permissions.accessFor(principal);
+    if (!access.restricted) return;
+    assertNoIntrospection(tokens);
+    const job = await this.jobs.forNew(newId('qr'), principal.organizationId, access, statement);
+    let references: readonly TableReference[];
+    try {
+      references = await this.engine.inspect(job);
+    } catch (error) {
+      if (error instanceof LakeServiceError) throw error;
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `The SQL does not parse: ${this.jobs.cleanMessage(error instanceof Error ? error.message : String(error))}`,
+        { param: 'sql' },
+      );
+    } finally {
+      this.engine.forget(job.queryId);
+    }
+    await this.assertReadable(principal.organizationId, access, references);
+  }
+
+  /** Whether the principal may read what the SQL names (see assertMayRead). */
+  async mayRead(principal: Principal, sql: string): Promise<boolean> {
+    return this.assertMayRead(principal, sql).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * Every table or view a restricted query names must be one it may read, directly or (for views) through every
+   * table underneath. The refusal names what the query named, never a hidden table underneath a view, and reads
+   * the same whether the name is hidden or does not exist.
+   */
+  async assertReadable(
+    organizationId: string,
+    access: TableAccess,
+    references: readonly TableReference[],
+  ): Promise<void> {
+    const { tables, views } = await this.lake.visible(organizationId, access);
+    const visible = new Set([...tables, ...views].map((o) => `${o.schema.toLowerCase()}\u0000${o.name.toLowerCase()}`));
+    for (const ref of references) {
+      const inLake = ref.catalog === '' || ref.catalog.toLowerCase() === 'lake';
+      if (inLake && ref.schema !== '' && visible.has(`${ref.schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`))
+        continue;
+      const written = [ref.catalog, ref.schema, ref.table].filter(Boolean).join('.');
+      throw new LakeServiceError(
+        'grant_table_denied',
+        `This credential may not read ${written}. Ask an owner for a grant (lake admin grant).`,
+      );
+    }
+  }
+}
