@@ -31,7 +31,7 @@ const filesJson = join(work, 'files.json');
 
 if (!existsSync(filesJson)) {
   const { openHome } = await import(join(root, 'dist/service/home/home.js'));
-  const { createServices } = await import(join(root, 'dist/service/services.js'));
+  const { createServices } = await import(join(root, 'dist/service/assembly/services.js'));
   const home = await openHome(homeDir);
   const services = await createServices(home);
   const files = {};

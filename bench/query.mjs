@@ -26,7 +26,7 @@ const env = {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const { openHome } = await import(join(root, 'dist/service/home/home.js'));
-const { createServices } = await import(join(root, 'dist/service/services.js'));
+const { createServices } = await import(join(root, 'dist/service/assembly/services.js'));
 const duckdb = await import('@duckdb/node-api');
 
 // The bench table: 10M rows, written through the lake's own snapshot writer.

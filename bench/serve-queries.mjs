@@ -41,7 +41,7 @@ const startServeOn = (dir) =>
   startServe({ LAKE_HOME: dir, LAKE_RATE_LIMIT_PER_CALLER: '0', LAKE_RATE_LIMIT_PER_ORG: '0' });
 
 async function startInProcess(dir) {
-  const { createServices } = await import(join(root, 'dist/service/services.js'));
+  const { createServices } = await import(join(root, 'dist/service/assembly/services.js'));
   const { createApp } = await import(join(root, 'dist/service/api/app.js'));
   const { startServer } = await import(join(root, 'dist/service/api/server.js'));
   const home = await openHome(dir);

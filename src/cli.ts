@@ -1,4 +1,4 @@
-import { mark } from './debug-timing.js';
+import { mark } from './support/debug-timing.js';
 import * as Commander from 'commander';
 import { registerAdmin } from './commands/admin/index.js';
 import { registerAuth } from './commands/auth/index.js';
@@ -23,9 +23,9 @@ import { registerSources } from './commands/sources/index.js';
 import { registerSync } from './commands/sync/index.js';
 import { registerWhoami } from './commands/whoami.js';
 import { prepareColors } from './render/colors.js';
-import { printError } from './render/errors.js';
+import { printError } from './commands/errors.js';
 import { IOStreams } from './render/iostreams.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from './support/version.js';
 
 // Bundled (not required at run time): inside the bundle it is part of the code cache, where a require cost ~12 ms.
 const { Command, CommanderError } = Commander;

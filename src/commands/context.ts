@@ -1,8 +1,8 @@
 import { ProfileStore } from '../config/profiles.js';
 import { resolveConnectionSettings, type ConnectionSettings } from '../config/settings.js';
 import type { IOStreams } from '../render/iostreams.js';
-import type { LakeClient } from '../service/client/lake-client.js';
-import { packageVersion } from '../version.js';
+import type { LakeClient } from '../client/lake-client.js';
+import { packageVersion } from '../support/version.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 /** Options every command accepts, wherever they stand on the command line. */
@@ -89,8 +89,8 @@ export class CommandContext {
   private async makeClient(): Promise<LakeClient> {
     const settings = await this.settings();
     const [{ LakeClient }, transport] = await Promise.all([
-      import('../service/client/lake-client.js'),
-      import('../service/client/transport.js'),
+      import('../client/lake-client.js'),
+      import('../client/transport.js'),
     ]);
     // Always said, even with --json to a pipe: a wait is not progress noise, and a cron log should show why a run was slow.
     const onRetry = ({ delayMs, reason }: { delayMs: number; reason: string }): void => {

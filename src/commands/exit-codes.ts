@@ -1,7 +1,7 @@
 import { NoHomeDirectory } from '../config/paths.js';
 import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
-import { LakeApiError, LakeConnectionError } from '../service/client/errors.js';
-import { LakeServiceError } from '../service/errors.js';
+import { LakeApiError, LakeConnectionError } from '../client/errors.js';
+import { LakeServiceError } from '../service/core/errors.js';
 
 /** Every exit code lake uses; README lists the same table. */
 export const EXIT = {

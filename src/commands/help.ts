@@ -3,7 +3,7 @@ import { ENVIRONMENT_VARIABLES } from '../config/environment.js';
 import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { usageError } from './exit-codes.js';
-import { packageVersion } from '../version.js';
+import { packageVersion } from '../support/version.js';
 
 /** `lake help environment`: every LAKE_* variable, what it does and its default. */
 function printEnvironment(ctx: CommandContext): void {

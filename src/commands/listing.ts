@@ -3,7 +3,7 @@ import { paletteFor } from '../render/colors.js';
 import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
 import { createRowWriter, type Row } from '../render/rows.js';
 import type { RouteContract } from '../contract/route.js';
-import type { CallInput, ItemOf, LakeClient } from '../service/client/lake-client.js';
+import type { CallInput, ItemOf, LakeClient } from '../client/lake-client.js';
 import { pagedOutput } from '../render/pager.js';
 import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';

@@ -31,7 +31,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const port = parsePort(options.port);
       const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }, { startServer }] = await Promise.all([
         import('../service/home/home.js'),
-        import('../service/services.js'),
+        import('../service/assembly/services.js'),
         import('../service/api/app.js'),
         import('../service/api/server.js'),
       ]);

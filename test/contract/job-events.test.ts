@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fastClock } from '../../src/service/clock.js';
+import { fastClock } from '../../src/service/core/clock.js';
 import { JobStore } from '../../src/service/jobs/job-store.js';
 import { JOB_STREAM_TIMING } from '../../src/service/jobs/stream-timing.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REAL_CLOCK, type Clock } from '../../src/service/clock.js';
+import { REAL_CLOCK, type Clock } from '../../src/service/core/clock.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, run, type Json } from '../helpers/queries.js';

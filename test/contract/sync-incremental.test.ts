@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_LAYERS } from '../../src/service/lake/lake.js';
+import { MAX_LAYERS } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { run, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeError } from '../../src/render/errors.js';
-import { LakeApiError } from '../../src/service/client/errors.js';
+import { describeError } from '../../src/commands/errors.js';
+import { LakeApiError } from '../../src/client/errors.js';
 
 const apiError = (status: number, code: string, message: string): LakeApiError =>
   LakeApiError.fromResponse(new Response(null, { status }), {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { printQueryRows } from '../../src/commands/query/print-rows.js';
 import type { QueryPage } from '../../src/commands/query/wait.js';
 import { IOStreams } from '../../src/render/iostreams.js';
-import type { LakeClient } from '../../src/service/client/lake-client.js';
+import type { LakeClient } from '../../src/client/lake-client.js';
 
 const PLAN =
   '┌──────────────┐\n│  PROJECTION  │\n└──────┬───────┘\n┌──────┴───────┐\n│  DUMMY_SCAN  │\n└──────────────┘';

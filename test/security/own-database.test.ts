@@ -8,7 +8,7 @@ import { openHome, type Home } from '../../src/service/home/home.js';
 import { OwnDatabaseGuard } from '../../src/service/net/own-database.js';
 import { OutboundPolicy, SERVE_DENY } from '../../src/service/net/outbound.js';
 import { PostgresDelivery } from '../../src/service/sends/deliveries/postgres-delivery.js';
-import { createServices, type LakeServices } from '../../src/service/services.js';
+import { createServices, type LakeServices } from '../../src/service/assembly/services.js';
 import { metadataIdentity } from '../../src/service/store/database-identity.js';
 import { ADMIN_URL, createMetadataDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';

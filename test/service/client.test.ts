@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LakeApiError, LakeConnectionError } from '../../src/service/client/errors.js';
-import { LakeClient } from '../../src/service/client/lake-client.js';
-import { remoteFetch } from '../../src/service/client/transport.js';
-import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/service/client/retry.js';
+import { LakeApiError, LakeConnectionError } from '../../src/client/errors.js';
+import { LakeClient } from '../../src/client/lake-client.js';
+import { remoteFetch } from '../../src/client/transport.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/client/retry.js';
 
 // A stand-in for a flaky proxy or an overloaded upstream: the client's retry rules are about servers outside our control.
 type Step = (req: IncomingMessage, res: ServerResponse) => void;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../src/service/ids.js';
+import { newId } from '../../src/service/core/ids.js';
 
 describe('newId', () => {
   it('sorts in creation order, also within one millisecond', () => {

@@ -210,7 +210,7 @@ describe.each(KINDS)('job runtime ($name)', (kind) => {
       organizationId: ORG,
       name: 'hourly',
       sql: 'select 1',
-      destination: { type: 'webhook', url: 'https://example.com/hook', batch_size: 100 },
+      destination: { type: 'webhook', url: 'https://example.com/hook', format: 'json', batch_size: 100 },
       secrets: '',
       secretsSet: [],
       everyMinutes: 60,

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Home } from '../../src/service/home/home.js';
-import { LakeCollector } from '../../src/service/lake/collector.js';
-import type { LakeServices } from '../../src/service/services.js';
+import { LakeCollector } from '../../src/service/storage/collector.js';
+import type { LakeServices } from '../../src/service/assembly/services.js';
 import { runLake } from '../helpers/cli.js';
 import { finished, submitOk } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
@@ -104,7 +104,7 @@ describe('lake snapshot garbage collection', () => {
     // Another process writes a large new snapshot of the same table and is killed while it writes.
     const script = `
       const { openHome } = await import(${JSON.stringify(join(ROOT, 'dist/service/home/home.js'))});
-      const { createServices } = await import(${JSON.stringify(join(ROOT, 'dist/service/services.js'))});
+      const { createServices } = await import(${JSON.stringify(join(ROOT, 'dist/service/assembly/services.js'))});
       const home = await openHome(${JSON.stringify(home.paths.root)});
       const services = await createServices(home, { rateLimits: false });
       await services.lake.writeTable(home.organization.id, 'gc', 't', "SELECT range AS i, repeat('x', 200) AS label FROM range(50000000)");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inBackground, repeat } from '../../src/service/repeat.js';
+import { inBackground, repeat } from '../../src/service/core/repeat.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 describe('background work', () => {

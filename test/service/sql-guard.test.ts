@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { guardSql, MAX_SQL_LENGTH } from '../../src/service/engine/sql-guard.js';
 import { tokenize } from '../../src/service/engine/sql-tokenizer.js';
-import { LakeServiceError } from '../../src/service/errors.js';
+import { LakeServiceError } from '../../src/service/core/errors.js';
 
 function codeOf(sql: string): string | undefined {
   try {

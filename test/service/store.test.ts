@@ -5,7 +5,7 @@ import { openMetadataDb } from '../../src/service/store/database.js';
 import { lock, type MetadataDb } from '../../src/service/store/metadata-db.js';
 import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
 import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
-import { redactSecrets } from '../../src/service/redact.js';
+import { redactSecrets } from '../../src/service/core/redact.js';
 import { createMetadataDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { REAL_CLOCK } from '../../src/service/clock.js';
+import { REAL_CLOCK } from '../../src/service/core/clock.js';
 import { retryAfter, WebhookDelivery } from '../../src/service/sends/deliveries/webhook-delivery.js';
 
 describe('webhook retries', () => {

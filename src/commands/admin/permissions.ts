@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GranteeKind } from '../../service/catalog/permissions.js';
+import type { GranteeKind } from '../../service/auth/permissions.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';

@@ -1,7 +1,7 @@
 import { JOB_EVENT_NAMES } from '../../contract/events.js';
 import { JOB_ROUTES } from '../../contract/routes.js';
 import type { JobObject } from '../../contract/types.js';
-import { routePath, type LakeClient } from '../../service/client/lake-client.js';
+import { routePath, type LakeClient } from '../../client/lake-client.js';
 
 export { JOB_EVENT_NAMES, type JobObject };
 

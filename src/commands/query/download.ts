@@ -1,8 +1,8 @@
 import { closeSync, createWriteStream, existsSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { LakeClient } from '../../service/client/lake-client.js';
-import { LakeApiError } from '../../service/client/errors.js';
+import type { LakeClient } from '../../client/lake-client.js';
+import { LakeApiError } from '../../client/errors.js';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';

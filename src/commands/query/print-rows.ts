@@ -1,4 +1,4 @@
-import type { LakeClient } from '../../service/client/lake-client.js';
+import type { LakeClient } from '../../client/lake-client.js';
 import { paletteFor } from '../../render/colors.js';
 import type { IOStreams } from '../../render/iostreams.js';
 import { pagedOutput } from '../../render/pager.js';

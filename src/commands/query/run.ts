@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mark } from '../../debug-timing.js';
+import { mark } from '../../support/debug-timing.js';
 import { resolveOutputFormat, UnknownFormatError } from '../../render/output-format.js';
 import { startSpinner } from '../../render/spinner.js';
 import type { OutputFormat } from '../../render/rows.js';

@@ -1,6 +1,6 @@
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { QueryObject } from '../../contract/types.js';
-import type { CallInput, LakeClient } from '../../service/client/lake-client.js';
+import type { CallInput, LakeClient } from '../../client/lake-client.js';
 
 /** A query as GET /queries/{id} answers it, with a page of rows once it succeeded (format=inline). */
 export type QueryPage = QueryObject;

@@ -1,5 +1,5 @@
 import { CATALOG_ROUTES } from '../../contract/routes.js';
-import type { LakeClient } from '../../service/client/lake-client.js';
+import type { LakeClient } from '../../client/lake-client.js';
 
 const KEYWORDS = [
   'SELECT',

@@ -1,5 +1,5 @@
 import { printFields, printJson } from '../../render/record.js';
-import type { LakeClient } from '../../service/client/lake-client.js';
+import type { LakeClient } from '../../client/lake-client.js';
 import { SOURCE_ROUTES } from '../../contract/routes.js';
 import type { ConnectorObject, SourceChangeBody, SourceCreationBody, SourceObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
 import { startSpinner } from '../../render/spinner.js';
 import { applyEvent, initialProgress, plainLine, summaryLines, type SyncProgress } from '../../render/sync-progress.js';
-import { routePath, type LakeClient } from '../../service/client/lake-client.js';
+import { routePath, type LakeClient } from '../../client/lake-client.js';
 import { JOB_ROUTES, SOURCE_ROUTES } from '../../contract/routes.js';
 import type { SyncObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LinearRouter } from 'hono/router/linear-router';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { ClientAddresses } from './client-address.js';
-import type { LakeServices } from '../services.js';
+import type { LakeServices } from '../assembly/services.js';
 import type { ApiEnv } from './env.js';
 import { errorResponse, unexpectedErrorResponse } from './error-response.js';
 import { corsFor } from './middleware/cors.js';

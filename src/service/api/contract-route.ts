@@ -2,7 +2,7 @@ import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { RouteContract, RouteInput } from '../../contract/route.js';
 import { check, type Problem } from '../../contract/validate.js';
 import type { Scope } from '../auth/scopes.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
 import { readJsonObject } from './json-body.js';
 import { authenticate, publicRateLimit } from './middleware/authenticate.js';

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.js';
-import type { LakeServices } from '../services.js';
+import type { LakeServices } from '../assembly/services.js';
 import type { ClientAddresses } from './client-address.js';
 
 /** What every request handler can read from the Hono context. */

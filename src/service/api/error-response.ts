@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { LakeServiceError } from '../errors.js';
-import { redactSecrets } from '../redact.js';
+import { LakeServiceError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import type { ApiEnv } from './env.js';
 import { HttpError } from './http-error.js';
 import { ERROR_CATALOGUE } from '../../contract/errors.js';

@@ -1,4 +1,4 @@
-import { LakeServiceError, type ErrorCode, type ServiceErrorOptions } from '../errors.js';
+import { LakeServiceError, type ErrorCode, type ServiceErrorOptions } from '../core/errors.js';
 
 /**
  * An error the HTTP layer raises itself, with the response headers only HTTP has (Allow, the rate-limit budgets,

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
 
 /**

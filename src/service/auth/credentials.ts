@@ -1,5 +1,5 @@
-import { LakeServiceError } from '../errors.js';
-import { newId } from '../ids.js';
+import { LakeServiceError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { CredentialKind, Principal } from './principal.js';
 import type { Scope } from './scopes.js';

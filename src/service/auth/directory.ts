@@ -1,4 +1,4 @@
-import { newId } from '../ids.js';
+import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 
 export interface Organization {

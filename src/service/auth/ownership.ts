@@ -1,4 +1,4 @@
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
 

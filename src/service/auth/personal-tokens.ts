@@ -1,4 +1,4 @@
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
 import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';

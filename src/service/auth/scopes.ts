@@ -1,4 +1,4 @@
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 
 /** Every scope a credential can hold. docs/api.md lists what each one grants. */
 export const SCOPES = [

@@ -1,4 +1,4 @@
-import { newId } from '../ids.js';
+import { newId } from '../core/ids.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import type { Canvas } from './canvas-service.js';
 

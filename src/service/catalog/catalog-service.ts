@@ -1,9 +1,9 @@
 import type { Principal } from '../auth/principal.js';
-import { LakeServiceError } from '../errors.js';
-import type { Lake } from '../lake/lake.js';
-import type { ColumnDescription, LakeTable } from '../lake/tables.js';
-import type { LakeView } from '../lake/views.js';
-import type { PermissionStore } from './permissions.js';
+import { LakeServiceError } from '../core/errors.js';
+import type { Lake } from '../storage/lake.js';
+import type { ColumnDescription, LakeTable } from '../storage/tables.js';
+import type { LakeView } from '../storage/views.js';
+import type { PermissionStore } from '../auth/permissions.js';
 
 export interface SchemaSummary {
   name: string;

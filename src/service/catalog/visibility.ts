@@ -6,7 +6,7 @@ import { lakeTableOf } from '../sources/lake-schema.js';
 import { lakeTableNames } from '../sources/lake-names.js';
 import type { SourceRecord, SourceSummary, SourceStore } from '../sources/source-store.js';
 import { committedRows, type SyncView } from '../syncs/sync-service.js';
-import type { PermissionStore, TableAccess } from './permissions.js';
+import type { PermissionStore, TableAccess } from '../auth/permissions.js';
 
 /** What a sync object or event says of one table. */
 interface TableMention {

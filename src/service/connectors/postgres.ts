@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { requireCommonJs } from '../../load-commonjs.js';
-import { LakeServiceError } from '../errors.js';
+import { requireCommonJs } from '../../support/load-commonjs.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 
 const CONNECT_TIMEOUT_MS = 5000;

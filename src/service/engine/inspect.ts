@@ -1,6 +1,6 @@
-import { mark } from '../../debug-timing.js';
+import { mark } from '../../support/debug-timing.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
 
 /**

@@ -1,10 +1,10 @@
 import { dirname } from 'node:path';
 import { planWithoutPaths } from './plan-text.js';
-import { mark } from '../../debug-timing.js';
+import { mark } from '../../support/debug-timing.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
 import { readFirstPage } from './result-rows.js';

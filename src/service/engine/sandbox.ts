@@ -1,4 +1,4 @@
-import { mark } from '../../debug-timing.js';
+import { mark } from '../../support/debug-timing.js';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';

@@ -1,4 +1,4 @@
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { SqlTokenizeError, tokenize, type Token } from './sql-tokenizer.js';
 
 export const MAX_SQL_LENGTH = 100_000;

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { quoteLiteral } from './duckdb.js';
 
 export interface TableReference {

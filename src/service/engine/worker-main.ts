@@ -4,7 +4,7 @@
 import { openPrivilegedConnection } from './duckdb.js';
 import { inspectStatement } from './inspect.js';
 import { sharedInstancePool } from './instance-pool.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { QueryRun } from './query-runner.js';
 import { SandboxCache } from './sandbox-cache.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';

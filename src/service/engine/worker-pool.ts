@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { LakeServiceError, isErrorCode } from '../errors.js';
+import { LakeServiceError, isErrorCode } from '../core/errors.js';
 import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from '../queries/settings.js';
 import type {
   QueryEngine,

@@ -1,4 +1,4 @@
-import { repeat } from '../repeat.js';
+import { repeat } from '../core/repeat.js';
 import type { JobRuntime } from './job-runtime.js';
 import type { JobKind } from './job-store.js';
 

@@ -1,5 +1,5 @@
-import { newId } from '../ids.js';
-import { inBackground } from '../repeat.js';
+import { newId } from '../core/ids.js';
+import { inBackground } from '../core/repeat.js';
 import type { JobKind, JobStore } from './job-store.js';
 import type { JobSettings } from './settings.js';
 

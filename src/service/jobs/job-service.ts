@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.js';
-import type { PermissionStore } from '../catalog/permissions.js';
-import type { Clock } from '../clock.js';
-import { LakeServiceError } from '../errors.js';
+import type { PermissionStore } from '../auth/permissions.js';
+import type { Clock } from '../core/clock.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { QueryService } from '../queries/query-service.js';
 import { principalIdOf } from '../auth/ownership.js';
 import type { QueryRecord } from '../queries/store.js';

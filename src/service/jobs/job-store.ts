@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { REAL_CLOCK, type Clock } from '../clock.js';
+import { REAL_CLOCK, type Clock } from '../core/clock.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 /** Carries the id of a job that has a new event, to every process sharing the store. */

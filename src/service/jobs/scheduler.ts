@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import { repeat } from '../repeat.js';
+import type { Clock } from '../core/clock.js';
+import { repeat } from '../core/repeat.js';
 import type { FailureReport } from './job-runtime.js';
 
 /** Work that comes due on a schedule (sends today; scheduled syncs reuse it). */

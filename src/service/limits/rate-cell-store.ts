@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { RateCells } from './rate-limiter.js';
 

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { LogStore } from './log-store.js';
 
 export interface LogEntry {

@@ -1,12 +1,12 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { mark } from '../../debug-timing.js';
+import { mark } from '../../support/debug-timing.js';
 import type { QueryEngine, QueryJob, QueryOutcome, RunningQuery } from '../engine/query-engine.js';
 import { RESULT_FILE_NAME } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { TERMINAL_STATUSES } from '../jobs/job-store.js';
-import { inBackground, repeat } from '../repeat.js';
+import { inBackground, repeat } from '../core/repeat.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { FairQueue } from './fair-queue.js';
 import type { QueryJobs } from './query-jobs.js';

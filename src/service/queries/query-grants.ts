@@ -1,12 +1,12 @@
 import type { Principal } from '../auth/principal.js';
-import { assertNoIntrospection } from '../catalog/introspection.js';
-import type { PermissionStore, TableAccess } from '../catalog/permissions.js';
+import { assertNoIntrospection } from '../auth/introspection.js';
+import type { PermissionStore, TableAccess } from '../auth/permissions.js';
 import type { QueryEngine } from '../engine/query-engine.js';
 import { guardSql } from '../engine/sql-guard.js';
 import type { TableReference } from '../engine/table-refs.js';
-import { LakeServiceError } from '../errors.js';
-import { newId } from '../ids.js';
-import type { Lake } from '../lake/lake.js';
+import { LakeServiceError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Lake } from '../storage/lake.js';
 import type { QueryJobs } from './query-jobs.js';
 
 /** What a query may read: every table or view it names must be one the caller's grants cover. */

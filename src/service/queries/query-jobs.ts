@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
-import type { TableAccess } from '../catalog/permissions.js';
+import type { TableAccess } from '../auth/permissions.js';
 import type { QueryJob } from '../engine/query-engine.js';
-import type { Lake } from '../lake/lake.js';
+import type { Lake } from '../storage/lake.js';
 import type { QuerySettings } from './settings.js';
 import type { QueryPlan } from './store.js';
 

@@ -1,9 +1,9 @@
 import { rmSync, statSync } from 'node:fs';
 import type { JsonRow } from '../engine/result-rows.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 import { checkResultSignature, signedResultPath, type Signer, type SignedPath } from '../files/url-signer.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { LakeLayout } from '../lake/layout.js';
+import type { LakeLayout } from '../storage/layout.js';
 import { FirstPages } from './first-pages.js';
 import type { ResultReader } from './result-reader.js';
 import type { QueryRecord, QueryStore } from './store.js';

@@ -10,7 +10,7 @@ import {
   type JsonRow,
   type RowGroup,
 } from '../engine/result-rows.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 
 export interface ResultPage {
   columns: string[];

@@ -1,13 +1,13 @@
-import { inBackground } from '../repeat.js';
+import { inBackground } from '../core/repeat.js';
 import type { Principal } from '../auth/principal.js';
 import { principalOf, type CredentialStore } from '../auth/credentials.js';
 import type { Directory } from '../auth/directory.js';
 import { assertCreatorOrOwner } from '../auth/ownership.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import { guardSql } from '../engine/sql-guard.js';
-import { LakeServiceError } from '../errors.js';
-import { redactSecrets } from '../redact.js';
-import { newId } from '../ids.js';
+import { LakeServiceError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
+import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import type { JobStore } from '../jobs/job-store.js';

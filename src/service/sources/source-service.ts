@@ -1,8 +1,8 @@
 import type { Principal } from '../auth/principal.js';
 import { findConnector } from '../connectors/registry.js';
 import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../connectors/types.js';
-import { LakeServiceError } from '../errors.js';
-import { newId } from '../ids.js';
+import { LakeServiceError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
 import { lock } from '../store/metadata-db.js';
 import { withLakeTables } from './lake-names.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';

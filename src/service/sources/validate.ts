@@ -1,6 +1,6 @@
 import { findConnector, refusalFor } from '../connectors/registry.js';
 import type { Connector, FieldSpec, SourceTable } from '../connectors/types.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 
 const invalid = (param: string, message: string): LakeServiceError =>
   new LakeServiceError('invalid_source_parameters', message, { param });

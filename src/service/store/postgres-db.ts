@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
-import { requireCommonJs } from '../../load-commonjs.js';
+import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { MetadataUnavailableError, isConnectionFailure } from './unavailable.js';
 import { Notices } from './notices.js';

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { requireCommonJs } from '../../load-commonjs.js';
+import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { Notices } from './notices.js';
 

@@ -1,4 +1,4 @@
-import type { Lake } from '../lake/lake.js';
+import type { Lake } from '../storage/lake.js';
 import { SAMPLE_BASE_ROWS } from '../connectors/sample.js';
 import type { SyncReporter, TableResult, TableTask } from './types.js';
 

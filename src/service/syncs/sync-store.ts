@@ -1,5 +1,5 @@
-import { REAL_CLOCK, type Clock } from '../clock.js';
-import { newId } from '../ids.js';
+import { REAL_CLOCK, type Clock } from '../core/clock.js';
+import { newId } from '../core/ids.js';
 import type { JobRecord } from '../jobs/job-store.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { TablePhase, TableState } from './types.js';

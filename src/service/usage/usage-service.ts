@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
-import { LakeServiceError } from '../errors.js';
-import type { Lake } from '../lake/lake.js';
+import type { Clock } from '../core/clock.js';
+import { LakeServiceError } from '../core/errors.js';
+import type { Lake } from '../storage/lake.js';
 import type { UsageStore } from './usage-store.js';
 
 /** What lake meters, per organization and day (docs/api.md, "Usage"). */

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { hasScope, type Principal } from '../../auth/principal.js';
 import { checkStreamToken } from '../../files/url-signer.js';
 import type { Scope } from '../../auth/scopes.js';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import type { ApiEnv } from '../env.js';
 import { HttpError } from '../http-error.js';
 

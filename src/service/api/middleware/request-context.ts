@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { API_VERSION } from '../../../version.js';
-import type { LakeServices } from '../../services.js';
+import { API_VERSION } from '../../../support/version.js';
+import type { LakeServices } from '../../assembly/services.js';
 import type { ApiEnv } from '../env.js';
 
 /** `req_` and 24 hex digits; randomUUID draws from a pre-filled entropy cache, cheaper than randomBytes per request. */

@@ -1,5 +1,5 @@
 import type { Context, Hono } from 'hono';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import type { ApiEnv } from '../env.js';
 import { HttpError } from '../http-error.js';
 

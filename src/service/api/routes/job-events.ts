@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import type { JOB_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { streamSSE } from 'hono/streaming';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import { TERMINAL_STATUSES } from '../../jobs/job-store.js';
 import { JOB_STREAM_TIMING, TERMINAL_EVENTS } from '../../jobs/stream-timing.js';
 import type { ApiEnv } from '../env.js';

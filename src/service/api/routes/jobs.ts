@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { JobCancellationObject, JobResultObject } from '../../../contract/types.js';
 import type { JobRecord } from '../../jobs/job-store.js';
 import type { Principal } from '../../auth/principal.js';
-import type { LakeServices } from '../../services.js';
+import type { LakeServices } from '../../assembly/services.js';
 import type { ApiEnv } from '../env.js';
 import { JOB_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';

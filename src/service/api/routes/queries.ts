@@ -1,7 +1,7 @@
-import { mark } from '../../../debug-timing.js';
+import { mark } from '../../../support/debug-timing.js';
 import type { Hono } from 'hono';
 import { QUERY_ROUTES } from '../../../contract/routes.js';
-import { checkIdempotencyKey } from '../../idempotency.js';
+import { checkIdempotencyKey } from '../../idempotency/idempotency.js';
 import { queryObject } from '../wire/queries.js';
 import { mount } from '../contract-route.js';
 import type { ApiEnv } from '../env.js';

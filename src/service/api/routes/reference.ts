@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { openApiDocument } from '../../../contract/openapi.js';
 import { SERVICE_ROUTES } from '../../../contract/routes.js';
-import { API_VERSION, packageVersion } from '../../../version.js';
+import { API_VERSION, packageVersion } from '../../../support/version.js';
 import { mount } from '../contract-route.js';
 import type { ApiEnv } from '../env.js';
 import { referencePage } from '../reference/reference-page.js';

@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
 import type { SendDeletionObject } from '../../../contract/types.js';
 import type { Principal } from '../../auth/principal.js';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import type { SendRecord } from '../../sends/send-store.js';
-import type { LakeServices } from '../../services.js';
+import type { LakeServices } from '../../assembly/services.js';
 import type { ApiEnv } from '../env.js';
 import { SEND_ROUTES } from '../../../contract/routes.js';
 import type { SendObject } from '../../../contract/types.js';

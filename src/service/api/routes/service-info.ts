@@ -6,8 +6,8 @@ import type {
   VersionObject,
   WhoAmIObject,
 } from '../../../contract/types.js';
-import { API_VERSION, packageVersion } from '../../../version.js';
-import { isErrorCode, LakeServiceError } from '../../errors.js';
+import { API_VERSION, packageVersion } from '../../../support/version.js';
+import { isErrorCode, LakeServiceError } from '../../core/errors.js';
 import type { ApiEnv } from '../env.js';
 import { docUrl } from '../error-response.js';
 import { ERROR_CATALOGUE } from '../../../contract/errors.js';

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { SourceDeletionObject, SourceTestObject } from '../../../contract/types.js';
 import { CONNECTORS, findConnector } from '../../connectors/registry.js';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import type { ApiEnv } from '../env.js';
 import { SOURCE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { LakeServiceError } from '../../errors.js';
-import { checkIdempotencyKey } from '../../idempotency.js';
+import { LakeServiceError } from '../../core/errors.js';
+import { checkIdempotencyKey } from '../../idempotency/idempotency.js';
 import type { ApiEnv } from '../env.js';
 import { SOURCE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { classifyPostgresFailure, connectPostgres, postgresClient } from '../../connectors/postgres.js';
-import { LakeServiceError } from '../../errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
 import type { ResultColumn } from '../../queries/store.js';

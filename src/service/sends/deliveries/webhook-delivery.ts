@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../core/clock.js';
 import { postOnce } from '../../net/http-post.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
 import type { WebhookDestination } from '../destination.js';

@@ -1,5 +1,5 @@
-import type { RouteContract } from '../../contract/route.js';
-import type { Static, TObject, TSchema } from '../../contract/schema.js';
+import type { RouteContract } from '../contract/route.js';
+import type { Static, TObject, TSchema } from '../contract/schema.js';
 import { LakeApiError, LakeConnectionError, parseRetryAfter } from './errors.js';
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from './retry.js';
 

@@ -19,9 +19,9 @@ export async function openLocalLake(
   options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {},
 ): Promise<LocalLake> {
   const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }] = await Promise.all([
-    import('../home/home.js'),
-    import('../services.js'),
-    import('../api/app.js'),
+    import('../service/home/home.js'),
+    import('../service/assembly/services.js'),
+    import('../service/api/app.js'),
   ]);
   // A home whose metadata is on a shared PostgreSQL store (LAKE_METADATA_URL) is the same lake as its replicas'.
   const home = await openHome(homeDir, homeOptionsFromEnv(options.env ?? {}));

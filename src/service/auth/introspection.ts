@@ -1,5 +1,5 @@
 import type { Token } from '../engine/sql-tokenizer.js';
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 
 /** Names through which SQL can list tables, schemas or columns (DuckDB's own, and its PostgreSQL and SQLite views). */
 const INTROSPECTION_NAMES: ReadonlySet<string> = new Set([

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { UNRESTRICTED, type TableAccess } from '../catalog/permissions.js';
+import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
 import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
-import { LakeServiceError } from '../errors.js';
-import { newId } from '../ids.js';
+import { LakeServiceError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import { ensureCatalogFile, type CatalogContents } from './catalog-file.js';
 import { DEMO_TABLES } from './demo.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { LakeServiceError } from './errors.js';
-import type { MetadataDb } from './store/metadata-db.js';
+import { LakeServiceError } from '../core/errors.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 

@@ -1,7 +1,7 @@
-import type { Directory } from '../auth/directory.js';
-import type { Principal } from '../auth/principal.js';
-import { LakeServiceError } from '../errors.js';
-import { newId } from '../ids.js';
+import type { Directory } from './directory.js';
+import type { Principal } from './principal.js';
+import { LakeServiceError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 
 export type GranteeKind = 'user' | 'role' | 'credential';

@@ -2,8 +2,8 @@
  * The one error type of the domain layer. Services throw it with a stable code; the API layer alone decides the
  * HTTP status and envelope, so services stay unaware of HTTP.
  */
-export { ERROR_CODES, isErrorCode, type ErrorCode } from '../contract/errors.js';
-import type { ErrorCode } from '../contract/errors.js';
+export { ERROR_CODES, isErrorCode, type ErrorCode } from '../../contract/errors.js';
+import type { ErrorCode } from '../../contract/errors.js';
 
 export interface ServiceErrorOptions {
   /** The input the error concerns, when it concerns exactly one. */

@@ -1,4 +1,4 @@
-import { LakeServiceError } from '../errors.js';
+import { LakeServiceError } from '../core/errors.js';
 
 const MAX_NAME_LENGTH = 128;
 

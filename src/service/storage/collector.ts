@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { GcStore } from './gc-store.js';
 import type { LakeLayout } from './layout.js';

@@ -1,10 +1,10 @@
-import { terminalSafe } from './terminal-text.js';
-import { CliError } from '../commands/exit-codes.js';
-import { LakeApiError, LakeConnectionError } from '../service/client/errors.js';
-import { LakeServiceError } from '../service/errors.js';
-import { redactSecrets } from '../service/redact.js';
-import { paletteFor } from './colors.js';
-import type { IOStreams } from './iostreams.js';
+import { terminalSafe } from '../render/terminal-text.js';
+import { CliError } from './exit-codes.js';
+import { LakeApiError, LakeConnectionError } from '../client/errors.js';
+import { LakeServiceError } from '../service/core/errors.js';
+import { redactSecrets } from '../service/core/redact.js';
+import { paletteFor } from '../render/colors.js';
+import type { IOStreams } from '../render/iostreams.js';
 
 export interface DescribedError {
   /** The API's error type; the CLI's own errors are `cli_error`. */
