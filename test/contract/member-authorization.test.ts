@@ -1,6 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobStore } from '../../src/service/jobs/job-store.js';
 import type { Scope } from '../../src/service/auth/scopes.js';
 import { SERVE_DENY } from '../../src/service/net/outbound.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
@@ -395,8 +396,9 @@ describe('a member gets exactly what they were granted', () => {
       const again = await ok(await call('GET', `/sources/${source.id}`, undefined, reader));
       expect(JSON.stringify(again)).not.toContain('customers');
       // The final event says the same: its error (nested in the event) names no hidden table to the reader.
-      const before = await api.services.jobs.store.lastSeq(accepted.id);
-      await api.services.jobs.store.appendEvent(accepted.id, 'job.failed', {
+      const jobStore = new JobStore(api.services.home.db);
+      const before = await jobStore.lastSeq(accepted.id);
+      await jobStore.appendEvent(accepted.id, 'job.failed', {
         status: 'failed',
         error: { code: 'tables_failed', message: '1 of 2 tables failed: public.customers (boom)' },
       });

@@ -3,6 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, utimesSync, writeFileSyn
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JobStore } from '../../src/service/jobs/job-store.js';
 import type { Home } from '../../src/service/home/home.js';
 import { LakeCollector } from '../../src/service/storage/collector.js';
 import type { LakeServices } from '../../src/service/assembly/services.js';
@@ -56,7 +57,7 @@ describe('lake snapshot garbage collection', () => {
     expect(snapshotFolders(home, current.id)).toHaveLength(3);
 
     // Within the retention window nothing goes.
-    const patient = new LakeCollector(home.db, services.lake.layout, services.jobs.store, services.clock, {
+    const patient = new LakeCollector(home.db, services.lake.layout, new JobStore(home.db), services.clock, {
       retentionSeconds: 3600,
       intervalMs: 600_000,
     });

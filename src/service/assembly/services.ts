@@ -36,8 +36,8 @@ import { InProcessEngine } from '../engine/in-process-engine.js';
 import { WorkerPool } from '../engine/worker-pool.js';
 import { SecretBox } from '../sources/secret-box.js';
 import { SourceService } from '../sources/source-service.js';
-import { SyncService, type SyncView } from '../syncs/sync-service.js';
-import { Visibility } from '../catalog/visibility.js';
+import { SyncService } from '../syncs/sync-service.js';
+import { SourceViews } from '../syncs/source-views.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from '../net/outbound.js';
 import { LakeServiceError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
@@ -74,10 +74,8 @@ export interface LakeServices {
   sends: SendService;
   /** Removes what the lake no longer needs on disk (old snapshots, catalogs, leftovers); lake serve runs it periodically. */
   collector: LakeCollector;
-  /** The latest sync of a source, as the source object shows it; null before its first sync. */
-  latestSync(sourceId: string): Promise<SyncView | null>;
-  /** What a restricted credential may see of sources, syncs, logs, sends and canvases. */
-  visibility: Visibility;
+  /** Sources with their latest syncs, as the source routes show them. */
+  sourceViews: SourceViews;
   clock: Clock;
   /** Aborted when the services close, so long-lived work such as event streams ends. */
   closing: AbortSignal;
@@ -151,7 +149,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const signer = new Signer(home.signingSecret);
   const queryStore = new QueryStore(home.db, jobStore);
   const results = new QueryResults(queryStore, layout, resultReader, signer);
+  const jobs = new JobService(jobStore, runtime, permissions, clock);
   const queries = new QueryService({
+    jobs,
     db: home.db,
     lake,
     store: queryStore,
@@ -165,7 +165,6 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     usage,
   });
   await queries.purgeExpired();
-  const jobs = new JobService(jobStore, queries, permissions, clock);
   const secretBox = new SecretBox(home.paths.secretsKey);
   const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
   const syncSettings = options.syncSettings ?? syncSettingsFromEnv();
@@ -175,6 +174,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const sources = new SourceService(
     home.db,
     secretBox,
+    permissions,
     async (organizationId, schema) => {
       const { tables, views } = await lake.visible(organizationId);
       return [...tables, ...views].some((object) => object.schema.toLowerCase() === schema);
@@ -194,6 +194,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     clock,
     syncSettings,
   );
+  // A sync's events name its tables: a restricted caller sees only those it may read.
+  jobs.viewEventsOf('sync', (principal, id) => syncs.eventView(principal, id));
   const sends = new SendService(
     home.db,
     jobStore,
@@ -245,14 +247,13 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     sources,
     syncs,
     orgKeys: new OrgKeys(home.credentials, home.directory),
-    logs: new LogService(new LogStore(home.db)),
+    logs: new LogService(new LogStore(home.db), (principal, entries) => sources.access.logEntries(principal, entries)),
     usage,
     rateLimiter,
     canvases: new CanvasService(new CanvasStore(home.db), queries, results, home.directory),
     sends,
     collector,
-    latestSync: (sourceId) => syncs.latestSummary(sourceId),
-    visibility: new Visibility(permissions, sources.store, queries),
+    sourceViews: new SourceViews(sources, syncs),
     clock,
     closing: closing.signal,
     stopStreams() {

@@ -96,7 +96,7 @@ export class CanvasService {
    * table is read by everyone the canvas is shown to (the team key reads them all).
    */
   async addElement(principal: Principal, canvasId: string, input: ElementInput): Promise<CanvasElement> {
-    const canvas = await this.get(principal, canvasId);
+    const canvas = await this.find(principal, canvasId);
     await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(input, '');
     await this.assertAdderMayRead(principal, element);
@@ -104,7 +104,16 @@ export class CanvasService {
     return (await this.get(principal, canvasId)).elements.find((e) => e.id === id) as CanvasElement;
   }
 
+  /** The canvas as the caller may see it: a restricted credential, only the elements whose tables it may read. */
   async get(principal: Principal, id: string): Promise<Canvas> {
+    const canvas = await this.find(principal, id);
+    const readable = await Promise.all(
+      canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)),
+    );
+    return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
+  }
+
+  private async find(principal: Principal, id: string): Promise<Canvas> {
     const canvas = await this.store.get(principal.organizationId, id);
     if (!canvas)
       throw new LakeServiceError('canvas_not_found', `No canvas '${id.slice(0, 64)}' exists in your organization.`);
@@ -116,7 +125,7 @@ export class CanvasService {
     limit: number,
     startingAfter: string | undefined,
   ): Promise<{ data: Canvas[]; hasMore: boolean }> {
-    if (startingAfter !== undefined) await this.get(principal, startingAfter);
+    if (startingAfter !== undefined) await this.find(principal, startingAfter);
     const page = await this.store.pageIds(principal.organizationId, limit, startingAfter);
     return { data: await Promise.all(page.ids.map((id) => this.get(principal, id))), hasMore: page.hasMore };
   }
@@ -126,7 +135,7 @@ export class CanvasService {
    * returns up to MAX_TABLE_ROWS rows as exact JSON.
    */
   async tableData(principal: Principal, canvasId: string, elementId: string): Promise<TableData> {
-    const canvas = await this.get(principal, canvasId);
+    const canvas = await this.find(principal, canvasId);
     const element = canvas.elements.find((e) => e.id === elementId);
     if (!element)
       throw new LakeServiceError(

@@ -13,6 +13,8 @@ export type FailureReport = (work: string, error: unknown, jobId?: string) => vo
 interface HeldJob {
   onCancel(): void;
   unlisten(): void;
+  /** Settles when the job is released. */
+  released: Promise<void>;
 }
 
 /** A job this process runs to its end through `run`. */
@@ -90,7 +92,9 @@ export class JobRuntime {
     };
     // A cancel asked on another replica arrives as an event of the job at once (NOTIFY on a shared store).
     const unlisten = this.store.onEvent(id, () => this.checkCancel([id]));
-    this.held.set(id, { onCancel: once, unlisten });
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.held.set(id, { onCancel: once, unlisten, released });
     // A cancel asked while the job was being claimed or started came before the listener: look once now.
     this.checkCancel([id]);
     this.keepLeases();
@@ -98,8 +102,14 @@ export class JobRuntime {
       if (this.held.get(id)?.unlisten !== unlisten) return;
       this.held.delete(id);
       unlisten();
+      release();
       if (this.held.size === 0) this.idle.abort();
     };
+  }
+
+  /** Settles when this process no longer holds the job (at once when it does not). */
+  async released(id: string): Promise<void> {
+    await this.held.get(id)?.released;
   }
 
   /**

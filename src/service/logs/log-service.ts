@@ -20,7 +20,11 @@ export interface LogFilter {
 
 /** Source errors and schema changes that syncs record, newest first, filtered and paged. */
 export class LogService {
-  constructor(private readonly store: LogStore) {}
+  constructor(
+    private readonly store: LogStore,
+    /** The entries a caller may see (a restricted credential: none about tables it may not read). */
+    private readonly visible: (principal: Principal, entries: LogEntry[]) => Promise<LogEntry[]> = async (_p, e) => e,
+  ) {}
 
   async list(
     principal: Principal,
@@ -41,6 +45,7 @@ export class LogService {
           { param: 'starting_after' },
         );
     }
-    return this.store.page(principal.organizationId, filter, limit, after);
+    const page = await this.store.page(principal.organizationId, filter, limit, after);
+    return { data: await this.visible(principal, page.data), hasMore: page.hasMore };
   }
 }

@@ -10,6 +10,7 @@ import { LakeServiceError } from '../core/errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency/idempotency.js';
 import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
+import type { JobService } from '../jobs/job-service.js';
 import type { Lake } from '../storage/lake.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -42,6 +43,8 @@ export interface QueryServiceParts {
   idempotency: IdempotencyStore;
   permissions: PermissionStore;
   runtime: JobRuntime;
+  /** Jobs as callers see them: a query's job answers for its result. */
+  jobs: JobService;
   settings: QuerySettings;
   engine: QueryEngine;
   scheduling: Scheduling;
@@ -170,6 +173,20 @@ export class QueryService {
     if (!query || hidden)
       throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
     return query;
+  }
+
+  /** The query behind a succeeded query job, for freshly signed result links (GET /jobs/{id}/result). */
+  async resultOfJob(principal: Principal, id: string): Promise<QueryRecord> {
+    const job = await this.parts.jobs.get(principal, id);
+    if (job.status === 'queued' || job.status === 'running')
+      throw new LakeServiceError('job_not_finished', `Job ${id} is ${job.status}; its result is not ready.`);
+    if (job.kind !== 'query' || job.status !== 'succeeded') {
+      throw new LakeServiceError(
+        'job_has_no_result',
+        `Job ${id} ${job.kind === 'query' ? job.status : `is a ${job.kind}`}; only succeeded queries have a result.`,
+      );
+    }
+    return this.get(principal, id);
   }
 
   /** Waits, up to timeoutMs, for a query to end, wherever it runs. */

@@ -10,7 +10,7 @@ import { redactSecrets } from '../core/redact.js';
 import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { Scheduler } from '../jobs/scheduler.js';
-import type { JobStore } from '../jobs/job-store.js';
+import type { JobRecord, JobStore } from '../jobs/job-store.js';
 import type { QueryService } from '../queries/query-service.js';
 import { principalIdOf } from '../auth/ownership.js';
 import type { QueryResults } from '../queries/query-results.js';
@@ -69,6 +69,18 @@ export interface SendChange {
   paused?: boolean;
 }
 
+/** A run with its job (its status, times and failure). */
+export interface SendRunView {
+  run: SendRunRecord;
+  job: JobRecord | undefined;
+}
+
+/** A send with its latest run. */
+export interface SendView {
+  send: SendRecord;
+  lastRun: SendRunView | null;
+}
+
 /** Failures of this server rather than of the send: logged for its operator. */
 const SERVER_FAULTS: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
 
@@ -116,7 +128,7 @@ export class SendService {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  async create(principal: Principal, input: SendInput): Promise<{ send: SendRecord; generatedSecret?: string }> {
+  async create(principal: Principal, input: SendInput): Promise<{ send: SendView; generatedSecret?: string }> {
     const name = checkName(input.name);
     const sql = checkSql(input.sql);
     const checked = checkDestination(input.destination);
@@ -143,7 +155,7 @@ export class SendService {
       updated: now,
     };
     await this.store.insert(send);
-    return { send, generatedSecret: checked.generatedSecret };
+    return { send: { send, lastRun: null }, generatedSecret: checked.generatedSecret };
   }
 
   /** A destination the outbound rules refuse is refused when the send is made (and again at every delivery). */
@@ -162,18 +174,42 @@ export class SendService {
     });
   }
 
-  async get(principal: Principal, id: string): Promise<SendRecord> {
+  /**
+   * A send the caller may see, with its latest run: a restricted credential sees none whose SQL names a table it
+   * may not read (404, as for one that does not exist).
+   */
+  async get(principal: Principal, id: string): Promise<SendView> {
+    return this.view(await this.findVisible(principal, id));
+  }
+
+  private async find(principal: Principal, id: string): Promise<SendRecord> {
     const send = await this.store.get(principal.organizationId, id);
     if (!send)
       throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
     return send;
   }
 
+  private async findVisible(principal: Principal, id: string): Promise<SendRecord> {
+    const send = await this.find(principal, id);
+    if (!(await this.queries.mayRead(principal, send.sql)))
+      throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
+    return send;
+  }
+
+  private async view(send: SendRecord): Promise<SendView> {
+    const last = (await this.store.runs(send.id, 1)).data[0];
+    return { send, lastRun: last ? await this.runView(last) : null };
+  }
+
+  private async runView(run: SendRunRecord): Promise<SendRunView> {
+    return { run, job: await this.jobs.getById(run.id) };
+  }
+
   async list(
     principal: Principal,
     limit: number,
     startingAfter: string | undefined,
-  ): Promise<{ data: SendRecord[]; hasMore: boolean }> {
+  ): Promise<{ data: SendView[]; hasMore: boolean }> {
     const after =
       startingAfter === undefined ? undefined : await this.store.get(principal.organizationId, startingAfter);
     if (startingAfter !== undefined && !after)
@@ -182,15 +218,18 @@ export class SendService {
         'starting_after is not a next_cursor from a previous page of your sends.',
         { param: 'starting_after' },
       );
-    return this.store.list(principal.organizationId, limit, after);
+    const page = await this.store.list(principal.organizationId, limit, after);
+    const shown = await Promise.all(page.data.map((send) => this.queries.mayRead(principal, send.sql)));
+    const data = await Promise.all(page.data.filter((_, i) => shown[i]).map((send) => this.view(send)));
+    return { data, hasMore: page.hasMore };
   }
 
   /**
    * Changes name, SQL, schedule or `paused`. The destination is fixed: make a new send to deliver elsewhere. Only
    * its creator or an owner may; an owner who changes its SQL becomes the principal it runs as.
    */
-  async update(principal: Principal, id: string, change: SendChange): Promise<SendRecord> {
-    const send = await this.get(principal, id);
+  async update(principal: Principal, id: string, change: SendChange): Promise<SendView> {
+    const send = await this.find(principal, id);
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (change.destination !== undefined)
       throw invalid('destination', 'The destination of a send cannot change; create a new send instead.');
@@ -213,12 +252,12 @@ export class SendService {
         next.nextRun = this.now() + next.everyMinutes * 60;
     }
     await this.store.update(next);
-    return next;
+    return this.view(next);
   }
 
   /** Deletes the send and its runs' records; refused while a run is live, so no delivery is left half-owned. */
   async delete(principal: Principal, id: string): Promise<void> {
-    const send = await this.get(principal, id);
+    const send = await this.find(principal, id);
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     await this.db.transaction(lock.sendRuns(send.id), async () => {
       const live = await this.store.liveRun(send.id);
@@ -232,8 +271,8 @@ export class SendService {
   }
 
   /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
-  async trigger(principal: Principal, id: string): Promise<SendRunRecord> {
-    const send = await this.get(principal, id);
+  async trigger(principal: Principal, id: string): Promise<SendRunView> {
+    const send = await this.find(principal, id);
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
     if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
     const run = await this.startRun(send, 'manual', principal);
@@ -242,7 +281,7 @@ export class SendService {
         'send_in_progress',
         `Send ${send.id} already has a run in progress; no second run was started.`,
       );
-    return run;
+    return this.runView(run);
   }
 
   async runs(
@@ -250,8 +289,8 @@ export class SendService {
     id: string,
     limit: number,
     startingAfter: string | undefined,
-  ): Promise<{ data: SendRunRecord[]; hasMore: boolean }> {
-    const send = await this.get(principal, id);
+  ): Promise<{ data: SendRunView[]; hasMore: boolean }> {
+    const send = await this.findVisible(principal, id);
     const after = startingAfter === undefined ? undefined : await this.store.getRun(startingAfter);
     if (startingAfter !== undefined && after?.sendId !== send.id)
       throw new LakeServiceError(
@@ -260,16 +299,17 @@ export class SendService {
         { param: 'starting_after' },
       );
     await this.expireDeadRun(send.id);
-    return this.store.runs(send.id, limit, after);
+    const page = await this.store.runs(send.id, limit, after);
+    return { data: await Promise.all(page.data.map((run) => this.runView(run))), hasMore: page.hasMore };
   }
 
-  async getRun(principal: Principal, sendId: string, runId: string): Promise<SendRunRecord> {
-    const send = await this.get(principal, sendId);
+  async getRun(principal: Principal, sendId: string, runId: string): Promise<SendRunView> {
+    const send = await this.findVisible(principal, sendId);
     const run = await this.store.getRun(runId);
     if (!run || run.sendId !== send.id)
       throw new LakeServiceError('send_run_not_found', `Send ${send.id} has no run ${runId.slice(0, 64)}.`);
     await this.jobs.expireLeases(run.id);
-    return run;
+    return this.runView(run);
   }
 
   /** Settles when the run, if this process runs it, has ended. */

@@ -7,6 +7,8 @@ import { lock } from '../store/metadata-db.js';
 import { withLakeTables } from './lake-names.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
+import type { PermissionStore } from '../auth/permissions.js';
+import { SourceAccess } from './source-access.js';
 import type { SecretBox } from './secret-box.js';
 import { SourceStore, type LastTest, type SourceRecord, type SourceSummary } from './source-store.js';
 import {
@@ -110,9 +112,13 @@ export interface TestOutcome {
 export class SourceService {
   readonly store: SourceStore;
 
+  /** What a restricted credential may see of sources, their syncs and logs. */
+  readonly access: SourceAccess;
+
   constructor(
     private readonly db: import('../store/metadata-db.js').MetadataDb,
     private readonly box: SecretBox,
+    permissions: PermissionStore,
     /** Whether the organization's lake has tables or views in a schema (a new source must not write among them). */
     private readonly lakeHasSchema: (organizationId: string, schema: string) => Promise<boolean> = async () => false,
     /** Where sources may connect; unrestricted when absent. */
@@ -121,6 +127,7 @@ export class SourceService {
     private readonly discovery?: { maxTables: number; maxColumns: number },
   ) {
     this.store = new SourceStore(db);
+    this.access = new SourceAccess(permissions, this.store);
   }
 
   async create(principal: Principal, input: SourceCreation): Promise<SourceRecord> {
@@ -137,7 +144,7 @@ export class SourceService {
     // Discovery is best effort here: a source whose database is down still gets created, and a test discovers later.
     const found = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
     // Checked again with the insert, in one write transaction: two requests for one name cannot both pass.
-    return this.db.transaction(lock.sourceNames(principal.organizationId), async () => {
+    const created = await this.db.transaction(lock.sourceNames(principal.organizationId), async () => {
       await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
       return this.store.insert({
         id,
@@ -152,6 +159,7 @@ export class SourceService {
         lakeSchema,
       });
     });
+    return this.access.source(principal, created);
   }
 
   /** A source created without a name gets its connector's, numbered from 2 when taken. */
@@ -196,7 +204,13 @@ export class SourceService {
       throw conflict(`lake schema ${schema} already exists`);
   }
 
+  /** The source as the principal may see it (a restricted credential, only the tables it may read). */
   async get(principal: Principal, id: string): Promise<SourceRecord> {
+    return this.access.source(principal, await this.find(principal, id));
+  }
+
+  /** The whole source, for the service's own work on it. */
+  private async find(principal: Principal, id: string): Promise<SourceRecord> {
     const source = await this.store.get(principal.organizationId, id);
     if (!source)
       throw new LakeServiceError(
@@ -222,7 +236,8 @@ export class SourceService {
           { param: 'starting_after' },
         );
     }
-    return this.store.list(principal.organizationId, limit, after);
+    const page = await this.store.list(principal.organizationId, limit, after);
+    return { ...page, data: await Promise.all(page.data.map((s) => this.access.summary(principal, s))) };
   }
 
   /**
@@ -231,7 +246,7 @@ export class SourceService {
    * ground (409 source_config_unavailable).
    */
   async update(principal: Principal, id: string, change: SourceChange): Promise<SourceRecord> {
-    const source = await this.get(principal, id);
+    const source = await this.find(principal, id);
     const connector = findConnector(source.connector) as Connector;
     const { config, secrets } = checkSettings(connector, change, true);
     // A source is never pointed where the outbound rules refuse (checked again at every connection).
@@ -279,7 +294,7 @@ export class SourceService {
 
   /** A live connection test where the connector has one; it also refreshes the table configuration from discovery. */
   async test(principal: Principal, id: string): Promise<TestOutcome> {
-    const source = await this.get(principal, id);
+    const source = await this.find(principal, id);
     const connector = findConnector(source.connector) as Connector;
     const at = Math.floor(Date.now() / 1000);
     if (!connector.test) {

@@ -12,6 +12,8 @@ import type { JobRuntime } from '../jobs/job-runtime.js';
 import type { Lake } from '../storage/lake.js';
 import { principalIdOf } from '../auth/ownership.js';
 import { lakeTableNames } from '../sources/lake-names.js';
+import { HIDDEN_REASON } from '../sources/source-access.js';
+import type { EventFeed, EventView } from '../jobs/job-service.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
@@ -78,7 +80,8 @@ export class SyncService {
     sourceId: string,
     input: SyncRequest,
     idempotencyKey: string | undefined,
-  ): Promise<{ id: string; replayed: boolean }> {
+  ): Promise<{ sync: SyncView; replayed: boolean }> {
+    // As the caller may see it: a restricted credential can name only the tables it may read.
     const source = await this.sources.get(principal, sourceId);
     const request = this.checkRequest(source, input);
     const scope = {
@@ -116,11 +119,64 @@ export class SyncService {
       return { id, replayed: false };
     });
     if (!outcome.replayed && this.runsSyncs) this.pool.offer(outcome.id, principal.organizationId);
-    return outcome;
+    const sync = await this.view(principal, outcome.id);
+    if (!sync) throw new LakeServiceError('job_not_found', `Sync ${outcome.id} is gone.`);
+    return { sync, replayed: outcome.replayed };
   }
 
-  /** A sync: job status and timestamps, with each table's phase and counts. */
-  async summary(id: string): Promise<SyncView | null> {
+  /** A sync as the principal may see it: job status and timestamps, with each table's phase and counts. */
+  async view(principal: Principal, id: string): Promise<SyncView | null> {
+    return this.visible(principal, await this.summary(id));
+  }
+
+  /** The latest sync of a source as the principal may see it; null before its first sync. */
+  async latest(principal: Principal, sourceId: string): Promise<SyncView | null> {
+    await this.jobs.expireLeases(await this.store.latestId(sourceId));
+    const id = await this.store.latestId(sourceId);
+    return id ? await this.view(principal, id) : null;
+  }
+
+  /**
+   * Where a follower of the source's sync stream starts: its latest sync, after the event a Last-Event-ID
+   * (`<sync id>:<number>`) names, seen as the principal may see it. An id of an older sync of the source starts
+   * over at the latest; one of another source, or past the latest's last event, is refused.
+   */
+  async openStream(principal: Principal, sourceId: string, lastEventId: string | undefined): Promise<EventFeed | null> {
+    const source = await this.sources.get(principal, sourceId);
+    const latest = await this.store.latestId(source.id);
+    let after = 0;
+    if (lastEventId !== undefined) {
+      const match = /^(sync_[0-9a-z]+):(\d{1,15})$/.exec(lastEventId.trim());
+      const known = match ? await this.store.get(match[1] as string) : undefined;
+      if (
+        !match ||
+        known?.sourceId !== source.id ||
+        (latest !== undefined && match[1] === latest && Number(match[2]) > (await this.jobs.lastSeq(latest)))
+      ) {
+        throw new LakeServiceError(
+          'invalid_last_event_id',
+          `Last-Event-ID '${lastEventId.trim().slice(0, 64)}' is not an event id of this source's sync stream.`,
+          { param: 'Last-Event-ID' },
+        );
+      }
+      if (match[1] === latest) after = Number(match[2]);
+    }
+    if (!latest) return null;
+    return {
+      jobId: latest,
+      afterSeq: after,
+      idOf: (seq) => `${latest}:${seq}`,
+      view: await this.sources.access.eventView(principal, source.id),
+    };
+  }
+
+  /** How the principal sees the events of a sync job (for GET /jobs/{id}/events). */
+  async eventView(principal: Principal, id: string): Promise<EventView> {
+    const sync = await this.store.get(id);
+    return sync ? this.sources.access.eventView(principal, sync.sourceId) : async (_type, data) => data;
+  }
+
+  private async summary(id: string): Promise<SyncView | null> {
     const sync = await this.store.get(id);
     const job = await this.jobs.getById(id);
     if (!sync || !job) return null;
@@ -141,10 +197,12 @@ export class SyncService {
     };
   }
 
-  async latestSummary(sourceId: string): Promise<SyncView | null> {
-    await this.jobs.expireLeases(await this.store.latestId(sourceId));
-    const id = await this.store.latestId(sourceId);
-    return id ? await this.summary(id) : null;
+  /** A restricted credential sees only the tables it may read, counted alone, and no names in a failure. */
+  private async visible(principal: Principal, sync: SyncView | null): Promise<SyncView | null> {
+    if (sync === null || !(await this.sources.access.accessFor(principal)).restricted) return sync;
+    const tables = await this.sources.access.mentions(principal, sync.sourceId, sync.tables);
+    const error = sync.error?.code === 'tables_failed' ? { ...sync.error, message: HIDDEN_REASON } : sync.error;
+    return { ...sync, tables, rows: committedRows(tables), error };
   }
 
   /**

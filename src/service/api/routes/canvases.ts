@@ -17,16 +17,11 @@ export function canvasRoutes(app: Hono<ApiEnv>): void {
     return c.json(canvasObject(canvas), 201);
   });
   mount(app, listCanvases, async (c, { query }) => {
-    const { canvases, visibility } = c.get('services');
-    const result = await canvases.list(c.get('principal'), query.limit ?? 20, query.starting_after);
-    const seen = await Promise.all(result.data.map((canvas) => visibility.canvas(c.get('principal'), canvas)));
-    return c.json(listBody({ data: seen.map(canvasObject), hasMore: result.hasMore }));
+    const result = await c.get('services').canvases.list(c.get('principal'), query.limit ?? 20, query.starting_after);
+    return c.json(listBody({ data: result.data.map(canvasObject), hasMore: result.hasMore }));
   });
   mount(app, getCanvas, async (c, { params }) => {
-    const { canvases, visibility } = c.get('services');
-    return c.json(
-      canvasObject(await visibility.canvas(c.get('principal'), await canvases.get(c.get('principal'), params.id))),
-    );
+    return c.json(canvasObject(await c.get('services').canvases.get(c.get('principal'), params.id)));
   });
   mount(app, addCanvasElement, async (c, { params, body }) => {
     const element = await c.get('services').canvases.addElement(c.get('principal'), params.id, body);

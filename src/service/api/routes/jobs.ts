@@ -1,50 +1,28 @@
 import type { Hono } from 'hono';
 import type { JobCancellationObject, JobResultObject } from '../../../contract/types.js';
-import type { JobRecord } from '../../jobs/job-store.js';
-import type { Principal } from '../../auth/principal.js';
-import type { LakeServices } from '../../assembly/services.js';
 import type { ApiEnv } from '../env.js';
 import { JOB_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
 import { jobObject } from '../wire/jobs.js';
-import type { JobObject } from '../../../contract/types.js';
 import { publicOrigin } from '../request-params.js';
 import { jobEventsRoute, streamUrlBody } from './job-events.js';
 
 const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStreamUrl } = JOB_ROUTES;
 
-/** The job object as the caller may see it: a restricted credential is not told which tables a sync failed on. */
-async function seenJob(
-  c: { get(key: 'services'): LakeServices; get(key: 'principal'): Principal },
-  job: JobRecord,
-): Promise<JobObject> {
-  return jobObject(
-    job,
-    await c
-      .get('services')
-      .visibility.jobError(
-        c.get('principal'),
-        job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage },
-      ),
-  );
-}
-
 export function jobRoutes(app: Hono<ApiEnv>): void {
   mount(app, listJobs, async (c, { query }) => {
     const result = await c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
-    return c.json(
-      listBody({ data: await Promise.all(result.data.map((job) => seenJob(c, job))), hasMore: result.hasMore }),
-    );
+    return c.json(listBody({ data: result.data.map((job) => jobObject(job)), hasMore: result.hasMore }));
   });
 
   mount(app, getJob, async (c, { params }) =>
-    c.json(await seenJob(c, await c.get('services').jobs.get(c.get('principal'), params.id))),
+    c.json(jobObject(await c.get('services').jobs.get(c.get('principal'), params.id))),
   );
 
   mount(app, getJobResult, async (c, { params }) => {
-    const { jobs, results } = c.get('services');
-    const query = await jobs.result(c.get('principal'), params.id);
+    const { queries, results } = c.get('services');
+    const query = await queries.resultOfJob(c.get('principal'), params.id);
     const signed = results.downloadLink(query.id);
     return c.json({
       object: 'job_result',
@@ -60,7 +38,7 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     const outcome = await c.get('services').jobs.cancel(c.get('principal'), params.id);
     return c.json({
       object: 'job_cancellation',
-      job: await seenJob(c, outcome.job),
+      job: jobObject(outcome.job),
       execution_may_continue: outcome.executionMayContinue,
     } satisfies JobCancellationObject);
   });

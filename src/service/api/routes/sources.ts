@@ -26,55 +26,32 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, listSources, async (c, { query }) => {
-    const { sources, latestSync, visibility } = c.get('services');
-    const principal = c.get('principal');
-    const result = await sources.list(principal, query.limit ?? 20, query.starting_after);
+    const page = await c.get('services').sourceViews.list(c.get('principal'), query.limit ?? 20, query.starting_after);
     return c.json(
-      listBody({
-        data: await Promise.all(
-          result.data.map(async (s) =>
-            sourceListItem(
-              await visibility.summary(principal, s),
-              await visibility.sync(principal, await latestSync(s.id)),
-            ),
-          ),
-        ),
-        hasMore: result.hasMore,
-      }),
+      listBody({ data: page.data.map((s) => sourceListItem(s.summary, s.latestSync)), hasMore: page.hasMore }),
     );
   });
 
   mount(app, createSource, async (c, { body }) => {
-    const { sources, visibility } = c.get('services');
     const { connector, name, config, ...credentials } = body;
-    const source = await sources.create(c.get('principal'), { connector, name, config, credentials });
-    c.header('Location', `/sources/${source.id}`);
-    return c.json(sourceObject(await visibility.source(c.get('principal'), source)), 201);
+    const view = await c
+      .get('services')
+      .sourceViews.create(c.get('principal'), { connector, name, config, credentials });
+    c.header('Location', `/sources/${view.source.id}`);
+    return c.json(sourceObject(view.source), 201);
   });
 
   mount(app, getSource, async (c, { params }) => {
-    const { sources, latestSync, visibility } = c.get('services');
-    const principal = c.get('principal');
-    const source = await sources.get(principal, params.id);
-    return c.json(
-      sourceObject(
-        await visibility.source(principal, source),
-        await visibility.sync(principal, await latestSync(source.id)),
-      ),
-    );
+    const view = await c.get('services').sourceViews.get(c.get('principal'), params.id);
+    return c.json(sourceObject(view.source, view.latestSync));
   });
 
   mount(app, updateSource, async (c, { params, body }) => {
-    const { sources, latestSync, visibility } = c.get('services');
-    const principal = c.get('principal');
     const { name, paused, config, tables, ...credentials } = body;
-    const source = await sources.update(principal, params.id, { name, paused, config, tables, credentials });
-    return c.json(
-      sourceObject(
-        await visibility.source(principal, source),
-        await visibility.sync(principal, await latestSync(source.id)),
-      ),
-    );
+    const view = await c
+      .get('services')
+      .sourceViews.update(c.get('principal'), params.id, { name, paused, config, tables, credentials });
+    return c.json(sourceObject(view.source, view.latestSync));
   });
 
   mount(app, deleteSource, async (c, { params: { id } }) => {

@@ -1,9 +1,8 @@
 import type { SendObject, SendRunObject } from '../../../contract/types.js';
-import type { JobRecord } from '../../jobs/job-store.js';
-import type { SendRecord, SendRunRecord } from '../../sends/send-store.js';
+import type { SendRunView, SendView } from '../../sends/send-service.js';
 
 /** A run: its job's status and times, with what only a send run has (trigger, query, rows and batches delivered). */
-export function sendRunObject(run: SendRunRecord, job: JobRecord | undefined): SendRunObject {
+export function sendRunObject({ run, job }: SendRunView): SendRunObject {
   return {
     object: 'send_run',
     id: run.id,
@@ -22,7 +21,8 @@ export function sendRunObject(run: SendRunRecord, job: JobRecord | undefined): S
 }
 
 /** The send object: the destination without its credentials, which it only says are set. */
-export function sendObject(send: SendRecord, lastRun: SendRunObject | null): SendObject {
+export function sendObject({ send, lastRun: last }: SendView): SendObject {
+  const lastRun = last && sendRunObject(last);
   return {
     object: 'send',
     id: send.id,
