@@ -21,7 +21,7 @@ export async function openLocalLake(
   const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }] = await Promise.all([
     import('../service/home/home.js'),
     import('../service/assembly/services.js'),
-    import('../service/api/app.js'),
+    import('../service/api/server/app.js'),
   ]);
   // A home whose metadata is on a shared PostgreSQL store (LAKE_METADATA_URL) is the same lake as its replicas'.
   const home = await openHome(homeDir, homeOptionsFromEnv(options.env ?? {}));

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { paletteFor } from '../render/colors.js';
 import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
-import { createRowWriter, type Row } from '../render/rows.js';
+import { createRowWriter } from '../render/rows.js';
+import type { Row } from '../render/table.js';
 import type { RouteContract } from '../contract/route.js';
 import type { CallInput, ItemOf, LakeClient } from '../client/lake-client.js';
 import { pagedOutput } from '../render/pager.js';

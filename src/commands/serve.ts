@@ -32,8 +32,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }, { startServer }] = await Promise.all([
         import('../service/home/home.js'),
         import('../service/assembly/services.js'),
-        import('../service/api/app.js'),
-        import('../service/api/server.js'),
+        import('../service/api/server/app.js'),
+        import('../service/api/server/server.js'),
       ]);
       const log = (line: object): void => {
         ctx.io.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
@@ -66,7 +66,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       }
       const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
       ctx.onClose(home.close);
-      const { querySettingsFromEnv, workerPoolSettingsFromEnv } = await import('../service/queries/settings.js');
+      const { querySettingsFromEnv } = await import('../service/queries/settings.js');
+      const { workerPoolSettingsFromEnv } = await import('../service/engine/worker-settings.js');
       const querySettings = querySettingsFromEnv(ctx.env);
       // In lake serve no query SQL runs in this process: a pool of worker processes runs every DuckDB step of it.
       const { syncSettingsFromEnv } = await import('../service/syncs/settings.js');
@@ -85,7 +86,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         publicUrl: options.publicUrl,
         querySettings,
         syncSettings,
-        workerPool: workerPoolSettingsFromEnv(querySettings, ctx.env),
+        workerPool: workerPoolSettingsFromEnv(querySettings.memoryLimit, ctx.env),
         outbound: outboundSettingsFromEnv(ctx.env, 'serve'),
         log,
       });

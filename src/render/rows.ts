@@ -1,6 +1,6 @@
 import type { Palette } from './colors.js';
 import type { OutputStream } from './iostreams.js';
-import { displayWidth, renderTable } from './table.js';
+import { displayWidth, renderTable, type Row } from './table.js';
 import { terminalSafe } from './terminal-text.js';
 import { csvField, markdownField, tsvField, valueToText } from './values.js';
 
@@ -10,8 +10,6 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export function isOutputFormat(value: string): value is OutputFormat {
   return (OUTPUT_FORMATS as readonly string[]).includes(value);
 }
-
-export type Row = Record<string, unknown>;
 
 /**
  * Writes rows in one format as they arrive, page by page, so a large result never has to be held whole.

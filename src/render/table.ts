@@ -1,7 +1,8 @@
 import type { Palette } from './colors.js';
 import { terminalSafe } from './terminal-text.js';
 import { valueToText } from './values.js';
-import type { Row } from './rows.js';
+
+export type Row = Record<string, unknown>;
 
 /** What the terminal allows: its width in columns; undefined draws every column at full width (a pipe). */
 export interface TableLayout {

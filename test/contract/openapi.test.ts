@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/contract/errors.js';
 import { JOB_EVENTS } from '../../src/contract/events.js';
 import { ROUTES } from '../../src/contract/routes.js';
-import { createApp } from '../../src/service/api/app.js';
+import { createApp } from '../../src/service/api/server/app.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 
 const key = (method: string, path: string): string => `${method.toUpperCase()} ${path}`;

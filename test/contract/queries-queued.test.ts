@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WorkerPoolSettings } from '../../src/service/queries/settings.js';
+import type { WorkerPoolSettings } from '../../src/service/engine/worker-settings.js';
 import { applyMigrations } from '../../src/service/store/migrate.js';
 import { MIGRATIONS } from '../../src/service/store/migrations.js';
 import { busiestChild, processTree } from '../helpers/memory-guard.js';

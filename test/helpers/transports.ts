@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { createApp } from '../../src/service/api/app.js';
+import { createApp } from '../../src/service/api/server/app.js';
 import { ClientAddresses } from '../../src/service/api/client-address.js';
-import { startServer } from '../../src/service/api/server.js';
+import { startServer } from '../../src/service/api/server/server.js';
 import { openHome, type Home } from '../../src/service/home/home.js';
 import { createServices, type ServiceOptions } from '../../src/service/assembly/services.js';
 import { querySettingsFromEnv } from '../../src/service/queries/settings.js';

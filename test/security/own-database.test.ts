@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type LakeApp } from '../../src/service/api/app.js';
+import { createApp, type LakeApp } from '../../src/service/api/server/app.js';
 import { postgresConnector } from '../../src/service/connectors/postgres.js';
 import { openHome, type Home } from '../../src/service/home/home.js';
 import { OwnDatabaseGuard } from '../../src/service/net/own-database.js';

@@ -31,7 +31,8 @@ import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/co
 import { QueryService } from '../queries/query-service.js';
 import { QueryResults } from '../queries/query-results.js';
 import { ResultReader } from '../queries/result-reader.js';
-import { querySettingsFromEnv, type QuerySettings, type WorkerPoolSettings } from '../queries/settings.js';
+import { querySettingsFromEnv, type QuerySettings } from '../queries/settings.js';
+import type { WorkerPoolSettings } from '../engine/worker-settings.js';
 import { InProcessEngine } from '../engine/in-process-engine.js';
 import { WorkerPool } from '../engine/worker-pool.js';
 import { SecretBox } from '../sources/secret-box.js';

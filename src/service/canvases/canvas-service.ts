@@ -9,27 +9,7 @@ import { splitQualifiedName } from '../storage/names.js';
 import type { JsonValue } from '../engine/json-values.js';
 import type { QueryService } from '../queries/query-service.js';
 import type { QueryResults } from '../queries/query-results.js';
-import type { CanvasStore } from './canvas-store.js';
-
-export interface CanvasElement {
-  id: string;
-  name: string;
-  kind: 'query' | 'table';
-  sql: string | null;
-  table: string | null;
-  created: number;
-}
-
-export interface Canvas {
-  id: string;
-  organizationId: string;
-  name: string;
-  /** Who made it (a user, or an organization key); null for canvases older than this record. */
-  createdBy: string | null;
-  created: number;
-  updated: number;
-  elements: CanvasElement[];
-}
+import type { Canvas, CanvasElement, CanvasStore } from './canvas-store.js';
 
 export interface TableData {
   canvas: Canvas;

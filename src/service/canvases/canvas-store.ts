@@ -1,6 +1,25 @@
 import { newId } from '../core/ids.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
-import type { Canvas } from './canvas-service.js';
+
+export interface CanvasElement {
+  id: string;
+  name: string;
+  kind: 'query' | 'table';
+  sql: string | null;
+  table: string | null;
+  created: number;
+}
+
+export interface Canvas {
+  id: string;
+  organizationId: string;
+  name: string;
+  /** Who made it (a user, or an organization key); null for canvases older than this record. */
+  createdBy: string | null;
+  created: number;
+  updated: number;
+  elements: CanvasElement[];
+}
 
 export interface NewElement {
   name: string;

@@ -1,11 +1,5 @@
-import type { JsonRow } from './result-rows.js';
+import type { JsonRow, ResultColumn } from './result-rows.js';
 import type { TableReference } from './table-refs.js';
-
-/** A column of a written result, as the engine typed it. */
-export interface ResultColumn {
-  name: string;
-  type: string;
-}
 
 /** Everything an engine needs to run one query; plain data, so it can cross a process boundary as JSON. */
 export interface QueryJob {

@@ -7,15 +7,8 @@ import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api
 import { LakeServiceError } from '../core/errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
-import { readFirstPage } from './result-rows.js';
-import type {
-  QueryEvents,
-  QueryFailureCode,
-  QueryJob,
-  QueryOutcome,
-  ResultColumn,
-  StopReason,
-} from './query-engine.js';
+import { readFirstPage, type ResultColumn } from './result-rows.js';
+import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason } from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
 

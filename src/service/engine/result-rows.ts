@@ -1,7 +1,12 @@
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.js';
 import { vectorConverterFor, type JsonValue, type VectorConverter } from './json-values.js';
-import type { ResultColumn } from './query-engine.js';
+
+/** A column of a written result, as the engine typed it. */
+export interface ResultColumn {
+  name: string;
+  type: string;
+}
 
 export type JsonRow = Record<string, JsonValue>;
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { LakeServiceError, isErrorCode } from '../core/errors.js';
-import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from '../queries/settings.js';
+import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from './worker-settings.js';
 import type {
   QueryEngine,
   QueryEvents,

@@ -1,22 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { LakeServiceError } from '../core/errors.js';
-import type { LogStore } from './log-store.js';
-
-export interface LogEntry {
-  id: string;
-  sourceId: string;
-  kind: 'error' | 'schema_change';
-  table: string | null;
-  message: string;
-  details: Record<string, unknown>;
-  created: number;
-}
-
-export interface LogFilter {
-  source?: string;
-  kind?: string;
-  since?: number;
-}
+import type { LogEntry, LogFilter, LogStore } from './log-store.js';
 
 /** Source errors and schema changes that syncs record, newest first, filtered and paged. */
 export class LogService {

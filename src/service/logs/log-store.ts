@@ -1,5 +1,20 @@
 import type { MetadataDb } from '../store/metadata-db.js';
-import type { LogEntry, LogFilter } from './log-service.js';
+
+export interface LogEntry {
+  id: string;
+  sourceId: string;
+  kind: 'error' | 'schema_change';
+  table: string | null;
+  message: string;
+  details: Record<string, unknown>;
+  created: number;
+}
+
+export interface LogFilter {
+  source?: string;
+  kind?: string;
+  since?: number;
+}
 
 interface LogRow {
   id: string;

@@ -1,13 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
+import type { DatabaseIdentity } from '../store/database-identity.js';
 import { isLoopbackOrUnspecified, plainAddress } from './addresses.js';
-
-/** Which PostgreSQL cluster and database a connection reached, as the server itself reports them. */
-export interface DatabaseIdentity {
-  /** pg_control_system().system_identifier: unique to a cluster, whatever address or port reaches it. */
-  system: string;
-  database: string;
-}
 
 export interface DatabaseEndpoint {
   /** Undefined for a Unix socket or the driver's default: the server's own machine. */

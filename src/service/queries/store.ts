@@ -1,8 +1,8 @@
 import type { JobStatus, JobStore } from '../jobs/job-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 
-export type { ResultColumn } from '../engine/query-engine.js';
-import type { ResultColumn } from '../engine/query-engine.js';
+export type { ResultColumn } from '../engine/result-rows.js';
+import type { ResultColumn } from '../engine/result-rows.js';
 
 export interface QueryRecord {
   id: string;

@@ -20,7 +20,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import { PostgresDelivery } from './deliveries/postgres-delivery.js';
 import { SendFailure, type Delivery } from './deliveries/types.js';
 import { DEFAULT_WEBHOOK_RETRY, WebhookDelivery, type WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
-import { checkDestination, type Destination, type DestinationInput } from './destination.js';
+import { checkDestination, type Destination, type DestinationInput } from './deliveries/destination.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import { SendStore, type SendRecord, type SendRunRecord } from './send-store.js';
 

@@ -1,5 +1,5 @@
 import type { MetadataDb } from '../store/metadata-db.js';
-import type { Destination } from './destination.js';
+import type { Destination } from './deliveries/destination.js';
 
 export interface SendRecord {
   id: string;

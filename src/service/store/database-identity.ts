@@ -1,5 +1,11 @@
-import type { DatabaseIdentity } from '../net/own-database.js';
 import type { MetadataDb } from './metadata-db.js';
+
+/** Which PostgreSQL cluster and database a connection reached, as the server itself reports them. */
+export interface DatabaseIdentity {
+  /** pg_control_system().system_identifier: unique to a cluster, whatever address or port reaches it. */
+  system: string;
+  database: string;
+}
 
 /**
  * The metadata database's identity as PostgreSQL reports it (cluster and database), asked once; SQLite has none.

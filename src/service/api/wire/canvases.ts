@@ -1,5 +1,5 @@
 import type { CanvasElementObject, CanvasObject } from '../../../contract/types.js';
-import type { Canvas, CanvasElement } from '../../canvases/canvas-service.js';
+import type { Canvas, CanvasElement } from '../../canvases/canvas-store.js';
 
 export const elementObject = (e: CanvasElement): CanvasElementObject => ({
   object: 'canvas_element',

@@ -4,7 +4,7 @@ import { LakeServiceError } from '../../core/errors.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
 import type { ResultColumn } from '../../queries/store.js';
-import type { PostgresDestination } from '../destination.js';
+import type { PostgresDestination } from './destination.js';
 import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
 
 /** A destination database that sends nothing for this long has its connection ended, and the run fails. */

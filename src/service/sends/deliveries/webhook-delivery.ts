@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { postOnce } from '../../net/http-post.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
-import type { WebhookDestination } from '../destination.js';
+import type { WebhookDestination } from './destination.js';
 import { SendFailure, type Delivery, type DeliveryRow } from './types.js';
 
 export interface WebhookRetryPolicy {

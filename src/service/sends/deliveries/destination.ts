@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError } from '../../core/errors.js';
 
 /** What a send delivers to, as stored and shown. Credentials are not here: they are sealed apart and write-only. */
 export type Destination = PostgresDestination | WebhookDestination;

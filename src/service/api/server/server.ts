@@ -2,8 +2,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { LakeApp } from './app.js';
-import { ERROR_CATALOGUE } from '../../contract/errors.js';
-import { newRequestId } from './middleware/request-context.js';
+import { ERROR_CATALOGUE } from '../../../contract/errors.js';
+import { newRequestId } from '../middleware/request-context.js';
 
 export interface ServerOptions {
   host: string;
