@@ -18,14 +18,17 @@ export async function openLocalLake(
   homeDir: string,
   options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {},
 ): Promise<LocalLake> {
-  const [{ openHome, homeOptionsFromEnv }, { createServices }, { createApp }] = await Promise.all([
+  const [{ openHome }, { createServices }, { createApp }, { parseServerSettings, serviceOptions }] = await Promise.all([
     import('../service/home/home.js'),
     import('../service/assembly/services.js'),
     import('../service/api/server/app.js'),
+    import('../service/server/settings.js'),
   ]);
+  // The CLI's own environment, never the process's: a command and its local lake read the same settings.
+  const settings = parseServerSettings(options.env ?? {}, 'local', { homeDir });
   // A home whose metadata is on a shared PostgreSQL store (LAKE_METADATA_URL) is the same lake as its replicas'.
-  const home = await openHome(homeDir, homeOptionsFromEnv(options.env ?? {}));
-  const services = await createServices(home, { runSyncs: options.runSyncs ?? true });
+  const home = await openHome(homeDir, settings.home);
+  const services = await createServices(home, { ...serviceOptions(settings), runSyncs: options.runSyncs ?? true });
   const app = createApp(services, { routing: 'one-shot' });
   return {
     fetch: (request) => Promise.resolve(app.fetch(request)),

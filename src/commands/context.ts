@@ -108,10 +108,18 @@ export class CommandContext {
         onRetry,
       });
     }
-    const local = await transport.openLocalLake(settings.homeDir.value as string, {
-      runSyncs: this.localRunsSyncs,
-      env: this.env,
-    });
+    const local = await transport
+      .openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs, env: this.env })
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'InvalidSetting')
+          throw new CliError(
+            'invalid_setting',
+            error.message,
+            EXIT.usage,
+            'Fix the setting and run the command again.',
+          );
+        throw error;
+      });
     this.onClose(local.close);
     this.mode = 'local';
     // Profiles belong to remote services; locally only an explicit flag or LAKE_TOKEN replaces the owner's token.

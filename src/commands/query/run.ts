@@ -161,5 +161,12 @@ async function warmLocalEngine(ctx: CommandContext): Promise<void> {
     import('../../service/engine/instance-pool.js'),
     import('../../service/queries/settings.js'),
   ]);
-  sharedInstancePool(querySettingsFromEnv(ctx.env)).warm({ parser: true });
+  let settings: ReturnType<typeof querySettingsFromEnv>;
+  try {
+    settings = querySettingsFromEnv(ctx.env);
+  } catch {
+    // A malformed setting is reported, as invalid_setting, when the local lake opens; nothing is warmed for it.
+    return;
+  }
+  sharedInstancePool(settings).warm({ parser: true });
 }

@@ -10,5 +10,7 @@ export interface ApiEnv {
     services: LakeServices;
     /** How the client's address is read (LAKE_TRUSTED_PROXIES). */
     clientAddresses: ClientAddresses;
+    /** Origin for links in responses (--public-url, or the address lake serve listens on); else the request's own. */
+    publicUrl: string | undefined;
   };
 }

@@ -7,5 +7,5 @@ import type { ApiEnv } from './env.js';
  * in-process app, which no HTTP request reaches, falls back to the request's own origin.
  */
 export function publicOrigin(c: Context<ApiEnv>): string {
-  return c.get('services').publicUrl ?? new URL(c.req.url).origin;
+  return c.get('publicUrl') ?? new URL(c.req.url).origin;
 }

@@ -84,8 +84,6 @@ export interface LakeServices {
   startBackgroundWork(): void;
   /** Ends open event streams (a server that is shutting down). */
   stopStreams(): void;
-  /** Origin for links in responses when the server sits behind a proxy; otherwise each request's own. */
-  publicUrl: string | undefined;
   /**
    * Lets work in flight finish for up to graceMs (default: none), stops and records what remains, then releases
    * engines. The home itself is closed by whoever opened it.
@@ -93,8 +91,13 @@ export interface LakeServices {
   close(graceMs?: number): Promise<void>;
 }
 
+/**
+ * What the services are built with: from the server's settings (src/service/server/settings.ts, parsed once from
+ * the environment of lake serve or of the CLI in local mode); each absent part takes its documented default.
+ */
 export interface ServiceOptions {
-  publicUrl?: string;
+  /** LAKE_PRICES_FILE: the price table usage reports use; prices.json in the home, else the defaults, without it. */
+  pricesFile?: string;
   querySettings?: QuerySettings;
   /** Run queries in a pool of worker processes (lake serve); without it they run in this process (the local CLI). */
   workerPool?: WorkerPoolSettings;
@@ -125,10 +128,12 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);
   const clock = options.clock ?? REAL_CLOCK;
-  const usage = new UsageService(new UsageStore(home.db), lake, clock, () => loadPrices(home.paths.root));
+  const usage = new UsageService(new UsageStore(home.db), lake, clock, () =>
+    loadPrices(home.paths.root, options.pricesFile),
+  );
   const jobStore = new JobStore(home.db, clock);
-  const jobSettings = options.jobSettings ?? jobSettingsFromEnv();
-  const querySettings = options.querySettings ?? querySettingsFromEnv();
+  const jobSettings = options.jobSettings ?? jobSettingsFromEnv({});
+  const querySettings = options.querySettings ?? querySettingsFromEnv({});
   // In process, queries share this process's cores anyway: the organization's in-flight ceiling is the only bound.
   const inProcessSlots = Math.max(4, querySettings.maxInFlight);
   const engine = options.workerPool
@@ -167,8 +172,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   });
   await queries.purgeExpired();
   const secretBox = new SecretBox(home.paths.secretsKey);
-  const outbound = options.outbound ?? outboundSettingsFromEnv(process.env, 'local');
-  const syncSettings = options.syncSettings ?? syncSettingsFromEnv();
+  const outbound = options.outbound ?? outboundSettingsFromEnv({}, 'local');
+  const syncSettings = options.syncSettings ?? syncSettingsFromEnv({});
   const ownDatabase = home.metadataUrl
     ? OwnDatabaseGuard.forUrl(home.metadataUrl, metadataIdentity(home.db))
     : undefined;
@@ -208,19 +213,19 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     clock,
     runtime,
     {
-      ...(options.sendSettings ?? sendSettingsFromEnv()),
+      ...(options.sendSettings ?? sendSettingsFromEnv({})),
       destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase),
     },
     usage,
     options.log,
   );
-  const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv());
+  const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv({}));
   // Replicas share one budget per caller and organization through the store; one process keeps its own.
   const rateCells = home.db.dialect === 'postgres' ? new StoredRateCells(home.db, clock) : undefined;
   const rateLimiter =
     options.rateLimits === false
       ? undefined
-      : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv(), clock, rateCells);
+      : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv({}), clock, rateCells);
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {
@@ -278,7 +283,6 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
         repeat(collector.settings.intervalMs, () => collector.collect(), failedAt('snapshot collection')),
       );
     },
-    publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     async close(graceMs = 0) {
       closing.abort();
       for (const timer of timers.splice(0)) clearInterval(timer);

@@ -46,7 +46,7 @@ export const WORKER_BASE_BYTES = 256 * 2 ** 20;
 export function workerPoolSettingsFromEnv(
   /** The per-query memory limit (LAKE_QUERY_MEMORY_LIMIT), in DuckDB's notation. */
   queryMemoryLimit: string,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined>,
 ): WorkerPoolSettings {
   const perWorker = parseByteSize(queryMemoryLimit) + WORKER_BASE_BYTES;
   const byMemory = Math.floor((totalmem() * 0.75) / perWorker);

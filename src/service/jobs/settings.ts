@@ -4,7 +4,7 @@ export interface JobSettings {
 }
 
 /** LAKE_JOB_LEASE_SECONDS (default 30) sets the lease; the holder renews it every third of that. */
-export function jobSettingsFromEnv(env: Record<string, string | undefined> = process.env): JobSettings {
+export function jobSettingsFromEnv(env: Record<string, string | undefined>): JobSettings {
   const raw = env.LAKE_JOB_LEASE_SECONDS;
   const seconds = raw === undefined || raw === '' ? 30 : Number(raw);
   if (!Number.isFinite(seconds) || seconds <= 0)

@@ -8,7 +8,7 @@ export interface RateLimitSettings {
 }
 
 /** 120 per caller and 600 per organization a minute (the spec), or LAKE_RATE_LIMIT_PER_CALLER / _PER_ORG; 0 turns a limit off. */
-export function rateLimitsFromEnv(env: Record<string, string | undefined> = process.env): RateLimitSettings {
+export function rateLimitsFromEnv(env: Record<string, string | undefined>): RateLimitSettings {
   const read = (name: string, fallback: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;

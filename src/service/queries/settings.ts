@@ -17,7 +17,7 @@ export interface QuerySettings {
 }
 
 /** Defaults documented in docs/api.md ("Limits"); each can be changed through the environment of lake serve or the CLI. */
-export function querySettingsFromEnv(env: Record<string, string | undefined> = process.env): QuerySettings {
+export function querySettingsFromEnv(env: Record<string, string | undefined>): QuerySettings {
   const memoryLimit = env.LAKE_QUERY_MEMORY_LIMIT || '2GB';
   if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(memoryLimit)) {
     throw new Error(`LAKE_QUERY_MEMORY_LIMIT must look like 512MB or 2GB, not '${memoryLimit}'.`);

@@ -2,7 +2,7 @@ import { DEFAULT_WEBHOOK_RETRY } from './deliveries/webhook-delivery.js';
 import type { SendSettings } from './send-service.js';
 
 /** Webhook retries from LAKE_WEBHOOK_ATTEMPTS and LAKE_WEBHOOK_RETRY_BASE_MS; the defaults otherwise. */
-export function sendSettingsFromEnv(env: Record<string, string | undefined> = process.env): SendSettings {
+export function sendSettingsFromEnv(env: Record<string, string | undefined>): SendSettings {
   const read = (name: string, fallback: number, min: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;

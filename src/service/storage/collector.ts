@@ -13,7 +13,7 @@ export interface GcSettings {
   intervalMs: number;
 }
 
-export function gcSettingsFromEnv(env: Record<string, string | undefined> = process.env): GcSettings {
+export function gcSettingsFromEnv(env: Record<string, string | undefined>): GcSettings {
   const minutes = (name: string, fallback: number, least: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;

@@ -40,7 +40,7 @@ export const SYNC_DEFAULTS: SyncSettings = {
 };
 
 /** The settings from the environment (whole positive numbers, named below); a bad value is an error at start. */
-export function syncSettingsFromEnv(env: Record<string, string | undefined> = process.env): SyncSettings {
+export function syncSettingsFromEnv(env: Record<string, string | undefined>): SyncSettings {
   const read = (name: string, fallback: number, scale = 1): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return Math.round(fallback * scale);

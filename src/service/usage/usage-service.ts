@@ -30,8 +30,8 @@ export const DEFAULT_PRICES: PriceTable = {
 const GB = 1024 ** 3;
 
 /** The price table: LAKE_PRICES_FILE, else prices.json in the home, else the defaults; keys not given keep theirs. */
-export function loadPrices(homeRoot: string, env: Record<string, string | undefined> = process.env): PriceTable {
-  const file = env.LAKE_PRICES_FILE ?? join(homeRoot, 'prices.json');
+export function loadPrices(homeRoot: string, pricesFile: string | undefined): PriceTable {
+  const file = pricesFile ?? join(homeRoot, 'prices.json');
   if (!existsSync(file)) return DEFAULT_PRICES;
   const given = JSON.parse(readFileSync(file, 'utf8')) as Partial<PriceTable>;
   return { ...DEFAULT_PRICES, ...given };

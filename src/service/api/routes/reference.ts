@@ -14,8 +14,6 @@ export function referenceRoutes(app: Hono<ApiEnv>): void {
   const built = (publicUrl: string | undefined): Record<string, unknown> =>
     (document ??= openApiDocument({ apiVersion: API_VERSION, serverVersion: packageVersion(), serverUrl: publicUrl }));
 
-  mount(app, SERVICE_ROUTES.getOpenApiDocument, (c) => c.json(built(c.get('services').publicUrl)));
-  mount(app, SERVICE_ROUTES.getApiReference, (c) =>
-    c.html((page ??= referencePage(built(c.get('services').publicUrl)))),
-  );
+  mount(app, SERVICE_ROUTES.getOpenApiDocument, (c) => c.json(built(c.get('publicUrl'))));
+  mount(app, SERVICE_ROUTES.getApiReference, (c) => c.html((page ??= referencePage(built(c.get('publicUrl'))))));
 }

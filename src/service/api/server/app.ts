@@ -40,6 +40,8 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** Whose X-Forwarded-For is believed (LAKE_TRUSTED_PROXIES); nobody's by default. */
   clientAddresses?: ClientAddresses;
+  /** Origin for links in responses; each request's own when absent or undefined (local mode). */
+  publicUrl?: () => string | undefined;
 }
 
 export type LakeApp = Hono<ApiEnv>;
@@ -53,6 +55,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   app.use('*', requestContext(services));
   app.use('*', async (c, next) => {
     c.set('clientAddresses', addresses);
+    c.set('publicUrl', options.publicUrl?.());
     await next();
   });
   if (options.corsOrigins?.length) app.use('*', corsFor(options.corsOrigins));

@@ -1,0 +1,90 @@
+import { ClientAddresses } from '../api/client-address.js';
+import { corsOriginsFromEnv } from '../api/middleware/cors.js';
+import type { ServiceOptions } from '../assembly/services.js';
+import { workerPoolSettingsFromEnv, type WorkerPoolSettings } from '../engine/worker-settings.js';
+import { homeOptionsFromEnv, type HomeOptions } from '../home/home.js';
+import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
+import { rateLimitsFromEnv, type RateLimitSettings } from '../limits/rate-limiter.js';
+import { outboundSettingsFromEnv, type OutboundSettings } from '../net/outbound.js';
+import { querySettingsFromEnv, type QuerySettings } from '../queries/settings.js';
+import type { SendSettings } from '../sends/send-service.js';
+import { sendSettingsFromEnv } from '../sends/settings.js';
+import { gcSettingsFromEnv, type GcSettings } from '../storage/collector.js';
+import { syncSettingsFromEnv, type SyncSettings } from '../syncs/settings.js';
+
+/** A setting that cannot be used, named with what is wrong; the server refuses to start with it. */
+export class InvalidSetting extends Error {
+  override readonly name = 'InvalidSetting';
+}
+
+/**
+ * Everything a lake server (`lake serve`, or the CLI's local lake) is configured with, parsed once from one
+ * environment (the variables listed in src/config/environment.ts), the key files it names, and the command's flags.
+ * Local mode builds it from the CLI's own environment, so a command and its server read the same settings.
+ */
+export interface ServerSettings {
+  mode: 'serve' | 'local';
+  /** The lake's home directory (--home, LAKE_HOME or the default). */
+  homeDir: string;
+  home: HomeOptions;
+  query: QuerySettings;
+  /** lake serve runs queries in worker processes; local mode runs them in its own process. */
+  workerPool: WorkerPoolSettings | undefined;
+  jobs: JobSettings;
+  syncs: SyncSettings;
+  sends: Pick<SendSettings, 'webhookRetry'>;
+  gc: GcSettings;
+  rateLimits: RateLimitSettings;
+  outbound: OutboundSettings;
+  corsOrigins: string[];
+  clientAddresses: ClientAddresses;
+  /** LAKE_PRICES_FILE, for usage reports. */
+  pricesFile: string | undefined;
+  /** Origin for links in responses (--public-url), without a trailing slash. */
+  publicUrl: string | undefined;
+}
+
+/** Parses every setting, or throws InvalidSetting with the first problem (the variable named in its message). */
+export function parseServerSettings(
+  env: Record<string, string | undefined>,
+  mode: 'serve' | 'local',
+  flags: { homeDir: string; publicUrl?: string },
+): ServerSettings {
+  try {
+    const query = querySettingsFromEnv(env);
+    return {
+      mode,
+      homeDir: flags.homeDir,
+      home: homeOptionsFromEnv(env),
+      query,
+      workerPool: mode === 'serve' ? workerPoolSettingsFromEnv(query.memoryLimit, env) : undefined,
+      jobs: jobSettingsFromEnv(env),
+      syncs: syncSettingsFromEnv(env),
+      sends: sendSettingsFromEnv(env),
+      gc: gcSettingsFromEnv(env),
+      rateLimits: rateLimitsFromEnv(env),
+      outbound: outboundSettingsFromEnv(env, mode),
+      corsOrigins: mode === 'serve' ? corsOriginsFromEnv(env) : [],
+      clientAddresses: mode === 'serve' ? ClientAddresses.fromEnv(env) : new ClientAddresses([]),
+      pricesFile: env.LAKE_PRICES_FILE || undefined,
+      publicUrl: flags.publicUrl?.replace(/\/+$/, ''),
+    };
+  } catch (error) {
+    throw new InvalidSetting(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** What the services are built with, from the settings. */
+export function serviceOptions(settings: ServerSettings): ServiceOptions {
+  return {
+    querySettings: settings.query,
+    workerPool: settings.workerPool,
+    jobSettings: settings.jobs,
+    syncSettings: settings.syncs,
+    sendSettings: settings.sends,
+    gcSettings: settings.gc,
+    rateLimits: settings.rateLimits,
+    outbound: settings.outbound,
+    pricesFile: settings.pricesFile,
+  };
+}
