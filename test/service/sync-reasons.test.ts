@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withoutConnectionDetails } from '../../src/service/syncs/postgres-extract.js';
+import { withoutConnectionDetails } from '../../src/service/syncs/pg-reads.js';
 
 describe("a failed table's reason", () => {
   const settings = {

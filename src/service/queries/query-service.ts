@@ -12,22 +12,17 @@ import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { Lake } from '../storage/lake.js';
-import { lock, type MetadataDb } from '../store/metadata-db.js';
+import type { MetadataDb } from '../store/metadata-db.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { QueryExecution, type Scheduling } from './query-execution.js';
+import { QueryAdmission, type SubmitOutcome } from './query-admission.js';
 import { QueryGrants } from './query-grants.js';
 import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
-import type { QueryPlan, QueryRecord, QueryStore } from './store.js';
+import type { QueryRecord, QueryStore } from './store.js';
 
-export type { Scheduling };
-
-export interface SubmitOutcome {
-  /** The query; for a replayed Idempotency-Key, as the first submission answered it (its status then). */
-  query: QueryRecord;
-  replayed: boolean;
-}
+export type { Scheduling, SubmitOutcome };
 
 /** What a query is asked with. */
 export interface QueryInput {
@@ -61,11 +56,13 @@ export class QueryService {
   private readonly jobs: QueryJobs;
   private readonly grants: QueryGrants;
   private readonly execution: QueryExecution;
+  private readonly admission: QueryAdmission;
 
   constructor(private readonly parts: QueryServiceParts) {
     this.store = parts.store;
     this.settings = parts.settings;
     this.jobs = new QueryJobs(parts.lake, parts.settings);
+    this.admission = new QueryAdmission(parts);
     this.grants = new QueryGrants(parts.lake, parts.permissions, parts.engine, this.jobs);
     this.execution = new QueryExecution(
       parts.runtime,
@@ -102,9 +99,9 @@ export class QueryService {
       operation: 'queries.submit',
     };
     const requestHash = hashRequest(sql);
-    const early = idempotencyKey ? await this.replay(scope, idempotencyKey, requestHash) : undefined;
+    const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
-    await this.assertResultStorageLeft(principal.organizationId);
+    await this.admission.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = {
@@ -130,7 +127,7 @@ export class QueryService {
         parseError = this.jobs.cleanMessage(error instanceof Error ? error.message : String(error));
       }
       mark('inspected');
-      outcome = await this.record(
+      outcome = await this.admission.record(
         principal,
         scope,
         idempotencyKey,
@@ -230,75 +227,5 @@ export class QueryService {
     this.parts.results.forget(removed);
     await this.parts.idempotency.purgeExpired(now);
     return removed.length;
-  }
-
-  private async assertResultStorageLeft(organizationId: string): Promise<void> {
-    const kept = await this.store.resultBytesKept(organizationId);
-    if (kept < this.settings.orgResultStorageBytes) return;
-    const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
-    throw new LakeServiceError(
-      'result_storage_full',
-      `Your organization keeps ${mb(kept)} of query results, its limit is ${mb(this.settings.orgResultStorageBytes)}. Results are removed ${this.settings.retentionSeconds / 3600} h after their query; try again when older ones have gone.`,
-    );
-  }
-
-  /**
-   * Records the query, queued or running, under the write lock, together with what must be decided atomically: a
-   * replay of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
-   */
-  private async record(
-    principal: Principal,
-    scope: IdempotencyScope,
-    key: string | undefined,
-    requestHash: string,
-    query: { id: string; sql: string; plan: QueryPlan },
-    startsNow: (organizationId: string) => boolean,
-  ): Promise<SubmitOutcome> {
-    const locks = [
-      lock.queryAdmission(principal.organizationId),
-      ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : []),
-    ];
-    return this.parts.db.transaction(locks, async () => {
-      const replayed = key ? await this.replay(scope, key, requestHash) : undefined;
-      if (replayed) return replayed;
-      if ((await this.store.countLive(principal.organizationId)) >= this.settings.maxInFlight) {
-        throw new LakeServiceError(
-          'too_many_queries',
-          `Your organization already has ${this.settings.maxInFlight} queries queued or running. Wait for one to finish.`,
-          { retryAfterSeconds: 1 },
-        );
-      }
-      // Queued work holds a lease too: if this process dies, its queue is failed like its running queries.
-      const lease = this.parts.runtime.lease();
-      const status = startsNow(principal.organizationId) ? 'running' : 'queued';
-      const record = await this.store.insert({
-        ...query,
-        organizationId: principal.organizationId,
-        principalId: scope.principalId,
-        credentialId: principal.credentialId,
-        lease,
-        status,
-      });
-      if (key)
-        await this.parts.idempotency.save(scope, key, {
-          requestHash,
-          resourceId: query.id,
-          response: { status: record.status },
-        });
-      return { query: record, replayed: false };
-    });
-  }
-
-  private async replay(scope: IdempotencyScope, key: string, requestHash: string): Promise<SubmitOutcome | undefined> {
-    const found = await this.parts.idempotency.replay(scope, key, requestHash);
-    if (!found) return undefined;
-    const query = await this.store.get(scope.organizationId, found.resourceId);
-    if (!query) return undefined;
-    // The first answer was the query as it stood then: queued or running, no outcome yet.
-    const answered = (found.response as { status?: QueryRecord['status'] } | undefined)?.status ?? query.status;
-    return {
-      query: { ...query, status: answered, durationMs: null, errorCode: null, errorMessage: null },
-      replayed: true,
-    };
   }
 }

@@ -1,5 +1,12 @@
 import { DEFAULT_WEBHOOK_RETRY } from './deliveries/webhook-delivery.js';
-import type { SendSettings } from './send-service.js';
+import type { OutboundPolicy } from '../net/outbound.js';
+import type { WebhookRetryPolicy } from './deliveries/webhook-delivery.js';
+
+export interface SendSettings {
+  webhookRetry: WebhookRetryPolicy;
+  /** Where sends may deliver (webhook hosts, destination databases); unrestricted when absent. */
+  destinations?: OutboundPolicy;
+}
 
 /** Webhook retries from LAKE_WEBHOOK_ATTEMPTS and LAKE_WEBHOOK_RETRY_BASE_MS; the defaults otherwise. */
 export function sendSettingsFromEnv(env: Record<string, string | undefined>): SendSettings {

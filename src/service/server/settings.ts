@@ -7,7 +7,7 @@ import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
 import { rateLimitsFromEnv, type RateLimitSettings } from '../limits/rate-limiter.js';
 import { outboundSettingsFromEnv, type OutboundSettings } from '../net/outbound.js';
 import { querySettingsFromEnv, type QuerySettings } from '../queries/settings.js';
-import type { SendSettings } from '../sends/send-service.js';
+import type { SendSettings } from '../sends/settings.js';
 import { sendSettingsFromEnv } from '../sends/settings.js';
 import { gcSettingsFromEnv, type GcSettings } from '../storage/collector.js';
 import { syncSettingsFromEnv, type SyncSettings } from '../syncs/settings.js';

@@ -20,11 +20,9 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { syncPostgres } from './postgres-extract.js';
 import { syncSample } from './sample-extract.js';
 import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
+import { progressReporter } from './progress-reporter.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
-import type { SyncReporter, TablePhase, TableResult, TableTask } from './types.js';
-
-/** Row counts are announced at most this often per table while they climb. */
-const PROGRESS_EVERY_MS = 500;
+import type { TableResult, TableTask } from './types.js';
 
 /** A sync as the domain knows it: its job's status and times, what was asked, and each table's progress. */
 export interface SyncView {
@@ -284,7 +282,7 @@ export class SyncService {
       lakeTable: lakeTables.get(`${table.schema}.${table.name}`) as string,
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
     }));
-    const reporter = await this.reporter(id, tasks);
+    const reporter = await progressReporter(this.store, this.jobs, id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
     const stagingDir = join(this.lake.layout.homeRoot, 'staging', id);
     const states = await this.store.states(source.id);
@@ -374,72 +372,5 @@ export class SyncService {
         message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.`,
       });
     } else await this.jobs.finish(id, 'succeeded');
-  }
-
-  /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
-  private async reporter(
-    id: string,
-    tasks: readonly TableTask[],
-  ): Promise<SyncReporter & { flushed(): Promise<void> }> {
-    const progress: Record<string, TableProgress> = {};
-    const lastSent = new Map<string, number>();
-    for (const task of tasks) {
-      progress[task.key] = {
-        table: task.key,
-        lake_table: `lake.${task.lakeSchema}.${task.lakeTable}`,
-        phase: 'queued',
-        completed: 0,
-        total: task.table.estimatedRows,
-      };
-    }
-    await this.store.saveProgress(id, progress);
-    // The extractors report as they go, without waiting for the store: writes are queued in the order reported,
-    // each with the state of its moment, and the sync waits for the queue before its final event.
-    let written: Promise<void> = Promise.resolve();
-    const write = (step: () => Promise<void>): void => {
-      // A progress write that fails (the store restarting) is superseded by the next one and by the final state.
-      written = written.then(step).catch(() => undefined);
-    };
-    const emit = (task: TableTask): void => {
-      const entry = { ...(progress[task.key] as TableProgress) };
-      const state = structuredClone(progress);
-      lastSent.set(task.key, Date.now());
-      write(async () => {
-        await this.store.saveProgress(id, state);
-        await this.jobs.appendEvent(id, 'sync.progress', entry);
-      });
-    };
-    const jobs = this.jobs;
-    const store = this.store;
-    return {
-      phase(task: TableTask, phase: TablePhase, details = {}) {
-        const entry = progress[task.key] as TableProgress;
-        entry.phase = phase;
-        if (details.completed !== undefined) entry.completed = details.completed;
-        if (details.total !== undefined) entry.total = details.total;
-        if (details.error !== undefined) entry.error = details.error;
-        emit(task);
-      },
-      rows(task: TableTask, completed: number) {
-        (progress[task.key] as TableProgress).completed = completed;
-        if (Date.now() - (lastSent.get(task.key) ?? 0) >= PROGRESS_EVERY_MS) emit(task);
-      },
-      schemaChange(task: TableTask, change) {
-        write(async () => {
-          const job = await jobs.getById(id);
-          if (job)
-            await store.log(
-              job.organizationId,
-              (await store.get(id))?.sourceId ?? '',
-              'schema_change',
-              task.key,
-              `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`,
-              change,
-            );
-          await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
-        });
-      },
-      flushed: () => written,
-    };
   }
 }

@@ -1,0 +1,97 @@
+/** The API's routes: Queries and the catalog. */
+import { SchemaSummary, Table, TableSummary } from './catalog.js';
+import { Query, QueryFormat, QuerySubmission } from './queries.js';
+import { defineRoute } from './route.js';
+import { List, Type } from './schema.js';
+import { id, json } from './route-helpers.js';
+
+export const QUERY_ROUTES = {
+  createQuery: defineRoute({
+    operationId: 'createQuery',
+    method: 'post',
+    path: '/queries',
+    tag: 'Queries',
+    summary: 'Submit a query',
+    description:
+      'Answers at once (202) with the query running or queued. A replayed Idempotency-Key returns the original query with Idempotent-Replayed: true.',
+    auth: { scopes: ['query:read'] },
+    body: QuerySubmission,
+    requestHeaders: ['Idempotency-Key'],
+    responses: { 202: json('The query, running or queued.', Query, ['Location', 'Idempotent-Replayed']) },
+    errors: [
+      'write_not_allowed',
+      'multiple_statements',
+      'forbidden_function',
+      'sql_too_long',
+      'grant_table_denied',
+      'service_key_permissions_off',
+      'grant_introspection_denied',
+      'too_many_queries',
+      'result_storage_full',
+      'idempotency_key_reused',
+    ],
+  }),
+  getQuery: defineRoute({
+    operationId: 'getQuery',
+    method: 'get',
+    path: '/queries/{id}',
+    tag: 'Queries',
+    summary: 'Get a query and its result',
+    auth: { scopes: ['query:read'] },
+    params: id('A query id (qr_…).'),
+    query: Type.Object({
+      format: Type.Optional(QueryFormat),
+      wait: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 30,
+          default: 0,
+          description: 'Seconds to hold the request open while the query runs.',
+        }),
+      ),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Rows per page with format=inline.' }),
+      ),
+      starting_after: Type.Optional(
+        Type.String({ minLength: 1, description: 'The next_cursor of the previous page.' }),
+      ),
+    }),
+    paramErrors: { format: 'invalid_format', starting_after: 'invalid_cursor' },
+    responses: { 200: json('The query; result fields once it succeeded.', Query) },
+    errors: ['query_not_found', 'invalid_format', 'invalid_cursor', 'inline_row_too_large'],
+  }),
+};
+
+export const CATALOG_ROUTES = {
+  listSchemas: defineRoute({
+    operationId: 'listSchemas',
+    method: 'get',
+    path: '/catalog',
+    tag: 'Catalog',
+    summary: 'List the lake schemas',
+    auth: { scopes: ['data:read', 'query:read'] },
+    responses: { 200: json('Schemas the credential may see.', List(SchemaSummary)) },
+  }),
+  listTables: defineRoute({
+    operationId: 'listTables',
+    method: 'get',
+    path: '/catalog/{schema}',
+    tag: 'Catalog',
+    summary: "List a schema's tables and views",
+    auth: { scopes: ['data:read', 'query:read'] },
+    params: Type.Object({ schema: Type.String({ minLength: 1 }) }),
+    responses: { 200: json('Tables and views the credential may see.', List(TableSummary)) },
+    errors: ['catalog_not_found'],
+  }),
+  getTable: defineRoute({
+    operationId: 'getTable',
+    method: 'get',
+    path: '/catalog/{schema}/{table}',
+    tag: 'Catalog',
+    summary: 'Describe a table or view',
+    auth: { scopes: ['data:read', 'query:read'] },
+    params: Type.Object({ schema: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1 }) }),
+    responses: { 200: json('The table and its columns.', Table) },
+    errors: ['catalog_not_found'],
+  }),
+};

@@ -1,0 +1,118 @@
+/** The API's routes: The service itself: health, version, errors, usage, the document. */
+import { WhoAmI } from './credentials.js';
+import { defineRoute } from './route.js';
+import { Type } from './schema.js';
+import { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
+import { id, json } from './route-helpers.js';
+
+export const SERVICE_ROUTES = {
+  getVersion: defineRoute({
+    operationId: 'getVersion',
+    method: 'get',
+    path: '/version',
+    tag: 'Service',
+    summary: 'API and server version',
+    auth: { public: true, probe: true },
+    responses: { 200: json('The versions.', Version) },
+  }),
+  getHealth: defineRoute({
+    operationId: 'getHealth',
+    method: 'get',
+    path: '/healthz',
+    tag: 'Service',
+    summary: 'Liveness: the process answers (for a load balancer or orchestrator)',
+    auth: { public: true, probe: true },
+    responses: { 200: json('The process is alive.', Health) },
+  }),
+  getReadiness: defineRoute({
+    operationId: 'getReadiness',
+    method: 'get',
+    path: '/readyz',
+    tag: 'Service',
+    summary: 'Readiness: the metadata store answers and the server is not shutting down',
+    auth: { public: true, probe: true },
+    responses: { 200: json('Ready for work.', Readiness) },
+    errors: ['service_unavailable'],
+  }),
+  whoAmI: defineRoute({
+    operationId: 'whoAmI',
+    method: 'get',
+    path: '/whoami',
+    tag: 'Service',
+    summary: 'The calling credential, its organization and scopes',
+    auth: { teamKey: 'also' },
+    responses: { 200: json('Who is calling.', WhoAmI) },
+  }),
+  getErrorCode: defineRoute({
+    operationId: 'getErrorCode',
+    method: 'get',
+    path: '/errors/{code}',
+    tag: 'Service',
+    summary: 'Explain an error code',
+    auth: { public: true },
+    params: Type.Object({ code: Type.String({ minLength: 1 }) }),
+    responses: { 200: json('The code, its status and what to do.', ErrorCodeInfo) },
+    errors: ['error_code_not_found'],
+  }),
+  getUsage: defineRoute({
+    operationId: 'getUsage',
+    method: 'get',
+    path: '/usage',
+    tag: 'Service',
+    summary: "The organization's usage and cost for a month",
+    auth: { scopes: ['usage:read'] },
+    query: Type.Object({
+      month: Type.Optional(
+        Type.String({ pattern: '^\\d{4}-\\d{2}$', description: 'YYYY-MM; the current month when absent.' }),
+      ),
+    }),
+    responses: { 200: json('Usage by day, totals and cost.', Usage) },
+  }),
+  downloadResultFile: defineRoute({
+    operationId: 'downloadResultFile',
+    method: 'get',
+    path: '/files/results/{id}',
+    tag: 'Queries',
+    summary: 'Download a result file by signed URL (GET or HEAD; Range supported)',
+    auth: { public: true },
+    params: id('A query id.'),
+    requestHeaders: ['Range'],
+    query: Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }),
+    responses: {
+      200: {
+        description: 'The Parquet file.',
+        contentType: 'application/vnd.apache.parquet',
+        headers: ['Accept-Ranges', 'ETag'],
+      },
+      206: {
+        description: 'The requested byte range.',
+        contentType: 'application/vnd.apache.parquet',
+        headers: ['Accept-Ranges', 'ETag', 'Content-Range'],
+      },
+    },
+    errors: ['signed_url_invalid', 'signed_url_expired', 'range_not_satisfiable'],
+  }),
+  getOpenApiDocument: defineRoute({
+    operationId: 'getOpenApiDocument',
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'Service',
+    summary: 'This document (OpenAPI 3.1)',
+    auth: { public: true },
+    responses: {
+      200: {
+        description: 'The OpenAPI document.',
+        schema: Type.Object({ openapi: Type.String() }, { additionalProperties: true }),
+      },
+    },
+  }),
+  getApiReference: defineRoute({
+    operationId: 'getApiReference',
+    method: 'get',
+    path: '/reference',
+    tag: 'Service',
+    summary: 'A readable reference page of this document (no external assets)',
+    auth: { public: true },
+    responses: { 200: { description: 'An HTML page.', contentType: 'text/html' } },
+  }),
+};

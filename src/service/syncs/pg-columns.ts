@@ -1,0 +1,84 @@
+import type pg from 'pg';
+import type { NumericShape } from './pg-types.js';
+import type { TableState } from './types.js';
+
+/** A source table's columns as PostgreSQL describes them, and how they changed since the last sync. */
+const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+export interface SourceColumn {
+  name: string;
+  type: string;
+  /** An enum's labels in their declared order; undefined for other types. */
+  enumLabels: string[] | undefined;
+  notNull: boolean;
+}
+
+export async function currentColumns(client: pg.Client, schema: string, table: string): Promise<SourceColumn[]> {
+  const result = await client.query<{ name: string; type: string; enum_labels: string[] | null; not_null: boolean }>(
+    // A domain travels as its base type (its checks were the source's business), so it keeps that type's semantics.
+    `SELECT a.attname AS name,
+            CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod) ELSE format_type(a.atttypid, a.atttypmod) END AS type,
+            CASE WHEN coalesce(b.typtype, t.typtype) = 'e'
+                 THEN (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = coalesce(b.oid, t.oid)) END AS enum_labels,
+            a.attnotnull AS not_null
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_type t ON t.oid = a.atttypid
+     LEFT JOIN pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype
+     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [schema, table],
+  );
+  return result.rows.map((r) => ({
+    name: r.name,
+    type: r.type,
+    enumLabels: r.enum_labels ?? undefined,
+    notNull: r.not_null,
+  }));
+}
+
+/**
+ * For numeric columns without a declared precision: the largest scale and integer digits of the rows this sync
+ * reads (the same WHERE), and whether any is NaN or infinite. It costs one more scan of the table at the source,
+ * and lets such columns be exact DECIMALs (they compare and sum as numbers) wherever their values fit 38 digits.
+ */
+export async function numericShapes(
+  client: pg.Client,
+  columns: readonly SourceColumn[],
+  from: string,
+  where: string,
+): Promise<Map<string, NumericShape>> {
+  const free = columns.filter((c) => c.type === 'numeric');
+  const shapes = new Map<string, NumericShape>();
+  if (free.length === 0) return shapes;
+  const special = (col: string): string => `${col}::text IN ('NaN', 'Infinity', '-Infinity')`;
+  const parts = free.flatMap((c, i) => {
+    const col = pgIdent(c.name);
+    return [
+      `max(scale(${col})) FILTER (WHERE NOT ${special(col)}) AS s${i}`,
+      `max(length(trunc(abs(${col}))::text)) FILTER (WHERE NOT ${special(col)}) AS d${i}`,
+      `count(*) FILTER (WHERE ${special(col)}) AS x${i}`,
+    ];
+  });
+  const row =
+    (await client.query<Record<string, string | number | null>>(`SELECT ${parts.join(', ')} FROM ${from}${where}`))
+      .rows[0] ?? {};
+  free.forEach((c, i) =>
+    shapes.set(c.name, {
+      scale: Number(row[`s${i}`] ?? 0),
+      integerDigits: Number(row[`d${i}`] ?? 1),
+      special: Number(row[`x${i}`] ?? 0) > 0,
+    }),
+  );
+  return shapes;
+}
+
+export function compareColumns(
+  before: TableState['columns'],
+  now: readonly SourceColumn[],
+): { added: string[]; dropped: string[]; retyped: string[] } {
+  const old = new Map(before.map((c) => [c.name, c.type]));
+  const current = new Map(now.map((c) => [c.name, c.type]));
+  return {
+    added: [...current.keys()].filter((n) => !old.has(n)),
+    dropped: [...old.keys()].filter((n) => !current.has(n)),
+    retyped: [...current].filter(([n, t]) => old.has(n) && old.get(n) !== t).map(([n]) => n),
+  };
+}

@@ -1,0 +1,69 @@
+import { availableParallelism } from 'node:os';
+import type pg from 'pg';
+import { connectPostgres, postgresClient } from '../connectors/postgres.js';
+import type { TenantConnections } from '../connectors/tenant-connections.js';
+import type { ConnectorSettings } from '../connectors/types.js';
+
+/**
+ * Connections a sync reads over when a source does not say (`sync_connections`): a core for each beyond the first,
+ * at least two and at most three. Since a large table is read in ranges over them, two beat one by 12% on two cores
+ * for 25 MB more memory, and a third bought nothing there (bench/sync-tables.mjs, docs/performance.md).
+ */
+export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
+
+export async function openSession(settings: ConnectorSettings, connections: TenantConnections): Promise<pg.Client> {
+  const client = postgresClient(settings, 'sync');
+  client.on('error', () => {});
+  connections.add(client);
+  await connectPostgres(client, settings);
+  await client.query(
+    "SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1",
+  );
+  // PostgreSQL 14 and later notice a client that has gone while a statement runs (a lock wait, a long scan)
+  // instead of only at its next write; older servers do not know the setting, which changes nothing else.
+  await client.query("SET client_connection_check_interval = '2s'").catch(() => undefined);
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  return client;
+}
+
+/** The leader's snapshot, for other connections to import; undefined where the server will not export one. */
+async function exportSnapshot(client: pg.Client): Promise<string | undefined> {
+  try {
+    // Not in a savepoint: PostgreSQL exports no snapshot from a subtransaction.
+    return (await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows[0]?.id;
+  } catch {
+    // Nothing was read yet: the aborted transaction is replaced by a fresh one.
+    await client.query('ROLLBACK');
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    return undefined;
+  }
+}
+
+/**
+ * Up to `count` helper connections in the leader's snapshot, so every table comes from one point in time. Where the
+ * snapshot cannot be exported, or a helper cannot join it (the server's connection limit, say), the sync reads over
+ * fewer connections; never over one that would see another point in time.
+ */
+export async function joinSnapshot(
+  leader: pg.Client,
+  count: number,
+  settings: ConnectorSettings,
+  connections: TenantConnections,
+): Promise<pg.Client[]> {
+  const snapshot = count > 0 ? await exportSnapshot(leader) : undefined;
+  const helpers: pg.Client[] = [];
+  for (let i = 0; snapshot !== undefined && i < count; i++) {
+    // A helper connection that cannot open (the server's connection limit) only means fewer connections.
+    const helper = await openSession(settings, connections).catch(() => undefined);
+    if (!helper) break;
+    try {
+      await helper.query(`SET TRANSACTION SNAPSHOT '${snapshot.replace(/'/g, "''")}'`);
+      helpers.push(helper);
+    } catch {
+      // Already failing to join the snapshot: its end is best effort (the sync's close destroys it anyway).
+      await helper.end().catch(() => {});
+      break;
+    }
+  }
+  return helpers;
+}
