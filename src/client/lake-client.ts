@@ -186,6 +186,7 @@ async function readBody(response: Response): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
+    // Not JSON (a proxy's HTML page): the caller reports the status without a body to read.
     return undefined;
   }
 }
@@ -201,6 +202,7 @@ function safeOrigin(baseUrl: string): string {
   try {
     return new URL(baseUrl).origin;
   } catch {
+    // Only for a message: a malformed base URL is refused where it is read.
     return 'the configured base URL';
   }
 }

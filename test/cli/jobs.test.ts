@@ -120,7 +120,11 @@ describe('lake jobs', () => {
       expect(id).toMatch(/^qr_/);
       const following = remote('jobs', 'events', id, '--json');
       const waiting = remote('jobs', 'wait', id);
-      await new Promise((r) => setTimeout(r, 700));
+      // Cancelled once it runs (the followers see the same events whether they joined before or after).
+      await waitFor(
+        async () => JSON.parse((await remote('jobs', 'get', id, '--json')).stdout) as { status: string },
+        (job) => job.status === 'running',
+      );
       const cancel = await remote('jobs', 'cancel', id, '--json');
       expect(cancel.code).toBe(0);
       expect(JSON.parse(cancel.stdout)).toMatchObject({ object: 'job_cancellation', job: { id } });

@@ -105,6 +105,7 @@ describe('queued queries on the worker pool', () => {
     // The worker frees up; the cancelled query still never starts.
     await cancel(harness, running.id);
     await finished(harness, running.id);
+    // What must not happen is given a moment to happen: a start would follow the freed worker at once.
     await new Promise((r) => setTimeout(r, 300));
     expect(await events(harness, queued.id)).toEqual(['job.created', 'job.cancelled']);
     const query = (await (await harness.request(`/queries/${queued.id}`)).json()) as Json;

@@ -4,6 +4,7 @@ import { printFields } from '../../src/render/record.js';
 import { createRowWriter, OUTPUT_FORMATS, type OutputFormat } from '../../src/render/rows.js';
 import { startSpinner } from '../../src/render/spinner.js';
 import { captureStreams } from '../helpers/streams.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const COLUMNS = ['id', 'name', 'note'];
 const PAGES = [
@@ -102,7 +103,10 @@ describe('terminal decisions', () => {
     expect(piped.err.text).toBe('');
     const tty = captureStreams(true);
     const spinner = startSpinner(tty.io, 'running');
-    await new Promise((r) => setTimeout(r, 150));
+    await waitFor(
+      () => tty.err.text,
+      (text) => /\d\.\ds/.test(text),
+    );
     spinner.stop();
     expect(tty.err.text).toContain('running');
     expect(tty.err.text).toMatch(/\d\.\ds/);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
 import type { ServeProcess } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * PostgreSQL restarting under traffic (its own cluster, never the machine's): replicas answer 503 with Retry-After
@@ -50,7 +51,11 @@ describe('the metadata store restarting under traffic', () => {
       }
     };
     const running = replicas.flatMap((replica) => [0, 1].map((i) => traffic(replica, i)));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Traffic is flowing on every client before the store goes away.
+    await waitFor(
+      () => statuses.filter((s) => s < 300).length,
+      (ok) => ok >= 8,
+    );
     await postgres.restart(2000);
     // Back: every replica answers again without being restarted.
     const recovered = async (replica: ServeProcess): Promise<boolean> => {
@@ -64,7 +69,12 @@ describe('the metadata store restarting under traffic', () => {
     const back = await Promise.all(replicas.map((replica) => recovered(replica).catch(() => false)));
     // A replica that died says why.
     expect(back, replicas.map((r) => `exit ${r.child.exitCode}: ${r.stderr()}`).join('\n')).toEqual([true, true]);
-    await new Promise((r) => setTimeout(r, 500));
+    // And the traffic goes on after the store is back, on every client.
+    const answeredBefore = statuses.filter((s) => s < 300).length;
+    await waitFor(
+      () => statuses.filter((s) => s < 300).length,
+      (ok) => ok >= answeredBefore + 8,
+    );
     stop = true;
     await Promise.all(running);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);

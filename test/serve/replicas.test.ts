@@ -126,7 +126,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(performance.now() - asked).toBeLessThan(1500);
   });
 
-  it('cancel on replica 3 stops a send run on replica 1 within about a second, its query with it', async () => {
+  it('cancel on replica 3 stops a send run on replica 1 within a second, its query with it', async () => {
     const [one, two, three] = replicas as [ServeProcess, ServeProcess, ServeProcess];
     const send = await json(one, 'POST', '/sends', {
       name: 'never delivered',
@@ -142,7 +142,8 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(cancellation.object).toBe('job_cancellation');
     const job = await jobWhen(two, run.id, hasEnded, 100, 25);
     expect(job.status).toBe('cancelled');
-    expect(performance.now() - asked).toBeLessThan(1500);
+    // The run is a job of the runtime on replica 1: the cancel reaches it as the job's event (NOTIFY), at once.
+    expect(performance.now() - asked).toBeLessThan(1000);
   });
 
   it('a query queued on a replica with no worker free for it is claimed and run by one that has', async () => {
@@ -259,7 +260,11 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(waiting.status).toBe('queued');
 
     const stopped = one.stop('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
+    // Once the replica has begun to drain, its queue has been given back: a worker freed now runs it elsewhere.
+    await waitFor(
+      () => one.logLines().some((line) => line.msg === 'shutting down'),
+      (yes) => yes,
+    );
     await json(two, 'POST', `/jobs/${longs[0]!.id}/cancel`);
     await stopped;
     // Not failed with its replica: still waiting, for whichever replica frees a worker first.

@@ -11,6 +11,7 @@ import { runLake } from '../helpers/cli.js';
 import { finished, submitOk } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NO_RETENTION = { retentionSeconds: 0, intervalMs: 600_000 };
@@ -111,9 +112,13 @@ describe('lake snapshot garbage collection', () => {
       await services.lake.writeTable(home.organization.id, 'gc', 't', "SELECT range AS i, repeat('x', 200) AS label FROM range(50000000)");
     `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
-    for (let i = 0; i < 200 && snapshotFolders(home, committed.id).length < 2; i++)
-      await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 300));
+    // Killed once its new snapshot's folder holds something: mid-write, with a part on disk.
+    const writing = (): string[] => {
+      const folder = snapshotFolders(home, committed.id).find((s) => s !== committed.snapshot.id);
+      const dir = folder && join(home.paths.root, 'lake', home.organization.id, 'tables', committed.id, folder);
+      return dir && existsSync(dir) ? readdirSync(dir) : [];
+    };
+    await waitFor(writing, (files) => files.length > 0, { timeoutMs: 20_000, intervalMs: 20 });
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const leftovers = snapshotFolders(home, committed.id).filter((s) => s !== committed.snapshot.id);

@@ -8,6 +8,7 @@ import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
 import { redactSecrets } from '../../src/service/core/redact.js';
 import { createMetadataDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface StoreKind {
   name: string;
@@ -92,7 +93,15 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     const db = await openMetadataDb(target);
     const heard: string[] = [];
     db.listen('test_channel', (payload) => heard.push(payload));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Listening once a notice sent now is heard (on PostgreSQL, LISTEN is sent on its own connection).
+    await waitFor(
+      async () => {
+        await db.notify('test_channel', 'probe');
+        return heard.includes('probe');
+      },
+      (yes) => yes,
+      { intervalMs: 50 },
+    );
     await expect(
       db.transaction(lock.job('a'), async () => {
         await db.run("INSERT INTO home_settings (key, value) VALUES ('rolled', 'back')");
@@ -105,7 +114,7 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
       await db.run("INSERT INTO home_settings (key, value) VALUES ('kept', 'yes')");
       await db.notify('test_channel', 'committed');
     });
-    await expect.poll(() => heard, { timeout: 3000 }).toEqual(['committed']);
+    await expect.poll(() => heard.filter((p) => p !== 'probe'), { timeout: 3000 }).toEqual(['committed']);
     await db.close();
   });
 

@@ -44,6 +44,7 @@ function loadHistory(file: string): string[] {
   try {
     return readFileSync(file, 'utf8').split('\n').filter(Boolean).reverse().slice(0, HISTORY_SIZE);
   } catch {
+    // No history yet (the first session) or an unreadable file: the shell starts without one.
     return [];
   }
 }

@@ -9,6 +9,7 @@ export function isComplete(text: string): boolean {
     const tokens = tokenize(text);
     return tokens.length > 0 && tokens[tokens.length - 1]?.kind === 'semicolon';
   } catch {
+    // An unterminated string or comment: more lines are coming.
     return false;
   }
 }

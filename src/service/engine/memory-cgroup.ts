@@ -12,6 +12,7 @@ function ownV1Group(): string | undefined {
     if (!line) return undefined;
     return join(V1_ROOT, line.slice(line.lastIndexOf(':') + 1));
   } catch {
+    // No cgroup v1 memory hierarchy here: workers run without one (the documented fallback).
     return undefined;
   }
 }
@@ -79,6 +80,7 @@ export class MemoryCgroup {
       writeFileSync(join(this.dir, 'cgroup.procs'), String(pid));
       return true;
     } catch {
+      // Not ours to write (a container without delegation): the worker runs without the kernel's limit.
       return false;
     }
   }
@@ -91,6 +93,7 @@ export class MemoryCgroup {
       if (kills) return Number(kills[1]) > 0;
       return Number(readFileSync(join(this.dir, 'memory.failcnt'), 'utf8')) > 0;
     } catch {
+      // The group is gone or unreadable: no kill can be shown, so the crash is reported as a crash.
       return false;
     }
   }

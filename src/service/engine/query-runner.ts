@@ -240,6 +240,7 @@ export function resultSize(file: string): number {
   try {
     return statSync(file).size;
   } catch {
+    // Not written yet (or already removed): nothing counts against the cap.
     return 0;
   }
 }

@@ -109,6 +109,7 @@ export class WorkerProcess {
       const statm = readFileSync(`/proc/${this.child.pid}/statm`, 'utf8');
       return Number(statm.split(' ')[1]) * PAGE_BYTES;
     } catch {
+      // The process has exited and /proc no longer has it: it holds no memory.
       return 0;
     }
   }

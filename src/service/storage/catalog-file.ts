@@ -91,6 +91,7 @@ async function createLogicalViews(
           })),
         );
       } catch {
+        // A view that no longer binds (a table it reads was dropped) is reported with the others, not fatal.
         failed.push(view);
       }
     }

@@ -53,6 +53,7 @@ function sizeOf(path: string): number {
     if (!stat.isDirectory()) return stat.size;
     return readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0);
   } catch {
+    // Removed meanwhile (another collector, a retention pass): it takes no space.
     return 0;
   }
 }
@@ -64,6 +65,7 @@ function newestChange(path: string): number {
     if (!stat.isDirectory()) return stat.mtimeMs;
     return Math.max(stat.mtimeMs, ...readdirSync(path).map((entry) => statSync(join(path, entry)).mtimeMs));
   } catch {
+    // Cannot be read now: treated as just written, so it is kept rather than removed by mistake.
     return Number.POSITIVE_INFINITY;
   }
 }
@@ -74,6 +76,7 @@ const subfolders = (dir: string): string[] => {
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
   } catch {
+    // No such folder yet: nothing to collect there.
     return [];
   }
 };

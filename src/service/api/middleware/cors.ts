@@ -50,6 +50,7 @@ export function corsOriginsFromEnv(env: Record<string, string | undefined>): str
     try {
       parsed = new URL(origin);
     } catch {
+      // Not a URL: refused just below with the entry named.
       parsed = undefined;
     }
     if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
