@@ -223,16 +223,6 @@ export class JobStore {
     return row && { status: row.status, owner: row.owner, started: row.started !== null };
   }
 
-  /** Queued work of a kind, oldest first: the durable queue workers take from. */
-  async queued(kind: string, limit = 10): Promise<string[]> {
-    return (
-      await this.db.all<{ id: string }>(
-        `SELECT id FROM jobs WHERE kind = ? AND status = 'queued' ORDER BY created, id LIMIT ?`,
-        [kind, limit],
-      )
-    ).map((r) => r.id);
-  }
-
   /** Records an event of the work itself (progress), numbered after the job's others. */
   async appendEvent(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
     await this.db.transaction(lock.job(jobId), () => this.append(jobId, type, data));
@@ -328,16 +318,6 @@ export class JobStore {
       `UPDATE jobs SET lease_expires = ? WHERE lease_owner = ? AND status IN ('queued', 'running') AND id IN (${ids.map(() => '?').join(', ')})`,
       [expiresMs, owner, ...ids],
     );
-  }
-
-  /** Of these jobs, the ones someone asked to cancel. */
-  async cancelRequested(ids: readonly string[]): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.db.all<{ id: string }>(
-      `SELECT id FROM jobs WHERE cancel_requested = 1 AND status = 'running' AND id IN (${ids.map(() => '?').join(', ')})`,
-      [...ids],
-    );
-    return rows.map((r) => r.id);
   }
 
   /**
