@@ -7,6 +7,7 @@ import { Capture } from '../helpers/streams.js';
 import { runLake } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A terminal's standard input: raw mode is switched as readline asks, keys are what the test types. */
 function terminalInput(): PassThrough & { isTTY: boolean; setRawMode: (on: boolean) => void; raw: boolean[] } {
@@ -65,7 +66,11 @@ describe('the hidden password prompt on a terminal', () => {
   it('asks for the password without echoing it, and the source keeps it (it crashed before any prompt)', async () => {
     const stdin = terminalInput();
     const run = create('prompted', stdin);
-    for (let i = 0; i < 100 && !run.err.text.includes('Password: '); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(
+      () => run.err.text,
+      (text) => text.includes('Password: '),
+      { timeoutMs: 2000, intervalMs: 20 },
+    );
     expect(run.err.text).toContain('Password: ');
     stdin.write('typed-secret-42\r');
     expect(await run.exit).toBe(0);
@@ -77,7 +82,11 @@ describe('the hidden password prompt on a terminal', () => {
   it('^C at the prompt creates nothing and exits 130', async () => {
     const stdin = terminalInput();
     const run = create('interrupted', stdin);
-    for (let i = 0; i < 100 && !run.err.text.includes('Password: '); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(
+      () => run.err.text,
+      (text) => text.includes('Password: '),
+      { timeoutMs: 2000, intervalMs: 20 },
+    );
     stdin.write('\x03');
     expect(await run.exit).toBe(130);
     const listed = await runLake(['sources', 'ls', '--json'], { env });

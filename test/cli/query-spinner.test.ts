@@ -4,6 +4,7 @@ import { SLOW_SQL, submitOk } from '../helpers/queries.js';
 import { captureStreams } from '../helpers/streams.js';
 import { tempDir } from '../helpers/temp.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('lake query on a terminal, against a busy lake serve', () => {
   let api: Harness | undefined;
@@ -36,7 +37,11 @@ describe('lake query on a terminal, against a busy lake serve', () => {
       io,
       env,
     );
-    for (let i = 0; i < 50 && !/queued qr_/.test(err.text); i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(
+      () => err.text,
+      (text) => /queued qr_/.test(text),
+      5000,
+    );
     expect(err.text).toMatch(/submitting/);
     expect(err.text).toMatch(/queued qr_\w+ \(waiting for a free worker\)/);
     await api.request(`/jobs/${busy.id}/cancel`, { method: 'POST' });

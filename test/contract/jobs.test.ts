@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/service/jobs/job-store.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
-import { expectError, finished, SLOW_SQL, submitOk, type Json } from '../helpers/queries.js';
+import { expectError, finished, SLOW_SQL, submitOk, type Json, jobWhen } from '../helpers/queries.js';
 
 describe.each(TRANSPORTS)('jobs over $name', (transport) => {
   let api: Harness;
@@ -15,14 +15,13 @@ describe.each(TRANSPORTS)('jobs over $name', (transport) => {
   });
   const json = async (path: string, init: RequestInit & { token?: string } = {}): Promise<Json> =>
     (await (await api.request(path, init)).json()) as Json;
-  const waitFor = async (id: string, status: string): Promise<Json> => {
-    for (let i = 0; i < 100; i++) {
-      const job = await json(`/jobs/${id}`);
-      if (job.status === status) return job;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`${id} never became ${status}`);
-  };
+  const waitFor = (id: string, status: string): Promise<Json> =>
+    jobWhen(
+      (path) => json(path),
+      id,
+      (job) => job.status === status,
+      5000,
+    );
 
   it('every query is a job with the same id; GET /jobs/{id} gives status, timestamps, kind and failure', async () => {
     const ok = await finished(api, (await submitOk(api, 'select 1 as x')).id);

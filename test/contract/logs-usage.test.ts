@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_CLOCK, type Clock } from '../../src/service/core/clock.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
-import { expectError, run, type Json } from '../helpers/queries.js';
+import { expectError, run, type Json, jobWhen } from '../helpers/queries.js';
 
 const db = useTestDatabase();
 
@@ -25,12 +25,7 @@ describe.each(TRANSPORTS)('logs and usage over $name', (transport) => {
     });
   const syncAndWait = async (sourceId: string): Promise<Json> => {
     const sync = (await (await send('POST', `/sources/${sourceId}/sync`, {})).json()) as Json;
-    for (let i = 0; i < 300; i++) {
-      const job = (await (await send('GET', `/jobs/${sync.id}`)).json()) as Json;
-      if (job.status !== 'queued' && job.status !== 'running') return job;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('sync did not finish');
+    return jobWhen(async (path) => (await (await send('GET', path)).json()) as Json, sync.id as string);
   };
 
   it('usage matches the work done: queries run, result bytes, rows synced, storage, and a projected cost', async () => {

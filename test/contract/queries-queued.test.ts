@@ -84,8 +84,11 @@ describe('queued queries on the worker pool', () => {
     // When the first ends, the second (not the third) starts.
     await cancel(harness, first.id);
     await finished(harness, first.id);
-    for (let i = 0; i < 50 && (await job(harness, second.id)).status === 'queued'; i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await waitFor(
+      () => job(harness, second.id),
+      (j) => j.status !== 'queued',
+      5000,
+    );
     expect((await job(harness, second.id)).status).toBe('running');
     expect((await job(harness, third.id)).status).toBe('queued');
     for (const q of [second, third]) await cancel(harness, q.id);

@@ -9,6 +9,7 @@ import { tempDir } from '../helpers/temp.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { expectError, type Json } from '../helpers/queries.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const db = useTestDatabase();
 
@@ -473,7 +474,11 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
         destination: { type: 'webhook', url: receiver.url },
       });
       const run = (await (await call('POST', `/sends/${send.id}/run`)).json()) as Json;
-      while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(
+        () => receiver.received.length,
+        (n) => n > 0,
+        { intervalMs: 10 },
+      );
       const cancel = await call('POST', `/jobs/${run.id}/cancel`);
       expect(cancel.status).toBeLessThan(300);
       const job = await finished(run.id);

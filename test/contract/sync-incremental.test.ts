@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_LAYERS } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { run, type Json } from '../helpers/queries.js';
+import { run, type Json, jobWhen } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -57,11 +57,7 @@ describe('incremental syncs in layers', () => {
         headers: { 'Content-Type': 'application/json' },
       })
     ).json()) as Json;
-    let job: Json = {};
-    for (let i = 0; i < 300 && !['succeeded', 'failed'].includes(job.status); i++) {
-      job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
-      await new Promise((r) => setTimeout(r, 30));
-    }
+    const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
     return job;
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { run, type Json } from '../helpers/queries.js';
+import { run, type Json, jobWhen } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -177,11 +177,7 @@ beforeAll(async () => {
       headers: { 'Content-Type': 'application/json' },
     })
   ).json()) as Json;
-  let job: Json = {};
-  for (let i = 0; i < 300 && !['succeeded', 'failed'].includes(job.status); i++) {
-    job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
   expect(job.status, JSON.stringify(job)).toBe('succeeded');
 }, 60_000);
 

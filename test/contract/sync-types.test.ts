@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
-import { run, type Json } from '../helpers/queries.js';
+import { run, type Json, jobWhen } from '../helpers/queries.js';
 
 let db: TestDatabase;
 let api: Harness;
@@ -41,12 +41,7 @@ async function syncSource(sourceId: string, body: object = {}): Promise<Json> {
   });
   expect(response.status).toBe(202);
   const sync = (await response.json()) as Json;
-  for (let i = 0; i < 300; i++) {
-    const job = (await (await api.request(`/jobs/${sync.id}`)).json()) as Json;
-    if (job.status !== 'queued' && job.status !== 'running') return job;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('sync did not finish');
+  return jobWhen(async (path) => (await (await api.request(path)).json()) as Json, sync.id as string);
 }
 
 describe('a PostgreSQL sync keeps every value exactly', () => {

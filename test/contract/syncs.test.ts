@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
-import { expectError, run, type Json } from '../helpers/queries.js';
+import { expectError, run, type Json, jobWhen } from '../helpers/queries.js';
 import { readSse } from '../helpers/sse.js';
 
 const db = useTestDatabase();
@@ -23,14 +23,8 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
     });
   const createSource = async (body: object): Promise<Json> =>
     (await (await send('POST', '/sources', body)).json()) as Json;
-  const finish = async (id: string): Promise<Json> => {
-    for (let i = 0; i < 300; i++) {
-      const job = (await (await send('GET', `/jobs/${id}`)).json()) as Json;
-      if (job.status !== 'queued' && job.status !== 'running') return job;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('sync did not finish');
-  };
+  const finish = (id: string): Promise<Json> =>
+    jobWhen(async (path) => (await (await send('GET', path)).json()) as Json, id);
 
   it('POST /sources/{id}/sync answers 202 with a sync object that is also a job', async () => {
     const source = await createSource({ connector: 'sample', name: 'Sample One' });

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { Harness } from './transports.js';
+import { waitFor } from './wait-for.js';
 
 export type Json = Record<string, any>;
 
@@ -43,4 +44,21 @@ export async function expectError(response: Response, status: number, code: stri
   if (param !== undefined) expect(body.error.param).toBe(param);
   expect(body.error.request_id).toBe(response.headers.get('request-id'));
   return body.error;
+}
+
+const ended = (job: Json): boolean => job.status !== 'queued' && job.status !== 'running';
+
+/**
+ * Waits for a job to end (or to satisfy `until`), reading it through the API with `get` (a path to its JSON), and
+ * returns it; throws with its last state when it does not within `timeoutMs`.
+ */
+export async function jobWhen(
+  get: (path: string) => Promise<Json>,
+  id: string,
+  until: (job: Json) => boolean = ended,
+  timeoutMs = 30_000,
+): Promise<Json> {
+  const job = await waitFor(() => get(`/jobs/${id}`), until, { timeoutMs, intervalMs: 50 });
+  if (!until(job)) throw new Error(`job ${id} did not get there: ${JSON.stringify(job)}`);
+  return job;
 }

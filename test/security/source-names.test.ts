@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_DEFAULTS } from '../../src/service/net/outbound.js';
 import { startFakePostgres, type FakePostgres } from '../helpers/fake-postgres.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { run, type Json } from '../helpers/queries.js';
+import { run, type Json, jobWhen } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 const json = (method: string, body?: object): RequestInit => ({
@@ -12,12 +12,7 @@ const json = (method: string, body?: object): RequestInit => ({
 });
 
 async function finished(api: Harness, id: string): Promise<Json> {
-  for (let i = 0; i < 300; i++) {
-    const job = (await (await api.request(`/jobs/${id}`)).json()) as Json;
-    if (job.status !== 'queued' && job.status !== 'running') return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${id} did not finish`);
+  return jobWhen(async (path) => (await (await api.request(path)).json()) as Json, id);
 }
 
 /**
