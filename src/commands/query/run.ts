@@ -5,10 +5,13 @@ import { startSpinner } from '../../render/spinner.js';
 import type { OutputFormat } from '../../render/rows.js';
 import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
-import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { asCliError, CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { PAGE_SIZE, printQueryRows } from './print-rows.js';
 import { readSql } from './sql-input.js';
+import { splitScript, type ScriptStatement } from './script.js';
+import type { LakeClient } from '../../client/lake-client.js';
+import { printError } from '../errors.js';
 import { waitForQuery, type QueryPage } from './wait.js';
 
 export interface RunOptions {
@@ -16,6 +19,15 @@ export interface RunOptions {
   output?: string;
   maxRows?: string;
   wait?: string;
+  /** In a script, run the statements after a failed one too (the exit code is still the first failure's). */
+  continueOnError?: boolean;
+}
+
+/** How each statement's rows are printed, and how long to wait for it. */
+interface StatementRun {
+  format: OutputFormat;
+  maxRows: number;
+  waitSeconds: number | undefined;
 }
 
 /** After ^C, how long to wait for the server to report the query cancelled. */
@@ -61,12 +73,69 @@ export async function runQuery(
 ): Promise<void> {
   const sql = await readSql(ctx, sqlArgument, options.file);
   const { format, maxRows } = rowOutput(ctx, options);
-  const waitSeconds = positive(options.wait, '--wait');
+  const run: StatementRun = { format, maxRows, waitSeconds: positive(options.wait, '--wait') };
+  const statements = splitScript(sql);
+  if (statements.length === 0)
+    throw usageError('There is no SQL to run: it is empty, or only comments.', 'For example: lake query "select 42"');
 
   if (!(await ctx.settings()).baseUrl.value) await warmLocalEngine(ctx);
   mark('engine module loaded, instance on its way');
   const client = await ctx.client();
   mark('client ready (local: lake opened)');
+  // One statement goes as it was written; a script runs statement by statement, as psql and duckdb run one.
+  if (statements.length === 1) return runStatement(ctx, client, sql, run);
+  await runScript(ctx, client, statements, run, options.continueOnError === true);
+}
+
+/**
+ * Runs a script's statements in order, each a query of its own with its own result: in a terminal a blank line
+ * between tables, in a pipe one result after another (with --json, one JSON document each). The first failure
+ * stops the script, named by its statement and line, unless --continue-on-error; the exit code is the first
+ * failure's either way. A ^C, or a statement still running past --wait, ends the script there.
+ */
+async function runScript(
+  ctx: CommandContext,
+  client: LakeClient,
+  statements: readonly ScriptStatement[],
+  run: StatementRun,
+  continueOnError: boolean,
+): Promise<void> {
+  let firstFailure: number | undefined;
+  for (const [index, statement] of statements.entries()) {
+    if (index > 0 && run.format !== 'json' && run.format !== 'ndjson' && ctx.io.isStdoutTTY) ctx.io.stdout.write('\n');
+    try {
+      await runStatement(ctx, client, statement.sql, run);
+    } catch (error) {
+      const where = `statement ${index + 1} of ${statements.length} (line ${statement.line})`;
+      const known = withPlace(asCliError(error), index + 1, statement.line);
+      // With --json, stderr carries JSON only: the place is in the error object (statement, line).
+      if (!ctx.json)
+        ctx.io.stderr.write(
+          `lake: ${where} failed${continueOnError ? '' : '; the statements after it were not run'}\n`,
+        );
+      if (!continueOnError) throw known;
+      printError(ctx.io, known, ctx.json, exitCodeFor(known));
+      firstFailure ??= exitCodeFor(known);
+      continue;
+    }
+    if (ctx.exitCode !== EXIT.ok) return;
+  }
+  if (firstFailure !== undefined) ctx.exitCode = firstFailure;
+}
+
+/** A CLI error that also names the script's statement and line it came from. */
+function withPlace(error: unknown, statement: number, line: number): unknown {
+  if (!(error instanceof CliError)) return error;
+  return new CliError(error.code, error.message, error.exitCode, error.hint, {
+    ...error.about,
+    statement: String(statement),
+    line: String(line),
+  });
+}
+
+/** Submits one statement, waits for it (^C cancels it on the service) and prints its rows. */
+async function runStatement(ctx: CommandContext, client: LakeClient, sql: string, run: StatementRun): Promise<void> {
+  const { format, maxRows, waitSeconds } = run;
   // Shown from the moment of submitting, so a busy service never leaves a silent terminal.
   const spinner = startSpinner(ctx.io, 'submitting');
   let submitted;

@@ -8,5 +8,8 @@ export function registerShell(program: Command, ctx: CommandContext): void {
       'an interactive SQL shell (statements end with ;; \\? for its commands); piped SQL runs like lake query -',
     )
     .option('--output <format>', 'table (default), vertical, csv, tsv, json, ndjson or markdown')
-    .action(async (options: { output?: string }) => (await import('./shell.js')).runShell(ctx, options));
+    .option('--continue-on-error', 'piped: run the statements after one fails (typed: always)')
+    .action(async (options: { output?: string; continueOnError?: boolean }) =>
+      (await import('./shell.js')).runShell(ctx, options),
+    );
 }

@@ -13,6 +13,7 @@ import { PAGE_SIZE, printQueryRows } from '../query/print-rows.js';
 import { rowOutput, runQuery } from '../query/run.js';
 import { waitForQuery } from '../query/wait.js';
 import { SqlCompleter } from './completion.js';
+import { splitScript } from '../query/script.js';
 import { isComplete } from './statement.js';
 
 const PROMPT = 'lake> ';
@@ -33,6 +34,8 @@ interface ShellState {
   timing: boolean;
   /** A query running now: ^C cancels it. */
   running?: { id: string; stop: AbortController };
+  /** ^C cancelled a statement: the rest of its line is not run. */
+  interrupted?: boolean;
 }
 
 /** Where the shell keeps its history: the local lake's home, or beside the profiles for a remote service. */
@@ -63,8 +66,12 @@ function saveHistory(file: string, history: readonly string[]): void {
  * `lake sql`: an interactive SQL shell over the same API as every command (local lake or lake serve). Piped input
  * runs as `lake query -` does.
  */
-export async function runShell(ctx: CommandContext, options: { output?: string }): Promise<void> {
-  if ((ctx.io.stdin as { isTTY?: boolean }).isTTY !== true) return runQuery(ctx, '-', { output: options.output });
+export async function runShell(
+  ctx: CommandContext,
+  options: { output?: string; continueOnError?: boolean },
+): Promise<void> {
+  if ((ctx.io.stdin as { isTTY?: boolean }).isTTY !== true)
+    return runQuery(ctx, '-', { output: options.output, continueOnError: options.continueOnError });
   // The shell owns the terminal; a pager would fight readline for it.
   ctx.globals = { ...ctx.globals, pager: false };
   const client = await ctx.client();
@@ -103,6 +110,7 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
   const done = new Promise<void>((resolve) => rl.on('close', resolve));
   rl.on('SIGINT', () => {
     if (state.running) {
+      state.interrupted = true;
       state.running.stop.abort();
       return;
     }
@@ -151,7 +159,12 @@ export async function runShell(ctx: CommandContext, options: { output?: string }
       const sql = buffer;
       buffer = '';
       busy = true;
-      await execute(ctx, client, state, sql).catch((error: unknown) => printError(ctx.io, error, false));
+      // Several statements on a line run one after another, as psql runs them; a failure does not stop the rest.
+      for (const statement of splitScript(sql)) {
+        await execute(ctx, client, state, statement.sql).catch((error: unknown) => printError(ctx.io, error, false));
+        if (state.interrupted) break;
+      }
+      state.interrupted = false;
       busy = false;
       rl.setPrompt(PROMPT);
       rl.prompt();

@@ -1,0 +1,84 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCsv, runLake } from '../helpers/cli.js';
+import { startOnTerminal } from '../helpers/terminal.js';
+
+/** SQL scripts: several statements in a file, on stdin, piped to lake sql and typed in it, run one after another. */
+describe('SQL scripts', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lake-scripts-'));
+  const home = join(dir, 'home');
+  const env = { LAKE_HOME: home };
+  const script = [
+    '-- a report in three statements',
+    'select 1 as a;',
+    "select 'semi;colon' as b, $$dollar; quoted$$ as c; /* a comment; with a semicolon */",
+    '',
+    'select 3 as d',
+  ].join('\n');
+
+  it('lake query -f FILE, lake query - and piped lake sql run every statement in order, each with its header', async () => {
+    const file = join(dir, 'report.sql');
+    writeFileSync(file, script);
+    for (const args of [['query', '-f', file], ['query', '-'], ['sql']]) {
+      const result = await runLake(args, { env, input: args[1] === '-f' ? '' : script });
+      expect(result.code, result.stderr).toBe(0);
+      expect(parseCsv(result.stdout)).toEqual([
+        ['a'],
+        ['1'],
+        ['b', 'c'],
+        ['semi;colon', 'dollar; quoted'],
+        ['d'],
+        ['3'],
+      ]);
+    }
+  });
+
+  it('--json prints one JSON document per statement', async () => {
+    const result = await runLake(['query', '-', '--json'], { env, input: 'select 1 as a; select 2 as b;' });
+    expect(result.code, result.stderr).toBe(0);
+    const documents = result.stdout
+      .trim()
+      .split(/\n(?=\[)/)
+      .map((text) => JSON.parse(text) as unknown);
+    expect(documents).toEqual([[{ a: 1 }], [{ b: 2 }]]);
+  });
+
+  it('stops at the first failure, naming its statement and line; --continue-on-error runs the rest; the exit code is the failure’s', async () => {
+    const failing = 'select 1 as a;\n\nselect nope;\nselect 3 as c;\n';
+    const stopped = await runLake(['query', '-'], { env, input: failing });
+    expect(stopped.code).toBe(1);
+    expect(parseCsv(stopped.stdout)).toEqual([['a'], ['1']]);
+    expect(stopped.stderr).toContain('statement 2 of 3 (line 3) failed; the statements after it were not run');
+    expect(stopped.stderr).toContain('nope');
+
+    const onward = await runLake(['query', '-', '--continue-on-error'], { env, input: failing });
+    expect(onward.code).toBe(1);
+    expect(parseCsv(onward.stdout)).toEqual([['a'], ['1'], ['c'], ['3']]);
+
+    const json = await runLake(['query', '-', '--json', '--continue-on-error'], { env, input: failing });
+    expect(json.code).toBe(1);
+    const error = JSON.parse(json.stderr.trim().split('\n').pop() as string) as { error: Record<string, string> };
+    expect(error.error).toMatchObject({ code: 'query_failed', statement: '2', line: '3' });
+  });
+
+  it('empty SQL, or only comments, is a usage error (exit 2)', async () => {
+    for (const input of ['', '  -- nothing here\n', ';;']) {
+      const result = await runLake(['query', '-'], { env, input });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('There is no SQL to run');
+    }
+  });
+
+  it('typed in lake sql, two statements on one line run one after the other', async () => {
+    const shell = startOnTerminal(['--home', home, 'sql'], { columns: 100, rows: 40 });
+    await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });
+    const at = shell.length;
+    shell.send('select 1 as first_one; select 2 as second_one;\r');
+    const screen = await shell.waitFor(/second_one[\s\S]*\(1 row\)[\s\S]*lake> $/, { since: at });
+    expect(screen).toMatch(/first_one[\s\S]*\(1 row\)[\s\S]*second_one/);
+    shell.send('\\q\r');
+    expect(await shell.exited).toBe(0);
+  }, 120_000);
+});
