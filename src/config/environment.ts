@@ -89,13 +89,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   },
   {
     name: 'LAKE_RATE_LIMIT_PER_CALLER',
-    scope: 'all',
+    scope: 'serve',
     meaning: 'requests a minute per caller (0: no limit)',
     default: '120',
   },
   {
     name: 'LAKE_RATE_LIMIT_PER_ORG',
-    scope: 'all',
+    scope: 'serve',
     meaning: 'requests a minute per organization (0: no limit)',
     default: '600',
   },

@@ -34,7 +34,8 @@ export interface ServerSettings {
   syncs: SyncSettings;
   sends: Pick<SendSettings, 'webhookRetry'>;
   gc: GcSettings;
-  rateLimits: RateLimitSettings;
+  /** Off in local mode: the CLI's own lake never limits the process it runs in. */
+  rateLimits: RateLimitSettings | false;
   outbound: OutboundSettings;
   corsOrigins: string[];
   clientAddresses: ClientAddresses;
@@ -62,7 +63,7 @@ export function parseServerSettings(
       syncs: syncSettingsFromEnv(env),
       sends: sendSettingsFromEnv(env),
       gc: gcSettingsFromEnv(env),
-      rateLimits: rateLimitsFromEnv(env),
+      rateLimits: mode === 'serve' ? rateLimitsFromEnv(env) : false,
       outbound: outboundSettingsFromEnv(env, mode),
       corsOrigins: mode === 'serve' ? corsOriginsFromEnv(env) : [],
       clientAddresses: mode === 'serve' ? ClientAddresses.fromEnv(env) : new ClientAddresses([]),
