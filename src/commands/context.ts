@@ -40,6 +40,9 @@ export class CommandContext {
     readonly env: Record<string, string | undefined>,
   ) {}
 
+  /** Set by `lake auth login`, which makes the profile it names: a new one is not an error there. */
+  profileMayBeNew = false;
+
   get json(): boolean {
     return this.globals.json === true;
   }
@@ -56,7 +59,7 @@ export class CommandContext {
   async settings(): Promise<ConnectionSettings> {
     const store = this.profiles();
     const profileName = this.profileName(store);
-    if (this.globals.profile && !store.names().includes(profileName)) {
+    if (this.globals.profile && !this.profileMayBeNew && !store.names().includes(profileName)) {
       throw new CliError(
         'profile_not_found',
         `There is no profile '${profileName}'.`,

@@ -60,6 +60,29 @@ describe('profiles and precedence', () => {
     expect(after.stderr).toContain('authentication_required');
   });
 
+  it('auth login --profile NAME makes that profile, and logs in again to its own service without --base-url', async () => {
+    const { env, token } = await servedHome();
+    const url = (server as ServeProcess).url;
+    const config = { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR };
+    const first = await runLake(['auth', 'login', '--base-url', url, '--with-token', '--profile', 'remote'], {
+      env: config,
+      input: `${token}\n`,
+    });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain("saved in profile 'remote'");
+    const again = await runLake(['auth', 'login', '--with-token', '--profile', 'remote'], {
+      env: config,
+      input: `${token}\n`,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    const whoami = await runLake(['--profile', 'remote', 'whoami', '--json'], { env: config });
+    expect(whoami.code, whoami.stderr).toBe(0);
+    // A profile that does not exist is still refused everywhere else.
+    const other = await runLake(['--profile', 'nowhere', 'whoami'], { env: config });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('profile_not_found');
+  });
+
   it('a bad token is refused at login and nothing is saved', async () => {
     const { env } = await servedHome();
     const login = await runLake(

@@ -22,7 +22,11 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
     )
     .option('--with-token', 'read the token from standard input, keeping it out of shell history')
     .action(async (options: { withToken?: boolean }) => {
-      const baseUrl = ctx.globals.baseUrl ?? ctx.env.LAKE_BASE_URL;
+      const store = ctx.profiles();
+      const name = ctx.profileName(store);
+      // Logging in to a profile makes it if it is new (as gh does); an existing one keeps its service unless told.
+      const known = store.names().includes(name) ? store.profile(name) : undefined;
+      const baseUrl = ctx.globals.baseUrl ?? ctx.env.LAKE_BASE_URL ?? known?.base_url;
       if (!baseUrl)
         throw usageError(
           'Name the service with --base-url URL.',
@@ -32,9 +36,8 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       if (!token) throw usageError('Give the token with --token, LAKE_TOKEN or --with-token.');
       // Verify before saving, so a typo is caught now and not at the next command.
       ctx.globals = { ...ctx.globals, baseUrl, token };
+      ctx.profileMayBeNew = true;
       const whoami = await whoAmI(ctx);
-      const store = ctx.profiles();
-      const name = ctx.profileName(store);
       await store.set(name, 'base_url', baseUrl);
       await store.set(name, 'token', token);
       if (ctx.json) return printJson(ctx.io, { object: 'login', profile: name, base_url: baseUrl, whoami });
