@@ -106,7 +106,13 @@ export function printError(io: IOStreams, error: unknown, json: boolean, exitCod
   const lines = [`${palette.red.bold('error')} ${palette.bold(terminalSafe(d.code))}: ${terminalSafe(d.message)}`];
   if (d.param) lines.push(`  param:      ${terminalSafe(d.param)}`);
   if (d.requestId) lines.push(`  request id: ${d.requestId}`);
-  if (d.docUrl) lines.push(`  docs:       ${d.docUrl}`);
+  if (d.docUrl) lines.push(`  docs:       ${readableDocs(d.docUrl)}`);
   if (d.hint) lines.push(`  ${palette.yellow('hint:')}       ${terminalSafe(d.hint)}`);
   io.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** A local-mode error names a page of the in-process lake, which no browser can open: the CLI's own help instead. */
+function readableDocs(docUrl: string): string {
+  const local = /^http:\/\/local\.lake\/errors\/([a-z_]+)$/.exec(docUrl);
+  return local ? `lake help errors ${local[1]}` : docUrl;
 }

@@ -57,8 +57,9 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'sources resume': ['lake sources resume shop'],
   'sources test': ['lake sources test shop'],
   'sources delete': ['lake sources delete shop'],
-  connectors: ['lake connectors ls'],
+  connectors: ['lake connectors ls', 'lake connectors get postgres'],
   'connectors ls': ['lake connectors ls', 'lake connectors ls --json'],
+  'connectors get': ['lake connectors get postgres', 'lake connectors get postgres --json'],
   sync: ['lake sync start shop', 'lake sync status shop'],
   'sync start': [
     'lake sync start shop',

@@ -24,10 +24,14 @@ export function registerHelp(program: Command, ctx: CommandContext): void {
   program.helpCommand(false);
   program
     .command('help')
-    .description('help for a command (lake help sync start), or the environment variables (lake help environment)')
-    .argument('[topic...]', 'a command, or environment')
-    .action((topic: string[]) => {
+    .description(
+      'help for a command (lake help sync start), the environment variables (lake help environment), or an error code (lake help errors CODE)',
+    )
+    .argument('[topic...]', 'a command, environment, or errors [code]')
+    .action(async (topic: string[]) => {
       if (topic.length === 1 && topic[0] === 'environment') return printEnvironment(ctx);
+      if (topic[0] === 'errors' && topic.length <= 2)
+        return (await import('./error-help.js')).printErrorHelp(ctx, topic[1]);
       let command: Command = program;
       for (const name of topic) {
         const next = command.commands.find((c) => c.name() === name || c.aliases().includes(name));

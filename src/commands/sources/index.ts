@@ -76,11 +76,15 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .argument('<id>', 'source id or name')
     .action(async (id: string) => (await verbs()).deleteSource(ctx, await idOf(id)));
 
-  program
-    .command('connectors')
-    .description('the kinds of source lake knows')
+  const connectors = program.command('connectors').description('the kinds of source lake knows');
+  connectors
     .command('ls')
     .description('list connectors and whether lake sources create takes them')
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(async (o: { output?: string }) => (await verbs()).listConnectors(ctx, o));
+  connectors
+    .command('get')
+    .description("a connector's settings, which are credentials, and what each means")
+    .argument('<name>', 'connector name (postgres, sample, …)')
+    .action(async (name: string) => (await verbs()).getConnector(ctx, name));
 }

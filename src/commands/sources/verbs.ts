@@ -3,7 +3,8 @@ import type { LakeClient } from '../../client/lake-client.js';
 import { SOURCE_ROUTES } from '../../contract/routes.js';
 import type { ConnectorObject, SourceChangeBody, SourceCreationBody, SourceObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
-import { EXIT, usageError } from '../exit-codes.js';
+import { LakeApiError } from '../../client/errors.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { assertOutputFlags, printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
 import { readPassword, readSecret } from './secret-input.js';
 
@@ -40,7 +41,40 @@ function applySettings(connector: ConnectorObject, pairs: readonly string[], bod
 }
 
 async function connectorOf(client: LakeClient, name: string): Promise<ConnectorObject> {
-  return client.read(SOURCE_ROUTES.getConnector, { params: { name } });
+  return client.read(SOURCE_ROUTES.getConnector, { params: { name } }).catch((error: unknown) => {
+    if (error instanceof LakeApiError && error.status === 404)
+      throw new CliError(
+        'connector_not_found',
+        `There is no connector '${name.slice(0, 64)}'.`,
+        EXIT.usage,
+        'lake connectors ls lists the connectors lake knows.',
+      );
+    throw error;
+  });
+}
+
+/** `lake connectors get NAME`: a connector's settings, which of them are credentials, and what each means. */
+export async function getConnector(ctx: CommandContext, name: string): Promise<void> {
+  const connector = await connectorOf(await ctx.client(), name);
+  if (ctx.json) return printJson(ctx.io, connector);
+  printFields(ctx.io, [
+    ['name', connector.name],
+    ['title', connector.title],
+    ['live test', connector.live_test ? 'yes' : 'no'],
+    ['sources create', connector.accepted_by_post_sources ? 'yes' : (connector.refusal ?? 'no')],
+  ]);
+  await printRows(
+    ctx,
+    undefined,
+    ['setting', 'type', 'required', 'credential', 'description'],
+    connector.fields.map((f) => ({
+      setting: f.name,
+      type: f.type,
+      required: f.required,
+      credential: f.credential,
+      description: f.description,
+    })),
+  );
 }
 
 async function showSource(ctx: CommandContext, source: SourceObject): Promise<void> {

@@ -30,9 +30,12 @@ export function unmatchedRoute(app: Hono<ApiEnv>): (c: Context<ApiEnv>) => Respo
         Allow: allow,
       });
     }
+    // The root is where people look first: it names the reference this server serves itself.
     throw new LakeServiceError(
       'route_not_found',
-      `There is no endpoint ${c.req.method} ${path}. See docs/api.md for the endpoints.`,
+      path === '/'
+        ? 'This is the lake API; it has no endpoint at /. Its reference is at /reference, and its OpenAPI document at /openapi.json.'
+        : `There is no endpoint ${c.req.method} ${path}. The endpoints are listed at /reference (and in /openapi.json).`,
     );
   };
 }
