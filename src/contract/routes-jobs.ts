@@ -1,8 +1,8 @@
 /** The API's routes: Jobs and their event streams. */
 import { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
 import { defineRoute } from './route.js';
-import { List } from './schema.js';
-import { id, page, cursorErrors, json, events } from './route-helpers.js';
+import { List, OneOf, pageQuery, Type } from './schema.js';
+import { id, cursorErrors, json, events } from './route-helpers.js';
 
 export const JOB_ROUTES = {
   listJobs: defineRoute({
@@ -12,7 +12,20 @@ export const JOB_ROUTES = {
     tag: 'Jobs',
     summary: 'List jobs, newest first',
     auth: { scopes: ['jobs:read'] },
-    query: page(),
+    query: Type.Object({
+      ...pageQuery(20, 100),
+      status: Type.Optional(
+        OneOf(['queued', 'running', 'succeeded', 'failed', 'cancelled'], { description: 'Only jobs in this status.' }),
+      ),
+      kind: Type.Optional(OneOf(['query', 'sync', 'send'], { description: 'Only jobs of this kind.' })),
+      since: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 999_999_999_999,
+          description: 'Only jobs created at or after this time, epoch seconds.',
+        }),
+      ),
+    }),
     paramErrors: cursorErrors,
     responses: { 200: json('A page of jobs.', List(Job)) },
     errors: ['invalid_cursor'],

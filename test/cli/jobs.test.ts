@@ -24,7 +24,7 @@ describe('lake jobs', () => {
     const id = list.data[0]?.id as string;
     expect(list.data[0]).toMatchObject({ status: 'succeeded', kind: 'query' });
     expect((await lake('jobs', 'ls')).stdout).toMatch(
-      new RegExp(`^id,kind,status,created,finished,error\\n${id},query,succeeded,`),
+      new RegExp(`^id,kind,status,created,duration,sql,error\\n${id},query,succeeded,`),
     );
 
     const got = await lake('jobs', 'get', id);

@@ -1,4 +1,5 @@
-import { pageOptions, type PageOptions } from '../listing.js';
+import { pageOptions } from '../listing.js';
+import type { JobListOptions } from './verbs.js';
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 
@@ -8,9 +9,11 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
     .command('jobs')
     .description('the durable record of asynchronous work: list, follow, cancel, collect');
 
-  pageOptions(jobs.command('ls').description('list jobs, newest first')).action(async (options: PageOptions) =>
-    (await import('./verbs.js')).listJobs(ctx, options),
-  );
+  pageOptions(jobs.command('ls').description("list jobs, newest first, with how long each ran and a query's SQL"))
+    .option('--status <status>', 'only jobs in this status: queued, running, succeeded, failed or cancelled')
+    .option('--kind <kind>', 'only jobs of this kind: query, sync or send')
+    .option('--since <when>', 'only jobs created since: an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds')
+    .action(async (options: JobListOptions) => (await import('./verbs.js')).listJobs(ctx, options));
 
   jobs
     .command('get')

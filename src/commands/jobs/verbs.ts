@@ -1,6 +1,7 @@
 import { paletteFor } from '../../render/colors.js';
 import { printFields, printJson } from '../../render/record.js';
-import { JOB_ROUTES } from '../../contract/routes.js';
+import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
+import type { LakeClient } from '../../client/lake-client.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadResult, type ResultFile } from '../query/download.js';
@@ -17,7 +18,34 @@ export function exitCodeForJob(job: JobObject): number {
   return EXIT.stillRunning;
 }
 
-function jobFields(job: JobObject): [string, unknown][] {
+/** How long a job ran (or has been running): from its start to its end, or to now. */
+function duration(job: JobObject): string | null {
+  if (job.started === null) return null;
+  const seconds = (job.finished ?? Math.floor(Date.now() / 1000)) - job.started;
+  if (seconds < 60) return `${seconds} s`;
+  return seconds < 3600 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${(seconds / 3600).toFixed(1)} h`;
+}
+
+/** A query job's SQL on one line, cut to `width` characters. */
+function oneLine(sql: string, width: number): string {
+  const flat = sql.replace(/\s+/g, ' ').trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
+
+/** The SQL of the query jobs among these (other kinds have none); a query no longer kept shows none. */
+async function sqlOf(client: LakeClient, jobs: readonly JobObject[]): Promise<Map<string, string>> {
+  const found = await Promise.all(
+    jobs
+      .filter((job) => job.kind === 'query')
+      .map(async (job) => {
+        const query = await client.read(QUERY_ROUTES.getQuery, { params: { id: job.id } }).catch(() => undefined);
+        return [job.id, query?.sql] as const;
+      }),
+  );
+  return new Map(found.filter((entry): entry is readonly [string, string] => typeof entry[1] === 'string'));
+}
+
+function jobFields(job: JobObject, sql: string | undefined): [string, unknown][] {
   return [
     ['id', job.id],
     ['kind', job.kind],
@@ -25,29 +53,61 @@ function jobFields(job: JobObject): [string, unknown][] {
     ['created', when(job.created)],
     ['started', when(job.started)],
     ['finished', when(job.finished)],
+    ['duration', duration(job)],
+    ...(sql !== undefined ? ([['sql', sql]] as [string, unknown][]) : []),
     ...(job.error ? ([['error', `${job.error.code}: ${job.error.message}`]] as [string, unknown][]) : []),
   ];
 }
 
-export async function listJobs(ctx: CommandContext, options: PageOptions): Promise<void> {
+export interface JobListOptions extends PageOptions {
+  status?: string;
+  kind?: string;
+  since?: string;
+}
+
+/** `lake jobs ls`: status, kind and since filters; each job's duration, and a query's SQL cut to the terminal. */
+export async function listJobs(ctx: CommandContext, options: JobListOptions): Promise<void> {
+  const since = options.since === undefined ? undefined : sinceSeconds(options.since);
+  const client = await ctx.client();
+  let sql = new Map<string, string>();
+  // On a terminal the SQL gets what the other columns leave; in a pipe it is whole.
+  const sqlWidth = ctx.io.isStdoutTTY ? Math.max(20, ctx.io.terminalWidth - 100) : Number.POSITIVE_INFINITY;
   await printList(ctx, options, {
     route: JOB_ROUTES.listJobs,
-    columns: ['id', 'kind', 'status', 'created', 'finished', 'error'],
+    query: { status: options.status, kind: options.kind, since },
+    columns: ['id', 'kind', 'status', 'created', 'duration', 'sql', 'error'],
+    prepare: async (jobs) => void (sql = await sqlOf(client, jobs)),
     row: (j) => ({
       id: j.id,
       kind: j.kind,
       status: j.status,
       created: when(j.created),
-      finished: when(j.finished),
+      duration: duration(j),
+      sql: sql.has(j.id) ? oneLine(sql.get(j.id) as string, sqlWidth) : null,
       error: j.error?.code ?? null,
     }),
   });
 }
 
+/** --since: an age (30m, 2h, 7d), a date or time (2026-11-24, ISO), or epoch seconds. */
+function sinceSeconds(value: string): number {
+  const age = /^(\d+)([mhd])$/.exec(value);
+  if (age)
+    return Math.floor(Date.now() / 1000) - Number(age[1]) * { m: 60, h: 3600, d: 86400 }[age[2] as 'm' | 'h' | 'd'];
+  if (/^\d+$/.test(value)) return Number(value);
+  const parsed = Date.parse(value);
+  if (Number.isNaN(parsed))
+    throw usageError(
+      `--since must be an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds, not '${value.slice(0, 40)}'.`,
+    );
+  return Math.floor(parsed / 1000);
+}
+
 export async function getJob(ctx: CommandContext, id: string): Promise<void> {
-  const job = await (await ctx.client()).read(JOB_ROUTES.getJob, { params: { id } });
+  const client = await ctx.client();
+  const job = await client.read(JOB_ROUTES.getJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, job);
-  printFields(ctx.io, jobFields(job));
+  printFields(ctx.io, jobFields(job, (await sqlOf(client, [job])).get(job.id)));
 }
 
 export async function waitJob(ctx: CommandContext, id: string, options: { timeout?: string }): Promise<void> {
@@ -62,7 +122,7 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
   const outcome = await Promise.race([followJob(client, id, () => {}), ...(timeout ? [timeout] : [])]);
   const job = outcome === 'timeout' ? await client.read(JOB_ROUTES.getJob, { params: { id } }) : outcome;
   if (ctx.json) printJson(ctx.io, job);
-  else printFields(ctx.io, jobFields(job));
+  else printFields(ctx.io, jobFields(job, (await sqlOf(client, [job])).get(job.id)));
   ctx.exitCode = exitCodeForJob(job);
 }
 
@@ -106,7 +166,10 @@ export async function jobEvents(ctx: CommandContext, id: string): Promise<void> 
 export async function cancelJob(ctx: CommandContext, id: string): Promise<void> {
   const outcome = await (await ctx.client()).read(JOB_ROUTES.cancelJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, outcome);
-  printFields(ctx.io, [...jobFields(outcome.job), ['execution may continue', outcome.execution_may_continue]]);
+  printFields(ctx.io, [
+    ...jobFields(outcome.job, undefined),
+    ['execution may continue', outcome.execution_may_continue],
+  ]);
 }
 
 export async function jobResult(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {

@@ -21,6 +21,7 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .option('--max-rows <n>', 'print at most n rows (default: all; 1000 for table output)')
     .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3')
     .option('--continue-on-error', 'in a script of several statements, run the rest after one fails')
+    .option('--print-id', "print each query's id on stderr as soon as it is submitted (for scripts)")
     .action(async (sql: string | undefined, options: RunOptions) =>
       (await import('./run.js')).runQuery(ctx, sql, options),
     );

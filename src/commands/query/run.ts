@@ -21,6 +21,8 @@ export interface RunOptions {
   wait?: string;
   /** In a script, run the statements after a failed one too (the exit code is still the first failure's). */
   continueOnError?: boolean;
+  /** Print each query's id on stderr, alone on its line, as soon as it is submitted. */
+  printId?: boolean;
 }
 
 /** How each statement's rows are printed, and how long to wait for it. */
@@ -28,6 +30,7 @@ interface StatementRun {
   format: OutputFormat;
   maxRows: number;
   waitSeconds: number | undefined;
+  printId: boolean;
 }
 
 /** After ^C, how long to wait for the server to report the query cancelled. */
@@ -73,7 +76,12 @@ export async function runQuery(
 ): Promise<void> {
   const sql = await readSql(ctx, sqlArgument, options.file);
   const { format, maxRows } = rowOutput(ctx, options);
-  const run: StatementRun = { format, maxRows, waitSeconds: positive(options.wait, '--wait') };
+  const run: StatementRun = {
+    format,
+    maxRows,
+    waitSeconds: positive(options.wait, '--wait'),
+    printId: options.printId === true,
+  };
   const statements = splitScript(sql);
   if (statements.length === 0)
     throw usageError('There is no SQL to run: it is empty, or only comments.', 'For example: lake query "select 42"');
@@ -148,6 +156,8 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
   }
   const id = submitted.body.id;
   mark('submitted');
+  // Before any row, and never mixed into them: a script reads it from stderr (2>id.txt, or 2>&1 >/dev/null).
+  if (run.printId) ctx.io.stderr.write(`${id}\n`);
   const showStatus = (status: QueryPage['status']): void =>
     spinner.update(status === 'queued' ? `queued ${id} (waiting for a free worker)` : `running ${id}`);
   showStatus(submitted.body.status);

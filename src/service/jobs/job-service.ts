@@ -5,7 +5,14 @@ import type { Clock } from '../core/clock.js';
 import { LakeServiceError } from '../core/errors.js';
 import { HIDDEN_REASON } from '../sources/source-access.js';
 import type { JobRuntime } from './job-runtime.js';
-import { TERMINAL_STATUSES, type JobEvent, type JobKind, type JobRecord, type JobStore } from './job-store.js';
+import {
+  TERMINAL_STATUSES,
+  type JobEvent,
+  type JobFilter,
+  type JobKind,
+  type JobRecord,
+  type JobStore,
+} from './job-store.js';
 
 /** How long a cancel waits for a job it stopped in this process to end, to answer with the final status. */
 const CANCEL_SETTLE_MS = 250;
@@ -65,6 +72,7 @@ export class JobService {
     principal: Principal,
     limit: number,
     startingAfter: string | undefined,
+    filter: JobFilter = {},
   ): Promise<{ data: JobRecord[]; hasMore: boolean }> {
     await this.sweep();
     let after: JobRecord | undefined;
@@ -78,7 +86,7 @@ export class JobService {
         );
       }
     }
-    const page = await this.store.list(principal.organizationId, limit, after, await this.ownOnly(principal));
+    const page = await this.store.list(principal.organizationId, limit, after, await this.ownOnly(principal), filter);
     return { ...page, data: await Promise.all(page.data.map((job) => this.seen(principal, job))) };
   }
 

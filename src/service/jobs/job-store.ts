@@ -26,6 +26,13 @@ export interface JobRecord {
   cancelRequested: boolean;
 }
 
+/** Which jobs a list shows: one status, one kind, created at or after a time (epoch seconds). */
+export interface JobFilter {
+  status?: JobStatus;
+  kind?: JobKind;
+  since?: number;
+}
+
 export interface JobEvent {
   jobId: string;
   seq: number;
@@ -241,21 +248,32 @@ export class JobStore {
     return row && toJob(row);
   }
 
-  /** Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs. */
+  /**
+   * Newest first; `startingAfter` is the last id of the previous page. `principalId` limits to one principal's jobs;
+   * `filter` to a status, a kind and a first creation time.
+   */
   async list(
     organizationId: string,
     limit: number,
     startingAfter?: JobRecord,
     principalId?: string,
+    filter: JobFilter = {},
   ): Promise<{ data: JobRecord[]; hasMore: boolean }> {
     const rows = await this.db.all<JobRow>(
       `SELECT * FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
+         AND (CAST(? AS TEXT) IS NULL OR status = ?) AND (CAST(? AS TEXT) IS NULL OR kind = ?)
+         AND created >= ?
          AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
          ORDER BY created DESC, id DESC LIMIT ?`,
       [
         organizationId,
         principalId ?? null,
         principalId ?? null,
+        filter.status ?? null,
+        filter.status ?? null,
+        filter.kind ?? null,
+        filter.kind ?? null,
+        filter.since ?? 0,
         startingAfter?.id ?? null,
         startingAfter?.created ?? 0,
         startingAfter?.created ?? 0,

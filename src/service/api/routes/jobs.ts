@@ -12,7 +12,11 @@ const { listJobs, getJob, getJobResult, cancelJob, streamJobEvents, createJobStr
 
 export function jobRoutes(app: Hono<ApiEnv>): void {
   mount(app, listJobs, async (c, { query }) => {
-    const result = await c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after);
+    const result = await c.get('services').jobs.list(c.get('principal'), query.limit ?? 20, query.starting_after, {
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.kind ? { kind: query.kind } : {}),
+      ...(query.since !== undefined ? { since: query.since } : {}),
+    });
     return c.json(listBody({ data: result.data.map((job) => jobObject(job)), hasMore: result.hasMore }));
   });
 
