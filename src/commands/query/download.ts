@@ -52,6 +52,8 @@ export async function downloadResult(
   id: string,
   output: string | undefined,
   freshFile: () => Promise<ResultFile>,
+  /** `quiet`: no line saying what was written (the CLI's own use of a result file). */
+  options: { quiet?: boolean } = {},
 ): Promise<void> {
   const toStdout = output === '-';
   const target = output ?? `${id}.parquet`;
@@ -111,6 +113,7 @@ export async function downloadResult(
   }
   if (!existsSync(partial)) closeSync(openSync(partial, 'w', 0o600));
   renameSync(partial, target);
+  if (options.quiet) return;
   if (ctx.json) printJson(ctx.io, { object: 'download', query: id, path: target, bytes: file.bytes });
   else ctx.io.stderr.write(`lake: wrote ${file.bytes} bytes to ${target}\n`);
 }

@@ -12,6 +12,12 @@ export const PAGE_SIZE = 1000;
 const isPlan = (columns: readonly string[] | undefined): boolean =>
   columns?.length === 2 && columns[0] === 'explain_key' && columns[1] === 'explain_value';
 
+/** Reads up to `limit` rows of the result from its file and hands them over chunk by chunk. */
+export type ResultFileReader = (
+  limit: number,
+  onRows: (rows: import('../../service/engine/result-rows.js').JsonRow[]) => Promise<void>,
+) => Promise<void>;
+
 export interface PrintedRows {
   printed: number;
   total: number;
@@ -30,6 +36,8 @@ export async function printQueryRows(
   maxRows: number,
   /** Long output on a terminal goes through the pager unless this is off (--no-pager). */
   paging: { env: Record<string, string | undefined>; enabled: boolean } = { env: {}, enabled: false },
+  /** Reads up to `limit` rows from the result's file, chunk by chunk: for results of more than a couple of pages. */
+  readFile?: ResultFileReader,
 ): Promise<PrintedRows> {
   const output = pagedOutput(io, paging.env, paging.enabled);
   // A plan is text drawn with box characters: in a table its lines would be squeezed into cells; it is printed as is.
@@ -41,18 +49,30 @@ export async function printQueryRows(
   const writer = createRowWriter(format, output.stream, paletteFor(io, 'stdout'));
   const total = first.row_count ?? 0;
   writer.begin(first.columns ?? []);
-  let page: QueryPage = first;
   let printed = 0;
-  for (;;) {
-    const rows = page.data ?? [];
-    const room = maxRows - printed;
-    writer.write(rows.length > room ? rows.slice(0, room) : rows);
-    printed += Math.min(rows.length, room);
-    if (printed >= maxRows || !page.has_more || !page.next_cursor) break;
-    page = await client.read(QUERY_ROUTES.getQuery, {
-      params: { id: first.id },
-      query: { format: 'inline', limit: Math.min(PAGE_SIZE, maxRows - printed), starting_after: page.next_cursor },
+  const wanted = Math.min(maxRows, total);
+  if (readFile && first.has_more && wanted - (first.data?.length ?? 0) > PAGE_SIZE) {
+    // Past a couple of pages, one download of the result file and DuckDB reading it beat thousands of page requests.
+    const stream = output.stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
+    await readFile(wanted, async (rows) => {
+      writer.write(rows);
+      printed += rows.length;
+      // Rows arrive faster than a pipe may take them: wait for it rather than hold the result in memory.
+      if (stream.writableNeedDrain) await new Promise((resolve) => stream.once('drain', resolve));
     });
+  } else {
+    let page: QueryPage = first;
+    for (;;) {
+      const rows = page.data ?? [];
+      const room = maxRows - printed;
+      writer.write(rows.length > room ? rows.slice(0, room) : rows);
+      printed += Math.min(rows.length, room);
+      if (printed >= maxRows || !page.has_more || !page.next_cursor) break;
+      page = await client.read(QUERY_ROUTES.getQuery, {
+        params: { id: first.id },
+        query: { format: 'inline', limit: Math.min(PAGE_SIZE, maxRows - printed), starting_after: page.next_cursor },
+      });
+    }
   }
   writer.end();
   await output.finish();

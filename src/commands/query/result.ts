@@ -37,10 +37,16 @@ export async function printResult(
       { query: id },
     );
   }
-  const printed = await printQueryRows(client, ctx.io, query, format, maxRows, {
-    env: ctx.env,
-    enabled: ctx.globals.pager !== false,
-  });
+  const printed = await printQueryRows(
+    client,
+    ctx.io,
+    query,
+    format,
+    maxRows,
+    { env: ctx.env, enabled: ctx.globals.pager !== false },
+    async (limit, onRows) =>
+      (await import('./result-file-rows.js')).forEachResultChunk(ctx, client, query.id, limit, onRows),
+  );
   if (ctx.io.isStderrTTY && format === 'table')
     ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
 }

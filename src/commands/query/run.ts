@@ -219,10 +219,16 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     });
   }
   mark('first page received');
-  const printed = await printQueryRows(client, ctx.io, page, format, maxRows, {
-    env: ctx.env,
-    enabled: ctx.globals.pager !== false,
-  });
+  const printed = await printQueryRows(
+    client,
+    ctx.io,
+    page,
+    format,
+    maxRows,
+    { env: ctx.env, enabled: ctx.globals.pager !== false },
+    async (limit, onRows) =>
+      (await import('./result-file-rows.js')).forEachResultChunk(ctx, client, page.id, limit, onRows),
+  );
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
     ctx.io.stderr.write(
