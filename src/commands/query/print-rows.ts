@@ -12,11 +12,11 @@ export const PAGE_SIZE = 1000;
 const isPlan = (columns: readonly string[] | undefined): boolean =>
   columns?.length === 2 && columns[0] === 'explain_key' && columns[1] === 'explain_value';
 
-/** Reads up to `limit` rows of the result from its file and hands them over chunk by chunk. */
+/** Reads up to `limit` rows of the result from its file and hands them to the sink chunk by chunk. */
 export type ResultFileReader = (
   limit: number,
-  onRows: (rows: import('../../service/engine/result-rows.js').JsonRow[]) => Promise<void>,
-) => Promise<void>;
+  sink: import('./result-file-rows.js').ResultSink,
+) => Promise<number | undefined>;
 
 export interface PrintedRows {
   printed: number;
@@ -54,12 +54,29 @@ export async function printQueryRows(
   if (readFile && first.has_more && wanted - (first.data?.length ?? 0) > PAGE_SIZE) {
     // Past a couple of pages, one download of the result file and DuckDB reading it beat thousands of page requests.
     const stream = output.stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
-    await readFile(wanted, async (rows) => {
-      writer.write(rows);
-      printed += rows.length;
-      // Rows arrive faster than a pipe may take them: wait for it rather than hold the result in memory.
+    // Rows arrive faster than a pipe may take them: wait for it rather than hold the result in memory.
+    const drained = async (): Promise<void> => {
       if (stream.writableNeedDrain) await new Promise((resolve) => stream.once('drain', resolve));
+    };
+    const lines = await readFile(wanted, {
+      rows: async (rows) => {
+        writer.write(rows);
+        printed += rows.length;
+        await drained();
+      },
+      ...(format === 'csv' || format === 'tsv'
+        ? {
+            text: {
+              format,
+              write: async (bytes: Buffer) => {
+                stream.write(bytes);
+                await drained();
+              },
+            },
+          }
+        : {}),
     });
+    if (lines !== undefined) printed = lines;
   } else {
     let page: QueryPage = first;
     for (;;) {

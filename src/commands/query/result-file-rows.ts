@@ -1,25 +1,57 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import type { LakeClient } from '../../client/lake-client.js';
-import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../../service/engine/duckdb.js';
+import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../../service/engine/duckdb.js';
 import { vectorConverterFor } from '../../service/engine/json-values.js';
 import { convertChunk, type JsonRow } from '../../service/engine/result-rows.js';
 import type { CommandContext } from '../context.js';
 import { downloadResult, queryResultFile } from './download.js';
 
+/** Where a result file's rows go: as rows for any format, or, for CSV and TSV, as finished text when that is exact. */
+export interface ResultSink {
+  rows(rows: JsonRow[]): Promise<void>;
+  /** CSV or TSV lines, header excluded, as bytes; absent for other formats. */
+  text?: { format: 'csv' | 'tsv'; write(bytes: Buffer): Promise<void> };
+}
+
+/**
+ * DuckDB type ids whose text (CAST … AS VARCHAR) is exactly what lake's writers print of the value the API's pages
+ * carry: booleans, integers of every width, decimals, dates and plain strings. Other types (floats, timestamps,
+ * nested values, JSON) go through the same JSON conversion the pages use.
+ */
+const TEXT_EXACT = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 19, 32]);
+const VARCHAR = 17;
+
+/** JavaScript's \s, which the CSV writer quotes at either end of a field, as RE2 spells it. */
+const JS_SPACE = String.raw`[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]`;
+
+/** One field as lake's CSV or TSV writer prints it, as a DuckDB expression (src/render/values.ts). */
+function fieldSql(column: string, type: DuckDBType, format: 'csv' | 'tsv'): string {
+  const text = `CAST(${quoteIdentifier(column)} AS VARCHAR)`;
+  if (format === 'tsv') {
+    const escaped = `replace(replace(replace(replace(${text}, '\\', '\\\\'), chr(9), '\\t'), chr(10), '\\n'), chr(13), '\\r')`;
+    return `coalesce(${type.typeId === VARCHAR ? escaped : text}, '\\N')`;
+  }
+  if (type.typeId !== VARCHAR) return `coalesce(${text}, '')`;
+  const quoted = `CASE WHEN regexp_matches(${text}, '[",\\r\\n]') OR regexp_matches(${text}, '^${JS_SPACE}|${JS_SPACE}$') THEN '"' || replace(${text}, '"', '""') || '"' ELSE ${text} END`;
+  return `coalesce(${quoted}, '')`;
+}
+
 /**
  * Reads a large result from its Parquet file instead of page by page: one signed download (resumed if it breaks),
- * then DuckDB streams the rows in chunks, converted to the same exact JSON values the API's pages carry, so every
- * output format prints them as it prints pages. The file is a private temporary one, removed at the end.
+ * then DuckDB streams it in chunks. CSV and TSV of types whose text DuckDB writes exactly as lake does are built by
+ * DuckDB itself; everything else becomes the same exact JSON values the API's pages carry, so every format prints
+ * them as it prints pages. The file is a private temporary one, removed at the end.
  */
-export async function forEachResultChunk(
+export async function readResultFile(
   ctx: CommandContext,
   client: LakeClient,
   queryId: string,
   limit: number,
-  onRows: (rows: JsonRow[]) => Promise<void> | void,
-): Promise<void> {
+  sink: ResultSink,
+): Promise<number | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'lake-result-'));
   const file = join(dir, 'result.parquet');
   try {
@@ -28,13 +60,8 @@ export async function forEachResultChunk(
     const instance = await duckdb.DuckDBInstance.create(':memory:', { ...OFFLINE_CONFIG, threads: '2' });
     const connection = await instance.connect();
     try {
-      const stream = await connection.stream(
-        `SELECT * FROM read_parquet(${quoteLiteral(file)})${Number.isFinite(limit) ? ` LIMIT ${limit}` : ''}`,
-      );
-      const columns = stream.columnNames();
-      const converters = stream.columnTypes().map((type) => vectorConverterFor(type));
-      for (let chunk = await stream.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await stream.fetchChunk())
-        await onRows(convertChunk(chunk, columns, converters));
+      const source = `SELECT * FROM read_parquet(${quoteLiteral(file)})${Number.isFinite(limit) ? ` LIMIT ${limit}` : ''}`;
+      return await stream(connection, source, sink, join(dir, 'lines.txt'));
     } finally {
       connection.closeSync();
       instance.closeSync();
@@ -42,4 +69,33 @@ export async function forEachResultChunk(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Streams the rows to the sink; returns how many lines the text path wrote, or undefined when rows were given. */
+async function stream(
+  connection: DuckDBConnection,
+  source: string,
+  sink: ResultSink,
+  linesFile: string,
+): Promise<number | undefined> {
+  const shape = await connection.run(`SELECT * FROM (${source}) LIMIT 0`);
+  const names = shape.columnNames();
+  const types = shape.columnTypes();
+  const exact = types.every((t) => TEXT_EXACT.has(t.typeId) && t.alias === undefined);
+  if (sink.text && exact) {
+    const { format, write } = sink.text;
+    const separator = format === 'csv' ? "','" : 'chr(9)';
+    const line = names.map((name, i) => fieldSql(name, types[i] as DuckDBType, format)).join(` || ${separator} || `);
+    // Each line is finished text: DuckDB writes it as it is (no quote, no escape), in order, on its own threads.
+    const written = await connection.run(
+      `COPY (SELECT ${line || "''"} AS line FROM (${source})) TO ${quoteLiteral(linesFile)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER chr(1))`,
+    );
+    for await (const bytes of createReadStream(linesFile)) await write(bytes as Buffer);
+    return Number(written.rowsChanged);
+  }
+  const rows = await connection.stream(source);
+  const converters = rows.columnTypes().map((type) => vectorConverterFor(type));
+  for (let chunk = await rows.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await rows.fetchChunk())
+    await sink.rows(convertChunk(chunk, names, converters));
+  return undefined;
 }

@@ -44,8 +44,7 @@ export async function printResult(
     format,
     maxRows,
     { env: ctx.env, enabled: ctx.globals.pager !== false },
-    async (limit, onRows) =>
-      (await import('./result-file-rows.js')).forEachResultChunk(ctx, client, query.id, limit, onRows),
+    async (limit, sink) => (await import('./result-file-rows.js')).readResultFile(ctx, client, query.id, limit, sink),
   );
   if (ctx.io.isStderrTTY && format === 'table')
     ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);

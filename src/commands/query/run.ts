@@ -226,8 +226,7 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     format,
     maxRows,
     { env: ctx.env, enabled: ctx.globals.pager !== false },
-    async (limit, onRows) =>
-      (await import('./result-file-rows.js')).forEachResultChunk(ctx, client, page.id, limit, onRows),
+    async (limit, sink) => (await import('./result-file-rows.js')).readResultFile(ctx, client, page.id, limit, sink),
   );
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
