@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +80,29 @@ describe('SQL scripts', () => {
     expect(screen).toMatch(/first_one[\s\S]*\(1 row\)[\s\S]*second_one/);
     shell.send('\\q\r');
     expect(await shell.exited).toBe(0);
+  }, 120_000);
+
+  it('the shell: \\d alone lists relations, \\d name finds the one table, a multi-line statement is one history entry', async () => {
+    const shell = startOnTerminal(['--home', home, 'sql'], { columns: 100, rows: 40 });
+    await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });
+    let at = shell.length;
+    shell.send('\\d\r');
+    await shell.waitFor(/demo\.orders[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('\\d orders\r');
+    await shell.waitFor(/lake\.demo\.orders \(table\)[\s\S]*column[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('\\d no_such_table\r');
+    await shell.waitFor(/No table or view named no_such_table[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('select 1 as x,\r');
+    await shell.waitFor(/ {3}-> $/, { since: at });
+    shell.send('  2 as y;\r');
+    await shell.waitFor(/\(1 row\)[\s\S]*lake> $/, { since: at });
+    shell.send('\\q\r');
+    expect(await shell.exited).toBe(0);
+    const history = readFileSync(join(home, 'sql_history'), 'utf8').split('\n');
+    expect(history).toContain('select 1 as x, 2 as y;');
+    expect(history).not.toContain('  2 as y;');
   }, 120_000);
 });

@@ -25,7 +25,7 @@ an empty line, ^D or \\q quits. TAB completes keywords, functions, schemas, tabl
 
   \\dn               list schemas             \\x            toggle one-record-per-block output
   \\dt [schema]      list tables and views    \\o <format>   output: table, vertical, csv, tsv, json, ndjson, markdown
-  \\d schema.table   describe a table         \\timing       toggle timing of each query
+  \\d [name]         list, or describe one    \\timing       toggle timing of each query
   \\conninfo         what this shell talks to \\? or help    this help
 `;
 
@@ -159,6 +159,7 @@ export async function runShell(
       const sql = buffer;
       buffer = '';
       busy = true;
+      keepAsOneEntry(rl, sql);
       // Several statements on a line run one after another, as psql runs them; a failure does not stop the rest.
       for (const statement of splitScript(sql)) {
         await execute(ctx, client, state, statement.sql).catch((error: unknown) => printError(ctx.io, error, false));
@@ -173,6 +174,18 @@ export async function runShell(
   await done;
   ctx.io.stdout.write('\n');
   saveHistory(file, (rl as Interface & { history: string[] }).history ?? []);
+}
+
+/**
+ * A statement typed over several lines is one history entry (as psql keeps it), not one per line: readline has
+ * added each line; they are replaced by the whole statement on one line.
+ */
+function keepAsOneEntry(rl: Interface, sql: string): void {
+  // Readline keeps no blank line, so only the lines with text were added.
+  const lines = sql.split('\n').filter((line) => line.trim() !== '').length;
+  if (lines < 2) return;
+  const history = (rl as Interface & { history: string[] }).history;
+  history.splice(0, lines, sql.replace(/\s*\n\s*/g, ' '));
 }
 
 /** Runs one statement: submitted, waited for (^C cancels it on the service), its rows printed. */
@@ -280,28 +293,32 @@ async function meta(
       );
       return false;
     }
-    case '\\dt': {
-      const schemas = arg ? [arg] : (await client.read(CATALOG_ROUTES.listSchemas, {})).data.map((s) => s.name);
-      const rows = [];
-      for (const schema of schemas) {
-        for (const t of (await client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data)
-          rows.push({
-            name: `${t.schema}.${t.name}`,
-            kind: t.kind,
-            rows: t.row_count,
-            updated: t.updated === null ? '' : when(t.updated),
-          });
-      }
-      await printRows(ctx, 'table', ['name', 'kind', 'rows', 'updated'], rows);
+    case '\\dt':
+      await listRelations(ctx, client, arg ? [arg] : undefined);
       return false;
-    }
     case '\\d': {
-      const [schema, ...rest] = arg.replace(/^lake\./, '').split('.');
-      if (!schema || rest.length === 0) {
-        ctx.io.stdout.write('Name the table: \\d schema.table\n');
+      // \d alone lists the relations, as psql's does; \d name finds the one table of that name in any schema.
+      if (!arg) {
+        await listRelations(ctx, client, undefined);
         return false;
       }
-      const table = await client.read(CATALOG_ROUTES.getTable, { params: { schema, table: rest.join('.') } });
+      const named = arg.replace(/^lake\./, '');
+      let [schema, ...rest] = named.split('.');
+      if (rest.length === 0) {
+        const matches = await tablesNamed(client, named);
+        if (matches.length !== 1) {
+          ctx.io.stdout.write(
+            matches.length === 0
+              ? `No table or view named ${named}; \\dt lists them.\n`
+              : `${named} is in several schemas: ${matches.join(', ')}. Name one: \\d schema.${named}\n`,
+          );
+          return false;
+        }
+        [schema, ...rest] = (matches[0] as string).split('.');
+      }
+      const table = await client.read(CATALOG_ROUTES.getTable, {
+        params: { schema: schema as string, table: rest.join('.') },
+      });
       ctx.io.stdout.write(`${table.qualified_name} (${table.kind})\n`);
       await printRows(
         ctx,
@@ -315,4 +332,29 @@ async function meta(
       ctx.io.stdout.write(`Unknown command ${name}; \\? lists them.\n`);
       return false;
   }
+}
+
+/** The tables and views of some schemas (all of them when none is named), as \dt and \d print them. */
+async function listRelations(ctx: CommandContext, client: LakeClient, only: string[] | undefined): Promise<void> {
+  const schemas = only ?? (await client.read(CATALOG_ROUTES.listSchemas, {})).data.map((s) => s.name);
+  const rows = [];
+  for (const schema of schemas) {
+    for (const t of (await client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data)
+      rows.push({
+        name: `${t.schema}.${t.name}`,
+        kind: t.kind,
+        rows: t.row_count,
+        updated: t.updated === null ? '' : when(t.updated),
+      });
+  }
+  await printRows(ctx, 'table', ['name', 'kind', 'rows', 'updated'], rows);
+}
+
+/** Every schema.table the credential may see whose table is called `name` (case-insensitively). */
+async function tablesNamed(client: LakeClient, name: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const schema of (await client.read(CATALOG_ROUTES.listSchemas, {})).data.map((s) => s.name))
+    for (const t of (await client.read(CATALOG_ROUTES.listTables, { params: { schema } })).data)
+      if (t.name.toLowerCase() === name.toLowerCase()) found.push(`${t.schema}.${t.name}`);
+  return found;
 }
