@@ -9,6 +9,31 @@ export interface OutputStream extends Pick<Writable, 'write'> {
  * The one place that decides what the terminal can take: whether each stream is a terminal and whether colour is
  * on (NO_COLOR turns it off, FORCE_COLOR on, otherwise only on a terminal). Commands never look at process.std*.
  */
+/** Work to settle before the process ends because its reader went away (a local sync to record as cancelled). */
+const brokenPipeHooks = new Set<() => Promise<void>>();
+/** How long those may take: the reader is gone, nobody waits for more than a moment. */
+const BROKEN_PIPE_GRACE_MS = 5000;
+let ending = false;
+
+/** Registers work to settle when stdout's reader goes away; returns the way to remove it. */
+export function onBrokenPipe(hook: () => Promise<void>): () => void {
+  brokenPipeHooks.add(hook);
+  return () => brokenPipeHooks.delete(hook);
+}
+
+function endOnBrokenPipe(): void {
+  if (ending) return;
+  ending = true;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, BROKEN_PIPE_GRACE_MS)));
+  // A hook that fails changes nothing here: the process ends either way, and the job's lease covers the rest.
+  const settled = Promise.allSettled([...brokenPipeHooks].map((hook) => hook()));
+  void Promise.race([settled, grace]).finally(() => {
+    clearTimeout(timer);
+    process.exit(0);
+  });
+}
+
 export class IOStreams {
   constructor(
     readonly stdout: OutputStream,
@@ -23,7 +48,7 @@ export class IOStreams {
     // end cat or grep, instead of surfacing EPIPE as a crash.
     for (const stream of [process.stdout, process.stderr]) {
       stream.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === 'EPIPE') process.exit(0);
+        if (error.code === 'EPIPE') return endOnBrokenPipe();
         throw error;
       });
     }

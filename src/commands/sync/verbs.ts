@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
+import { onBrokenPipe } from '../../render/iostreams.js';
 import { startSpinner } from '../../render/spinner.js';
 import { applyEvent, initialProgress, plainLine, summaryLines, type SyncProgress } from '../../render/sync-progress.js';
 import { routePath, type LakeClient } from '../../client/lake-client.js';
@@ -116,6 +117,31 @@ export async function startSync(
     return;
   }
   const interrupt = interruptSync(ctx, client, accepted.id);
+  // In local mode the sync runs in this process: if whoever reads its output goes away (`| head -3`), it is
+  // recorded cancelled at once, before the process ends, rather than left running until its lease lapses.
+  const forgetPipe =
+    ctx.mode === 'local'
+      ? onBrokenPipe(async () => {
+          await client.call(JOB_ROUTES.cancelJob, { params: { id: accepted.id } });
+          await waitForJobEnd(client, accepted.id);
+        })
+      : () => false;
+  try {
+    await followOrWait(ctx, client, source, accepted, options, interrupt);
+  } finally {
+    forgetPipe();
+  }
+}
+
+/** Follows the sync (or, local and not following, waits for it) and prints how it ended. */
+async function followOrWait(
+  ctx: CommandContext,
+  client: LakeClient,
+  source: string,
+  accepted: SyncObject,
+  options: { follow?: boolean },
+  interrupt: ReturnType<typeof interruptSync>,
+): Promise<void> {
   if (options.follow) {
     let progress: SyncProgress;
     try {
@@ -191,4 +217,13 @@ export async function syncStatus(ctx: CommandContext, source: string): Promise<v
   }
   printSync(ctx, sync);
   ctx.exitCode = outcomeCode(sync.status);
+}
+
+/** Waits, a few seconds at most, for a job to leave queued and running. */
+async function waitForJobEnd(client: LakeClient, id: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const job = await client.read(JOB_ROUTES.getJob, { params: { id } });
+    if (TERMINAL.has(job.status)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
