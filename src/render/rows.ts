@@ -21,7 +21,13 @@ export interface RowWriter {
   end(): void;
 }
 
-export function createRowWriter(format: OutputFormat, out: OutputStream, palette: Palette): RowWriter {
+export function createRowWriter(
+  format: OutputFormat,
+  out: OutputStream,
+  palette: Palette,
+  /** `verticalHint`: how the caller shows every column of a table too wide for the terminal. */
+  options: { verticalHint?: string } = {},
+): RowWriter {
   switch (format) {
     case 'csv':
       return delimitedWriter(out, ',', csvField, csvField);
@@ -34,7 +40,7 @@ export function createRowWriter(format: OutputFormat, out: OutputStream, palette
     case 'markdown':
       return markdownWriter(out);
     case 'table':
-      return tableWriter(out, palette);
+      return tableWriter(out, palette, options.verticalHint);
     case 'vertical':
       return verticalWriter(out, palette);
   }
@@ -110,7 +116,7 @@ function markdownWriter(out: OutputStream): RowWriter {
   };
 }
 
-function tableWriter(out: OutputStream, palette: Palette): RowWriter {
+function tableWriter(out: OutputStream, palette: Palette, verticalHint: string | undefined): RowWriter {
   let columns: readonly string[] = [];
   const held: Row[] = [];
   return {
@@ -123,7 +129,8 @@ function tableWriter(out: OutputStream, palette: Palette): RowWriter {
     end() {
       // On a terminal the table fits its width (long cells cut, middle columns hidden and counted); in a pipe,
       // where no width is known, every column is drawn whole.
-      out.write(renderTable(columns, held, palette, { width: out.isTTY && out.columns ? out.columns : undefined }));
+      const width = out.isTTY && out.columns ? out.columns : undefined;
+      out.write(renderTable(columns, held, palette, { width, ...(verticalHint ? { verticalHint } : {}) }));
     },
   };
 }

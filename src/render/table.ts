@@ -7,6 +7,8 @@ export type Row = Record<string, unknown>;
 /** What the terminal allows: its width in columns; undefined draws every column at full width (a pipe). */
 export interface TableLayout {
   width?: number;
+  /** What shows every column, in the words of where the table is printed (`\x` in the shell). */
+  verticalHint?: string;
 }
 
 /** Widest a cell is shown when the table must fit: longer text is cut with an ellipsis. */
@@ -168,7 +170,7 @@ export function renderTable(
     out.push(
       palette.dim(
         cut(
-          `${hidden} of ${columns.length} columns hidden; --output vertical shows them all`,
+          `${hidden} of ${columns.length} columns hidden; ${layout.verticalHint ?? '--output vertical'} shows them all`,
           layout.width ?? Number.POSITIVE_INFINITY,
         ),
       ),

@@ -105,4 +105,18 @@ describe('SQL scripts', () => {
     expect(history).toContain('select 1 as x, 2 as y;');
     expect(history).not.toContain('  2 as y;');
   }, 120_000);
+
+  it("the shell's footer for a table too wide says \\x, the shell's word, not a command-line flag", async () => {
+    const shell = startOnTerminal(['--home', home, 'sql'], { columns: 50, rows: 30 });
+    await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });
+    const at = shell.length;
+    shell.send(
+      "select 'aaaaaaaaaaaa' as a, 'bbbbbbbbbbbb' as b, 'cccccccccccc' as c, 'dddddddddddd' as d, 'eeeeeeeeeeee' as e;\r",
+    );
+    const screen = await shell.waitFor(/columns hidden[\s\S]*lake> $/, { since: at });
+    expect(screen).toContain('\\x shows them all');
+    expect(screen).not.toContain('--output vertical');
+    shell.send('\\q\r');
+    expect(await shell.exited).toBe(0);
+  }, 120_000);
 });

@@ -35,7 +35,10 @@ export async function printQueryRows(
   format: OutputFormat,
   maxRows: number,
   /** Long output on a terminal goes through the pager unless this is off (--no-pager). */
-  paging: { env: Record<string, string | undefined>; enabled: boolean } = { env: {}, enabled: false },
+  paging: { env: Record<string, string | undefined>; enabled: boolean; verticalHint?: string } = {
+    env: {},
+    enabled: false,
+  },
   /** Reads up to `limit` rows from the result's file, chunk by chunk: for results of more than a couple of pages. */
   readFile?: ResultFileReader,
 ): Promise<PrintedRows> {
@@ -46,7 +49,9 @@ export async function printQueryRows(
     await output.finish();
     return { printed: first.data?.length ?? 0, total: first.row_count ?? 0, truncated: false };
   }
-  const writer = createRowWriter(format, output.stream, paletteFor(io, 'stdout'));
+  const writer = createRowWriter(format, output.stream, paletteFor(io, 'stdout'), {
+    ...(paging.verticalHint ? { verticalHint: paging.verticalHint } : {}),
+  });
   const total = first.row_count ?? 0;
   writer.begin(first.columns ?? []);
   let printed = 0;

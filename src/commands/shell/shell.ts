@@ -231,7 +231,12 @@ async function execute(ctx: CommandContext, client: LakeClient, state: ShellStat
       );
       return;
     }
-    const printed = await printQueryRows(client, ctx.io, final, state.format, Number.POSITIVE_INFINITY);
+    // The shell's own word for every column is \x, not the command line's flag.
+    const printed = await printQueryRows(client, ctx.io, final, state.format, Number.POSITIVE_INFINITY, {
+      env: {},
+      enabled: false,
+      verticalHint: '\\x',
+    });
     if (state.format === 'table' || state.format === 'vertical')
       ctx.io.stdout.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
     if (state.timing)
