@@ -16,6 +16,8 @@ describe('jobs for scripts', () => {
     expect(job.code).toBe(0);
     expect(job.stdout).toContain('sql\tselect 42 as answer');
     expect(job.stdout).toMatch(/duration\t\d+ s/);
+    const polled = await runLake(['query', 'poll', id], { env });
+    expect(polled.stdout).toContain('sql\tselect 42 as answer');
   });
 
   it('lake jobs ls filters by status, kind and since, and shows each query job its SQL and duration', async () => {

@@ -11,6 +11,7 @@ export async function pollQuery(ctx: CommandContext, id: string): Promise<void> 
     printFields(ctx.io, [
       ['id', query.id],
       ['status', query.status],
+      ['sql', query.sql],
       ['created', new Date(query.created * 1000).toISOString()],
       ...(query.duration_ms === undefined ? [] : ([['duration', `${query.duration_ms} ms`]] as [string, unknown][])),
       ...(query.files

@@ -1,4 +1,5 @@
 import type { LakeClient } from '../../client/lake-client.js';
+import type { CommandContext } from '../context.js';
 import { paletteFor } from '../../render/colors.js';
 import type { IOStreams } from '../../render/iostreams.js';
 import { pagedOutput } from '../../render/pager.js';
@@ -17,6 +18,12 @@ export type ResultFileReader = (
   limit: number,
   sink: import('./result-file-rows.js').ResultSink,
 ) => Promise<number | undefined>;
+
+/** The reader of a query's result file; the module (and DuckDB with it) loads only when a result is that large. */
+export function resultFileReader(ctx: CommandContext, client: LakeClient, queryId: string): ResultFileReader {
+  return async (limit, sink) =>
+    (await import('./result-file-rows.js')).readResultFile(ctx, client, queryId, limit, sink);
+}
 
 export interface PrintedRows {
   printed: number;

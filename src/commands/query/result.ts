@@ -1,7 +1,7 @@
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { PAGE_SIZE, printQueryRows } from './print-rows.js';
+import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { rowOutput } from './run.js';
 
 /**
@@ -44,7 +44,7 @@ export async function printResult(
     format,
     maxRows,
     { env: ctx.env, enabled: ctx.globals.pager !== false },
-    async (limit, sink) => (await import('./result-file-rows.js')).readResultFile(ctx, client, query.id, limit, sink),
+    resultFileReader(ctx, client, query.id),
   );
   if (ctx.io.isStderrTTY && format === 'table')
     ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);

@@ -7,7 +7,7 @@ import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { asCliError, CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
-import { PAGE_SIZE, printQueryRows } from './print-rows.js';
+import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { readSql } from './sql-input.js';
 import { splitScript, type ScriptStatement } from './script.js';
 import type { LakeClient } from '../../client/lake-client.js';
@@ -226,7 +226,7 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     format,
     maxRows,
     { env: ctx.env, enabled: ctx.globals.pager !== false },
-    async (limit, sink) => (await import('./result-file-rows.js')).readResultFile(ctx, client, page.id, limit, sink),
+    resultFileReader(ctx, client, page.id),
   );
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {

@@ -9,7 +9,7 @@ import { isOutputFormat, type OutputFormat } from '../../render/rows.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import type { CommandContext } from '../context.js';
 import { printRows, when } from '../listing.js';
-import { PAGE_SIZE, printQueryRows } from '../query/print-rows.js';
+import { PAGE_SIZE, printQueryRows, resultFileReader } from '../query/print-rows.js';
 import { rowOutput, runQuery } from '../query/run.js';
 import { waitForQuery } from '../query/wait.js';
 import { SqlCompleter } from './completion.js';
@@ -232,11 +232,15 @@ async function execute(ctx: CommandContext, client: LakeClient, state: ShellStat
       return;
     }
     // The shell's own word for every column is \x, not the command line's flag.
-    const printed = await printQueryRows(client, ctx.io, final, state.format, Number.POSITIVE_INFINITY, {
-      env: {},
-      enabled: false,
-      verticalHint: '\\x',
-    });
+    const printed = await printQueryRows(
+      client,
+      ctx.io,
+      final,
+      state.format,
+      Number.POSITIVE_INFINITY,
+      { env: {}, enabled: false, verticalHint: '\\x' },
+      resultFileReader(ctx, client, final.id),
+    );
     if (state.format === 'table' || state.format === 'vertical')
       ctx.io.stdout.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
     if (state.timing)
