@@ -63,6 +63,16 @@ describe('SQL scripts', () => {
     expect(error.error).toMatchObject({ code: 'query_failed', statement: '2', line: '3' });
   });
 
+  it("a statement's parse error shows DuckDB's LINE and caret, the line counted in the whole script", async () => {
+    const lines = Array.from({ length: 9 }, (_, i) => `select ${i + 1} as n${i + 1};`);
+    const script = `${lines.join('\n')}\nselect 1,\n  min(at) from range(3);\n`;
+    const result = await runLake(['query', '-'], { env, input: script });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('statement 10 of 10 (line 10) failed');
+    // LINE 2 of the statement is line 11 of the script; the caret moves one column with the extra digit.
+    expect(result.stderr).toContain('LINE 11:   min(at) from range(3)\n                 ^');
+  });
+
   it('empty SQL, or only comments, is a usage error (exit 2)', async () => {
     for (const input of ['', '  -- nothing here\n', ';;']) {
       const result = await runLake(['query', '-'], { env, input });

@@ -146,14 +146,49 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
         'select * from duckdb_tables()',
         'select * from duckdb_columns()',
         'show tables',
-        'show all tables',
-        'describe lake.demo.orders',
-        'summarize lake.demo.orders',
+        'SHOW ALL TABLES;',
+        'show schemas',
+        'show databases',
+        'describe',
+        'select * from (show tables)',
         'select * from pg_catalog.pg_tables',
         'select * from sqlite_master',
         "select * from pragma_table_info('lake.demo.orders')",
       ]) {
         await expectError(await submit(api, sql, { token: member }), 403, 'grant_introspection_denied');
+      }
+    });
+
+    it('DESCRIBE and SUMMARIZE of a granted table or view run; of a hidden one they are grant_table_denied', async () => {
+      const rows = async (sql: string): Promise<Json[]> => {
+        const body = await finished(
+          api,
+          ((await (await submit(api, sql, { token: member })).json()) as Json).id,
+          '&format=inline',
+        );
+        expect(body.status, sql).toBe('succeeded');
+        return body.data as Json[];
+      };
+      expect((await rows('describe lake.demo.orders')).map((r) => r.column_name)).toEqual([
+        'order_id',
+        'customer_id',
+        'ordered_at',
+        'status',
+        'total',
+      ]);
+      expect((await rows('DESC demo.orders')).length).toBe(5);
+      expect((await rows('show demo.orders')).length).toBe(5);
+      expect((await rows('describe reports.orders_by_status')).map((r) => r.column_name)).toEqual(['status', 'n']);
+      expect((await rows('summarize demo.orders')).find((r) => r.column_name === 'order_id')).toMatchObject({
+        count: 5000,
+      });
+      for (const sql of [
+        'describe lake.demo.customers',
+        'summarize hr.salaries',
+        'describe reports.pay',
+        'describe select * from demo.orders join demo.customers using (customer_id)',
+      ]) {
+        await expectError(await submit(api, sql, { token: member }), 403, 'grant_table_denied');
       }
     });
 

@@ -9,7 +9,7 @@ import { asCliError, CliError, EXIT, exitCodeFor, usageError } from '../exit-cod
 import { onInterrupt } from '../interrupt.js';
 import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { readSql } from './sql-input.js';
-import { splitScript, type ScriptStatement } from './script.js';
+import { inScriptLines, splitScript, type ScriptStatement } from './script.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import { printError } from '../errors.js';
 import { waitForQuery, type QueryPage } from './wait.js';
@@ -134,7 +134,7 @@ async function runScript(
 /** A CLI error that also names the script's statement and line it came from. */
 function withPlace(error: unknown, statement: number, line: number): unknown {
   if (!(error instanceof CliError)) return error;
-  return new CliError(error.code, error.message, error.exitCode, error.hint, {
+  return new CliError(error.code, inScriptLines(error.message, line), error.exitCode, error.hint, {
     ...error.about,
     statement: String(statement),
     line: String(line),

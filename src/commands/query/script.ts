@@ -41,3 +41,15 @@ function lineAt(text: string, offset: number): number {
   for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) line++;
   return line;
 }
+
+/**
+ * DuckDB's `LINE n:` excerpt of a statement's error, renumbered to count in the whole script (the statement began
+ * on line `line`), with its caret moved under the same character when the number grows a digit.
+ */
+export function inScriptLines(message: string, line: number): string {
+  return message.replace(/^LINE (\d+): (.*)\n( *)\^/m, (_whole, n: string, text: string, pad: string) => {
+    const renumbered = String(Number(n) + line - 1);
+    const caretPad = ' '.repeat(Math.max(0, pad.length + renumbered.length - n.length));
+    return `LINE ${renumbered}: ${text}\n${caretPad}^`;
+  });
+}

@@ -38,26 +38,38 @@ const INTROSPECTION_NAMES: ReadonlySet<string> = new Set([
   'show_databases',
 ]);
 
-/** Statements that describe tables rather than read them. */
-const INTROSPECTION_STATEMENTS: ReadonlySet<string> = new Set(['show', 'describe', 'summarize']);
+/** What may follow SHOW (or stand after DESCRIBE) to list tables, schemas or databases rather than describe one. */
+const LISTINGS: ReadonlySet<string> = new Set(['tables', 'all', 'schemas', 'databases']);
 
 /**
- * A credential restricted by table permissions reads tables, it does not list them: the catalog endpoints show it
- * what it may see. Any SQL that lists or describes tables is refused before it runs.
+ * A SHOW, DESCRIBE or DESC that lists rather than describes: SHOW TABLES, SHOW ALL TABLES, SHOW SCHEMAS, SHOW
+ * DATABASES, or the bare word (DuckDB's DESCRIBE alone lists every table). DESCRIBE and SUMMARIZE of one table, or
+ * of a query, read that table and are checked against the grants like any SELECT.
+ */
+function listingStatement(tokens: readonly Token[]): Token | undefined {
+  return tokens.find((t, i) => {
+    if (t.kind !== 'word' || !['show', 'describe', 'desc'].includes(t.value)) return false;
+    const next = tokens[i + 1];
+    if (next === undefined || next.kind === 'semicolon' || next.value === ')') return true;
+    return t.value === 'show' && next.kind === 'word' && LISTINGS.has(next.value);
+  });
+}
+
+/**
+ * A credential restricted by table permissions reads tables, it does not list them (the spec's
+ * grant_introspection_denied): the catalog endpoints show it what it may see. SQL that lists tables, schemas or
+ * columns through the catalog's views is refused before it runs. DESCRIBE and SUMMARIZE of a table it may read are
+ * not listings; the grants decide them (docs/decisions.md, 47).
  */
 export function assertNoIntrospection(tokens: readonly Token[]): void {
-  const first = tokens[0];
   const found =
     tokens.find(
-      (t) =>
-        (t.kind === 'word' || t.kind === 'quoted_identifier') &&
-        (INTROSPECTION_NAMES.has(t.value.toLowerCase()) ||
-          (t.kind === 'word' && INTROSPECTION_STATEMENTS.has(t.value))),
-    ) ?? (first?.kind === 'word' && first.value === 'desc' ? first : undefined);
+      (t) => (t.kind === 'word' || t.kind === 'quoted_identifier') && INTROSPECTION_NAMES.has(t.value.toLowerCase()),
+    ) ?? listingStatement(tokens);
   if (found) {
     throw new LakeServiceError(
       'grant_introspection_denied',
-      `This credential is limited by table permissions and may not list or describe tables through SQL ('${found.value.toLowerCase()}'). Browse the catalog instead: it lists the tables this credential may read.`,
+      `This credential is limited by table permissions and may not list tables through SQL ('${found.value.toLowerCase()}'). Browse the catalog instead: it lists the tables this credential may read; DESCRIBE and SUMMARIZE work on each of them.`,
     );
   }
 }

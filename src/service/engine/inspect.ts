@@ -1,6 +1,7 @@
 import { mark } from '../../support/debug-timing.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
+import { dynamicPivot } from './pivot.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
 
 /**
@@ -46,15 +47,22 @@ export async function inspectStatement(connection: DuckDBConnection, statement: 
   // same parse counts the statements; only a statement it cannot serialize is parsed again, to tell several
   // statements (multiple_statements) from one that is no SELECT.
   let parsed: Awaited<ReturnType<typeof tableReferences>>;
+  // A PIVOT without its values is parsed with a stand-in value: it names the same tables.
+  const pivot = dynamicPivot(statement);
   try {
-    parsed = await tableReferences(connection, statement);
-  } catch (error) {
-    // A statement DuckDB cannot split either fails with the parse's own message, not the splitter's.
-    const count = await connection.extractStatements(statement).then(
-      (extracted) => extracted.count,
-      () => 1,
+    parsed = await tableReferences(
+      connection,
+      pivot ? pivot.withValues(pivot.valueQueries.map(() => [''])) : statement,
     );
-    assertOneStatement(count);
+  } catch (error) {
+    // The serializer's message has no position; DuckDB's splitter gives the same error with its LINE n: excerpt
+    // and caret. A statement it can split is checked for being one.
+    const split = await connection.extractStatements(statement).then(
+      (extracted) => extracted.count,
+      (splitError: unknown) => splitError,
+    );
+    if (typeof split !== 'number') throw new Error(parseMessage(split));
+    assertOneStatement(split);
     throw error;
   }
   assertOneStatement(parsed.statementCount);
@@ -106,4 +114,10 @@ function assertOneStatement(count: number): void {
       { param: 'sql' },
     );
   }
+}
+
+/** The splitter's parse error as DuckDB words it for the statement alone: "Parser Error: … LINE 1: … ^". */
+function parseMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^Failed to extract statements: /, '').trimEnd();
 }

@@ -7,6 +7,8 @@ import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api
 import { LakeServiceError } from '../core/errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
+import { dynamicPivot, PIVOT_VALUE_LIMIT } from './pivot.js';
+import { asCopySource, withLakeMeaning } from './statement-forms.js';
 import { readFirstPage, type ResultColumn } from './result-rows.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason } from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
@@ -100,6 +102,9 @@ export class QueryRun {
     const file = join(this.job.resultDir, RESULT_FILE_NAME);
     const deadline = setTimeout(() => this.stop('query_timeout'), this.job.limits.timeoutMs);
     let executingSince: number | undefined;
+    // DuckDB's LINE n: excerpt and caret point into the caller's own SQL while it is prepared; after that, into
+    // the COPY lake wraps it in.
+    let excerptIsTheCallers = true;
     const watcher = setInterval(() => {
       if (resultSize(file) > this.job.limits.maxResultBytes) this.stop('result_limit');
       // An interrupt that reached DuckDB between two statements is lost; repeat it until the run ends.
@@ -110,13 +115,16 @@ export class QueryRun {
       if (this.stopReason) this.sandbox.interrupt();
       mark('sandbox open');
       const { connection } = this.sandbox;
-      const { columns } = await prepareSelect(connection, this.job.statement);
-      if (this.job.explain) return await this.explain(connection, file, (at) => (executingSince = at), events);
+      const written = await this.statementToRun(connection);
+      const { columns } = await prepareSelect(connection, written);
+      excerptIsTheCallers = false;
+      if (this.job.explain) return await this.explain(connection, written, file, (at) => (executingSince = at), events);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
+      const statement = asCopySource(written);
       const source =
         textColumns.length === 0
-          ? `${this.job.statement}\n`
-          : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${this.job.statement}\n)`;
+          ? `${statement}\n`
+          : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${statement}\n)`;
       mark('prepared');
       if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
@@ -141,7 +149,7 @@ export class QueryRun {
       return { status: 'succeeded', rowCount, resultBytes, columns: first.columns, firstRows: first.rows, durationMs };
     } catch (error) {
       const durationMs = executingSince === undefined ? 0 : performance.now() - executingSince;
-      return this.failure(error, durationMs);
+      return this.failure(error, durationMs, excerptIsTheCallers);
     } finally {
       clearTimeout(deadline);
       clearInterval(watcher);
@@ -152,11 +160,32 @@ export class QueryRun {
   }
 
   /**
+   * The statement to run: as written, SHOW TABLES as lake means it, or a PIVOT with the values of its ON columns found first, in this same
+   * sandbox, with the query's own limits (pivot.ts).
+   */
+  private async statementToRun(connection: DuckDBConnection): Promise<string> {
+    const pivot = dynamicPivot(this.job.statement);
+    if (!pivot) return withLakeMeaning(this.job.statement);
+    const values: string[][] = [];
+    for (const query of pivot.valueQueries) {
+      const { prepared } = await prepareSelect(connection, query);
+      const rows = (await prepared.runAndReadAll()).getRows();
+      if (rows.length > PIVOT_VALUE_LIMIT)
+        throw new Error(
+          `The PIVOT would make more than ${PIVOT_VALUE_LIMIT.toLocaleString('en-US')} columns; list the values you want with ON column IN (…).`,
+        );
+      values.push(rows.map((row) => String(row[0])));
+    }
+    return pivot.withValues(values);
+  }
+
+  /**
    * EXPLAIN (ANALYZE) of the prepared SELECT, in the same sandbox; its rows (explain_key, explain_value: the plan as
    * text) become the result file, so it pages, downloads and prints like any result.
    */
   private async explain(
     connection: DuckDBConnection,
+    statement: string,
     file: string,
     started: (at: number) => void,
     events: QueryEvents,
@@ -165,7 +194,7 @@ export class QueryRun {
     started(executingSince);
     events.executing?.();
     const plan = await connection.runAndReadAll(
-      `EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${this.job.statement}\n`,
+      `EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${statement}\n`,
     );
     const durationMs = performance.now() - executingSince;
     if (this.stopReason) throw new Error('stopped');
@@ -191,7 +220,7 @@ export class QueryRun {
     };
   }
 
-  private failure(error: unknown, durationMs: number): QueryOutcome {
+  private failure(error: unknown, durationMs: number, keepExcerpt: boolean): QueryOutcome {
     const reason = this.stopReason;
     if (reason === 'cancelled')
       return { status: 'cancelled', code: 'cancelled', message: 'The query was cancelled on request.', durationMs };
@@ -208,7 +237,7 @@ export class QueryRun {
               ]
             : error instanceof LakeServiceError && error.code === 'write_not_allowed'
               ? ['write_not_allowed', error.message]
-              : ['query_failed', engineMessage(error)];
+              : ['query_failed', engineMessage(error, keepExcerpt)];
     return { status: 'failed', code, message, durationMs };
   }
 }
@@ -229,10 +258,10 @@ export function resultLimitFailure(
       ];
 }
 
-/** DuckDB's message, without the LINE n: excerpt of the COPY lake wraps every query in. */
-function engineMessage(error: unknown): string {
+/** DuckDB's message; its LINE n: excerpt only when that shows the caller's SQL, not the COPY lake wrapped it in. */
+function engineMessage(error: unknown, keepExcerpt: boolean): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
+  return keepExcerpt ? message.trimEnd() : message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
 }
 
 /** Bytes a result file holds so far; 0 before it exists. */
