@@ -19,7 +19,13 @@ export interface PagedOutput {
  * Output that goes through a pager when it is longer than the terminal, as gh and git do: only when stdout is a
  * terminal (never in a pipe) and the pager is on (`--no-pager` turns it off). Elsewhere writes go straight out.
  */
-export function pagedOutput(io: IOStreams, env: Record<string, string | undefined>, enabled: boolean): PagedOutput {
+export function pagedOutput(
+  io: IOStreams,
+  env: Record<string, string | undefined>,
+  enabled: boolean,
+  /** Lends the terminal to the pager when something else holds it (the SQL shell's line editor). */
+  handover: <T>(use: () => Promise<T>) => Promise<T> = (use) => use(),
+): PagedOutput {
   const command = pagerCommand(env);
   const rows = (io.stdout as { rows?: number }).rows ?? 0;
   if (!enabled || !command || !io.isStdoutTTY || rows <= 0) return { stream: io.stdout, finish: async () => {} };
@@ -40,25 +46,28 @@ export function pagedOutput(io: IOStreams, env: Record<string, string | undefine
         io.stdout.write(text);
         return;
       }
-      await new Promise<void>((resolve) => {
-        // The pager owns the terminal until it quits; lake waits, then goes on.
-        const child = spawn(command, {
-          shell: true,
-          stdio: ['pipe', 'inherit', 'inherit'],
-          env: { LESS: 'FRX', ...process.env, ...env },
-        });
-        child.on('error', () => {
-          io.stdout.write(text);
-          resolve();
-        });
-        // A shell that cannot find the pager exits 127 without reading: the text is shown as it is instead.
-        child.on('close', (code) => {
-          if (code === 127) io.stdout.write(text);
-          resolve();
-        });
-        child.stdin.on('error', () => {});
-        child.stdin.end(text);
-      });
+      await handover(
+        () =>
+          new Promise<void>((resolve) => {
+            // The pager owns the terminal until it quits; lake waits, then goes on.
+            const child = spawn(command, {
+              shell: true,
+              stdio: ['pipe', 'inherit', 'inherit'],
+              env: { LESS: 'FRX', ...process.env, ...env },
+            });
+            child.on('error', () => {
+              io.stdout.write(text);
+              resolve();
+            });
+            // A shell that cannot find the pager exits 127 without reading: the text is shown as it is instead.
+            child.on('close', (code) => {
+              if (code === 127) io.stdout.write(text);
+              resolve();
+            });
+            child.stdin.on('error', () => {});
+            child.stdin.end(text);
+          }),
+      );
     },
   };
 }

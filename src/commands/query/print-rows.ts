@@ -42,14 +42,21 @@ export async function printQueryRows(
   format: OutputFormat,
   maxRows: number,
   /** Long output on a terminal goes through the pager unless this is off (--no-pager). */
-  paging: { env: Record<string, string | undefined>; enabled: boolean; verticalHint?: string } = {
+  paging: {
+    env: Record<string, string | undefined>;
+    enabled: boolean;
+    verticalHint?: string;
+    /** What to do for the rows past maxRows, in the caller's words (the shell's \o FILE). */
+    moreHint?: string;
+    handover?: <T>(use: () => Promise<T>) => Promise<T>;
+  } = {
     env: {},
     enabled: false,
   },
   /** Reads up to `limit` rows from the result's file, chunk by chunk: for results of more than a couple of pages. */
   readFile?: ResultFileReader,
 ): Promise<PrintedRows> {
-  const output = pagedOutput(io, paging.env, paging.enabled);
+  const output = pagedOutput(io, paging.env, paging.enabled, paging.handover);
   // A plan is text drawn with box characters: in a table its lines would be squeezed into cells; it is printed as is.
   if (format === 'table' && isPlan(first.columns)) {
     for (const row of first.data ?? []) output.stream.write(`${String(row.explain_value ?? '').replace(/\n?$/, '\n')}`);
@@ -107,8 +114,11 @@ export async function printQueryRows(
   await output.finish();
   const truncated = printed < total;
   if (truncated) {
+    const shown = `lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`;
     io.stderr.write(
-      `lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`,
+      paging.moreHint
+        ? `${shown}; ${paging.moreHint}\n`
+        : `${shown} (--max-rows ${maxRows}); the full result: lake query download ${first.id}\n`,
     );
   }
   return { printed, total, truncated };
