@@ -4,7 +4,7 @@ import { bar, type SyncProgress } from './sync-progress.js';
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /** The live view of `lake sync start --follow` on a terminal: one line per table, redrawn as events arrive. */
-export function SyncView({ progress, now }: { progress: SyncProgress; now: number }) {
+export function SyncView({ progress, now, notices = [] }: { progress: SyncProgress; now: number; notices?: string[] }) {
   const width = Math.max(10, ...progress.tables.map((t) => t.lakeTable.length));
   return (
     <Box flexDirection="column">
@@ -22,6 +22,11 @@ export function SyncView({ progress, now }: { progress: SyncProgress; now: numbe
         </Text>
       ))}
       {progress.error ? <Text color="red">{progress.error}</Text> : null}
+      {notices.map((notice, i) => (
+        <Text key={`notice-${i}`} color="yellow">
+          {notice}
+        </Text>
+      ))}
     </Box>
   );
 }

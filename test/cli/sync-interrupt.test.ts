@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hermeticHome, LAKE_BIN, runLake } from '../helpers/cli.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
+import { asDrawn, startOnTerminal } from '../helpers/terminal.js';
 
 /** Runs `lake` in a pipe, sends ^C (SIGINT) once its output shows `ready`, and returns what it said and its code. */
 function interruptWhen(
@@ -63,6 +64,38 @@ describe('^C during lake sync start --follow', () => {
     const again = await runLake(['sync', 'start', source, '--detach', '--json'], { env });
     expect(again.code, again.stderr).toBe(0);
   }, 90_000);
+
+  it('on a terminal, the ^C notice stays on the screen after the live view ends (a later frame used to erase it)', async () => {
+    const root = tempDir('lake-sync-int-tty');
+    const home = join(root, 'home');
+    const source = JSON.parse(
+      (
+        await runLake(
+          [
+            '--home',
+            home,
+            'sources',
+            'create',
+            '--connector',
+            'sample',
+            '--name',
+            'big',
+            '--config',
+            'scale=3000',
+            '--json',
+          ],
+          { env: {} },
+        )
+      ).stdout,
+    ).id as string;
+    const shell = startOnTerminal(['--home', home, 'sync', 'start', source, '--follow'], { columns: 120, rows: 30 });
+    await shell.waitFor(/(extracting|loading)/, { timeoutMs: 60_000 });
+    shell.send('\x03');
+    expect(await shell.exited).toBe(130);
+    const drawn = asDrawn(shell.raw);
+    // The live view's last frame, then the notice below it, not erased by a later frame.
+    expect(drawn).toMatch(/sync (running|cancelled)[\s\S]*\nlake: cancelling sync_\w+; tables already committed stay/);
+  }, 120_000);
 
   it('against lake serve, says the sync goes on and how to follow or cancel it', async () => {
     const root = tempDir('lake-sync-int-remote');

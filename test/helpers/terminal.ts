@@ -18,6 +18,45 @@ function asShown(raw: string): string {
     .join('\n');
 }
 
+/**
+ * The lines a terminal shows at the end, with the cursor moves and erasures a live view redraws with (up, down,
+ * column, erase line, erase below) applied: text a later frame erased is gone, as it is for the person watching.
+ */
+export function asDrawn(raw: string): string {
+  const lines: string[] = [''];
+  let row = 0;
+  let col = 0;
+  const put = (ch: string): void => {
+    const line = (lines[row] ?? '').padEnd(col, ' ');
+    lines[row] = line.slice(0, col) + ch + line.slice(col + 1);
+    col++;
+  };
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i] as string;
+    if (ch === '\x1b' && raw[i + 1] === '[') {
+      const match = /^\x1b\[([0-9;?]*)([A-Za-z])/.exec(raw.slice(i));
+      if (!match) continue;
+      i += match[0].length - 1;
+      const n = Number((match[1] ?? '').replace('?', '') || '0');
+      const code = match[2];
+      if (code === 'A') row = Math.max(0, row - Math.max(1, n));
+      else if (code === 'B') row += Math.max(1, n);
+      else if (code === 'G') col = Math.max(0, n - 1);
+      else if (code === 'K') lines[row] = n === 2 ? '' : (lines[row] ?? '').slice(0, col);
+      else if (code === 'J' && n === 0) (lines.splice(row + 1), (lines[row] = (lines[row] ?? '').slice(0, col)));
+      while (lines.length <= row) lines.push('');
+      continue;
+    }
+    if (ch === '\r') col = 0;
+    else if (ch === '\n') {
+      row++;
+      col = 0;
+      while (lines.length <= row) lines.push('');
+    } else if (ch >= ' ' || ch === '\t') put(ch);
+  }
+  return lines.map((line) => line.trimEnd()).join('\n');
+}
+
 const shellQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
 
 /**

@@ -8,6 +8,7 @@ import { JOB_ROUTES, SOURCE_ROUTES } from '../../contract/routes.js';
 import type { SyncObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
+import { HeldNotices } from '../../render/held-notices.js';
 import { onInterrupt } from '../interrupt.js';
 import { followStream, type StreamedEvent } from '../jobs/follow.js';
 
@@ -44,6 +45,7 @@ async function follow(
   client: LakeClient,
   source: string,
   stop: AbortSignal,
+  notices: HeldNotices,
 ): Promise<SyncProgress> {
   let progress = initialProgress(Date.now());
   const live = ctx.io.terminalHasSize && !ctx.json && ctx.io.progressEnabled;
@@ -55,16 +57,17 @@ async function follow(
       import('react'),
       import('../../render/sync-view.js'),
     ]);
-    const view = render(React.createElement(SyncView, { progress, now: Date.now() }), {
-      stdout: ctx.io.stdout as NodeJS.WriteStream,
-      patchConsole: false,
-    });
-    redraw = () => view.rerender(React.createElement(SyncView, { progress, now: Date.now() }));
+    const frame = () => React.createElement(SyncView, { progress, now: Date.now(), notices: notices.shown });
+    const view = render(frame(), { stdout: ctx.io.stdout as NodeJS.WriteStream, patchConsole: false });
+    redraw = () => view.rerender(frame());
+    notices.hold(() => redraw?.());
     const ticker = setInterval(() => redraw?.(), 250);
     unmount = () => {
       clearInterval(ticker);
       redraw?.();
       view.unmount();
+      // After the view's last frame, so they stay on the screen.
+      notices.release();
     };
   }
   try {
@@ -145,7 +148,7 @@ async function followOrWait(
   if (options.follow) {
     let progress: SyncProgress;
     try {
-      progress = await follow(ctx, client, source, interrupt.stopFollowing);
+      progress = await follow(ctx, client, source, interrupt.stopFollowing, interrupt.notices);
     } finally {
       interrupt.remove();
     }
@@ -183,23 +186,24 @@ function interruptSync(
   ctx: CommandContext,
   client: LakeClient,
   id: string,
-): { stopFollowing: AbortSignal; cancelling: boolean; remove: () => void } {
+): { stopFollowing: AbortSignal; cancelling: boolean; notices: HeldNotices; remove: () => void } {
   const stopFollowing = new AbortController();
+  // A live view redraws over whatever else is written: these wait for it to end (held-notices.ts).
+  const notices = new HeldNotices(ctx.io.stderr);
   const state = {
     stopFollowing: stopFollowing.signal,
     cancelling: false,
+    notices,
     remove: onInterrupt(() => {
       if (ctx.mode === 'local') {
         state.cancelling = true;
-        ctx.io.stderr.write(`\nlake: cancelling ${id}; tables already committed stay (^C again to quit at once)\n`);
+        notices.write(`\nlake: cancelling ${id}; tables already committed stay (^C again to quit at once)\n`);
         client.call(JOB_ROUTES.cancelJob, { params: { id } }).catch((error: unknown) => {
-          ctx.io.stderr.write(
-            `lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`,
-          );
+          notices.write(`lake: could not cancel ${id}: ${error instanceof Error ? error.message : String(error)}\n`);
         });
         return;
       }
-      ctx.io.stderr.write(
+      notices.write(
         `\nlake: stopped following; ${id} goes on running on the server. Follow it again with: lake jobs events ${id}; cancel it with: lake jobs cancel ${id}\n`,
       );
       stopFollowing.abort();
