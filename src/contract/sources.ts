@@ -172,6 +172,8 @@ export const SourceTest = Strict({
   supported: Type.Boolean(),
   ok: Type.Boolean(),
   reason: Nullable(TestReason),
+  /** Lake's addition: tables this test found that the source did not have, added off (none at the first discovery). */
+  new_tables: Type.Array(Type.String()),
 });
 
 const ConnectorField = Strict({

@@ -233,6 +233,12 @@ export async function testSource(ctx: CommandContext, id: string): Promise<void>
       ['ok', result.ok],
       ...(result.reason ? ([['reason', result.reason]] as [string, unknown][]) : []),
     ]);
+  if (!ctx.json && result.new_tables.length > 0) {
+    const names = result.new_tables;
+    ctx.io.stderr.write(
+      `lake: ${names.length} new table${names.length === 1 ? '' : 's'} found, off until enabled: ${names.join(', ')}. Turn one on with: lake sources update ${id} --enable ${names[0]}\n`,
+    );
+  }
   if (result.supported && !result.ok) ctx.exitCode = EXIT.failed;
 }
 

@@ -134,6 +134,24 @@ export async function startSync(
   } finally {
     forgetPipe();
   }
+  if (!ctx.json) await tellNewTables(ctx, client, source, accepted.id);
+}
+
+/**
+ * A sync adds the tables that appeared in the source, off (the source's log says so); the person who started it is
+ * told here, with the command that turns one on. Best effort: a credential without logs:read is told nothing.
+ */
+async function tellNewTables(ctx: CommandContext, client: LakeClient, source: string, syncId: string): Promise<void> {
+  const logs = await client
+    .read(SOURCE_ROUTES.listLogs, { query: { source, kind: 'schema_change', limit: 200 } })
+    .catch(() => undefined);
+  const added = (logs?.data ?? [])
+    .filter((entry) => entry.details.sync === syncId && typeof entry.details.added_table === 'string')
+    .map((entry) => entry.details.added_table as string);
+  if (added.length === 0) return;
+  ctx.io.stderr.write(
+    `lake: ${added.length} new table${added.length === 1 ? '' : 's'} found in the source, off until enabled: ${added.join(', ')}. Turn one on with: lake sources update ${source} --enable ${added[0]}\n`,
+  );
 }
 
 /** Follows the sync (or, local and not following, waits for it) and prints how it ended. */

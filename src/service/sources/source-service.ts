@@ -106,6 +106,14 @@ export interface TestOutcome {
   supported: boolean;
   ok: boolean;
   reason: TestFailure | null;
+  /** Tables this test found that the source did not have (`schema.name`), added off; none at the first discovery. */
+  newTables: string[];
+}
+
+/** The tables of `found` that `current` does not have, as `schema.name`. */
+export function newTableNames(current: readonly SourceTable[], found: readonly Discovered[]): string[] {
+  const known = new Set(current.map((t) => `${t.schema}.${t.name}`));
+  return found.map((t) => `${t.schema}.${t.name}`).filter((name) => !known.has(name));
 }
 
 /** Sources: where data comes from. Credentials are sealed on the way in and opened only to connect. */
@@ -300,7 +308,7 @@ export class SourceService {
     if (!connector.test) {
       const lastTest: LastTest = { supported: false, ok: false, reason: null, at };
       await this.store.update(id, { lastTest });
-      return { supported: false, ok: false, reason: null };
+      return { supported: false, ok: false, reason: null, newTables: [] };
     }
     const reach = await this.reach(this.settings(source)).catch((error: unknown) => {
       if (error instanceof LakeServiceError) throw error;
@@ -316,7 +324,32 @@ export class SourceService {
           }
         : {}),
     });
-    return { supported: true, ok: result.ok, reason: result.reason };
+    return {
+      supported: true,
+      ok: result.ok,
+      reason: result.reason,
+      // The first discovery enables every table; only later ones arrive off, and need saying.
+      newTables: result.tables && source.discovered !== null ? newTableNames(source.tables, result.tables) : [],
+    };
+  }
+
+  /**
+   * Discovers the source's tables again before a sync and adds the new ones, off (nothing else changes: a table
+   * gone from the source fails in the sync, where its error is seen). Best effort: a source that cannot be
+   * discovered now is synced with the tables it has. Returns the source as it is now, and the tables added.
+   */
+  async addNewTables(source: SourceRecord): Promise<{ source: SourceRecord; added: string[] }> {
+    const connector = findConnector(source.connector);
+    if (!connector?.discover || source.discovered === null) return { source, added: [] };
+    const reach = await this.reach(this.settings(source)).catch(() => undefined);
+    const found = reach ? await connector.discover(reach).catch(() => undefined) : undefined;
+    const added = found ? newTableNames(source.tables, found) : [];
+    if (!found || added.length === 0) return { source, added };
+    const at = Math.floor(Date.now() / 1000);
+    const fresh = found.filter((t) => added.includes(`${t.schema}.${t.name}`));
+    const tables = mergeDiscovery(source.connector, source.tables, [...source.tables, ...fresh], false);
+    await this.store.update(source.id, { tables, discovered: at });
+    return { source: { ...source, tables, discovered: at }, added };
   }
 
   /**

@@ -67,6 +67,7 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
       supported: outcome.supported,
       ok: outcome.ok,
       reason: outcome.reason,
+      new_tables: outcome.newTables,
     } satisfies SourceTestObject);
   });
 }
