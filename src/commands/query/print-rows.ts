@@ -77,7 +77,7 @@ export async function printQueryRows(
     const drained = async (): Promise<void> => {
       if (stream.writableNeedDrain) await new Promise((resolve) => stream.once('drain', resolve));
     };
-    const lines = await readFile(wanted, {
+    const lines = await readFile(wanted < total ? wanted : Number.POSITIVE_INFINITY, {
       rows: async (rows) => {
         writer.write(rows);
         printed += rows.length;
