@@ -1,0 +1,169 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
+import type { MetadataDb } from '../../src/service/store/metadata-db.js';
+import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
+import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
+import { ADMIN_URL, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+const COLUMNS = [
+  { name: 'id', type: 'int64', nullable: false },
+  { name: 'status', type: 'varchar', nullable: true },
+];
+const file = (path: string, recordCount: number) => ({
+  path,
+  recordCount,
+  fileSizeBytes: 100 * recordCount,
+  footerSize: 50,
+});
+
+/** One organization's DuckLake catalog, written by lake's commits and read with the spec's queries, in both stores. */
+describe('the DuckLake catalog', () => {
+  let pgDatabase: TestDatabase;
+  const dir = mkdtempSync(join(tmpdir(), 'lake-ducklake-catalog-'));
+  /** Each store opens one catalog by its key: the same key gives another connection to the same catalog. */
+  const stores: { name: string; open: (key: string) => { db: MetadataDb; prefix: string } }[] = [
+    {
+      name: 'SQLite (a file of its own)',
+      open: (key) => ({ db: SqliteMetadataDb.open(join(dir, `${key}.sqlite`)), prefix: '' }),
+    },
+    {
+      name: 'PostgreSQL (a schema of the metadata database)',
+      open: (key) => {
+        const url = new URL(ADMIN_URL);
+        url.pathname = `/${pgDatabase.database}`;
+        return { db: PostgresMetadataDb.open(url.toString()), prefix: `ducklake_${key}.` };
+      },
+    },
+  ];
+  beforeAll(async () => {
+    pgDatabase = await createTestDatabase();
+  }, 60_000);
+  afterAll(async () => {
+    await pgDatabase?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const store of stores) {
+    describe(store.name, () => {
+      let db: MetadataDb;
+      let prefix: string;
+      let catalog: DuckLakeCatalog;
+      const key = `org_${Math.random().toString(36).slice(2, 8)}`;
+      beforeAll(async () => {
+        const opened = store.open(key);
+        db = opened.db;
+        prefix = opened.prefix;
+        catalog = new DuckLakeCatalog(db, opened.prefix, 'catalog:org_test');
+        await catalog.initialize('/lake/org_test/tables', 'lake test');
+        // Initializing twice changes nothing.
+        await catalog.initialize('/lake/org_test/tables', 'lake test');
+      });
+      afterAll(async () => {
+        await db.close();
+      });
+
+      it('starts as the extension starts one: snapshot 0, schema main, version 1.0 and the data path', async () => {
+        expect(await catalog.currentSnapshot()).toBe(0);
+        expect(await catalog.metadata('version')).toBe('1.0');
+        expect(await catalog.metadata('data_path')).toBe('/lake/org_test/tables/');
+        expect(await catalog.tablesAt(0)).toEqual([]);
+      });
+
+      it('commits a table, replaces its files, and reads every snapshot as it was', async () => {
+        const first = await catalog.commit({ author: 'sync_1' }, async (write) => {
+          const schema = await write.schema('shop');
+          const { tableId, columns } = await write.table(schema, 'orders', 'tbl_1/', COLUMNS);
+          expect(columns.map((c) => c.id)).toEqual([1, 2]);
+          await write.addFiles(tableId, [file('s1/part-0.parquet', 10), file('s1/part-1.parquet', 5)]);
+          return tableId;
+        });
+        expect(first.snapshotId).toBe(1);
+        const tableId = first.result;
+        expect(await catalog.tablesAt(1)).toEqual([{ tableId, schema: 'shop', name: 'orders', path: 'tbl_1/' }]);
+
+        // A full sync: new files, and a column added; the kept columns keep their ids.
+        const second = await catalog.commit({}, async (write) => {
+          const schema = await write.schema('shop');
+          const { columns } = await write.table(schema, 'orders', 'tbl_1/', [
+            ...COLUMNS,
+            { name: 'total', type: 'decimal(12,2)', nullable: true },
+          ]);
+          expect(columns.map((c) => [c.name, c.id])).toEqual([
+            ['id', 1],
+            ['status', 2],
+            ['total', 3],
+          ]);
+          await write.replaceFiles(tableId, [file('s2/part-0.parquet', 20)]);
+        });
+        expect(second.snapshotId).toBe(2);
+        expect((await catalog.filesAt(tableId, 1)).map((f) => f.path)).toEqual([
+          's1/part-0.parquet',
+          's1/part-1.parquet',
+        ]);
+        expect((await catalog.filesAt(tableId, 2)).map((f) => f.path)).toEqual(['s2/part-0.parquet']);
+        expect((await catalog.columnsAt(tableId, 1)).map((c) => c.name)).toEqual(['id', 'status']);
+        expect((await catalog.columnsAt(tableId, 2)).map((c) => c.name)).toEqual(['id', 'status', 'total']);
+
+        // An incremental merge: a new file, and a delete file for rows of the old one.
+        await catalog.commit({}, async (write) => {
+          const [added] = await write.addFiles(tableId, [file('s3/part-0.parquet', 2)]);
+          expect(added).toBeGreaterThan(0);
+          const [old] = await catalog.filesAt(tableId, 2);
+          await write.setDeletes(
+            tableId,
+            old?.dataFileId as number,
+            { path: 's3/delete-0.parquet', deleteCount: 2, fileSizeBytes: 40, footerSize: 20 },
+            2,
+          );
+        });
+        expect(await catalog.filesAt(tableId, 3)).toEqual([
+          expect.objectContaining({ path: 's2/part-0.parquet', deletePath: 's3/delete-0.parquet' }),
+          expect.objectContaining({ path: 's3/part-0.parquet', deletePath: null }),
+        ]);
+        expect((await catalog.filesAt(tableId, 2))[0]?.deletePath).toBeNull();
+        const changes = await db.all<{ snapshot_id: number; changes_made: string }>(
+          `SELECT snapshot_id, changes_made FROM ${prefix}ducklake_snapshot_changes ORDER BY snapshot_id`,
+        );
+        expect(changes.map((c) => c.changes_made)).toEqual([
+          'created_schema:"main"',
+          `created_schema:"shop",created_table:"orders",inserted_into_table:${tableId}`,
+          `altered_table:${tableId},inserted_into_table:${tableId}`,
+          `inserted_into_table:${tableId},deleted_from_table:${tableId}`,
+        ]);
+      });
+
+      it('a commit that fails leaves the catalog at the snapshot before it', async () => {
+        const before = await catalog.currentSnapshot();
+        await expect(
+          catalog.commit({}, async (write) => {
+            await write.schema('half');
+            throw new Error('killed halfway');
+          }),
+        ).rejects.toThrow('killed halfway');
+        expect(await catalog.currentSnapshot()).toBe(before);
+        expect((await catalog.tablesAt(before)).map((t) => t.schema)).not.toContain('half');
+      });
+
+      it('commits racing each other get consecutive snapshot ids, and none is lost', async () => {
+        const before = await catalog.currentSnapshot();
+        // Another connection to the same catalog: another replica on PostgreSQL, another process on SQLite.
+        const other = store.open(key);
+        const racer = new DuckLakeCatalog(other.db, other.prefix, 'catalog:org_test');
+        const ids = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 === 0 ? catalog : racer).commit({}, async (write) => {
+              const schema = await write.schema('race');
+              await write.table(schema, `t${i}`, `race_${i}/`, COLUMNS);
+            }),
+          ),
+        );
+        await other.db.close();
+        expect(ids.map((r) => r.snapshotId).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6].map((n) => before + n));
+        expect((await catalog.tablesAt(before + 6)).filter((t) => t.schema === 'race')).toHaveLength(6);
+      });
+    });
+  }
+});
