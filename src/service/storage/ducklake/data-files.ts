@@ -1,0 +1,85 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
+import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog.js';
+import { duckdbType } from './types.js';
+
+/**
+ * The COPY option that gives each Parquet column its DuckLake column id as its field id, which is how readers of
+ * the catalog find a column in any file, whatever it was called when the file was written.
+ */
+export function fieldIdsOption(columns: readonly CatalogColumn[]): string {
+  return `FIELD_IDS {${columns.map((c) => `${quoteLiteral(c.name)}: ${c.id}`).join(', ')}}`;
+}
+
+/**
+ * What the catalog records of a data file lake wrote: its rows, size and footer size (from the file's own
+ * metadata), and per column id the values, NULLs, and minimum and maximum as text, gathered from its row groups.
+ * `connection` is lake's own (privileged) one: the Parquet metadata functions are refused to queries.
+ */
+export async function describeDataFile(
+  connection: DuckDBConnection,
+  absolutePath: string,
+  relativePath: string,
+  columns: readonly CatalogColumn[],
+): Promise<NewDataFile> {
+  const file = quoteLiteral(absolutePath);
+  const meta = (
+    await connection.runAndReadAll(`SELECT num_rows, file_size_bytes, footer_size FROM parquet_file_metadata(${file})`)
+  ).getRowObjectsJS()[0] as { num_rows: bigint; file_size_bytes: bigint; footer_size: bigint };
+  const columnStats = [];
+  for (const column of columns) {
+    // Min and max are compared as the column's type (text order would put 10 before 9), then kept as text.
+    const stats = (
+      await connection.runAndReadAll(
+        `SELECT sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
+                CAST(min(TRY_CAST(stats_min_value AS ${duckdbType(column.type)})) AS VARCHAR) AS min_value,
+                CAST(max(TRY_CAST(stats_max_value AS ${duckdbType(column.type)})) AS VARCHAR) AS max_value
+           FROM parquet_metadata(${file}) WHERE path_in_schema = ${quoteLiteral(column.name)}`,
+      )
+    ).getRowObjectsJS()[0] as {
+      value_count: bigint | null;
+      null_count: bigint | null;
+      min_value: string | null;
+      max_value: string | null;
+    };
+    columnStats.push({
+      columnId: column.id,
+      valueCount: Number(stats.value_count ?? 0),
+      nullCount: Number(stats.null_count ?? 0),
+      min: stats.min_value,
+      max: stats.max_value,
+    });
+  }
+  return {
+    path: relativePath,
+    recordCount: Number(meta.num_rows),
+    fileSizeBytes: Number(meta.file_size_bytes),
+    footerSize: Number(meta.footer_size),
+    columnStats,
+  };
+}
+
+/**
+ * The SQL that reads a table's rows at a snapshot from its files, as the specification says a reader does: every
+ * data file, its columns found by field id and read as their DuckDB types (a column a file does not have reads as
+ * NULL), less the positions its delete file lists. `toAbsolute` turns a catalog path into the path to read.
+ */
+export function tableRowsSql(
+  files: readonly TableFileAt[],
+  columns: readonly CatalogColumn[],
+  toAbsolute: (path: string) => string,
+): string {
+  const schema = `MAP {${columns
+    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbType(c.type))}, default_value: NULL}`)
+    .join(', ')}}`;
+  const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
+  if (files.length === 0)
+    return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbType(c.type)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
+  return files
+    .map((file) => {
+      const data = `read_parquet(${quoteLiteral(toAbsolute(file.path))}, schema = ${schema}${file.deletePath ? ', file_row_number = true' : ''})`;
+      if (!file.deletePath) return `SELECT ${names} FROM ${data} d`;
+      return `SELECT ${names} FROM ${data} d ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath))}) x ON x.pos = d.file_row_number`;
+    })
+    .join('\nUNION ALL\n');
+}
