@@ -16,6 +16,11 @@ export interface NewDataFile {
   recordCount: number;
   fileSizeBytes: number;
   footerSize: number;
+  /**
+   * For a file whose columns carry no field ids (written before lake wrote DuckLake), the name mapping that says
+   * which column each of its names holds (CatalogWrite.nameMapping).
+   */
+  mappingId?: number;
   /** Per column id: what readers prune with. */
   columnStats?: readonly {
     columnId: number;
@@ -32,6 +37,8 @@ export interface TableFileAt {
   path: string;
   recordCount: number;
   deletePath: string | null;
+  /** Columns by name through this name mapping, for a file without field ids; null: by field id. */
+  mappingId: number | null;
 }
 
 const live = (alias = ''): string =>
@@ -197,8 +204,9 @@ export class DuckLakeCatalog {
       path: string;
       record_count: number;
       delete_path: string | null;
+      mapping_id: number | null;
     }>(
-      `SELECT data.data_file_id, data.path, data.record_count, del.path AS delete_path
+      `SELECT data.data_file_id, data.path, data.record_count, del.path AS delete_path, data.mapping_id
          FROM ${this.t('ducklake_data_file')} data
          LEFT JOIN (SELECT * FROM ${this.t('ducklake_delete_file')} WHERE ${live()}) del ON del.data_file_id = data.data_file_id
         WHERE data.table_id = ? AND ${live('data.')}
@@ -210,7 +218,21 @@ export class DuckLakeCatalog {
       path: r.path,
       recordCount: Number(r.record_count),
       deletePath: r.delete_path,
+      mappingId: r.mapping_id === null ? null : Number(r.mapping_id),
     }));
+  }
+
+  /** Each name mapping's source name per column id: how files without field ids are read. */
+  async nameMappings(mappingIds: readonly number[]): Promise<Map<number, Map<number, string>>> {
+    const mappings = new Map<number, Map<number, string>>();
+    for (const id of new Set(mappingIds)) {
+      const rows = await this.db.all<{ column_id: number; source_name: string }>(
+        `SELECT column_id, source_name FROM ${this.t('ducklake_name_mapping')} WHERE mapping_id = ? AND parent_column IS NULL`,
+        [id],
+      );
+      mappings.set(id, new Map(rows.map((r) => [Number(r.column_id), r.source_name])));
+    }
+    return mappings;
   }
 }
 
@@ -340,6 +362,29 @@ export class CatalogWrite {
     return { tableId, columns: result };
   }
 
+  /**
+   * A name mapping (`map_by_name`, as the extension's) for files whose columns carry no field ids: each column of
+   * the table is found in such a file by `sourceNames` (its name there, by default its name now).
+   */
+  async nameMapping(
+    tableId: number,
+    columns: readonly CatalogColumn[],
+    sourceNames: ReadonlyMap<number, string> = new Map(),
+  ): Promise<number> {
+    const id = this.ids.nextCatalogId++;
+    await this.insert('ducklake_column_mapping', [id, tableId, 'map_by_name']);
+    for (const column of columns)
+      await this.insert('ducklake_name_mapping', [
+        id,
+        column.id,
+        sourceNames.get(column.id) ?? column.name,
+        column.id,
+        null,
+        0,
+      ]);
+    return id;
+  }
+
   /** Ends the table (and its files) at this snapshot: it is no longer in the catalog from here on. */
   async dropTable(tableId: number): Promise<void> {
     for (const table of ['ducklake_table', 'ducklake_column', 'ducklake_data_file', 'ducklake_delete_file'])
@@ -401,7 +446,7 @@ export class CatalogWrite {
         rowId,
         null,
         null,
-        null,
+        file.mappingId ?? null,
         null,
       ]);
       for (const stat of file.columnStats ?? [])

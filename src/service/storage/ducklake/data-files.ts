@@ -68,16 +68,32 @@ export function tableRowsSql(
   files: readonly TableFileAt[],
   columns: readonly CatalogColumn[],
   toAbsolute: (path: string) => string,
+  /** For files read by name: each name mapping's source name per column id (DuckLakeCatalog.nameMappings). */
+  mappings: ReadonlyMap<number, ReadonlyMap<number, string>> = new Map(),
 ): string {
   const schema = `MAP {${columns
-    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbType(c.type))}, default_value: NULL}`)
+    .map(
+      (c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbType(c.type))}, default_value: NULL}`,
+    )
     .join(', ')}}`;
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
     return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbType(c.type)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
   return files
     .map((file) => {
-      const data = `read_parquet(${quoteLiteral(toAbsolute(file.path))}, schema = ${schema}${file.deletePath ? ', file_row_number = true' : ''})`;
+      const rowNumbers = file.deletePath ? ', file_row_number = true' : '';
+      const path = quoteLiteral(toAbsolute(file.path));
+      const mapping = file.mappingId === null ? undefined : mappings.get(file.mappingId);
+      // A file without field ids: each column by its name in that file (NULL where the file has none).
+      const data = mapping
+        ? `(SELECT ${columns
+            .map((c) => {
+              const source = mapping.get(c.id);
+              const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
+              return `CAST(${value} AS ${duckdbType(c.type)}) AS ${quoteIdentifier(c.name)}`;
+            })
+            .join(', ')}${file.deletePath ? ', r.file_row_number' : ''} FROM read_parquet(${path}${rowNumbers}) r)`
+        : `read_parquet(${path}, schema = ${schema}${rowNumbers})`;
       if (!file.deletePath) return `SELECT ${names} FROM ${data} d`;
       return `SELECT ${names} FROM ${data} d ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath))}) x ON x.pos = d.file_row_number`;
     })
