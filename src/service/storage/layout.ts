@@ -15,6 +15,11 @@ export class LakeLayout {
     return join(this.tablesDir(organizationId), tableId, snapshotId);
   }
 
+  /** The organization's DuckLake catalog when the metadata store is SQLite (decision 48). */
+  ducklakeFile(organizationId: string): string {
+    return join(this.homeRoot, 'lake', organizationId, 'ducklake.sqlite');
+  }
+
   catalogDir(organizationId: string): string {
     return join(this.homeRoot, 'lake', organizationId, 'catalogs');
   }

@@ -186,6 +186,28 @@ export class TableStore {
     });
   }
 
+  /**
+   * Every snapshot the organization still keeps (current, and superseded ones within retention), oldest first, with
+   * its table and when it stopped being current (null: it still is): what a conversion replays in order.
+   */
+  async history(
+    organizationId: string,
+  ): Promise<{ table: Omit<LakeTable, 'snapshot'>; snapshot: Snapshot; supersededAt: number | null }[]> {
+    const rows = await this.db.all<TableRow & { superseded_at: number | null }>(
+      `SELECT t.id, t.organization_id, t.schema_name, t.table_name, t.created, t.updated,
+              s.id AS snapshot_id, s.directory, s.files, s.row_count, s.bytes, s.columns, s.layers, s.merge_key,
+              s.created AS snapshot_created, s.superseded_at
+         FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
+        WHERE t.organization_id = ?
+        ORDER BY s.created, s.id`,
+      [organizationId],
+    );
+    return rows.map((row) => {
+      const { snapshot, ...table } = toTable(row);
+      return { table, snapshot, supersededAt: row.superseded_at };
+    });
+  }
+
   /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
   async storedFiles(organizationId: string): Promise<string[]> {
     const rows = await this.db.all<{ files: string }>(

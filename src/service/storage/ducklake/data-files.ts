@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
-import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog.js';
+import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
 import { duckdbType } from './types.js';
 
 /**

@@ -2,7 +2,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
-import type { CatalogColumn, CatalogWrite } from './catalog.js';
+import type { CatalogColumn } from './catalog-types.js';
+import type { CatalogWrite } from './catalog-write.js';
 import { describeDataFile } from './data-files.js';
 
 /** A table's snapshot as lake recorded it before DuckLake: its files by layer, oldest first, and their merge key. */

@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { lock, type MetadataDb } from '../../store/metadata-db.js';
+import { SqliteMetadataDb } from '../../store/sqlite-db.js';
+import type { LakeLayout } from '../layout.js';
+import { DuckLakeCatalog } from './catalog.js';
+
+/**
+ * Each organization's DuckLake catalog, opened (and created) on first use: on PostgreSQL a schema of the metadata
+ * database, `ducklake_<organization id>`; on SQLite a file of its own in the organization's folder (decision 48).
+ * Its data path is the organization's tables folder.
+ */
+export class LakeCatalogs {
+  private readonly open = new Map<string, Promise<DuckLakeCatalog>>();
+  private readonly files: SqliteMetadataDb[] = [];
+
+  constructor(
+    private readonly db: MetadataDb,
+    private readonly layout: LakeLayout,
+    private readonly createdBy: string,
+  ) {}
+
+  /** The PostgreSQL schema of an organization's catalog: its id is already lower-case letters, digits and `_`. */
+  static metadataSchema(organizationId: string): string {
+    if (!/^[a-z0-9_]+$/.test(organizationId)) throw new Error(`Unexpected organization id ${organizationId}.`);
+    return `ducklake_${organizationId}`;
+  }
+
+  for(organizationId: string): Promise<DuckLakeCatalog> {
+    let catalog = this.open.get(organizationId);
+    if (!catalog) {
+      catalog = this.create(organizationId);
+      // A failed open is tried again next time, not remembered.
+      catalog.catch(() => this.open.delete(organizationId));
+      this.open.set(organizationId, catalog);
+    }
+    return catalog;
+  }
+
+  private async create(organizationId: string): Promise<DuckLakeCatalog> {
+    let catalog: DuckLakeCatalog;
+    if (this.db.dialect === 'postgres') {
+      catalog = new DuckLakeCatalog(
+        this.db,
+        `${LakeCatalogs.metadataSchema(organizationId)}.`,
+        lock.catalog(organizationId),
+      );
+    } else {
+      const file = this.layout.ducklakeFile(organizationId);
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      const db = SqliteMetadataDb.open(file);
+      this.files.push(db);
+      catalog = new DuckLakeCatalog(db, '', lock.catalog(organizationId));
+    }
+    await catalog.initialize(this.layout.tablesDir(organizationId), this.createdBy);
+    return catalog;
+  }
+
+  async close(): Promise<void> {
+    this.open.clear();
+    for (const file of this.files.splice(0)) await file.close();
+  }
+}
