@@ -37,6 +37,13 @@ describe('converting a lake to DuckLake', () => {
     await lake.writeTable(org, 'shop', 'events', 'SELECT unnest([3, 60]) AS id, 0 AS x', {
       layerOn: { previous: (await lake.tables.get(org, 'shop', 'events'))!, key: ['id'] },
     });
+    await lake.writeTable(
+      org,
+      'shop',
+      'nested',
+      "SELECT range AS id, [range, range + 1] AS l, {'a': range, 'b c': 'x'} AS s, MAP {'k': range} AS m, 'ok' AS mood FROM range(3)",
+      { columnTypes: { mood: "ENUM('ok', 'sad')" } },
+    );
     await lake.writeTable(org, 'shop', 'gone', 'SELECT 1 AS id');
     await lake.tables.retire(org, 'shop', 'gone');
     await lake.createView(org, 'reports', 'busy', 'SELECT id FROM lake.shop.events WHERE x > 10');

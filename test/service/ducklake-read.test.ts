@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine/duckdb.js';
 import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
 import { describeDataFile, fieldIdsOption, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
-import { ducklakeType } from '../../src/service/storage/ducklake/types.js';
+import { columnShape, ducklakeType, duckdbTypeOf } from '../../src/service/storage/ducklake/types.js';
 import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
 
 type Row = Record<string, unknown>;
@@ -38,6 +38,61 @@ describe('DuckLake data files, read through the catalog', () => {
     const sql = tableRowsSql(files, columns, (path) => join(dataPath, tablePath, path));
     return (await connection.connection.runAndReadAll(`SELECT * FROM (${sql}) ORDER BY id`)).getRowObjectsJS();
   };
+
+  it('nested columns: ids for every child, field ids in the file, and the values read back whole', async () => {
+    const shapes = [
+      columnShape('id', 'BIGINT', false),
+      columnShape('tags', 'VARCHAR[]', true),
+      columnShape('point', 'STRUCT("x" DOUBLE, "y z" DOUBLE)', true),
+      columnShape('attrs', 'MAP(VARCHAR, INTEGER)', true),
+    ];
+    const tablePath = 'tbl_nested/';
+    const { result, snapshotId } = await catalog.commit({}, async (w) => {
+      const table = await w.table(await w.schema('shop'), 'shapes', tablePath, shapes);
+      expect(table.columns.map((c) => [c.name, c.id, (c.children ?? []).map((k) => k.id)])).toEqual([
+        ['id', 1, []],
+        ['tags', 2, [3]],
+        ['point', 4, [5, 6]],
+        ['attrs', 7, [8, 9]],
+      ]);
+      const absolute = join(dataPath, tablePath, 's1/part-0.parquet');
+      mkdirSync(join(absolute, '..'), { recursive: true });
+      await connection.connection.run(
+        `COPY (SELECT 1::BIGINT AS id, ['a', 'b'] AS tags, {'x': 1.5, 'y z': 2.5} AS point, MAP {'k': 7} AS attrs) TO ${quoteLiteral(absolute)} (FORMAT parquet, ${fieldIdsOption(table.columns)})`,
+      );
+      const fieldIds = (
+        await connection.connection.runAndReadAll(
+          `SELECT name, field_id FROM parquet_schema(${quoteLiteral(absolute)}) WHERE field_id IS NOT NULL`,
+        )
+      ).getRows();
+      expect(fieldIds.map(([name, id]) => `${String(name)}=${Number(id)}`)).toEqual([
+        'id=1',
+        'tags=2',
+        'element=3',
+        'point=4',
+        'x=5',
+        'y z=6',
+        'attrs=7',
+        'key=8',
+        'value=9',
+      ]);
+      await w.addFiles(table.tableId, [
+        await describeDataFile(connection.connection, absolute, 's1/part-0.parquet', table.columns),
+      ]);
+      return table.tableId;
+    });
+    const columns = await catalog.columnsAt(result, snapshotId);
+    expect(columns.map((c) => duckdbTypeOf(c))).toEqual([
+      'BIGINT',
+      'VARCHAR[]',
+      'STRUCT("x" DOUBLE, "y z" DOUBLE)',
+      'MAP(VARCHAR, INTEGER)',
+    ]);
+    const rows = await rowsAt(result, tablePath, snapshotId);
+    expect(rows).toEqual([
+      { id: 1n, tags: ['a', 'b'], point: { x: 1.5, 'y z': 2.5 }, attrs: [{ key: 'k', value: 7 }] },
+    ]);
+  });
 
   it('a full write, then a merge of changed rows as a new file and a delete file, each snapshot as it was', async () => {
     const columns = [

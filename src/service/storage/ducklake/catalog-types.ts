@@ -1,11 +1,49 @@
 /** What the DuckLake catalog's readers and writers exchange. */
 
-/** A column as a table version has it: its DuckLake column id (the Parquet field id of its data) and type. */
-export interface CatalogColumn {
+import type { ColumnShape } from './types.js';
+
+/**
+ * A column as a table version has it: its DuckLake column id (the Parquet field id of its data), its DuckLake type,
+ * and for a nested type the columns inside it, each with an id of its own.
+ */
+export interface CatalogColumn extends ColumnShape {
   id: number;
-  name: string;
-  type: string;
-  nullable: boolean;
+  children?: CatalogColumn[];
+}
+
+/** A row of ducklake_column, as both stores return it. */
+export interface ColumnRow {
+  column_id: number;
+  column_name: string;
+  column_type: string;
+  nulls_allowed: unknown;
+  parent_column: number | null;
+  column_order: number;
+}
+
+/** The table's columns as a tree, top-level ones in order, from its ducklake_column rows. */
+export function columnTree(rows: readonly ColumnRow[]): CatalogColumn[] {
+  const childrenOf = (parent: number | null): CatalogColumn[] =>
+    rows
+      .filter((r) => (r.parent_column === null ? null : Number(r.parent_column)) === parent)
+      .sort((a, b) => Number(a.column_order) - Number(b.column_order))
+      .map((r) => {
+        const children = childrenOf(Number(r.column_id));
+        return {
+          id: Number(r.column_id),
+          name: r.column_name,
+          type: r.column_type,
+          // SQLite keeps a boolean as 0 or 1, PostgreSQL as a boolean.
+          nullable: r.nulls_allowed === true || Number(r.nulls_allowed) === 1,
+          ...(children.length > 0 ? { children } : {}),
+        };
+      });
+  return childrenOf(null);
+}
+
+/** A column's shape without its ids: two versions of a column with the same shape are the same column. */
+export function shapeKey(column: ColumnShape): string {
+  return JSON.stringify([column.name, column.type, column.nullable, (column.children ?? []).map(shapeKey)]);
 }
 
 /** A Parquet data file to register, its path relative to its table's path. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
-import type { CatalogColumn, NewDataFile } from './catalog-types.js';
+import { columnTree, shapeKey, type CatalogColumn, type ColumnRow, type NewDataFile } from './catalog-types.js';
+import type { ColumnShape } from './types.js';
 
 /**
  * What one commit writes. Ids of new schemas, tables and columns come from the snapshot's next_catalog_id (column
@@ -47,27 +48,29 @@ export class CatalogWrite {
 
   /**
    * The table's id and its columns as this snapshot has them: created when new (files under `path`, relative to
-   * its schema's), and its columns evolved when they changed. A column that keeps its name and type keeps its id;
-   * a new or retyped one gets a new id, so data files written before never mix with its values.
+   * its schema's), and its columns evolved when they changed. A column whose name, type, nullability and children
+   * stay keeps its ids; a new or changed one gets new ids, so data files written before never mix with its values.
    */
   async table(
     schemaId: number,
     name: string,
     path: string,
-    columns: readonly { name: string; type: string; nullable: boolean }[],
+    columns: readonly ColumnShape[],
   ): Promise<{ tableId: number; columns: CatalogColumn[] }> {
     const found = await this.db.get<{ table_id: number }>(
       `SELECT table_id FROM ${this.t('ducklake_table')} WHERE schema_id = ? AND table_name = ? AND end_snapshot IS NULL`,
       [schemaId, name],
     );
     let tableId: number;
-    let current: { column_id: number; column_name: string; column_type: string; nulls_allowed: unknown }[] = [];
+    let current: CatalogColumn[] = [];
     if (found) {
       tableId = Number(found.table_id);
-      current = await this.db.all(
-        `SELECT column_id, column_name, column_type, nulls_allowed FROM ${this.t('ducklake_column')}
-          WHERE table_id = ? AND end_snapshot IS NULL AND parent_column IS NULL ORDER BY column_order`,
-        [tableId],
+      current = columnTree(
+        await this.db.all<ColumnRow>(
+          `SELECT column_id, column_name, column_type, nulls_allowed, parent_column, column_order
+             FROM ${this.t('ducklake_column')} WHERE table_id = ? AND end_snapshot IS NULL`,
+          [tableId],
+        ),
       );
     } else {
       tableId = this.ids.nextCatalogId++;
@@ -76,21 +79,10 @@ export class CatalogWrite {
       this.note(`created_table:${quoted(name)}`);
       this.schemaChanged = true;
     }
-    const same = (a: (typeof current)[number], b: (typeof columns)[number]): boolean =>
-      a.column_name === b.name && a.column_type === b.type && Boolean(Number(a.nulls_allowed)) === b.nullable;
     const unchanged =
-      current.length === columns.length && current.every((c, i) => same(c, columns[i] as (typeof columns)[number]));
-    if (unchanged)
-      return {
-        tableId,
-        columns: current.map((c) => ({
-          id: Number(c.column_id),
-          name: c.column_name,
-          type: c.column_type,
-          nullable: Boolean(Number(c.nulls_allowed)),
-        })),
-      };
-    // The columns changed: this version ends, the next begins; ids of columns that stayed as they were are kept.
+      current.length === columns.length && current.every((c, i) => shapeKey(c) === shapeKey(columns[i] as ColumnShape));
+    if (unchanged) return { tableId, columns: current };
+    // The columns changed: this version ends, the next begins; columns that stayed as they were keep their ids.
     const maxEver = await this.db.get<{ id: number | null }>(
       `SELECT max(column_id) AS id FROM ${this.t('ducklake_column')} WHERE table_id = ?`,
       [tableId],
@@ -104,26 +96,35 @@ export class CatalogWrite {
       this.note(`altered_table:${tableId}`);
       this.schemaChanged = true;
     }
-    const result: CatalogColumn[] = [];
-    for (const [order, column] of columns.entries()) {
-      const kept = current.find((c) => same(c, column));
-      const id = kept ? Number(kept.column_id) : nextId++;
+    const withIds = (column: ColumnShape): CatalogColumn => {
+      const id = nextId++;
+      const children = column.children?.map(withIds);
+      return { name: column.name, type: column.type, nullable: column.nullable, id, ...(children ? { children } : {}) };
+    };
+    const insert = async (column: CatalogColumn, order: number, parent: number | null): Promise<void> => {
       await this.insert('ducklake_column', [
-        id,
+        column.id,
         this.snapshotId,
         null,
         tableId,
-        order + 1,
+        order,
         column.name,
         column.type,
         null,
         null,
         column.nullable ? 1 : 0,
-        null,
+        parent,
         null,
         null,
       ]);
-      result.push({ id, name: column.name, type: column.type, nullable: column.nullable });
+      for (const [index, child] of (column.children ?? []).entries()) await insert(child, index + 1, column.id);
+    };
+    const result: CatalogColumn[] = [];
+    for (const [order, column] of columns.entries()) {
+      const kept = current.find((c) => shapeKey(c) === shapeKey(column));
+      const entry = kept ?? withIds(column);
+      await insert(entry, order + 1, null);
+      result.push(entry);
     }
     return { tableId, columns: result };
   }
@@ -139,15 +140,11 @@ export class CatalogWrite {
   ): Promise<number> {
     const id = this.ids.nextCatalogId++;
     await this.insert('ducklake_column_mapping', [id, tableId, 'map_by_name']);
-    for (const column of columns)
-      await this.insert('ducklake_name_mapping', [
-        id,
-        column.id,
-        sourceNames.get(column.id) ?? column.name,
-        column.id,
-        null,
-        0,
-      ]);
+    const map = async (column: CatalogColumn, parent: number | null, source: string): Promise<void> => {
+      await this.insert('ducklake_name_mapping', [id, column.id, source, column.id, parent, 0]);
+      for (const child of column.children ?? []) await map(child, column.id, child.name);
+    };
+    for (const column of columns) await map(column, null, sourceNames.get(column.id) ?? column.name);
     return id;
   }
 

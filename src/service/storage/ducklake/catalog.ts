@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LockName, MetadataDb } from '../../store/metadata-db.js';
 import { CatalogWrite } from './catalog-write.js';
-import type { CatalogColumn, TableFileAt } from './catalog-types.js';
+import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
 import { createCatalogStatements } from './ducklake-ddl.js';
 
 const live = (alias = ''): string =>
@@ -158,24 +158,18 @@ export class DuckLakeCatalog {
     return rows.map((r) => ({ viewId: Number(r.view_id), schema: r.schema_name, name: r.view_name, sql: r.sql }));
   }
 
-  /** A table's top-level columns at a snapshot, in order: the spec's "Show the Structure of a Table". */
+  /**
+   * A table's columns at a snapshot, in order: the spec's "Show the Structure of a Table", with the columns inside
+   * nested ones (parent_column) as their children.
+   */
   async columnsAt(tableId: number, snapshot: number): Promise<CatalogColumn[]> {
-    const rows = await this.db.all<{
-      column_id: number;
-      column_name: string;
-      column_type: string;
-      nulls_allowed: unknown;
-    }>(
-      `SELECT column_id, column_name, column_type, nulls_allowed FROM ${this.t('ducklake_column')}
-        WHERE table_id = ? AND parent_column IS NULL AND ${live()} ORDER BY column_order`,
-      [tableId, snapshot, snapshot],
+    return columnTree(
+      await this.db.all<ColumnRow>(
+        `SELECT column_id, column_name, column_type, nulls_allowed, parent_column, column_order
+           FROM ${this.t('ducklake_column')} WHERE table_id = ? AND ${live()}`,
+        [tableId, snapshot, snapshot],
+      ),
     );
-    return rows.map((r) => ({
-      id: Number(r.column_id),
-      name: r.column_name,
-      type: r.column_type,
-      nullable: r.nulls_allowed === true || Number(r.nulls_allowed) === 1,
-    }));
   }
 
   /** A table's data files at a snapshot, each with its delete file: the spec's SELECT, in file order. */

@@ -6,7 +6,7 @@ import type { TableStore } from '../tables.js';
 import type { ViewStore } from '../views.js';
 import type { DuckLakeCatalog } from './catalog.js';
 import { registerLegacySnapshot } from './legacy-snapshot.js';
-import { ducklakeType } from './types.js';
+import { columnShape } from './types.js';
 
 /** One change to replay: a snapshot that became current, or a table taken out of the catalog. */
 type Replayed =
@@ -58,7 +58,7 @@ export async function convertToDuckLake(input: {
           await write.schema(table.schema),
           table.name,
           `${table.id}/`,
-          snapshot.columns.map((c) => ({ name: c.name, type: ducklakeType(c.type), nullable: c.nullable })),
+          snapshot.columns.map((c) => columnShape(c.name, c.type, c.nullable)),
         );
         await write.replaceFiles(created.tableId, []);
         await registerLegacySnapshot(

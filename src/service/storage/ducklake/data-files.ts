@@ -1,14 +1,25 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
-import { duckdbType } from './types.js';
+import { duckdbTypeOf } from './types.js';
 
 /**
  * The COPY option that gives each Parquet column its DuckLake column id as its field id, which is how readers of
  * the catalog find a column in any file, whatever it was called when the file was written.
  */
 export function fieldIdsOption(columns: readonly CatalogColumn[]): string {
-  return `FIELD_IDS {${columns.map((c) => `${quoteLiteral(c.name)}: ${c.id}`).join(', ')}}`;
+  return `FIELD_IDS ${fieldIds(columns)}`;
+}
+
+/** DuckDB's FIELD_IDS value: a column's id, or for a nested one its id and its children's. */
+function fieldIds(columns: readonly CatalogColumn[]): string {
+  return `{${columns
+    .map((c) =>
+      c.children
+        ? `${quoteLiteral(c.name)}: {__duckdb_field_id: ${c.id}, ${fieldIds(c.children).slice(1, -1)}}`
+        : `${quoteLiteral(c.name)}: ${c.id}`,
+    )
+    .join(', ')}}`;
 }
 
 /**
@@ -27,13 +38,14 @@ export async function describeDataFile(
     await connection.runAndReadAll(`SELECT num_rows, file_size_bytes, footer_size FROM parquet_file_metadata(${file})`)
   ).getRowObjectsJS()[0] as { num_rows: bigint; file_size_bytes: bigint; footer_size: bigint };
   const columnStats = [];
-  for (const column of columns) {
+  // Statistics are kept for columns of one value each; a nested column's values live in its children.
+  for (const column of columns.filter((c) => !c.children)) {
     // Min and max are compared as the column's type (text order would put 10 before 9), then kept as text.
     const stats = (
       await connection.runAndReadAll(
         `SELECT sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
-                CAST(min(TRY_CAST(stats_min_value AS ${duckdbType(column.type)})) AS VARCHAR) AS min_value,
-                CAST(max(TRY_CAST(stats_max_value AS ${duckdbType(column.type)})) AS VARCHAR) AS max_value
+                CAST(min(TRY_CAST(stats_min_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS min_value,
+                CAST(max(TRY_CAST(stats_max_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS max_value
            FROM parquet_metadata(${file}) WHERE path_in_schema = ${quoteLiteral(column.name)}`,
       )
     ).getRowObjectsJS()[0] as {
@@ -72,13 +84,11 @@ export function tableRowsSql(
   mappings: ReadonlyMap<number, ReadonlyMap<number, string>> = new Map(),
 ): string {
   const schema = `MAP {${columns
-    .map(
-      (c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbType(c.type))}, default_value: NULL}`,
-    )
+    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbTypeOf(c))}, default_value: NULL}`)
     .join(', ')}}`;
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
-    return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbType(c.type)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
+    return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
   return files
     .map((file) => {
       const rowNumbers = file.deletePath ? ', file_row_number = true' : '';
@@ -90,7 +100,7 @@ export function tableRowsSql(
             .map((c) => {
               const source = mapping.get(c.id);
               const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
-              return `CAST(${value} AS ${duckdbType(c.type)}) AS ${quoteIdentifier(c.name)}`;
+              return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
             })
             .join(', ')}${file.deletePath ? ', r.file_row_number' : ''} FROM read_parquet(${path}${rowNumbers}) r)`
         : `read_parquet(${path}, schema = ${schema}${rowNumbers})`;

@@ -1,6 +1,10 @@
+import { quoteIdentifier } from '../../engine/duckdb.js';
+
 /**
- * DuckDB's types and DuckLake's names for them ("Data Types" in the DuckLake specification): the catalog records a
- * column's DuckLake type; a reader casts it back to the DuckDB type it queries with.
+ * DuckDB's types and DuckLake's names for them ("Data Types" in the DuckLake specification, and the names the v1.5
+ * extension writes: src/common/ducklake_types.cpp). The catalog records a column's DuckLake type, and for a
+ * nested one its children (`element` of a list, the fields of a struct, `key` and `value` of a map) as columns of
+ * their own; a reader builds the DuckDB type back from them.
  */
 const DUCKLAKE_OF: Readonly<Record<string, string>> = {
   BOOLEAN: 'boolean',
@@ -8,51 +12,139 @@ const DUCKLAKE_OF: Readonly<Record<string, string>> = {
   SMALLINT: 'int16',
   INTEGER: 'int32',
   BIGINT: 'int64',
+  HUGEINT: 'int128',
   UTINYINT: 'uint8',
   USMALLINT: 'uint16',
   UINTEGER: 'uint32',
   UBIGINT: 'uint64',
-  HUGEINT: 'int128',
   UHUGEINT: 'uint128',
   FLOAT: 'float32',
   DOUBLE: 'float64',
   TIME: 'time',
+  TIME_NS: 'time_ns',
   'TIME WITH TIME ZONE': 'timetz',
   DATE: 'date',
   TIMESTAMP: 'timestamp',
-  'TIMESTAMP WITH TIME ZONE': 'timestamptz',
-  TIMESTAMP_S: 'timestamp_s',
   TIMESTAMP_MS: 'timestamp_ms',
   TIMESTAMP_NS: 'timestamp_ns',
+  TIMESTAMP_S: 'timestamp_s',
+  'TIMESTAMP WITH TIME ZONE': 'timestamptz',
   INTERVAL: 'interval',
   VARCHAR: 'varchar',
   BLOB: 'blob',
-  JSON: 'json',
   UUID: 'uuid',
+  JSON: 'json',
 };
 
-const DUCKDB_OF: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(DUCKLAKE_OF).map(([duckdb, ducklake]) => [ducklake, duckdb]),
-);
+const DUCKDB_OF: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(DUCKLAKE_OF).map(([duckdb, ducklake]) => [ducklake, duckdb])),
+  timestamp_us: 'TIMESTAMP',
+};
 
 const DECIMAL = /^DECIMAL\((\d+),\s*(\d+)\)$/i;
 
 export class UnsupportedTypeError extends Error {}
 
-/** The DuckLake type of a DuckDB column type; nested types are not recorded yet and are refused by name. */
-export function ducklakeType(duckdbType: string): string {
-  const decimal = DECIMAL.exec(duckdbType);
-  if (decimal) return `decimal(${decimal[1]},${decimal[2]})`;
-  const known = DUCKLAKE_OF[duckdbType.toUpperCase()];
-  if (!known) throw new UnsupportedTypeError(`DuckLake has no type lake records for ${duckdbType} yet.`);
-  return known;
+/** A column as the catalog records it: its DuckLake type, and the columns inside a nested one. */
+export interface ColumnShape {
+  name: string;
+  type: string;
+  nullable: boolean;
+  children?: ColumnShape[];
 }
 
-/** The DuckDB type to read a DuckLake column as. */
-export function duckdbType(ducklake: string): string {
-  const decimal = DECIMAL.exec(ducklake);
+/** Splits a type's parameter list at its top-level commas (names and nested types may hold commas of their own). */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quote) {
+      if (ch === quote) quote = text[i + 1] === quote ? (i++, quote) : undefined;
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start).trim());
+  return parts.filter(Boolean);
+}
+
+/** A struct field's name and type, as DuckDB writes them (`"a b" INTEGER`, `a VARCHAR`). */
+function fieldOf(text: string): [string, string] {
+  if (text.startsWith('"')) {
+    let i = 1;
+    let name = '';
+    while (i < text.length) {
+      if (text[i] === '"' && text[i + 1] === '"') {
+        name += '"';
+        i += 2;
+      } else if (text[i] === '"') break;
+      else name += text[i++];
+    }
+    return [name, text.slice(i + 1).trim()];
+  }
+  const space = text.indexOf(' ');
+  return [text.slice(0, space), text.slice(space + 1).trim()];
+}
+
+/**
+ * The catalog's column for a DuckDB column type. An ENUM is recorded as its labels (`varchar`), as DuckLake has no
+ * enum; a fixed-size array as a list. Anything else DuckLake cannot hold is refused, by name.
+ */
+export function columnShape(name: string, duckdbType: string, nullable: boolean): ColumnShape {
+  const type = duckdbType.trim();
+  const child = (childName: string, childType: string): ColumnShape => columnShape(childName, childType, true);
+  const list = /^(.*)\[\d*\]$/s.exec(type);
+  if (list) return { name, type: 'list', nullable, children: [child('element', list[1] as string)] };
+  const nested = /^(STRUCT|MAP|ENUM|UNION)\((.*)\)$/is.exec(type);
+  if (nested) {
+    const kind = (nested[1] as string).toUpperCase();
+    const members = splitTopLevel(nested[2] as string);
+    if (kind === 'ENUM') return { name, type: 'varchar', nullable };
+    if (kind === 'MAP')
+      return {
+        name,
+        type: 'map',
+        nullable,
+        children: [child('key', members[0] ?? ''), child('value', members[1] ?? '')],
+      };
+    if (kind === 'STRUCT')
+      return { name, type: 'struct', nullable, children: members.map((m) => child(...fieldOf(m))) };
+  }
+  const decimal = DECIMAL.exec(type);
+  if (decimal) return { name, type: `decimal(${decimal[1]},${decimal[2]})`, nullable };
+  const known = DUCKLAKE_OF[type.toUpperCase()];
+  if (!known) throw new UnsupportedTypeError(`DuckLake cannot hold ${type} (column ${name}).`);
+  return { name, type: known, nullable };
+}
+
+/** The DuckLake name of a DuckDB type that has no children. */
+export function ducklakeType(duckdbType: string): string {
+  return columnShape('', duckdbType, true).type;
+}
+
+/** The DuckDB type to read a catalog column as, built from its children when it is nested. */
+export function duckdbTypeOf(column: Pick<ColumnShape, 'type' | 'children'>): string {
+  const children = column.children ?? [];
+  switch (column.type.toLowerCase()) {
+    case 'list':
+      return `${duckdbTypeOf(children[0] as ColumnShape)}[]`;
+    case 'map':
+      return `MAP(${duckdbTypeOf(children[0] as ColumnShape)}, ${duckdbTypeOf(children[1] as ColumnShape)})`;
+    case 'struct':
+      return `STRUCT(${children.map((c) => `${quoteIdentifier(c.name)} ${duckdbTypeOf(c)}`).join(', ')})`;
+  }
+  const decimal = DECIMAL.exec(column.type);
   if (decimal) return `DECIMAL(${decimal[1]},${decimal[2]})`;
-  const known = DUCKDB_OF[ducklake.toLowerCase()];
-  if (!known) throw new UnsupportedTypeError(`DuckLake type ${ducklake} has no DuckDB type lake reads it as yet.`);
+  const known = DUCKDB_OF[column.type.toLowerCase()];
+  if (!known) throw new UnsupportedTypeError(`DuckLake type ${column.type} has no DuckDB type lake reads it as.`);
   return known;
 }
