@@ -6,6 +6,7 @@ import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
 import { convertToDuckLake } from '../../src/service/storage/ducklake/convert-lake.js';
 import { tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
+import { duckdbTypeOf } from '../../src/service/storage/ducklake/types.js';
 import { snapshotSource } from '../../src/service/storage/snapshot-sql.js';
 import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
@@ -106,6 +107,15 @@ describe('converting a lake to DuckLake', () => {
           table.name,
         ).toBe(0);
       }
+      const nested = tablesNow.find((t) => t.name === 'nested')!;
+      const nestedColumns = await catalog.columnsAt(nested.tableId, now);
+      expect(nestedColumns.map((c) => [c.name, c.type, duckdbTypeOf(c)])).toEqual([
+        ['id', 'int64', 'BIGINT'],
+        ['l', 'list', 'BIGINT[]'],
+        ['s', 'struct', 'STRUCT("a" BIGINT, "b c" VARCHAR)'],
+        ['m', 'map', 'MAP(VARCHAR, BIGINT)'],
+        ['mood', 'varchar', "ENUM('ok', 'sad')"],
+      ]);
       const events = tablesNow.find((t) => t.name === 'events')!;
       expect(
         Number(

@@ -52,8 +52,11 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
     expect(duckdbTypeOf(columnShape('c', 'INTEGER[3]', true))).toBe('INTEGER[]');
   });
 
-  it('an ENUM is kept as its labels (DuckLake has no enum); what DuckLake cannot hold is refused by name', () => {
-    expect(columnShape('mood', "ENUM('sad', 'ok, fine')", true).type).toBe('varchar');
+  it('an ENUM is kept as its labels (DuckLake has no enum) with its type as a tag; what DuckLake cannot hold is refused by name', () => {
+    const mood = columnShape('mood', "ENUM('sad', 'ok, fine')", true);
+    expect(mood.type).toBe('varchar');
+    // Kept beside it (the column tag lake.type), so lake reads it back as the ENUM it was.
+    expect(duckdbTypeOf(mood)).toBe("ENUM('sad', 'ok, fine')");
     expect(() => columnShape('u', 'UNION(a INTEGER, b VARCHAR)', true)).toThrow(UnsupportedTypeError);
     expect(() => columnShape('b', 'BIT', true)).toThrow(/cannot hold BIT \(column b\)/);
   });

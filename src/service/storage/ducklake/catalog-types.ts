@@ -21,14 +21,18 @@ export interface ColumnRow {
   column_order: number;
 }
 
-/** The table's columns as a tree, top-level ones in order, from its ducklake_column rows. */
-export function columnTree(rows: readonly ColumnRow[]): CatalogColumn[] {
+/** The table's columns as a tree, top-level ones in order, from its ducklake_column rows and `lake.type` tags. */
+export function columnTree(
+  rows: readonly ColumnRow[],
+  lakeTypes: ReadonlyMap<number, string> = new Map(),
+): CatalogColumn[] {
   const childrenOf = (parent: number | null): CatalogColumn[] =>
     rows
       .filter((r) => (r.parent_column === null ? null : Number(r.parent_column)) === parent)
       .sort((a, b) => Number(a.column_order) - Number(b.column_order))
       .map((r) => {
         const children = childrenOf(Number(r.column_id));
+        const lakeType = lakeTypes.get(Number(r.column_id));
         return {
           id: Number(r.column_id),
           name: r.column_name,
@@ -36,6 +40,7 @@ export function columnTree(rows: readonly ColumnRow[]): CatalogColumn[] {
           // SQLite keeps a boolean as 0 or 1, PostgreSQL as a boolean.
           nullable: r.nulls_allowed === true || Number(r.nulls_allowed) === 1,
           ...(children.length > 0 ? { children } : {}),
+          ...(lakeType ? { lakeType } : {}),
         };
       });
   return childrenOf(null);
@@ -43,7 +48,13 @@ export function columnTree(rows: readonly ColumnRow[]): CatalogColumn[] {
 
 /** A column's shape without its ids: two versions of a column with the same shape are the same column. */
 export function shapeKey(column: ColumnShape): string {
-  return JSON.stringify([column.name, column.type, column.nullable, (column.children ?? []).map(shapeKey)]);
+  return JSON.stringify([
+    column.name,
+    column.type,
+    column.nullable,
+    column.lakeType ?? null,
+    (column.children ?? []).map(shapeKey),
+  ]);
 }
 
 /** A Parquet data file to register, its path relative to its table's path. */

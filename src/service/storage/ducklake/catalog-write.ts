@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
 import { columnTree, shapeKey, type CatalogColumn, type ColumnRow, type NewDataFile } from './catalog-types.js';
-import type { ColumnShape } from './types.js';
+import { LAKE_TYPE_TAG, type ColumnShape } from './types.js';
 
 /**
  * What one commit writes. Ids of new schemas, tables and columns come from the snapshot's next_catalog_id (column
@@ -65,12 +65,17 @@ export class CatalogWrite {
     let current: CatalogColumn[] = [];
     if (found) {
       tableId = Number(found.table_id);
+      const tags = await this.db.all<{ column_id: number; value: string }>(
+        `SELECT column_id, value FROM ${this.t('ducklake_column_tag')} WHERE table_id = ? AND key = ? AND end_snapshot IS NULL`,
+        [tableId, LAKE_TYPE_TAG],
+      );
       current = columnTree(
         await this.db.all<ColumnRow>(
           `SELECT column_id, column_name, column_type, nulls_allowed, parent_column, column_order
              FROM ${this.t('ducklake_column')} WHERE table_id = ? AND end_snapshot IS NULL`,
           [tableId],
         ),
+        new Map(tags.map((t) => [Number(t.column_id), t.value])),
       );
     } else {
       tableId = this.ids.nextCatalogId++;
@@ -89,17 +94,25 @@ export class CatalogWrite {
     );
     let nextId = Number(maxEver?.id ?? 0) + 1;
     if (current.length > 0) {
-      await this.db.run(
-        `UPDATE ${this.t('ducklake_column')} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL`,
-        [this.snapshotId, tableId],
-      );
+      for (const table of ['ducklake_column', 'ducklake_column_tag'])
+        await this.db.run(`UPDATE ${this.t(table)} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL`, [
+          this.snapshotId,
+          tableId,
+        ]);
       this.note(`altered_table:${tableId}`);
       this.schemaChanged = true;
     }
     const withIds = (column: ColumnShape): CatalogColumn => {
       const id = nextId++;
       const children = column.children?.map(withIds);
-      return { name: column.name, type: column.type, nullable: column.nullable, id, ...(children ? { children } : {}) };
+      return {
+        name: column.name,
+        type: column.type,
+        nullable: column.nullable,
+        id,
+        ...(children ? { children } : {}),
+        ...(column.lakeType ? { lakeType: column.lakeType } : {}),
+      };
     };
     const insert = async (column: CatalogColumn, order: number, parent: number | null): Promise<void> => {
       await this.insert('ducklake_column', [
@@ -117,6 +130,15 @@ export class CatalogWrite {
         null,
         null,
       ]);
+      if (column.lakeType)
+        await this.insert('ducklake_column_tag', [
+          tableId,
+          column.id,
+          this.snapshotId,
+          null,
+          LAKE_TYPE_TAG,
+          column.lakeType,
+        ]);
       for (const [index, child] of (column.children ?? []).entries()) await insert(child, index + 1, column.id);
     };
     const result: CatalogColumn[] = [];
@@ -173,7 +195,13 @@ export class CatalogWrite {
 
   /** Ends the table (and its files) at this snapshot: it is no longer in the catalog from here on. */
   async dropTable(tableId: number): Promise<void> {
-    for (const table of ['ducklake_table', 'ducklake_column', 'ducklake_data_file', 'ducklake_delete_file'])
+    for (const table of [
+      'ducklake_table',
+      'ducklake_column',
+      'ducklake_column_tag',
+      'ducklake_data_file',
+      'ducklake_delete_file',
+    ])
       await this.db.run(`UPDATE ${this.t(table)} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL`, [
         this.snapshotId,
         tableId,

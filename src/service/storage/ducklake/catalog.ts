@@ -3,6 +3,7 @@ import type { LockName, MetadataDb } from '../../store/metadata-db.js';
 import { CatalogWrite } from './catalog-write.js';
 import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
 import { createCatalogStatements } from './ducklake-ddl.js';
+import { LAKE_TYPE_TAG } from './types.js';
 
 const live = (alias = ''): string =>
   `${alias}begin_snapshot <= ? AND (${alias}end_snapshot IS NULL OR ${alias}end_snapshot > ?)`;
@@ -163,12 +164,17 @@ export class DuckLakeCatalog {
    * nested ones (parent_column) as their children.
    */
   async columnsAt(tableId: number, snapshot: number): Promise<CatalogColumn[]> {
+    const tags = await this.db.all<{ column_id: number; value: string }>(
+      `SELECT column_id, value FROM ${this.t('ducklake_column_tag')} WHERE table_id = ? AND key = ? AND ${live()}`,
+      [tableId, LAKE_TYPE_TAG, snapshot, snapshot],
+    );
     return columnTree(
       await this.db.all<ColumnRow>(
         `SELECT column_id, column_name, column_type, nulls_allowed, parent_column, column_order
            FROM ${this.t('ducklake_column')} WHERE table_id = ? AND ${live()}`,
         [tableId, snapshot, snapshot],
       ),
+      new Map(tags.map((t) => [Number(t.column_id), t.value])),
     );
   }
 

@@ -51,7 +51,15 @@ export interface ColumnShape {
   type: string;
   nullable: boolean;
   children?: ColumnShape[];
+  /**
+   * The DuckDB type lake reads the column as when DuckLake's cannot say it (an ENUM, recorded as `varchar`): kept as
+   * the column's tag `lake.type`, which other readers may ignore.
+   */
+  lakeType?: string;
 }
+
+/** The column tag that keeps a column's DuckDB type where DuckLake's type cannot say it. */
+export const LAKE_TYPE_TAG = 'lake.type';
 
 /** Splits a type's parameter list at its top-level commas (names and nested types may hold commas of their own). */
 function splitTopLevel(text: string): string[] {
@@ -108,7 +116,7 @@ export function columnShape(name: string, duckdbType: string, nullable: boolean)
   if (nested) {
     const kind = (nested[1] as string).toUpperCase();
     const members = splitTopLevel(nested[2] as string);
-    if (kind === 'ENUM') return { name, type: 'varchar', nullable };
+    if (kind === 'ENUM') return { name, type: 'varchar', nullable, lakeType: type };
     if (kind === 'MAP')
       return {
         name,
@@ -132,7 +140,8 @@ export function ducklakeType(duckdbType: string): string {
 }
 
 /** The DuckDB type to read a catalog column as, built from its children when it is nested. */
-export function duckdbTypeOf(column: Pick<ColumnShape, 'type' | 'children'>): string {
+export function duckdbTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
+  if (column.lakeType) return column.lakeType;
   const children = column.children ?? [];
   switch (column.type.toLowerCase()) {
     case 'list':
