@@ -72,9 +72,38 @@ export async function describeDataFile(
 }
 
 /**
+ * One data file's rows as the table's columns, found by field id (or by name through its mapping, for a file
+ * without field ids) and read as their DuckDB types; a column the file does not have reads as NULL. With
+ * `rowNumbers`, each row also carries its position in the file (`file_row_number`), which delete files name.
+ */
+export function fileRowsSql(
+  file: Pick<TableFileAt, 'path' | 'mappingId'>,
+  columns: readonly CatalogColumn[],
+  toAbsolute: (path: string) => string,
+  mappings: ReadonlyMap<number, ReadonlyMap<number, string>>,
+  rowNumbers: boolean,
+): string {
+  const path = quoteLiteral(toAbsolute(file.path));
+  const numbered = rowNumbers ? ', file_row_number = true' : '';
+  const mapping = file.mappingId === null ? undefined : mappings.get(file.mappingId);
+  if (mapping)
+    return `SELECT ${columns
+      .map((c) => {
+        const source = mapping.get(c.id);
+        const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
+        return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
+      })
+      .join(', ')}${rowNumbers ? ', r.file_row_number' : ''} FROM read_parquet(${path}${numbered}) r`;
+  const schema = `MAP {${columns
+    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbTypeOf(c))}, default_value: NULL}`)
+    .join(', ')}}`;
+  return `SELECT * FROM read_parquet(${path}, schema = ${schema}${numbered})`;
+}
+
+/**
  * The SQL that reads a table's rows at a snapshot from its files, as the specification says a reader does: every
- * data file, its columns found by field id and read as their DuckDB types (a column a file does not have reads as
- * NULL), less the positions its delete file lists. `toAbsolute` turns a catalog path into the path to read.
+ * data file (fileRowsSql), less the positions its delete file lists. `toAbsolute` turns a catalog path into the
+ * path to read.
  */
 export function tableRowsSql(
   files: readonly TableFileAt[],
@@ -83,27 +112,12 @@ export function tableRowsSql(
   /** For files read by name: each name mapping's source name per column id (DuckLakeCatalog.nameMappings). */
   mappings: ReadonlyMap<number, ReadonlyMap<number, string>> = new Map(),
 ): string {
-  const schema = `MAP {${columns
-    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbTypeOf(c))}, default_value: NULL}`)
-    .join(', ')}}`;
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
     return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
   return files
     .map((file) => {
-      const rowNumbers = file.deletePath ? ', file_row_number = true' : '';
-      const path = quoteLiteral(toAbsolute(file.path));
-      const mapping = file.mappingId === null ? undefined : mappings.get(file.mappingId);
-      // A file without field ids: each column by its name in that file (NULL where the file has none).
-      const data = mapping
-        ? `(SELECT ${columns
-            .map((c) => {
-              const source = mapping.get(c.id);
-              const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
-              return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
-            })
-            .join(', ')}${file.deletePath ? ', r.file_row_number' : ''} FROM read_parquet(${path}${rowNumbers}) r)`
-        : `read_parquet(${path}, schema = ${schema}${rowNumbers})`;
+      const data = `(${fileRowsSql(file, columns, toAbsolute, mappings, file.deletePath !== null)})`;
       if (!file.deletePath) return `SELECT ${names} FROM ${data} d`;
       return `SELECT ${names} FROM ${data} d ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath))}) x ON x.pos = d.file_row_number`;
     })

@@ -1,0 +1,115 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine/duckdb.js';
+import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
+import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-types.js';
+import { describeDataFile, fieldIdsOption, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
+import { mergeChangedRows } from '../../src/service/storage/ducklake/merge.js';
+import { columnShape } from '../../src/service/storage/ducklake/types.js';
+import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
+
+/** Incremental merges written as DuckLake says: changed rows in files of their own, replaced rows in delete files. */
+describe('an incremental merge into a DuckLake table', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lake-ducklake-merge-'));
+  const tableDir = join(dir, 'tables', 'tbl_1');
+  let db: SqliteMetadataDb;
+  let catalog: DuckLakeCatalog;
+  let duck: Awaited<ReturnType<typeof openPrivilegedConnection>>;
+  beforeAll(async () => {
+    db = SqliteMetadataDb.open(join(dir, 'catalog.sqlite'));
+    catalog = new DuckLakeCatalog(db, '', 'catalog:org');
+    await catalog.initialize(join(dir, 'tables'), 'lake test');
+    duck = await openPrivilegedConnection({});
+  });
+  afterAll(async () => {
+    duck.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const toAbsolute = (path: string): string => join(tableDir, path);
+  const writeFile = async (path: string, sql: string, columns: readonly CatalogColumn[]) => {
+    mkdirSync(join(toAbsolute(path), '..'), { recursive: true });
+    await duck.connection.run(
+      `COPY (${sql}) TO ${quoteLiteral(toAbsolute(path))} (FORMAT parquet, ${fieldIdsOption(columns)})`,
+    );
+    return describeDataFile(duck.connection, toAbsolute(path), path, columns);
+  };
+  const rowsAt = async (tableId: number, snapshot: number): Promise<[number, string][]> => {
+    const files = await catalog.filesAt(tableId, snapshot);
+    const sql = tableRowsSql(
+      files,
+      await catalog.columnsAt(tableId, snapshot),
+      toAbsolute,
+      await catalog.nameMappings(files.flatMap((f) => (f.mappingId === null ? [] : [f.mappingId]))),
+    );
+    return (await duck.connection.runAndReadAll(`SELECT id, v FROM (${sql}) ORDER BY id`))
+      .getRows()
+      .map(([id, v]) => [Number(id), String(v)]);
+  };
+
+  it('each merge replaces rows by key, earlier deletes kept, and every snapshot reads as it was', async () => {
+    const shapes = [columnShape('id', 'BIGINT', false), columnShape('v', 'VARCHAR', true)];
+    const base = await catalog.commit({}, async (w) => {
+      const table = await w.table(await w.schema('shop'), 'items', 'tbl_1/', shapes);
+      await w.addFiles(table.tableId, [
+        await writeFile('s1/part-0.parquet', "SELECT range AS id, 'v1' AS v FROM range(10)", table.columns),
+      ]);
+      return table;
+    });
+    const { tableId, columns } = base.result;
+    const merge = async (name: string, sql: string): Promise<{ snapshotId: number; result: number }> => {
+      const before = await catalog.currentSnapshot();
+      const current = await catalog.filesAt(tableId, before);
+      return catalog.commit({}, async (w) =>
+        mergeChangedRows({
+          write: w,
+          connection: duck.connection,
+          tableId,
+          columns,
+          key: ['id'],
+          current,
+          mappings: new Map(),
+          changed: [await writeFile(`${name}/part-0.parquet`, sql, columns)],
+          toAbsolute,
+          deletesDir: name,
+        }),
+      );
+    };
+
+    const first = await merge('s2', "SELECT unnest([2, 7, 10]) AS id, 'v2' AS v");
+    expect(first.result).toBe(2);
+    const second = await merge('s3', "SELECT unnest([2, 3]) AS id, 'v3' AS v");
+    // 2 was in the first merge's file now, 3 in the base file.
+    expect(second.result).toBe(2);
+
+    const expected = (versions: Record<number, string>): [number, string][] =>
+      Array.from({ length: 11 }, (_, id) => [id, versions[id] ?? 'v1'] as [number, string]).filter(
+        ([id]) => id < 10 || versions[id],
+      );
+    expect(await rowsAt(tableId, base.snapshotId)).toEqual(expected({}));
+    expect(await rowsAt(tableId, first.snapshotId)).toEqual(expected({ 2: 'v2', 7: 'v2', 10: 'v2' }));
+    expect(await rowsAt(tableId, second.snapshotId)).toEqual(expected({ 2: 'v3', 3: 'v3', 7: 'v2', 10: 'v2' }));
+
+    // The base file's delete file now lists every row it lost (2, 7 and then 3); the first merge's file lost its 2.
+    const files = await catalog.filesAt(tableId, second.snapshotId);
+    const positions = async (path: string | null): Promise<number[]> =>
+      (
+        await duck.connection.runAndReadAll(
+          `SELECT pos FROM read_parquet(${quoteLiteral(toAbsolute(path as string))}) ORDER BY pos`,
+        )
+      )
+        .getRows()
+        .map(([pos]) => Number(pos));
+    expect(await positions(files[0]?.deletePath ?? null)).toEqual([2, 3, 7]);
+    expect(await positions(files[1]?.deletePath ?? null)).toEqual([0]);
+    expect(files[2]?.deletePath).toBeNull();
+    const stats = await db.get<{ record_count: number }>(
+      'SELECT record_count FROM ducklake_table_stats WHERE table_id = ?',
+      [tableId],
+    );
+    expect(Number(stats?.record_count)).toBe(11);
+  });
+});
