@@ -148,6 +148,13 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
 
   it('a query queued on a replica with no worker free for it is claimed and run by one that has', async () => {
     const [one, two] = replicas as [ServeProcess, ServeProcess];
+    // The earlier tests' cancelled queries have ended everywhere, so replica 1's share for the organization is free
+    // (a cancelled send's query still stopping there made the long query below queue and run elsewhere).
+    const live = async (): Promise<number> =>
+      (await json(one, 'GET', '/jobs?limit=100')).data.filter(
+        (j: Json) => j.status === 'running' || j.status === 'queued',
+      ).length;
+    expect(await waitFor(live, (n) => n === 0, 15_000)).toBe(0);
     // Two workers per replica, one per organization: a long query holds this organization's share on replica 1.
     const long = await json(one, 'POST', '/queries', {
       sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3',

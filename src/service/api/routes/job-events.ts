@@ -26,13 +26,21 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
     const stopOnClose = (): void => gone.abort();
     closing.addEventListener('abort', stopOnClose, { once: true });
     let tick = new AbortController();
-    const unsubscribe = jobs.onEvent(jobId, () => tick.abort());
+    // An event that lands while the events are being read or written (before the next wait has begun) must not be
+    // lost: it wakes the wait it cannot reach yet through this flag, so the stream reads again at once instead of
+    // waiting the 3 s state check (it did, under load: test/serve/replicas.test.ts).
+    let appended = false;
+    const unsubscribe = jobs.onEvent(jobId, () => {
+      appended = true;
+      tick.abort();
+    });
     const opened = clock.now();
     let lastWrite = opened;
     let last = afterSeq;
     try {
       await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
       while (!gone.signal.aborted) {
+        appended = false;
         for (const event of await jobs.events(jobId, last)) {
           const data = await view(event.type, event.data as Record<string, unknown>);
           if (data !== undefined)
@@ -55,6 +63,7 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
             JOB_STREAM_TIMING.closeAfterMs - (now - opened),
           ),
         );
+        if (appended) continue;
         tick = new AbortController();
         const stopWaiting = (): void => tick.abort();
         gone.signal.addEventListener('abort', stopWaiting, { once: true });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
 import { columnTree, shapeKey, type CatalogColumn, type ColumnRow, type NewDataFile } from './catalog-types.js';
-import { LAKE_TYPE_TAG, type ColumnShape } from './types.js';
+import { TYPE_TAG, type ColumnShape } from './types.js';
 
 /**
  * What one commit writes. Ids of new schemas, tables and columns come from the snapshot's next_catalog_id (column
@@ -67,7 +67,7 @@ export class CatalogWrite {
       tableId = Number(found.table_id);
       const tags = await this.db.all<{ column_id: number; value: string }>(
         `SELECT column_id, value FROM ${this.t('ducklake_column_tag')} WHERE table_id = ? AND key = ? AND end_snapshot IS NULL`,
-        [tableId, LAKE_TYPE_TAG],
+        [tableId, TYPE_TAG],
       );
       current = columnTree(
         await this.db.all<ColumnRow>(
@@ -136,7 +136,7 @@ export class CatalogWrite {
           column.id,
           this.snapshotId,
           null,
-          LAKE_TYPE_TAG,
+          TYPE_TAG,
           column.lakeType,
         ]);
       for (const [index, child] of (column.children ?? []).entries()) await insert(child, index + 1, column.id);

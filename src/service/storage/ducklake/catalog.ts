@@ -3,7 +3,7 @@ import type { LockName, MetadataDb } from '../../store/metadata-db.js';
 import { CatalogWrite } from './catalog-write.js';
 import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
 import { createCatalogStatements } from './ducklake-ddl.js';
-import { LAKE_TYPE_TAG } from './types.js';
+import { TYPE_TAG } from './types.js';
 
 const live = (alias = ''): string =>
   `${alias}begin_snapshot <= ? AND (${alias}end_snapshot IS NULL OR ${alias}end_snapshot > ?)`;
@@ -166,7 +166,7 @@ export class DuckLakeCatalog {
   async columnsAt(tableId: number, snapshot: number): Promise<CatalogColumn[]> {
     const tags = await this.db.all<{ column_id: number; value: string }>(
       `SELECT column_id, value FROM ${this.t('ducklake_column_tag')} WHERE table_id = ? AND key = ? AND ${live()}`,
-      [tableId, LAKE_TYPE_TAG, snapshot, snapshot],
+      [tableId, TYPE_TAG, snapshot, snapshot],
     );
     return columnTree(
       await this.db.all<ColumnRow>(

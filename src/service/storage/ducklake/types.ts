@@ -59,7 +59,7 @@ export interface ColumnShape {
 }
 
 /** The column tag that keeps a column's DuckDB type where DuckLake's type cannot say it. */
-export const LAKE_TYPE_TAG = 'lake.type';
+export const TYPE_TAG = 'lake.type';
 
 /** Splits a type's parameter list at its top-level commas (names and nested types may hold commas of their own). */
 function splitTopLevel(text: string): string[] {
