@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
-import { columnTree, shapeKey, type CatalogColumn, type ColumnRow, type NewDataFile } from './catalog-types.js';
+import type { CatalogColumn, NewDataFile } from './catalog-types.js';
+import { assignColumnIds, liveColumns } from './column-ids.js';
 import { TYPE_TAG, type ColumnShape } from './types.js';
 
 /**
@@ -56,27 +57,18 @@ export class CatalogWrite {
     name: string,
     path: string,
     columns: readonly ColumnShape[],
+    /** The ids a writer planned before writing its files (DuckLakeCatalog.planColumns); the commit fails otherwise. */
+    planned?: readonly CatalogColumn[],
   ): Promise<{ tableId: number; columns: CatalogColumn[] }> {
     const found = await this.db.get<{ table_id: number }>(
       `SELECT table_id FROM ${this.t('ducklake_table')} WHERE schema_id = ? AND table_name = ? AND end_snapshot IS NULL`,
       [schemaId, name],
     );
     let tableId: number;
-    let current: CatalogColumn[] = [];
+    let live = { current: [] as CatalogColumn[], highestEver: 0 };
     if (found) {
       tableId = Number(found.table_id);
-      const tags = await this.db.all<{ column_id: number; value: string }>(
-        `SELECT column_id, value FROM ${this.t('ducklake_column_tag')} WHERE table_id = ? AND key = ? AND end_snapshot IS NULL`,
-        [tableId, TYPE_TAG],
-      );
-      current = columnTree(
-        await this.db.all<ColumnRow>(
-          `SELECT column_id, column_name, column_type, nulls_allowed, parent_column, column_order
-             FROM ${this.t('ducklake_column')} WHERE table_id = ? AND end_snapshot IS NULL`,
-          [tableId],
-        ),
-        new Map(tags.map((t) => [Number(t.column_id), t.value])),
-      );
+      live = await liveColumns(this.db, this.prefix, tableId);
     } else {
       tableId = this.ids.nextCatalogId++;
       await this.insert('ducklake_table', [tableId, randomUUID(), this.snapshotId, null, schemaId, name, path, 1]);
@@ -84,16 +76,14 @@ export class CatalogWrite {
       this.note(`created_table:${quoted(name)}`);
       this.schemaChanged = true;
     }
-    const unchanged =
-      current.length === columns.length && current.every((c, i) => shapeKey(c) === shapeKey(columns[i] as ColumnShape));
-    if (unchanged) return { tableId, columns: current };
-    // The columns changed: this version ends, the next begins; columns that stayed as they were keep their ids.
-    const maxEver = await this.db.get<{ id: number | null }>(
-      `SELECT max(column_id) AS id FROM ${this.t('ducklake_column')} WHERE table_id = ?`,
-      [tableId],
-    );
-    let nextId = Number(maxEver?.id ?? 0) + 1;
-    if (current.length > 0) {
+    const assigned = assignColumnIds(live.current, live.highestEver, columns);
+    if (planned && JSON.stringify(planned) !== JSON.stringify(assigned.columns))
+      throw new Error(
+        `The columns of ${name} changed while its files were being written (their field ids no longer match); write them again.`,
+      );
+    if (assigned.unchanged) return { tableId, columns: assigned.columns };
+    // The columns changed: this version ends, the next begins (columns that stayed as they were keep their ids).
+    if (live.current.length > 0) {
       for (const table of ['ducklake_column', 'ducklake_column_tag'])
         await this.db.run(`UPDATE ${this.t(table)} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL`, [
           this.snapshotId,
@@ -102,18 +92,6 @@ export class CatalogWrite {
       this.note(`altered_table:${tableId}`);
       this.schemaChanged = true;
     }
-    const withIds = (column: ColumnShape): CatalogColumn => {
-      const id = nextId++;
-      const children = column.children?.map(withIds);
-      return {
-        name: column.name,
-        type: column.type,
-        nullable: column.nullable,
-        id,
-        ...(children ? { children } : {}),
-        ...(column.lakeType ? { lakeType: column.lakeType } : {}),
-      };
-    };
     const insert = async (column: CatalogColumn, order: number, parent: number | null): Promise<void> => {
       await this.insert('ducklake_column', [
         column.id,
@@ -141,14 +119,8 @@ export class CatalogWrite {
         ]);
       for (const [index, child] of (column.children ?? []).entries()) await insert(child, index + 1, column.id);
     };
-    const result: CatalogColumn[] = [];
-    for (const [order, column] of columns.entries()) {
-      const kept = current.find((c) => shapeKey(c) === shapeKey(column));
-      const entry = kept ?? withIds(column);
-      await insert(entry, order + 1, null);
-      result.push(entry);
-    }
-    return { tableId, columns: result };
+    for (const [order, column] of assigned.columns.entries()) await insert(column, order + 1, null);
+    return { tableId, columns: assigned.columns };
   }
 
   /**

@@ -3,7 +3,8 @@ import type { LockName, MetadataDb } from '../../store/metadata-db.js';
 import { CatalogWrite } from './catalog-write.js';
 import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
 import { createCatalogStatements } from './ducklake-ddl.js';
-import { TYPE_TAG } from './types.js';
+import { assignColumnIds, liveColumns } from './column-ids.js';
+import { TYPE_TAG, type ColumnShape } from './types.js';
 
 const live = (alias = ''): string =>
   `${alias}begin_snapshot <= ? AND (${alias}end_snapshot IS NULL OR ${alias}end_snapshot > ?)`;
@@ -106,6 +107,22 @@ export class DuckLakeCatalog {
   /** Runs several commits as one transaction: all of them, or (after a crash or an error) none. */
   atomically<T>(work: () => Promise<T>): Promise<T> {
     return this.db.transaction(this.lockName, work);
+  }
+
+  /**
+   * The column ids `schema.name` would get for these columns if committed now (assignColumnIds): what a writer
+   * writes into its files as field ids before the commit, which checks them again (CatalogWrite.table `planned`).
+   */
+  async planColumns(schema: string, name: string, shapes: readonly ColumnShape[]): Promise<CatalogColumn[]> {
+    const table = await this.db.get<{ table_id: number }>(
+      `SELECT t.table_id FROM ${this.t('ducklake_table')} t JOIN ${this.t('ducklake_schema')} s ON s.schema_id = t.schema_id
+        WHERE s.schema_name = ? AND t.table_name = ? AND t.end_snapshot IS NULL AND s.end_snapshot IS NULL`,
+      [schema, name],
+    );
+    const live = table
+      ? await liveColumns(this.db, this.prefix, Number(table.table_id))
+      : { current: [], highestEver: 0 };
+    return assignColumnIds(live.current, live.highestEver, shapes).columns;
   }
 
   /** The newest snapshot: the spec's `SELECT max(snapshot_id) FROM ducklake_snapshot`. */
