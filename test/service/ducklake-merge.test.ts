@@ -8,18 +8,32 @@ import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-t
 import { describeDataFile, fieldIdsOption, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
 import { mergeChangedRows } from '../../src/service/storage/ducklake/merge.js';
 import { columnShape } from '../../src/service/storage/ducklake/types.js';
+import type { MetadataDb } from '../../src/service/store/metadata-db.js';
+import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
 import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
+import { ADMIN_URL, useTestDatabase } from '../helpers/postgres.js';
 
 /** Incremental merges written as DuckLake says: changed rows in files of their own, replaced rows in delete files. */
-describe('an incremental merge into a DuckLake table', () => {
+const pg = useTestDatabase();
+
+describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake table, catalog in %s', (store) => {
   const dir = mkdtempSync(join(tmpdir(), 'lake-ducklake-merge-'));
   const tableDir = join(dir, 'tables', 'tbl_1');
-  let db: SqliteMetadataDb;
+  let db: MetadataDb;
+  let prefix: string;
   let catalog: DuckLakeCatalog;
   let duck: Awaited<ReturnType<typeof openPrivilegedConnection>>;
   beforeAll(async () => {
-    db = SqliteMetadataDb.open(join(dir, 'catalog.sqlite'));
-    catalog = new DuckLakeCatalog(db, '', 'catalog:org');
+    if (store === 'SQLite') {
+      db = SqliteMetadataDb.open(join(dir, 'catalog.sqlite'));
+      prefix = '';
+    } else {
+      const url = new URL(ADMIN_URL);
+      url.pathname = `/${pg.database}`;
+      db = PostgresMetadataDb.open(url.toString());
+      prefix = 'ducklake_merge.';
+    }
+    catalog = new DuckLakeCatalog(db, prefix, 'catalog:org');
     await catalog.initialize(join(dir, 'tables'), 'lake test');
     duck = await openPrivilegedConnection({});
   });
@@ -107,7 +121,7 @@ describe('an incremental merge into a DuckLake table', () => {
     expect(await positions(files[1]?.deletePath ?? null)).toEqual([0]);
     expect(files[2]?.deletePath).toBeNull();
     const stats = await db.get<{ record_count: number }>(
-      'SELECT record_count FROM ducklake_table_stats WHERE table_id = ?',
+      `SELECT record_count FROM ${prefix}ducklake_table_stats WHERE table_id = ?`,
       [tableId],
     );
     expect(Number(stats?.record_count)).toBe(11);
