@@ -132,8 +132,6 @@ export async function printList<R extends RouteContract>(
     columns: string[];
     row: (item: ItemOf<R>) => Row;
     max?: number;
-    /** Reads what the rows show beyond the list's own objects (not for --json, which prints the API's list). */
-    prepare?: (items: ItemOf<R>[]) => Promise<void>;
   },
 ): Promise<void> {
   const max = spec.max ?? 100;
@@ -162,7 +160,6 @@ export async function printList<R extends RouteContract>(
     page = { object: 'list', data, has_more: false, next_cursor: null };
   }
   if (ctx.json) return printJson(ctx.io, page);
-  await spec.prepare?.(page.data as ItemOf<R>[]);
   await printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
   if (page.has_more && page.next_cursor)
     ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);

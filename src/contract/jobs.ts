@@ -15,6 +15,7 @@ export const Job = Strict(
     error: Nullable(Failure),
     cancel_requested: Type.Boolean(),
     resource: Nullable(Type.String({ description: 'The path of the query a query job is; null for other kinds.' })),
+    sql: Nullable(Type.String({ description: "A query job's SQL (lake's addition); null for other kinds." })),
   },
   'A unit of asynchronous work: a query, a sync or a send run.',
 );

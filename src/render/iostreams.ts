@@ -5,10 +5,6 @@ export interface OutputStream extends Pick<Writable, 'write'> {
   columns?: number;
 }
 
-/**
- * The one place that decides what the terminal can take: whether each stream is a terminal and whether colour is
- * on (NO_COLOR turns it off, FORCE_COLOR on, otherwise only on a terminal). Commands never look at process.std*.
- */
 /** Work to settle before the process ends because its reader went away (a local sync to record as cancelled). */
 const brokenPipeHooks = new Set<() => Promise<void>>();
 /** How long those may take: the reader is gone, nobody waits for more than a moment. */
@@ -34,6 +30,10 @@ function endOnBrokenPipe(): void {
   });
 }
 
+/**
+ * The one place that decides what the terminal can take: whether each stream is a terminal and whether colour is
+ * on (NO_COLOR turns it off, FORCE_COLOR on, otherwise only on a terminal). Commands never look at process.std*.
+ */
 export class IOStreams {
   constructor(
     readonly stdout: OutputStream,

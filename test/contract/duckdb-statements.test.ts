@@ -74,6 +74,16 @@ describe.each(TRANSPORTS)("DuckDB's own read-only statements over $name", (trans
     expect((await rows(twice))[0]).toMatchObject({ a_2: 3, b_1: 3, c_1: 0 });
   });
 
+  it('a PIVOT whose values would be too much text is refused with a clear error, not held in memory', async () => {
+    // 100 distinct values of 100,000 characters: 10 MB of column names.
+    const body = await run(
+      api,
+      "pivot (select repeat('x', 100000) || range::varchar as big, range as n from range(100)) as s on big using count(*)",
+    );
+    expect(body.status).toBe('failed');
+    expect(body.error.message).toMatch(/more than 8 MB of text; list the values you want with ON column IN/);
+  });
+
   it('UNPIVOT turns columns into rows', async () => {
     expect(await rows('unpivot (select 1 as a, 2 as b) on a, b into name k value v order by k')).toEqual([
       { k: 'a', v: 1 },

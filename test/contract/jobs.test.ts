@@ -36,6 +36,7 @@ describe.each(TRANSPORTS)('jobs over $name', (transport) => {
       error: null,
       cancel_requested: false,
       resource: `/queries/${ok.id}`,
+      sql: 'select 1 as x',
     });
     const bad = await finished(api, (await submitOk(api, "select 'x'::int")).id);
     expect((await json(`/jobs/${bad.id}`)).error).toEqual({

@@ -65,6 +65,18 @@ describe('expiring DuckLake snapshots', () => {
         expect(await takeScheduledFiles(catalog, access, new Date())).toEqual([]);
         // Nothing is older than the window now: nothing expires.
         expect(await expireSnapshots(catalog, access, { olderThan })).toBe(0);
+
+        // A dropped table, once no kept snapshot has it, leaves nothing behind: files scheduled, statistics gone.
+        await catalog.commit({}, async (w) => w.dropTable(tableId));
+        expect(await expireSnapshots(catalog, access, { olderThan: new Date(Date.now() + 60_000) })).toBe(1);
+        expect(await takeScheduledFiles(catalog, access, new Date(Date.now() + 60_000))).toEqual([
+          'tbl_1/s3/part-0.parquet',
+        ]);
+        for (const table of ['ducklake_table', 'ducklake_column', 'ducklake_data_file', 'ducklake_table_stats'])
+          expect(
+            await db.get<{ n: number }>(`SELECT count(*) AS n FROM ${prefix}${table} WHERE table_id = ?`, [tableId]),
+            table,
+          ).toMatchObject({ n: 0 });
       } finally {
         await db.close();
       }

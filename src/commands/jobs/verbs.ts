@@ -1,7 +1,6 @@
 import { paletteFor } from '../../render/colors.js';
 import { printFields, printJson } from '../../render/record.js';
-import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
-import type { LakeClient } from '../../client/lake-client.js';
+import { JOB_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadResult, type ResultFile } from '../query/download.js';
@@ -32,20 +31,7 @@ function oneLine(sql: string, width: number): string {
   return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
 }
 
-/** The SQL of the query jobs among these (other kinds have none); a query no longer kept shows none. */
-async function sqlOf(client: LakeClient, jobs: readonly JobObject[]): Promise<Map<string, string>> {
-  const found = await Promise.all(
-    jobs
-      .filter((job) => job.kind === 'query')
-      .map(async (job) => {
-        const query = await client.read(QUERY_ROUTES.getQuery, { params: { id: job.id } }).catch(() => undefined);
-        return [job.id, query?.sql] as const;
-      }),
-  );
-  return new Map(found.filter((entry): entry is readonly [string, string] => typeof entry[1] === 'string'));
-}
-
-function jobFields(job: JobObject, sql: string | undefined): [string, unknown][] {
+function jobFields(job: JobObject): [string, unknown][] {
   return [
     ['id', job.id],
     ['kind', job.kind],
@@ -54,7 +40,7 @@ function jobFields(job: JobObject, sql: string | undefined): [string, unknown][]
     ['started', when(job.started)],
     ['finished', when(job.finished)],
     ['duration', duration(job)],
-    ...(sql !== undefined ? ([['sql', sql]] as [string, unknown][]) : []),
+    ...(job.sql !== null ? ([['sql', job.sql]] as [string, unknown][]) : []),
     ...(job.error ? ([['error', `${job.error.code}: ${job.error.message}`]] as [string, unknown][]) : []),
   ];
 }
@@ -68,22 +54,19 @@ export interface JobListOptions extends PageOptions {
 /** `lake jobs ls`: status, kind and since filters; each job's duration, and a query's SQL cut to the terminal. */
 export async function listJobs(ctx: CommandContext, options: JobListOptions): Promise<void> {
   const since = options.since === undefined ? undefined : sinceSeconds(options.since);
-  const client = await ctx.client();
-  let sql = new Map<string, string>();
   // On a terminal the SQL gets what the other columns leave; in a pipe it is whole.
   const sqlWidth = ctx.io.isStdoutTTY ? Math.max(20, ctx.io.terminalWidth - 100) : Number.POSITIVE_INFINITY;
   await printList(ctx, options, {
     route: JOB_ROUTES.listJobs,
     query: { status: options.status, kind: options.kind, since },
     columns: ['id', 'kind', 'status', 'created', 'duration', 'sql', 'error'],
-    prepare: async (jobs) => void (sql = await sqlOf(client, jobs)),
     row: (j) => ({
       id: j.id,
       kind: j.kind,
       status: j.status,
       created: when(j.created),
       duration: duration(j),
-      sql: sql.has(j.id) ? oneLine(sql.get(j.id) as string, sqlWidth) : null,
+      sql: j.sql === null ? null : oneLine(j.sql, sqlWidth),
       error: j.error?.code ?? null,
     }),
   });
@@ -104,10 +87,9 @@ function sinceSeconds(value: string): number {
 }
 
 export async function getJob(ctx: CommandContext, id: string): Promise<void> {
-  const client = await ctx.client();
-  const job = await client.read(JOB_ROUTES.getJob, { params: { id } });
+  const job = await (await ctx.client()).read(JOB_ROUTES.getJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, job);
-  printFields(ctx.io, jobFields(job, (await sqlOf(client, [job])).get(job.id)));
+  printFields(ctx.io, jobFields(job));
 }
 
 export async function waitJob(ctx: CommandContext, id: string, options: { timeout?: string }): Promise<void> {
@@ -122,7 +104,7 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
   const outcome = await Promise.race([followJob(client, id, () => {}), ...(timeout ? [timeout] : [])]);
   const job = outcome === 'timeout' ? await client.read(JOB_ROUTES.getJob, { params: { id } }) : outcome;
   if (ctx.json) printJson(ctx.io, job);
-  else printFields(ctx.io, jobFields(job, (await sqlOf(client, [job])).get(job.id)));
+  else printFields(ctx.io, jobFields(job));
   ctx.exitCode = exitCodeForJob(job);
 }
 
@@ -166,10 +148,7 @@ export async function jobEvents(ctx: CommandContext, id: string): Promise<void> 
 export async function cancelJob(ctx: CommandContext, id: string): Promise<void> {
   const outcome = await (await ctx.client()).read(JOB_ROUTES.cancelJob, { params: { id } });
   if (ctx.json) return printJson(ctx.io, outcome);
-  printFields(ctx.io, [
-    ...jobFields(outcome.job, undefined),
-    ['execution may continue', outcome.execution_may_continue],
-  ]);
+  printFields(ctx.io, [...jobFields(outcome.job), ['execution may continue', outcome.execution_may_continue]]);
 }
 
 export async function jobResult(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {

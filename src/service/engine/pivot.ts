@@ -4,6 +4,9 @@ import { tokenize, type Token } from './sql-tokenizer.js';
 /** DuckDB's own limit on the columns a PIVOT makes (its pivot_limit setting). */
 export const PIVOT_VALUE_LIMIT = 100_000;
 
+/** The text a PIVOT's values may hold in all: they become column names, and the text of the statement run. */
+export const PIVOT_VALUE_BYTES = 8 * 2 ** 20;
+
 /** Words that end a simplified PIVOT's ON list. */
 const AFTER_ON: ReadonlySet<string> = new Set(['using', 'group', 'order', 'limit']);
 

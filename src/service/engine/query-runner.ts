@@ -7,7 +7,7 @@ import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api
 import { LakeServiceError } from '../core/errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
-import { dynamicPivot, PIVOT_VALUE_LIMIT } from './pivot.js';
+import { dynamicPivot, PIVOT_VALUE_BYTES, PIVOT_VALUE_LIMIT } from './pivot.js';
 import { asCopySource, withLakeMeaning } from './statement-forms.js';
 import { readFirstPage, type ResultColumn } from './result-rows.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason } from './query-engine.js';
@@ -115,7 +115,11 @@ export class QueryRun {
       if (this.stopReason) this.sandbox.interrupt();
       mark('sandbox open');
       const { connection } = this.sandbox;
+      // The values a PIVOT looks up first are lake's query, not the caller's: no excerpt points into them.
+      excerptIsTheCallers = false;
       const written = await this.statementToRun(connection);
+      // A statement lake rewrote (SHOW TABLES, a PIVOT with its values) is not the text the caller sent either.
+      excerptIsTheCallers = written === this.job.statement;
       const { columns } = await prepareSelect(connection, written);
       excerptIsTheCallers = false;
       if (this.job.explain) return await this.explain(connection, written, file, (at) => (executingSince = at), events);
@@ -160,21 +164,36 @@ export class QueryRun {
   }
 
   /**
-   * The statement to run: as written, SHOW TABLES as lake means it, or a PIVOT with the values of its ON columns found first, in this same
-   * sandbox, with the query's own limits (pivot.ts).
+   * The statement to run: as written, SHOW TABLES as lake means it, or a PIVOT with the values of its ON columns
+   * found first, in this same sandbox, with the query's own limits (pivot.ts).
    */
   private async statementToRun(connection: DuckDBConnection): Promise<string> {
     const pivot = dynamicPivot(this.job.statement);
     if (!pivot) return withLakeMeaning(this.job.statement);
     const values: string[][] = [];
+    // Read chunk by chunk against a budget: a column of huge distinct texts must end in an error, not in the
+    // process holding them all (the values become column names and the text of the statement).
+    let bytes = 0;
     for (const query of pivot.valueQueries) {
       const { prepared } = await prepareSelect(connection, query);
-      const rows = (await prepared.runAndReadAll()).getRows();
-      if (rows.length > PIVOT_VALUE_LIMIT)
-        throw new Error(
-          `The PIVOT would make more than ${PIVOT_VALUE_LIMIT.toLocaleString('en-US')} columns; list the values you want with ON column IN (…).`,
-        );
-      values.push(rows.map((row) => String(row[0])));
+      const result = await prepared.stream();
+      const found: string[] = [];
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        for (const value of chunk.getColumnValues(0)) {
+          const text = String(value);
+          bytes += text.length;
+          found.push(text);
+        }
+        if (found.length > PIVOT_VALUE_LIMIT)
+          throw new Error(
+            `The PIVOT would make more than ${PIVOT_VALUE_LIMIT.toLocaleString('en-US')} columns; list the values you want with ON column IN (…).`,
+          );
+        if (bytes > PIVOT_VALUE_BYTES)
+          throw new Error(
+            `The PIVOT's column values hold more than ${PIVOT_VALUE_BYTES / 2 ** 20} MB of text; list the values you want with ON column IN (…).`,
+          );
+      }
+      values.push(found);
     }
     return pivot.withValues(values);
   }

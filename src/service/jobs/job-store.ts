@@ -24,6 +24,8 @@ export interface JobRecord {
   errorCode: string | null;
   errorMessage: string | null;
   cancelRequested: boolean;
+  /** A query job's SQL (null for other kinds, and for a query no longer kept). */
+  sql: string | null;
 }
 
 /** Which jobs a list shows: one status, one kind, created at or after a time (epoch seconds). */
@@ -54,7 +56,11 @@ interface JobRow {
   error_code: string | null;
   error_message: string | null;
   cancel_requested: number;
+  query_sql?: string | null;
 }
+
+/** A job's columns, and a query job's SQL with them: one read for a list, not one more per query. */
+const JOB_COLUMNS = 'jobs.*, (SELECT q.sql FROM queries q WHERE q.id = jobs.id) AS query_sql';
 
 const toJob = (row: JobRow): JobRecord => ({
   id: row.id,
@@ -69,6 +75,7 @@ const toJob = (row: JobRow): JobRecord => ({
   errorCode: row.error_code,
   errorMessage: row.error_message,
   cancelRequested: row.cancel_requested === 1,
+  sql: row.query_sql ?? null,
 });
 
 export interface NewJob {
@@ -236,7 +243,7 @@ export class JobStore {
   }
 
   async get(organizationId: string, id: string): Promise<JobRecord | undefined> {
-    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ? AND organization_id = ?', [
+    const row = await this.db.get<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ? AND organization_id = ?`, [
       id,
       organizationId,
     ]);
@@ -244,7 +251,7 @@ export class JobStore {
   }
 
   async getById(id: string): Promise<JobRecord | undefined> {
-    const row = await this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ?', [id]);
+    const row = await this.db.get<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`, [id]);
     return row && toJob(row);
   }
 
@@ -260,7 +267,7 @@ export class JobStore {
     filter: JobFilter = {},
   ): Promise<{ data: JobRecord[]; hasMore: boolean }> {
     const rows = await this.db.all<JobRow>(
-      `SELECT * FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR principal_id = ?)
          AND (CAST(? AS TEXT) IS NULL OR status = ?) AND (CAST(? AS TEXT) IS NULL OR kind = ?)
          AND created >= ?
          AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))

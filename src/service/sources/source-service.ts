@@ -336,20 +336,32 @@ export class SourceService {
   /**
    * Discovers the source's tables again before a sync and adds the new ones, off (nothing else changes: a table
    * gone from the source fails in the sync, where its error is seen). Best effort: a source that cannot be
-   * discovered now is synced with the tables it has. Returns the source as it is now, and the tables added.
+   * discovered now is synced with the tables it has. The tables and what `record` writes of them (the source's
+   * log) commit in one transaction, so a kill between the two never leaves a table added that nothing announced.
+   * Returns the source as it is now, and the tables added.
    */
-  async addNewTables(source: SourceRecord): Promise<{ source: SourceRecord; added: string[] }> {
+  async addNewTables(
+    source: SourceRecord,
+    record: (added: readonly string[]) => Promise<void>,
+  ): Promise<{ source: SourceRecord; added: string[] }> {
     const connector = findConnector(source.connector);
     if (!connector?.discover || source.discovered === null) return { source, added: [] };
+    // Discovery talks to the source: outside any transaction of lake's store.
     const reach = await this.reach(this.settings(source)).catch(() => undefined);
     const found = reach ? await connector.discover(reach).catch(() => undefined) : undefined;
-    const added = found ? newTableNames(source.tables, found) : [];
-    if (!found || added.length === 0) return { source, added };
-    const at = Math.floor(Date.now() / 1000);
-    const fresh = found.filter((t) => added.includes(`${t.schema}.${t.name}`));
-    const tables = mergeDiscovery(source.connector, source.tables, [...source.tables, ...fresh], false);
-    await this.store.update(source.id, { tables, discovered: at });
-    return { source: { ...source, tables, discovered: at }, added };
+    if (!found) return { source, added: [] };
+    return this.db.transaction(lock.sourceSyncs(source.id), async () => {
+      // Read again inside the transaction: what is merged is the configuration as it is now.
+      const current = (await this.store.get(source.organizationId, source.id)) ?? source;
+      const added = newTableNames(current.tables, found);
+      if (added.length === 0) return { source: current, added };
+      const at = Math.floor(Date.now() / 1000);
+      const fresh = found.filter((t) => added.includes(`${t.schema}.${t.name}`));
+      const tables = mergeDiscovery(current.connector, current.tables, [...current.tables, ...fresh], false);
+      await this.store.update(current.id, { tables, discovered: at });
+      await record(added);
+      return { source: { ...current, tables, discovered: at }, added };
+    });
   }
 
   /**

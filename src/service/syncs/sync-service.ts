@@ -272,16 +272,17 @@ export class SyncService {
     }
     // Tables that appeared in the source since it was last discovered are added, off, and the source's log says so:
     // found by every sync, not only by a connection test, and never synced without someone opting in.
-    const { source: current, added } = await this.sources.addNewTables(source);
-    for (const table of added)
-      await this.store.log(
-        job.organizationId,
-        source.id,
-        'schema_change',
-        table,
-        `New table ${table} found in the source; it is off until enabled: lake sources update ${source.id} --enable ${table}`,
-        { sync: id, added_table: table },
-      );
+    const { source: current } = await this.sources.addNewTables(source, async (added) => {
+      for (const table of added)
+        await this.store.log(
+          job.organizationId,
+          source.id,
+          'schema_change',
+          table,
+          `New table ${table} found in the source; it is off until enabled: lake sources update ${source.id} --enable ${table}`,
+          { sync: id, added_table: table },
+        );
+    });
     const chosen = current.tables.filter((t) =>
       sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled,
     );

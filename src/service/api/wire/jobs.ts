@@ -19,5 +19,6 @@ export function jobObject(
     error: error && { code: error.code, message: error.message ?? '' },
     cancel_requested: job.cancelRequested,
     resource: job.kind === 'query' ? `/queries/${job.id}` : null,
+    sql: job.kind === 'query' ? job.sql : null,
   };
 }

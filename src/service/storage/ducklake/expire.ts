@@ -61,6 +61,12 @@ export async function expireSnapshots(
       'ducklake_schema',
     ])
       await db.run(`DELETE FROM ${t(table)} WHERE end_snapshot IS NOT NULL AND end_snapshot <= ?`, [keep]);
+    // What belonged to tables no snapshot has any more, and name mappings no file uses.
+    for (const table of ['ducklake_table_stats', 'ducklake_table_column_stats'])
+      await db.run(`DELETE FROM ${t(table)} WHERE table_id NOT IN (SELECT table_id FROM ${t('ducklake_table')})`);
+    const unused = `mapping_id NOT IN (SELECT mapping_id FROM ${t('ducklake_data_file')} WHERE mapping_id IS NOT NULL)`;
+    await db.run(`DELETE FROM ${t('ducklake_name_mapping')} WHERE ${unused}`);
+    await db.run(`DELETE FROM ${t('ducklake_column_mapping')} WHERE ${unused}`);
     return expired.changes;
   });
 }
