@@ -130,6 +130,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'admin view create': ['lake admin view create shop.big_orders --sql "select * from shop.orders where total > 1000"'],
   'admin view drop': ['lake admin view drop shop.big_orders'],
   'admin gc': ['lake admin gc'],
+  'admin ducklake': ['lake admin ducklake', 'lake admin ducklake | duckdb', 'lake admin ducklake --json'],
   config: ['lake config set base_url https://lake.example.com', 'lake config use work', 'lake config ls'],
   'config set': ['lake config set base_url https://lake.example.com', 'lake --profile work config set token pat_…'],
   'config unset': ['lake config unset token'],

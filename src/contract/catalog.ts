@@ -38,3 +38,14 @@ export const Table = Strict(
   },
   'A table or view of the lake and its columns.',
 );
+
+export const DuckLakeAttach = Strict(
+  {
+    object: Type.Literal('ducklake_attach'),
+    catalog: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+    attach: Type.String({ description: "DuckDB's ATTACH statement for the organization's lake, read-only." }),
+    metadata_schema: Type.String({ description: 'Where the catalog tables are: a PostgreSQL schema, or main.' }),
+    data_path: Type.String({ description: 'The folder data and delete file paths are relative to.' }),
+  },
+  "How DuckDB attaches the organization's DuckLake catalog (lake's addition).",
+);

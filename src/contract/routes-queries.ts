@@ -1,5 +1,5 @@
 /** The API's routes: Queries and the catalog. */
-import { SchemaSummary, Table, TableSummary } from './catalog.js';
+import { DuckLakeAttach, SchemaSummary, Table, TableSummary } from './catalog.js';
 import { Query, QueryFormat, QuerySubmission } from './queries.js';
 import { defineRoute } from './route.js';
 import { List, Type } from './schema.js';
@@ -93,5 +93,16 @@ export const CATALOG_ROUTES = {
     params: Type.Object({ schema: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1 }) }),
     responses: { 200: json('The table and its columns.', Table) },
     errors: ['catalog_not_found'],
+  }),
+  getDuckLakeAttach: defineRoute({
+    operationId: 'getDuckLakeAttach',
+    method: 'get',
+    path: '/ducklake',
+    tag: 'Catalog',
+    summary: "How DuckDB attaches the organization's lake (DuckLake), read-only",
+    description: "Lake's addition. Owners and admins only: it names where the lake's metadata and files live.",
+    auth: { scopes: ['data:read'] },
+    responses: { 200: json('The ATTACH statement and its parts.', DuckLakeAttach) },
+    errors: ['owner_required'],
   }),
 };

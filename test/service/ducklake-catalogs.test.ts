@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LakeCatalogs } from '../../src/service/storage/ducklake/lake-catalogs.js';
 import { LakeLayout } from '../../src/service/storage/layout.js';
-import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
-import { SqliteMetadataDb } from '../../src/service/store/sqlite-db.js';
+import { openMetadataDb } from '../../src/service/store/database.js';
 import { adminQuery, ADMIN_URL, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 /** Where each organization's DuckLake catalog lives (decision 48), created on first use. */
@@ -22,7 +21,7 @@ describe('each organization’s DuckLake catalog', () => {
   });
 
   it('with SQLite metadata: a file in the organization’s folder, its data path the organization’s tables', async () => {
-    const db = SqliteMetadataDb.open(join(home, 'metadata.sqlite'));
+    const db = await openMetadataDb(join(home, 'metadata.sqlite'));
     const catalogs = new LakeCatalogs(db, layout, 'lake test');
     try {
       const catalog = await catalogs.for('org_a1');
@@ -41,7 +40,7 @@ describe('each organization’s DuckLake catalog', () => {
   it('with PostgreSQL metadata: a schema ducklake_<organization> of the metadata database', async () => {
     const url = new URL(ADMIN_URL);
     url.pathname = `/${pg.database}`;
-    const db = PostgresMetadataDb.open(url.toString());
+    const db = await openMetadataDb(url.toString());
     const catalogs = new LakeCatalogs(db, layout, 'lake test');
     try {
       const catalog = await catalogs.for('org_a1');

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/service/jobs/job-store.js';
 import type { Home } from '../../src/service/home/home.js';
 import { LakeCollector } from '../../src/service/storage/collector.js';
 import type { LakeServices } from '../../src/service/assembly/services.js';
+import type { LakeTable } from '../../src/service/storage/tables.js';
 import { runLake } from '../helpers/cli.js';
 import { finished, submitOk } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
@@ -30,10 +31,14 @@ function ageByAnHour(path: string): void {
   utimesSync(path, then, then);
 }
 
-function snapshotFolders(home: Home, tableId: string): string[] {
-  const dir = join(home.paths.root, 'lake', home.organization.id, 'tables', tableId);
+/** The folders of a table's versions (each write's parts, and a merge's delete files, are one folder). */
+function snapshotFolders(home: Home, table: LakeTable): string[] {
+  const dir = join(home.paths.root, 'lake', home.organization.id, 'tables', table.path);
   return existsSync(dir) ? readdirSync(dir) : [];
 }
+
+/** The folder of the version a table reads now. */
+const versionFolder = (table: LakeTable): string => basename(dirname(table.snapshot.files[0] as string));
 
 describe('lake snapshot garbage collection', () => {
   let api: Harness | undefined;
@@ -55,13 +60,17 @@ describe('lake snapshot garbage collection', () => {
     const first = await write(services, org, 100_000);
     await write(services, org, 120_000);
     const current = await write(services, org, 130_000);
-    expect(snapshotFolders(home, current.id)).toHaveLength(3);
+    expect(snapshotFolders(home, current)).toHaveLength(3);
 
     // Within the retention window nothing goes.
-    const patient = new LakeCollector(home.db, services.lake.layout, new JobStore(home.db), services.clock, {
-      retentionSeconds: 3600,
-      intervalMs: 600_000,
-    });
+    const patient = new LakeCollector(
+      home.db,
+      services.lake.layout,
+      services.lake.catalogs,
+      new JobStore(home.db),
+      services.clock,
+      { retentionSeconds: 3600, intervalMs: 600_000 },
+    );
     expect(await patient.collect()).toMatchObject({ snapshots: 0, bytes_freed: 0 });
 
     const tablesDir = join(home.paths.root, 'lake', org, 'tables');
@@ -69,10 +78,11 @@ describe('lake snapshot garbage collection', () => {
       ((await (await harness.request('/usage')).json()) as { storage_bytes: number }).storage_bytes;
     expect(await storage()).toBe(diskBytes(tablesDir));
     const report = await services.collector.collect();
-    expect(report.snapshots).toBe(2);
+    // The catalog's first snapshot (it made schema main) and the two earlier writes.
+    expect(report.snapshots).toBe(3);
     expect(report.bytes_freed).toBeGreaterThan(0);
-    expect(snapshotFolders(home, current.id)).toEqual([current.snapshot.id]);
-    expect(existsSync(services.lake.layout.toAbsolute(first.snapshot.directory))).toBe(false);
+    expect(snapshotFolders(home, current)).toEqual([versionFolder(current)]);
+    expect(existsSync(services.lake.layout.toAbsolute(first.snapshot.files[0] as string))).toBe(false);
     const counted = await finished(
       harness,
       (await submitOk(harness, 'select count(*) as n from lake.gc.t')).id,
@@ -89,13 +99,14 @@ describe('lake snapshot garbage collection', () => {
     const reading = await submitOk(harness, 'select max(hash(a.i + b.range)) as h from lake.gc.t a, range(2000) b');
     expect(reading.status).toBe('running');
     await write(services, org, 50_000);
-    expect((await services.collector.collect()).snapshots).toBe(0);
-    expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.directory))).toBe(true);
+    // Snapshots before the one the query reads may expire; none of the files it reads goes.
+    await services.collector.collect();
+    expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.files[0] as string))).toBe(true);
     const done = await finished(harness, reading.id, '&format=inline');
     expect(done.status).toBe('succeeded');
-    expect((await services.collector.collect()).snapshots).toBe(1);
-    expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.directory))).toBe(false);
-    expect(snapshotFolders(home, old.id)).toHaveLength(1);
+    expect((await services.collector.collect()).snapshots).toBeGreaterThan(0);
+    expect(existsSync(services.lake.layout.toAbsolute(old.snapshot.files[0] as string))).toBe(false);
+    expect(snapshotFolders(home, old)).toHaveLength(1);
   });
 
   it('a commit killed with kill -9 loses no committed snapshot; what it left is collected', async () => {
@@ -114,14 +125,14 @@ describe('lake snapshot garbage collection', () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
     // Killed once its new snapshot's folder holds something: mid-write, with a part on disk.
     const writing = (): string[] => {
-      const folder = snapshotFolders(home, committed.id).find((s) => s !== committed.snapshot.id);
-      const dir = folder && join(home.paths.root, 'lake', home.organization.id, 'tables', committed.id, folder);
+      const folder = snapshotFolders(home, committed).find((s) => s !== versionFolder(committed));
+      const dir = folder && join(home.paths.root, 'lake', home.organization.id, 'tables', committed.path, folder);
       return dir && existsSync(dir) ? readdirSync(dir) : [];
     };
     await waitFor(writing, (files) => files.length > 0, { timeoutMs: 20_000, intervalMs: 20 });
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    const leftovers = snapshotFolders(home, committed.id).filter((s) => s !== committed.snapshot.id);
+    const leftovers = snapshotFolders(home, committed).filter((s) => s !== versionFolder(committed));
     expect(leftovers).toHaveLength(1);
 
     const reopened = await start(home.paths.root);
@@ -133,23 +144,19 @@ describe('lake snapshot garbage collection', () => {
     expect(counted.data).toEqual([{ n: 1000 }]);
     // A folder that changed moments ago may still be written: it waits until it has been left alone a while.
     expect((await reopened.services.collector.collect()).orphaned_folders).toBe(0);
-    ageByAnHour(join(home.paths.root, 'lake', org, 'tables', committed.id, leftovers[0] as string));
+    ageByAnHour(join(home.paths.root, 'lake', org, 'tables', committed.path, leftovers[0] as string));
     expect((await reopened.services.collector.collect()).orphaned_folders).toBe(1);
-    expect(snapshotFolders(home, committed.id)).toEqual([committed.snapshot.id]);
+    expect(snapshotFolders(home, committed)).toEqual([versionFolder(committed)]);
   }, 60_000);
 
   it('a collection killed with kill -9 loses no current snapshot; the next one finishes the work', async () => {
     const { services, home, org, api: harness } = await start();
-    const tables: { id: string; snapshotId: string; rows: number }[] = [];
+    const tables: { table: LakeTable; rows: number }[] = [];
     for (let t = 0; t < 6; t++) {
       let table;
       for (let v = 1; v <= 6; v++)
         table = await services.lake.writeTable(org, 'gc', `t${t}`, `SELECT range AS i FROM range(${1000 * v + t})`);
-      tables.push({
-        id: (table as { id: string }).id,
-        snapshotId: (table as { snapshot: { id: string } }).snapshot.id,
-        rows: 6000 + t,
-      });
+      tables.push({ table: table as LakeTable, rows: 6000 + t });
     }
     await harness.close();
     api = undefined;
@@ -158,7 +165,7 @@ describe('lake snapshot garbage collection', () => {
       LAKE_SNAPSHOT_RETENTION_MINUTES: '0',
       LAKE_CONFIG_DIR: tempDir('lake-gc-config'),
     };
-    const folders = (): number => tables.reduce((sum, table) => sum + snapshotFolders(home, table.id).length, 0);
+    const folders = (): number => tables.reduce((sum, t) => sum + snapshotFolders(home, t.table).length, 0);
     const before = folders();
     const child = spawn(process.execPath, [join(ROOT, 'bin/lake.js'), 'admin', 'gc'], {
       env: { PATH: process.env.PATH ?? '', ...env },
@@ -171,18 +178,20 @@ describe('lake snapshot garbage collection', () => {
     child.kill('SIGKILL');
     await exited;
     const reopened = await start(home.paths.root);
-    for (const table of tables) {
-      expect(existsSync(join(home.paths.root, 'lake', org, 'tables', table.id, table.snapshotId))).toBe(true);
+    for (const [index, { table, rows }] of tables.entries()) {
+      expect(existsSync(services.lake.layout.toAbsolute(table.snapshot.files[0] as string))).toBe(true);
       const n = await finished(
         reopened.api,
-        (await submitOk(reopened.api, `select count(*) as n from lake.gc.t${tables.indexOf(table)}`)).id,
+        (await submitOk(reopened.api, `select count(*) as n from lake.gc.t${index}`)).id,
         '&format=inline',
       );
-      expect(n.data).toEqual([{ n: table.rows }]);
+      expect(n.data).toEqual([{ n: rows }]);
     }
-    // Every snapshot the store still names has its folder.
-    const rows = await reopened.home.db.all<{ directory: string }>('SELECT directory FROM lake_snapshots');
-    for (const row of rows) expect(existsSync(reopened.services.lake.layout.toAbsolute(row.directory))).toBe(true);
+    // Every file the catalog still names is there.
+    const tablesDir = reopened.services.lake.layout.tablesDir(org);
+    const named = await (await reopened.services.lake.catalogs.for(org)).namedFiles();
+    expect(named.size).toBeGreaterThan(0);
+    for (const path of named) expect(existsSync(join(tablesDir, path)), path).toBe(true);
     await reopened.api.close();
     api = undefined;
 
@@ -191,7 +200,7 @@ describe('lake snapshot garbage collection', () => {
     const finish = await runLake(['admin', 'gc', '--json'], { env });
     expect(finish.code, finish.stderr).toBe(0);
     expect(JSON.parse(finish.stdout)).toMatchObject({ object: 'lake_collection' });
-    for (const table of tables) expect(snapshotFolders(home, table.id)).toEqual([table.snapshotId]);
+    for (const { table } of tables) expect(snapshotFolders(home, table)).toEqual([versionFolder(table)]);
   }, 60_000);
 
   it('removes the staging of syncs that are no longer live, and old catalog files nobody reads', async () => {
@@ -210,7 +219,7 @@ describe('lake snapshot garbage collection', () => {
     expect(existsSync(staging)).toBe(false);
     expect(report.catalog_files).toBe(before.length - 1);
     expect(readdirSync(catalogs).filter((f) => f.endsWith('.duckdb'))).toEqual([
-      `v${await services.lake.tables.catalogVersion(org)}.duckdb`,
+      `s${await services.lake.tables.catalogVersion(org)}.duckdb`,
     ]);
   });
 });

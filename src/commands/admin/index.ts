@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { registerAdminCredentials } from './create-credential.js';
+import { registerAdminDuckLake } from './ducklake.js';
 import { registerAdminGc } from './gc.js';
 import { registerAdminPermissions } from './permissions.js';
 import { registerAdminViews } from './views.js';
@@ -11,4 +12,5 @@ export function registerAdmin(program: Command, ctx: CommandContext): void {
   registerAdminPermissions(admin, ctx);
   registerAdminViews(admin, ctx);
   registerAdminGc(admin, ctx);
+  registerAdminDuckLake(admin, ctx);
 }

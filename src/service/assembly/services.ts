@@ -2,6 +2,7 @@ import { mark } from '../../support/debug-timing.js';
 import { inBackground, repeat } from '../core/repeat.js';
 import { CredentialStore } from '../auth/credentials.js';
 import type { Directory } from '../auth/directory.js';
+import { DuckLakeAttachService } from '../catalog/ducklake-attach.js';
 import { PersonalTokens } from '../auth/personal-tokens.js';
 import { Signer } from '../files/url-signer.js';
 import type { Home } from '../home/home.js';
@@ -63,6 +64,7 @@ export interface LakeServices {
   resultReader: ResultReader;
   permissions: PermissionStore;
   catalog: CatalogService;
+  ducklakeAttach: DuckLakeAttachService;
   jobs: JobService;
   sources: SourceService;
   syncs: SyncService;
@@ -219,7 +221,14 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     usage,
     options.log,
   );
-  const collector = new LakeCollector(home.db, layout, jobStore, clock, options.gcSettings ?? gcSettingsFromEnv({}));
+  const collector = new LakeCollector(
+    home.db,
+    layout,
+    lake.catalogs,
+    jobStore,
+    clock,
+    options.gcSettings ?? gcSettingsFromEnv({}),
+  );
   // Replicas share one budget per caller and organization through the store; one process keeps its own.
   const rateCells = home.db.dialect === 'postgres' ? new StoredRateCells(home.db, clock) : undefined;
   const rateLimiter =
@@ -249,6 +258,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     resultReader,
     permissions,
     catalog: new CatalogService(lake, permissions),
+    ducklakeAttach: new DuckLakeAttachService(home.directory, layout, home.metadataUrl),
     jobs,
     sources,
     syncs,
@@ -293,6 +303,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       mark('close: queries, syncs');
       await resultReader.close();
       mark('close: reader');
+      await lake.close();
     },
   };
 }

@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
-import { snapshotSource } from './snapshot-sql.js';
-import type { ColumnDescription, LakeTable } from './tables.js';
+import { tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
 import type { LakeView } from './views.js';
 
 export interface CatalogContents {
@@ -16,10 +15,11 @@ export interface CatalogContents {
 export type ViewColumnsSeen = (view: LakeView, columns: ColumnDescription[]) => Promise<void> | void;
 
 /**
- * The DuckDB database that query sessions attach READ_ONLY as `lake`: one view per table over its current
- * snapshot's files, then the logical views. One file per catalog version (and per set of visible objects, for
- * restricted principals), never changed once written, so sessions in any process can attach it while a newer one
- * is being built.
+ * The DuckDB database that query sessions attach READ_ONLY as `lake`: one view per table over the files the
+ * DuckLake catalog names at one snapshot (read as the specification says: by field id, less deleted positions),
+ * then the logical views. One file per snapshot (and per set of visible objects, for restricted principals), never
+ * changed once written, so sessions in any process can attach it while a newer one is being built. It is a cache
+ * of the DuckLake catalog, not a record of its own.
  */
 export async function ensureCatalogFile(
   layout: LakeLayout,
@@ -49,7 +49,7 @@ export async function ensureCatalogFile(
       if (created.has(key)) continue;
       created.add(key);
       statements.push(
-        `CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${snapshotSource(table.snapshot, (f) => layout.toAbsolute(f))}`,
+        `CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${tableSourceSql(table.snapshot.source)}`,
       );
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));

@@ -1,8 +1,10 @@
-import { existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { GcStore } from './gc-store.js';
+import type { LakeCatalogs } from './ducklake/lake-catalogs.js';
+import { expireSnapshots, takeScheduledFiles } from './ducklake/expire.js';
 import type { LakeLayout } from './layout.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 
@@ -30,7 +32,9 @@ export function gcSettingsFromEnv(env: Record<string, string | undefined>): GcSe
 
 export interface GcReport {
   object: 'lake_collection';
+  /** DuckLake snapshots expired. */
   snapshots: number;
+  /** Files and folders no snapshot names (left by a killed write), removed. */
   orphaned_folders: number;
   catalog_files: number;
   staging_folders: number;
@@ -38,12 +42,13 @@ export interface GcReport {
 }
 
 /**
- * A folder no snapshot names, or a catalog being built, may belong to a commit still writing it; such files are
- * left alone until they have not changed for this long, whatever the retention window.
+ * A file or folder no snapshot names, or a catalog being built, may belong to a commit still writing it; such files
+ * are left alone until they have not changed for this long, whatever the retention window.
  */
 const IN_PROGRESS_GRACE_MS = 10 * 60_000;
 
-const CATALOG_FILE = /^v(\d+)(-r[0-9a-f]+)?\.duckdb(\.wal)?$/;
+/** A session catalog: `s<snapshot>` now, `v<version>` as releases before DuckLake named them. */
+const CATALOG_FILE = /^([sv])(\d+)(-r[0-9a-f]+)?\.duckdb(\.wal)?$/;
 const BUILD_FILE = /^\.build-[0-9a-f]+\.duckdb(\.wal)?$/;
 
 /** Bytes under a path (a file, or a folder and everything in it); 0 once gone. */
@@ -70,23 +75,25 @@ function newestChange(path: string): number {
   }
 }
 
-const subfolders = (dir: string): string[] => {
+const entries = (dir: string): { name: string; folder: boolean }[] => {
   try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
+    return readdirSync(dir, { withFileTypes: true }).map((e) => ({ name: e.name, folder: e.isDirectory() }));
   } catch {
     // No such folder yet: nothing to collect there.
     return [];
   }
 };
+const subfolders = (dir: string): string[] =>
+  entries(dir)
+    .filter((e) => e.folder)
+    .map((e) => e.name);
 
 /**
- * Garbage collection of the lake's disk: snapshots no query can read any more (current ones never; older ones once
- * past the retention window and no live query of an earlier catalog version remains, in any process sharing the
- * home), the catalog files of versions nobody reads, folders a killed sync or commit left behind, and staging of
- * syncs that are no longer live. Crash-safe by order: metadata first, files after; whatever a crash leaves is an
- * unreferenced folder the next collection removes.
+ * Garbage collection of the lake's disk, the DuckLake way: each organization's snapshots older than the retention
+ * window expire (never the current one, nor one a live query of any process reads), the files only they read are
+ * scheduled for deletion and removed, and so are files no snapshot names (a killed write's), session catalogs of
+ * snapshots nobody reads, and staging of syncs that are no longer live. Crash-safe by order: catalog rows first,
+ * files after; whatever a crash leaves is a file no row names, which the next collection removes.
  */
 export class LakeCollector {
   private readonly store: GcStore;
@@ -94,6 +101,7 @@ export class LakeCollector {
   constructor(
     db: MetadataDb,
     private readonly layout: LakeLayout,
+    private readonly catalogs: LakeCatalogs,
     private readonly jobs: JobStore,
     private readonly clock: Clock,
     readonly settings: GcSettings,
@@ -118,30 +126,25 @@ export class LakeCollector {
       report.bytes_freed += sizeOf(path);
       rmSync(path, { recursive: true, force: true });
     };
-
-    const collected = await this.store.takeCollectable(Math.floor(cutoffMs / 1000));
-    // Files a newer (layered) snapshot still reads stay, and so does their folder.
-    const referenced = await this.store.referenced();
-    for (const snapshot of collected) {
-      for (const file of snapshot.files) if (!referenced.files.has(file)) remove(this.layout.toAbsolute(file));
-      if (!referenced.directories.has(snapshot.directory)) remove(this.layout.toAbsolute(snapshot.directory));
-      report.snapshots++;
-    }
-
-    const lakeRoot = join(this.layout.homeRoot, 'lake');
-    const named = referenced.directories;
     const settledBefore = Math.min(cutoffMs, now - IN_PROGRESS_GRACE_MS);
-    for (const organizationId of subfolders(lakeRoot)) {
+    for (const organizationId of subfolders(join(this.layout.homeRoot, 'lake'))) {
+      // Only folders lake made: an organization id is lower-case letters, digits and `_`.
+      if (!/^[a-z0-9_]+$/.test(organizationId)) continue;
+      const catalog = await this.catalogs.for(organizationId);
+      const oldestLive = await this.store.oldestLiveVersion(organizationId);
+      report.snapshots += await expireSnapshots(catalog, catalog.store, {
+        olderThan: new Date(cutoffMs),
+        now: new Date(now),
+        ...(oldestLive !== undefined ? { oldestLiveSnapshot: oldestLive } : {}),
+      });
       const tablesDir = this.layout.tablesDir(organizationId);
-      for (const table of subfolders(tablesDir)) {
-        for (const snapshot of subfolders(join(tablesDir, table))) {
-          const dir = join(tablesDir, table, snapshot);
-          if (named.has(this.layout.toRelative(dir)) || newestChange(dir) > settledBefore) continue;
-          remove(dir);
-          report.orphaned_folders++;
-        }
+      for (const path of await takeScheduledFiles(catalog, catalog.store, new Date(now))) {
+        remove(join(tablesDir, path));
+        removeIfEmpty(dirname(join(tablesDir, path)));
       }
-      report.catalog_files += await this.collectCatalogs(organizationId, cutoffMs, settledBefore, remove);
+      report.orphaned_folders += this.sweepUnnamed(tablesDir, await catalog.namedFiles(), settledBefore, remove);
+      const keepFrom = Math.min(await catalog.currentSnapshot(), oldestLive ?? Number.POSITIVE_INFINITY);
+      report.catalog_files += this.collectCatalogs(organizationId, keepFrom, cutoffMs, settledBefore, remove);
     }
 
     const staging = join(this.layout.homeRoot, 'staging');
@@ -153,22 +156,50 @@ export class LakeCollector {
     return report;
   }
 
-  /** Catalog files of versions older than the current one and than any a live query reads, past the window. */
-  private async collectCatalogs(
+  /**
+   * Files under the data path that no catalog row names (paths relative to it), once settled: a killed write's
+   * parts, a table's folder whose files all went. Returns how many files and folders went.
+   */
+  private sweepUnnamed(
+    tablesDir: string,
+    named: ReadonlySet<string>,
+    settledBefore: number,
+    remove: (path: string) => void,
+  ): number {
+    const namedFolders = new Set([...named].flatMap((path) => ancestors(path)));
+    let removed = 0;
+    const visit = (relativeDir: string): void => {
+      for (const entry of entries(join(tablesDir, relativeDir))) {
+        const path = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
+        if (entry.folder && namedFolders.has(path)) {
+          visit(path);
+          continue;
+        }
+        if (named.has(path) || newestChange(join(tablesDir, path)) > settledBefore) continue;
+        remove(join(tablesDir, path));
+        removed++;
+      }
+    };
+    visit('');
+    return removed;
+  }
+
+  /** Session catalogs of snapshots older than the current one and than any a live query reads, past the window. */
+  private collectCatalogs(
     organizationId: string,
+    keepFrom: number,
     cutoffMs: number,
     settledBefore: number,
     remove: (path: string) => void,
-  ): Promise<number> {
+  ): number {
     const dir = this.layout.catalogDir(organizationId);
     if (!existsSync(dir)) return 0;
-    const current = await this.store.currentVersion(organizationId);
-    const keepFrom = Math.min(current, (await this.store.oldestLiveVersion(organizationId)) ?? current);
     let removed = 0;
     for (const name of readdirSync(dir)) {
-      const version = CATALOG_FILE.exec(name)?.[1];
+      const found = CATALOG_FILE.exec(name);
       const building = BUILD_FILE.test(name);
-      const stale = version !== undefined ? Number(version) < keepFrom : building;
+      // A `v` file names a version of the catalog before DuckLake, which no session starts from any more.
+      const stale = found ? found[1] === 'v' || Number(found[2]) < keepFrom : building;
       const path = join(dir, name);
       if (!stale || newestChange(path) > (building ? settledBefore : cutoffMs)) continue;
       remove(path);
@@ -176,4 +207,19 @@ export class LakeCollector {
     }
     return removed;
   }
+}
+
+/** A version's folder once its last file went: nothing else will ever be written there. */
+function removeIfEmpty(folder: string): void {
+  try {
+    if (readdirSync(folder).length === 0) rmdirSync(folder);
+  } catch {
+    // Gone already, or written meanwhile: the sweep of unnamed files decides later.
+  }
+}
+
+/** The folders a relative path lies in: `a/b/c.parquet` is in `a` and `a/b`. */
+function ancestors(path: string): string[] {
+  const parts = path.split('/');
+  return parts.slice(1).map((_, i) => parts.slice(0, i + 1).join('/'));
 }

@@ -1,62 +1,56 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openPrivilegedConnection, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
 import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import { ensureCatalogFile, type CatalogContents } from './catalog-file.js';
+import { CatalogStates } from './catalog-states.js';
 import { DEMO_TABLES } from './demo.js';
+import { LakeCatalogs } from './ducklake/lake-catalogs.js';
 import type { LakeLayout } from './layout.js';
 import { checkObjectName } from './names.js';
-import { layersOf, snapshotSource } from './snapshot-sql.js';
 import { SettingsStore } from '../home/settings-store.js';
-import { TableStore, type ColumnDescription, type LakeTable } from './tables.js';
-import { ViewStore, type LakeView, type ObjectName } from './views.js';
+import { lakeTableOf, TableStore, tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
+import { TableWrites, type PartWriter, type WriteTableOptions } from './table-writes.js';
+import { lakeViewOf, ViewStore, type LakeView, type ObjectName } from './views.js';
+
+export type { PartWriter, WriteTableOptions } from './table-writes.js';
 
 const DEMO_SEEDED_KEY = 'demo_seeded';
 
-export interface WriteTableOptions {
-  /** Columns known never to hold NULL (from a source's schema), or 'all'; the others are reported nullable. */
-  notNull?: ReadonlySet<string> | 'all';
-  /** Caps DuckDB's memory while writing (syncs of large tables); DuckDB's own default is 80% of RAM. */
-  memoryLimit?: string;
-  /**
-   * Write the parts as a new layer on top of this table's current snapshot, replacing its rows by `key` (an
-   * incremental sync's changed rows), instead of a whole new table: the cost follows the change, not the table.
-   */
-  layerOn?: { previous: LakeTable; key: string[] };
-  /** Column types the snapshot records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
-  columnTypes?: Record<string, string>;
-}
-
-/** Layers a snapshot may have before an incremental sync rewrites it whole (compaction): reads stay cheap. */
+/** Merges a table may have on top of its last full write before an incremental sync rewrites it whole. */
 export const MAX_LAYERS = 8;
 
-/** Lake table storage: writes tables as immutable Parquet snapshots and publishes them with an atomic commit. */
+/**
+ * Lake table storage: each organization's lake is a DuckLake 1.0 catalog (decision 48) over immutable Parquet
+ * files; every change is one commit of a new snapshot.
+ */
 export class Lake {
   readonly tables: TableStore;
   readonly views: ViewStore;
+  readonly catalogs: LakeCatalogs;
+  private readonly states: CatalogStates;
+  private readonly writes: TableWrites;
   private readonly settings: SettingsStore;
 
   constructor(
-    private readonly db: MetadataDb,
+    db: MetadataDb,
     readonly layout: LakeLayout,
+    createdBy = 'lake',
   ) {
-    this.tables = new TableStore(db);
-    this.views = new ViewStore(db);
+    this.catalogs = new LakeCatalogs(db, layout, createdBy);
+    this.states = new CatalogStates(this.catalogs);
+    this.tables = new TableStore(this.states, layout);
+    this.views = new ViewStore(this.states);
+    this.writes = new TableWrites(this.states, layout);
     this.settings = new SettingsStore(db);
   }
 
-  /**
-   * Writes the result of lake-internal SQL as a new snapshot of schema.name (zstd Parquet), then commits it. Until
-   * the commit, readers keep seeing the previous snapshot; a crash before it leaves only an unreferenced folder.
-   */
+  /** Writes the result of lake-internal SQL as a new version of schema.name, then commits it. */
   async writeTable(
     organizationId: string,
     schema: string,
@@ -64,112 +58,38 @@ export class Lake {
     selectSql: string,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
-    return this.writeSnapshot(
-      organizationId,
-      schema,
-      name,
-      async (connection, part) =>
-        Number(
-          (await connection.run(`COPY (${selectSql}\n) TO ${quoteLiteral(part(0))} (FORMAT parquet, COMPRESSION zstd)`))
-            .rowsChanged,
-        ),
-      options,
-    );
+    return this.writeSnapshot(organizationId, schema, name, (_connection, parts) => parts.copy(selectSql, 0), options);
   }
 
   /**
-   * Writes a new snapshot of schema.name with `write`, which fills one or more Parquet parts (`part(i)` names part
-   * i) through a private DuckDB connection and returns the row count; then commits it. Until the commit, readers
-   * see the previous snapshot; a crash before it leaves only an unreferenced folder, and the previous data intact.
+   * Writes a new version of schema.name with `fill`, which writes one or more Parquet parts through a private
+   * DuckDB connection and returns the row count; then commits it as a snapshot of the catalog. Until the commit,
+   * readers see the previous snapshot; a crash before it leaves only files no snapshot names.
    */
   async writeSnapshot(
     organizationId: string,
     schema: string,
     name: string,
-    write: (connection: DuckDBConnection, part: (index: number) => string) => Promise<number>,
+    fill: (connection: DuckDBConnection, parts: PartWriter) => Promise<number>,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
-    const tableId = await this.tables.ensureTableId(organizationId, schema, name);
-    const snapshotId = newId('snap');
-    const dir = this.layout.snapshotDir(organizationId, tableId, snapshotId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const part = (index: number): string => join(dir, `part-${index}.parquet`);
-    const { connection, close } = await openPrivilegedConnection({
-      memoryLimit: options.memoryLimit,
-      tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb'),
-    });
-    try {
-      // Row order within a snapshot carries no meaning; not keeping it lets DuckDB stream the write in less memory.
-      if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');
-      const rowCount = await write(connection, part);
-      const files = readdirSync(dir)
-        .filter((f) => /^part-\d+\.parquet$/.test(f))
-        .sort((a, b) => Number(a.slice(5, -8)) - Number(b.slice(5, -8)))
-        .map((f) => join(dir, f));
-      const described = await connection.runAndReadAll(
-        `DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(files[0] as string)})`,
-      );
-      const columns: ColumnDescription[] = described.getRowObjectsJS().map((row) => ({
-        name: String(row.column_name),
-        type: options.columnTypes?.[String(row.column_name)] ?? String(row.column_type),
-        nullable: options.notNull !== 'all' && !options.notNull?.has(String(row.column_name)),
-      }));
-      const written = files.map((f) => this.layout.toRelative(f));
-      const layered = options.layerOn ? await this.layer(connection, options.layerOn, written, rowCount) : undefined;
-      const allFiles = layered ? layered.files : written;
-      await this.tables.commit(organizationId, tableId, {
-        id: snapshotId,
-        directory: this.layout.toRelative(dir),
-        files: allFiles,
-        ...(layered ? { layers: layered.layers, mergeKey: options.layerOn?.key } : {}),
-        rowCount: layered ? layered.rowCount : rowCount,
-        bytes: allFiles.reduce((sum, f) => sum + statSync(this.layout.toAbsolute(f)).size, 0),
-        columns,
-      });
-    } finally {
-      close();
-    }
+    const current = await this.tables.get(organizationId, schema, name);
+    await this.writes.write(organizationId, schema, name, fill, options, current);
     return (await this.tables.get(organizationId, schema, name)) as LakeTable;
   }
 
-  /**
-   * The snapshot that puts `written` (rowCount changed rows) on top of the previous one: its files and layers,
-   * and its row count (the previous rows, plus the new, less those the new replace by key).
-   */
-  private async layer(
-    connection: DuckDBConnection,
-    on: NonNullable<WriteTableOptions['layerOn']>,
-    written: string[],
-    rowCount: number,
-  ): Promise<{ files: string[]; layers: string[][]; rowCount: number }> {
-    const previous = on.previous.snapshot;
-    // Nothing changed: the previous layers stand (the empty part written is left for collection).
-    if (rowCount === 0) return { files: previous.files, layers: layersOf(previous), rowCount: previous.rowCount };
-    const toAbsolute = (f: string): string => this.layout.toAbsolute(f);
-    const keys = on.key.map((k) => quoteIdentifier(k)).join(', ');
-    const fresh = `read_parquet([${written.map((f) => quoteLiteral(toAbsolute(f))).join(', ')}])`;
-    // Reads only the key columns of the previous snapshot.
-    const replaced = await connection.runAndReadAll(
-      `SELECT count(*) AS n FROM (SELECT ${keys} FROM ${fresh}) n SEMI JOIN (SELECT ${keys} FROM (${snapshotSource(previous, toAbsolute)})) o USING (${keys})`,
-    );
-    return {
-      files: [...previous.files, ...written],
-      layers: [...layersOf(previous), written],
-      rowCount: previous.rowCount + rowCount - Number(replaced.getRowObjectsJS()[0]?.n ?? 0),
-    };
+  /** The SQL that reads a table's rows as it is now (lake's own reads: a compaction's merge). */
+  rowsSql(table: LakeTable): string {
+    return tableSourceSql(table.snapshot.source);
   }
 
-  /** Bytes of every file the organization's snapshots read, current and kept: what its lake holds on disk. */
+  /** Bytes of every file the organization's kept snapshots read, current and earlier: what its lake holds on disk. */
   async storedBytes(organizationId: string): Promise<number> {
-    let bytes = 0;
-    for (const file of await this.tables.storedFiles(organizationId)) {
-      try {
-        bytes += statSync(this.layout.toAbsolute(file)).size;
-      } catch {
-        // A file whose collection is under way holds nothing any more.
-      }
-    }
-    return bytes;
+    return (await this.catalogs.for(organizationId)).storedBytes();
+  }
+
+  async close(): Promise<void> {
+    await this.catalogs.close();
   }
 
   /**
@@ -180,10 +100,12 @@ export class Lake {
     organizationId: string,
     access: TableAccess = UNRESTRICTED,
   ): Promise<CatalogContents & { version: number }> {
-    return this.db.snapshot(async () => {
-      const version = await this.tables.catalogVersion(organizationId);
-      const tables = await this.tables.list(organizationId);
-      const views = await this.views.list(organizationId);
+    {
+      const state = await this.states.current(organizationId);
+      const version = state.snapshotId;
+      // One snapshot's tables and views, so a session never sees a view without the table it reads.
+      const tables = state.tables.map((t) => lakeTableOf(organizationId, state, t, this.layout));
+      const views = state.views.map((v) => lakeViewOf(organizationId, state, v));
       if (!access.restricted) return { version, tables, views };
       const visibleTables = tables.filter((t) => access.canRead(t.schema, t.name));
       const byName = new Map(views.map((v) => [key(v), v]));
@@ -204,7 +126,7 @@ export class Lake {
         return ok;
       };
       return { version, tables: visibleTables, views: views.filter((v) => viewVisible(v, new Set())) };
-    });
+    }
   }
 
   /**
@@ -218,18 +140,19 @@ export class Lake {
     await this.ensureDemo(organizationId);
     const { version, tables, views } = await this.visible(organizationId, access);
     const fileName = access.restricted
-      ? `v${version}-r${createHash('sha256')
+      ? `s${version}-r${createHash('sha256')
           .update([...tables.map(key), '|', ...views.map(key)].join('\n'))
           .digest('hex')
           .slice(0, 16)}`
-      : `v${version}`;
+      : `s${version}`;
     const file = await ensureCatalogFile(
       this.layout,
       organizationId,
       fileName,
       { tables, views },
       async (view, columns) => {
-        if (JSON.stringify(columns) !== JSON.stringify(view.columns)) await this.views.updateColumns(view.id, columns);
+        if (JSON.stringify(columns) !== JSON.stringify(view.columns))
+          await this.views.updateColumns(organizationId, view, columns);
       },
     );
     return { file, tables: [...tables], version };
@@ -279,19 +202,35 @@ export class Lake {
   }
 
   /**
-   * Seeds lake.demo once per organization. Two processes seeding at once both write and commit identical
-   * snapshots; the later commit wins and nothing is lost.
+   * Seeds lake.demo once per organization. Of two processes seeding a table at once, one commits it and the other
+   * keeps that one (its own files are left for collection).
    */
   async ensureDemo(organizationId: string): Promise<void> {
     const key = `${DEMO_SEEDED_KEY}:${organizationId}`;
     if ((await this.settings.get(key)) !== undefined) return;
+    // Requests of this process arriving at once seed once.
+    let seeding = this.seeding.get(organizationId);
+    if (!seeding) {
+      seeding = this.seedDemo(organizationId).finally(() => this.seeding.delete(organizationId));
+      this.seeding.set(organizationId, seeding);
+    }
+    await seeding;
+    await this.settings.setIfAbsent(key, String(Math.floor(Date.now() / 1000)));
+  }
+
+  private readonly seeding = new Map<string, Promise<void>>();
+
+  private async seedDemo(organizationId: string): Promise<void> {
     for (const table of DEMO_TABLES) {
-      if (!(await this.tables.get(organizationId, 'demo', table.name))) {
+      if (await this.tables.get(organizationId, 'demo', table.name)) continue;
+      try {
         // lake generates every demo value, so every column is known to be complete.
         await this.writeTable(organizationId, 'demo', table.name, table.sql, { notNull: 'all' });
+      } catch (error) {
+        // Another process seeded the same table first: its copy is as good as this one.
+        if (!(await this.tables.get(organizationId, 'demo', table.name))) throw error;
       }
     }
-    await this.settings.setIfAbsent(key, String(Math.floor(Date.now() / 1000)));
   }
 }
 

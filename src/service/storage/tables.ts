@@ -1,5 +1,10 @@
-import { newId } from '../core/ids.js';
-import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { join } from 'node:path';
+import type { CatalogColumn, TableFileAt } from './ducklake/catalog-types.js';
+import type { CatalogState, TableState } from './ducklake/catalog-state.js';
+import { tableRowsSql } from './ducklake/data-files.js';
+import { duckdbTypeOf } from './ducklake/types.js';
+import type { CatalogStates } from './catalog-states.js';
+import type { LakeLayout } from './layout.js';
 
 export interface ColumnDescription {
   name: string;
@@ -7,221 +12,125 @@ export interface ColumnDescription {
   nullable: boolean;
 }
 
-export interface Snapshot {
-  id: string;
-  /** Relative to the home. */
+/** How a table's rows are read at one snapshot: its columns by id and its files, as the DuckLake catalog says. */
+export interface TableSource {
+  columns: readonly CatalogColumn[];
+  files: readonly TableFileAt[];
+  mappings: ReadonlyMap<number, ReadonlyMap<number, string>>;
+  /** The table's folder (absolute): its files' paths are relative to it. */
   directory: string;
-  /** Relative to the home: every file the snapshot reads (all layers; files of earlier snapshots included). */
+}
+
+/** A table as one snapshot of its organization's DuckLake catalog has it. */
+export interface TableVersion {
+  /** The newest snapshot that changed the table. */
+  id: number;
+  /** Relative to the home: every data and delete file the table reads now. */
   files: string[];
-  /** The files by layer, oldest first, for a snapshot that incremental syncs layered; absent: one layer. */
-  layers?: string[][];
-  /** The columns that identify a row across layers. */
-  mergeKey?: string[];
+  /** How many commits' files make up the table: 1 after a full write, one more for each merge on top. */
+  layers: number;
   rowCount: number;
+  /** Bytes of the files it reads. */
   bytes: number;
   columns: ColumnDescription[];
+  /** When that snapshot was taken (epoch seconds). */
   created: number;
+  source: TableSource;
 }
 
 export interface LakeTable {
-  id: string;
+  /** The DuckLake table id. */
+  id: number;
   organizationId: string;
   schema: string;
   name: string;
+  /** The table's folder relative to the catalog's data path (its DuckLake path). */
+  path: string;
   created: number;
   updated: number;
-  snapshot: Snapshot;
+  snapshot: TableVersion;
 }
 
-interface TableRow {
-  id: string;
-  organization_id: string;
-  schema_name: string;
-  table_name: string;
-  created: number;
-  updated: number;
-  snapshot_id: string;
-  directory: string;
-  files: string;
-  row_count: number;
-  bytes: number;
-  columns: string;
-  layers: string | null;
-  merge_key: string | null;
-  snapshot_created: number;
+const seconds = (state: CatalogState, snapshot: number): number =>
+  Math.floor((state.snapshotTimes.get(snapshot)?.getTime() ?? 0) / 1000);
+
+/** The columns as DuckDB reads them (an ENUM recorded as its labels reads as the ENUM again). */
+export function describeColumns(columns: readonly CatalogColumn[]): ColumnDescription[] {
+  return columns.map((c) => ({ name: c.name, type: duckdbTypeOf(c), nullable: c.nullable }));
 }
 
-const SELECT_CURRENT = `
-  SELECT t.id, t.organization_id, t.schema_name, t.table_name, t.created, t.updated,
-         s.id AS snapshot_id, s.directory, s.files, s.row_count, s.bytes, s.columns, s.layers, s.merge_key, s.created AS snapshot_created
-  FROM lake_tables t JOIN lake_snapshots s ON s.id = t.current_snapshot_id`;
-
-function toTable(row: TableRow): LakeTable {
+export function lakeTableOf(
+  organizationId: string,
+  state: CatalogState,
+  table: TableState,
+  layout: LakeLayout,
+): LakeTable {
+  const directory = join(layout.tablesDir(organizationId), table.path);
+  const relative = (path: string): string => layout.toRelative(join(directory, path));
   return {
-    id: row.id,
-    organizationId: row.organization_id,
-    schema: row.schema_name,
-    name: row.table_name,
-    created: row.created,
-    updated: row.updated,
+    id: table.tableId,
+    organizationId,
+    schema: table.schema,
+    name: table.name,
+    path: table.path,
+    created: seconds(state, table.beginSnapshot),
+    updated: seconds(state, table.changedAt),
     snapshot: {
-      id: row.snapshot_id,
-      directory: row.directory,
-      files: JSON.parse(row.files) as string[],
-      rowCount: row.row_count,
-      bytes: row.bytes,
-      columns: JSON.parse(row.columns) as ColumnDescription[],
-      ...(row.layers ? { layers: JSON.parse(row.layers) as string[][] } : {}),
-      ...(row.merge_key ? { mergeKey: JSON.parse(row.merge_key) as string[] } : {}),
-      created: row.snapshot_created,
+      id: table.changedAt,
+      files: table.files.flatMap((f) => [relative(f.path), ...(f.deletePath ? [relative(f.deletePath)] : [])]),
+      layers: new Set(table.files.map((f) => f.beginSnapshot)).size,
+      rowCount: table.files.reduce((sum, f) => sum + f.recordCount - f.deleteCount, 0),
+      bytes: table.files.reduce((sum, f) => sum + f.fileSizeBytes + f.deleteSizeBytes, 0),
+      columns: describeColumns(table.columns),
+      created: seconds(state, table.changedAt),
+      source: { columns: table.columns, files: table.files, mappings: state.mappings, directory },
     },
   };
 }
 
-const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-/** Every change to what the catalog holds bumps its version, inside the change's own transaction. */
-export async function bumpCatalogVersion(db: MetadataDb, organizationId: string): Promise<void> {
-  await db.run(
-    `INSERT INTO lake_catalog_versions (organization_id, version) VALUES (?, 1)
-     ON CONFLICT (organization_id) DO UPDATE SET version = lake_catalog_versions.version + 1`,
-    [organizationId],
-  );
+/** The SQL that reads a table version's rows from its files, the specification's way (tableRowsSql). */
+export function tableSourceSql(source: TableSource): string {
+  return tableRowsSql(source.files, source.columns, (path) => join(source.directory, path), source.mappings);
 }
 
 /**
- * The manifest of lake tables: each table points at its current snapshot. A commit swaps that pointer and bumps
- * the organization's catalog version in one transaction, so readers see the old snapshot or the new, never a mix.
+ * The organization's tables as its DuckLake catalog has them now (decision 48): the catalog is the one record of
+ * which tables exist, their columns and their files; this only reads it.
  */
 export class TableStore {
-  constructor(private readonly db: MetadataDb) {}
+  constructor(
+    private readonly states: CatalogStates,
+    private readonly layout: LakeLayout,
+  ) {}
 
   async list(organizationId: string): Promise<LakeTable[]> {
-    const rows = await this.db.all<TableRow>(
-      `${SELECT_CURRENT} WHERE t.organization_id = ? ORDER BY t.schema_name, t.table_name`,
-      [organizationId],
-    );
-    return rows.map(toTable);
+    const state = await this.states.current(organizationId);
+    return state.tables.map((t) => lakeTableOf(organizationId, state, t, this.layout));
   }
 
   async get(organizationId: string, schema: string, name: string): Promise<LakeTable | undefined> {
-    const row = await this.db.get<TableRow>(
-      `${SELECT_CURRENT} WHERE t.organization_id = ? AND t.schema_name = ? AND t.table_name = ?`,
-      [organizationId, schema, name],
-    );
-    return row && toTable(row);
-  }
-
-  /** The table's id, creating an empty entry (invisible until its first commit) when it is new. */
-  async ensureTableId(organizationId: string, schema: string, name: string): Promise<string> {
-    return this.db.transaction(lock.catalog(organizationId), async () => {
-      const existing = await this.db.get<{ id: string }>(
-        'SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ?',
-        [organizationId, schema, name],
-      );
-      if (existing) return existing.id;
-      const id = newId('tbl');
-      const now = nowSeconds();
-      await this.db.run(
-        'INSERT INTO lake_tables (id, organization_id, schema_name, table_name, current_snapshot_id, created, updated) VALUES (?, ?, ?, ?, NULL, ?, ?)',
-        [id, organizationId, schema, name, now, now],
-      );
-      return id;
-    });
-  }
-
-  async commit(organizationId: string, tableId: string, snapshot: Omit<Snapshot, 'created'>): Promise<void> {
-    await this.db.transaction(lock.catalog(organizationId), async () => {
-      const now = nowSeconds();
-      await bumpCatalogVersion(this.db, organizationId);
-      // The snapshot it replaces stays readable by queries of earlier catalog versions until they end.
-      await this.db.run(
-        `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
-           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ? AND organization_id = ?)`,
-        [now, await this.catalogVersion(organizationId), tableId, organizationId],
-      );
-      await this.db.run(
-        'INSERT INTO lake_snapshots (id, table_id, directory, files, row_count, bytes, columns, layers, merge_key, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [
-          snapshot.id,
-          tableId,
-          snapshot.directory,
-          JSON.stringify(snapshot.files),
-          snapshot.rowCount,
-          snapshot.bytes,
-          JSON.stringify(snapshot.columns),
-          snapshot.layers ? JSON.stringify(snapshot.layers) : null,
-          snapshot.mergeKey ? JSON.stringify(snapshot.mergeKey) : null,
-          now,
-        ],
-      );
-      await this.db.run(
-        'UPDATE lake_tables SET current_snapshot_id = ?, updated = ? WHERE id = ? AND organization_id = ?',
-        [snapshot.id, now, tableId, organizationId],
-      );
-    });
+    const state = await this.states.current(organizationId);
+    const table = state.tables.find((t) => t.schema === schema && t.name === name);
+    return table && lakeTableOf(organizationId, state, table, this.layout);
   }
 
   /**
-   * Takes a table out of the catalog: it no longer points at a snapshot (as a table not yet committed), and its
-   * last snapshot is superseded like any replaced one, so queries already running finish and collection frees its
-   * files later. A later commit under the same name brings it back.
+   * Takes a table out of the catalog: a snapshot that drops it. Queries already reading an earlier snapshot finish,
+   * and its files go once no kept snapshot reads them. A later commit under the same name makes a new table.
    */
   async retire(organizationId: string, schema: string, name: string): Promise<boolean> {
-    return this.db.transaction(lock.catalog(organizationId), async () => {
-      const table = await this.db.get<{ id: string }>(
-        'SELECT id FROM lake_tables WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND current_snapshot_id IS NOT NULL',
-        [organizationId, schema, name],
-      );
-      if (!table) return false;
-      const now = nowSeconds();
-      await bumpCatalogVersion(this.db, organizationId);
-      await this.db.run(
-        `UPDATE lake_snapshots SET superseded_at = ?, superseded_version = ?
-           WHERE id = (SELECT current_snapshot_id FROM lake_tables WHERE id = ?)`,
-        [now, await this.catalogVersion(organizationId), table.id],
-      );
-      await this.db.run('UPDATE lake_tables SET current_snapshot_id = NULL, updated = ? WHERE id = ?', [now, table.id]);
+    const catalog = await this.states.catalog(organizationId);
+    const { result } = await catalog.commit({ message: `lake: ${schema}.${name} taken out` }, async (write) => {
+      const tableId = await write.liveTableId(schema, name);
+      if (tableId === undefined) return false;
+      await write.dropTable(tableId);
       return true;
     });
+    return result;
   }
 
-  /**
-   * Every snapshot the organization still keeps (current, and superseded ones within retention), oldest first, with
-   * its table and when it stopped being current (null: it still is): what a conversion replays in order.
-   */
-  async history(
-    organizationId: string,
-  ): Promise<{ table: Omit<LakeTable, 'snapshot'>; snapshot: Snapshot; supersededAt: number | null }[]> {
-    const rows = await this.db.all<TableRow & { superseded_at: number | null }>(
-      `SELECT t.id, t.organization_id, t.schema_name, t.table_name, t.created, t.updated,
-              s.id AS snapshot_id, s.directory, s.files, s.row_count, s.bytes, s.columns, s.layers, s.merge_key,
-              s.created AS snapshot_created, s.superseded_at
-         FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id
-        WHERE t.organization_id = ?
-        ORDER BY s.created, s.id`,
-      [organizationId],
-    );
-    return rows.map((row) => {
-      const { snapshot, ...table } = toTable(row);
-      return { table, snapshot, supersededAt: row.superseded_at };
-    });
-  }
-
-  /** Every file (relative to the home) that a snapshot of the organization reads, current or kept, each once. */
-  async storedFiles(organizationId: string): Promise<string[]> {
-    const rows = await this.db.all<{ files: string }>(
-      'SELECT s.files FROM lake_snapshots s JOIN lake_tables t ON t.id = s.table_id WHERE t.organization_id = ?',
-      [organizationId],
-    );
-    return [...new Set(rows.flatMap((r) => JSON.parse(r.files) as string[]))];
-  }
-
+  /** The catalog version sessions are built from: the organization's current DuckLake snapshot. */
   async catalogVersion(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ version: number }>(
-      'SELECT version FROM lake_catalog_versions WHERE organization_id = ?',
-      [organizationId],
-    );
-    return row?.version ?? 0;
+    return (await this.states.catalog(organizationId)).currentSnapshot();
   }
 }

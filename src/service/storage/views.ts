@@ -1,15 +1,17 @@
-import { newId } from '../core/ids.js';
-import { lock, type MetadataDb } from '../store/metadata-db.js';
-import { bumpCatalogVersion, type ColumnDescription } from './tables.js';
+import type { CatalogState, ViewState } from './ducklake/catalog-state.js';
+import { COLUMNS_TAG, fromViewTags, viewTags } from './ducklake/view-tags.js';
+import type { CatalogStates } from './catalog-states.js';
+import type { ColumnDescription } from './tables.js';
 
 export interface ObjectName {
   schema: string;
   name: string;
 }
 
-/** A logical view: named SQL over lake tables and views, kept in the metadata store and published in the catalog. */
+/** A logical view: named SQL over lake tables and views, a DuckLake view of the organization's catalog. */
 export interface LakeView {
-  id: string;
+  /** The DuckLake view id. */
+  id: number;
   organizationId: string;
   schema: string;
   name: string;
@@ -21,47 +23,35 @@ export interface LakeView {
   updated: number;
 }
 
-interface ViewRow {
-  id: string;
-  organization_id: string;
-  schema_name: string;
-  view_name: string;
-  sql: string;
-  table_refs: string;
-  columns: string;
-  created: number;
-  updated: number;
+const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
+export function lakeViewOf(organizationId: string, state: CatalogState, view: ViewState): LakeView {
+  const created = Math.floor((state.snapshotTimes.get(view.beginSnapshot)?.getTime() ?? 0) / 1000);
+  return {
+    id: view.viewId,
+    organizationId,
+    schema: view.schema,
+    name: view.name,
+    sql: view.sql,
+    ...fromViewTags(view.tags),
+    created,
+    updated: created,
+  };
 }
 
-const toView = (row: ViewRow): LakeView => ({
-  id: row.id,
-  organizationId: row.organization_id,
-  schema: row.schema_name,
-  name: row.view_name,
-  sql: row.sql,
-  references: JSON.parse(row.table_refs) as ObjectName[],
-  columns: JSON.parse(row.columns) as ColumnDescription[],
-  created: row.created,
-  updated: row.updated,
-});
-
+/** The organization's views as its DuckLake catalog has them now; creating or dropping one is a commit. */
 export class ViewStore {
-  constructor(private readonly db: MetadataDb) {}
+  constructor(private readonly states: CatalogStates) {}
 
   async list(organizationId: string): Promise<LakeView[]> {
-    return (
-      await this.db.all<ViewRow>('SELECT * FROM lake_views WHERE organization_id = ? ORDER BY schema_name, view_name', [
-        organizationId,
-      ])
-    ).map(toView);
+    const state = await this.states.current(organizationId);
+    return state.views.map((v) => lakeViewOf(organizationId, state, v));
   }
 
   async get(organizationId: string, schema: string, name: string): Promise<LakeView | undefined> {
-    const row = await this.db.get<ViewRow>(
-      'SELECT * FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)',
-      [organizationId, schema, name],
-    );
-    return row && toView(row);
+    const state = await this.states.current(organizationId);
+    const view = state.views.find((v) => same(v.schema, schema) && same(v.name, name));
+    return view && lakeViewOf(organizationId, state, view);
   }
 
   async insert(
@@ -72,34 +62,34 @@ export class ViewStore {
     references: ObjectName[],
     columns: ColumnDescription[],
   ): Promise<LakeView> {
-    const now = Math.floor(Date.now() / 1000);
-    const id = newId('view');
-    await this.db.transaction(lock.catalog(organizationId), async () => {
-      await this.db.run(
-        'INSERT INTO lake_views (id, organization_id, schema_name, view_name, sql, table_refs, columns, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [id, organizationId, schema, name, sql, JSON.stringify(references), JSON.stringify(columns), now, now],
-      );
-      await bumpCatalogVersion(this.db, organizationId);
-    });
+    const catalog = await this.states.catalog(organizationId);
+    await catalog.commit({ message: `lake: view ${schema}.${name} created` }, async (write) =>
+      write.view(await write.schema(schema), name, sql, viewTags(references, columns)),
+    );
     return (await this.get(organizationId, schema, name)) as LakeView;
   }
 
   async remove(organizationId: string, schema: string, name: string): Promise<boolean> {
-    return this.db.transaction(lock.catalog(organizationId), async () => {
-      const removed =
-        (
-          await this.db.run(
-            'DELETE FROM lake_views WHERE organization_id = ? AND lower(schema_name) = lower(?) AND lower(view_name) = lower(?)',
-            [organizationId, schema, name],
-          )
-        ).changes > 0;
-      if (removed) await bumpCatalogVersion(this.db, organizationId);
-      return removed;
+    const catalog = await this.states.catalog(organizationId);
+    const view = await this.get(organizationId, schema, name);
+    if (!view) return false;
+    const { result } = await catalog.commit({ message: `lake: view ${schema}.${name} dropped` }, async (write) => {
+      const live = await write.liveViewId(view.schema, view.name);
+      if (live === undefined) return false;
+      await write.dropView(live);
+      return true;
     });
+    return result;
   }
 
-  /** Views are described against the tables of the moment; a rebuilt catalog refreshes their columns. */
-  async updateColumns(id: string, columns: ColumnDescription[]): Promise<void> {
-    await this.db.run('UPDATE lake_views SET columns = ? WHERE id = ?', [JSON.stringify(columns), id]);
+  /**
+   * A view's columns follow its tables: building a session's catalog describes it again and keeps what it found,
+   * in the catalog (a tag lake derives, not a change of its own) and in the state already read.
+   */
+  async updateColumns(organizationId: string, view: LakeView, columns: ColumnDescription[]): Promise<void> {
+    const value = viewTags([], columns)[COLUMNS_TAG] as string;
+    await (await this.states.catalog(organizationId)).refreshTag(view.id, COLUMNS_TAG, value);
+    for (const state of [await this.states.current(organizationId)])
+      for (const seen of state.views) if (seen.viewId === view.id) seen.tags[COLUMNS_TAG] = value;
   }
 }

@@ -1,8 +1,6 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
 import { requestCancel } from '../connectors/tenant-connections.js';
-import { quoteLiteral } from '../engine/duckdb.js';
 
 /** Whether `query` is the statement `client` is running (node-postgres keeps it as activeQuery until it ends). */
 const isActiveQuery = (client: pg.Client, query: unknown): boolean =>
@@ -30,21 +28,3 @@ export function startSourceCopy(
   });
   return { copy, stop: () => signal.removeEventListener('abort', abort) };
 }
-
-/**
- * Writes a batch as one Parquet part; returns its rows.
- * zstd level 1: faster to write than DuckDB's default level and, measured on lineitem-like data, no larger.
- * Format version 2 (data page v2, delta and byte-stream-split encodings): a quarter less CPU to write and a
- * fifth smaller on the bench's tables; every reader of lake's parts is DuckDB, and Arrow and Spark read it too.
- * Row groups of at most 16 MB (20–80 thousand lineitem rows): DuckDB holds a row group per thread in memory
- * while writing it, outside its memory limit, and at its default (122,880 rows) a load of 500,000 rows peaked at
- * 330 MB instead of 250 MB.
- */
-export const toParquet = async (connection: DuckDBConnection, source: string, target: string): Promise<number> =>
-  Number(
-    (
-      await connection.run(
-        `COPY (${source}) TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2, ROW_GROUP_SIZE_BYTES '16MB')`,
-      )
-    ).rowsChanged,
-  );

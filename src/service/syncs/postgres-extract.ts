@@ -9,7 +9,6 @@ import { classifyPostgresFailure } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_LAYERS, type Lake } from '../storage/lake.js';
-import { layersOf, snapshotSource } from '../storage/snapshot-sql.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -20,7 +19,7 @@ import { LakeServiceError } from '../core/errors.js';
 import { SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead } from './table-ranges.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
-import { startSourceCopy, toParquet } from './pg-copy.js';
+import { startSourceCopy } from './pg-copy.js';
 import { planTableRead } from './pg-table-plan.js';
 import { DEFAULT_SYNC_CONNECTIONS, joinSnapshot, openSession } from './pg-session.js';
 import { csvLineOptions, readsExpected, syncFailure, tableFailureReason, tableRanges } from './pg-reads.js';
@@ -211,12 +210,10 @@ async function syncTable(
       ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable)
       : undefined;
     const merging = previous !== undefined && lakeKey.length > 0;
-    // Changed rows become a new layer on the previous snapshot (the cost follows the change); a snapshot with
-    // MAX_LAYERS layers, or layered on another key, is compacted instead: merged whole into one new snapshot.
-    const sameKey =
-      previous?.snapshot.mergeKey === undefined ||
-      JSON.stringify(previous.snapshot.mergeKey) === JSON.stringify(lakeKey);
-    const layering = merging && sameKey && layersOf(previous.snapshot).length < MAX_LAYERS;
+    // Changed rows are merged into the table as files of their own, with delete files for the rows they replace
+    // (the cost follows the change); a table with MAX_LAYERS merges on top of its last full write is compacted
+    // instead: merged whole into new files that replace all of its own.
+    const layering = merging && previous.snapshot.layers < MAX_LAYERS;
     const compacting = merging && !layering;
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
     // hold characters no file name may.
@@ -241,7 +238,7 @@ async function syncTable(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
-      async (connection, part) => {
+      async (_connection, writer) => {
         // Every COPY is started only once DuckDB is ready: a COPY that nobody reads would hold its connection for ever.
         const startCopy = (on: pg.Client, sql: string) => startSourceCopy(to, on, sql, input.signal);
         const bounds = (
@@ -267,17 +264,14 @@ async function syncTable(
           await pipeline(copy, whole).finally(stop);
           sourceDone(true);
           input.reporter.phase(task, 'loading');
-          const current = snapshotSource((previous as NonNullable<typeof previous>).snapshot, (f) =>
-            input.lake.layout.toAbsolute(f),
-          );
+          const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
           const match = lakeKey
             .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
             .join(' AND ');
           return input.loads.enqueue(() =>
-            toParquet(
-              connection,
+            writer.copy(
               `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
-              part(0),
+              0,
             ),
           );
         }
@@ -293,7 +287,7 @@ async function syncTable(
             // After one failure the table will not commit: the loads still queued are skipped.
             if (abandoned) return;
             try {
-              rows += await toParquet(connection, batchOf(segment, longest), part(index));
+              rows += await writer.copy(batchOf(segment, longest), index);
             } catch (error) {
               abandoned = true;
               throw error;
@@ -357,18 +351,18 @@ async function syncTable(
           // An empty table still needs a part, so its columns are known.
           const empty = join(input.stagingDir, `${base}.empty.csv`);
           writeFileSync(empty, '');
-          rows = await input.loads.enqueue(() => toParquet(connection, batchOf(empty, 0), part(0)));
+          rows = await input.loads.enqueue(() => writer.copy(batchOf(empty, 0), 0));
         }
         return rows;
       },
-      // Parquet stores an enum as its label: the snapshot records the enum type, and the catalog view restores it.
+      // Parquet stores an enum as its label: the catalog records the labels with the enum type as the column's tag.
       {
         notNull,
         memoryLimit: SYNC_MEMORY_LIMIT,
         columnTypes: Object.fromEntries(
           plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
         ),
-        ...(layering ? { layerOn: { previous: previous as NonNullable<typeof previous>, key: lakeKey } } : {}),
+        ...(layering ? { mergeOn: { key: lakeKey } } : {}),
       },
     );
     input.reporter.phase(task, 'committed', {

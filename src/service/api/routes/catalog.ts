@@ -1,10 +1,11 @@
 import type { Hono } from 'hono';
+import type { DuckLakeAttachObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { schemaObject, summaryObject, tableObject } from '../wire/catalog.js';
 import { CATALOG_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 
-const { listSchemas, listTables, getTable } = CATALOG_ROUTES;
+const { listSchemas, listTables, getTable, getDuckLakeAttach } = CATALOG_ROUTES;
 
 const list = (data: object[]): object => ({ object: 'list', data, has_more: false, next_cursor: null });
 
@@ -16,6 +17,16 @@ export function catalogRoutes(app: Hono<ApiEnv>): void {
   mount(app, listTables, async (c, { params }) =>
     c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))),
   );
+  mount(app, getDuckLakeAttach, async (c) => {
+    const attach = await c.get('services').ducklakeAttach.describe(c.get('principal'));
+    return c.json({
+      object: 'ducklake_attach',
+      catalog: attach.catalog,
+      attach: attach.attach,
+      metadata_schema: attach.metadataSchema,
+      data_path: attach.dataPath,
+    } satisfies DuckLakeAttachObject);
+  });
   mount(app, getTable, async (c, { params }) =>
     c.json(tableObject(await c.get('services').catalog.describe(c.get('principal'), params.schema, params.table))),
   );

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
-import type { CatalogColumn, NewDataFile } from './catalog-types.js';
+import { shapeKey, type CatalogColumn, type NewDataFile } from './catalog-types.js';
 import { assignColumnIds, liveColumns } from './column-ids.js';
 import { TYPE_TAG, type ColumnShape } from './types.js';
 
@@ -77,7 +77,7 @@ export class CatalogWrite {
       this.schemaChanged = true;
     }
     const assigned = assignColumnIds(live.current, live.highestEver, columns);
-    if (planned && JSON.stringify(planned) !== JSON.stringify(assigned.columns))
+    if (planned && idsKey(planned) !== idsKey(assigned.columns))
       throw new Error(
         `The columns of ${name} changed while its files were being written (their field ids no longer match); write them again.`,
       );
@@ -152,17 +152,64 @@ export class CatalogWrite {
     return row ? Number(row.table_id) : undefined;
   }
 
-  /** A view (DuckDB's SQL), created in this snapshot; an existing one of that name is replaced. */
-  async view(schemaId: number, name: string, sql: string): Promise<number> {
-    const replaced = await this.db.run(
-      `UPDATE ${this.t('ducklake_view')} SET end_snapshot = ? WHERE schema_id = ? AND view_name = ? AND end_snapshot IS NULL`,
-      [this.snapshotId, schemaId, name],
+  /** The id of the view `schema.name` as the catalog has it now, if it has it. */
+  async liveViewId(schema: string, name: string): Promise<number | undefined> {
+    const row = await this.db.get<{ view_id: number }>(
+      `SELECT v.view_id FROM ${this.t('ducklake_view')} v JOIN ${this.t('ducklake_schema')} s ON s.schema_id = v.schema_id
+        WHERE s.schema_name = ? AND v.view_name = ? AND v.end_snapshot IS NULL AND s.end_snapshot IS NULL`,
+      [schema, name],
     );
+    return row ? Number(row.view_id) : undefined;
+  }
+
+  /** The path (relative to its schema's) of a live table. */
+  async tablePath(tableId: number): Promise<string | undefined> {
+    const row = await this.db.get<{ path: string }>(
+      `SELECT path FROM ${this.t('ducklake_table')} WHERE table_id = ? AND end_snapshot IS NULL`,
+      [tableId],
+    );
+    return row?.path;
+  }
+
+  /**
+   * A view (DuckDB's SQL) with its tags, created in this snapshot; an existing one of that name is replaced.
+   */
+  async view(
+    schemaId: number,
+    name: string,
+    sql: string,
+    tags: Readonly<Record<string, string>> = {},
+  ): Promise<number> {
+    const existing = await this.db.get<{ view_id: number }>(
+      `SELECT view_id FROM ${this.t('ducklake_view')} WHERE schema_id = ? AND view_name = ? AND end_snapshot IS NULL`,
+      [schemaId, name],
+    );
+    if (existing) await this.endView(Number(existing.view_id));
     const id = this.ids.nextCatalogId++;
     await this.insert('ducklake_view', [id, randomUUID(), this.snapshotId, null, schemaId, name, 'duckdb', sql, null]);
-    this.note(replaced.changes > 0 ? `altered_view:${id}` : `created_view:${quoted(name)}`);
+    for (const [key, value] of Object.entries(tags))
+      await this.insert('ducklake_tag', [id, this.snapshotId, null, key, value]);
+    this.note(existing ? `altered_view:${id}` : `created_view:${quoted(name)}`);
     this.schemaChanged = true;
     return id;
+  }
+
+  /** Ends the view (and its tags) at this snapshot. */
+  async dropView(viewId: number): Promise<void> {
+    await this.endView(viewId);
+    this.note(`dropped_view:${viewId}`);
+    this.schemaChanged = true;
+  }
+
+  private async endView(viewId: number): Promise<void> {
+    await this.db.run(
+      `UPDATE ${this.t('ducklake_view')} SET end_snapshot = ? WHERE view_id = ? AND end_snapshot IS NULL`,
+      [this.snapshotId, viewId],
+    );
+    await this.db.run(
+      `UPDATE ${this.t('ducklake_tag')} SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL`,
+      [this.snapshotId, viewId],
+    );
   }
 
   /** Ends the table (and its files) at this snapshot: it is no longer in the catalog from here on. */
@@ -295,6 +342,11 @@ export class CatalogWrite {
     );
     this.note(`deleted_from_table:${tableId}`);
   }
+}
+
+/** Columns' ids and shapes, in order, as one comparable text (whatever order their properties were set in). */
+function idsKey(columns: readonly CatalogColumn[]): string {
+  return JSON.stringify(columns.map((c): unknown => [c.id, shapeKey(c), idsKey(c.children ?? [])]));
 }
 
 /** A name in changes_made: double-quoted, with a double quote doubled. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LockName, MetadataDb } from '../../store/metadata-db.js';
 import { CatalogWrite } from './catalog-write.js';
+import { readCatalogState, type CatalogState } from './catalog-state.js';
 import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
 import { createCatalogStatements } from './ducklake-ddl.js';
 import { assignColumnIds, liveColumns } from './column-ids.js';
@@ -35,7 +36,8 @@ export class DuckLakeCatalog {
       // On PostgreSQL the catalog is a schema of its own (the extension's METADATA_SCHEMA).
       if (this.prefix !== '') await this.db.run(`CREATE SCHEMA IF NOT EXISTS ${this.prefix.slice(0, -1)}`);
       for (const statement of createCatalogStatements(this.prefix)) await this.db.run(statement);
-      if (await this.db.get(`SELECT 1 AS one FROM ${this.t('ducklake_snapshot')} WHERE snapshot_id = 0`)) return;
+      // Created already (its first snapshot may have expired since; the metadata stays).
+      if (await this.db.get(`SELECT 1 AS one FROM ${this.t('ducklake_metadata')} WHERE key = 'version'`)) return;
       const now = new Date().toISOString();
       await this.db.run(`INSERT INTO ${this.t('ducklake_snapshot')} VALUES (0, ?, 0, 1, 0)`, [now]);
       await this.db.run(`INSERT INTO ${this.t('ducklake_snapshot_changes')} VALUES (0, ?, NULL, NULL, NULL)`, [
@@ -49,7 +51,9 @@ export class DuckLakeCatalog {
       ];
       for (const [key, value] of metadata)
         await this.db.run(`INSERT INTO ${this.t('ducklake_metadata')} (key, value) VALUES (?, ?)`, [key, value]);
-      await this.db.run(`INSERT INTO ${this.t('ducklake_schema')} VALUES (0, ?, 0, NULL, 'main', 'main/', TRUE)`, [
+      // The extension gives `main` the path 'main/'; lake keeps every table's folder directly under the data path
+      // (a schema adds no folder, CatalogWrite.schema), so a lake schema called main is no different.
+      await this.db.run(`INSERT INTO ${this.t('ducklake_schema')} VALUES (0, ?, 0, NULL, 'main', '', TRUE)`, [
         randomUUID(),
       ]);
     });
@@ -80,6 +84,8 @@ export class DuckLakeCatalog {
         nextFileId: Number(last.next_file_id),
       });
       const result = await work(write);
+      // Nothing changed (a table to take out that was not there): no snapshot, as the extension's empty commit.
+      if (write.changes.length === 0) return { snapshotId: Number(last.snapshot_id), result };
       const snapshotId = write.snapshotId;
       await this.db.run(`INSERT INTO ${this.t('ducklake_snapshot')} VALUES (?, ?, ?, ?, ?)`, [
         snapshotId,
@@ -123,6 +129,49 @@ export class DuckLakeCatalog {
       ? await liveColumns(this.db, this.prefix, Number(table.table_id))
       : { current: [], highestEver: 0 };
     return assignColumnIds(live.current, live.highestEver, shapes).columns;
+  }
+
+  /** The database and table prefix the catalog lives in: for maintenance (expiry) that works on its tables. */
+  get store(): { db: MetadataDb; prefix: string } {
+    return { db: this.db, prefix: this.prefix };
+  }
+
+  /** Everything the catalog holds at `snapshot` (readCatalogState). */
+  stateAt(snapshot: number): Promise<CatalogState> {
+    return readCatalogState(this.db, this.prefix, snapshot);
+  }
+
+  /**
+   * Replaces the value of a live tag of an object in place, without a snapshot: for what lake derives and caches
+   * there (a view's columns as DuckDB last bound them), never for what a snapshot decides.
+   */
+  async refreshTag(objectId: number, key: string, value: string): Promise<void> {
+    await this.db.run(
+      `UPDATE ${this.t('ducklake_tag')} SET value = ? WHERE object_id = ? AND key = ? AND end_snapshot IS NULL`,
+      [value, objectId, key],
+    );
+  }
+
+  /** Bytes of every data and delete file the catalog still names, at any snapshot it keeps. */
+  async storedBytes(): Promise<number> {
+    const row = await this.db.get<{ bytes: number | null }>(
+      `SELECT (SELECT coalesce(sum(file_size_bytes), 0) FROM ${this.t('ducklake_data_file')})
+            + (SELECT coalesce(sum(file_size_bytes), 0) FROM ${this.t('ducklake_delete_file')}) AS bytes`,
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
+  /** Every data and delete file path the catalog names, relative to the data path, with their table's path. */
+  async namedFiles(): Promise<Set<string>> {
+    const rows = await this.db.all<{ path: string }>(
+      `SELECT s.path || tb.path || f.path AS path
+         FROM (SELECT table_id, path FROM ${this.t('ducklake_data_file')}
+               UNION ALL SELECT table_id, path FROM ${this.t('ducklake_delete_file')}) f
+         JOIN (SELECT DISTINCT table_id, schema_id, path FROM ${this.t('ducklake_table')}) tb ON tb.table_id = f.table_id
+         JOIN (SELECT DISTINCT schema_id, path FROM ${this.t('ducklake_schema')}) s ON s.schema_id = tb.schema_id
+       UNION ALL SELECT path FROM ${this.t('ducklake_files_scheduled_for_deletion')}`,
+    );
+    return new Set(rows.map((r) => r.path));
   }
 
   /** The newest snapshot: the spec's `SELECT max(snapshot_id) FROM ducklake_snapshot`. */

@@ -1,16 +1,16 @@
 import { relative, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LakeLayout } from '../layout.js';
-import { layersOf } from '../snapshot-sql.js';
-import type { TableStore } from '../tables.js';
-import type { ViewStore } from '../views.js';
 import type { DuckLakeCatalog } from './catalog.js';
+import type { LegacyColumn, LegacyLake } from './legacy-lake.js';
 import { registerLegacySnapshot } from './legacy-snapshot.js';
-import { columnShape } from './types.js';
+import { columnShape, type ColumnShape } from './types.js';
+import { quoteLiteral } from '../../engine/duckdb.js';
+import { viewTags } from './view-tags.js';
 
 /** One change to replay: a snapshot that became current, or a table taken out of the catalog. */
 type Replayed =
-  | { at: number; kind: 'snapshot'; entry: Awaited<ReturnType<TableStore['history']>>[number] }
+  | { at: number; kind: 'snapshot'; entry: Awaited<ReturnType<LegacyLake['history']>>[number] }
   | { at: number; kind: 'drop'; schema: string; name: string };
 
 /**
@@ -22,14 +22,13 @@ type Replayed =
  */
 export async function convertToDuckLake(input: {
   organizationId: string;
-  tables: TableStore;
-  views: ViewStore;
+  legacy: LegacyLake;
   layout: LakeLayout;
   catalog: DuckLakeCatalog;
   connection: DuckDBConnection;
 }): Promise<number> {
   const { catalog, layout, organizationId } = input;
-  const history = await input.tables.history(organizationId);
+  const history = await input.legacy.history(organizationId);
   const replay: Replayed[] = history.map((entry) => ({ at: entry.snapshot.created, kind: 'snapshot', entry }));
   const lastOf = new Map(history.map((entry) => [entry.table.id, entry]));
   for (const last of lastOf.values())
@@ -37,7 +36,7 @@ export async function convertToDuckLake(input: {
       replay.push({ at: last.supersededAt, kind: 'drop', schema: last.table.schema, name: last.table.name });
   // Stable: a snapshot and the drop that followed it in the same second stay in that order.
   replay.sort((a, b) => a.at - b.at);
-  const views = await input.views.list(organizationId);
+  const views = await input.legacy.views(organizationId);
   return catalog.atomically(async () => {
     if ((await catalog.currentSnapshot()) > 0) return 0;
     let written = 0;
@@ -53,20 +52,23 @@ export async function convertToDuckLake(input: {
       }
       const { table, snapshot } = change.entry;
       const tableDir = join(layout.tablesDir(organizationId), table.id);
+      const layers = (snapshot.layers?.length ? snapshot.layers : [snapshot.files]).map((layer) =>
+        layer.map((file) => relative(tableDir, layout.toAbsolute(file))),
+      );
+      const shapes = await legacyShapes(
+        input.connection,
+        layers.map((layer) => layer.map((file) => join(tableDir, file))),
+        snapshot.columns,
+      );
       await catalog.commit({ at, message: `converted: lake snapshot ${snapshot.id}` }, async (write) => {
-        const created = await write.table(
-          await write.schema(table.schema),
-          table.name,
-          `${table.id}/`,
-          snapshot.columns.map((c) => columnShape(c.name, c.type, c.nullable)),
-        );
+        const created = await write.table(await write.schema(table.schema), table.name, `${table.id}/`, shapes);
         await write.replaceFiles(created.tableId, []);
         await registerLegacySnapshot(
           write,
           input.connection,
           created,
           {
-            layers: layersOf(snapshot).map((layer) => layer.map((file) => relative(tableDir, layout.toAbsolute(file)))),
+            layers,
             ...(snapshot.mergeKey ? { mergeKey: snapshot.mergeKey } : {}),
           },
           { toAbsolute: (path) => join(tableDir, path), deletesDir: `${snapshot.id}-deletes` },
@@ -76,10 +78,38 @@ export async function convertToDuckLake(input: {
     }
     if (views.length > 0) {
       await catalog.commit({ message: 'converted: views' }, async (write) => {
-        for (const view of views) await write.view(await write.schema(view.schema), view.name, view.sql);
+        for (const view of views)
+          await write.view(
+            await write.schema(view.schema),
+            view.name,
+            view.sql,
+            viewTags(view.references, view.columns),
+          );
       });
       written++;
     }
     return written;
+  });
+}
+
+/**
+ * A legacy snapshot's columns as that release's readers saw them: its layers read together by name (UNION ALL BY
+ * NAME widens a type a later layer wrote narrower, as the release's catalog view did), with the ENUM types and
+ * nullability the release recorded.
+ */
+async function legacyShapes(
+  connection: DuckDBConnection,
+  layers: readonly (readonly string[])[],
+  recorded: readonly LegacyColumn[],
+): Promise<ColumnShape[]> {
+  const read = layers
+    .map((files) => `SELECT * FROM read_parquet([${files.map((f) => quoteLiteral(f)).join(', ')}])`)
+    .join(' UNION ALL BY NAME ');
+  const described = (await connection.runAndReadAll(`DESCRIBE ${read}`)).getRowObjectsJS();
+  return described.map((row) => {
+    const name = String(row.column_name);
+    const known = recorded.find((c) => c.name === name);
+    const type = known?.type.startsWith('ENUM(') ? known.type : String(row.column_type);
+    return columnShape(name, type, known?.nullable ?? true);
   });
 }

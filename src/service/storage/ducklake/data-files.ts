@@ -86,18 +86,21 @@ export function fileRowsSql(
   const path = quoteLiteral(toAbsolute(file.path));
   const numbered = rowNumbers ? ', file_row_number = true' : '';
   const mapping = file.mappingId === null ? undefined : mappings.get(file.mappingId);
-  if (mapping)
-    return `SELECT ${columns
-      .map((c) => {
-        const source = mapping.get(c.id);
-        const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
-        return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
-      })
-      .join(', ')}${rowNumbers ? ', r.file_row_number' : ''} FROM read_parquet(${path}${numbered}) r`;
-  const schema = `MAP {${columns
+  if (!mapping) return `SELECT * FROM read_parquet(${path}, schema = ${fieldIdSchema(columns)}${numbered})`;
+  return `SELECT ${columns
+    .map((c) => {
+      const source = mapping.get(c.id);
+      const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
+      return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
+    })
+    .join(', ')}${rowNumbers ? ', r.file_row_number' : ''} FROM read_parquet(${path}${numbered}) r`;
+}
+
+/** read_parquet's `schema`: each column found by its id (the file's field id), read as its DuckDB type. */
+function fieldIdSchema(columns: readonly CatalogColumn[]): string {
+  return `MAP {${columns
     .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbTypeOf(c))}, default_value: NULL}`)
     .join(', ')}}`;
-  return `SELECT * FROM read_parquet(${path}, schema = ${schema}${numbered})`;
 }
 
 /**
@@ -115,11 +118,21 @@ export function tableRowsSql(
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
     return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
-  return files
-    .map((file) => {
-      const data = `(${fileRowsSql(file, columns, toAbsolute, mappings, file.deletePath !== null)})`;
-      if (!file.deletePath) return `SELECT ${names} FROM ${data} d`;
-      return `SELECT ${names} FROM ${data} d ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath))}) x ON x.pos = d.file_row_number`;
-    })
-    .join('\nUNION ALL\n');
+  // Files with field ids and no deletes are one scan, as a table written whole is: DuckDB reads them in parallel.
+  const whole = files.filter((f) => f.mappingId === null && f.deletePath === null);
+  const scans =
+    whole.length === 0
+      ? []
+      : [
+          `SELECT ${names} FROM read_parquet([${whole.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}], schema = ${fieldIdSchema(columns)}) d`,
+        ];
+  for (const file of files.filter((f) => !whole.includes(f))) {
+    const data = `(${fileRowsSql(file, columns, toAbsolute, mappings, file.deletePath !== null)})`;
+    scans.push(
+      file.deletePath
+        ? `SELECT ${names} FROM ${data} d ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath))}) x ON x.pos = d.file_row_number`
+        : `SELECT ${names} FROM ${data} d`,
+    );
+  }
+  return scans.join('\nUNION ALL\n');
 }

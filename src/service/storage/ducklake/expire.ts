@@ -11,7 +11,8 @@ import type { DuckLakeCatalog } from './catalog.js';
 export async function expireSnapshots(
   catalog: DuckLakeCatalog,
   access: { db: MetadataDb; prefix: string },
-  options: { olderThan: Date; oldestLiveSnapshot?: number },
+  /** `now`: when the files are scheduled for deletion (the caller's clock); the present by default. */
+  options: { olderThan: Date; oldestLiveSnapshot?: number; now?: Date },
 ): Promise<number> {
   const t = (name: string): string => `${access.prefix}${name}`;
   const { db } = access;
@@ -28,7 +29,7 @@ export async function expireSnapshots(
     const expired = await db.run(`DELETE FROM ${t('ducklake_snapshot')} WHERE snapshot_id < ?`, [keep]);
     if (expired.changes === 0) return 0;
     await db.run(`DELETE FROM ${t('ducklake_snapshot_changes')} WHERE snapshot_id < ?`, [keep]);
-    const now = new Date().toISOString();
+    const now = (options.now ?? new Date()).toISOString();
     // Data and delete files no kept snapshot reads: scheduled for deletion, with paths from the data path.
     for (const [files, id] of [
       ['ducklake_data_file', 'data_file_id'],
@@ -56,6 +57,7 @@ export async function expireSnapshots(
     for (const table of [
       'ducklake_column',
       'ducklake_column_tag',
+      'ducklake_tag',
       'ducklake_view',
       'ducklake_table',
       'ducklake_schema',

@@ -3,7 +3,10 @@ import { dirname } from 'node:path';
 import { lock, type MetadataDb } from '../../store/metadata-db.js';
 import { SqliteMetadataDb } from '../../store/sqlite-db.js';
 import type { LakeLayout } from '../layout.js';
+import { openPrivilegedConnection } from '../../engine/duckdb.js';
 import { DuckLakeCatalog } from './catalog.js';
+import { convertToDuckLake } from './convert-lake.js';
+import { LegacyLake } from './legacy-lake.js';
 
 /**
  * Each organization's DuckLake catalog, opened (and created) on first use: on PostgreSQL a schema of the metadata
@@ -53,7 +56,26 @@ export class LakeCatalogs {
       catalog = new DuckLakeCatalog(db, '', lock.catalog(organizationId));
     }
     await catalog.initialize(this.layout.tablesDir(organizationId), this.createdBy);
+    await this.convertLegacy(organizationId, catalog);
     return catalog;
+  }
+
+  /**
+   * An organization whose lake an earlier release wrote (lake_tables, lake_snapshots, lake_views) gets it converted
+   * into its new catalog the first time any process opens it: in one transaction that first checks, under the
+   * catalog's lock, that no other process converted it meanwhile. A crash leaves the catalog empty, converted again
+   * at the next open; the earlier release's rows are only read, never changed.
+   */
+  private async convertLegacy(organizationId: string, catalog: DuckLakeCatalog): Promise<void> {
+    if ((await catalog.currentSnapshot()) > 0) return;
+    const legacy = new LegacyLake(this.db);
+    if (!(await legacy.holdsAnything(organizationId))) return;
+    const { connection, close } = await openPrivilegedConnection({});
+    try {
+      await convertToDuckLake({ organizationId, legacy, layout: this.layout, catalog, connection });
+    } finally {
+      close();
+    }
   }
 
   async close(): Promise<void> {
