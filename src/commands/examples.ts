@@ -29,6 +29,10 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   catalog: ['lake catalog ls', 'lake catalog ls shop', 'lake catalog describe shop.orders'],
   'catalog ls': ['lake catalog ls', 'lake catalog ls shop --output csv'],
   'catalog describe': ['lake catalog describe shop.orders', 'lake catalog describe "my schema" "my.table"'],
+  'catalog history': [
+    'lake catalog history shop.orders',
+    'lake query "select count(*) from shop.orders AT (VERSION => 42)"',
+  ],
   jobs: ['lake jobs ls', 'lake jobs events sync_01h…', 'lake jobs cancel qr_01h…'],
   'jobs ls': ['lake jobs ls --limit 50', 'lake jobs ls --all --output csv'],
   'jobs get': ['lake jobs get sync_01h…'],

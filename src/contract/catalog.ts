@@ -49,3 +49,24 @@ export const DuckLakeAttach = Strict(
   },
   "How DuckDB attaches the organization's DuckLake catalog (lake's addition).",
 );
+
+export const TableVersion = Strict(
+  {
+    object: Type.Literal('table_version'),
+    snapshot_id: Type.Integer({ minimum: 0, description: 'What AT (VERSION => snapshot_id) reads.' }),
+    created: Timestamp,
+    operation: Type.Union(
+      [
+        Type.Literal('created'),
+        Type.Literal('replaced'),
+        Type.Literal('merged'),
+        Type.Literal('altered'),
+        Type.Literal('dropped'),
+        Type.Literal('kept'),
+      ],
+      { description: '`kept`: the oldest version retention keeps, written before its window.' },
+    ),
+    row_count: Nullable(Type.Integer({ minimum: 0 })),
+  },
+  "A version of a table still kept (lake's addition): a snapshot that changed it.",
+);

@@ -1,5 +1,5 @@
 /** The API's routes: Queries and the catalog. */
-import { DuckLakeAttach, SchemaSummary, Table, TableSummary } from './catalog.js';
+import { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
 import { Query, QueryFormat, QuerySubmission } from './queries.js';
 import { defineRoute } from './route.js';
 import { List, Type } from './schema.js';
@@ -92,6 +92,18 @@ export const CATALOG_ROUTES = {
     auth: { scopes: ['data:read', 'query:read'] },
     params: Type.Object({ schema: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1 }) }),
     responses: { 200: json('The table and its columns.', Table) },
+    errors: ['catalog_not_found'],
+  }),
+  getTableHistory: defineRoute({
+    operationId: 'getTableHistory',
+    method: 'get',
+    path: '/catalog/{schema}/{table}/history',
+    tag: 'Catalog',
+    summary: "List a table's versions within retention (time travel)",
+    description: "Lake's addition. Newest first; a query reads one with AT (VERSION => snapshot_id).",
+    auth: { scopes: ['data:read', 'query:read'] },
+    params: Type.Object({ schema: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1 }) }),
+    responses: { 200: json('The versions kept.', List(TableVersion)) },
     errors: ['catalog_not_found'],
   }),
   getDuckLakeAttach: defineRoute({

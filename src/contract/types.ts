@@ -1,6 +1,6 @@
 /** The wire objects as TypeScript types, for the client, the CLI and the routes that build them. */
 import type { Canvas, CanvasElement, TableData } from './canvases.js';
-import type { DuckLakeAttach, SchemaSummary, Table, TableSummary } from './catalog.js';
+import type { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
 import type { PersonalAccessToken, ServiceKey, TeamApiKey, WhoAmI } from './credentials.js';
 import type { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
 import type { Query, ResultFile } from './queries.js';
@@ -27,6 +27,7 @@ export type SchemaObject = Static<typeof SchemaSummary>;
 export type TableSummaryObject = Static<typeof TableSummary>;
 export type TableObject = Static<typeof Table>;
 export type DuckLakeAttachObject = Static<typeof DuckLakeAttach>;
+export type TableVersionObject = Static<typeof TableVersion>;
 export type WhoAmIObject = Static<typeof WhoAmI>;
 export type PatObject = Static<typeof PersonalAccessToken>;
 export type ServiceKeyObject = Static<typeof ServiceKey>;

@@ -86,4 +86,28 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       );
       if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);
     });
+
+  catalog
+    .command('history')
+    .description("list a table's versions within retention, newest first: what AT (VERSION => n) reads")
+    .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
+    .argument('[name]', 'the table, when the schema name holds dots')
+    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
+    .action(async (first: string, second: string | undefined, options: { output?: string }) => {
+      assertOutputFlags(ctx, options.output);
+      const [schema, table] = splitName(first, second);
+      const body = await (await ctx.client()).read((await routes()).getTableHistory, { params: { schema, table } });
+      if (ctx.json) return printJson(ctx.io, body);
+      await printRows(
+        ctx,
+        options.output,
+        ['version', 'created', 'operation', 'rows'],
+        body.data.map((v) => ({
+          version: v.snapshot_id,
+          created: at(v.created),
+          operation: v.operation,
+          rows: v.row_count,
+        })),
+      );
+    });
 }

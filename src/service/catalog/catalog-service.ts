@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
 import type { ColumnDescription, LakeTable } from '../storage/tables.js';
+import type { TableVersionEntry } from '../storage/table-history.js';
 import type { LakeView } from '../storage/views.js';
 import type { PermissionStore } from '../auth/permissions.js';
 
@@ -91,6 +92,21 @@ export class CatalogService {
     await this.lake.catalogFile(principal.organizationId);
     const view = await this.lake.views.get(principal.organizationId, entry.schema, entry.name);
     return view ? viewEntry(view) : entry;
+  }
+
+  /**
+   * A table's versions still kept (newest first), for time travel: what `AT (VERSION => n)` may name. A table the
+   * caller may not read, at any snapshot, answers as one that never existed.
+   */
+  async history(principal: Principal, schema: string, name: string): Promise<TableVersionEntry[]> {
+    await this.permissions.assertServiceKeyAllowed(principal);
+    const access = await this.permissions.accessFor(principal);
+    const versions =
+      access.restricted && !access.canRead(schema, name)
+        ? []
+        : await this.lake.history.versions(principal.organizationId, schema, name);
+    if (versions.length === 0) throw notFound(`${schema}.${name}`);
+    return versions;
   }
 
   private async entriesFor(principal: Principal): Promise<CatalogEntry[]> {

@@ -30,7 +30,8 @@ export class QueryGrants {
     const job = await this.jobs.forNew(newId('qr'), principal.organizationId, access, statement);
     let references: readonly TableReference[];
     try {
-      references = await this.engine.inspect(job);
+      if (job.asOfError !== undefined) throw new Error(job.asOfError);
+      references = await this.engine.inspect({ ...job, statement });
     } catch (error) {
       if (error instanceof LakeServiceError) throw error;
       throw new LakeServiceError(

@@ -1,6 +1,8 @@
 import { dirname } from 'node:path';
 import type { TableAccess } from '../auth/permissions.js';
 import type { QueryJob } from '../engine/query-engine.js';
+import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
+import { openPrivilegedConnection } from '../engine/duckdb.js';
 import type { Lake } from '../storage/lake.js';
 import type { QuerySettings } from './settings.js';
 import type { QueryPlan } from './store.js';
@@ -22,19 +24,50 @@ export class QueryJobs {
     organizationId: string,
     access: TableAccess,
     statement: string,
-  ): Promise<QueryJob & { plan: QueryPlan }> {
-    const { file, tables, version } = await this.lake.catalogFile(organizationId, access);
-    const { layout } = this.lake;
-    // A layered snapshot reads files of earlier snapshots too: every folder its files are in.
-    const readableDirs = access.restricted
-      ? [...new Set(tables.flatMap((t) => t.snapshot.files.map((f) => dirname(layout.toAbsolute(f)))))]
-      : [layout.tablesDir(organizationId)];
-    const plan: QueryPlan = {
-      catalogVersion: version,
-      catalogFile: layout.toRelative(file),
-      readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
-    };
-    return { ...this.fromPlan(id, organizationId, statement, plan), plan };
+  ): Promise<QueryJob & { plan: QueryPlan; asOfError?: string }> {
+    // Most statements read no table AT a version, and need no parse for it.
+    const parser = mayHoldAsOf(statement) ? await openPrivilegedConnection({}) : undefined;
+    try {
+      let asOfError: string | undefined;
+      const asOf = parser
+        ? await findAsOf(parser.connection, statement).catch((error: unknown) => {
+            // A version out of reach fails the query, as DuckDB would at bind time; the SQL is recorded as sent.
+            if (!(error instanceof AsOfError)) throw error;
+            asOfError = error.message;
+            return undefined;
+          })
+        : undefined;
+      const catalog = await this.lake
+        .catalogFile(organizationId, access, asOf?.references ?? [])
+        .catch(async (error: unknown) => {
+          if (!(error instanceof AsOfError)) throw error;
+          asOfError = error.message;
+          return this.lake.catalogFile(organizationId, access);
+        });
+      const { layout } = this.lake;
+      // A merged table reads files of earlier writes too: every folder its files are in.
+      const readableDirs = access.restricted
+        ? [...new Set(catalog.tables.flatMap((t) => t.snapshot.files.map((f) => dirname(layout.toAbsolute(f)))))]
+        : [layout.tablesDir(organizationId)];
+      const rewritten =
+        asOf && asOf.references.length > 0 && asOfError === undefined
+          ? await asOf.rewrite((_ref, index) => catalog.asOf[index] as { schema: string; table: string })
+          : undefined;
+      const plan: QueryPlan = {
+        // The oldest snapshot it reads: the collector keeps every snapshot from a live query's version on.
+        catalogVersion: Math.min(catalog.version, ...catalog.asOf.map((v) => v.snapshot)),
+        catalogFile: layout.toRelative(catalog.file),
+        readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
+        ...(rewritten !== undefined ? { statement: rewritten } : {}),
+      };
+      return {
+        ...this.fromPlan(id, organizationId, statement, plan),
+        plan,
+        ...(asOfError !== undefined ? { asOfError } : {}),
+      };
+    } finally {
+      parser?.close();
+    }
   }
 
   /** The job from a recorded plan: how this process runs a query, whichever replica accepted it. */
@@ -42,7 +75,8 @@ export class QueryJobs {
     const { layout } = this.lake;
     return {
       queryId: id,
-      statement,
+      // What runs: the statement as sent, or as rewritten to read the versions it names AT.
+      statement: plan.statement ?? statement,
       catalogFile: layout.toAbsolute(plan.catalogFile),
       readableDirs: plan.readableDirs.map((dir) => layout.toAbsolute(dir)),
       resultDir: layout.resultDir(organizationId, id),

@@ -119,7 +119,9 @@ export class QueryService {
     let startNow = false;
     try {
       try {
-        const references = await this.parts.engine.inspect(job);
+        if (job.asOfError !== undefined) throw new Error(job.asOfError);
+        // The grants are checked against the statement as sent: a table read AT a version is that table.
+        const references = await this.parts.engine.inspect({ ...job, statement });
         if (access.restricted) await this.grants.assertReadable(principal.organizationId, access, references);
       } catch (error) {
         // DuckDB could not parse it: a failed query, with nothing executed (docs/decisions.md, 12).

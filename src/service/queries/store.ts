@@ -64,6 +64,8 @@ export interface QueryPlan {
   catalogFile: string;
   readableDirs: string[];
   catalogVersion: number;
+  /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
+  statement?: string;
 }
 
 const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,

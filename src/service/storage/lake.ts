@@ -15,7 +15,9 @@ import type { LakeLayout } from './layout.js';
 import { checkObjectName } from './names.js';
 import { SettingsStore } from '../home/settings-store.js';
 import { lakeTableOf, TableStore, tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
+import { TableHistory } from './table-history.js';
 import { TableWrites, type PartWriter, type WriteTableOptions } from './table-writes.js';
+import type { AsOfReference } from '../engine/as-of.js';
 import { lakeViewOf, ViewStore, type LakeView, type ObjectName } from './views.js';
 
 export type { PartWriter, WriteTableOptions } from './table-writes.js';
@@ -33,6 +35,7 @@ export class Lake {
   readonly tables: TableStore;
   readonly views: ViewStore;
   readonly catalogs: LakeCatalogs;
+  readonly history: TableHistory;
   private readonly states: CatalogStates;
   private readonly writes: TableWrites;
   private readonly settings: SettingsStore;
@@ -47,6 +50,7 @@ export class Lake {
     this.tables = new TableStore(this.states, layout);
     this.views = new ViewStore(this.states);
     this.writes = new TableWrites(this.states, layout);
+    this.history = new TableHistory(this.states, layout);
     this.settings = new SettingsStore(db);
   }
 
@@ -136,26 +140,44 @@ export class Lake {
   async catalogFile(
     organizationId: string,
     access: TableAccess = UNRESTRICTED,
-  ): Promise<{ file: string; tables: LakeTable[]; version: number }> {
+    /** Tables the query reads at earlier snapshots (AT clauses): added as views named versionName(table, s). */
+    asOf: readonly AsOfReference[] = [],
+  ): Promise<{
+    file: string;
+    tables: LakeTable[];
+    version: number;
+    /** Per AT reference, in order: the version's view in the file, and its snapshot. */
+    asOf: { schema: string; table: string; snapshot: number }[];
+  }> {
     await this.ensureDemo(organizationId);
     const { version, tables, views } = await this.visible(organizationId, access);
-    const fileName = access.restricted
-      ? `s${version}-r${createHash('sha256')
-          .update([...tables.map(key), '|', ...views.map(key)].join('\n'))
-          .digest('hex')
-          .slice(0, 16)}`
-      : `s${version}`;
+    const versions = asOf.length > 0 ? await this.history.resolve(organizationId, access, asOf) : [];
+    const unique = [...new Map(versions.map((t) => [key(t), t])).values()];
+    const restricted = access.restricted ? [...tables.map(key), '|', ...views.map(key)] : [];
+    const extra = unique.map(key);
+    const fileName =
+      restricted.length + extra.length === 0
+        ? `s${version}`
+        : `s${version}-r${createHash('sha256')
+            .update([...restricted, '|', ...extra].join('\n'))
+            .digest('hex')
+            .slice(0, 16)}`;
     const file = await ensureCatalogFile(
       this.layout,
       organizationId,
       fileName,
-      { tables, views },
+      { tables: [...tables, ...unique], views },
       async (view, columns) => {
         if (JSON.stringify(columns) !== JSON.stringify(view.columns))
           await this.views.updateColumns(organizationId, view, columns);
       },
     );
-    return { file, tables: [...tables], version };
+    return {
+      file,
+      tables: [...tables, ...unique],
+      version,
+      asOf: versions.map((t) => ({ schema: t.schema, table: t.name, snapshot: t.snapshot.asOf ?? version })),
+    };
   }
 
   /**

@@ -36,6 +36,8 @@ export interface TableVersion {
   /** When that snapshot was taken (epoch seconds). */
   created: number;
   source: TableSource;
+  /** For a table read as of an earlier snapshot (AT): that snapshot. */
+  asOf?: number;
 }
 
 export interface LakeTable {

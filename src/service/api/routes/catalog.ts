@@ -1,11 +1,11 @@
 import type { Hono } from 'hono';
-import type { DuckLakeAttachObject } from '../../../contract/types.js';
+import type { DuckLakeAttachObject, TableVersionObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { schemaObject, summaryObject, tableObject } from '../wire/catalog.js';
 import { CATALOG_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 
-const { listSchemas, listTables, getTable, getDuckLakeAttach } = CATALOG_ROUTES;
+const { listSchemas, listTables, getTable, getTableHistory, getDuckLakeAttach } = CATALOG_ROUTES;
 
 const list = (data: object[]): object => ({ object: 'list', data, has_more: false, next_cursor: null });
 
@@ -17,6 +17,20 @@ export function catalogRoutes(app: Hono<ApiEnv>): void {
   mount(app, listTables, async (c, { params }) =>
     c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))),
   );
+  mount(app, getTableHistory, async (c, { params }) => {
+    const versions = await c.get('services').catalog.history(c.get('principal'), params.schema, params.table);
+    return c.json(
+      list(
+        versions.map((v): TableVersionObject => ({
+          object: 'table_version',
+          snapshot_id: v.snapshot,
+          created: v.created,
+          operation: v.operation,
+          row_count: v.rowCount,
+        })),
+      ),
+    );
+  });
   mount(app, getDuckLakeAttach, async (c) => {
     const attach = await c.get('services').ducklakeAttach.describe(c.get('principal'));
     return c.json({

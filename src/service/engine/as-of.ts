@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { LakeServiceError } from '../core/errors.js';
+import { quoteLiteral } from './duckdb.js';
+
+/** A table a statement reads as of a snapshot or a time: DuckDB's `AT (VERSION => n)` / `AT (TIMESTAMP => t)`. */
+export interface AsOfReference {
+  schema: string;
+  table: string;
+  /** The snapshot id (VERSION), or the time (TIMESTAMP) as epoch milliseconds. */
+  at: { version: number } | { time: number };
+}
+
+type Node = Record<string, unknown>;
+
+/** A table read AT a version or time that cannot be: the query fails with this message, as DuckDB's would. */
+export class AsOfError extends Error {}
+
+/**
+ * What an AT clause may compute: constants, casts, arithmetic and the current time (`now() - INTERVAL 1 HOUR`).
+ * It is evaluated by lake itself, so nothing else (no table, no file, no other function) may appear in it.
+ */
+const AT_FUNCTIONS = new Set([
+  '+',
+  '-',
+  'now',
+  'current_timestamp',
+  'get_current_timestamp',
+  'today',
+  'current_date',
+  'trunc',
+  'to_seconds',
+  'to_minutes',
+  'to_hours',
+  'to_days',
+  'to_weeks',
+  'to_months',
+  'to_years',
+  'to_milliseconds',
+  'to_microseconds',
+]);
+
+function assertPlain(expression: unknown): void {
+  const node = expression as Node;
+  const kind = node.class;
+  if (kind === 'CONSTANT') return;
+  if (kind === 'CAST') return assertPlain(node.child);
+  if (kind === 'FUNCTION' && AT_FUNCTIONS.has(String(node.function_name).toLowerCase())) {
+    for (const child of (node.children as unknown[]) ?? []) assertPlain(child);
+    return;
+  }
+  throw new LakeServiceError(
+    'forbidden_function',
+    'An AT clause takes a snapshot id or a time: a constant, or now() with an interval (AT (TIMESTAMP => now() - INTERVAL 1 HOUR)).',
+    { param: 'sql' },
+  );
+}
+
+/**
+ * The parse tree holds 64-bit numbers (a BIGINT constant, "no position" as 2^64 - 1) that a JavaScript number would
+ * round: each is carried through as a marked string and written back as it was, so no constant of the caller's
+ * statement changes on its way through lake.
+ */
+const BIG_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d{16,}/g;
+
+function parseLossless(text: string, marker: string): unknown {
+  return JSON.parse(text.replace(BIG_NUMBER, (token) => (token.startsWith('"') ? token : `"${marker}${token}"`)));
+}
+
+function stringifyLossless(tree: unknown, marker: string): string {
+  return JSON.stringify(tree).replace(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1');
+}
+
+interface Parsed {
+  tree: { statements: Node[] };
+  marker: string;
+}
+
+const parse = async (
+  connection: DuckDBConnection,
+  sql: string,
+  marker = `lake-big-${randomBytes(6).toString('hex')}:`,
+): Promise<Parsed> => {
+  const reader = await connection.runAndReadAll(`SELECT json_serialize_sql(${quoteLiteral(sql)}) AS tree`);
+  return { tree: parseLossless(String(reader.getRows()[0]?.[0]), marker) as Parsed['tree'], marker };
+};
+
+const unparse = async (connection: DuckDBConnection, parsed: Parsed): Promise<string> =>
+  String(
+    (
+      await connection.runAndReadAll(
+        `SELECT json_deserialize_sql(${quoteLiteral(stringifyLossless(parsed.tree, parsed.marker))}) AS sql`,
+      )
+    ).getRows()[0]?.[0],
+  );
+
+/** Every BASE_TABLE node of a parse tree that has an AT clause. */
+function nodesWithAt(tree: unknown): Node[] {
+  const found: Node[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Node;
+    if (record.type === 'BASE_TABLE' && record.at_clause) found.push(record);
+    Object.values(record).forEach(walk);
+  };
+  walk(tree);
+  return found;
+}
+
+/** Whether a statement may hold an AT clause at all: most do not, and need no parse for it. */
+export const mayHoldAsOf = (statement: string): boolean => /\bAT\s*\(/i.test(statement);
+
+/**
+ * The tables a statement reads AT a version or time, with their AT clauses evaluated (a time as DuckDB computes
+ * it, under the checks of assertPlain), and `rewrite`, which gives the statement with each of them reading the
+ * relation `name(ref, snapshot)` instead (lake's catalog for the query holds a view of that name per version).
+ */
+export async function findAsOf(
+  connection: DuckDBConnection,
+  statement: string,
+): Promise<{
+  references: AsOfReference[];
+  rewrite: (name: (ref: AsOfReference, index: number) => { schema: string; table: string }) => Promise<string>;
+}> {
+  const parsed = await parse(connection, statement);
+  const nodes = nodesWithAt(parsed.tree);
+  const references: AsOfReference[] = [];
+  for (const node of nodes) {
+    const catalog = String(node.catalog_name ?? '');
+    const schema = String(node.schema_name ?? '');
+    if ((catalog !== '' && catalog.toLowerCase() !== 'lake') || schema === '')
+      throw new AsOfError(
+        `Name a table read AT a version or time as <schema>.<table> or lake.<schema>.<table>, not '${String(node.table_name).slice(0, 200)}'.`,
+      );
+    const clause = node.at_clause as { unit: string; expr: unknown };
+    assertPlain(clause.expr);
+    // The expression alone, as a SELECT of its own: DuckDB writes it back as SQL and computes it.
+    const probe = await parse(connection, 'SELECT 1', parsed.marker);
+    (probe.tree.statements[0] as { node: { select_list: unknown[] } }).node.select_list[0] = clause.expr;
+    const expression = (await unparse(connection, probe)).replace(/;\s*$/, '');
+    const unit = clause.unit.toUpperCase();
+    const value = (
+      await connection.runAndReadAll(
+        unit === 'VERSION'
+          ? `SELECT CAST((${expression.replace(/^SELECT /i, '')}) AS BIGINT) AS v`
+          : `SELECT epoch_ms(CAST((${expression.replace(/^SELECT /i, '')}) AS TIMESTAMPTZ)) AS v`,
+      )
+    ).getRowObjectsJS()[0]?.v;
+    if (value === null || value === undefined)
+      throw new AsOfError(`The AT clause of ${schema}.${String(node.table_name).slice(0, 200)} is NULL.`);
+    references.push({
+      schema,
+      table: String(node.table_name),
+      at: unit === 'VERSION' ? { version: Number(value) } : { time: Number(value) },
+    });
+  }
+  return {
+    references,
+    rewrite: async (name) => {
+      for (const [index, node] of nodes.entries()) {
+        const target = name(references[index] as AsOfReference, index);
+        node.catalog_name = 'lake';
+        node.schema_name = target.schema;
+        node.table_name = target.table;
+        node.at_clause = null;
+      }
+      return (await unparse(connection, parsed)).replace(/;\s*$/, '');
+    },
+  };
+}

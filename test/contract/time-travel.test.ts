@@ -1,0 +1,142 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { expectError, run, submit, type Json } from '../helpers/queries.js';
+import { TEST_STORE } from '../helpers/test-store.js';
+import { tempDir } from '../helpers/temp.js';
+import { inMemory, type Harness } from '../helpers/transports.js';
+
+/**
+ * Time travel over the DuckLake catalog: a table's versions within retention (GET /catalog/{schema}/{table}/history,
+ * `lake catalog history`), and queries of a table AT a version or a time, under the same grants as any reference.
+ */
+describe('time travel', () => {
+  let api: Harness;
+  let org: string;
+  let first: number;
+  let second: number;
+  let between: string;
+  let secretVersion: number;
+  const homeDir = join(tempDir('lake-time-travel'), 'home');
+  beforeAll(async () => {
+    api = await inMemory.start({ homeDir });
+    org = api.home.organization.id;
+    const lake = api.services.lake;
+    first = (await lake.writeTable(org, 'shop', 'items', "SELECT range AS id, 'first' AS v FROM range(3)")).snapshot.id;
+    await new Promise((r) => setTimeout(r, 20));
+    between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    second = (await lake.writeTable(org, 'shop', 'items', "SELECT range AS id, 'second' AS v FROM range(5)")).snapshot
+      .id;
+    secretVersion = (await lake.writeTable(org, 'shop', 'secret', 'SELECT 42 AS answer')).snapshot.id;
+    await lake.tables.retire(org, 'shop', 'secret');
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it("lists a table's versions, newest first, and reads any of them with AT (VERSION) or AT (TIMESTAMP)", async () => {
+    const history = (await (await api.request('/catalog/shop/items/history')).json()) as Json;
+    expect(history).toMatchObject({ object: 'list', has_more: false });
+    expect(history.data).toEqual([
+      {
+        object: 'table_version',
+        snapshot_id: second,
+        created: expect.any(Number),
+        operation: 'replaced',
+        row_count: 5,
+      },
+      { object: 'table_version', snapshot_id: first, created: expect.any(Number), operation: 'created', row_count: 3 },
+    ]);
+    const read = async (sql: string): Promise<Json> => {
+      const done = await run(api, sql);
+      expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+      return done.data;
+    };
+    expect(await read(`select count(*) as n, min(v) as v from shop.items AT (VERSION => ${first})`)).toEqual([
+      { n: 3, v: 'first' },
+    ]);
+    expect(await read(`select count(*) as n, min(v) as v from lake.shop.items`)).toEqual([{ n: 5, v: 'second' }]);
+    expect(
+      await read(`select count(*) as n, min(v) as v from lake.shop.items AT (TIMESTAMP => TIMESTAMPTZ '${between}')`),
+    ).toEqual([{ n: 3, v: 'first' }]);
+    // Two versions of one table in one query, each under its alias.
+    expect(
+      await read(
+        `select o.v as old, n.v as new, count(*) as n from shop.items o AT (VERSION => ${first}) join shop.items n using (id) group by all`,
+      ),
+    ).toEqual([{ old: 'first', new: 'second', n: 3 }]);
+    // A table taken out still reads as it was.
+    expect(await read(`select answer from shop.secret AT (VERSION => ${secretVersion})`)).toEqual([{ answer: 42 }]);
+  });
+
+  it('a version out of reach fails the query with what is kept; the clause takes constants and now() only', async () => {
+    const failed = await run(api, 'select * from shop.items AT (VERSION => 99999)');
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/oldest kept/) });
+    const before = await run(api, "select * from shop.items AT (TIMESTAMP => TIMESTAMPTZ '2001-01-01 00:00:00+00')");
+    expect(before.error.message).toMatch(/before the oldest snapshot kept/);
+    const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
+    expect(never.error.message).toMatch(/did not exist at snapshot/);
+    await expectError(
+      await submit(api, 'select * from shop.items AT (TIMESTAMP => (select max(ordered_at) from demo.orders))'),
+      400,
+      'forbidden_function',
+    );
+  });
+
+  it('a restricted credential is refused a table it may not read, at any snapshot', async () => {
+    const member = await api.home.directory.createUser(org, 'Reader', 'member');
+    const token = (
+      await api.home.credentials.issue({
+        kind: 'pat',
+        organizationId: org,
+        userId: member.id,
+        name: 'r',
+        scopes: ['query:read', 'data:read'],
+      })
+    ).secret;
+    await api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.grant(org, 'shop', 'items', 'user', member.id);
+    try {
+      const ask = (sql: string) =>
+        api.request('/queries', {
+          method: 'POST',
+          token,
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ sql }),
+        });
+      await expectError(
+        await ask(`select * from shop.secret AT (VERSION => ${secretVersion})`),
+        403,
+        'grant_table_denied',
+      );
+      await expectError(await ask(`select * from demo.orders AT (VERSION => ${first})`), 403, 'grant_table_denied');
+      const allowed = (await (
+        await ask(`select count(*) as n from shop.items AT (VERSION => ${first})`)
+      ).json()) as Json;
+      let seen: Json = allowed;
+      for (let i = 0; i < 100 && !['succeeded', 'failed'].includes(seen.status); i++)
+        seen = (await (await api.request(`/queries/${allowed.id}?wait=2&format=inline`, { token })).json()) as Json;
+      expect(seen.data).toEqual([{ n: 3 }]);
+      await expectError(await api.request('/catalog/shop/secret/history', { token }), 404, 'catalog_not_found');
+      expect((await api.request('/catalog/shop/items/history', { token })).status).toBe(200);
+      expect((await api.request('/catalog/shop/secret/history')).status).toBe(200);
+    } finally {
+      await api.services.permissions.setEnabled(org, false);
+    }
+  });
+
+  it.runIf(TEST_STORE === 'sqlite')('lake catalog history and lake query AT, from the command line', async () => {
+    const env = { LAKE_HOME: homeDir, LAKE_CONFIG_DIR: tempDir('lake-time-travel-config') };
+    const history = await runLake(['catalog', 'history', 'shop.items'], { env });
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.stdout).toMatch(
+      new RegExp(`^version,created,operation,rows\\n${second},[^,]+,replaced,5\\n${first},[^,]+,created,3\\n$`),
+    );
+    const json = JSON.parse((await runLake(['catalog', 'history', 'shop.items', '--json'], { env })).stdout) as Json;
+    expect(json.data[1]).toMatchObject({ snapshot_id: first, operation: 'created' });
+    const old = await runLake(['query', `select min(v) as v from shop.items AT (VERSION => ${first})`], { env });
+    expect(old.stdout).toBe('v\nfirst\n');
+  });
+});
