@@ -32,17 +32,16 @@ export interface PartWriter {
 }
 
 /**
- * The Parquet lake writes: zstd level 1 (faster to write than DuckDB's default level and, measured on
- * lineitem-like data, no larger); format version 2 (a quarter less CPU to write and a fifth smaller on the bench's
- * tables; DuckDB, Arrow and Spark read it).
+ * A sync's parts (written under a memory limit): zstd level 1 (faster to write than DuckDB's default level and,
+ * measured on lineitem-like data, no larger); format version 2 (a quarter less CPU to write and a fifth smaller on
+ * the bench's tables; DuckDB, Arrow and Spark read it); row groups of at most 16 MB, because DuckDB holds a row
+ * group per thread in memory while writing it, outside its memory limit (at its default, a load of 500,000 rows
+ * peaked at 330 MB instead of 250 MB); DuckDB allows that only without insertion order, which a table's rows do not
+ * have anyway. Lake's own smaller writes (the demo, a compaction's test tables) keep DuckDB's defaults with zstd.
  */
-const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2';
-/**
- * Under a memory limit (syncs), row groups of at most 16 MB: DuckDB holds a row group per thread in memory while
- * writing it, outside its memory limit, and at its default a load of 500,000 rows peaked at 330 MB instead of
- * 250 MB. DuckDB allows it only without insertion order, which a table's rows do not have anyway.
- */
-const BOUNDED_ROW_GROUPS = "ROW_GROUP_SIZE_BYTES '16MB'";
+const SYNC_PARQUET =
+  "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION v2, ROW_GROUP_SIZE_BYTES '16MB'";
+const PARQUET = 'FORMAT parquet, COMPRESSION zstd';
 
 /**
  * New versions of lake tables, the DuckLake way: the parts are written under the table's folder first (with
@@ -94,7 +93,7 @@ export class TableWrites {
           const { columns } = await planned;
           const target = join(dir, `part-${index}.parquet`);
           const written = await connection.run(
-            `COPY (${selectSql}\n) TO ${quoteLiteral(target)} (${[PARQUET_OPTIONS, ...(options.memoryLimit ? [BOUNDED_ROW_GROUPS] : []), fieldIdsOption(columns)].join(', ')})`,
+            `COPY (${selectSql}\n) TO ${quoteLiteral(target)} (${options.memoryLimit ? SYNC_PARQUET : PARQUET}, ${fieldIdsOption(columns)})`,
           );
           return Number(written.rowsChanged);
         },

@@ -19,6 +19,8 @@ export interface TableSource {
   mappings: ReadonlyMap<number, ReadonlyMap<number, string>>;
   /** The table's folder (absolute): its files' paths are relative to it. */
   directory: string;
+  /** The snapshot since which the table has had its current columns (tableRowsSql). */
+  columnsSince: number;
 }
 
 /** A table as one snapshot of its organization's DuckLake catalog has it. */
@@ -85,14 +87,26 @@ export function lakeTableOf(
       bytes: table.files.reduce((sum, f) => sum + f.fileSizeBytes + f.deleteSizeBytes, 0),
       columns: describeColumns(table.columns),
       created: seconds(state, table.changedAt),
-      source: { columns: table.columns, files: table.files, mappings: state.mappings, directory },
+      source: {
+        columns: table.columns,
+        files: table.files,
+        mappings: state.mappings,
+        directory,
+        columnsSince: table.columnsSince,
+      },
     },
   };
 }
 
 /** The SQL that reads a table version's rows from its files, the specification's way (tableRowsSql). */
 export function tableSourceSql(source: TableSource): string {
-  return tableRowsSql(source.files, source.columns, (path) => join(source.directory, path), source.mappings);
+  return tableRowsSql(
+    source.files,
+    source.columns,
+    (path) => join(source.directory, path),
+    source.mappings,
+    source.columnsSince,
+  );
 }
 
 /**

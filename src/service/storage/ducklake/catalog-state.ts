@@ -26,6 +26,8 @@ export interface TableState {
   files: TableFileState[];
   /** The newest snapshot that changed the table (its columns, files or deletes). */
   changedAt: number;
+  /** The snapshot since which the table has had its current columns: files written since carry their names. */
+  columnsSince: number;
 }
 
 export interface ViewState {
@@ -176,6 +178,7 @@ export async function readCatalogState(db: MetadataDb, prefix: string, snapshot:
             new Map((tagsOf.get(tableId) ?? []).map((g) => [Number(g.column_id), g.value])),
           ),
           files: tableFiles,
+          columnsSince: Math.max(Number(row.begin_snapshot), ...tableColumns.map((c) => Number(c.begin_snapshot))),
           changedAt: Math.max(
             Number(row.begin_snapshot),
             ...tableColumns.map((c) => Number(c.begin_snapshot)),

@@ -86,4 +86,6 @@ export interface TableFileAt {
   deletePath: string | null;
   /** Columns by name through this name mapping, for a file without field ids; null: by field id. */
   mappingId: number | null;
+  /** The snapshot that added it, when the reader knows it. */
+  beginSnapshot?: number;
 }

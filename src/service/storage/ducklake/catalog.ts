@@ -32,6 +32,8 @@ export class DuckLakeCatalog {
    * extension's does), and the metadata naming the format version and where the data lives. Idempotent.
    */
   async initialize(dataPath: string, createdBy: string): Promise<void> {
+    // Every process opens the catalog: one read when it exists already, no write transaction.
+    if (await this.exists()) return;
     await this.db.transaction(this.lockName, async () => {
       // On PostgreSQL the catalog is a schema of its own (the extension's METADATA_SCHEMA).
       if (this.prefix !== '') await this.db.run(`CREATE SCHEMA IF NOT EXISTS ${this.prefix.slice(0, -1)}`);
@@ -57,6 +59,15 @@ export class DuckLakeCatalog {
         randomUUID(),
       ]);
     });
+  }
+
+  private async exists(): Promise<boolean> {
+    try {
+      return (await this.db.get(`SELECT 1 AS one FROM ${this.t('ducklake_metadata')} WHERE key = 'version'`)) !== undefined;
+    } catch {
+      // No such table yet: the catalog is still to be created.
+      return false;
+    }
   }
 
   /**

@@ -114,19 +114,35 @@ export function tableRowsSql(
   toAbsolute: (path: string) => string,
   /** For files read by name: each name mapping's source name per column id (DuckLakeCatalog.nameMappings). */
   mappings: ReadonlyMap<number, ReadonlyMap<number, string>> = new Map(),
+  /**
+   * The snapshot since which the table has had exactly these columns. A file lake wrote since then holds them
+   * under these names and types (it was written with them, field ids and all), so it is read by name, as a plain
+   * Parquet scan, which DuckDB plans best (its statistics reach the optimizer).
+   */
+  columnsSince?: number,
 ): string {
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
     return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
-  // Files with field ids and no deletes are one scan, as a table written whole is: DuckDB reads them in parallel.
-  const whole = files.filter((f) => f.mappingId === null && f.deletePath === null);
-  const scans =
-    whole.length === 0
-      ? []
-      : [
-          `SELECT ${names} FROM read_parquet([${whole.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}], schema = ${fieldIdSchema(columns)}) d`,
-        ];
-  for (const file of files.filter((f) => !whole.includes(f))) {
+  // Files with no deletes are one scan, as a table written whole is: DuckDB reads them in parallel.
+  const plain = files.filter((f) => f.mappingId === null && f.deletePath === null);
+  const named = plain.filter(
+    (f) => columnsSince !== undefined && f.beginSnapshot !== undefined && f.beginSnapshot >= columnsSince,
+  );
+  const byId = plain.filter((f) => !named.includes(f));
+  const list = (group: readonly TableFileAt[]): string =>
+    `[${group.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}]`;
+  const restored = columns.filter((c) => c.lakeType);
+  const scans: string[] = [];
+  if (named.length > 0)
+    scans.push(
+      restored.length === 0
+        ? `SELECT * FROM read_parquet(${list(named)})`
+        : `SELECT ${names} FROM (SELECT * REPLACE (${restored.map((c) => `CAST(${quoteIdentifier(c.name)} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')}) FROM read_parquet(${list(named)})) d`,
+    );
+  if (byId.length > 0)
+    scans.push(`SELECT ${names} FROM read_parquet(${list(byId)}, schema = ${fieldIdSchema(columns)}) d`);
+  for (const file of files.filter((f) => !plain.includes(f))) {
     const data = `(${fileRowsSql(file, columns, toAbsolute, mappings, file.deletePath !== null)})`;
     scans.push(
       file.deletePath
