@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_LAYERS } from '../../src/service/storage/lake.js';
+import { MAX_MERGES } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { run, type Json, jobWhen } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
@@ -7,7 +7,7 @@ import { inMemory, type Harness } from '../helpers/transports.js';
 /**
  * Incremental syncs add the changed rows as files of their own, with DuckLake delete files for the rows they
  * replace, instead of rewriting the table, so they cost what changed; queries see exactly the merged rows, and a
- * table with MAX_LAYERS layers (its full write and the merges on top) is compacted.
+ * table with MAX_MERGES merges on top of its full write is compacted.
  */
 describe('incremental syncs in layers', () => {
   const db = useTestDatabase();
@@ -85,7 +85,7 @@ describe('incremental syncs in layers', () => {
     expect(catalog.row_count ?? (await snapshot()).rowCount).toBe(source.length);
   }
 
-  it('adds the changed rows as a layer, reads the merged rows, and compacts after MAX_LAYERS layers', async () => {
+  it('adds the changed rows as a layer, reads the merged rows, and compacts after MAX_MERGES merges', async () => {
     await sync();
     const base = await snapshot();
     expect(base.layers).toBe(1);
@@ -110,14 +110,15 @@ describe('incremental syncs in layers', () => {
     expect(again).toMatchObject({ status: 'succeeded' });
     await expectSameRows();
 
-    for (let i = 3; i < MAX_LAYERS; i++) {
+    for (let i = 3; i <= MAX_MERGES; i++) {
       await adminQuery(
         `UPDATE public.items SET v = 'changed ${i}', changed = '2030-01-0${Math.min(9, i)}'::timestamptz + interval '${i} hours' WHERE id IN (${i}, 6, ${100 + i})`,
         db.database,
       );
       await sync();
     }
-    expect((await snapshot()).layers).toBe(MAX_LAYERS);
+    // The full write and MAX_MERGES merges on top.
+    expect((await snapshot()).layers).toBe(MAX_MERGES + 1);
     await expectSameRows();
 
     // A restricted reader with a grant on the table reads every layer (files of earlier snapshots included).

@@ -25,7 +25,7 @@ export type { PartWriter, WriteTableOptions } from './table-writes.js';
 const DEMO_SEEDED_KEY = 'demo_seeded';
 
 /** Merges a table may have on top of its last full write before an incremental sync rewrites it whole. */
-export const MAX_LAYERS = 8;
+export const MAX_MERGES = 8;
 
 /**
  * Lake table storage: each organization's lake is a DuckLake 1.0 catalog (decision 48) over immutable Parquet

@@ -8,7 +8,7 @@ import { requireCommonJs } from '../../support/load-commonjs.js';
 import { classifyPostgresFailure } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
-import { MAX_LAYERS, type Lake } from '../storage/lake.js';
+import { MAX_MERGES, type Lake } from '../storage/lake.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -211,9 +211,9 @@ async function syncTable(
       : undefined;
     const merging = previous !== undefined && lakeKey.length > 0;
     // Changed rows are merged into the table as files of their own, with delete files for the rows they replace
-    // (the cost follows the change); a table with MAX_LAYERS merges on top of its last full write is compacted
+    // (the cost follows the change); a table with MAX_MERGES merges on top of its last full write is compacted
     // instead: merged whole into new files that replace all of its own.
-    const layering = merging && previous.snapshot.layers < MAX_LAYERS;
+    const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES;
     const compacting = merging && !layering;
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
     // hold characters no file name may.

@@ -63,7 +63,9 @@ export class DuckLakeCatalog {
 
   private async exists(): Promise<boolean> {
     try {
-      return (await this.db.get(`SELECT 1 AS one FROM ${this.t('ducklake_metadata')} WHERE key = 'version'`)) !== undefined;
+      return (
+        (await this.db.get(`SELECT 1 AS one FROM ${this.t('ducklake_metadata')} WHERE key = 'version'`)) !== undefined
+      );
     } catch {
       // No such table yet: the catalog is still to be created.
       return false;

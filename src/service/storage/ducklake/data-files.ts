@@ -37,30 +37,41 @@ export async function describeDataFile(
   const meta = (
     await connection.runAndReadAll(`SELECT num_rows, file_size_bytes, footer_size FROM parquet_file_metadata(${file})`)
   ).getRowObjectsJS()[0] as { num_rows: bigint; file_size_bytes: bigint; footer_size: bigint };
-  const columnStats = [];
-  // Statistics are kept for columns of one value each; a nested column's values live in its children.
-  for (const column of columns.filter((c) => !c.children)) {
+  // Statistics are kept for columns of one value each; a nested column's values live in its children. One
+  // statement for every column: the footer is read once, however wide the table.
+  const flat = columns.filter((c) => !c.children);
+  const columnStats: NonNullable<NewDataFile['columnStats']>[number][] = [];
+  if (flat.length > 0) {
     // Min and max are compared as the column's type (text order would put 10 before 9), then kept as text.
-    const stats = (
+    const rows = (
       await connection.runAndReadAll(
-        `SELECT sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
-                CAST(min(TRY_CAST(stats_min_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS min_value,
-                CAST(max(TRY_CAST(stats_max_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS max_value
-           FROM parquet_metadata(${file}) WHERE path_in_schema = ${quoteLiteral(column.name)}`,
+        `WITH m AS MATERIALIZED (SELECT path_in_schema, num_values, stats_null_count, stats_min_value, stats_max_value
+                                    FROM parquet_metadata(${file}))
+         ${flat
+           .map(
+             (column, index) =>
+               `SELECT ${index} AS i, sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
+                       CAST(min(TRY_CAST(stats_min_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS min_value,
+                       CAST(max(TRY_CAST(stats_max_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS max_value
+                  FROM m WHERE path_in_schema = ${quoteLiteral(column.name)}`,
+           )
+           .join('\nUNION ALL\n')}`,
       )
-    ).getRowObjectsJS()[0] as {
+    ).getRowObjectsJS() as {
+      i: number;
       value_count: bigint | null;
       null_count: bigint | null;
       min_value: string | null;
       max_value: string | null;
-    };
-    columnStats.push({
-      columnId: column.id,
-      valueCount: Number(stats.value_count ?? 0),
-      nullCount: Number(stats.null_count ?? 0),
-      min: stats.min_value,
-      max: stats.max_value,
-    });
+    }[];
+    for (const stats of rows.sort((x, y) => Number(x.i) - Number(y.i)))
+      columnStats.push({
+        columnId: (flat[Number(stats.i)] as CatalogColumn).id,
+        valueCount: Number(stats.value_count ?? 0),
+        nullCount: Number(stats.null_count ?? 0),
+        min: stats.min_value,
+        max: stats.max_value,
+      });
   }
   return {
     path: relativePath,
