@@ -132,6 +132,7 @@ export class TableWrites {
           changed: described,
           toAbsolute: (path) => join(tableDir, path),
           deletesDir: version,
+          ...(previous ? { columnsSince: previous.columnsSince } : {}),
         });
       });
     } finally {

@@ -88,4 +88,6 @@ export interface TableFileAt {
   mappingId: number | null;
   /** The snapshot that added it, when the reader knows it. */
   beginSnapshot?: number;
+  /** How many positions its delete file lists, when the reader knows it. */
+  deleteCount?: number;
 }

@@ -264,9 +264,10 @@ export class DuckLakeCatalog {
       path: string;
       record_count: number;
       delete_path: string | null;
+      delete_count: number | null;
       mapping_id: number | null;
     }>(
-      `SELECT data.data_file_id, data.path, data.record_count, del.path AS delete_path, data.mapping_id
+      `SELECT data.data_file_id, data.path, data.record_count, del.path AS delete_path, del.delete_count, data.mapping_id
          FROM ${this.t('ducklake_data_file')} data
          LEFT JOIN (SELECT * FROM ${this.t('ducklake_delete_file')} WHERE ${live()}) del ON del.data_file_id = data.data_file_id
         WHERE data.table_id = ? AND ${live('data.')}
@@ -278,6 +279,7 @@ export class DuckLakeCatalog {
       path: r.path,
       recordCount: Number(r.record_count),
       deletePath: r.delete_path,
+      deleteCount: Number(r.delete_count ?? 0),
       mappingId: r.mapping_id === null ? null : Number(r.mapping_id),
     }));
   }

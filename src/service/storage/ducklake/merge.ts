@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
 import type { CatalogWrite } from './catalog-write.js';
-import { fileRowsSql } from './data-files.js';
+import { fieldIdSchemaOf, fileRowsSql } from './data-files.js';
 
 export interface MergeInput {
   write: CatalogWrite;
@@ -22,6 +22,8 @@ export interface MergeInput {
   toAbsolute: (tableRelative: string) => string;
   /** Where this snapshot's delete files go, relative to the table. */
   deletesDir: string;
+  /** The snapshot since which the table has had its current columns (tableRowsSql). */
+  columnsSince?: number;
 }
 
 /**
@@ -41,19 +43,44 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
         `SELECT ${keys} FROM (${fileRowsSql({ path: file.path, mappingId: null }, keyColumns, toAbsolute, new Map(), false)})`,
     )
     .join(' UNION ALL ')})`;
+  // Where the changed keys are in the table's files: one scan of the key columns of every file with field ids
+  // (in parallel, whatever their number), positions kept per file; files read by name one by one.
+  const withIds = input.current.filter((f) => f.mappingId === null);
+  const hits: { file: TableFileAt; positions: string }[] = [];
+  if (withIds.length > 0) {
+    // Files written with the table's current columns hold the key columns by name: a plain scan, DuckDB's fastest.
+    const named = withIds.every(
+      (f) => input.columnsSince !== undefined && f.beginSnapshot !== undefined && f.beginSnapshot >= input.columnsSince,
+    );
+    await connection.run(
+      `CREATE OR REPLACE TEMP TABLE lake_merge_hits AS
+         SELECT d.file_index, d.file_row_number AS pos
+           FROM read_parquet([${withIds.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}],
+                             ${named ? '' : `schema = ${fieldIdSchemaOf(keyColumns)}, `}file_row_number = true) d
+           SEMI JOIN ${changedKeys} n USING (${keys})`,
+    );
+    const touched = new Set(
+      (await connection.runAndReadAll('SELECT DISTINCT file_index FROM lake_merge_hits'))
+        .getRowObjectsJS()
+        .map((r) => Number(r.file_index)),
+    );
+    for (const [index, file] of withIds.entries())
+      if (touched.has(index))
+        hits.push({ file, positions: `SELECT pos FROM lake_merge_hits WHERE file_index = ${index}` });
+  }
+  for (const file of input.current.filter((f) => f.mappingId !== null))
+    hits.push({
+      file,
+      positions: `SELECT d.file_row_number AS pos FROM (${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)}) d SEMI JOIN ${changedKeys} n USING (${keys})`,
+    });
   let replaced = 0;
-  for (const file of input.current) {
-    const rows = `(${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)})`;
+  for (const { file, positions } of hits) {
     const deletedBefore = file.deletePath
       ? `SELECT pos FROM read_parquet(${quoteLiteral(toAbsolute(file.deletePath))})`
       : 'SELECT NULL::BIGINT AS pos WHERE false';
-    // Rows still in the table (not deleted before) whose key a changed row has.
-    const fresh = `SELECT d.file_row_number AS pos FROM ${rows} d SEMI JOIN ${changedKeys} n USING (${keys})
-                   WHERE d.file_row_number NOT IN (${deletedBefore})`;
-    const count = Number(
-      (await connection.runAndReadAll(`SELECT count(*) AS n FROM (${fresh})`)).getRowObjectsJS()[0]?.n ?? 0,
-    );
-    if (count === 0) continue;
+    // Rows still in the table (not deleted before) whose key a changed row has, with the earlier deletes: the
+    // file's new delete file, written at once (a file none of whose live rows changed gets none).
+    const fresh = `SELECT pos FROM (${positions}) WHERE pos NOT IN (${deletedBefore})`;
     const path = join(input.deletesDir, `delete-${file.dataFileId}.parquet`);
     const absolute = toAbsolute(path);
     mkdirSync(dirname(absolute), { recursive: true, mode: 0o700 });
@@ -61,6 +88,11 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
       `COPY (SELECT ${quoteLiteral(toAbsolute(file.path))} AS file_path, pos FROM (${deletedBefore} UNION ALL ${fresh}) ORDER BY pos)
          TO ${quoteLiteral(absolute)} (FORMAT parquet)`,
     );
+    const count = Number(written.rowsChanged) - (file.deleteCount ?? 0);
+    if (count === 0) {
+      rmSync(absolute, { force: true });
+      continue;
+    }
     const meta = (
       await connection.runAndReadAll(
         `SELECT file_size_bytes, footer_size FROM parquet_file_metadata(${quoteLiteral(absolute)})`,
@@ -79,6 +111,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
     );
     replaced += count;
   }
+  if (withIds.length > 0) await connection.run('DROP TABLE IF EXISTS lake_merge_hits');
   await input.write.addFiles(input.tableId, input.changed);
   return replaced;
 }
