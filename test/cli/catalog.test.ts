@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
@@ -109,5 +110,17 @@ describe('lake catalog and the admin commands for views and permissions', () => 
     expect((await asAna('catalog', 'ls', 'demo')).code).toBe(1);
     expect((await lake('admin', 'permissions', 'off')).code).toBe(0);
     expect((await asAna('catalog', 'ls', 'demo')).code).toBe(0);
+  });
+
+  it('lake admin ducklake prints the read-only ATTACH for a pipe, and the API object with --json', async () => {
+    const piped = await lake('admin', 'ducklake');
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toMatch(
+      /^ATTACH 'ducklake:sqlite:[^']+\/lake\/org_[a-z0-9]+\/ducklake\.sqlite' AS lake \(READ_ONLY, DATA_PATH '[^']+\/lake\/org_[a-z0-9]+\/tables\/'\);\n$/,
+    );
+    const json = JSON.parse((await lake('admin', 'ducklake', '--json')).stdout);
+    expect(json).toMatchObject({ object: 'ducklake_attach', catalog: 'sqlite', metadata_schema: 'main' });
+    expect(`${json.attach};\n`).toBe(piped.stdout);
+    expect(existsSync(json.data_path)).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine
 import type { MetadataDb } from '../../src/service/store/metadata-db.js';
 import { MAX_MERGES } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { jobWhen, run, type Json } from '../helpers/queries.js';
+import { run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -151,17 +151,7 @@ describe('the lake as a DuckLake catalog, read by the specification alone', () =
     await api?.close();
   });
 
-  async function sync(): Promise<void> {
-    const accepted = (await (
-      await api.request(`/sources/${sourceId}/sync`, {
-        method: 'POST',
-        body: '{}',
-        headers: { 'Content-Type': 'application/json' },
-      })
-    ).json()) as Json;
-    const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
-    expect(job.status, JSON.stringify(job)).toBe('succeeded');
-  }
+  const sync = (): Promise<Json> => syncSucceeded(api, sourceId);
 
   const change = async (i: number): Promise<void> => {
     await adminQuery(

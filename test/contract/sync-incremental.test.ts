@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MERGES } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { run, type Json, jobWhen } from '../helpers/queries.js';
+import { run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -50,18 +50,7 @@ describe('incremental syncs in layers', () => {
     await api?.close();
   });
 
-  async function sync(): Promise<Json> {
-    const accepted = (await (
-      await api.request(`/sources/${sourceId}/sync`, {
-        method: 'POST',
-        body: '{}',
-        headers: { 'Content-Type': 'application/json' },
-      })
-    ).json()) as Json;
-    const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
-    expect(job.status, JSON.stringify(job)).toBe('succeeded');
-    return job;
-  }
+  const sync = (): Promise<Json> => syncSucceeded(api, sourceId);
   const snapshot = async () =>
     (await api.services.lake.tables.get(api.home.organization.id, 'layers', 'items'))?.snapshot as NonNullable<
       Awaited<ReturnType<typeof api.services.lake.tables.get>>

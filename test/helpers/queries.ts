@@ -62,3 +62,17 @@ export async function jobWhen(
   if (!until(job)) throw new Error(`job ${id} did not get there: ${JSON.stringify(job)}`);
   return job;
 }
+
+/** Starts a sync of the source over the API and waits for its job to succeed; returns the job. */
+export async function syncSucceeded(api: Harness, sourceId: string): Promise<Json> {
+  const accepted = (await (
+    await api.request(`/sources/${sourceId}/sync`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+    })
+  ).json()) as Json;
+  const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
+  expect(job.status, JSON.stringify(job)).toBe('succeeded');
+  return job;
+}
