@@ -186,12 +186,15 @@ function scanSql(
         ? `SELECT * FROM read_parquet(${list(whole)})`
         : `SELECT ${projection} FROM read_parquet(${list(whole)}${schema}) d`,
     );
-  // A file with deletes is its own scan, anti-joined with its delete file's positions: measured on 12 files with
-  // 480,000 deletes, a fifth faster than one scan of them all joined on (file, position).
+  // A file with deletes is its own scan, its deleted positions a bitmap tested per row: measured on 12 files with
+  // 480,000 deletes, a tenth faster than an anti-join on the position and a fifth faster than one scan of them all
+  // joined on (file, position). Every position a delete file lists is below its data file's record count.
   for (const file of files.filter((f) => f.deletePath !== null))
     scans.push(
-      `SELECT ${projection} FROM read_parquet(${quoteLiteral(toAbsolute(file.path))}${schema}, file_row_number = true) d
-         ANTI JOIN read_parquet(${quoteLiteral(toAbsolute(file.deletePath as string))}) x ON x.pos = d.file_row_number`,
+      `SELECT ${projection} FROM read_parquet(${quoteLiteral(toAbsolute(file.path))}${schema}, file_row_number = true) d,
+         (SELECT bitstring_agg(pos, 0, ${Math.max(0, file.recordCount - 1)}) AS deleted
+            FROM read_parquet(${quoteLiteral(toAbsolute(file.deletePath as string))})) x
+        WHERE get_bit(x.deleted, d.file_row_number::INTEGER) = 0`,
     );
   return scans.join('\nUNION ALL\n');
 }
