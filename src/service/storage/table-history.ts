@@ -77,7 +77,10 @@ export class TableHistory {
   /** The versions of schema.name still kept, newest first: each snapshot that changed it, and when. */
   async versions(organizationId: string, schema: string, name: string): Promise<TableVersionEntry[]> {
     const current = await this.states.current(organizationId);
-    const snapshots = [...current.snapshotTimes.keys()].sort((a, b) => a - b);
+    const kept = [...current.snapshotTimes.keys()].sort((a, b) => a - b);
+    // The oldest kept snapshot (the table as retention keeps it), then each later one that changed the table.
+    const changing = new Set(await (await this.states.catalog(organizationId)).snapshotsChanging(schema, name));
+    const snapshots = kept.filter((s, i) => i === 0 || changing.has(s));
     const entries: TableVersionEntry[] = [];
     let before: { changedAt: number; rowCount: number; files: number; columns: string } | undefined;
     for (const snapshot of snapshots) {

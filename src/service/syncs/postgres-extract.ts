@@ -9,6 +9,7 @@ import { classifyPostgresFailure } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES, type Lake } from '../storage/lake.js';
+import { mergeableColumns } from '../storage/ducklake/merge.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -213,7 +214,8 @@ async function syncTable(
     // Changed rows are merged into the table as files of their own, with delete files for the rows they replace
     // (the cost follows the change); a table with MAX_MERGES merges on top of its last full write is compacted
     // instead: merged whole into new files that replace all of its own.
-    const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES;
+    // A table with a column DuckDB reads positions through (file_row_number, file_index) cannot take delete files.
+    const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES && mergeableColumns(plans.map((p) => p.name));
     const compacting = merging && !layering;
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
     // hold characters no file name may.

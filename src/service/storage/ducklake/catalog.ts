@@ -187,6 +187,33 @@ export class DuckLakeCatalog {
     return new Set(rows.map((r) => r.path));
   }
 
+  /**
+   * The snapshots that changed a table called schema.name (whichever table ids it has had), from their recorded
+   * changes: what a table's history needs to look at, instead of every snapshot kept.
+   */
+  async snapshotsChanging(schema: string, name: string): Promise<number[]> {
+    const ids = (
+      await this.db.all<{ table_id: number }>(
+        `SELECT DISTINCT t.table_id FROM ${this.t('ducklake_table')} t JOIN ${this.t('ducklake_schema')} s ON s.schema_id = t.schema_id
+          WHERE lower(s.schema_name) = lower(?) AND lower(t.table_name) = lower(?)`,
+        [schema, name],
+      )
+    ).map((r) => Number(r.table_id));
+    if (ids.length === 0) return [];
+    const changes = await this.db.all<{ snapshot_id: number; changes_made: string | null }>(
+      `SELECT snapshot_id, changes_made FROM ${this.t('ducklake_snapshot_changes')} ORDER BY snapshot_id`,
+    );
+    const byId = new RegExp(`(^|,)[a-z_]+_table:(${ids.join('|')})(,|$)`);
+    const created = `created_table:"${name.replace(/"/g, '""')}"`;
+    return changes
+      .filter(
+        (c) =>
+          byId.test(c.changes_made ?? '') ||
+          (c.changes_made ?? '').split(',').some((x) => x.toLowerCase() === created.toLowerCase()),
+      )
+      .map((c) => Number(c.snapshot_id));
+  }
+
   /** The newest snapshot: the spec's `SELECT max(snapshot_id) FROM ducklake_snapshot`. */
   async currentSnapshot(): Promise<number> {
     const row = await this.db.get<{ id: number | null }>(

@@ -6,6 +6,15 @@ import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js
 import type { CatalogWrite } from './catalog-write.js';
 import { fieldIdSchemaOf, fileRowsSql } from './data-files.js';
 
+/**
+ * Whether rows of a table with these columns can be merged with delete files. Positions are DuckDB's virtual
+ * columns `file_row_number` and `file_index`; a real column of either name hides them (DuckDB refuses the one and
+ * would silently read the other), so such a table is rewritten whole instead.
+ */
+export function mergeableColumns(names: readonly string[]): boolean {
+  return !names.some((name) => ['file_row_number', 'file_index'].includes(name.toLowerCase()));
+}
+
 export interface MergeInput {
   write: CatalogWrite;
   connection: DuckDBConnection;
@@ -37,6 +46,8 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
   const keys = input.key.map((k) => quoteIdentifier(k)).join(', ');
   const keyColumns = columns.filter((c) => input.key.includes(c.name));
   if (keyColumns.length !== input.key.length) throw new Error('Every merge key column must be a column of the table.');
+  if (!mergeableColumns(columns.map((c) => c.name)))
+    throw new Error('A table with a column named file_row_number or file_index is rewritten whole, not merged.');
   const changedKeys = `(${input.changed
     .map(
       (file) =>
