@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { relative, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LakeLayout } from '../layout.js';
@@ -5,7 +6,8 @@ import type { DuckLakeCatalog } from './catalog.js';
 import type { LegacyColumn, LegacyLake } from './legacy-lake.js';
 import { registerLegacySnapshot } from './legacy-snapshot.js';
 import { columnShape, type ColumnShape } from './types.js';
-import { quoteLiteral } from '../../engine/duckdb.js';
+import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
+import { mergeableColumns } from './merge.js';
 import { viewTags } from './view-tags.js';
 
 /** One change to replay: a snapshot that became current, or a table taken out of the catalog. */
@@ -52,7 +54,7 @@ export async function convertToDuckLake(input: {
       }
       const { table, snapshot } = change.entry;
       const tableDir = join(layout.tablesDir(organizationId), table.id);
-      const layers = (snapshot.layers?.length ? snapshot.layers : [snapshot.files]).map((layer) =>
+      let layers = (snapshot.layers?.length ? snapshot.layers : [snapshot.files]).map((layer) =>
         layer.map((file) => relative(tableDir, layout.toAbsolute(file))),
       );
       const shapes = await legacyShapes(
@@ -60,6 +62,10 @@ export async function convertToDuckLake(input: {
         layers.map((layer) => layer.map((file) => join(tableDir, file))),
         snapshot.columns,
       );
+      // Delete files need DuckDB's file_row_number, which a column of that name hides: such a layered snapshot is
+      // written once as one file, as that release read it (the only data a conversion rewrites).
+      if (layers.length > 1 && !mergeableColumns(shapes.map((c) => c.name)))
+        layers = [[await mergeLegacyLayers(input.connection, layers, snapshot.mergeKey ?? [], tableDir, snapshot.id)]];
       await catalog.commit({ at, message: `converted: lake snapshot ${snapshot.id}` }, async (write) => {
         const created = await write.table(await write.schema(table.schema), table.name, `${table.id}/`, shapes);
         await write.replaceFiles(created.tableId, []);
@@ -112,4 +118,29 @@ async function legacyShapes(
     const type = known?.type.startsWith('ENUM(') ? known.type : String(row.column_type);
     return columnShape(name, type, known?.nullable ?? true);
   });
+}
+
+/** A layered legacy snapshot's rows as its release read them (each layer less the keys a later one holds), as one file. */
+async function mergeLegacyLayers(
+  connection: DuckDBConnection,
+  layers: readonly (readonly string[])[],
+  key: readonly string[],
+  tableDir: string,
+  snapshotId: string,
+): Promise<string> {
+  const read = (files: readonly string[]): string =>
+    `read_parquet([${files.map((f) => quoteLiteral(join(tableDir, f))).join(', ')}])`;
+  const match = key.map((k) => `n.${quoteIdentifier(k)} = o.${quoteIdentifier(k)}`).join(' AND ');
+  const rows = layers
+    .map((files, i) => {
+      const later = layers.slice(i + 1).flat();
+      return later.length === 0 || match === ''
+        ? `SELECT * FROM ${read(files)}`
+        : `SELECT o.* FROM ${read(files)} o WHERE NOT EXISTS (SELECT 1 FROM ${read(later)} n WHERE ${match})`;
+    })
+    .join(' UNION ALL BY NAME ');
+  const path = `${snapshotId}-merged/part-0.parquet`;
+  mkdirSync(join(tableDir, `${snapshotId}-merged`), { recursive: true, mode: 0o700 });
+  await connection.run(`COPY (${rows}) TO ${quoteLiteral(join(tableDir, path))} (FORMAT parquet, COMPRESSION zstd)`);
+  return path;
 }
