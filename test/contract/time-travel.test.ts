@@ -78,6 +78,12 @@ describe('time travel', () => {
     expect(failed.error).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/oldest kept/) });
     const before = await run(api, "select * from shop.items AT (TIMESTAMP => TIMESTAMPTZ '2001-01-01 00:00:00+00')");
     expect(before.error.message).toMatch(/before the oldest snapshot kept/);
+    // Values DuckDB cannot take as a version or a time fail the query with DuckDB's reason, never a 500.
+    for (const clause of ["TIMESTAMP => 'not a time'", 'VERSION => 1e30', "VERSION => 'seven'"]) {
+      const odd = await run(api, `select * from shop.items AT (${clause})`);
+      expect(odd.status, clause).toBe('failed');
+      expect(odd.error, clause).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/AT clause/) });
+    }
     const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
     expect(never.error.message).toMatch(/did not exist at snapshot/);
     await expectError(

@@ -140,13 +140,22 @@ export async function findAsOf(
     (probe.tree.statements[0] as { node: { select_list: unknown[] } }).node.select_list[0] = clause.expr;
     const expression = (await unparse(connection, probe)).replace(/;\s*$/, '');
     const unit = clause.unit.toUpperCase();
-    const value = (
-      await connection.runAndReadAll(
+    const computed = expression.replace(/^SELECT /i, '');
+    // A value DuckDB cannot take as a version or a time ('seven', 1e30) fails the query with DuckDB's reason.
+    const value = await connection
+      .runAndReadAll(
         unit === 'VERSION'
-          ? `SELECT CAST((${expression.replace(/^SELECT /i, '')}) AS BIGINT) AS v`
-          : `SELECT epoch_ms(CAST((${expression.replace(/^SELECT /i, '')}) AS TIMESTAMPTZ)) AS v`,
+          ? `SELECT CAST((${computed}) AS BIGINT) AS v`
+          : `SELECT epoch_ms(CAST((${computed}) AS TIMESTAMPTZ)) AS v`,
       )
-    ).getRowObjectsJS()[0]?.v;
+      .then(
+        (reader) => reader.getRowObjectsJS()[0]?.v,
+        (error: unknown) => {
+          throw new AsOfError(
+            `The AT clause of ${schema}.${String(node.table_name).slice(0, 200)} is no ${unit === 'VERSION' ? 'snapshot id' : 'time'}: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`,
+          );
+        },
+      );
     if (value === null || value === undefined)
       throw new AsOfError(`The AT clause of ${schema}.${String(node.table_name).slice(0, 200)} is NULL.`);
     references.push({

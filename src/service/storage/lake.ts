@@ -97,40 +97,38 @@ export class Lake {
   }
 
   /**
-   * What an access may see, read in one transaction so it is one moment's catalog: its tables, and the views it
-   * may read whose every table and view it may read too (a view never opens a way around a grant).
+   * What an access may see at the current snapshot: its tables, and the views it may read whose every table and
+   * view it may read too (a view never opens a way around a grant).
    */
   async visible(
     organizationId: string,
     access: TableAccess = UNRESTRICTED,
   ): Promise<CatalogContents & { version: number }> {
-    {
-      const state = await this.states.current(organizationId);
-      const version = state.snapshotId;
-      // One snapshot's tables and views, so a session never sees a view without the table it reads.
-      const tables = state.tables.map((t) => lakeTableOf(organizationId, state, t, this.layout));
-      const views = state.views.map((v) => lakeViewOf(organizationId, state, v));
-      if (!access.restricted) return { version, tables, views };
-      const visibleTables = tables.filter((t) => access.canRead(t.schema, t.name));
-      const byName = new Map(views.map((v) => [key(v), v]));
-      const tableNames = new Set(visibleTables.map(key));
-      const verdicts = new Map<string, boolean>();
-      const viewVisible = (view: LakeView, path: Set<string>): boolean => {
-        const k = key(view);
-        const known = verdicts.get(k);
-        if (known !== undefined) return known;
-        if (path.has(k) || !access.canRead(view.schema, view.name)) return false;
-        path.add(k);
-        const ok = view.references.every((ref) => {
-          const inner = byName.get(key(ref));
-          return inner ? viewVisible(inner, path) : tableNames.has(key(ref));
-        });
-        path.delete(k);
-        verdicts.set(k, ok);
-        return ok;
-      };
-      return { version, tables: visibleTables, views: views.filter((v) => viewVisible(v, new Set())) };
-    }
+    const state = await this.states.current(organizationId);
+    const version = state.snapshotId;
+    // One snapshot's tables and views, so a session never sees a view without the table it reads.
+    const tables = state.tables.map((t) => lakeTableOf(organizationId, state, t, this.layout));
+    const views = state.views.map((v) => lakeViewOf(organizationId, state, v));
+    if (!access.restricted) return { version, tables, views };
+    const visibleTables = tables.filter((t) => access.canRead(t.schema, t.name));
+    const byName = new Map(views.map((v) => [key(v), v]));
+    const tableNames = new Set(visibleTables.map(key));
+    const verdicts = new Map<string, boolean>();
+    const viewVisible = (view: LakeView, path: Set<string>): boolean => {
+      const k = key(view);
+      const known = verdicts.get(k);
+      if (known !== undefined) return known;
+      if (path.has(k) || !access.canRead(view.schema, view.name)) return false;
+      path.add(k);
+      const ok = view.references.every((ref) => {
+        const inner = byName.get(key(ref));
+        return inner ? viewVisible(inner, path) : tableNames.has(key(ref));
+      });
+      path.delete(k);
+      verdicts.set(k, ok);
+      return ok;
+    };
+    return { version, tables: visibleTables, views: views.filter((v) => viewVisible(v, new Set())) };
   }
 
   /**

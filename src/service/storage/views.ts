@@ -89,7 +89,7 @@ export class ViewStore {
   async updateColumns(organizationId: string, view: LakeView, columns: ColumnDescription[]): Promise<void> {
     const value = viewTags([], columns)[COLUMNS_TAG] as string;
     await (await this.states.catalog(organizationId)).refreshTag(view.id, COLUMNS_TAG, value);
-    for (const state of [await this.states.current(organizationId)])
-      for (const seen of state.views) if (seen.viewId === view.id) seen.tags[COLUMNS_TAG] = value;
+    const state = await this.states.current(organizationId);
+    for (const seen of state.views) if (seen.viewId === view.id) seen.tags[COLUMNS_TAG] = value;
   }
 }
