@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
+import { mark } from '../../support/debug-timing.js';
 import { newId } from '../core/ids.js';
 import type { CatalogStates } from './catalog-states.js';
 import type { CatalogColumn, NewDataFile } from './ducklake/catalog-types.js';
@@ -99,6 +100,7 @@ export class TableWrites {
         },
       };
       const rowCount = await fill(connection, parts);
+      mark(`${schema}.${name}: parts written`);
       if (!planned) throw new Error(`No part of ${schema}.${name} was written.`);
       const { shapes, columns } = await planned;
       if (options.mergeOn && current && rowCount === 0) {
@@ -112,6 +114,7 @@ export class TableWrites {
       const described: NewDataFile[] = [];
       for (const file of partFiles)
         described.push(await describeDataFile(connection, join(dir, file), `${version}/${file}`, columns));
+      mark(`${schema}.${name}: parts described`);
       const verb = options.mergeOn && current ? 'merged into' : 'written';
       await catalog.commit({ message: `lake: ${schema}.${name} ${verb}` }, async (write) => {
         const table = await write.table(await write.schema(schema), name, tablePath, shapes, columns);
@@ -135,6 +138,7 @@ export class TableWrites {
           ...(previous ? { columnsSince: previous.columnsSince } : {}),
         });
       });
+      mark(`${schema}.${name}: committed`);
     } finally {
       close();
     }

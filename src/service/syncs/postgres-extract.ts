@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { mark } from '../../support/debug-timing.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -67,6 +68,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
   const connections = new TenantConnections(input.limits, input.signal);
   try {
     clients.push(await openSession(input.settings, connections));
+    mark('sync: source session open');
   } catch (error) {
     await connections.close();
     if (error instanceof LakeServiceError) throw error;
@@ -201,6 +203,7 @@ async function syncTable(
       input.reporter,
       (columns) => (summary = columns),
     );
+    mark(`${task.key}: read planned`);
     const total = incremental ? null : table.estimatedRows;
     input.reporter.phase(task, 'extracting', { completed: 0, total });
     const notNull = new Set([

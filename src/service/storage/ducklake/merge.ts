@@ -5,6 +5,7 @@ import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
 import type { CatalogWrite } from './catalog-write.js';
 import { fieldIdSchemaOf, fileRowsSql } from './data-files.js';
+import { mark } from '../../../support/debug-timing.js';
 
 /**
  * Whether rows of a table with these columns can be merged with delete files. Positions are DuckDB's virtual
@@ -84,6 +85,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
       file,
       positions: `SELECT d.file_row_number AS pos FROM (${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)}) d SEMI JOIN ${changedKeys} n USING (${keys})`,
     });
+  mark('merge: changed keys found');
   let replaced = 0;
   for (const { file, positions } of hits) {
     const deletedBefore = file.deletePath
@@ -122,6 +124,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
     );
     replaced += count;
   }
+  mark('merge: delete files written');
   if (withIds.length > 0) await connection.run('DROP TABLE IF EXISTS lake_merge_hits');
   await input.write.addFiles(input.tableId, input.changed);
   return replaced;
