@@ -23,6 +23,9 @@ export const Sync = Strict(
     finished: Nullable(Timestamp),
     full_refresh: Type.Boolean(),
     requested_tables: Nullable(Type.Array(Type.String())),
+    trigger: OneOf(['manual', 'schedule'], {
+      description: "Lake's addition: asked for by a caller (`manual`) or started by the source's schedule.",
+    }),
     tables: Type.Optional(
       Type.Array(SyncTable, {
         description:
@@ -84,6 +87,24 @@ export const TestReason = OneOf(
   },
 );
 
+export const Schedule = Strict(
+  {
+    interval: Nullable(Type.String({ description: 'Every this long: `15m`, `1h`, `1h30m`, `2d` (1m to 31d).' })),
+    cron: Nullable(
+      Type.String({ description: 'Five fields (minute hour day-of-month month day-of-week), or @hourly … @yearly.' }),
+    ),
+    time_zone: Nullable(Type.String({ description: "The cron expression's IANA time zone; null for an interval." })),
+  },
+  "When the source syncs by itself (lake's addition): one of interval and cron.",
+);
+
+/** A schedule as a caller sets it: an interval, or a cron expression with its time zone (UTC when left out). */
+export const ScheduleInput = Strict({
+  interval: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+  cron: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  time_zone: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+});
+
 export const Source = Strict(
   {
     object: Type.Literal('source'),
@@ -114,6 +135,11 @@ export const Source = Strict(
     last_test: Nullable(
       Strict({ supported: Type.Boolean(), ok: Type.Boolean(), reason: Nullable(TestReason), at: Timestamp }),
     ),
+    schedule: Nullable(Schedule),
+    next_sync_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'When the schedule next starts a sync (lake serve runs schedules); null without a schedule or while paused.',
+    }),
   },
   'A connected data source, its table configuration and its latest sync.',
 );
@@ -140,6 +166,7 @@ export const SourceCreation = Type.Object(
     connector: Type.String({ description: 'GET /connectors lists them.' }),
     name: Type.Optional(Type.String()),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    schedule: Type.Optional(Nullable(ScheduleInput)),
     ...credentialFields,
   },
   {
@@ -154,6 +181,9 @@ export const SourceChange = Type.Object(
     paused: Type.Optional(Type.Boolean()),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     tables: Type.Optional(Type.Array(TableChange)),
+    schedule: Type.Optional(
+      Type.Union([ScheduleInput, Type.Null()], { description: 'A new schedule, or null for none.' }),
+    ),
     ...credentialFields,
   },
   { additionalProperties: Credential },

@@ -82,6 +82,32 @@ describe('lake sources and lake connectors', () => {
     expect(gone.stderr).toContain('source_not_found');
   });
 
+  it('takes a schedule on create and update, shows it and the next sync, and clears it with --no-schedule', async () => {
+    const created = await lake(['sources', 'create', '--connector', 'sample', '--name', 'timed', '--schedule', '1h']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/schedule\tevery 1h/);
+    expect(created.stdout).toMatch(/next sync\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+    const id = /id\t(src_\w+)/.exec(created.stdout)?.[1] as string;
+    const cron = await lake(['sources', 'update', id, '--schedule', '0 6 * * 1-5', '--time-zone', 'Europe/Berlin']);
+    expect(cron.code, cron.stderr).toBe(0);
+    expect(cron.stdout).toMatch(/schedule\t0 6 \* \* 1-5 \(Europe\/Berlin\)/);
+    const listed = await lake(['sources', 'ls', '--json']);
+    expect(JSON.parse(listed.stdout).data[0]).toMatchObject({ id, schedule: { cron: '0 6 * * 1-5' } });
+    // A time zone with an interval is a usage error, caught before any request.
+    const zoned = await lake(['sources', 'update', id, '--schedule', '15m', '--time-zone', 'UTC']);
+    expect(zoned.code).toBe(2);
+    expect(zoned.stderr).toContain('--time-zone');
+    // One the service cannot read names the field, and the source keeps its schedule.
+    const bad = await lake(['sources', 'update', id, '--schedule', '61 * * * *']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('invalid_source_parameters');
+    expect(bad.stderr).toContain('minute');
+    expect((await lake(['sources', 'get', id])).stdout).toMatch(/schedule\t0 6/);
+    const cleared = await lake(['sources', 'update', id, '--no-schedule', '--json']);
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ schedule: null, next_sync_at: null });
+    expect((await lake(['sources', 'get', id])).stdout).toMatch(/schedule\tnone/);
+  });
+
   it('a failing test exits 1 with a generic reason; a password on the command line is refused', async () => {
     const created = await lake([
       'sources',

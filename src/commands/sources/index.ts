@@ -4,6 +4,9 @@ import type { CommandContext } from '../context.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+const SCHEDULE_HELP =
+  'sync by itself under lake serve: an interval (15m, 1h, 1h30m, 2d) or a cron expression ("0 6 * * 1-5")';
+
 // Each verb's code is loaded when it runs.
 export function registerSources(program: Command, ctx: CommandContext): void {
   const verbs = async () => import('./verbs.js');
@@ -35,6 +38,8 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .option('--from-file <file>', 'the whole request body as JSON (as for POST /sources)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--no-password', 'the source has no password (trust or certificate authentication)')
+    .option('--schedule <when>', SCHEDULE_HELP)
+    .option('--time-zone <zone>', "a cron schedule's IANA time zone (default UTC)")
     .action(async (o: Record<string, unknown>) => (await verbs()).createSource(ctx, o));
 
   sources
@@ -52,6 +57,9 @@ export function registerSources(program: Command, ctx: CommandContext): void {
       collect,
     )
     .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
+    .option('--schedule <when>', SCHEDULE_HELP)
+    .option('--time-zone <zone>', "a cron schedule's IANA time zone (default UTC)")
+    .option('--no-schedule', 'sync only when asked (lake sync start)')
     .option('--from-file <file>', 'the PATCH body as JSON')
     .action(async (id: string, o: Record<string, unknown>) => (await verbs()).updateSource(ctx, await idOf(id), o));
 

@@ -92,6 +92,11 @@ async function showSource(ctx: CommandContext, source: SourceObject): Promise<vo
     ],
     ['credentials set', Object.keys(source.credentials).join(' ') || 'none'],
     ['latest sync', source.latest_sync ? `${source.latest_sync.id} ${source.latest_sync.status}` : 'never'],
+    ['schedule', scheduleText(source.schedule)],
+    [
+      'next sync',
+      source.next_sync_at !== null ? when(source.next_sync_at) : source.schedule && source.paused ? 'paused' : '-',
+    ],
     [
       'last test',
       source.last_test
@@ -139,7 +144,7 @@ export async function listConnectors(ctx: CommandContext, options: { output?: st
 export async function listSources(ctx: CommandContext, options: PageOptions): Promise<void> {
   await printList(ctx, options, {
     route: SOURCE_ROUTES.listSources,
-    columns: ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'created'],
+    columns: ['id', 'name', 'connector', 'status', 'tables', 'latest_sync', 'next_sync', 'created'],
     row: (s) => ({
       id: s.id,
       name: s.name,
@@ -147,6 +152,7 @@ export async function listSources(ctx: CommandContext, options: PageOptions): Pr
       status: s.status,
       tables: `${s.enabled_table_count}/${s.table_count}`,
       latest_sync: s.latest_sync?.status ?? null,
+      next_sync: s.next_sync_at === null ? null : when(s.next_sync_at),
       created: when(s.created),
     }),
   });
@@ -165,6 +171,7 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
     throw usageError('Name the connector with --connector (lake connectors ls lists them).');
   const connector = await connectorOf(client, body.connector);
   applySettings(connector, (options.config as string[] | undefined) ?? [], body);
+  applySchedule(options, body);
   if (connector.fields.some((f) => f.name === 'password') && body.password === undefined) {
     const password = await readPassword(ctx, options);
     if (password !== undefined) body.password = password;
@@ -181,6 +188,34 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
       );
     }
   }
+}
+
+/**
+ * `--schedule`, `--time-zone` and `--no-schedule` as the body's schedule: text that reads as an interval (15m, 1h30m)
+ * is one, anything else a cron expression; the service checks both.
+ */
+function applySchedule(options: Record<string, unknown>, body: Record<string, unknown>): void {
+  const zone = options.timeZone as string | undefined;
+  if (options.schedule === false) {
+    if (zone !== undefined) throw usageError('--time-zone goes with a cron --schedule, not --no-schedule.');
+    body.schedule = null;
+    return;
+  }
+  if (typeof options.schedule !== 'string') {
+    if (zone !== undefined) throw usageError('--time-zone goes with a cron --schedule ("0 6 * * *").');
+    return;
+  }
+  const when = options.schedule.trim();
+  if (/^(\d+[dhm])+$/.test(when)) {
+    if (zone !== undefined) throw usageError('An interval has no time zone; --time-zone goes with a cron --schedule.');
+    body.schedule = { interval: when };
+  } else body.schedule = { cron: when, ...(zone !== undefined ? { time_zone: zone } : {}) };
+}
+
+/** A schedule as one line: "every 15m" or "0 6 * * 1-5 (Europe/Berlin)". */
+export function scheduleText(schedule: SourceObject['schedule']): string {
+  if (!schedule) return 'none (lake sync start)';
+  return schedule.interval !== null ? `every ${schedule.interval}` : `${schedule.cron} (${schedule.time_zone})`;
 }
 
 function tableChange(text: string, extra: Record<string, unknown>): Record<string, unknown> {
@@ -211,6 +246,7 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
     tables.push(tableChange(t.slice(0, colon), { mode: 'incremental', cursor_column: t.slice(colon + 1) }));
   }
   if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
+  applySchedule(options, body);
   if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');
   await showSource(
     ctx,

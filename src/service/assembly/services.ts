@@ -189,6 +189,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
     { maxTables: syncSettings.maxTables, maxColumns: syncSettings.maxColumns },
+    clock,
   );
   const syncs = new SyncService(
     home.db,
@@ -277,6 +278,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     startBackgroundWork() {
       syncs.startPolling();
+      syncs.startScheduling();
       sends.startScheduling();
       // Replicas on one store run each other's queued queries when they have a worker free; one process alone
       // starts its own queue as workers free up and needs no look at the store for it.

@@ -10,7 +10,16 @@ import type { OutboundPolicy } from '../net/outbound.js';
 import type { PermissionStore } from '../auth/permissions.js';
 import { SourceAccess } from './source-access.js';
 import type { SecretBox } from './secret-box.js';
-import { SourceStore, type LastTest, type SourceRecord, type SourceSummary } from './source-store.js';
+import {
+  SourceStore,
+  type LastTest,
+  type ScheduleSetting,
+  type SourceRecord,
+  type SourceSummary,
+} from './source-store.js';
+import { nextRunAfter, parseSchedule, type ScheduleInput } from './source-schedule.js';
+import { principalIdOf } from '../auth/ownership.js';
+import { REAL_CLOCK, type Clock } from '../core/clock.js';
 import {
   acceptedConnector,
   applyTableChanges,
@@ -24,6 +33,8 @@ import {
 export interface SourceCreation extends SettingsInput {
   connector: string;
   name?: string;
+  /** When it syncs by itself; none when absent or null. */
+  schedule?: ScheduleInput | null;
 }
 
 /** A change to a source: any of its name, settings, table settings and whether it is paused. */
@@ -31,6 +42,19 @@ export interface SourceChange extends SettingsInput {
   name?: string;
   paused?: boolean;
   tables?: TableChange[];
+  /** A new schedule, or null to sync only on request. */
+  schedule?: ScheduleInput | null;
+}
+
+/** A schedule set at `nowSeconds` by `principal`: its first run is the first time it comes due from then. */
+function scheduleSetBy(principal: Principal, input: ScheduleInput, nowSeconds: number): ScheduleSetting {
+  const schedule = parseSchedule(input);
+  return {
+    schedule,
+    nextSync: nextRunAfter(schedule, nowSeconds),
+    principalId: principalIdOf(principal),
+    credentialId: principal.credentialId,
+  };
 }
 
 type Discovered = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
@@ -133,6 +157,8 @@ export class SourceService {
     private readonly outbound?: OutboundPolicy,
     /** What discovery keeps of a source (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). */
     private readonly discovery?: { maxTables: number; maxColumns: number },
+    /** When schedules are set from (the scheduler reads the same clock). */
+    private readonly clock: Clock = REAL_CLOCK,
   ) {
     this.store = new SourceStore(db);
     this.access = new SourceAccess(permissions, this.store);
@@ -141,6 +167,7 @@ export class SourceService {
   async create(principal: Principal, input: SourceCreation): Promise<SourceRecord> {
     const connector = acceptedConnector(input.connector);
     const { config, secrets } = checkSettings(connector, input, false);
+    const schedule = input.schedule ? scheduleSetBy(principal, input.schedule, this.nowSeconds()) : null;
     const name =
       input.name === undefined
         ? await this.freeDefaultName(principal.organizationId, `${connector.title} source`)
@@ -165,6 +192,7 @@ export class SourceService {
         tables: found ? mergeDiscovery(connector.name, [], found, true) : [],
         discovered: found ? Math.floor(Date.now() / 1000) : null,
         lakeSchema,
+        schedule,
       });
     });
     return this.access.source(principal, created);
@@ -266,6 +294,7 @@ export class SourceService {
     // A rename keeps the source's lake schema; the new name must still be its own.
     if (name !== undefined) await this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
     const tables = change.tables === undefined ? undefined : applyTableChanges(source.tables, change.tables);
+    const schedule = this.scheduleAfter(principal, source, change);
     const changesConfig =
       name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;
     if (await this.store.hasLiveSync(id)) {
@@ -290,8 +319,29 @@ export class SourceService {
       secretsSet: mergedSecrets ? Object.keys(mergedSecrets).sort() : undefined,
       tables,
       paused: change.paused,
+      schedule,
     });
     return this.get(principal, id);
+  }
+
+  /**
+   * The schedule after a change: a new one (set by this principal), none, or on resuming a paused source the same
+   * one started afresh from now, so a long pause does not end in a sync at once for the tick it missed.
+   */
+  private scheduleAfter(
+    principal: Principal,
+    source: SourceRecord,
+    change: SourceChange,
+  ): ScheduleSetting | null | undefined {
+    if (change.schedule === null) return null;
+    if (change.schedule !== undefined) return scheduleSetBy(principal, change.schedule, this.nowSeconds());
+    if (change.paused === false && source.paused && source.schedule)
+      return { ...source.schedule, nextSync: nextRunAfter(source.schedule.schedule, this.nowSeconds()) };
+    return undefined;
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.clock.now() / 1000);
   }
 
   /** Soft delete: the source disappears from every route; the lake tables it filled stay. */

@@ -1,6 +1,7 @@
 import type { SourceTable, TestFailure } from '../connectors/types.js';
 import type { MetadataDb, SqlParam } from '../store/metadata-db.js';
 import { lakeSchemaFor } from './lake-schema.js';
+import type { SourceSchedule } from './source-schedule.js';
 
 export interface LastTest {
   ok: boolean;
@@ -25,8 +26,19 @@ export interface SourceRecord {
   paused: boolean;
   /** The lake schema its syncs write into, fixed when it was created: no other source may write there. */
   lakeSchema: string;
+  /** When it syncs by itself (lake serve runs the schedules); null when only on request. */
+  schedule: ScheduleSetting | null;
   created: number;
   updated: number;
+}
+
+/** A schedule as kept: what it is, its next due time, and who set it (a scheduled sync is their job). */
+export interface ScheduleSetting {
+  schedule: SourceSchedule;
+  /** Epoch seconds; null when it will not come due again (a cron expression past its last date). */
+  nextSync: number | null;
+  principalId: string;
+  credentialId: string;
 }
 
 interface SourceRow {
@@ -42,6 +54,10 @@ interface SourceRow {
   last_test: string | null;
   paused: number;
   destination_schema: string | null;
+  schedule: string | null;
+  next_sync: number | null;
+  schedule_principal_id: string | null;
+  schedule_credential_id: string | null;
   created: number;
   updated: number;
 }
@@ -60,11 +76,26 @@ const toRecord = (row: SourceRow): SourceRecord => ({
   paused: row.paused === 1,
   // Sources older than fixed schemas wrote where their name led, as lakeSchemaFor still leads.
   lakeSchema: row.destination_schema ?? (lakeSchemaFor(row.name) || 'source'),
+  schedule:
+    row.schedule === null
+      ? null
+      : {
+          schedule: JSON.parse(row.schedule) as SourceSchedule,
+          nextSync: row.next_sync === null ? null : Number(row.next_sync),
+          principalId: row.schedule_principal_id as string,
+          credentialId: row.schedule_credential_id as string,
+        },
   created: row.created,
   updated: row.updated,
 });
 
 const now = (): number => Math.floor(Date.now() / 1000);
+
+const SCHEDULE_COLUMNS = 'schedule, next_sync, schedule_principal_id, schedule_credential_id';
+const scheduleValues = (setting: ScheduleSetting | null): SqlParam[] =>
+  setting === null
+    ? [null, null, null, null]
+    : [JSON.stringify(setting.schedule), setting.nextSync, setting.principalId, setting.credentialId];
 
 /** A source as lists show it: its table configuration counted, not read (it can be large). */
 export interface SourceSummary extends Omit<SourceRecord, 'tables'> {
@@ -73,7 +104,7 @@ export interface SourceSummary extends Omit<SourceRecord, 'tables'> {
 }
 
 const SUMMARY_COLUMNS =
-  'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, created, updated';
+  'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, schedule, next_sync, schedule_principal_id, schedule_credential_id, created, updated';
 
 /** The table counts, computed by the database from the stored JSON: a list never parses table configurations. */
 const TABLE_COUNTS = {
@@ -88,8 +119,8 @@ export class SourceStore {
   async insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): Promise<SourceRecord> {
     const at = now();
     await this.db.run(
-      `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+      `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, ${SCHEDULE_COLUMNS}, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
       [
         record.id,
         record.organizationId,
@@ -101,6 +132,7 @@ export class SourceStore {
         JSON.stringify(record.tables),
         record.discovered,
         record.lakeSchema,
+        ...scheduleValues(record.schedule),
         at,
         at,
       ],
@@ -163,6 +195,7 @@ export class SourceStore {
         | 'discovered'
         | 'lastTest'
         | 'paused'
+        | 'schedule'
       >
     >,
   ): Promise<void> {
@@ -185,6 +218,10 @@ export class SourceStore {
     if (changes.discovered !== undefined) column('discovered', changes.discovered);
     if (changes.lastTest !== undefined) column('last_test', JSON.stringify(changes.lastTest));
     if (changes.paused !== undefined) column('paused', changes.paused ? 1 : 0);
+    if (changes.schedule !== undefined) {
+      const values = scheduleValues(changes.schedule);
+      SCHEDULE_COLUMNS.split(', ').forEach((name, i) => column(name, values[i] ?? null));
+    }
     await this.db.run(`UPDATE sources SET ${sets.join(', ')} WHERE id = ? AND deleted IS NULL`, [...values, id]);
   }
 
@@ -224,6 +261,27 @@ export class SourceStore {
       now(),
       id,
     ]);
+  }
+
+  /** Live sources whose schedule is due at `nowSeconds`, across organizations (the scheduler of lake serve). */
+  async due(nowSeconds: number): Promise<SourceRecord[]> {
+    const rows = await this.db.all<SourceRow>(
+      'SELECT * FROM sources WHERE next_sync <= ? AND paused = 0 AND deleted IS NULL ORDER BY next_sync LIMIT 100',
+      [nowSeconds],
+    );
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Takes one due tick of a source's schedule: moves next_sync on only if it still holds the value this scheduler
+   * read. Of several schedulers (replicas) reading the same due source, exactly one gets true.
+   */
+  async claimTick(id: string, seenNextSync: number, nextSync: number | null): Promise<boolean> {
+    const result = await this.db.run(
+      'UPDATE sources SET next_sync = ? WHERE id = ? AND next_sync = ? AND paused = 0 AND deleted IS NULL',
+      [nextSync, id, seenNextSync],
+    );
+    return result.changes === 1;
   }
 
   /** True while a sync of the source is queued or running. */

@@ -368,4 +368,17 @@ export const MIGRATIONS: readonly Migration[] = [
          GROUP BY j.organization_id;
     `,
   },
+  {
+    version: 17,
+    name: 'source schedules',
+    // A source's schedule (JSON), its next due time (epoch seconds, claimed by compare-and-set across replicas) and
+    // who set it: a scheduled sync is that principal's job.
+    sql: `
+      ALTER TABLE sources ADD COLUMN schedule TEXT;
+      ALTER TABLE sources ADD COLUMN next_sync INTEGER;
+      ALTER TABLE sources ADD COLUMN schedule_principal_id TEXT;
+      ALTER TABLE sources ADD COLUMN schedule_credential_id TEXT;
+      CREATE INDEX sources_by_next_sync ON sources (next_sync);
+    `,
+  },
 ];

@@ -1,13 +1,16 @@
+import { mark } from '../../support/debug-timing.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
-import type { Clock } from '../core/clock.js';
+import { REAL_CLOCK, type Clock } from '../core/clock.js';
 import { LakeServiceError } from '../core/errors.js';
 import { hashRequest, type IdempotencyStore } from '../idempotency/idempotency.js';
 import { newId } from '../core/ids.js';
 import type { JobRecord, JobStore } from '../jobs/job-store.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { JobPool } from '../jobs/job-pool.js';
+import { Scheduler } from '../jobs/scheduler.js';
+import { nextRunAfter } from '../sources/source-schedule.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import type { Lake } from '../storage/lake.js';
 import { principalIdOf } from '../auth/ownership.js';
@@ -34,6 +37,8 @@ export interface SyncView {
   finished: number | null;
   fullRefresh: boolean;
   requestedTables: string[] | null;
+  /** Who asked: a caller (`manual`) or the source's schedule. */
+  trigger: 'manual' | 'schedule';
   tables: TableProgress[];
   /** Rows of the tables committed so far. */
   rows: number;
@@ -51,6 +56,7 @@ export const committedRows = (tables: readonly TableProgress[]): number =>
 export class SyncService {
   readonly store: SyncStore;
   private readonly pool: JobPool;
+  private readonly scheduler: Scheduler<SourceRecord, string>;
 
   constructor(
     private readonly db: MetadataDb,
@@ -67,6 +73,62 @@ export class SyncService {
   ) {
     this.store = new SyncStore(db, clock);
     this.pool = new JobPool(runtime, 'sync', settings, (id, _organizationId, signal) => this.runClaimed(id, signal));
+    this.scheduler = new Scheduler(
+      'sync',
+      {
+        due: (now) => this.sources.store.due(now),
+        // Another replica's scheduler may have read the same due source: only the one that moves its tick runs it.
+        claimTick: (source, now) => {
+          const setting = source.schedule;
+          if (!setting || setting.nextSync === null) return Promise.resolve(false);
+          return this.sources.store.claimTick(
+            source.id,
+            setting.nextSync,
+            nextRunAfter(setting.schedule, now, setting.nextSync),
+          );
+        },
+        start: (source) => this.startScheduled(source),
+      },
+      clock ?? REAL_CLOCK,
+      runtime.failed,
+    );
+  }
+
+  /**
+   * The sync a source's schedule asks for: all its enabled tables, as the principal who set the schedule. Skipped
+   * (undefined) while another sync of the source is queued or running: the next tick comes as usual.
+   */
+  private async startScheduled(source: SourceRecord): Promise<string | undefined> {
+    const setting = source.schedule;
+    if (!setting) return undefined;
+    // A sync whose process died holds the source until its expired lease is noticed: notice it first.
+    const live = await this.store.liveId(source.id);
+    if (live) await this.jobs.expireLeases(live);
+    const id = await this.db.transaction([lock.sourceSyncs(source.id)], async () => {
+      if (await this.store.liveId(source.id)) return undefined;
+      const id = newId('sync');
+      await this.jobs.create({
+        id,
+        organizationId: source.organizationId,
+        kind: 'sync',
+        principalId: setting.principalId,
+        credentialId: setting.credentialId,
+      });
+      await this.store.insert(id, source.id, { tables: null, fullRefresh: false, scheduled: true });
+      return id;
+    });
+    if (id && this.runsSyncs) this.pool.offer(id, source.organizationId);
+    return id;
+  }
+
+  /** For lake serve: starts the syncs whose source's schedule is due, checking every second. */
+  startScheduling(): void {
+    this.scheduler.start(1000);
+  }
+
+  /** One round of the schedule now (tests drive it instead of waiting for the timer); the syncs started. */
+  async runDueSchedules(): Promise<string[]> {
+    return this.scheduler.runDue();
   }
 
   /**
@@ -189,6 +251,7 @@ export class SyncService {
       // Syncs recorded before requests were stored read as what they were: all tables, not a full refresh.
       fullRefresh: sync.request.fullRefresh ?? false,
       requestedTables: sync.request.tables ?? null,
+      trigger: sync.request.scheduled === true ? 'schedule' : 'manual',
       tables,
       rows: committedRows(tables),
       error: job.errorCode === null ? null : { code: job.errorCode, message: job.errorMessage ?? '' },
@@ -213,6 +276,7 @@ export class SyncService {
 
   /** Stops taking work and waits for the syncs in progress, which are told to stop after graceMs. */
   async close(graceMs: number): Promise<void> {
+    this.scheduler.stop();
     await this.pool.close(graceMs);
   }
 
@@ -260,6 +324,7 @@ export class SyncService {
       });
       return;
     }
+    mark('sync: job running');
     const lakeSchema = source.lakeSchema;
     // Names are unique now; sources made before that may share a schema, which only the oldest may write.
     const holder = await this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);
@@ -271,8 +336,10 @@ export class SyncService {
       return;
     }
     // Tables that appeared in the source since it was last discovered are added, off, and the source's log says so:
-    // found by every sync, not only by a connection test, and never synced without someone opting in.
-    const { source: current } = await this.sources.addNewTables(source, async (added) => {
+    // found by every sync, not only by a connection test, and never synced without someone opting in. Looked for
+    // while the sync reads: a table added off changes nothing this sync reads, nor the lake names of those it does
+    // (a new table's name is chosen after theirs), and the discovery's round trips no longer delay every sync.
+    const discovering = this.sources.addNewTables(source, async (added) => {
       for (const table of added)
         await this.store.log(
           job.organizationId,
@@ -283,22 +350,25 @@ export class SyncService {
           { sync: id, added_table: table },
         );
     });
-    const chosen = current.tables.filter((t) =>
+    // Awaited on every path below; a failure to record new tables fails the sync there, as it did before it ran.
+    discovering.catch(() => undefined);
+    const chosen = source.tables.filter((t) =>
       sync.request.tables ? sync.request.tables.includes(`${t.schema}.${t.name}`) : t.enabled,
     );
     // Unique in the schema, case-insensitively (lakeTableNames): two tables never land in one lake table.
-    const lakeTables = lakeTableNames(current);
+    const readNames = lakeTableNames(source);
     const tasks: TableTask[] = chosen.map((table) => ({
       table,
       key: `${table.schema}.${table.name}`,
       lakeSchema,
-      lakeTable: lakeTables.get(`${table.schema}.${table.name}`) as string,
+      lakeTable: readNames.get(`${table.schema}.${table.name}`) as string,
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
     }));
     const reporter = await progressReporter(this.store, this.jobs, id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
     const stagingDir = join(this.lake.layout.homeRoot, 'staging', id);
     const states = await this.store.states(source.id);
+    mark('sync: tasks planned');
     let results: TableResult[];
     try {
       results =
@@ -342,7 +412,11 @@ export class SyncService {
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
       await reporter.flushed();
+      await discovering.catch(() => undefined);
     }
+    // Every lake name the source's tables hold now, new ones included: a table's old lake table is retired below
+    // only when no table claims its name.
+    const lakeTables = lakeTableNames((await discovering).source);
     for (const result of results) {
       if (result.error) {
         await this.store.log(

@@ -7,6 +7,8 @@ import type { TablePhase, TableState } from './types.js';
 export interface SyncRequest {
   tables: string[] | null;
   fullRefresh: boolean;
+  /** Started by the source's schedule, not asked for by a caller. */
+  scheduled?: boolean;
 }
 
 export interface TableProgress {

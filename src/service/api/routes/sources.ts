@@ -33,10 +33,10 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, createSource, async (c, { body }) => {
-    const { connector, name, config, ...credentials } = body;
+    const { connector, name, config, schedule, ...credentials } = body;
     const view = await c
       .get('services')
-      .sourceViews.create(c.get('principal'), { connector, name, config, credentials });
+      .sourceViews.create(c.get('principal'), { connector, name, config, schedule, credentials });
     c.header('Location', `/sources/${view.source.id}`);
     return c.json(sourceObject(view.source), 201);
   });
@@ -47,10 +47,10 @@ export function sourceRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, updateSource, async (c, { params, body }) => {
-    const { name, paused, config, tables, ...credentials } = body;
+    const { name, paused, config, tables, schedule, ...credentials } = body;
     const view = await c
       .get('services')
-      .sourceViews.update(c.get('principal'), params.id, { name, paused, config, tables, credentials });
+      .sourceViews.update(c.get('principal'), params.id, { name, paused, config, tables, schedule, credentials });
     return c.json(sourceObject(view.source, view.latestSync));
   });
 

@@ -3,6 +3,7 @@ import type { ConnectorObject, SourceObject, SyncObject } from '../../../contrac
 import { refusalFor } from '../../connectors/registry.js';
 import type { Connector } from '../../connectors/types.js';
 import type { SourceRecord, SourceSummary } from '../../sources/source-store.js';
+import type { SourceSchedule } from '../../sources/source-schedule.js';
 import type { SyncView } from '../../syncs/sync-service.js';
 
 /**
@@ -20,6 +21,7 @@ export function syncObject(sync: SyncView, withTables = true): SyncObject {
     finished: sync.finished,
     full_refresh: sync.fullRefresh,
     requested_tables: sync.requestedTables,
+    trigger: sync.trigger,
     ...(withTables ? { tables: sync.tables.map((t) => ({ ...t })) } : {}),
     rows: sync.rows,
     error: sync.error,
@@ -50,7 +52,15 @@ function sourceFields(
       reason: source.lastTest.reason,
       at: source.lastTest.at,
     },
+    schedule: source.schedule && scheduleObject(source.schedule.schedule),
+    next_sync_at: source.schedule && !source.paused ? source.schedule.nextSync : null,
   };
+}
+
+function scheduleObject(schedule: SourceSchedule): NonNullable<SourceObject['schedule']> {
+  return 'interval' in schedule
+    ? { interval: schedule.interval, cron: null, time_zone: null }
+    : { interval: null, cron: schedule.cron, time_zone: schedule.timeZone };
 }
 
 /** The source object: its settings, which credentials are set (never their values), its tables, its latest sync. */
