@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetadataDatabase } from '../helpers/postgres.js';
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
@@ -207,6 +208,36 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     ).toBeGreaterThan(1000);
     // Without a notice between replicas the stream would wait for its 3 s state check.
     expect(Math.abs(streamEnded - seenFinished)).toBeLessThan(1000);
+  }, 60_000);
+
+  it('a source whose schedule comes due is synced once by the three replicas, and its next tick is an interval on', async () => {
+    const [one, two] = replicas as [ServeProcess, ServeProcess];
+    const source = await json(one, 'POST', '/sources', {
+      connector: 'sample',
+      name: `Scheduled ${randomBytes(3).toString('hex')}`,
+      schedule: { interval: '1m' },
+    });
+    const store = new pg.Client({ connectionString: database.url });
+    await store.connect();
+    try {
+      const syncsOf = async (): Promise<{ id: string }[]> =>
+        (await store.query<{ id: string }>('SELECT id FROM syncs WHERE source_id = $1', [source.id])).rows;
+      // Its first tick is a minute away: brought forward to now in the shared store, as if the minute had passed.
+      const due = Math.floor(Date.now() / 1000);
+      await store.query('UPDATE sources SET next_sync = $1 WHERE id = $2', [due, source.id]);
+      const started = await waitFor(syncsOf, (rows) => rows.length > 0, 10_000);
+      expect(started).toHaveLength(1);
+      const job = await jobWhen(two, (started[0] as { id: string }).id, hasEnded, 200);
+      expect(job).toMatchObject({ kind: 'sync', status: 'succeeded' });
+      // Every replica looked at the due source at least twice more meanwhile: still one sync.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await syncsOf()).toHaveLength(1);
+      const after = await json(two, 'GET', `/sources/${source.id}`);
+      expect(after.latest_sync).toMatchObject({ id: job.id, trigger: 'schedule' });
+      expect(after.next_sync_at).toBe(due + 60);
+    } finally {
+      await store.end();
+    }
   }, 60_000);
 
   it('kill -9 of the replica running a sync: another reports worker_lost within the lease; the old snapshot stays; a new sync is claimed once and commits', async () => {
