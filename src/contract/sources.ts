@@ -10,6 +10,13 @@ export const SyncTable = Strict({
   completed: Type.Integer({ minimum: 0, description: 'Rows written so far.' }),
   total: Nullable(Type.Integer({ minimum: 0, description: "The source's estimate of the table's rows." })),
   error: Type.Optional(Type.String({ description: 'Why this table failed (phase failed); its rows are never shown.' })),
+  deleted: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "Lake's addition, for a table with detect_deletes: rows removed from the lake because the source deleted them.",
+    }),
+  ),
 });
 
 export const Sync = Strict(
@@ -60,6 +67,10 @@ export const SourceTable = Strict({
   mode: Type.Union([Type.Literal('full'), Type.Literal('incremental')]),
   cursor_column: Nullable(Type.String()),
   primary_key: Type.Array(Type.String()),
+  detect_deletes: Type.Boolean({
+    description:
+      "Lake's addition: an incremental table whose rows deleted in the source leave the lake too (each sync reads the source's primary keys).",
+  }),
   estimated_rows: Nullable(Type.Integer()),
   columns: Type.Array(Column, {
     description:
@@ -151,6 +162,7 @@ const TableChange = Strict({
   mode: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('incremental')])),
   cursor_column: Type.Optional(Nullable(Type.String())),
   primary_key: Type.Optional(Type.Array(Type.String())),
+  detect_deletes: Type.Optional(Type.Boolean()),
 });
 
 const Credential = Type.String({ minLength: 1, maxLength: 1000 });

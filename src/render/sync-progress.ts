@@ -13,6 +13,8 @@ export interface TableLine {
   rowsPerSecond: number;
   /** Why the table failed, when it did. */
   error?: string;
+  /** Rows removed because the source deleted them (a table that detects deletes). */
+  deleted?: number;
 }
 
 export interface SyncProgress {
@@ -54,6 +56,7 @@ export function applyEvent(state: SyncProgress, event: ProgressEvent, now: numbe
       updatedAt: now,
       rowsPerSecond: Math.round(completed / elapsed),
       ...(typeof data.error === 'string' ? { error: terminalSafe(data.error) } : {}),
+      ...(typeof data.deleted === 'number' ? { deleted: data.deleted } : {}),
     };
     return {
       ...state,
@@ -76,6 +79,10 @@ export function bar(completed: number, total: number | null, width = 20): string
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
+/** ", 12 deleted" after a table's count, for a table that detects deletes. */
+export const deletedText = (deleted: unknown): string =>
+  typeof deleted === 'number' ? `, ${count(deleted)} deleted` : '';
+
 /** One stable plain line per event, for pipes and logs. */
 export function plainLine(event: ProgressEvent, at: Date): string {
   const time = at.toISOString().slice(11, 19);
@@ -83,7 +90,7 @@ export function plainLine(event: ProgressEvent, at: Date): string {
     const d = event.data;
     const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
     return terminalSafe(
-      `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${typeof d.error === 'string' ? `: ${d.error}` : ''}`,
+      `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${deletedText(d.deleted)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`,
     );
   }
   if (event.event === 'sync.schema_change') return terminalSafe(`${time} ${String(event.data.table)} schema changed`);
@@ -98,7 +105,9 @@ export function summaryLines(state: SyncProgress): string[] {
     `sync ${state.status}: ${state.tables.filter((t) => t.phase === 'committed').length} of ${state.tables.length} tables, ${count(rows)} rows, ${seconds} s`,
   ];
   for (const t of state.tables)
-    lines.push(`  ${t.lakeTable}  ${t.phase}  ${t.error ? t.error : `${count(t.completed)} rows`}`);
+    lines.push(
+      `  ${t.lakeTable}  ${t.phase}  ${t.error ? t.error : `${count(t.completed)} rows${deletedText(t.deleted)}`}`,
+    );
   if (state.error) lines.push(`  ${state.error}`);
   return lines;
 }

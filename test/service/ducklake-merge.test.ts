@@ -6,7 +6,7 @@ import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine
 import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
 import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-types.js';
 import { describeDataFile, fieldIdsOption, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
-import { mergeChangedRows } from '../../src/service/storage/ducklake/merge.js';
+import { type MergeCounts, mergeChangedRows } from '../../src/service/storage/ducklake/merge.js';
 import { columnShape } from '../../src/service/storage/ducklake/types.js';
 import type { MetadataDb } from '../../src/service/store/metadata-db.js';
 import { PostgresMetadataDb } from '../../src/service/store/postgres-db.js';
@@ -74,7 +74,11 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
       return table;
     });
     const { tableId, columns } = base.result;
-    const merge = async (name: string, sql: string): Promise<{ snapshotId: number; result: number }> => {
+    const merge = async (
+      name: string,
+      sql: string | undefined,
+      presentKeys?: string,
+    ): Promise<{ snapshotId: number; result: MergeCounts }> => {
       const before = await catalog.currentSnapshot();
       const current = await catalog.filesAt(tableId, before);
       return catalog.commit({}, async (w) =>
@@ -86,18 +90,19 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
           key: ['id'],
           current,
           mappings: new Map(),
-          changed: [await writeFile(`${name}/part-0.parquet`, sql, columns)],
+          changed: sql === undefined ? [] : [await writeFile(`${name}/part-0.parquet`, sql, columns)],
           toAbsolute,
           deletesDir: name,
+          ...(presentKeys ? { presentKeys } : {}),
         }),
       );
     };
 
     const first = await merge('s2', "SELECT unnest([2, 7, 10]) AS id, 'v2' AS v");
-    expect(first.result).toBe(2);
+    expect(first.result).toEqual({ replaced: 2, deleted: 0 });
     const second = await merge('s3', "SELECT unnest([2, 3]) AS id, 'v3' AS v");
     // 2 was in the first merge's file now, 3 in the base file.
-    expect(second.result).toBe(2);
+    expect(second.result).toEqual({ replaced: 2, deleted: 0 });
 
     const expected = (versions: Record<number, string>): [number, string][] =>
       Array.from({ length: 11 }, (_, id) => [id, versions[id] ?? 'v1'] as [number, string]).filter(
@@ -125,5 +130,26 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
       [tableId],
     );
     expect(Number(stats?.record_count)).toBe(11);
+
+    // Delete detection: the source has lost keys 0, 3 (changed before) and 10 (the first merge's file), and changed
+    // 5; a key already deleted is not deleted twice, and a changed key is replaced, not counted as deleted.
+    const present = 'SELECT unnest([1, 2, 4, 5, 6, 7, 8, 9])::BIGINT AS id';
+    const third = await merge('s4', "SELECT 5::BIGINT AS id, 'v4' AS v", present);
+    expect(third.result).toEqual({ replaced: 1, deleted: 3 });
+    expect(await rowsAt(tableId, third.snapshotId)).toEqual([
+      [1, 'v1'],
+      [2, 'v3'],
+      [4, 'v1'],
+      [5, 'v4'],
+      [6, 'v1'],
+      [7, 'v2'],
+      [8, 'v1'],
+      [9, 'v1'],
+    ]);
+    // Deletes alone, no changed row: one more key gone, nothing added.
+    const fourth = await merge('s5', undefined, 'SELECT unnest([1, 2, 4, 5, 6, 7, 8])::BIGINT AS id');
+    expect(fourth.result).toEqual({ replaced: 0, deleted: 1 });
+    expect((await rowsAt(tableId, fourth.snapshotId)).map(([id]) => id)).toEqual([1, 2, 4, 5, 6, 7, 8]);
+    expect(await rowsAt(tableId, third.snapshotId)).toHaveLength(8);
   });
 });

@@ -57,6 +57,12 @@ export function registerSources(program: Command, ctx: CommandContext): void {
       collect,
     )
     .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
+    .option(
+      '--detect-deletes <schema.table>',
+      'an incremental table: remove lake rows deleted in the source (reads its keys each sync), repeatable',
+      collect,
+    )
+    .option('--keep-deletes <schema.table>', 'stop removing rows deleted in the source, repeatable', collect)
     .option('--schedule <when>', SCHEDULE_HELP)
     .option('--time-zone <zone>', "a cron schedule's IANA time zone (default UTC)")
     .option('--no-schedule', 'sync only when asked (lake sync start)')

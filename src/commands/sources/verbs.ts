@@ -114,7 +114,7 @@ async function showSource(ctx: CommandContext, source: SourceObject): Promise<vo
       tables.map((t) => ({
         table: `${t.schema}.${t.name}`,
         enabled: t.enabled,
-        mode: t.mode,
+        mode: t.detect_deletes ? `${t.mode}+deletes` : t.mode,
         cursor: t.cursor_column,
         primary_key: t.primary_key.join(','),
         estimated_rows: t.estimated_rows,
@@ -245,6 +245,10 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
     if (colon <= 0) throw usageError(`--incremental takes <schema>.<table>:<cursor column>, not '${t}'.`);
     tables.push(tableChange(t.slice(0, colon), { mode: 'incremental', cursor_column: t.slice(colon + 1) }));
   }
+  for (const t of (options.detectDeletes as string[] | undefined) ?? [])
+    tables.push(tableChange(t, { detect_deletes: true }));
+  for (const t of (options.keepDeletes as string[] | undefined) ?? [])
+    tables.push(tableChange(t, { detect_deletes: false }));
   if (tables.length > 0) body.tables = [...((body.tables as unknown[] | undefined) ?? []), ...tables];
   applySchedule(options, body);
   if (Object.keys(body).length === 0) throw usageError('Say what to change (see lake sources update --help).');

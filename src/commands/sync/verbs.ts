@@ -1,3 +1,4 @@
+import { deletedText } from '../../render/sync-progress.js';
 import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
 import { onBrokenPipe } from '../../render/iostreams.js';
@@ -29,7 +30,7 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
       (t) =>
         [
           t.lake_table,
-          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}`,
+          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}${deletedText(t.deleted)}`,
         ] as [string, unknown],
     ),
     ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),

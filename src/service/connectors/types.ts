@@ -31,6 +31,11 @@ export interface SourceTable {
   enabled: boolean;
   mode: 'full' | 'incremental';
   cursorColumn: string | null;
+  /**
+   * An incremental table whose rows deleted in the source are removed from the lake too: each sync also reads the
+   * source's primary keys and deletes the lake's rows whose key is gone (absent: false).
+   */
+  detectDeletes?: boolean;
   /** The lake table it lands in, unique in the source's lake schema (lakeTableNames); absent for older sources. */
   lakeTable?: string;
   /** Columns the table has; `columns` lists fewer when discovery's column budget ran out (absent: all listed). */

@@ -90,6 +90,8 @@ function mergedTables(current: readonly SourceTable[], found: readonly Discovere
       enabled: before.enabled,
       mode: cursorKept ? before.mode : 'full',
       cursorColumn: cursorKept,
+      // Delete detection goes with the incremental mode it belongs to.
+      ...(cursorKept && before.mode === 'incremental' && before.detectDeletes ? { detectDeletes: true } : {}),
       primaryKey:
         before.primaryKey.length > 0 && before.primaryKey.every((c) => names.has(c))
           ? before.primaryKey

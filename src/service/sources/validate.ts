@@ -104,6 +104,7 @@ export interface TableChange {
   mode?: 'full' | 'incremental';
   cursor_column?: string | null;
   primary_key?: string[];
+  detect_deletes?: boolean;
 }
 
 /** Applies PATCH `tables` entries to the current table configuration; each entry must name a discovered table. */
@@ -132,6 +133,14 @@ export function applyTableChanges(current: readonly SourceTable[], changes: read
       table.cursorColumn = change.cursor_column;
     }
     if (change.mode !== undefined) table.mode = change.mode;
+    if (change.detect_deletes !== undefined) {
+      if (change.detect_deletes && table.mode !== 'incremental')
+        throw invalid(
+          `${at}.detect_deletes`,
+          'detect_deletes is for incremental tables: a full refresh already leaves out the rows deleted in the source.',
+        );
+      table.detectDeletes = change.detect_deletes;
+    } else if (table.mode !== 'incremental') table.detectDeletes = false;
     if (table.mode === 'incremental') {
       if (!table.cursorColumn)
         throw invalid(

@@ -7,7 +7,7 @@ import { newId } from '../core/ids.js';
 import type { CatalogStates } from './catalog-states.js';
 import type { CatalogColumn, NewDataFile } from './ducklake/catalog-types.js';
 import { describeDataFile, fieldIdsOption } from './ducklake/data-files.js';
-import { mergeChangedRows } from './ducklake/merge.js';
+import { mergeChangedRows, type MergeCounts } from './ducklake/merge.js';
 import { columnShape, type ColumnShape } from './ducklake/types.js';
 import type { LakeLayout } from './layout.js';
 import type { LakeTable } from './tables.js';
@@ -21,7 +21,13 @@ export interface WriteTableOptions {
    * Merge the parts into the table instead of replacing its rows: each part row replaces the table's row with the
    * same `key` (an incremental sync's changed rows). The cost follows the change, not the table.
    */
-  mergeOn?: { key: string[] };
+  mergeOn?: {
+    key: string[];
+    /** Delete detection: SQL of every key the source has now, read once the parts are written (MergeInput). */
+    presentKeys?: () => string;
+    /** Told what the merge did to the table's earlier rows. */
+    onMerged?: (counts: MergeCounts) => void;
+  };
   /** Column types the catalog records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
   columnTypes?: Record<string, string>;
 }
@@ -103,7 +109,7 @@ export class TableWrites {
       mark(`${schema}.${name}: parts written`);
       if (!planned) throw new Error(`No part of ${schema}.${name} was written.`);
       const { shapes, columns } = await planned;
-      if (options.mergeOn && current && rowCount === 0) {
+      if (options.mergeOn && current && rowCount === 0 && !options.mergeOn.presentKeys) {
         // Nothing changed: the table stays as it is, with no new snapshot.
         rmSync(dir, { recursive: true, force: true });
         return;
@@ -116,6 +122,7 @@ export class TableWrites {
         described.push(await describeDataFile(connection, join(dir, file), `${version}/${file}`, columns));
       mark(`${schema}.${name}: parts described`);
       const verb = options.mergeOn && current ? 'merged into' : 'written';
+      let unchanged = false;
       await catalog.commit({ message: `lake: ${schema}.${name} ${verb}` }, async (write) => {
         const table = await write.table(await write.schema(schema), name, tablePath, shapes, columns);
         // Another writer made the table meanwhile, in a folder of its own: these files are not where it reads.
@@ -124,7 +131,8 @@ export class TableWrites {
         if (!(options.mergeOn && current)) return write.replaceFiles(table.tableId, described);
         const before = await catalog.stateAt(write.snapshotId - 1);
         const previous = before.tables.find((t) => t.tableId === table.tableId);
-        return mergeChangedRows({
+        const { presentKeys, onMerged } = options.mergeOn;
+        const counts = await mergeChangedRows({
           write,
           connection,
           tableId: table.tableId,
@@ -132,12 +140,18 @@ export class TableWrites {
           key: options.mergeOn.key,
           current: previous?.files ?? [],
           mappings: before.mappings,
-          changed: described,
+          // An empty part (nothing changed, deletes only) is no file of the table.
+          changed: described.filter((file) => file.recordCount > 0),
           toAbsolute: (path) => join(tableDir, path),
           deletesDir: version,
           ...(previous ? { columnsSince: previous.columnsSince } : {}),
+          ...(presentKeys ? { presentKeys: presentKeys() } : {}),
         });
+        onMerged?.(counts);
+        unchanged = rowCount === 0 && counts.replaced + counts.deleted === 0;
       });
+      // Deletes were looked for and none found: no snapshot was made, and its empty part is no one's.
+      if (unchanged) rmSync(dir, { recursive: true, force: true });
       mark(`${schema}.${name}: committed`);
     } finally {
       close();

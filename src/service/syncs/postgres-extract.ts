@@ -10,7 +10,8 @@ import { classifyPostgresFailure } from '../connectors/postgres.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES, type Lake } from '../storage/lake.js';
-import { mergeableColumns } from '../storage/ducklake/merge.js';
+import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
+import { readSourceKeys } from './pg-keys.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -220,6 +221,24 @@ async function syncTable(
     // A table with a column DuckDB reads positions through (file_row_number, file_index) cannot take delete files.
     const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES && mergeableColumns(plans.map((p) => p.name));
     const compacting = merging && !layering;
+    // Delete detection: the source's keys, read in the same snapshot once the changed rows are, on the same
+    // connection; a lake row whose key is not among them is deleted (a full refresh needs none: it is the source).
+    const detecting = merging && incremental && task.table.detectDeletes === true;
+    let keys: Awaited<ReturnType<typeof readSourceKeys>> | undefined;
+    let deletedRows = 0;
+    const readKeys = async (): Promise<void> => {
+      if (!detecting) return;
+      keys = await readSourceKeys({
+        client,
+        to,
+        keyPlans: lakeKey.map((k) => plans.find((p) => p.name === k) as (typeof plans)[number]),
+        from,
+        stagingDir: input.stagingDir,
+        base,
+        signal: input.signal,
+        bounds: { budget: input.staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
+      });
+    };
     // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
     // hold characters no file name may.
     const base = `t_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
@@ -243,7 +262,7 @@ async function syncTable(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
-      async (_connection, writer) => {
+      async (connection, writer) => {
         // Every COPY is started only once DuckDB is ready: a COPY that nobody reads would hold its connection for ever.
         const startCopy = (on: pg.Client, sql: string) => startSourceCopy(to, on, sql, input.signal);
         const bounds = (
@@ -267,15 +286,27 @@ async function syncTable(
             bounds(Number.POSITIVE_INFINITY),
           );
           await pipeline(copy, whole).finally(stop);
+          await readKeys();
           sourceDone(true);
           input.reporter.phase(task, 'loading');
           const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
-          const match = lakeKey
-            .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
-            .join(' AND ');
+          const match = (other: string): string =>
+            lakeKey
+              .map((k) => `${other}.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
+              .join(' AND ');
+          // Detecting deletes, a row the source no longer has is left out of the compacted table, and counted.
+          const kept = keys ? ` AND EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : '';
+          if (keys)
+            deletedRows = Number(
+              (
+                await connection.runAndReadAll(
+                  `SELECT count(*) AS n FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})`,
+                )
+              ).getRowObjectsJS()[0]?.n ?? 0,
+            );
           return input.loads.enqueue(() =>
             writer.copy(
-              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
+              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')})${kept} UNION ALL BY NAME SELECT * FROM b`,
               0,
             ),
           );
@@ -342,7 +373,14 @@ async function syncTable(
         // This connection reads the first range, then any other no idle connection has taken meanwhile.
         let ownOk = true;
         for (const read of reads) if (read.claim()) ownOk = (await read.run(client)) && ownOk;
-        if (ownOk) sourceDone(true);
+        // The keys are read before the connection moves on; a failure is thrown once the loads have ended.
+        let keysError: unknown;
+        if (ownOk)
+          await readKeys().catch((error: unknown) => {
+            keysError = error;
+            abandoned = true;
+          });
+        if (ownOk && keysError === undefined) sourceDone(true);
         const extracted = (await Promise.all(reads.map((r) => r.done))).every(Boolean);
         // Every load queued uses this table's DuckDB connection, closed when this function returns: none may still
         // be queued or running then (DuckDB crashes on a closed connection).
@@ -350,6 +388,7 @@ async function syncTable(
           (r): r is PromiseRejectedResult => r.status === 'rejected',
         );
         if (!extracted) throw readError ?? new Error('a range of the table could not be read');
+        if (keysError !== undefined) throw keysError;
         if (failedLoad) throw failedLoad.reason;
         input.reporter.phase(task, 'loading');
         if (parts === 0) {
@@ -367,12 +406,25 @@ async function syncTable(
         columnTypes: Object.fromEntries(
           plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
         ),
-        ...(layering ? { mergeOn: { key: lakeKey } } : {}),
+        ...(layering
+          ? {
+              mergeOn: {
+                key: lakeKey,
+                ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
+                onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
+              },
+            }
+          : {}),
       },
     );
+    if (keys?.stagedFile) {
+      rmSync(keys.stagedFile, { force: true });
+      input.staging.release(task.key, keys.stagedBytes);
+    }
     input.reporter.phase(task, 'committed', {
       completed: committed.snapshot.rowCount,
       total: committed.snapshot.rowCount,
+      ...(detecting ? { deleted: deletedRows } : {}),
     });
     return {
       task,

@@ -47,6 +47,7 @@ export async function progressReporter(
       if (details.completed !== undefined) entry.completed = details.completed;
       if (details.total !== undefined) entry.total = details.total;
       if (details.error !== undefined) entry.error = details.error;
+      if (details.deleted !== undefined) entry.deleted = details.deleted;
       emit(task);
     },
     rows(task: TableTask, completed: number) {

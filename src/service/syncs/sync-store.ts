@@ -18,6 +18,8 @@ export interface TableProgress {
   completed: number;
   total: number | null;
   error?: string;
+  /** Rows the lake lost because the source deleted them (delete detection), in this sync. */
+  deleted?: number;
 }
 
 export interface SyncRecord {

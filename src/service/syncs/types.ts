@@ -26,7 +26,7 @@ export interface SyncReporter {
   phase(
     task: TableTask,
     phase: TablePhase,
-    details?: { completed?: number; total?: number | null; error?: string },
+    details?: { completed?: number; total?: number | null; error?: string; deleted?: number },
   ): void;
   rows(task: TableTask, completed: number): void;
   schemaChange(task: TableTask, change: { added: string[]; dropped: string[]; retyped: string[] }): void;

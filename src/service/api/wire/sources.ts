@@ -78,6 +78,7 @@ export function sourceObject(source: SourceRecord, latestSync: SyncView | null =
       mode: t.mode,
       cursor_column: t.cursorColumn,
       primary_key: t.primaryKey,
+      detect_deletes: t.detectDeletes === true,
       estimated_rows: t.estimatedRows,
       columns: t.columns,
       column_count: t.columnCount ?? t.columns.length,

@@ -34,6 +34,17 @@ export interface MergeInput {
   deletesDir: string;
   /** The snapshot since which the table has had its current columns (tableRowsSql). */
   columnsSince?: number;
+  /**
+   * Delete detection: SQL of every key the source has now (named as the key columns). A row of the table whose key
+   * is not among them was deleted in the source, and is deleted here too.
+   */
+  presentKeys?: string;
+}
+
+/** What a merge did to the rows the table had: replaced by a changed row, or deleted because the source has no such key. */
+export interface MergeCounts {
+  replaced: number;
+  deleted: number;
 }
 
 /**
@@ -42,34 +53,51 @@ export interface MergeInput {
  * file per snapshot, so the new one lists its earlier deleted positions too. The cost follows the change: only
  * the key columns of the older files are read. Returns how many older rows the changed ones replaced.
  */
-export async function mergeChangedRows(input: MergeInput): Promise<number> {
+export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> {
   const { connection, columns, toAbsolute } = input;
   const keys = input.key.map((k) => quoteIdentifier(k)).join(', ');
   const keyColumns = columns.filter((c) => input.key.includes(c.name));
   if (keyColumns.length !== input.key.length) throw new Error('Every merge key column must be a column of the table.');
   if (!mergeableColumns(columns.map((c) => c.name)))
     throw new Error('A table with a column named file_row_number or file_index is rewritten whole, not merged.');
-  const changedKeys = `(${input.changed
-    .map(
-      (file) =>
-        `SELECT ${keys} FROM (${fileRowsSql({ path: file.path, mappingId: null }, keyColumns, toAbsolute, new Map(), false)})`,
-    )
-    .join(' UNION ALL ')})`;
-  // Where the changed keys are in the table's files: one scan of the key columns of every file with field ids
-  // (in parallel, whatever their number), positions kept per file; files read by name one by one.
+  const changedKeys =
+    input.changed.length === 0
+      ? undefined
+      : `(${input.changed
+          .map(
+            (file) =>
+              `SELECT ${keys} FROM (${fileRowsSql({ path: file.path, mappingId: null }, keyColumns, toAbsolute, new Map(), false)})`,
+          )
+          .join(' UNION ALL ')})`;
+  // A key the source still has matches as equal; a NULL in a key (a key a person chose) matches a NULL.
+  const goneFrom = (rows: string): string =>
+    `${rows} ANTI JOIN (${input.presentKeys}) k ON ${input.key
+      .map((k) => `d.${quoteIdentifier(k)} IS NOT DISTINCT FROM k.${quoteIdentifier(k)}`)
+      .join(' AND ')}`;
+  // Where the changed keys (and, detecting deletes, the keys the source no longer has) are in the table's files:
+  // one scan of the key columns of every file with field ids (in parallel, whatever their number), positions kept
+  // per file; files read by name one by one. `gone` tells a deleted row from a replaced one.
   const withIds = input.current.filter((f) => f.mappingId === null);
-  const hits: { file: TableFileAt; positions: string }[] = [];
+  const hits: { file: TableFileAt; positions: string; gone?: string }[] = [];
   if (withIds.length > 0) {
     // Files written with the table's current columns hold the key columns by name: a plain scan, DuckDB's fastest.
     const named = withIds.every(
       (f) => input.columnsSince !== undefined && f.beginSnapshot !== undefined && f.beginSnapshot >= input.columnsSince,
     );
+    const scan = `read_parquet([${withIds.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}],
+                             ${named ? '' : `schema = ${fieldIdSchemaOf(keyColumns)}, `}file_row_number = true) d`;
+    const found = [
+      ...(changedKeys
+        ? [
+            `SELECT d.file_index, d.file_row_number AS pos, false AS gone FROM ${scan} SEMI JOIN ${changedKeys} n USING (${keys})`,
+          ]
+        : []),
+      ...(input.presentKeys !== undefined
+        ? [`SELECT d.file_index, d.file_row_number AS pos, true AS gone FROM ${goneFrom(scan)}`]
+        : []),
+    ];
     await connection.run(
-      `CREATE OR REPLACE TEMP TABLE lake_merge_hits AS
-         SELECT d.file_index, d.file_row_number AS pos
-           FROM read_parquet([${withIds.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}],
-                             ${named ? '' : `schema = ${fieldIdSchemaOf(keyColumns)}, `}file_row_number = true) d
-           SEMI JOIN ${changedKeys} n USING (${keys})`,
+      `CREATE OR REPLACE TEMP TABLE lake_merge_hits AS ${found.length > 0 ? found.join(' UNION ALL ') : 'SELECT 0::UBIGINT AS file_index, 0::BIGINT AS pos, false AS gone WHERE false'}`,
     );
     const touched = new Set(
       (await connection.runAndReadAll('SELECT DISTINCT file_index FROM lake_merge_hits'))
@@ -78,22 +106,30 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
     );
     for (const [index, file] of withIds.entries())
       if (touched.has(index))
-        hits.push({ file, positions: `SELECT pos FROM lake_merge_hits WHERE file_index = ${index}` });
+        hits.push({
+          file,
+          positions: `SELECT pos FROM lake_merge_hits WHERE file_index = ${index}`,
+          gone: `SELECT pos FROM lake_merge_hits WHERE file_index = ${index} AND gone`,
+        });
   }
-  for (const file of input.current.filter((f) => f.mappingId !== null))
-    hits.push({
-      file,
-      positions: `SELECT d.file_row_number AS pos FROM (${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)}) d SEMI JOIN ${changedKeys} n USING (${keys})`,
-    });
+  for (const file of input.current.filter((f) => f.mappingId !== null)) {
+    const rows = `(${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)}) d`;
+    const gone = input.presentKeys !== undefined ? `SELECT d.file_row_number AS pos FROM ${goneFrom(rows)}` : undefined;
+    const replaced = changedKeys
+      ? `SELECT d.file_row_number AS pos FROM ${rows} SEMI JOIN ${changedKeys} n USING (${keys})`
+      : undefined;
+    const positions = [replaced, gone].filter((q): q is string => q !== undefined);
+    if (positions.length > 0) hits.push({ file, positions: positions.join(' UNION ALL '), ...(gone ? { gone } : {}) });
+  }
   mark('merge: changed keys found');
-  let replaced = 0;
-  for (const { file, positions } of hits) {
+  const counts: MergeCounts = { replaced: 0, deleted: 0 };
+  for (const { file, positions, gone } of hits) {
     const deletedBefore = file.deletePath
       ? `SELECT pos FROM read_parquet(${quoteLiteral(toAbsolute(file.deletePath))})`
       : 'SELECT NULL::BIGINT AS pos WHERE false';
-    // Rows still in the table (not deleted before) whose key a changed row has, with the earlier deletes: the
-    // file's new delete file, written at once (a file none of whose live rows changed gets none).
-    const fresh = `SELECT pos FROM (${positions}) WHERE pos NOT IN (${deletedBefore})`;
+    // Rows still in the table (not deleted before) whose key a changed row has or the source lost, with the
+    // earlier deletes: the file's new delete file, written at once (a file none of whose live rows went gets none).
+    const fresh = `SELECT DISTINCT pos FROM (${positions}) WHERE pos NOT IN (${deletedBefore})`;
     const path = join(input.deletesDir, `delete-${file.dataFileId}.parquet`);
     const absolute = toAbsolute(path);
     mkdirSync(dirname(absolute), { recursive: true, mode: 0o700 });
@@ -106,6 +142,15 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
       rmSync(absolute, { force: true });
       continue;
     }
+    const deleted = gone
+      ? Number(
+          (
+            await connection.runAndReadAll(
+              `SELECT count(DISTINCT pos) AS n FROM (${gone}) WHERE pos NOT IN (${deletedBefore})`,
+            )
+          ).getRowObjectsJS()[0]?.n ?? 0,
+        )
+      : 0;
     const meta = (
       await connection.runAndReadAll(
         `SELECT file_size_bytes, footer_size FROM parquet_file_metadata(${quoteLiteral(absolute)})`,
@@ -122,10 +167,11 @@ export async function mergeChangedRows(input: MergeInput): Promise<number> {
       },
       count,
     );
-    replaced += count;
+    counts.deleted += deleted;
+    counts.replaced += count - deleted;
   }
   mark('merge: delete files written');
   if (withIds.length > 0) await connection.run('DROP TABLE IF EXISTS lake_merge_hits');
   await input.write.addFiles(input.tableId, input.changed);
-  return replaced;
+  return counts;
 }

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_MERGES } from '../../src/service/storage/lake.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
+import { expectError, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { inMemory, type Harness } from '../helpers/transports.js';
+
+/**
+ * Delete detection on incremental tables (`detect_deletes`): each sync also reads the source's primary keys and
+ * deletes the lake rows whose key is gone, as DuckLake delete files, through merges and compaction alike; a table
+ * without it keeps the rows the source deleted, as an incremental sync always did.
+ */
+describe('incremental syncs that detect deletes', () => {
+  const db = useTestDatabase();
+  let api: Harness;
+  let sourceId: string;
+  beforeAll(async () => {
+    await adminQuery(
+      `CREATE TABLE public.items (id int PRIMARY KEY, v text, changed timestamptz NOT NULL);
+       INSERT INTO public.items SELECT g, 'v' || g, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 1000) g;
+       CREATE TABLE public.kept (id int PRIMARY KEY, v text, changed timestamptz NOT NULL);
+       INSERT INTO public.kept SELECT g, 'k' || g, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 100) g;
+       CREATE TABLE public.pairs (a int, b text, v text, changed timestamptz NOT NULL, PRIMARY KEY (a, b));
+       INSERT INTO public.pairs SELECT g % 7, 'b' || (g / 7), 'p' || g, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 300) g;
+       GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`,
+      db.database,
+    );
+    api = await inMemory.start({ services: { gcSettings: { retentionSeconds: 0, intervalMs: 600_000 } } });
+    const source = await json('POST', '/sources', {
+      connector: 'postgres',
+      name: 'deletes',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
+    sourceId = source.id as string;
+    const incremental = { mode: 'incremental', cursor_column: 'changed' };
+    await json('PATCH', `/sources/${sourceId}`, {
+      tables: source.tables.map((t: Json) =>
+        ['items', 'pairs'].includes(t.name)
+          ? { schema: 'public', name: t.name, ...incremental, detect_deletes: true }
+          : t.name === 'kept'
+            ? { schema: 'public', name: t.name, ...incremental }
+            : { schema: 'public', name: t.name, enabled: false },
+      ),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  async function json(method: string, path: string, body?: object): Promise<Json> {
+    const response = await api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+    const parsed = (await response.json()) as Json;
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
+    return parsed;
+  }
+  /** A sync that succeeded, as its sync object (each table's phase, counts and deletes). */
+  const sync = async (): Promise<Json> => {
+    const job = await syncSucceeded(api, sourceId);
+    return json('GET', `/sources/${sourceId}`).then((s) => {
+      expect(s.latest_sync.id).toBe(job.id);
+      return s.latest_sync as Json;
+    });
+  };
+  const tableOf = (done: Json, name: string): Json =>
+    (done.tables as Json[]).find((t) => t.table === `public.${name}`) as Json;
+  const source = (sql: string): Promise<unknown> => adminQuery(sql, db.database);
+
+  /** The lake table's rows against the source's, both ways (EXCEPT ALL), and the catalog's count. */
+  async function expectEqual(table: string, columns = 'id, v'): Promise<void> {
+    const fromSource = (await adminQuery(`SELECT ${columns} FROM public.${table} ORDER BY ${columns}`, db.database))
+      .rows;
+    const lake = await run(api, `select ${columns} from lake.deletes.${table} order by ${columns}`);
+    let rows = lake.data as Json[];
+    for (let cursor = lake.next_cursor; cursor;) {
+      const page = await json('GET', `/queries/${lake.id}?format=inline&limit=1000&starting_after=${cursor}`);
+      rows = [...rows, ...(page.data as Json[])];
+      cursor = page.next_cursor;
+    }
+    expect(rows).toEqual(fromSource);
+    const counted = await api.services.lake.tables.get(api.home.organization.id, 'deletes', table);
+    expect(counted?.snapshot.rowCount).toBe(fromSource.length);
+  }
+
+  it('removes the rows the source deleted, beside its inserts and updates, and counts them', async () => {
+    await sync();
+    await expectEqual('items');
+    await source(
+      `DELETE FROM public.items WHERE id % 50 = 0;
+       UPDATE public.items SET v = 'changed', changed = now() WHERE id % 50 = 1;
+       INSERT INTO public.items SELECT g, 'new', now() FROM generate_series(1001, 1010) g;
+       DELETE FROM public.kept WHERE id <= 10;`,
+    );
+    const done = await sync();
+    expect(tableOf(done, 'items')).toMatchObject({ phase: 'committed', deleted: 20, completed: 990 });
+    await expectEqual('items');
+    // Without detect_deletes the deleted rows stay, as incremental syncs always kept them.
+    expect(tableOf(done, 'kept').deleted).toBeUndefined();
+    const kept = await run(api, 'select count(*) as n from lake.deletes.kept');
+    expect(kept.data).toEqual([{ n: 100 }]);
+  });
+
+  it('a sync with deletes and no changed row deletes them; one with neither deletes none', async () => {
+    await source(`DELETE FROM public.items WHERE id BETWEEN 102 AND 106`);
+    const done = await sync();
+    expect(tableOf(done, 'items').deleted).toBe(5);
+    await expectEqual('items');
+    expect(tableOf(await sync(), 'items').deleted).toBe(0);
+    await expectEqual('items');
+  });
+
+  it('a key deleted and inserted again comes back; composite keys are compared whole', async () => {
+    await source(`DELETE FROM public.items WHERE id = 7`);
+    await sync();
+    await source(`INSERT INTO public.items VALUES (7, 'again', now())`);
+    await sync();
+    await expectEqual('items');
+    await sync();
+    await expectEqual('pairs', 'a, b, v');
+    // (1, 'b0') goes; (1, 'b1') and (2, 'b0') stay.
+    await source(`DELETE FROM public.pairs WHERE a = 1 AND b = 'b0'`);
+    expect(tableOf(await sync(), 'pairs').deleted).toBe(1);
+    await expectEqual('pairs', 'a, b, v');
+  });
+
+  it('keeps removing deletes through as many merges as compaction allows, and in the compaction itself', async () => {
+    const layers: number[] = [];
+    for (let round = 0; round <= MAX_MERGES + 1; round++) {
+      await source(
+        `DELETE FROM public.items WHERE id = (SELECT min(id) FROM public.items WHERE id > 200);
+         UPDATE public.items SET v = 'round ${round}', changed = now() WHERE id = 300 + ${round};`,
+      );
+      expect(tableOf(await sync(), 'items').deleted).toBe(1);
+      await expectEqual('items');
+      const table = await api.services.lake.tables.get(api.home.organization.id, 'deletes', 'items');
+      layers.push(table?.snapshot.layers ?? 0);
+    }
+    // The rounds went past MAX_MERGES merges: one of them compacted the table (back to one layer).
+    expect(layers).toContain(1);
+  });
+
+  it('is for incremental tables: refused on a full one, and dropped when a table goes back to full', async () => {
+    await expectError(
+      await api.request(`/sources/${sourceId}`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ tables: [{ schema: 'public', name: 'customers', detect_deletes: true }] }),
+      }),
+      400,
+      'invalid_source_parameters',
+      'tables[0].detect_deletes',
+    );
+    const full = await json('PATCH', `/sources/${sourceId}`, {
+      tables: [{ schema: 'public', name: 'pairs', mode: 'full' }],
+    });
+    expect((full.tables as Json[]).find((t) => t.name === 'pairs')).toMatchObject({
+      mode: 'full',
+      detect_deletes: false,
+    });
+  });
+});
