@@ -163,3 +163,128 @@ describe('incremental syncs that detect deletes', () => {
     });
   });
 });
+
+/**
+ * Soft deletes (`config.deletes: "soft"`): a row the source deleted stays in the lake, its `_deleted_at` set to the
+ * sync's time, once; a key inserted again is live again; turning soft deletes off reads the table whole.
+ */
+describe('soft deletes', () => {
+  const db = useTestDatabase();
+  let api: Harness;
+  let sourceId: string;
+  beforeAll(async () => {
+    await adminQuery(
+      `CREATE TABLE public.soft_items (id int PRIMARY KEY, v text, changed timestamptz NOT NULL);
+       INSERT INTO public.soft_items SELECT g, 'v' || g, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 500) g;
+       GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`,
+      db.database,
+    );
+    api = await inMemory.start();
+    const created = await request('POST', '/sources', {
+      connector: 'postgres',
+      name: 'softly',
+      config: { port: db.port, database: db.database, deletes: 'soft' },
+      host: db.host,
+      user: db.reader,
+    });
+    sourceId = created.id as string;
+    await request('PATCH', `/sources/${sourceId}`, {
+      tables: (created.tables as Json[]).map((t) =>
+        t.name === 'soft_items'
+          ? { schema: 'public', name: t.name, mode: 'incremental', cursor_column: 'changed', detect_deletes: true }
+          : { schema: 'public', name: t.name, enabled: false },
+      ),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  async function request(method: string, path: string, body?: object): Promise<Json> {
+    const response = await api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+    const parsed = (await response.json()) as Json;
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
+    return parsed;
+  }
+  const sync = async (): Promise<Json> => {
+    const job = await syncSucceeded(api, sourceId);
+    const source = await request('GET', `/sources/${sourceId}`);
+    expect(source.latest_sync.id).toBe(job.id);
+    return (source.latest_sync.tables as Json[]).find((t) => t.table === 'public.soft_items') as Json;
+  };
+  const change = (sql: string): Promise<unknown> => adminQuery(sql, db.database);
+  const lake = async (sql: string): Promise<Json[]> => (await run(api, sql)).data as Json[];
+
+  /** The live rows (no `_deleted_at`) are the source's rows; every marked row is one the source lacks. */
+  async function expectLiveRowsEqual(): Promise<void> {
+    const source = (await adminQuery('SELECT id, v FROM public.soft_items ORDER BY id', db.database)).rows;
+    const live = await lake(
+      'select count(*) as n, sum(id)::integer as ids, count(distinct v) as vs from lake.softly.soft_items where _deleted_at is null',
+    );
+    expect(live).toEqual([
+      {
+        n: source.length,
+        ids: source.reduce((sum, r) => sum + Number(r.id), 0),
+        vs: new Set(source.map((r) => r.v)).size,
+      },
+    ]);
+    const duplicates = await lake('select id from lake.softly.soft_items group by id having count(*) > 1');
+    expect(duplicates).toEqual([]);
+  }
+
+  it('keeps a deleted row, marked with the sync that saw it gone, and marks it only once', async () => {
+    await sync();
+    await change(`DELETE FROM public.soft_items WHERE id IN (10, 20, 30)`);
+    const table = await sync();
+    expect(table.deleted).toBe(3);
+    await expectLiveRowsEqual();
+    const marked = await lake(
+      'select id, v, _deleted_at is not null as marked from lake.softly.soft_items where _deleted_at is not null order by id',
+    );
+    expect(marked).toEqual([
+      { id: 10, v: 'v10', marked: true },
+      { id: 20, v: 'v20', marked: true },
+      { id: 30, v: 'v30', marked: true },
+    ]);
+    const firstMark = await lake('select _deleted_at::varchar as at from lake.softly.soft_items where id = 10');
+    expect((await sync()).deleted).toBe(0);
+    expect(await lake('select _deleted_at::varchar as at from lake.softly.soft_items where id = 10')).toEqual(
+      firstMark,
+    );
+    await expectLiveRowsEqual();
+  });
+
+  it('a key inserted again is live again, once', async () => {
+    await change(`INSERT INTO public.soft_items VALUES (20, 'back', now())`);
+    await sync();
+    expect(await lake('select v, _deleted_at from lake.softly.soft_items where id = 20')).toEqual([
+      { v: 'back', _deleted_at: null },
+    ]);
+    await expectLiveRowsEqual();
+  });
+
+  it('marks keep through compaction', async () => {
+    for (let round = 0; round <= MAX_MERGES + 1; round++) {
+      await change(`DELETE FROM public.soft_items WHERE id = ${100 + round}`);
+      expect((await sync()).deleted).toBe(1);
+    }
+    await expectLiveRowsEqual();
+    const marked = await lake(
+      'select count(*) as n from lake.softly.soft_items where _deleted_at is not null and id between 100 and 120',
+    );
+    expect(marked).toEqual([{ n: MAX_MERGES + 2 }]);
+  });
+
+  it('turned off, the next sync reads the table whole: deleted rows and the column are gone', async () => {
+    await request('PATCH', `/sources/${sourceId}`, { config: { deletes: 'hard' } });
+    await sync();
+    const columns = (await request('GET', '/catalog/softly/soft_items')).columns as Json[];
+    expect(columns.map((c) => c.name)).not.toContain('_deleted_at');
+    const source = (await adminQuery('SELECT count(*)::int AS n FROM public.soft_items', db.database)).rows;
+    expect(await lake('select count(*) as n from lake.softly.soft_items')).toEqual(source);
+  });
+});

@@ -336,6 +336,16 @@ export const postgresConnector: Connector = {
       max: 8,
     },
     {
+      name: 'deletes',
+      type: 'choice',
+      required: false,
+      secret: false,
+      description:
+        'what a row deleted in the source becomes in the lake, where lake sees deletes (detect_deletes): hard removes it; soft keeps it with _deleted_at set',
+      default: 'hard',
+      choices: ['hard', 'soft'],
+    },
+    {
       name: 'ssl_mode',
       type: 'choice',
       required: false,

@@ -7,6 +7,9 @@ const MAX_NAME_LENGTH = 128;
 /** The column every lake table gets: when its rows were synced. A source's own column of that name is renamed. */
 export const SYNCED_AT = '_synced_at';
 
+/** The column that marks a row the source deleted, in the tables of a source with soft deletes. */
+export const DELETED_AT = '_deleted_at';
+
 /**
  * A name a source gave, made safe for the lake: control characters and `/` become `_` (a name is typed in SQL and
  * in URL paths, and shown in terminals), and a name longer than 128 characters is cut, with a digest of the whole
@@ -76,9 +79,9 @@ export function withLakeTables<T extends SourceTable>(connector: string, tables:
  * unique case-insensitively, and never `_synced_at`, which lake adds (a source column of that name becomes
  * `_synced_at_2`).
  */
-export function lakeColumnNames(names: readonly string[]): string[] {
+export function lakeColumnNames(names: readonly string[], softDeletes = false): string[] {
   return uniqueNames(
     names.map((n) => safeLakeName(n, /[\u0000-\u001f\u007f-\u009f]/g)),
-    [SYNCED_AT],
+    softDeletes ? [SYNCED_AT, DELETED_AT] : [SYNCED_AT],
   );
 }

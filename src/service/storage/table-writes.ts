@@ -25,6 +25,8 @@ export interface WriteTableOptions {
     key: string[];
     /** Delete detection: SQL of every key the source has now, read once the parts are written (MergeInput). */
     presentKeys?: () => string;
+    /** Soft deletes: a row the source lost is kept, marked (MergeInput). */
+    softDelete?: { column: string; at: string };
     /** Told what the merge did to the table's earlier rows. */
     onMerged?: (counts: MergeCounts) => void;
   };
@@ -131,7 +133,7 @@ export class TableWrites {
         if (!(options.mergeOn && current)) return write.replaceFiles(table.tableId, described);
         const before = await catalog.stateAt(write.snapshotId - 1);
         const previous = before.tables.find((t) => t.tableId === table.tableId);
-        const { presentKeys, onMerged } = options.mergeOn;
+        const { presentKeys, softDelete, onMerged } = options.mergeOn;
         const counts = await mergeChangedRows({
           write,
           connection,
@@ -146,6 +148,8 @@ export class TableWrites {
           deletesDir: version,
           ...(previous ? { columnsSince: previous.columnsSince } : {}),
           ...(presentKeys ? { presentKeys: presentKeys() } : {}),
+          ...(softDelete ? { softDelete } : {}),
+          markedFile: `${version}/deleted-rows.parquet`,
         });
         onMerged?.(counts);
         unchanged = rowCount === 0 && counts.replaced + counts.deleted === 0;

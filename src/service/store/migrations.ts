@@ -381,4 +381,10 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sources_by_next_sync ON sources (next_sync);
     `,
   },
+  {
+    version: 18,
+    name: 'table state deletes',
+    // Whether a table was last written with soft deletes (its _deleted_at column): a change reads it whole.
+    sql: `ALTER TABLE source_table_state ADD COLUMN soft_deletes INTEGER;`,
+  },
 ];

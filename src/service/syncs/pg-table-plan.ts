@@ -48,6 +48,8 @@ export async function planTableRead(
     state !== undefined &&
     state.cursorValue !== null &&
     (state.lakeTable === undefined || state.lakeTable === task.lakeTable);
+  // Soft deletes turned on or off: the table gains or loses its _deleted_at column, read whole once.
+  if (state && (state.softDeletes ?? false) !== task.softDeletes) incremental = false;
   if (state) {
     const change = compareColumns(state.columns, columns);
     if (change.added.length + change.dropped.length + change.retyped.length > 0) {
@@ -73,7 +75,10 @@ export async function planTableRead(
   };
   // Columns keep the source's names in the lake, made unique case-insensitively and never lake's own _synced_at
   // (lakeColumnNames); the source's name is what the COPY selects.
-  const lakeNames = lakeColumnNames(columns.map((c) => c.name));
+  const lakeNames = lakeColumnNames(
+    columns.map((c) => c.name),
+    task.softDeletes,
+  );
   const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
   const plans: ColumnPlan[] = columns.map((c, i) => ({
     ...planColumn(c.name, c.type, c.enumLabels, facts),

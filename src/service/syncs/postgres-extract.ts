@@ -19,7 +19,7 @@ import type { SyncSettings } from './settings.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { LakeServiceError } from '../core/errors.js';
-import { SYNCED_AT } from '../sources/lake-names.js';
+import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead } from './table-ranges.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 import { startSourceCopy } from './pg-copy.js';
@@ -257,7 +257,7 @@ async function syncTable(
     const reader = (file: string, longestRecord: number): string =>
       `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longestRecord)})`;
     const batchOf = (file: string, longestRecord: number): string =>
-      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT} FROM ${reader(file, longestRecord)}`;
+      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT}${task.softDeletes ? `, NULL::TIMESTAMPTZ AS ${DELETED_AT}` : ''} FROM ${reader(file, longestRecord)}`;
     const committed = await input.lake.writeSnapshot(
       input.organizationId,
       task.lakeSchema,
@@ -294,19 +294,24 @@ async function syncTable(
             lakeKey
               .map((k) => `${other}.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
               .join(' AND ');
-          // Detecting deletes, a row the source no longer has is left out of the compacted table, and counted.
-          const kept = keys ? ` AND EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : '';
+          // Detecting deletes, a row the source no longer has is left out of the compacted table (soft deletes: kept,
+          // marked when it was not yet), and counted.
+          const gone = keys ? `NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : 'false';
+          const softly = task.softDeletes && keys !== undefined;
           if (keys)
             deletedRows = Number(
               (
                 await connection.runAndReadAll(
-                  `SELECT count(*) AS n FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})`,
+                  `SELECT count(*) AS n FROM (${current}) p WHERE ${gone}${softly ? ` AND p.${DELETED_AT} IS NULL` : ''}`,
                 )
               ).getRowObjectsJS()[0]?.n ?? 0,
             );
+          const previousRows = softly
+            ? `SELECT p.* REPLACE (CASE WHEN p.${DELETED_AT} IS NULL AND ${gone} THEN TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} ELSE p.${DELETED_AT} END AS ${DELETED_AT}) FROM (${current}) p`
+            : `SELECT p.* FROM (${current}) p${keys ? ` WHERE NOT ${gone}` : ''}`;
           return input.loads.enqueue(() =>
             writer.copy(
-              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')})${kept} UNION ALL BY NAME SELECT * FROM b`,
+              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${previousRows}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')}) UNION ALL BY NAME SELECT * FROM b`,
               0,
             ),
           );
@@ -411,6 +416,7 @@ async function syncTable(
               mergeOn: {
                 key: lakeKey,
                 ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
+                ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
                 onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
               },
             }

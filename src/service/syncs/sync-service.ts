@@ -363,6 +363,7 @@ export class SyncService {
       lakeSchema,
       lakeTable: readNames.get(`${table.schema}.${table.name}`) as string,
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
+      softDeletes: source.config.deletes === 'soft',
     }));
     const reporter = await progressReporter(this.store, this.jobs, id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
@@ -439,7 +440,7 @@ export class SyncService {
         source.id,
         result.task.table.schema,
         result.task.table.name,
-        { cursorValue: result.cursorValue, columns: result.columns },
+        { cursorValue: result.cursorValue, columns: result.columns, softDeletes: result.task.softDeletes },
         result.task.lakeSchema,
         result.task.lakeTable,
       );

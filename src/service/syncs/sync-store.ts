@@ -96,8 +96,9 @@ export class SyncStore {
       cursor_value: string | null;
       columns: string;
       lake_table: string | null;
+      soft_deletes: number | null;
     }>(
-      'SELECT schema_name, table_name, cursor_value, columns, lake_table FROM source_table_state WHERE source_id = ?',
+      'SELECT schema_name, table_name, cursor_value, columns, lake_table, soft_deletes FROM source_table_state WHERE source_id = ?',
       [sourceId],
     );
     return new Map(
@@ -107,6 +108,7 @@ export class SyncStore {
           cursorValue: r.cursor_value,
           columns: JSON.parse(r.columns) as TableState['columns'],
           ...(r.lake_table === null ? {} : { lakeTable: r.lake_table }),
+          softDeletes: r.soft_deletes === 1,
         },
       ]),
     );
@@ -121,9 +123,9 @@ export class SyncStore {
     lakeTable: string,
   ): Promise<void> {
     await this.db.run(
-      `INSERT INTO source_table_state (source_id, schema_name, table_name, cursor_value, columns, lake_schema, lake_table, last_synced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO source_table_state (source_id, schema_name, table_name, cursor_value, columns, lake_schema, lake_table, last_synced, soft_deletes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (source_id, schema_name, table_name) DO UPDATE SET cursor_value = excluded.cursor_value, columns = excluded.columns,
-           lake_schema = excluded.lake_schema, lake_table = excluded.lake_table, last_synced = excluded.last_synced`,
+           lake_schema = excluded.lake_schema, lake_table = excluded.lake_table, last_synced = excluded.last_synced, soft_deletes = excluded.soft_deletes`,
       [
         sourceId,
         schema,
@@ -133,6 +135,7 @@ export class SyncStore {
         lakeSchema,
         lakeTable,
         this.nowSeconds(),
+        state.softDeletes ? 1 : 0,
       ],
     );
   }

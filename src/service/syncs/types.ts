@@ -11,6 +11,8 @@ export interface TableTask {
   lakeTable: string;
   /** Incremental by its cursor column, merged on the primary key; false means full refresh. */
   incremental: boolean;
+  /** The source keeps deleted rows, marked with `_deleted_at` (its `deletes: soft`). */
+  softDeletes: boolean;
 }
 
 /** Per table: what was last synced, so the next sync continues from there and notices schema changes. */
@@ -19,6 +21,8 @@ export interface TableState {
   columns: { name: string; type: string }[];
   /** The lake table it was last committed to (absent in states saved before it was kept). */
   lakeTable?: string;
+  /** Written with soft deletes (a `_deleted_at` column) last time. */
+  softDeletes?: boolean;
 }
 
 export interface SyncReporter {

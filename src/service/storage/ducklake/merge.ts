@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
 import type { CatalogWrite } from './catalog-write.js';
-import { fieldIdSchemaOf, fileRowsSql } from './data-files.js';
+import { describeDataFile, fieldIdSchemaOf, fieldIdsOption, fileRowsSql } from './data-files.js';
 import { mark } from '../../../support/debug-timing.js';
 
 /**
@@ -39,6 +39,12 @@ export interface MergeInput {
    * is not among them was deleted in the source, and is deleted here too.
    */
   presentKeys?: string;
+  /**
+   * Soft deletes: a row the source lost is not removed but written again with `column` set to `at` (once: a row
+   * already marked is left as it is), in a data file at `markedFile`, relative to the table.
+   */
+  softDelete?: { column: string; at: string };
+  markedFile?: string;
 }
 
 /** What a merge did to the rows the table had: replaced by a changed row, or deleted because the source has no such key. */
@@ -69,11 +75,16 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
               `SELECT ${keys} FROM (${fileRowsSql({ path: file.path, mappingId: null }, keyColumns, toAbsolute, new Map(), false)})`,
           )
           .join(' UNION ALL ')})`;
-  // A key the source still has matches as equal; a NULL in a key (a key a person chose) matches a NULL.
+  // A key the source still has matches as equal; a NULL in a key (a key a person chose) matches a NULL. With soft
+  // deletes, a row marked before is gone already.
+  const soft = input.softDelete;
+  const markColumn = soft ? columns.find((c) => c.name === soft.column) : undefined;
+  if (soft && !markColumn) throw new Error(`A table with soft deletes must have a ${soft.column} column.`);
   const goneFrom = (rows: string): string =>
     `${rows} ANTI JOIN (${input.presentKeys}) k ON ${input.key
       .map((k) => `d.${quoteIdentifier(k)} IS NOT DISTINCT FROM k.${quoteIdentifier(k)}`)
-      .join(' AND ')}`;
+      .join(' AND ')}${markColumn ? ` WHERE d.${quoteIdentifier(markColumn.name)} IS NULL` : ''}`;
+  const scanColumns = markColumn ? [...keyColumns, markColumn] : keyColumns;
   // Where the changed keys (and, detecting deletes, the keys the source no longer has) are in the table's files:
   // one scan of the key columns of every file with field ids (in parallel, whatever their number), positions kept
   // per file; files read by name one by one. `gone` tells a deleted row from a replaced one.
@@ -85,7 +96,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
       (f) => input.columnsSince !== undefined && f.beginSnapshot !== undefined && f.beginSnapshot >= input.columnsSince,
     );
     const scan = `read_parquet([${withIds.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}],
-                             ${named ? '' : `schema = ${fieldIdSchemaOf(keyColumns)}, `}file_row_number = true) d`;
+                             ${named ? '' : `schema = ${fieldIdSchemaOf(scanColumns)}, `}file_row_number = true) d`;
     const found = [
       ...(changedKeys
         ? [
@@ -113,7 +124,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
         });
   }
   for (const file of input.current.filter((f) => f.mappingId !== null)) {
-    const rows = `(${fileRowsSql(file, keyColumns, toAbsolute, input.mappings, true)}) d`;
+    const rows = `(${fileRowsSql(file, scanColumns, toAbsolute, input.mappings, true)}) d`;
     const gone = input.presentKeys !== undefined ? `SELECT d.file_row_number AS pos FROM ${goneFrom(rows)}` : undefined;
     const replaced = changedKeys
       ? `SELECT d.file_row_number AS pos FROM ${rows} SEMI JOIN ${changedKeys} n USING (${keys})`
@@ -123,6 +134,8 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
   }
   mark('merge: changed keys found');
   const counts: MergeCounts = { replaced: 0, deleted: 0 };
+  /** Soft deletes: each touched file's rows the source lost, marked, to be written again as one file. */
+  const marked: string[] = [];
   for (const { file, positions, gone } of hits) {
     const deletedBefore = file.deletePath
       ? `SELECT pos FROM read_parquet(${quoteLiteral(toAbsolute(file.deletePath))})`
@@ -169,9 +182,28 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
     );
     counts.deleted += deleted;
     counts.replaced += count - deleted;
+    if (soft && gone && deleted > 0)
+      marked.push(
+        `SELECT * EXCLUDE (file_row_number) REPLACE (TIMESTAMPTZ ${quoteLiteral(soft.at)} AS ${quoteIdentifier(soft.column)})
+           FROM (${fileRowsSql(file, columns, toAbsolute, input.mappings, true)})
+          WHERE file_row_number IN (SELECT pos FROM (${gone}) WHERE pos NOT IN (${deletedBefore}))`,
+      );
   }
   mark('merge: delete files written');
+  const added = [...input.changed];
+  if (marked.length > 0) added.push(await writeMarked(input, marked.join(' UNION ALL ')));
   if (withIds.length > 0) await connection.run('DROP TABLE IF EXISTS lake_merge_hits');
-  await input.write.addFiles(input.tableId, input.changed);
+  await input.write.addFiles(input.tableId, added);
   return counts;
+}
+
+/** Writes the rows a soft delete marked as a data file of the table, with its field ids, and describes it. */
+async function writeMarked(input: MergeInput, rowsSql: string): Promise<NewDataFile> {
+  if (!input.markedFile) throw new Error('A soft delete needs a file to write the marked rows to.');
+  const absolute = input.toAbsolute(input.markedFile);
+  mkdirSync(dirname(absolute), { recursive: true, mode: 0o700 });
+  await input.connection.run(
+    `COPY (${rowsSql}) TO ${quoteLiteral(absolute)} (FORMAT parquet, COMPRESSION zstd, ${fieldIdsOption(input.columns)})`,
+  );
+  return describeDataFile(input.connection, absolute, input.markedFile, input.columns);
 }
