@@ -64,7 +64,7 @@ export const SourceTable = Strict({
   schema: Type.String(),
   name: Type.String(),
   enabled: Type.Boolean(),
-  mode: Type.Union([Type.Literal('full'), Type.Literal('incremental')]),
+  mode: Type.Union([Type.Literal('full'), Type.Literal('incremental'), Type.Literal('cdc')]),
   cursor_column: Nullable(Type.String()),
   primary_key: Type.Array(Type.String()),
   detect_deletes: Type.Boolean({
@@ -159,7 +159,7 @@ const TableChange = Strict({
   schema: Type.String(),
   name: Type.String(),
   enabled: Type.Optional(Type.Boolean()),
-  mode: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('incremental')])),
+  mode: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('incremental'), Type.Literal('cdc')])),
   cursor_column: Type.Optional(Nullable(Type.String())),
   primary_key: Type.Optional(Type.Array(Type.String())),
   detect_deletes: Type.Optional(Type.Boolean()),

@@ -184,10 +184,10 @@ export interface PrivatePostgres {
 }
 
 /**
- * A PostgreSQL cluster of the test's own (trust auth, on a free port), for tests that must stop and start the
- * server: never the machine's shared one. Runs as the postgres user; gone after stop().
+ * A PostgreSQL cluster of the test's own (trust auth, on a free port, with `settings` such as `wal_level=logical`),
+ * for tests that must stop and start the server or change its settings: never the machine's shared one. Runs as the postgres user; gone after stop().
  */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(settings: readonly string[] = []): Promise<PrivatePostgres> {
   if (!PG_BIN) throw new Error('PostgreSQL server binaries (initdb) are not installed');
   const bin = PG_BIN;
   const dir = mkdtempSync(join(tmpdir(), 'lake-pgown-'));
@@ -206,7 +206,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       '-D',
       join(dir, 'data'),
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${settings.map((s) => ` -c ${s}`).join('')}`,
       '-w',
       '-l',
       join(dir, 'log'),

@@ -58,6 +58,11 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     )
     .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
     .option(
+      '--cdc <schema.table>',
+      "sync this table's changes through PostgreSQL logical replication (deletes included), repeatable",
+      collect,
+    )
+    .option(
       '--detect-deletes <schema.table>',
       'an incremental table: remove lake rows deleted in the source (reads its keys each sync), repeatable',
       collect,

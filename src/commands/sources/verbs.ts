@@ -240,6 +240,7 @@ export async function updateSource(ctx: CommandContext, id: string, options: Rec
   for (const t of (options.enable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: true }));
   for (const t of (options.disable as string[] | undefined) ?? []) tables.push(tableChange(t, { enabled: false }));
   for (const t of (options.full as string[] | undefined) ?? []) tables.push(tableChange(t, { mode: 'full' }));
+  for (const t of (options.cdc as string[] | undefined) ?? []) tables.push(tableChange(t, { mode: 'cdc' }));
   for (const t of (options.incremental as string[] | undefined) ?? []) {
     const colon = t.lastIndexOf(':');
     if (colon <= 0) throw usageError(`--incremental takes <schema>.<table>:<cursor column>, not '${t}'.`);

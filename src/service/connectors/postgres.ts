@@ -19,7 +19,10 @@ type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
  * sight, and the password is a function: pg then never reads .pgpass, and a source without a password answers a
  * server that asks for one with a failed authentication instead of the server's secret.
  */
-export function postgresClient(settings: ConnectorSettings, purpose: 'check' | 'sync' = 'check'): pg.Client {
+export function postgresClient(
+  settings: ConnectorSettings,
+  purpose: 'check' | 'sync' | 'replication' = 'check',
+): pg.Client {
   const { Client } = requireCommonJs('pg') as typeof pg;
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
   const named = settings.secrets.host;
@@ -52,6 +55,8 @@ export function postgresClient(settings: ConnectorSettings, purpose: 'check' | '
               : { rejectUnauthorized: false },
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
         ...(purpose === 'check' ? { statement_timeout: QUERY_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
+        // A replication connection (CDC) creates its slot and exports the snapshot the first copy reads.
+        ...(purpose === 'replication' ? { replication: 'database' } : {}),
         application_name: 'lake',
       }),
   );

@@ -29,7 +29,7 @@ export interface SourceTable {
   /** From the source's statistics; exact counts come with a sync. */
   estimatedRows: number | null;
   enabled: boolean;
-  mode: 'full' | 'incremental';
+  mode: 'full' | 'incremental' | 'cdc';
   cursorColumn: string | null;
   /**
    * An incremental table whose rows deleted in the source are removed from the lake too: each sync also reads the

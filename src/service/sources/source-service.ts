@@ -88,7 +88,13 @@ function mergedTables(current: readonly SourceTable[], found: readonly Discovere
     return {
       ...table,
       enabled: before.enabled,
-      mode: cursorKept ? before.mode : 'full',
+      // A cdc table needs no cursor: it keeps its mode while its key columns are there.
+      mode:
+        before.mode === 'cdc' && before.primaryKey.length > 0 && before.primaryKey.every((c) => names.has(c))
+          ? 'cdc'
+          : cursorKept
+            ? before.mode
+            : 'full',
       cursorColumn: cursorKept,
       // Delete detection goes with the incremental mode it belongs to.
       ...(cursorKept && before.mode === 'incremental' && before.detectDeletes ? { detectDeletes: true } : {}),

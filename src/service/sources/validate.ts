@@ -101,7 +101,7 @@ export interface TableChange {
   schema: string;
   name: string;
   enabled?: boolean;
-  mode?: 'full' | 'incremental';
+  mode?: 'full' | 'incremental' | 'cdc';
   cursor_column?: string | null;
   primary_key?: string[];
   detect_deletes?: boolean;
@@ -141,6 +141,11 @@ export function applyTableChanges(current: readonly SourceTable[], changes: read
         );
       table.detectDeletes = change.detect_deletes;
     } else if (table.mode !== 'incremental') table.detectDeletes = false;
+    if (table.mode === 'cdc' && table.primaryKey.length === 0)
+      throw invalid(
+        `${at}.primary_key`,
+        'A cdc table needs a primary key (its replica identity) to apply changes by: give the table one in the source, or sync it incrementally or in full.',
+      );
     if (table.mode === 'incremental') {
       if (!table.cursorColumn)
         throw invalid(

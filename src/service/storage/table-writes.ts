@@ -25,6 +25,8 @@ export interface WriteTableOptions {
     key: string[];
     /** Delete detection: SQL of every key the source has now, read once the parts are written (MergeInput). */
     presentKeys?: () => string;
+    /** Change data capture: SQL of the keys the source deleted, read once the parts are written (MergeInput). */
+    deletedKeys?: () => string;
     /** Soft deletes: a row the source lost is kept, marked (MergeInput). */
     softDelete?: { column: string; at: string };
     /** Told what the merge did to the table's earlier rows. */
@@ -32,6 +34,10 @@ export interface WriteTableOptions {
   };
   /** Column types the catalog records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
   columnTypes?: Record<string, string>;
+  /** Tags the table gets in the same commit (a cdc table's applied change position). */
+  tags?: Record<string, string>;
+  /** Asked once the parts are written: true makes them the table's rows (a TRUNCATE among a cdc table's changes). */
+  replaceWhole?: () => boolean;
 }
 
 /** Writes the parts of a new version of a table, each with the catalog's column ids as its Parquet field ids. */
@@ -111,7 +117,13 @@ export class TableWrites {
       mark(`${schema}.${name}: parts written`);
       if (!planned) throw new Error(`No part of ${schema}.${name} was written.`);
       const { shapes, columns } = await planned;
-      if (options.mergeOn && current && rowCount === 0 && !options.mergeOn.presentKeys) {
+      if (
+        options.mergeOn &&
+        current &&
+        rowCount === 0 &&
+        !options.mergeOn.presentKeys &&
+        !options.mergeOn.deletedKeys
+      ) {
         // Nothing changed: the table stays as it is, with no new snapshot.
         rmSync(dir, { recursive: true, force: true });
         return;
@@ -130,10 +142,15 @@ export class TableWrites {
         // Another writer made the table meanwhile, in a folder of its own: these files are not where it reads.
         if ((await write.tablePath(table.tableId)) !== tablePath)
           throw new Error(`${schema}.${name} was created by another writer meanwhile; write it again.`);
-        if (!(options.mergeOn && current)) return write.replaceFiles(table.tableId, described);
+        for (const [key, value] of Object.entries(options.tags ?? {})) await write.setTag(table.tableId, key, value);
+        if (!(options.mergeOn && current) || options.replaceWhole?.())
+          return write.replaceFiles(
+            table.tableId,
+            current ? described.filter((file) => file.recordCount > 0) : described,
+          );
         const before = await catalog.stateAt(write.snapshotId - 1);
         const previous = before.tables.find((t) => t.tableId === table.tableId);
-        const { presentKeys, softDelete, onMerged } = options.mergeOn;
+        const { presentKeys, deletedKeys, softDelete, onMerged } = options.mergeOn;
         const counts = await mergeChangedRows({
           write,
           connection,
@@ -148,6 +165,7 @@ export class TableWrites {
           deletesDir: version,
           ...(previous ? { columnsSince: previous.columnsSince } : {}),
           ...(presentKeys ? { presentKeys: presentKeys() } : {}),
+          ...(deletedKeys ? { deletedKeys: deletedKeys() } : {}),
           ...(softDelete ? { softDelete } : {}),
           markedFile: `${version}/deleted-rows.parquet`,
         });

@@ -53,6 +53,8 @@ export interface LakeTable {
   created: number;
   updated: number;
   snapshot: TableVersion;
+  /** The table's tags (catalog TableState.tags). */
+  tags: Record<string, string>;
 }
 
 const seconds = (state: CatalogState, snapshot: number): number =>
@@ -79,6 +81,7 @@ export function lakeTableOf(
     path: table.path,
     created: seconds(state, table.beginSnapshot),
     updated: seconds(state, table.changedAt),
+    tags: table.tags,
     snapshot: {
       id: table.changedAt,
       files: table.files.flatMap((f) => [relative(f.path), ...(f.deletePath ? [relative(f.deletePath)] : [])]),

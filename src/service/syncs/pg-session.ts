@@ -11,7 +11,16 @@ import type { ConnectorSettings } from '../connectors/types.js';
  */
 export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
 
-export async function openSession(settings: ConnectorSettings, connections: TenantConnections): Promise<pg.Client> {
+/**
+ * A sync's connection to the source, with the settings every value's text is read in, in a REPEATABLE READ, READ
+ * ONLY transaction: in `snapshot` when given (a CDC slot's, exported when it was created), else its own. With
+ * `transaction: false` it opens none (CDC's own connection, which reads the slot and writes temporary tables).
+ */
+export async function openSession(
+  settings: ConnectorSettings,
+  connections: TenantConnections,
+  options: { snapshot?: string; transaction?: boolean } = {},
+): Promise<pg.Client> {
   const client = postgresClient(settings, 'sync');
   client.on('error', () => {});
   connections.add(client);
@@ -22,7 +31,10 @@ export async function openSession(settings: ConnectorSettings, connections: Tena
   // PostgreSQL 14 and later notice a client that has gone while a statement runs (a lock wait, a long scan)
   // instead of only at its next write; older servers do not know the setting, which changes nothing else.
   await client.query("SET client_connection_check_interval = '2s'").catch(() => undefined);
+  if (options.transaction === false) return client;
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  if (options.snapshot !== undefined)
+    await client.query(`SET TRANSACTION SNAPSHOT '${options.snapshot.replace(/'/g, "''")}'`);
   return client;
 }
 

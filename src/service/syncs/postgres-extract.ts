@@ -12,6 +12,7 @@ import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES, type Lake } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { readSourceKeys } from './pg-keys.js';
+import { CDC_TAG, prepareCdc, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -40,6 +41,7 @@ const MAX_SEGMENT_BYTES = 256 << 20;
 const MAX_WAITING_LOADS = 4;
 
 export interface PostgresSyncInput {
+  sourceId: string;
   settings: ConnectorSettings;
   tasks: readonly TableTask[];
   states: ReadonlyMap<string, TableState>;
@@ -63,12 +65,30 @@ export interface PostgresSyncInput {
  * incremental tables, and commits it. A table that fails does not undo the others.
  */
 export async function syncPostgres(input: PostgresSyncInput): Promise<TableResult[]> {
+  const cdcTasks = input.tasks.filter((t) => t.table.mode === 'cdc');
+  const cdc = await prepareCdc(input, cdcTasks);
+  try {
+    const others = input.tasks.filter((t) => t.table.mode !== 'cdc');
+    const extracted = await extractTables({ ...input, tasks: [...others, ...cdc.copyTasks] }, cdc.snapshot);
+    const copied = extracted.filter((r) => r.task.table.mode === 'cdc');
+    return [
+      ...extracted.filter((r) => r.task.table.mode !== 'cdc'),
+      ...cdc.refused,
+      ...(await cdc.applyChanges(copied, input.signal)),
+    ];
+  } finally {
+    await cdc.close();
+  }
+}
+
+/** Reads the tasks' tables in one snapshot (a CDC slot's, when one was just created) and commits each. */
+async function extractTables(input: PostgresSyncInput, cdcSnapshot: CdcSnapshot | undefined): Promise<TableResult[]> {
   const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
   const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
   const clients: pg.Client[] = [];
   const connections = new TenantConnections(input.limits, input.signal);
   try {
-    clients.push(await openSession(input.settings, connections));
+    clients.push(await openSession(input.settings, connections, cdcSnapshot ? { snapshot: cdcSnapshot.name } : {}));
     mark('sync: source session open');
   } catch (error) {
     await connections.close();
@@ -91,6 +111,8 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
     // No more connections than there are tables and ranges to read at once.
     const wanted = allowed === 1 ? 1 : Math.min(allowed, await readsExpected(leader, input.tasks, rangesPerTable));
     clients.push(...(await joinSnapshot(leader, wanted - 1, input.settings, connections)));
+    // Every reader is in the slot's snapshot now: the replication connection that holds it may go.
+    await cdcSnapshot?.shared();
     mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
     const shared: SharedExtraction = {
       loads: new LoadQueue(MAX_WAITING_LOADS),
@@ -411,6 +433,7 @@ async function syncTable(
         columnTypes: Object.fromEntries(
           plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
         ),
+        ...(task.cdcTag !== undefined ? { tags: { [CDC_TAG]: task.cdcTag } } : {}),
         ...(layering
           ? {
               mergeOn: {

@@ -364,6 +364,7 @@ export class SyncService {
       lakeTable: readNames.get(`${table.schema}.${table.name}`) as string,
       incremental: table.mode === 'incremental' && !sync.request.fullRefresh,
       softDeletes: source.config.deletes === 'soft',
+      ...(table.mode === 'cdc' && sync.request.fullRefresh ? { cdcCopy: true } : {}),
     }));
     const reporter = await progressReporter(this.store, this.jobs, id, tasks);
     const syncedAt = new Date(this.jobs.clockNow()).toISOString();
@@ -384,6 +385,7 @@ export class SyncService {
               signal,
             })
           : await syncPostgres({
+              sourceId: source.id,
               settings: await this.sources.connectSettings(source),
               tasks,
               states,

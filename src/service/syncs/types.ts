@@ -13,6 +13,10 @@ export interface TableTask {
   incremental: boolean;
   /** The source keeps deleted rows, marked with `_deleted_at` (its `deletes: soft`). */
   softDeletes: boolean;
+  /** A cdc table copied whole: the change position its copy is as of, kept with it (the table's `lake.cdc_lsn`). */
+  cdcTag?: string;
+  /** A cdc table a full refresh asked to copy whole again. */
+  cdcCopy?: boolean;
 }
 
 /** Per table: what was last synced, so the next sync continues from there and notices schema changes. */

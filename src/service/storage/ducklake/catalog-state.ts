@@ -28,6 +28,8 @@ export interface TableState {
   changedAt: number;
   /** The snapshot since which the table has had its current columns: files written since carry their names. */
   columnsSince: number;
+  /** The table's tags (lake keeps a cdc table's applied change position there, `lake.cdc_lsn`). */
+  tags: Record<string, string>;
 }
 
 export interface ViewState {
@@ -178,6 +180,9 @@ export async function readCatalogState(db: MetadataDb, prefix: string, snapshot:
             new Map((tagsOf.get(tableId) ?? []).map((g) => [Number(g.column_id), g.value])),
           ),
           files: tableFiles,
+          tags: Object.fromEntries(
+            viewTags.filter((g) => Number(g.object_id) === tableId).map((g) => [g.key, g.value]),
+          ),
           columnsSince: Math.max(Number(row.begin_snapshot), ...tableColumns.map((c) => Number(c.begin_snapshot))),
           changedAt: Math.max(
             Number(row.begin_snapshot),

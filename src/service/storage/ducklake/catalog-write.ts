@@ -212,8 +212,30 @@ export class CatalogWrite {
     );
   }
 
+  /**
+   * Sets a tag of a table from this snapshot on (the value before stays at earlier snapshots); recorded as the
+   * extension records a comment, `altered_table`. Nothing when it already has that value.
+   */
+  async setTag(tableId: number, key: string, value: string): Promise<void> {
+    const current = await this.db.get<{ value: string }>(
+      `SELECT value FROM ${this.t('ducklake_tag')} WHERE object_id = ? AND key = ? AND end_snapshot IS NULL`,
+      [tableId, key],
+    );
+    if (current?.value === value) return;
+    await this.db.run(
+      `UPDATE ${this.t('ducklake_tag')} SET end_snapshot = ? WHERE object_id = ? AND key = ? AND end_snapshot IS NULL`,
+      [this.snapshotId, tableId, key],
+    );
+    await this.insert('ducklake_tag', [tableId, this.snapshotId, null, key, value]);
+    this.note(`altered_table:${tableId}`);
+  }
+
   /** Ends the table (and its files) at this snapshot: it is no longer in the catalog from here on. */
   async dropTable(tableId: number): Promise<void> {
+    await this.db.run(
+      `UPDATE ${this.t('ducklake_tag')} SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL`,
+      [this.snapshotId, tableId],
+    );
     for (const table of [
       'ducklake_table',
       'ducklake_column',

@@ -39,6 +39,8 @@ export interface MergeInput {
    * is not among them was deleted in the source, and is deleted here too.
    */
   presentKeys?: string;
+  /** Change data capture: SQL of the keys the source deleted (named as the key columns); their rows are deleted. */
+  deletedKeys?: string;
   /**
    * Soft deletes: a row the source lost is not removed but written again with `column` set to `at` (once: a row
    * already marked is left as it is), in a data file at `markedFile`, relative to the table.
@@ -80,10 +82,17 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
   const soft = input.softDelete;
   const markColumn = soft ? columns.find((c) => c.name === soft.column) : undefined;
   if (soft && !markColumn) throw new Error(`A table with soft deletes must have a ${soft.column} column.`);
-  const goneFrom = (rows: string): string =>
-    `${rows} ANTI JOIN (${input.presentKeys}) k ON ${input.key
-      .map((k) => `d.${quoteIdentifier(k)} IS NOT DISTINCT FROM k.${quoteIdentifier(k)}`)
-      .join(' AND ')}${markColumn ? ` WHERE d.${quoteIdentifier(markColumn.name)} IS NULL` : ''}`;
+  const sameKey = input.key
+    .map((k) => `d.${quoteIdentifier(k)} IS NOT DISTINCT FROM k.${quoteIdentifier(k)}`)
+    .join(' AND ');
+  const unmarked = markColumn ? ` WHERE d.${quoteIdentifier(markColumn.name)} IS NULL` : '';
+  // Rows deleted at the source: those whose key it no longer has, or whose key it says it deleted.
+  const goneFrom =
+    input.presentKeys !== undefined
+      ? (rows: string): string => `${rows} ANTI JOIN (${input.presentKeys}) k ON ${sameKey}${unmarked}`
+      : input.deletedKeys !== undefined
+        ? (rows: string): string => `${rows} SEMI JOIN (${input.deletedKeys}) k ON ${sameKey}${unmarked}`
+        : undefined;
   const scanColumns = markColumn ? [...keyColumns, markColumn] : keyColumns;
   // Where the changed keys (and, detecting deletes, the keys the source no longer has) are in the table's files:
   // one scan of the key columns of every file with field ids (in parallel, whatever their number), positions kept
@@ -103,9 +112,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
             `SELECT d.file_index, d.file_row_number AS pos, false AS gone FROM ${scan} SEMI JOIN ${changedKeys} n USING (${keys})`,
           ]
         : []),
-      ...(input.presentKeys !== undefined
-        ? [`SELECT d.file_index, d.file_row_number AS pos, true AS gone FROM ${goneFrom(scan)}`]
-        : []),
+      ...(goneFrom ? [`SELECT d.file_index, d.file_row_number AS pos, true AS gone FROM ${goneFrom(scan)}`] : []),
     ];
     await connection.run(
       `CREATE OR REPLACE TEMP TABLE lake_merge_hits AS ${found.length > 0 ? found.join(' UNION ALL ') : 'SELECT 0::UBIGINT AS file_index, 0::BIGINT AS pos, false AS gone WHERE false'}`,
@@ -125,7 +132,7 @@ export async function mergeChangedRows(input: MergeInput): Promise<MergeCounts> 
   }
   for (const file of input.current.filter((f) => f.mappingId !== null)) {
     const rows = `(${fileRowsSql(file, scanColumns, toAbsolute, input.mappings, true)}) d`;
-    const gone = input.presentKeys !== undefined ? `SELECT d.file_row_number AS pos FROM ${goneFrom(rows)}` : undefined;
+    const gone = goneFrom ? `SELECT d.file_row_number AS pos FROM ${goneFrom(rows)}` : undefined;
     const replaced = changedKeys
       ? `SELECT d.file_row_number AS pos FROM ${rows} SEMI JOIN ${changedKeys} n USING (${keys})`
       : undefined;

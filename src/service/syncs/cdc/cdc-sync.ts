@@ -1,0 +1,356 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import type pg from 'pg';
+import type { from as CopyFrom, to as CopyTo } from 'pg-copy-streams';
+import { requireCommonJs } from '../../../support/load-commonjs.js';
+import { TenantConnections } from '../../connectors/tenant-connections.js';
+import type { ConnectorSettings } from '../../connectors/types.js';
+import { quoteLiteral } from '../../engine/duckdb.js';
+import type { Lake } from '../../storage/lake.js';
+import type { MergeCounts } from '../../storage/ducklake/merge.js';
+import { DELETED_AT, SYNCED_AT } from '../../sources/lake-names.js';
+import { compareColumns, currentColumns } from '../pg-columns.js';
+import { tableFailureReason } from '../pg-reads.js';
+import { openSession } from '../pg-session.js';
+import type { SyncSettings } from '../settings.js';
+import { StagingBudget } from '../staging-budget.js';
+import type { SyncReporter, TableResult, TableState, TableTask } from '../types.js';
+import { changeRowsSql, convertChanges, netChangesSql } from './apply.js';
+import { changesFile, stageChanges, type StagedChanges } from './changes.js';
+import { parseLsn } from './pgoutput.js';
+import {
+  advanceSlot,
+  cdcName,
+  CdcRefusal,
+  checkCdcReady,
+  createSlot,
+  ensurePublication,
+  slotState,
+  type SlotState,
+} from './slot.js';
+
+/** The table tag that holds the change position a cdc table is applied to (DuckLake tag, set in its commit). */
+export const CDC_TAG = 'lake.cdc_lsn';
+
+/** A slot's exported snapshot, for the sync's readers to import; `shared` once every reader has. */
+export interface CdcSnapshot {
+  name: string;
+  shared(): Promise<void>;
+}
+
+export interface CdcInput {
+  settings: ConnectorSettings;
+  sourceId: string;
+  states: ReadonlyMap<string, TableState>;
+  lake: Lake;
+  organizationId: string;
+  stagingDir: string;
+  syncedAt: string;
+  reporter: SyncReporter;
+  limits: SyncSettings;
+  signal: AbortSignal;
+}
+
+/** What a sync does for its cdc tables: copies some whole (in `snapshot`), then applies changes to all of them. */
+export interface CdcRun {
+  snapshot: CdcSnapshot | undefined;
+  /** The cdc tables the sync reads whole (new, changed columns, a new slot), each with the position it is as of. */
+  copyTasks: TableTask[];
+  /** The cdc tables the source cannot serve (no logical WAL, no rights), failed with what to do. */
+  refused: TableResult[];
+  /** After the copies: every cdc table's changes since its position, one commit each; then the slot moves on. */
+  applyChanges(copied: readonly TableResult[], signal: AbortSignal): Promise<TableResult[]>;
+  close(): Promise<void>;
+}
+
+const NO_CDC: CdcRun = {
+  snapshot: undefined,
+  copyTasks: [],
+  refused: [],
+  applyChanges: async () => [],
+  close: async () => undefined,
+};
+
+/**
+ * Opens the source's CDC for a sync: checks the source can serve it, sets the publication to the cdc tables, and
+ * finds or creates the slot. A new slot exports the snapshot its changes start from: every cdc table is then copied
+ * in it (so nothing between copy and stream is lost or doubled). With a slot already there, a table is copied only
+ * when it has no lake table or position yet, or its columns changed (documented: a resnapshot), as of the slot's
+ * confirmed position, and its changes since then are applied on top.
+ */
+export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): Promise<CdcRun> {
+  if (tasks.length === 0) return NO_CDC;
+  const name = cdcName(input.sourceId);
+  const connections = new TenantConnections(input.limits, input.signal);
+  let control: pg.Client | undefined;
+  const refuse = (message: string): CdcRun => ({
+    ...NO_CDC,
+    refused: tasks.map((task) => failed(task, message, input.states.get(task.key), input.reporter)),
+    close: () => connections.close(),
+  });
+  try {
+    control = await openSession(input.settings, connections, { transaction: false });
+    await checkCdcReady(control);
+    await ensurePublication(
+      control,
+      name,
+      tasks.map((t) => t.table),
+    );
+    let slot = await slotState(control, name);
+    let snapshot: CdcSnapshot | undefined;
+    let from: string;
+    if (slot?.walStatus === 'lost') {
+      // The server removed WAL the slot needed: its changes are gone, so every table is copied again.
+      await control.query('SELECT pg_drop_replication_slot($1)', [name]);
+      slot = undefined;
+    }
+    if (!slot) {
+      const created = await createSlot(input.settings, connections, name);
+      snapshot = {
+        name: created.snapshot,
+        shared: async () => void (await created.connection.end().catch(() => undefined)),
+      };
+      from = created.consistentPoint;
+    } else from = slot.confirmedLsn;
+    const copyTasks: TableTask[] = [];
+    const deferred: TableTask[] = [];
+    for (const task of tasks) {
+      const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+      const state = input.states.get(task.key);
+      const columns = await currentColumns(control, task.table.schema, task.table.name);
+      const change = state ? compareColumns(state.columns, columns) : undefined;
+      const changed = change !== undefined && change.added.length + change.dropped.length + change.retyped.length > 0;
+      // Logged as any sync logs a schema change; the table is then copied whole (documented: a resnapshot).
+      if (change && changed) input.reporter.schemaChange(task, change);
+      if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || task.cdcCopy === true)
+        copyTasks.push({ ...task, cdcTag: from });
+      else deferred.push(task);
+    }
+    const moneyScale = Number(
+      (await control.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
+    );
+    const session = { control, name, moneyScale, connections };
+    return {
+      snapshot,
+      copyTasks,
+      refused: [],
+      applyChanges: (copied, signal) => applyAll(input, session, deferred, copied, signal),
+      close: () => connections.close(),
+    };
+  } catch (error) {
+    if (error instanceof CdcRefusal) {
+      const run = refuse(error.message);
+      return run;
+    }
+    await connections.close();
+    throw error;
+  }
+}
+
+interface CdcSession {
+  control: pg.Client;
+  name: string;
+  moneyScale: number;
+  connections: TenantConnections;
+}
+
+/**
+ * Reads the slot's changes up to now, applies each table's as one commit with its new position, and moves the slot
+ * on only when every cdc table of the sync is applied (a table that failed keeps the source's WAL for it).
+ */
+async function applyAll(
+  input: CdcInput,
+  session: CdcSession,
+  deferred: readonly TableTask[],
+  copied: readonly TableResult[],
+  signal: AbortSignal,
+): Promise<TableResult[]> {
+  const { control } = session;
+  const copy = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo; from: typeof CopyFrom };
+  const ready = [
+    ...deferred.map((task) => ({ task, result: undefined as TableResult | undefined })),
+    ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, result: r as TableResult | undefined })),
+  ];
+  const results: TableResult[] = copied.filter((r) => r.error !== undefined);
+  if (ready.length === 0) return results;
+  const upto = (await control.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn ?? '0/0';
+  mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
+  const budget = new StagingBudget(input.limits);
+  const base = (key: string): string => `c_${createHash('sha256').update(key).digest('hex').slice(0, 20)}`;
+  const positions = new Map<string, bigint>();
+  for (const { task } of ready) {
+    const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+    positions.set(task.key, parseLsn(table?.tags[CDC_TAG] ?? task.cdcTag ?? '0/0'));
+  }
+  const { staged } = await stageChanges({
+    client: control,
+    slot: session.name,
+    publication: session.name,
+    upto,
+    targets: ready.map(({ task }) => ({
+      key: task.key,
+      schema: task.table.schema,
+      name: task.table.name,
+      from: positions.get(task.key) as bigint,
+    })),
+    stagingDir: input.stagingDir,
+    fileOf: (key) => changesFile(input.stagingDir, base(key)),
+    budget,
+  });
+  let allApplied = true;
+  for (const { task, result } of ready) {
+    const changes = staged.get(task.key);
+    try {
+      const applied = changes
+        ? await applyTable(input, session, copy, task, changes, upto, budget, base(task.key), signal)
+        : undefined;
+      const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+      const rows = table?.snapshot.rowCount ?? 0;
+      input.reporter.phase(task, 'committed', {
+        completed: rows,
+        total: rows,
+        ...(applied ? { deleted: applied.deleted } : {}),
+      });
+      results.push({
+        task,
+        rows,
+        transferred: (result?.transferred ?? 0) + (changes ? changes.inserts + changes.updates + changes.deletes : 0),
+        cursorValue: null,
+        columns: result?.columns ?? input.states.get(task.key)?.columns ?? [],
+      });
+    } catch (error) {
+      allApplied = false;
+      const message = signal.aborted
+        ? 'cancelled'
+        : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+      results.push(failed(task, message, input.states.get(task.key), input.reporter, result?.columns));
+    } finally {
+      if (changes) rmSync(changes.file, { force: true });
+    }
+  }
+  // Only once every table's changes are committed may the source forget them.
+  if (allApplied && !signal.aborted) await advanceSlot(control, session.name, upto);
+  return results;
+}
+
+/** One table's changes as one commit: the rows they leave, the keys they delete, the position they reach. */
+async function applyTable(
+  input: CdcInput,
+  session: CdcSession,
+  copy: { to: typeof CopyTo; from: typeof CopyFrom },
+  task: TableTask,
+  staged: StagedChanges,
+  upto: string,
+  budget: StagingBudget,
+  base: string,
+  signal: AbortSignal,
+): Promise<MergeCounts> {
+  input.reporter.phase(task, 'loading');
+  const previous = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+  const converted = await convertChanges({
+    client: session.control,
+    copy,
+    schema: task.table.schema,
+    name: task.table.name,
+    primaryKey: task.table.primaryKey,
+    staged,
+    moneyScale: session.moneyScale,
+    softDeletes: task.softDeletes,
+    stagingDir: input.stagingDir,
+    base,
+    budget,
+    tableKey: task.key,
+    signal,
+    lakeTypes: new Map((previous?.snapshot.columns ?? []).map((c) => [c.name, c.type])),
+  });
+  // Changes typed otherwise than the table would make the commit give its columns new ids, and the table's earlier
+  // files would read NULL for them: such a table is read whole instead (a full refresh).
+  const written = [
+    ...converted.plans.map((p) => `${p.name} ${typeName(p.lakeType)}`),
+    `${SYNCED_AT} TIMESTAMP WITH TIME ZONE`,
+  ];
+  if (task.softDeletes) written.push(`${DELETED_AT} TIMESTAMP WITH TIME ZONE`);
+  const held = (previous?.snapshot.columns ?? []).map((c) => `${c.name} ${c.type}`);
+  if (previous && written.join('\u0000') !== held.join('\u0000'))
+    throw new Error(
+      `the columns of ${task.key} no longer match its lake table; run lake sync start --full-refresh to read it whole`,
+    );
+  const counts: MergeCounts = { replaced: 0, deleted: 0 };
+  let truncated = false;
+  let net: { rows: string; deletedKeys: string } | undefined;
+  const extra = `, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT}${task.softDeletes ? `, NULL::TIMESTAMPTZ AS ${DELETED_AT}` : ''}`;
+  try {
+    await input.lake.writeSnapshot(
+      input.organizationId,
+      task.lakeSchema,
+      task.lakeTable,
+      async (connection, writer) => {
+        await connection.run(`CREATE OR REPLACE TEMP TABLE lake_cdc AS ${changeRowsSql(converted)}`);
+        const facts = (
+          await connection.runAndReadAll(
+            `SELECT count(*) FILTER (WHERE op = 'T') AS truncates,
+                    list(DISTINCT u) FILTER (WHERE u <> '') AS unchanged
+               FROM (SELECT op, unnest(string_split(unchanged, ',')) AS u FROM lake_cdc
+                     UNION ALL SELECT op, '' FROM lake_cdc)`,
+          )
+        ).getRowObjectsJS()[0] as { truncates: bigint; unchanged: string[] | null };
+        truncated = Number(facts.truncates) > 0;
+        net = netChangesSql(
+          converted,
+          new Set((facts.unchanged ?? []).map(Number)),
+          truncated || !previous ? undefined : input.lake.rowsSql(previous),
+          extra,
+        );
+        return writer.copy(net.rows, 0);
+      },
+      {
+        tags: { [CDC_TAG]: upto },
+        notNull: new Set([...converted.notNull, SYNCED_AT]),
+        columnTypes: Object.fromEntries(
+          converted.plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
+        ),
+        // After a TRUNCATE the table is what its later changes left: written whole. Otherwise merged.
+        ...(previous
+          ? {
+              mergeOn: {
+                key: converted.lakeKey,
+                deletedKeys: () => (net as { deletedKeys: string }).deletedKeys,
+                ...(task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
+                onMerged: (merged: MergeCounts) => Object.assign(counts, merged),
+              },
+              replaceWhole: () => truncated,
+            }
+          : {}),
+      },
+    );
+  } finally {
+    if (converted.file) rmSync(converted.file, { force: true });
+    budget.release(task.key, converted.bytes + staged.bytes);
+  }
+  return counts;
+}
+
+/** A DuckDB type as the catalog describes it (DESCRIBE's spelling of the aliases plans use). */
+function typeName(type: string): string {
+  return type.replace(/\bTIMESTAMPTZ\b/, 'TIMESTAMP WITH TIME ZONE').replace(/\bTIMETZ\b/, 'TIME WITH TIME ZONE');
+}
+
+function failed(
+  task: TableTask,
+  message: string,
+  state: TableState | undefined,
+  reporter: SyncReporter,
+  columns?: { name: string; type: string }[],
+): TableResult {
+  reporter.phase(task, 'failed', { error: message });
+  return {
+    task,
+    rows: 0,
+    transferred: 0,
+    cursorValue: state?.cursorValue ?? null,
+    columns: columns ?? state?.columns ?? [],
+    error: message,
+  };
+}
+
+export type { SlotState };

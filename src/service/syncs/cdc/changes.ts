@@ -1,0 +1,149 @@
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { StagingBudget } from '../staging-budget.js';
+import { decodePgoutput, parseLsn, UNCHANGED, type RelationColumn, type TupleValue } from './pgoutput.js';
+
+/** A cdc table whose changes a sync reads: those in transactions committed at or after `from`. */
+export interface ChangeTarget {
+  /** `schema.table` in the source. */
+  key: string;
+  schema: string;
+  name: string;
+  from: bigint;
+}
+
+/** One table's changes, staged as `COPY … FROM` text: `seq, op, unchanged columns, the row's columns…`. */
+export interface StagedChanges {
+  file: string;
+  bytes: number;
+  /** The columns the stream announced for the table (its relation message), in order. */
+  columns: string[];
+  inserts: number;
+  updates: number;
+  deletes: number;
+  truncates: number;
+}
+
+/** Messages fetched from the slot at a time: bounds what a sync holds of a large backlog. */
+const FETCH_ROWS = 5000;
+
+/**
+ * Reads the slot's changes up to `upto` (peeked, not consumed: the slot moves on only once they are in the lake)
+ * and stages each target table's in a file of its own, in commit order. An update that changed the key is staged as
+ * a delete of the old key and then the new row. Returns the staged changes per table, and the commit position the
+ * last transaction read ended at.
+ */
+export async function stageChanges(input: {
+  client: pg.Client;
+  slot: string;
+  publication: string;
+  upto: string;
+  targets: readonly ChangeTarget[];
+  stagingDir: string;
+  /** The staging file of a table (named by a digest: a source's names may be anything). */
+  fileOf: (key: string) => string;
+  budget: StagingBudget;
+}): Promise<{ staged: Map<string, StagedChanges>; lastEnd: bigint | undefined }> {
+  const { client } = input;
+  const targets = new Map(input.targets.map((t) => [`${t.schema}.${t.name}`, t]));
+  const relations = new Map<number, { target: ChangeTarget | undefined; columns: RelationColumn[] }>();
+  const staged = new Map<string, StagedChanges>();
+  let finalLsn = 0n;
+  let lastEnd: bigint | undefined;
+  let seq = 0;
+  parseLsn(input.upto);
+  await client.query('BEGIN');
+  try {
+    await client.query(
+      `DECLARE lake_changes NO SCROLL CURSOR FOR
+         SELECT data FROM pg_logical_slot_peek_binary_changes('${input.slot}', '${input.upto}'::pg_lsn, NULL,
+           'proto_version', '1', 'publication_names', '${input.publication}')`,
+    );
+    for (;;) {
+      const rows = (await client.query<{ data: Buffer }>(`FETCH ${FETCH_ROWS} FROM lake_changes`)).rows;
+      if (rows.length === 0) break;
+      const lines = new Map<string, string[]>();
+      const add = (target: ChangeTarget, op: string, values: readonly TupleValue[]): void => {
+        const entry = staged.get(target.key) as StagedChanges;
+        const unchanged = values.flatMap((v, i) => (v === UNCHANGED ? [i] : []));
+        const line = [String(++seq), op, `{${unchanged.join(',')}}`, ...values.map(copyText)].join('\t');
+        const list = lines.get(target.key) ?? [];
+        list.push(line);
+        lines.set(target.key, list);
+        if (op === 'I') entry.inserts++;
+        else if (op === 'U') entry.updates++;
+        else if (op === 'D') entry.deletes++;
+        else entry.truncates++;
+      };
+      for (const { data } of rows) {
+        const message = decodePgoutput(data);
+        if (message.kind === 'begin') finalLsn = message.finalLsn;
+        else if (message.kind === 'commit') lastEnd = message.endLsn;
+        else if (message.kind === 'relation') {
+          const target = targets.get(`${message.schema}.${message.name}`);
+          relations.set(message.relationId, { target, columns: message.columns });
+          if (target && !staged.has(target.key))
+            staged.set(target.key, {
+              file: input.fileOf(target.key),
+              bytes: 0,
+              columns: message.columns.map((c) => c.name),
+              inserts: 0,
+              updates: 0,
+              deletes: 0,
+              truncates: 0,
+            });
+          else if (target) {
+            const entry = staged.get(target.key) as StagedChanges;
+            const names = message.columns.map((c) => c.name);
+            // A relation announced again with other columns: the table changed under the stream.
+            if (names.join('\u0000') !== entry.columns.join('\u0000'))
+              throw new Error(
+                `the columns of ${target.key} changed while its changes were being read; the next sync reads it whole`,
+              );
+          }
+        } else if (message.kind === 'insert' || message.kind === 'update' || message.kind === 'delete') {
+          const relation = relations.get(message.relationId);
+          const target = relation?.target;
+          if (!target || finalLsn < target.from) continue;
+          if (message.kind === 'insert') add(target, 'I', message.row);
+          else if (message.kind === 'delete') add(target, 'D', message.key);
+          else {
+            if (message.key) add(target, 'D', message.key);
+            add(target, 'U', message.row);
+          }
+        } else if (message.kind === 'truncate') {
+          for (const id of message.relationIds) {
+            const relation = relations.get(id);
+            if (relation?.target && finalLsn >= relation.target.from)
+              add(
+                relation.target,
+                'T',
+                relation.columns.map(() => null),
+              );
+          }
+        }
+      }
+      for (const [key, list] of lines) {
+        const entry = staged.get(key) as StagedChanges;
+        const text = `${list.join('\n')}\n`;
+        const bytes = Buffer.byteLength(text);
+        input.budget.reserve(key, bytes);
+        await appendFile(entry.file, text, { mode: 0o600 });
+        entry.bytes += bytes;
+      }
+    }
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+  }
+  return { staged, lastEnd };
+}
+
+/** A value in COPY's text format: `\N` for NULL (and for an unchanged TOAST value, flagged apart), escapes otherwise. */
+function copyText(value: TupleValue): string {
+  if (value === null || value === UNCHANGED) return '\\N';
+  return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+/** The staging file of one table's changes. */
+export const changesFile = (stagingDir: string, base: string): string => join(stagingDir, `${base}.changes.txt`);

@@ -1,0 +1,221 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { startPrivatePostgres, useTestDatabase, type PrivatePostgres } from '../helpers/postgres.js';
+import { inMemory, type Harness } from '../helpers/transports.js';
+
+/**
+ * Change data capture from PostgreSQL's logical replication (pgoutput), on a cluster of the test's own with
+ * `wal_level = logical`: the first sync copies the tables in the slot's exported snapshot, later ones apply the
+ * changes since (inserts, updates with TOASTed values left alone or changed, deletes, truncates), and after every
+ * sync each lake table equals the source.
+ */
+describe('cdc syncs', () => {
+  let server: PrivatePostgres;
+  let source: pg.Client;
+  let api: Harness;
+  let sourceId: string;
+  let port: number;
+  beforeAll(async () => {
+    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    port = Number(new URL(server.url).port);
+    source = new pg.Client({ connectionString: server.url });
+    await source.connect();
+    await source.query(
+      `CREATE TABLE public.items (id int PRIMARY KEY, v text, n numeric(10,2), big text, at timestamptz);
+       ALTER TABLE public.items ALTER big SET STORAGE EXTERNAL;
+       INSERT INTO public.items SELECT g, 'v' || g, g * 1.25, CASE WHEN g % 10 = 0 THEN repeat(md5(g::text), 300) END,
+         '2024-01-01'::timestamptz + g * interval '1 hour' FROM generate_series(1, 200) g;
+       CREATE TABLE public.plain (id int PRIMARY KEY, v text);
+       INSERT INTO public.plain SELECT g, 'p' || g FROM generate_series(1, 20) g;`,
+    );
+    api = await inMemory.start();
+    const created = await request('POST', '/sources', {
+      connector: 'postgres',
+      name: 'changes',
+      config: { port, database: 'postgres' },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    sourceId = created.id as string;
+    await request('PATCH', `/sources/${sourceId}`, {
+      tables: [
+        { schema: 'public', name: 'items', mode: 'cdc' },
+        { schema: 'public', name: 'plain', mode: 'full' },
+      ],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await api?.close();
+    await source?.end();
+    await server?.stop();
+  });
+
+  async function request(method: string, path: string, body?: object): Promise<Json> {
+    const response = await api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+    const parsed = (await response.json()) as Json;
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
+    return parsed;
+  }
+  const sync = async (): Promise<Json> => {
+    const job = await syncSucceeded(api, sourceId);
+    const latest = (await request('GET', `/sources/${sourceId}`)).latest_sync as Json;
+    expect(latest.id).toBe(job.id);
+    return (latest.tables as Json[]).find((t) => t.table === 'public.items') as Json;
+  };
+
+  /** Every row of the source table, and of the lake's, compared whole (both ways: what one has the other has). */
+  async function expectEqual(): Promise<void> {
+    const want = (
+      await source.query(
+        `SELECT id, v, n::text AS n, md5(big) AS big, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS at FROM public.items ORDER BY id`,
+      )
+    ).rows;
+    const sql = `select id, v, n::varchar as n, md5(big) as big, strftime(timezone('UTC', "at"), '%Y-%m-%d %H:%M:%S') as "at" from lake.changes.items order by id`;
+    const first = await run(api, sql);
+    let rows = first.data as Json[];
+    for (let cursor = first.next_cursor; cursor;) {
+      const page = await request('GET', `/queries/${first.id}?format=inline&limit=1000&starting_after=${cursor}`);
+      rows = [...rows, ...(page.data as Json[])];
+      cursor = page.next_cursor;
+    }
+    expect(rows).toEqual(want);
+  }
+
+  it('copies the tables in the slot snapshot, and creates the slot and publication once', async () => {
+    const table = await sync();
+    expect(table).toMatchObject({ phase: 'committed', completed: 200 });
+    await expectEqual();
+    const slots = await source.query(
+      "SELECT slot_name, plugin FROM pg_replication_slots WHERE slot_name LIKE 'lake_%'",
+    );
+    expect(slots.rows).toEqual([{ slot_name: `lake_${sourceId}`, plugin: 'pgoutput' }]);
+    const published = await source.query('SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1', [
+      `lake_${sourceId}`,
+    ]);
+    expect(published.rows).toEqual([{ schemaname: 'public', tablename: 'items' }]);
+  });
+
+  it('applies inserts, updates (TOASTed values left alone or changed) and deletes, and moves the slot on', async () => {
+    await source.query(
+      `INSERT INTO public.items VALUES (1001, 'new', 1.5, repeat('z', 9000), now());
+       UPDATE public.items SET v = 'touched' WHERE id IN (10, 20, 30);
+       UPDATE public.items SET big = repeat('changed', 2000) WHERE id = 40;
+       UPDATE public.items SET n = n + 1 WHERE id BETWEEN 50 AND 59;
+       DELETE FROM public.items WHERE id IN (3, 5, 70);`,
+    );
+    const before = (await source.query(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots`)).rows[0];
+    const table = await sync();
+    expect(table.deleted).toBe(3);
+    await expectEqual();
+    const after = (await source.query(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots`)).rows[0];
+    expect(after?.lsn).not.toBe(before?.lsn);
+    // Nothing more: a sync applies nothing and the table stays as it is.
+    await sync();
+    await expectEqual();
+  });
+
+  it('a key changed, a row deleted and inserted again, and a truncate followed by inserts', async () => {
+    await source.query(
+      `UPDATE public.items SET id = 5000 WHERE id = 7;
+       DELETE FROM public.items WHERE id = 8;
+       INSERT INTO public.items VALUES (8, 'again', 8, NULL, now());`,
+    );
+    await sync();
+    await expectEqual();
+    await source.query(
+      `TRUNCATE public.items;
+       INSERT INTO public.items SELECT g, 'after truncate', g, CASE WHEN g = 2 THEN repeat('t', 10000) END, now() FROM generate_series(1, 5) g;
+       UPDATE public.items SET v = 'and changed' WHERE id = 2;`,
+    );
+    await sync();
+    await expectEqual();
+  });
+
+  it('random changes between syncs end equal every time', async () => {
+    await source.query(
+      `INSERT INTO public.items SELECT g, 'r' || g, g, CASE WHEN g % 3 = 0 THEN repeat(md5(g::text), 400) END, now() FROM generate_series(100, 400) g`,
+    );
+    await sync();
+    let seed = 42;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let round = 0; round < 6; round++) {
+      const statements: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const id = 100 + random(400);
+        const kind = random(5);
+        if (kind === 0) statements.push(`DELETE FROM public.items WHERE id = ${id}`);
+        else if (kind === 1)
+          statements.push(
+            `INSERT INTO public.items VALUES (${id}, 'i${round}', ${id}, NULL, now()) ON CONFLICT (id) DO UPDATE SET v = 'upsert ${round}'`,
+          );
+        else if (kind === 2) statements.push(`UPDATE public.items SET v = 'u${round}-${i}' WHERE id = ${id}`);
+        else if (kind === 3)
+          statements.push(`UPDATE public.items SET big = repeat('b${round}', 3000) WHERE id = ${id}`);
+        else statements.push(`UPDATE public.items SET n = ${random(1000)} / 7.0 WHERE id = ${id}`);
+      }
+      await source.query(statements.join(';\n'));
+      await sync();
+      await expectEqual();
+    }
+  });
+});
+
+describe('cdc on a source that cannot serve it', () => {
+  const db = useTestDatabase();
+  let api: Harness;
+  beforeAll(async () => {
+    api = await inMemory.start();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('fails the cdc table with what to do when wal_level is not logical, and syncs the others', async () => {
+    const created = (await (
+      await api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          connector: 'postgres',
+          name: 'replica level',
+          config: { port: db.port, database: db.database },
+          host: db.host,
+          user: db.reader,
+        }),
+      })
+    ).json()) as Json;
+    await api.request(`/sources/${created.id}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tables: [{ schema: 'public', name: 'orders', mode: 'cdc' }] }),
+    });
+    const accepted = (await (
+      await api.request(`/sources/${created.id}/sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+    ).json()) as Json;
+    let sync: Json = {};
+    for (let i = 0; i < 200; i++) {
+      sync = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
+      if (sync.status !== 'queued' && sync.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(sync.status).toBe('failed');
+    const latest = (await (await api.request(`/sources/${created.id}`)).json()) as Json;
+    const orders = (latest.latest_sync.tables as Json[]).find((t) => t.table === 'public.orders') as Json;
+    expect(orders.error).toContain('wal_level = logical');
+    expect(orders.error).not.toContain(db.reader);
+    const customers = (latest.latest_sync.tables as Json[]).find((t) => t.table === 'public.customers') as Json;
+    expect(customers.phase).toBe('committed');
+  });
+});
