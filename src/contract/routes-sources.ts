@@ -163,7 +163,7 @@ export const SOURCE_ROUTES = {
     query: Type.Object({
       ...pageQuery(50, 200),
       source: Type.Optional(Type.String({ description: 'Only this source.' })),
-      kind: Type.Optional(Type.String({ description: 'Only this kind (schema_change, error).' })),
+      kind: Type.Optional(Type.String({ description: 'Only this kind (schema_change, error, warning).' })),
       since: Type.Optional(
         Type.Integer({
           minimum: 0,

@@ -147,6 +147,23 @@ export const Source = Strict(
       Strict({ supported: Type.Boolean(), ok: Type.Boolean(), reason: Nullable(TestReason), at: Timestamp }),
     ),
     schedule: Nullable(Schedule),
+    cdc: Type.Union(
+      [
+        Strict({
+          slot: Type.String({ description: 'The replication slot lake owns on the source (lake_<source id>).' }),
+          publication: Type.String(),
+          confirmed_lsn: Type.String({
+            description: 'Where the slot was last moved to: changes before are in the lake.',
+          }),
+          retained_wal_bytes: Type.Integer({ description: 'WAL the source keeps for the slot.' }),
+          wal_status: Nullable(Type.String()),
+          checked: Timestamp,
+          warning: Nullable(Type.String()),
+        }),
+        Type.Null(),
+      ],
+      { description: "Lake's addition: the source's CDC slot as the last sync saw it; null without one." },
+    ),
     next_sync_at: Type.Union([Timestamp, Type.Null()], {
       description:
         'When the schedule next starts a sync (lake serve runs schedules); null without a schedule or while paused.',
@@ -248,7 +265,9 @@ export const LogEntry = Strict({
   object: Type.Literal('log_entry'),
   id: Type.String(),
   source: Type.String(),
-  kind: Type.Union([Type.Literal('schema_change'), Type.Literal('error')]),
+  kind: Type.Union([Type.Literal('schema_change'), Type.Literal('error'), Type.Literal('warning')], {
+    description: "warning is lake's addition: a CDC slot that keeps more WAL on the source than its limit.",
+  }),
   table: Nullable(Type.String()),
   message: Type.String(),
   details: Type.Record(Type.String(), Type.Unknown()),

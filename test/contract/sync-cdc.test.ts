@@ -136,6 +136,37 @@ describe('cdc syncs', () => {
     await expectEqual();
   });
 
+  it('reports the slot on the source, warns past the WAL limit, and drops the slot when no table uses cdc', async () => {
+    const reported = (await request('GET', `/sources/${sourceId}`)).cdc as Json;
+    const slot = (
+      await source.query('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1', [
+        `lake_${sourceId}`,
+      ])
+    ).rows[0];
+    expect(reported).toMatchObject({
+      slot: `lake_${sourceId}`,
+      publication: `lake_${sourceId}`,
+      confirmed_lsn: slot?.lsn,
+      retained_wal_bytes: expect.any(Number),
+      warning: null,
+    });
+    // A limit of 1 MB, and more than that of WAL the slot must keep until the next sync.
+    await request('PATCH', `/sources/${sourceId}`, { config: { slot_wal_warning_mb: 1 } });
+    await source.query(
+      `CREATE TABLE public.filler AS SELECT g, repeat('w', 500) AS w FROM generate_series(1, 20000) g`,
+    );
+    await source.query(`INSERT INTO public.items VALUES (9001, 'wal', 1, NULL, now())`);
+    await source.query(`DROP TABLE public.filler`);
+    const job = await syncSucceeded(api, sourceId);
+    const warned = (await request('GET', `/sources/${sourceId}`)).cdc as Json;
+    expect(warned.warning).toMatch(/keeps \d+ MB of WAL on the source, past the 1 MB limit/);
+    const logs = (await request('GET', `/logs?source=${sourceId}&kind=warning`)).data as Json[];
+    expect(logs[0]).toMatchObject({ kind: 'warning' });
+    expect(JSON.stringify(logs[0])).toContain(job.id);
+    await request('PATCH', `/sources/${sourceId}`, { config: { slot_wal_warning_mb: 1024 } });
+    await expectEqual();
+  });
+
   it('random changes between syncs end equal every time', async () => {
     await source.query(
       `INSERT INTO public.items SELECT g, 'r' || g, g, CASE WHEN g % 3 = 0 THEN repeat(md5(g::text), 400) END, now() FROM generate_series(100, 400) g`,
@@ -165,6 +196,96 @@ describe('cdc syncs', () => {
       await sync();
       await expectEqual();
     }
+  });
+});
+
+describe('the cdc slot lifecycle', () => {
+  let server: PrivatePostgres;
+  let source: pg.Client;
+  let api: Harness;
+  beforeAll(async () => {
+    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    source = new pg.Client({ connectionString: server.url });
+    await source.connect();
+    await source.query(`CREATE TABLE public.t (id int PRIMARY KEY, v text); INSERT INTO public.t VALUES (1, 'one');`);
+    api = await inMemory.start();
+  }, 120_000);
+  afterAll(async () => {
+    await api?.close();
+    await source?.end();
+    await server?.stop();
+  });
+  const send = async (method: string, path: string, body?: object): Promise<Json> =>
+    (await (
+      await api.request(path, {
+        method,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      })
+    ).json()) as Json;
+  const slots = async (): Promise<string[]> =>
+    (await source.query<{ slot_name: string }>('SELECT slot_name FROM pg_replication_slots')).rows.map(
+      (r) => r.slot_name,
+    );
+  const publications = async (): Promise<string[]> =>
+    (await source.query<{ pubname: string }>('SELECT pubname FROM pg_publication')).rows.map((r) => r.pubname);
+
+  it('is dropped when no table uses cdc any more, made again when one does, and dropped with the source', async () => {
+    const created = await send('POST', '/sources', {
+      connector: 'postgres',
+      name: 'lifecycle',
+      config: { port: Number(new URL(server.url).port), database: 'postgres' },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    const id = created.id as string;
+    await send('PATCH', `/sources/${id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
+    await syncSucceeded(api, id);
+    expect(await slots()).toEqual([`lake_${id}`]);
+    expect(await publications()).toEqual([`lake_${id}`]);
+    // Created once: a second sync uses the same slot.
+    await syncSucceeded(api, id);
+    expect(await slots()).toEqual([`lake_${id}`]);
+    await send('PATCH', `/sources/${id}`, { tables: [{ schema: 'public', name: 't', mode: 'full' }] });
+    await syncSucceeded(api, id);
+    expect(await slots()).toEqual([]);
+    expect(await publications()).toEqual([]);
+    expect((await send('GET', `/sources/${id}`)).cdc).toBeNull();
+    await send('PATCH', `/sources/${id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
+    await source.query(`INSERT INTO public.t VALUES (2, 'two')`);
+    await syncSucceeded(api, id);
+    expect(await slots()).toEqual([`lake_${id}`]);
+    const rows = await run(api, 'select id, v from lake.lifecycle.t order by id');
+    expect(rows.data).toEqual([
+      { id: 1, v: 'one' },
+      { id: 2, v: 'two' },
+    ]);
+    await send('DELETE', `/sources/${id}`);
+    expect(await slots()).toEqual([]);
+    expect(await publications()).toEqual([]);
+  });
+
+  it('refuses a role that may not replicate, saying what to do', async () => {
+    await source.query(`CREATE ROLE lake_plain LOGIN; GRANT SELECT ON public.t TO lake_plain`);
+    const created = await send('POST', '/sources', {
+      connector: 'postgres',
+      name: 'no replication',
+      config: { port: Number(new URL(server.url).port), database: 'postgres' },
+      host: 'localhost',
+      user: 'lake_plain',
+    });
+    await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
+    const accepted = await send('POST', `/sources/${created.id}/sync`, {});
+    let job: Json = {};
+    for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(job.status as string); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = await send('GET', `/jobs/${accepted.id}`);
+    }
+    expect(job.status).toBe('failed');
+    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[])[0] as Json;
+    expect(table.error).toContain('WITH REPLICATION');
+    expect(table.error).not.toContain('lake_plain');
+    expect(await slots()).toEqual([]);
   });
 });
 

@@ -93,6 +93,15 @@ async function showSource(ctx: CommandContext, source: SourceObject): Promise<vo
     ['credentials set', Object.keys(source.credentials).join(' ') || 'none'],
     ['latest sync', source.latest_sync ? `${source.latest_sync.id} ${source.latest_sync.status}` : 'never'],
     ['schedule', scheduleText(source.schedule)],
+    ...(source.cdc
+      ? ([
+          [
+            'cdc slot',
+            `${source.cdc.slot} at ${source.cdc.confirmed_lsn}, keeps ${formatMb(source.cdc.retained_wal_bytes)} of WAL`,
+          ],
+          ...(source.cdc.warning ? [['warning', source.cdc.warning]] : []),
+        ] as [string, unknown][])
+      : []),
     [
       'next sync',
       source.next_sync_at !== null ? when(source.next_sync_at) : source.schedule && source.paused ? 'paused' : '-',
@@ -211,6 +220,8 @@ function applySchedule(options: Record<string, unknown>, body: Record<string, un
     body.schedule = { interval: when };
   } else body.schedule = { cron: when, ...(zone !== undefined ? { time_zone: zone } : {}) };
 }
+
+const formatMb = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MB`;
 
 /** A schedule as one line: "every 15m" or "0 6 * * 1-5 (Europe/Berlin)". */
 export function scheduleText(schedule: SourceObject['schedule']): string {

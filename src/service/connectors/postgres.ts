@@ -351,6 +351,17 @@ export const postgresConnector: Connector = {
       choices: ['hard', 'soft'],
     },
     {
+      name: 'slot_wal_warning_mb',
+      type: 'integer',
+      required: false,
+      secret: false,
+      description:
+        "cdc: warn (in the source's logs and on the source) when its replication slot keeps more WAL than this, in MB",
+      default: 1024,
+      min: 1,
+      max: 10_000_000,
+    },
+    {
       name: 'ssl_mode',
       type: 'choice',
       required: false,

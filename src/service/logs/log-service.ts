@@ -16,8 +16,10 @@ export class LogService {
     limit: number,
     startingAfter: string | undefined,
   ): Promise<{ data: LogEntry[]; hasMore: boolean }> {
-    if (filter.kind !== undefined && filter.kind !== 'error' && filter.kind !== 'schema_change') {
-      throw new LakeServiceError('parameter_invalid', 'kind must be error or schema_change.', { param: 'kind' });
+    if (filter.kind !== undefined && !['error', 'schema_change', 'warning'].includes(filter.kind)) {
+      throw new LakeServiceError('parameter_invalid', 'kind must be error, schema_change or warning.', {
+        param: 'kind',
+      });
     }
     let after: { created: number; id: string } | undefined;
     if (startingAfter !== undefined) {

@@ -3,7 +3,7 @@ import type { MetadataDb } from '../store/metadata-db.js';
 export interface LogEntry {
   id: string;
   sourceId: string;
-  kind: 'error' | 'schema_change';
+  kind: 'error' | 'schema_change' | 'warning';
   table: string | null;
   message: string;
   details: Record<string, unknown>;
@@ -19,7 +19,7 @@ export interface LogFilter {
 interface LogRow {
   id: string;
   source_id: string;
-  kind: 'error' | 'schema_change';
+  kind: 'error' | 'schema_change' | 'warning';
   table_name: string | null;
   message: string;
   details: string;

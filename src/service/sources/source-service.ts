@@ -1,5 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { findConnector } from '../connectors/registry.js';
+import { connectPostgres, postgresClient } from '../connectors/postgres.js';
+import { dropCdc } from '../connectors/postgres-slot.js';
 import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../connectors/types.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -352,10 +354,29 @@ export class SourceService {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  /** Soft delete: the source disappears from every route; the lake tables it filled stay. */
+  /**
+   * Soft delete: the source disappears from every route; the lake tables it filled stay. A source with a CDC slot
+   * has it (and its publication) dropped first, so the source stops keeping WAL for lake; best effort: a source
+   * that cannot be reached keeps them, and docs/api.md says how to drop them there.
+   */
   async delete(principal: Principal, id: string): Promise<void> {
     await this.get(principal, id);
+    const source = await this.find(principal, id);
+    if (source.cdcSlot) await this.dropSlot(source).catch(() => undefined);
     await this.store.softDelete(id);
+  }
+
+  private async dropSlot(source: SourceRecord): Promise<void> {
+    const settings = await this.reach(this.settings(source));
+    if (!settings || !source.cdcSlot) return;
+    const client = postgresClient(settings, 'check');
+    client.on('error', () => {});
+    try {
+      await connectPostgres(client, settings);
+      await dropCdc(client, source.cdcSlot.slot);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   /** A live connection test where the connector has one; it also refreshes the table configuration from discovery. */

@@ -28,8 +28,24 @@ export interface SourceRecord {
   lakeSchema: string;
   /** When it syncs by itself (lake serve runs the schedules); null when only on request. */
   schedule: ScheduleSetting | null;
+  /** Its CDC replication slot as the last sync saw it; null when it has none. */
+  cdcSlot: CdcSlotReport | null;
   created: number;
   updated: number;
+}
+
+/** A source's CDC slot as a sync last saw it on the source. */
+export interface CdcSlotReport {
+  slot: string;
+  publication: string;
+  confirmedLsn: string;
+  /** WAL the source keeps for the slot, in bytes. */
+  retainedWalBytes: number;
+  walStatus: string | null;
+  /** Epoch seconds. */
+  checked: number;
+  /** Set when the retained WAL passed the source's limit (slot_wal_warning_mb). */
+  warning: string | null;
 }
 
 /** A schedule as kept: what it is, its next due time, and who set it (a scheduled sync is their job). */
@@ -58,6 +74,7 @@ interface SourceRow {
   next_sync: number | null;
   schedule_principal_id: string | null;
   schedule_credential_id: string | null;
+  cdc_slot: string | null;
   created: number;
   updated: number;
 }
@@ -85,6 +102,7 @@ const toRecord = (row: SourceRow): SourceRecord => ({
           principalId: row.schedule_principal_id as string,
           credentialId: row.schedule_credential_id as string,
         },
+  cdcSlot: row.cdc_slot === null || row.cdc_slot === undefined ? null : (JSON.parse(row.cdc_slot) as CdcSlotReport),
   created: row.created,
   updated: row.updated,
 });
@@ -104,7 +122,7 @@ export interface SourceSummary extends Omit<SourceRecord, 'tables'> {
 }
 
 const SUMMARY_COLUMNS =
-  'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, schedule, next_sync, schedule_principal_id, schedule_credential_id, created, updated';
+  'id, organization_id, name, connector, config, secrets, secrets_set, discovered, last_test, paused, destination_schema, schedule, next_sync, schedule_principal_id, schedule_credential_id, cdc_slot, created, updated';
 
 /** The table counts, computed by the database from the stored JSON: a list never parses table configurations. */
 const TABLE_COUNTS = {
@@ -116,7 +134,9 @@ const TABLE_COUNTS = {
 export class SourceStore {
   constructor(private readonly db: MetadataDb) {}
 
-  async insert(record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused'>): Promise<SourceRecord> {
+  async insert(
+    record: Omit<SourceRecord, 'created' | 'updated' | 'lastTest' | 'paused' | 'cdcSlot'>,
+  ): Promise<SourceRecord> {
     const at = now();
     await this.db.run(
       `INSERT INTO sources (id, organization_id, name, connector, config, secrets, secrets_set, tables, discovered, paused, destination_schema, ${SCHEDULE_COLUMNS}, created, updated)
@@ -196,6 +216,7 @@ export class SourceStore {
         | 'lastTest'
         | 'paused'
         | 'schedule'
+        | 'cdcSlot'
       >
     >,
   ): Promise<void> {
@@ -218,6 +239,8 @@ export class SourceStore {
     if (changes.discovered !== undefined) column('discovered', changes.discovered);
     if (changes.lastTest !== undefined) column('last_test', JSON.stringify(changes.lastTest));
     if (changes.paused !== undefined) column('paused', changes.paused ? 1 : 0);
+    if (changes.cdcSlot !== undefined)
+      column('cdc_slot', changes.cdcSlot === null ? null : JSON.stringify(changes.cdcSlot));
     if (changes.schedule !== undefined) {
       const values = scheduleValues(changes.schedule);
       SCHEDULE_COLUMNS.split(', ').forEach((name, i) => column(name, values[i] ?? null));

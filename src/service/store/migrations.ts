@@ -387,4 +387,32 @@ export const MIGRATIONS: readonly Migration[] = [
     // Whether a table was last written with soft deletes (its _deleted_at column): a change reads it whole.
     sql: `ALTER TABLE source_table_state ADD COLUMN soft_deletes INTEGER;`,
   },
+  {
+    version: 19,
+    name: 'source replication slots',
+    // What the last sync saw of the source's CDC slot (JSON): its position, the WAL it keeps, a warning; and a log
+    // kind for that warning (SQLite changes a CHECK only by making the table again).
+    sql: `
+      ALTER TABLE sources ADD COLUMN cdc_slot TEXT;
+      CREATE TABLE source_logs_next (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        source_id TEXT NOT NULL REFERENCES sources(id),
+        kind TEXT NOT NULL CHECK (kind IN ('error', 'schema_change', 'warning')),
+        table_name TEXT,
+        message TEXT NOT NULL,
+        details TEXT NOT NULL,
+        created INTEGER NOT NULL
+      );
+      INSERT INTO source_logs_next SELECT id, organization_id, source_id, kind, table_name, message, details, created FROM source_logs;
+      DROP TABLE source_logs;
+      ALTER TABLE source_logs_next RENAME TO source_logs;
+      CREATE INDEX source_logs_by_source ON source_logs (organization_id, source_id, created);
+    `,
+    postgres: `
+      ALTER TABLE sources ADD COLUMN cdc_slot TEXT;
+      ALTER TABLE source_logs DROP CONSTRAINT source_logs_kind_check;
+      ALTER TABLE source_logs ADD CONSTRAINT source_logs_kind_check CHECK (kind IN ('error', 'schema_change', 'warning'));
+    `,
+  },
 ];

@@ -12,7 +12,7 @@ import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES, type Lake } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { readSourceKeys } from './pg-keys.js';
-import { CDC_TAG, prepareCdc, type CdcSnapshot } from './cdc/cdc-sync.js';
+import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -42,6 +42,9 @@ const MAX_WAITING_LOADS = 4;
 
 export interface PostgresSyncInput {
   sourceId: string;
+  /** CDC: whether the source had a slot, and where to report it (CdcInput). */
+  hadSlot: boolean;
+  onSlot: CdcInput['onSlot'];
   settings: ConnectorSettings;
   tasks: readonly TableTask[];
   states: ReadonlyMap<string, TableState>;

@@ -21,6 +21,7 @@ import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { syncPostgres } from './postgres-extract.js';
+import type { SlotReport } from './cdc/cdc-sync.js';
 import { syncSample } from './sample-extract.js';
 import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
 import { progressReporter } from './progress-reporter.js';
@@ -300,6 +301,32 @@ export class SyncService {
     return { tables: request.tables, fullRefresh: request.fullRefresh };
   }
 
+  /**
+   * Keeps what the source reports of its CDC slot on the source, and warns (on the source and in its logs) when the
+   * WAL the slot keeps passes the source's limit (slot_wal_warning_mb): WAL the source cannot recycle fills its disk.
+   */
+  private async recordSlot(source: SourceRecord, syncId: string, slot: SlotReport | null): Promise<void> {
+    if (slot === null) return this.sources.store.update(source.id, { cdcSlot: null });
+    const limitMb = Number(source.config.slot_wal_warning_mb ?? 1024);
+    const keptMb = Math.round(slot.retainedBytes / 1_048_576);
+    const warning =
+      slot.retainedBytes > limitMb * 1_048_576
+        ? `The replication slot ${slot.name} keeps ${keptMb} MB of WAL on the source, past the ${limitMb} MB limit (slot_wal_warning_mb): sync more often, or take the tables off cdc so lake drops the slot.`
+        : null;
+    await this.sources.store.update(source.id, {
+      cdcSlot: {
+        slot: slot.name,
+        publication: slot.name,
+        confirmedLsn: slot.confirmedLsn,
+        retainedWalBytes: slot.retainedBytes,
+        walStatus: slot.walStatus,
+        checked: Math.floor(this.jobs.clockNow() / 1000),
+        warning,
+      },
+    });
+    if (warning) await this.store.log(source.organizationId, source.id, 'warning', null, warning, { sync: syncId });
+  }
+
   /** Runs a sync this process holds (the runtime renews its lease and turns a cancel into the signal). */
   private async runClaimed(id: string, signal: AbortSignal): Promise<void> {
     try {
@@ -386,6 +413,8 @@ export class SyncService {
             })
           : await syncPostgres({
               sourceId: source.id,
+              hadSlot: source.cdcSlot !== null,
+              onSlot: (slot) => this.recordSlot(source, id, slot),
               settings: await this.sources.connectSettings(source),
               tasks,
               states,

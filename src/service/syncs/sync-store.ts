@@ -144,7 +144,7 @@ export class SyncStore {
   async log(
     organizationId: string,
     sourceId: string,
-    kind: 'error' | 'schema_change',
+    kind: 'error' | 'schema_change' | 'warning',
     table: string | null,
     message: string,
     details: object,

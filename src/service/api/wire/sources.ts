@@ -53,6 +53,15 @@ function sourceFields(
       at: source.lastTest.at,
     },
     schedule: source.schedule && scheduleObject(source.schedule.schedule),
+    cdc: source.cdcSlot && {
+      slot: source.cdcSlot.slot,
+      publication: source.cdcSlot.publication,
+      confirmed_lsn: source.cdcSlot.confirmedLsn,
+      retained_wal_bytes: source.cdcSlot.retainedWalBytes,
+      wal_status: source.cdcSlot.walStatus,
+      checked: source.cdcSlot.checked,
+      warning: source.cdcSlot.warning,
+    },
     next_sync_at: source.schedule && !source.paused ? source.schedule.nextSync : null,
   };
 }

@@ -24,10 +24,11 @@ import {
   CdcRefusal,
   checkCdcReady,
   createSlot,
+  dropCdc,
   ensurePublication,
   slotState,
   type SlotState,
-} from './slot.js';
+} from '../../connectors/postgres-slot.js';
 
 /** The table tag that holds the change position a cdc table is applied to (DuckLake tag, set in its commit). */
 export const CDC_TAG = 'lake.cdc_lsn';
@@ -49,6 +50,15 @@ export interface CdcInput {
   reporter: SyncReporter;
   limits: SyncSettings;
   signal: AbortSignal;
+  /** The source had a slot at its last sync (SourceRecord.cdcSlot): with no cdc table left, it is dropped. */
+  hadSlot: boolean;
+  /** Told what the source reports of the slot after the sync moved it (null: dropped). */
+  onSlot: (slot: SlotReport | null) => Promise<void>;
+}
+
+/** The slot as a sync leaves it. */
+export interface SlotReport extends SlotState {
+  name: string;
 }
 
 /** What a sync does for its cdc tables: copies some whole (in `snapshot`), then applies changes to all of them. */
@@ -79,8 +89,11 @@ const NO_CDC: CdcRun = {
  * confirmed position, and its changes since then are applied on top.
  */
 export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): Promise<CdcRun> {
-  if (tasks.length === 0) return NO_CDC;
   const name = cdcName(input.sourceId);
+  if (tasks.length === 0) {
+    if (input.hadSlot) await dropUnused(input, name);
+    return NO_CDC;
+  }
   const connections = new TenantConnections(input.limits, input.signal);
   let control: pg.Client | undefined;
   const refuse = (message: string): CdcRun => ({
@@ -230,7 +243,26 @@ async function applyAll(
   }
   // Only once every table's changes are committed may the source forget them.
   if (allApplied && !signal.aborted) await advanceSlot(control, session.name, upto);
+  const slot = await slotState(control, session.name);
+  if (slot) await input.onSlot({ ...slot, name: session.name });
   return results;
+}
+
+/**
+ * No table of the source uses cdc any more: its slot and publication are dropped, so the source keeps no WAL for
+ * lake. Best effort: a source that cannot be reached now is tried again at its next sync.
+ */
+async function dropUnused(input: CdcInput, name: string): Promise<void> {
+  const connections = new TenantConnections(input.limits, input.signal);
+  try {
+    const control = await openSession(input.settings, connections, { transaction: false });
+    await dropCdc(control, name);
+    await input.onSlot(null);
+  } catch {
+    // Kept as reported; the next sync tries again.
+  } finally {
+    await connections.close();
+  }
 }
 
 /** One table's changes as one commit: the rows they leave, the keys they delete, the position they reach. */

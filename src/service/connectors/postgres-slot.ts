@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { connectPostgres, postgresClient } from '../../connectors/postgres.js';
-import type { TenantConnections } from '../../connectors/tenant-connections.js';
-import type { ConnectorSettings } from '../../connectors/types.js';
+import { connectPostgres, postgresClient } from './postgres.js';
+import type { TenantConnections } from './tenant-connections.js';
+import type { ConnectorSettings } from './types.js';
 
 /**
  * The replication slot and the publication lake owns on a source for its cdc tables, both named after the source:
