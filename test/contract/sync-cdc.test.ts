@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { startPrivatePostgres, useTestDatabase, type PrivatePostgres } from '../helpers/postgres.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { join } from 'node:path';
+import { syncPostgres } from '../../src/service/syncs/postgres-extract.js';
+import { SYNC_DEFAULTS } from '../../src/service/syncs/settings.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
  * Change data capture from PostgreSQL's logical replication (pgoutput), on a cluster of the test's own with
@@ -134,6 +138,58 @@ describe('cdc syncs', () => {
     );
     await sync();
     await expectEqual();
+  });
+
+  it('a crash after the commit and before the slot moves on: the next sync applies nothing twice', async () => {
+    await source.query(
+      `INSERT INTO public.items VALUES (7001, 'crash', 1, NULL, now());
+       UPDATE public.items SET v = 'before the crash' WHERE id = 9;
+       DELETE FROM public.items WHERE id = 11;`,
+    );
+    const slotAt = async (): Promise<string> =>
+      (await source.query<{ lsn: string }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots')).rows[0]
+        ?.lsn as string;
+    const before = await slotAt();
+    const record = await api.services.sources.store.get(api.home.organization.id, sourceId);
+    const table = record?.tables.find((t) => t.name === 'items');
+    // The process "dies" the moment the table's commit is reported: the slot is never told.
+    const crash = new AbortController();
+    await syncPostgres({
+      sourceId,
+      hadSlot: true,
+      onSlot: async () => undefined,
+      settings: await api.services.sources.connectSettings(record as NonNullable<typeof record>),
+      tasks: [
+        {
+          table: table as NonNullable<typeof table>,
+          key: 'public.items',
+          lakeSchema: 'changes',
+          lakeTable: 'items',
+          incremental: false,
+          softDeletes: false,
+        },
+      ],
+      states: await api.services.syncs.store.states(sourceId),
+      lake: api.services.lake,
+      organizationId: api.home.organization.id,
+      stagingDir: join(tempDir('lake-cdc-crash'), 'staging'),
+      syncedAt: new Date().toISOString(),
+      reporter: {
+        phase: (task, phase) => {
+          if (phase === 'committed' && task.table.mode === 'cdc') crash.abort();
+        },
+        rows: () => undefined,
+        schemaChange: () => undefined,
+      },
+      signal: crash.signal,
+      limits: SYNC_DEFAULTS,
+    });
+    expect(await slotAt()).toBe(before);
+    await expectEqual();
+    // The next sync reads the same changes again from the slot; the table's tag says they are in, so none twice.
+    await sync();
+    await expectEqual();
+    expect(await slotAt()).not.toBe(before);
   });
 
   it('reports the slot on the source, warns past the WAL limit, and drops the slot when no table uses cdc', async () => {

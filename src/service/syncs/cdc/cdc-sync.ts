@@ -241,8 +241,10 @@ async function applyAll(
       if (changes) rmSync(changes.file, { force: true });
     }
   }
-  // Only once every table's changes are committed may the source forget them.
-  if (allApplied && !signal.aborted) await advanceSlot(control, session.name, upto);
+  // Only once every table's changes are committed may the source forget them. A cancelled sync leaves the slot
+  // where it was: the next one reads the changes again, and each table skips those its tag says it has.
+  if (signal.aborted) return results;
+  if (allApplied) await advanceSlot(control, session.name, upto);
   const slot = await slotState(control, session.name);
   if (slot) await input.onSlot({ ...slot, name: session.name });
   return results;

@@ -136,6 +136,8 @@ export async function stageChanges(input: {
   } finally {
     await client.query('ROLLBACK').catch(() => undefined);
   }
+  // A table announced (a relation message) whose changes were all applied before has nothing staged.
+  for (const [key, entry] of staged) if (entry.bytes === 0) staged.delete(key);
   return { staged, lastEnd };
 }
 
