@@ -17,6 +17,16 @@ export const SyncTable = Strict({
         "Lake's addition, for a table with detect_deletes: rows removed from the lake because the source deleted them.",
     }),
   ),
+  changes: Type.Optional(
+    Strict(
+      {
+        inserts: Type.Integer({ minimum: 0 }),
+        updates: Type.Integer({ minimum: 0 }),
+        deletes: Type.Integer({ minimum: 0 }),
+      },
+      "Lake's addition, for a cdc table: the changes this sync read from the slot and applied.",
+    ),
+  ),
 });
 
 export const Sync = Strict(

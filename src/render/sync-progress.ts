@@ -15,6 +15,8 @@ export interface TableLine {
   error?: string;
   /** Rows removed because the source deleted them (a table that detects deletes). */
   deleted?: number;
+  /** A cdc table's changes applied. */
+  changes?: { inserts: number; updates: number; deletes: number };
 }
 
 export interface SyncProgress {
@@ -57,6 +59,7 @@ export function applyEvent(state: SyncProgress, event: ProgressEvent, now: numbe
       rowsPerSecond: Math.round(completed / elapsed),
       ...(typeof data.error === 'string' ? { error: terminalSafe(data.error) } : {}),
       ...(typeof data.deleted === 'number' ? { deleted: data.deleted } : {}),
+      ...(isChanges(data.changes) ? { changes: data.changes } : {}),
     };
     return {
       ...state,
@@ -83,6 +86,15 @@ const count = (n: number): string => n.toLocaleString('en-US');
 export const deletedText = (deleted: unknown): string =>
   typeof deleted === 'number' ? `, ${count(deleted)} deleted` : '';
 
+const isChanges = (value: unknown): value is { inserts: number; updates: number; deletes: number } =>
+  typeof value === 'object' && value !== null && typeof (value as { inserts?: unknown }).inserts === 'number';
+
+/** After a table's count: a cdc table's changes (", 3 inserted, 5 updated, 1 deleted"), else its deletes. */
+export function changeText(changes: unknown, deleted: unknown): string {
+  if (!isChanges(changes)) return deletedText(deleted);
+  return `, ${count(changes.inserts)} inserted, ${count(changes.updates)} updated, ${count(changes.deletes)} deleted`;
+}
+
 /** One stable plain line per event, for pipes and logs. */
 export function plainLine(event: ProgressEvent, at: Date): string {
   const time = at.toISOString().slice(11, 19);
@@ -90,7 +102,7 @@ export function plainLine(event: ProgressEvent, at: Date): string {
     const d = event.data;
     const total = d.total === null || d.total === undefined ? '?' : count(Number(d.total));
     return terminalSafe(
-      `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${deletedText(d.deleted)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`,
+      `${time} ${String(d.table)} ${String(d.phase)} ${count(Number(d.completed ?? 0))}/${total}${changeText(d.changes, d.deleted)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`,
     );
   }
   if (event.event === 'sync.schema_change') return terminalSafe(`${time} ${String(event.data.table)} schema changed`);

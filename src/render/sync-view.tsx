@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { bar, type SyncProgress } from './sync-progress.js';
+import { bar, changeText, type SyncProgress } from './sync-progress.js';
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
@@ -18,7 +18,7 @@ export function SyncView({ progress, now, notices = [] }: { progress: SyncProgre
             {bar(t.completed, t.total)}
           </Text>{' '}
           {count(t.completed)}/{t.total === null ? '?' : count(t.total)} · {count(t.rowsPerSecond)} rows/s · {t.phase} ·{' '}
-          {((t.updatedAt - t.startedAt) / 1000).toFixed(1)} s
+          {((t.updatedAt - t.startedAt) / 1000).toFixed(1)} s{changeText(t.changes, t.deleted)}
         </Text>
       ))}
       {progress.error ? <Text color="red">{progress.error}</Text> : null}

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
+import { runLake } from '../helpers/cli.js';
 
 type Json = Record<string, any>;
 
@@ -101,4 +102,48 @@ describe('a cdc sync whose process is killed', () => {
       await expectEqual();
     }
   }, 240_000);
+
+  it('lake sync start --follow shows the changes applied per table and where the slot is', async () => {
+    const root = tempDir('lake-cdc-cli');
+    const env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+    const lakeCli = (args: string[]) => runLake(args, { env });
+    const created = await lakeCli([
+      'sources',
+      'create',
+      '--connector',
+      'postgres',
+      '--name',
+      'followed',
+      '--config',
+      'host=localhost',
+      '--config',
+      `port=${new URL(server.url).port}`,
+      '--config',
+      'database=postgres',
+      '--config',
+      'user=postgres',
+      '--no-password',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const id = JSON.parse(created.stdout).id as string;
+    const cdc = await lakeCli(['sources', 'update', id, '--cdc', 'public.events']);
+    expect(cdc.code, cdc.stderr).toBe(0);
+    expect(cdc.stdout).toMatch(/public\.events,true,cdc,/);
+    expect((await lakeCli(['sync', 'start', id, '--follow'])).code).toBe(0);
+    await source.query(
+      `INSERT INTO public.events VALUES (900001, 'followed', 'p');
+       UPDATE public.events SET v = 'followed' WHERE id = 900001;
+       UPDATE public.events SET v = 'again' WHERE id = (SELECT min(id) FROM public.events);
+       DELETE FROM public.events WHERE id = (SELECT max(id) FROM public.events WHERE id < 900000);`,
+    );
+    const followed = await lakeCli(['sync', 'start', id, '--follow']);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toMatch(/public\.events committed [\d,]+\/[\d,]+, 1 inserted, 2 updated, 1 deleted/);
+    expect(followed.stderr).toMatch(
+      new RegExp(`lake: cdc slot lake_${id} at [0-9A-F]+/[0-9A-F]+, keeping [\\d.]+ MB of WAL`),
+    );
+    const shown = await lakeCli(['sources', 'get', id]);
+    expect(shown.stdout).toMatch(new RegExp(`cdc slot\tlake_${id} at `));
+  }, 120_000);
 });

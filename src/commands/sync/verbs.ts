@@ -1,4 +1,4 @@
-import { deletedText } from '../../render/sync-progress.js';
+import { changeText } from '../../render/sync-progress.js';
 import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
 import { onBrokenPipe } from '../../render/iostreams.js';
@@ -30,7 +30,7 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
       (t) =>
         [
           t.lake_table,
-          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}${deletedText(t.deleted)}`,
+          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}${changeText(t.changes, t.deleted)}`,
         ] as [string, unknown],
     ),
     ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),
@@ -136,6 +136,17 @@ export async function startSync(
     forgetPipe();
   }
   if (!ctx.json) await tellNewTables(ctx, client, source, accepted.id);
+  if (!ctx.json) await tellSlot(ctx, client, source);
+}
+
+/** After a sync of a source with CDC: where its slot is and the WAL it keeps on the source (the slot's lag). */
+async function tellSlot(ctx: CommandContext, client: LakeClient, source: string): Promise<void> {
+  const cdc = (await client.read(SOURCE_ROUTES.getSource, { params: { id: source } }).catch(() => undefined))?.cdc;
+  if (!cdc) return;
+  ctx.io.stderr.write(
+    `lake: cdc slot ${cdc.slot} at ${cdc.confirmed_lsn}, keeping ${(cdc.retained_wal_bytes / 1_048_576).toFixed(1)} MB of WAL on the source\n`,
+  );
+  if (cdc.warning) ctx.io.stderr.write(`lake: warning: ${cdc.warning}\n`);
 }
 
 /**

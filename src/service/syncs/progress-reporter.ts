@@ -48,6 +48,7 @@ export async function progressReporter(
       if (details.total !== undefined) entry.total = details.total;
       if (details.error !== undefined) entry.error = details.error;
       if (details.deleted !== undefined) entry.deleted = details.deleted;
+      if (details.changes !== undefined) entry.changes = details.changes;
       emit(task);
     },
     rows(task: TableTask, completed: number) {

@@ -20,6 +20,8 @@ export interface TableProgress {
   error?: string;
   /** Rows the lake lost because the source deleted them (delete detection), in this sync. */
   deleted?: number;
+  /** A cdc table's changes applied in this sync. */
+  changes?: { inserts: number; updates: number; deletes: number };
 }
 
 export interface SyncRecord {

@@ -34,7 +34,14 @@ export interface SyncReporter {
   phase(
     task: TableTask,
     phase: TablePhase,
-    details?: { completed?: number; total?: number | null; error?: string; deleted?: number },
+    details?: {
+      completed?: number;
+      total?: number | null;
+      error?: string;
+      deleted?: number;
+      /** A cdc table's changes applied this sync. */
+      changes?: { inserts: number; updates: number; deletes: number };
+    },
   ): void;
   rows(task: TableTask, completed: number): void;
   schemaChange(task: TableTask, change: { added: string[]; dropped: string[]; retyped: string[] }): void;

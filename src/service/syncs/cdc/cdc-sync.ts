@@ -222,6 +222,9 @@ async function applyAll(
       input.reporter.phase(task, 'committed', {
         completed: rows,
         total: rows,
+        changes: changes
+          ? { inserts: changes.inserts, updates: changes.updates, deletes: changes.deletes }
+          : { inserts: 0, updates: 0, deletes: 0 },
         ...(applied ? { deleted: applied.deleted } : {}),
       });
       results.push({
