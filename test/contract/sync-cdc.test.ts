@@ -223,6 +223,37 @@ describe('cdc syncs', () => {
     await expectEqual();
   });
 
+  it('a column added at the source copies the table again, with the column; changes during a sync come at the next', async () => {
+    await source.query(
+      `ALTER TABLE public.items ADD COLUMN extra int DEFAULT 7; UPDATE public.items SET v = 'after alter' WHERE id = 12`,
+    );
+    await sync();
+    await expectEqual();
+    const extra = await run(
+      api,
+      'select count(*) filter (where extra = 7) as n, count(*) as total from lake.changes.items',
+    );
+    expect(extra.data?.[0]?.n).toBe(extra.data?.[0]?.total);
+    const logs = (await request('GET', `/logs?source=${sourceId}&kind=schema_change`)).data as Json[];
+    expect(logs.some((l) => JSON.stringify(l).includes('extra'))).toBe(true);
+    // Writes while a sync runs: whatever it did not read comes with the next one.
+    const writing = (async () => {
+      for (let i = 0; i < 20; i++) {
+        await source.query(
+          `UPDATE public.items SET v = 'during ${i}' WHERE id = (SELECT min(id) FROM public.items) + ${i}`,
+        );
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    await sync();
+    await writing;
+    await sync();
+    await expectEqual();
+    await source.query(`ALTER TABLE public.items DROP COLUMN extra`);
+    await sync();
+    await expectEqual();
+  });
+
   it('random changes between syncs end equal every time', async () => {
     await source.query(
       `INSERT INTO public.items SELECT g, 'r' || g, g, CASE WHEN g % 3 = 0 THEN repeat(md5(g::text), 400) END, now() FROM generate_series(100, 400) g`,
@@ -315,6 +346,15 @@ describe('the cdc slot lifecycle', () => {
     expect(rows.data).toEqual([
       { id: 1, v: 'one' },
       { id: 2, v: 'two' },
+    ]);
+    // Dropped behind lake's back: the next sync makes it again and copies the table whole (a resnapshot).
+    await source.query(`SELECT pg_drop_replication_slot('lake_${id}')`);
+    await source.query(`INSERT INTO public.t VALUES (3, 'three'); DELETE FROM public.t WHERE id = 1`);
+    await syncSucceeded(api, id);
+    expect(await slots()).toEqual([`lake_${id}`]);
+    expect((await run(api, 'select id, v from lake.lifecycle.t order by id')).data).toEqual([
+      { id: 2, v: 'two' },
+      { id: 3, v: 'three' },
     ]);
     await send('DELETE', `/sources/${id}`);
     expect(await slots()).toEqual([]);
