@@ -4,8 +4,9 @@
 // is copied by the first cdc sync (in the slot's snapshot); then 1% of its rows change (a third each inserts,
 // updates, deletes) and the next cdc sync applies them. The baseline for reading the changes is pg_recvlogical
 // decoding the same changes with pgoutput into /dev/null, from a slot of its own made at the same point.
-// Usage: node bench/sync-cdc.mjs [rows] [changed fraction]
-import { execFileSync, spawnSync } from 'node:child_process';
+// With --latency, it then measures how soon a change is queryable under lake serve with a 1-minute schedule.
+// Usage: node bench/sync-cdc.mjs [rows] [changed fraction] [--latency]
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pg } from './postgres.mjs';
 
-const rows = Number(process.argv[2] ?? 6_000_000);
-const fraction = Number(process.argv[3] ?? 0.01);
+const numbers = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const rows = Number(numbers[0] ?? 6_000_000);
+const fraction = Number(numbers[1] ?? 0.01);
 const BIN = '/usr/lib/postgresql/15/bin';
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'lake-bench-cdc-'));
@@ -145,6 +147,30 @@ try {
   console.log(
     `pg_recvlogical reading the same changes to /dev/null: ${recv.toFixed(2)} s; lake's change throughput ÷ pg_recvlogical's ${(recv / cdc.seconds).toFixed(2)} (target >= 0.5)`,
   );
+  if (process.argv.includes('--latency')) {
+    // Freshness: lake serve runs the source on a 1-minute schedule; a row inserted now must be queryable within the
+    // interval and 10 s.
+    run('sources', 'update', source, '--schedule', '1m');
+    const serve = spawn(process.execPath, [lake, 'serve', '--port', '0'], { env, stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await sql(`INSERT INTO public.events VALUES (0, 0, 'fresh', 0, 'fresh', now())`);
+      const changedAt = performance.now();
+      let seen = false;
+      while (!seen && performance.now() - changedAt < 180_000) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        seen =
+          JSON.parse(run('query', 'select count(*) as n from lake.cdc.events where id = 0', '--json').stdout)[0].n ===
+          1;
+      }
+      const latency = (performance.now() - changedAt) / 1000;
+      console.log(
+        `a row inserted at the source was queryable after ${latency.toFixed(1)} s on a 1-minute schedule (target <= 70 s)${seen ? '' : ' — never seen'}`,
+      );
+    } finally {
+      serve.kill('SIGTERM');
+    }
+  }
 } finally {
   try {
     asPostgres('pg_ctl', ['-D', join(cluster, 'data'), '-m', 'immediate', 'stop']);

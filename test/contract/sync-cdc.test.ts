@@ -361,6 +361,62 @@ describe('the cdc slot lifecycle', () => {
     expect(await publications()).toEqual([]);
   });
 
+  it('refuses a role that may replicate but does not own the tables, saying who can publish them', async () => {
+    await source.query(`CREATE ROLE lake_replicator LOGIN REPLICATION; GRANT SELECT ON public.t TO lake_replicator`);
+    const created = await send('POST', '/sources', {
+      connector: 'postgres',
+      name: 'not the owner',
+      config: { port: Number(new URL(server.url).port), database: 'postgres' },
+      host: 'localhost',
+      user: 'lake_replicator',
+    });
+    await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
+    const accepted = await send('POST', `/sources/${created.id}/sync`, {});
+    let job: Json = {};
+    for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(job.status as string); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = await send('GET', `/jobs/${accepted.id}`);
+    }
+    expect(job.status).toBe('failed');
+    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
+      (t) => t.table === 'public.t',
+    ) as Json;
+    expect(table.error).toContain(`CREATE PUBLICATION lake_${created.id} FOR TABLE "public"."t"`);
+    expect(table.error).not.toContain('lake_replicator');
+    expect(await slots()).toEqual([]);
+  });
+
+  it('soft deletes keep a row the stream deleted, marked', async () => {
+    await source.query(
+      `CREATE TABLE public.s (id int PRIMARY KEY, v text); INSERT INTO public.s VALUES (1, 'a'), (2, 'b')`,
+    );
+    const created = await send('POST', '/sources', {
+      connector: 'postgres',
+      name: 'soft stream',
+      config: { port: Number(new URL(server.url).port), database: 'postgres', deletes: 'soft' },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    const id = created.id as string;
+    await send('PATCH', `/sources/${id}`, {
+      tables: (created.tables as Json[]).map((t) => ({
+        schema: 'public',
+        name: t.name,
+        ...(t.name === 's' ? { mode: 'cdc' } : { enabled: false }),
+      })),
+    });
+    await syncSucceeded(api, id);
+    await source.query(`DELETE FROM public.s WHERE id = 1; INSERT INTO public.s VALUES (3, 'c')`);
+    await syncSucceeded(api, id);
+    const rows = await run(api, 'select id, v, _deleted_at is not null as deleted from lake.soft_stream.s order by id');
+    expect(rows.data).toEqual([
+      { id: 1, v: 'a', deleted: true },
+      { id: 2, v: 'b', deleted: false },
+      { id: 3, v: 'c', deleted: false },
+    ]);
+    await send('DELETE', `/sources/${id}`);
+  });
+
   it('refuses a role that may not replicate, saying what to do', async () => {
     await source.query(`CREATE ROLE lake_plain LOGIN; GRANT SELECT ON public.t TO lake_plain`);
     const created = await send('POST', '/sources', {
@@ -378,7 +434,9 @@ describe('the cdc slot lifecycle', () => {
       job = await send('GET', `/jobs/${accepted.id}`);
     }
     expect(job.status).toBe('failed');
-    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[])[0] as Json;
+    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
+      (t) => t.table === 'public.t',
+    ) as Json;
     expect(table.error).toContain('WITH REPLICATION');
     expect(table.error).not.toContain('lake_plain');
     expect(await slots()).toEqual([]);
