@@ -151,7 +151,11 @@ try {
     // Freshness: lake serve runs the source on a 1-minute schedule; a row inserted now must be queryable within the
     // interval and 10 s.
     run('sources', 'update', source, '--schedule', '1m');
-    const serve = spawn(process.execPath, [lake, 'serve', '--port', '0'], { env, stdio: 'ignore' });
+    // The bench's cluster is on loopback, which lake serve refuses to reach by default (LAKE_SOURCES_DENY).
+    const serve = spawn(process.execPath, [lake, 'serve', '--port', '0'], {
+      env: { ...env, LAKE_SOURCES_DENY: '169.254.169.254' },
+      stdio: 'ignore',
+    });
     try {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       await sql(`INSERT INTO public.events VALUES (0, 0, 'fresh', 0, 'fresh', now())`);
