@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
 import { ADMIN_URL, useTestDatabase } from '../helpers/postgres.js';
-import { expectError, jobWhen, type Json } from '../helpers/queries.js';
+import { expectError, jobWhen, jsonClient, type Json } from '../helpers/queries.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -35,12 +35,7 @@ describe.each(TRANSPORTS)('source schedules over $name', (transport) => {
       body: body === undefined ? undefined : JSON.stringify(body),
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
     });
-  const json = async (method: string, path: string, body?: object): Promise<Json> => {
-    const response = await send(method, path, body);
-    const parsed = (await response.json()) as Json;
-    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
-    return parsed;
-  };
+  const json = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
   let count = 0;
   const sampleSource = (schedule?: object | null): Promise<Json> =>

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
 import { startPrivatePostgres, useTestDatabase, type PrivatePostgres } from '../helpers/postgres.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 import { join } from 'node:path';
@@ -55,16 +55,7 @@ describe('cdc syncs', () => {
     await server?.stop();
   });
 
-  async function request(method: string, path: string, body?: object): Promise<Json> {
-    const response = await api.request(path, {
-      method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    });
-    const parsed = (await response.json()) as Json;
-    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
-    return parsed;
-  }
+  const request = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
   const sync = async (): Promise<Json> => {
     const job = await syncSucceeded(api, sourceId);
     const latest = (await request('GET', `/sources/${sourceId}`)).latest_sync as Json;
@@ -302,14 +293,7 @@ describe('the cdc slot lifecycle', () => {
     await source?.end();
     await server?.stop();
   });
-  const send = async (method: string, path: string, body?: object): Promise<Json> =>
-    (await (
-      await api.request(path, {
-        method,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-      })
-    ).json()) as Json;
+  const send = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
   const slots = async (): Promise<string[]> =>
     (await source.query<{ slot_name: string }>('SELECT slot_name FROM pg_replication_slots')).rows.map(
       (r) => r.slot_name,
@@ -371,13 +355,7 @@ describe('the cdc slot lifecycle', () => {
       user: 'lake_replicator',
     });
     await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
-    const accepted = await send('POST', `/sources/${created.id}/sync`, {});
-    let job: Json = {};
-    for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(job.status as string); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      job = await send('GET', `/jobs/${accepted.id}`);
-    }
-    expect(job.status).toBe('failed');
+    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
     const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
       (t) => t.table === 'public.t',
     ) as Json;
@@ -427,13 +405,7 @@ describe('the cdc slot lifecycle', () => {
       user: 'lake_plain',
     });
     await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
-    const accepted = await send('POST', `/sources/${created.id}/sync`, {});
-    let job: Json = {};
-    for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(job.status as string); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      job = await send('GET', `/jobs/${accepted.id}`);
-    }
-    expect(job.status).toBe('failed');
+    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
     const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
       (t) => t.table === 'public.t',
     ) as Json;
@@ -454,39 +426,17 @@ describe('cdc on a source that cannot serve it', () => {
   });
 
   it('fails the cdc table with what to do when wal_level is not logical, and syncs the others', async () => {
-    const created = (await (
-      await api.request('/sources', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          connector: 'postgres',
-          name: 'replica level',
-          config: { port: db.port, database: db.database },
-          host: db.host,
-          user: db.reader,
-        }),
-      })
-    ).json()) as Json;
-    await api.request(`/sources/${created.id}`, {
-      method: 'PATCH',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tables: [{ schema: 'public', name: 'orders', mode: 'cdc' }] }),
+    const call = jsonClient(api);
+    const created = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'replica level',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
     });
-    const accepted = (await (
-      await api.request(`/sources/${created.id}/sync`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: '{}',
-      })
-    ).json()) as Json;
-    let sync: Json = {};
-    for (let i = 0; i < 200; i++) {
-      sync = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
-      if (sync.status !== 'queued' && sync.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(sync.status).toBe('failed');
-    const latest = (await (await api.request(`/sources/${created.id}`)).json()) as Json;
+    await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'orders', mode: 'cdc' }] });
+    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
+    const latest = await call('GET', `/sources/${created.id}`);
     const orders = (latest.latest_sync.tables as Json[]).find((t) => t.table === 'public.orders') as Json;
     expect(orders.error).toContain('wal_level = logical');
     expect(orders.error).not.toContain(db.reader);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MERGES } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { expectError, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { expectError, jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -48,16 +48,7 @@ describe('incremental syncs that detect deletes', () => {
     await api?.close();
   });
 
-  async function json(method: string, path: string, body?: object): Promise<Json> {
-    const response = await api.request(path, {
-      method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    });
-    const parsed = (await response.json()) as Json;
-    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
-    return parsed;
-  }
+  const json = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
   /** A sync that succeeded, as its sync object (each table's phase, counts and deletes). */
   const sync = async (): Promise<Json> => {
     const job = await syncSucceeded(api, sourceId);
@@ -200,16 +191,7 @@ describe('soft deletes', () => {
     await api?.close();
   });
 
-  async function request(method: string, path: string, body?: object): Promise<Json> {
-    const response = await api.request(path, {
-      method,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    });
-    const parsed = (await response.json()) as Json;
-    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
-    return parsed;
-  }
+  const request = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
   const sync = async (): Promise<Json> => {
     const job = await syncSucceeded(api, sourceId);
     const source = await request('GET', `/sources/${sourceId}`);
@@ -286,5 +268,69 @@ describe('soft deletes', () => {
     expect(columns.map((c) => c.name)).not.toContain('_deleted_at');
     const source = (await adminQuery('SELECT count(*)::int AS n FROM public.soft_items', db.database)).rows;
     expect(await lake('select count(*) as n from lake.softly.soft_items')).toEqual(source);
+  });
+});
+
+/**
+ * An unconstrained `numeric` column is typed by the values a sync reads (DECIMAL(38, their largest scale)). Changed
+ * rows with a smaller scale must merge into the table as it is typed: typed otherwise, the commit gave the column
+ * new ids and every older file read NULL for it.
+ */
+describe('incremental merges of numeric columns without declared precision', () => {
+  const db = useTestDatabase();
+  let api: Harness;
+  let sourceId: string;
+  beforeAll(async () => {
+    await adminQuery(
+      `CREATE TABLE public.prices (id int PRIMARY KEY, amount numeric, changed timestamptz NOT NULL);
+       INSERT INTO public.prices SELECT g, g + 0.25, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 20) g;
+       GRANT SELECT ON public.prices TO ${db.reader};`,
+      db.database,
+    );
+    api = await inMemory.start();
+    const call = jsonClient(api);
+    const created = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'numbers',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
+    sourceId = created.id as string;
+    await call('PATCH', `/sources/${sourceId}`, {
+      tables: (created.tables as Json[]).map((t) =>
+        t.name === 'prices'
+          ? { schema: 'public', name: t.name, mode: 'incremental', cursor_column: 'changed' }
+          : { schema: 'public', name: t.name, enabled: false },
+      ),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  const amounts = async (): Promise<unknown[]> =>
+    ((await run(api, 'select id, amount::varchar as amount from lake.numbers.prices order by id')).data as Json[]).map(
+      (r) => `${r.id}=${r.amount}`,
+    );
+  const sourceAmounts = async (): Promise<unknown[]> =>
+    (await adminQuery('SELECT id, amount FROM public.prices ORDER BY id', db.database)).rows.map(
+      (r) => `${r.id}=${Number(r.amount).toFixed(2)}`,
+    );
+
+  it('keeps the older rows values when the changed rows have a smaller scale, and retypes on a larger one', async () => {
+    await syncSucceeded(api, sourceId);
+    expect(await amounts()).toEqual(await sourceAmounts());
+    await adminQuery(`UPDATE public.prices SET amount = 7.5, changed = now() WHERE id = 3`, db.database);
+    await syncSucceeded(api, sourceId);
+    expect(await amounts()).toEqual(await sourceAmounts());
+    // A larger scale than the table's: the table is read whole and typed again, nothing lost.
+    await adminQuery(`UPDATE public.prices SET amount = 1.125, changed = now() WHERE id = 4`, db.database);
+    await syncSucceeded(api, sourceId);
+    const rows = (await run(api, 'select id, amount::varchar as amount from lake.numbers.prices order by id'))
+      .data as Json[];
+    expect(rows.find((r) => r.id === 4)?.amount).toBe('1.125');
+    expect(rows.find((r) => r.id === 1)?.amount).toBe('1.250');
+    expect(rows.filter((r) => r.amount === null)).toEqual([]);
   });
 });

@@ -76,3 +76,27 @@ export async function syncSucceeded(api: Harness, sourceId: string): Promise<Jso
   expect(job.status, JSON.stringify(job)).toBe('succeeded');
   return job;
 }
+
+/**
+ * Calls the API as a JSON client: the body sent as JSON, the answer parsed; an error status throws with the
+ * answer, so a test reads as its happy path and still says why when it is not.
+ */
+export function jsonClient(api: Harness): (method: string, path: string, body?: object) => Promise<Json> {
+  return async (method, path, body) => {
+    const response = await api.request(path, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+    const parsed = (await response.json()) as Json;
+    if (response.status >= 400) throw new Error(`${method} ${path}: ${JSON.stringify(parsed)}`);
+    return parsed;
+  };
+}
+
+/** Starts a sync of the source and waits for its job to end, whatever the end; returns the job. */
+export async function syncEnded(api: Harness, sourceId: string): Promise<Json> {
+  const call = jsonClient(api);
+  const accepted = await call('POST', `/sources/${sourceId}/sync`, {});
+  return jobWhen((path) => call('GET', path), accepted.id as string);
+}

@@ -82,3 +82,27 @@ export function compareColumns(
     retyped: [...current].filter(([n, t]) => old.has(n) && old.get(n) !== t).map(([n]) => n),
   };
 }
+
+/**
+ * The numeric shapes to type changed rows with when they merge into a table already typed (DECIMAL(38, s), or
+ * text for NaN and infinities, planColumn): the table's own, so the merged columns keep their ids and the table's
+ * earlier files keep reading. Undefined when a changed value does not fit the table's type: the table is then read
+ * whole and typed again. `lakeTypes` is the table's column type by the source column's name.
+ */
+export function shapesAsTable(
+  changed: ReadonlyMap<string, NumericShape>,
+  lakeTypes: ReadonlyMap<string, string | undefined>,
+): Map<string, NumericShape> | undefined {
+  const shapes = new Map<string, NumericShape>();
+  for (const [name, shape] of changed) {
+    const lakeType = lakeTypes.get(name);
+    const decimal = lakeType ? /^DECIMAL\(38,\s*(\d+)\)$/.exec(lakeType) : null;
+    if (lakeType === undefined) shapes.set(name, shape);
+    else if (decimal) {
+      const scale = Number(decimal[1]);
+      if (shape.special || shape.scale > scale || shape.integerDigits > 38 - scale) return undefined;
+      shapes.set(name, { scale, integerDigits: 38 - scale, special: false });
+    } else shapes.set(name, { scale: 0, integerDigits: 0, special: true });
+  }
+  return shapes;
+}

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { lakeColumnNames } from '../sources/lake-names.js';
-import { compareColumns, currentColumns, numericShapes, type SourceColumn } from './pg-columns.js';
+import { compareColumns, currentColumns, numericShapes, shapesAsTable, type SourceColumn } from './pg-columns.js';
 import { planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
 import type { SyncReporter, TableState, TableTask } from './types.js';
 
@@ -36,6 +36,8 @@ export async function planTableRead(
   moneyScale: number,
   reporter: SyncReporter,
   onColumns: (summary: { name: string; type: string }[]) => void,
+  /** The lake table's column types by lake name, for an incremental read that merges into it (shapesAsTable). */
+  lakeTypes?: ReadonlyMap<string, string>,
 ): Promise<TableReadPlan> {
   const { table } = task;
   const columns = await currentColumns(client, table.schema, table.name);
@@ -64,21 +66,33 @@ export async function planTableRead(
     throw new Error(
       `its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`,
     );
-  const where =
+  const incrementalWhere =
     incremental && cursor && state?.cursorValue
       ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}`
       : '';
   const from = `${pgIdent(table.schema)}.${pgIdent(table.name)}`;
-  const facts: SourceFacts = {
-    moneyScale,
-    numericShapes: await numericShapes(client, columns, from, where),
-  };
   // Columns keep the source's names in the lake, made unique case-insensitively and never lake's own _synced_at
   // (lakeColumnNames); the source's name is what the COPY selects.
   const lakeNames = lakeColumnNames(
     columns.map((c) => c.name),
     task.softDeletes,
   );
+  let where = incrementalWhere;
+  let shapes = await numericShapes(client, columns, from, where);
+  if (where && lakeTypes) {
+    // Changed rows are typed as the table they merge into; a value that does not fit reads the table whole.
+    const asTable = shapesAsTable(
+      shapes,
+      new Map(columns.map((c, i) => [c.name, lakeTypes.get(lakeNames[i] as string)])),
+    );
+    if (asTable) shapes = asTable;
+    else {
+      incremental = false;
+      where = '';
+      shapes = await numericShapes(client, columns, from, where);
+    }
+  }
+  const facts: SourceFacts = { moneyScale, numericShapes: shapes };
   const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
   const plans: ColumnPlan[] = columns.map((c, i) => ({
     ...planColumn(c.name, c.type, c.enumLabels, facts),

@@ -221,6 +221,10 @@ async function syncTable(
   const state = input.states.get(task.key);
   let summary = state?.columns ?? [];
   try {
+    // The table an incremental read merges into: its column types type the changed rows (planTableRead).
+    const before = task.incremental
+      ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable)
+      : undefined;
     const { columns, incremental, where, from, plans, lakeName, lakeKey, newCursor } = await planTableRead(
       client,
       task,
@@ -228,6 +232,7 @@ async function syncTable(
       moneyScale,
       input.reporter,
       (columns) => (summary = columns),
+      before && new Map(before.snapshot.columns.map((c) => [c.name, c.type])),
     );
     mark(`${task.key}: read planned`);
     const total = incremental ? null : table.estimatedRows;
@@ -236,9 +241,7 @@ async function syncTable(
       ...columns.filter((c) => c.notNull).map((c) => lakeName.get(c.name) as string),
       SYNCED_AT,
     ]);
-    const previous = incremental
-      ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable)
-      : undefined;
+    const previous = incremental ? before : undefined;
     const merging = previous !== undefined && lakeKey.length > 0;
     // Changed rows are merged into the table as files of their own, with delete files for the rows they replace
     // (the cost follows the change); a table with MAX_MERGES merges on top of its last full write is compacted

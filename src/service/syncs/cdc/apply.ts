@@ -4,10 +4,10 @@ import type pg from 'pg';
 import type { from as CopyFrom, to as CopyTo } from 'pg-copy-streams';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
-import { currentColumns, numericShapes } from '../pg-columns.js';
+import { currentColumns, numericShapes, shapesAsTable } from '../pg-columns.js';
 import { startSourceCopy } from '../pg-copy.js';
 import { csvLineOptions } from '../pg-reads.js';
-import { planColumn, stagedName, type ColumnPlan, type NumericShape } from '../pg-types.js';
+import { planColumn, stagedName, type ColumnPlan } from '../pg-types.js';
 import { SegmentedStaging } from '../segments.js';
 import type { StagingBudget } from '../staging-budget.js';
 import type { StagedChanges } from './changes.js';
@@ -72,12 +72,16 @@ export async function convertChanges(input: {
     );
     const facts = {
       moneyScale: input.moneyScale,
-      numericShapes: tableShapes(
+      numericShapes: shapesAsTable(
         await numericShapes(client, columns, temp, ''),
         new Map(columns.map((c, i) => [c.name, input.lakeTypes.get(lakeNames[i] as string)])),
-        input.tableKey,
       ),
     };
+    // A changed value that no longer fits the column's type as the table has it.
+    if (!facts.numericShapes)
+      throw new Error(
+        `a changed value of ${input.tableKey} does not fit its column's lake type; run lake sync start --full-refresh to read the table whole and type it again`,
+      );
     const plans = columns.map((c, i) => ({
       ...planColumn(c.name, c.type, c.enumLabels, facts),
       name: lakeNames[i] as string,
@@ -110,33 +114,6 @@ export async function convertChanges(input: {
   } finally {
     await client.query(`DROP TABLE IF EXISTS pg_temp.${temp}`).catch(() => undefined);
   }
-}
-
-/**
- * A numeric column without declared precision is typed by the values a copy read (planColumn): changes are typed as
- * the lake table has it, so they merge into it; a change whose values no longer fit that type fails the table, and
- * a full refresh types it again.
- */
-function tableShapes(
-  changed: ReadonlyMap<string, NumericShape>,
-  lakeTypes: ReadonlyMap<string, string | undefined>,
-  tableKey: string,
-): Map<string, NumericShape> {
-  const shapes = new Map<string, NumericShape>();
-  for (const [name, shape] of changed) {
-    const lakeType = lakeTypes.get(name);
-    const decimal = lakeType ? /^DECIMAL\(38,\s*(\d+)\)$/.exec(lakeType) : null;
-    if (lakeType === undefined) shapes.set(name, shape);
-    else if (decimal) {
-      const scale = Number(decimal[1]);
-      if (shape.special || shape.scale > scale || shape.integerDigits > 38 - scale)
-        throw new Error(
-          `a changed value of ${tableKey}.${name} does not fit its lake type ${lakeType}; run lake sync start --full-refresh to read the table whole and type it again`,
-        );
-      shapes.set(name, { scale, integerDigits: 38 - scale, special: false });
-    } else shapes.set(name, { scale: 0, integerDigits: 0, special: true });
-  }
-  return shapes;
 }
 
 /**
