@@ -415,6 +415,48 @@ describe('the cdc slot lifecycle', () => {
   });
 });
 
+describe('a cdc change larger than a sync takes', () => {
+  let server: PrivatePostgres;
+  let source: pg.Client;
+  let api: Harness;
+  beforeAll(async () => {
+    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    source = new pg.Client({ connectionString: server.url });
+    await source.connect();
+    await source.query(
+      `CREATE TABLE public.blobs (id int PRIMARY KEY, body text); INSERT INTO public.blobs VALUES (1, 'small')`,
+    );
+    api = await inMemory.start({ services: { syncSettings: { ...SYNC_DEFAULTS, maxRecordBytes: 64 << 10 } } });
+  }, 120_000);
+  afterAll(async () => {
+    await api?.close();
+    await source?.end();
+    await server?.stop();
+  });
+
+  it('fails the table naming the cap, without reading the change into memory, and the slot stays', async () => {
+    const call = jsonClient(api);
+    const created = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'big change',
+      config: { port: Number(new URL(server.url).port), database: 'postgres' },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'blobs', mode: 'cdc' }] });
+    await syncSucceeded(api, created.id as string);
+    const at = async (): Promise<string> =>
+      (await source.query<{ lsn: string }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots')).rows[0]
+        ?.lsn as string;
+    const before = await at();
+    await source.query(`INSERT INTO public.blobs VALUES (2, repeat(md5(random()::text), 10000))`);
+    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
+    const table = ((await call('GET', `/sources/${created.id}`)).latest_sync.tables as Json[])[0] as Json;
+    expect(table.error).toContain('LAKE_SYNC_MAX_RECORD_BYTES');
+    expect(await at()).toBe(before);
+  });
+});
+
 describe('cdc on a source that cannot serve it', () => {
   const db = useTestDatabase();
   let api: Harness;

@@ -195,21 +195,36 @@ async function applyAll(
     const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
     positions.set(task.key, parseLsn(table?.tags[CDC_TAG] ?? task.cdcTag ?? '0/0'));
   }
-  const { staged } = await stageChanges({
-    client: control,
-    slot: session.name,
-    publication: session.name,
-    upto,
-    targets: ready.map(({ task }) => ({
-      key: task.key,
-      schema: task.table.schema,
-      name: task.table.name,
-      from: positions.get(task.key) as bigint,
-    })),
-    stagingDir: input.stagingDir,
-    fileOf: (key) => changesFile(input.stagingDir, base(key)),
-    budget,
-  });
+  let staged: Map<string, StagedChanges>;
+  try {
+    ({ staged } = await stageChanges({
+      client: control,
+      slot: session.name,
+      publication: session.name,
+      upto,
+      targets: ready.map(({ task }) => ({
+        key: task.key,
+        schema: task.table.schema,
+        name: task.table.name,
+        from: positions.get(task.key) as bigint,
+      })),
+      stagingDir: input.stagingDir,
+      fileOf: (key) => changesFile(input.stagingDir, base(key)),
+      budget,
+    }));
+  } catch (error) {
+    // One stream carries every cdc table's changes: when it cannot be read (a change past the caps, say), each
+    // table fails with the reason, and the slot stays where it was.
+    const message = signal.aborted
+      ? 'cancelled'
+      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    return [
+      ...results,
+      ...ready.map(({ task, result }) =>
+        failed(task, message, input.states.get(task.key), input.reporter, result?.columns),
+      ),
+    ];
+  }
   let allApplied = true;
   for (const { task, result } of ready) {
     const changes = staged.get(task.key);

@@ -25,8 +25,11 @@ export interface StagedChanges {
   truncates: number;
 }
 
-/** Messages fetched from the slot at a time: bounds what a sync holds of a large backlog. */
+/** Messages fetched from the slot at a time, at most: bounds what a sync holds of a large backlog. */
 const FETCH_ROWS = 5000;
+
+/** About what one fetch may hold: with large rows, fewer are fetched at a time. */
+const FETCH_BYTES = 16 << 20;
 
 /**
  * Reads the slot's changes up to `upto` (peeked, not consumed: the slot moves on only once they are in the lake)
@@ -55,14 +58,20 @@ export async function stageChanges(input: {
   parseLsn(input.upto);
   await client.query('BEGIN');
   try {
+    // A message larger than the longest record a sync takes is not sent at all: the sync fails with the cap's name.
+    const maxBytes = input.budget.limits.maxRecordBytes;
     await client.query(
       `DECLARE lake_changes NO SCROLL CURSOR FOR
-         SELECT data FROM pg_logical_slot_peek_binary_changes('${input.slot}', '${input.upto}'::pg_lsn, NULL,
-           'proto_version', '1', 'publication_names', '${input.publication}')`,
+         SELECT octet_length(data) AS size, CASE WHEN octet_length(data) <= ${maxBytes} THEN data END AS data
+           FROM pg_logical_slot_peek_binary_changes('${input.slot}', '${input.upto}'::pg_lsn, NULL,
+                'proto_version', '1', 'publication_names', '${input.publication}')`,
     );
+    let fetch = FETCH_ROWS;
     for (;;) {
-      const rows = (await client.query<{ data: Buffer }>(`FETCH ${FETCH_ROWS} FROM lake_changes`)).rows;
+      const rows = (await client.query<{ size: number; data: Buffer | null }>(`FETCH ${fetch} FROM lake_changes`)).rows;
       if (rows.length === 0) break;
+      const bytes = rows.reduce((sum, r) => sum + Number(r.size), 0);
+      fetch = Math.max(1, Math.min(FETCH_ROWS, Math.floor(FETCH_BYTES / Math.max(1, bytes / rows.length))));
       const lines = new Map<string, string[]>();
       const add = (target: ChangeTarget, op: string, values: readonly TupleValue[]): void => {
         const entry = staged.get(target.key) as StagedChanges;
@@ -76,8 +85,9 @@ export async function stageChanges(input: {
         else if (op === 'D') entry.deletes++;
         else entry.truncates++;
       };
-      for (const { data } of rows) {
-        const message = decodePgoutput(data);
+      for (const { size, data } of rows) {
+        if (data === null) input.budget.checkRecord(Number(size));
+        const message = decodePgoutput(data as Buffer);
         if (message.kind === 'begin') finalLsn = message.finalLsn;
         else if (message.kind === 'commit') lastEnd = message.endLsn;
         else if (message.kind === 'relation') {
