@@ -214,17 +214,29 @@ describe('cdc syncs', () => {
     await expectEqual();
   });
 
-  it('a column added at the source copies the table again, with the column; changes during a sync come at the next', async () => {
+  it('a column added at the source comes with the changes (earlier rows NULL); one dropped copies the table again', async () => {
+    const before = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'items');
     await source.query(
-      `ALTER TABLE public.items ADD COLUMN extra int DEFAULT 7; UPDATE public.items SET v = 'after alter' WHERE id = 12`,
+      `ALTER TABLE public.items ADD COLUMN extra int DEFAULT 7; UPDATE public.items SET v = 'after alter' WHERE id = (SELECT min(id) FROM public.items)`,
     );
+    // The changes before the ALTER and after it come in one sync (the stream announces the table again).
+    await source.query(`INSERT INTO public.items (id, v, n, extra) VALUES (6001, 'with extra', 1, 42)`);
     await sync();
     await expectEqual();
-    const extra = await run(
-      api,
-      'select count(*) filter (where extra = 7) as n, count(*) as total from lake.changes.items',
+    const after = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'items');
+    // Not copied again: the earlier files are still the table's, and read NULL for the new column.
+    expect(after?.snapshot.files).toEqual(
+      expect.arrayContaining(before?.snapshot.files.filter((f) => !f.includes('/delete-')) ?? []),
     );
-    expect(extra.data?.[0]?.n).toBe(extra.data?.[0]?.total);
+    // Only the rows changed since the ALTER have it; every earlier row reads NULL (the source says 7 for them).
+    const counts = await run(
+      api,
+      'select count(*) filter (where extra is null) as nulls, count(*) filter (where extra is not null) as with_extra, count(*) as total from lake.changes.items',
+    );
+    expect(counts.data?.[0]).toMatchObject({ with_extra: 2 });
+    expect(counts.data?.[0]?.nulls).toBe((counts.data?.[0]?.total as number) - 2);
+    const changed = await run(api, 'select extra from lake.changes.items where extra is not null order by extra');
+    expect(changed.data).toEqual([{ extra: 7 }, { extra: 42 }]);
     const logs = (await request('GET', `/logs?source=${sourceId}&kind=schema_change`)).data as Json[];
     expect(logs.some((l) => JSON.stringify(l).includes('extra'))).toBe(true);
     // Writes while a sync runs: whatever it did not read comes with the next one.
@@ -243,6 +255,8 @@ describe('cdc syncs', () => {
     await source.query(`ALTER TABLE public.items DROP COLUMN extra`);
     await sync();
     await expectEqual();
+    const columns = (await request('GET', '/catalog/changes/items')).columns as Json[];
+    expect(columns.map((c) => c.name)).not.toContain('extra');
   });
 
   it('random changes between syncs end equal every time', async () => {

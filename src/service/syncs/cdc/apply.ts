@@ -24,6 +24,8 @@ export interface ConvertedChanges {
   lakeKey: string[];
   /** The lake names of the columns the source holds NOT NULL. */
   notNull: Set<string>;
+  /** The source table's columns now (the sync state keeps them). */
+  columns: { name: string; type: string }[];
 }
 
 /**
@@ -64,8 +66,14 @@ export async function convertChanges(input: {
       .join(', ')})`,
   );
   try {
-    const into = client.query(input.copy.from(`COPY ${temp} FROM STDIN`));
-    await pipeline(createReadStream(input.staged.file), into);
+    // Each segment with its own columns (a column added among the changes): those it lacks are NULL.
+    for (const segment of input.staged.segments) {
+      const list = ['lake_seq', 'lake_op', 'lake_unchanged', ...segment.columns.map(pgIdent)].join(', ');
+      await pipeline(
+        createReadStream(segment.file),
+        client.query(input.copy.from(`COPY ${temp} (${list}) FROM STDIN`)),
+      );
+    }
     const lakeNames = lakeColumnNames(
       columns.map((c) => c.name),
       input.softDeletes,
@@ -107,6 +115,7 @@ export async function convertChanges(input: {
     const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
     return {
       ...staged,
+      columns: columns.map((c) => ({ name: c.name, type: c.type })),
       plans,
       lakeKey: input.primaryKey.map((k) => lakeName.get(k) ?? k),
       notNull: new Set(columns.filter((c) => c.notNull).map((c) => lakeName.get(c.name) as string)),
@@ -142,7 +151,8 @@ export function changeRowsSql(changes: ConvertedChanges): string {
 export function netChangesSql(
   changes: ConvertedChanges,
   unchangedColumns: ReadonlySet<number>,
-  before: string | undefined,
+  /** The table's rows before the changes, and its columns (a column added among the changes is not there). */
+  before: { sql: string; columns: ReadonlySet<string> } | undefined,
   extraColumns: string,
 ): { rows: string; deletedKeys: string } {
   const keys = changes.lakeKey.map(quoteIdentifier).join(', ');
@@ -157,7 +167,10 @@ export function netChangesSql(
     if (!unchangedColumns.has(i)) return `l.${column}`;
     const marked = (alias: string): string => `list_contains(string_split(${alias}.unchanged, ','), '${i}')`;
     const earlier = `FROM ${live} e WHERE ${sameKey('e', 'l')} AND e.seq < l.seq AND e.op <> 'D' AND NOT ${marked('e')}`;
-    const fromTable = before ? `(SELECT b.${column} FROM (${before}) b WHERE ${sameKey('b', 'l')} LIMIT 1)` : `NULL`;
+    const fromTable =
+      before && before.columns.has(p.name)
+        ? `(SELECT b.${column} FROM (${before.sql}) b WHERE ${sameKey('b', 'l')} LIMIT 1)`
+        : `NULL`;
     return `CASE WHEN NOT ${marked('l')} THEN l.${column}
                  WHEN EXISTS (SELECT 1 ${earlier}) THEN (SELECT e.${column} ${earlier} ORDER BY e.seq DESC LIMIT 1)
                  ELSE ${fromTable} END AS ${column}`;

@@ -126,18 +126,20 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
       from = created.consistentPoint;
     } else from = slot.confirmedLsn;
     const copyTasks: TableTask[] = [];
-    const deferred: TableTask[] = [];
+    const deferred: DeferredTable[] = [];
     for (const task of tasks) {
       const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
       const state = input.states.get(task.key);
       const columns = await currentColumns(control, task.table.schema, task.table.name);
       const change = state ? compareColumns(state.columns, columns) : undefined;
-      const changed = change !== undefined && change.added.length + change.dropped.length + change.retyped.length > 0;
-      // Logged as any sync logs a schema change; the table is then copied whole (documented: a resnapshot).
-      if (change && changed) input.reporter.schemaChange(task, change);
+      // Logged as any sync logs a schema change. A column added (at the end, as PostgreSQL adds them) comes with
+      // the changes, earlier rows NULL; a dropped or retyped one copies the table whole (documented: a resnapshot).
+      if (change && change.added.length + change.dropped.length + change.retyped.length > 0)
+        input.reporter.schemaChange(task, change);
+      const changed = change !== undefined && change.dropped.length + change.retyped.length > 0;
       if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || task.cdcCopy === true)
         copyTasks.push({ ...task, cdcTag: from });
-      else deferred.push(task);
+      else deferred.push({ task, columns: columns.map((c) => ({ name: c.name, type: c.type })) });
     }
     const moneyScale = Number(
       (await control.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
@@ -160,6 +162,12 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
   }
 }
 
+/** A cdc table this sync does not copy: only its changes are applied. `columns` are the source's now. */
+interface DeferredTable {
+  task: TableTask;
+  columns: { name: string; type: string }[];
+}
+
 interface CdcSession {
   control: pg.Client;
   name: string;
@@ -174,15 +182,15 @@ interface CdcSession {
 async function applyAll(
   input: CdcInput,
   session: CdcSession,
-  deferred: readonly TableTask[],
+  deferred: readonly DeferredTable[],
   copied: readonly TableResult[],
   signal: AbortSignal,
 ): Promise<TableResult[]> {
   const { control } = session;
   const copy = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo; from: typeof CopyFrom };
   const ready = [
-    ...deferred.map((task) => ({ task, result: undefined as TableResult | undefined })),
-    ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, result: r as TableResult | undefined })),
+    ...deferred.map(({ task, columns }) => ({ task, columns, result: undefined as TableResult | undefined })),
+    ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, columns: r.columns, result: r })),
   ];
   const results: TableResult[] = copied.filter((r) => r.error !== undefined);
   if (ready.length === 0) return results;
@@ -209,7 +217,7 @@ async function applyAll(
         from: positions.get(task.key) as bigint,
       })),
       stagingDir: input.stagingDir,
-      fileOf: (key) => changesFile(input.stagingDir, base(key)),
+      fileOf: (key, segment) => changesFile(input.stagingDir, base(key), segment),
       budget,
     }));
   } catch (error) {
@@ -226,7 +234,7 @@ async function applyAll(
     ];
   }
   let allApplied = true;
-  for (const { task, result } of ready) {
+  for (const { task, columns, result } of ready) {
     const changes = staged.get(task.key);
     try {
       const applied = changes
@@ -247,7 +255,7 @@ async function applyAll(
         rows,
         transferred: (result?.transferred ?? 0) + (changes ? changes.inserts + changes.updates + changes.deletes : 0),
         cursorValue: null,
-        columns: result?.columns ?? input.states.get(task.key)?.columns ?? [],
+        columns,
       });
     } catch (error) {
       allApplied = false;
@@ -256,7 +264,7 @@ async function applyAll(
         : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
       results.push(failed(task, message, input.states.get(task.key), input.reporter, result?.columns));
     } finally {
-      if (changes) rmSync(changes.file, { force: true });
+      for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });
     }
   }
   // Only once every table's changes are committed may the source forget them. A cancelled sync leaves the slot
@@ -323,7 +331,15 @@ async function applyTable(
   ];
   if (task.softDeletes) written.push(`${DELETED_AT} TIMESTAMP WITH TIME ZONE`);
   const held = (previous?.snapshot.columns ?? []).map((c) => `${c.name} ${c.type}`);
-  if (previous && written.join('\u0000') !== held.join('\u0000'))
+  // Columns added at the source come after the table's own (lake's columns last in both).
+  const ours = (column: string): boolean => column.startsWith(`${SYNCED_AT} `) || column.startsWith(`${DELETED_AT} `);
+  const heldSource = held.filter((c) => !ours(c));
+  const writtenSource = written.filter((c) => !ours(c));
+  const onlyAdded =
+    writtenSource.length >= heldSource.length &&
+    heldSource.every((c, i) => writtenSource[i] === c) &&
+    written.length - writtenSource.length === held.length - heldSource.length;
+  if (previous && !onlyAdded)
     throw new Error(
       `the columns of ${task.key} no longer match its lake table; run lake sync start --full-refresh to read it whole`,
     );
@@ -350,7 +366,12 @@ async function applyTable(
         net = netChangesSql(
           converted,
           new Set((facts.unchanged ?? []).map(Number)),
-          truncated || !previous ? undefined : input.lake.rowsSql(previous),
+          truncated || !previous
+            ? undefined
+            : {
+                sql: input.lake.rowsSql(previous),
+                columns: new Set(previous.snapshot.columns.map((c) => c.name)),
+              },
           extra,
         );
         return writer.copy(net.rows, 0);

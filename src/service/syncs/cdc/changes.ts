@@ -13,11 +13,22 @@ export interface ChangeTarget {
   from: bigint;
 }
 
-/** One table's changes, staged as `COPY … FROM` text: `seq, op, unchanged columns, the row's columns…`. */
-export interface StagedChanges {
+/** A run of one table's changes with the same columns, staged as `COPY … FROM` text. */
+export interface ChangeSegment {
   file: string;
   bytes: number;
-  /** The columns the stream announced for the table (its relation message), in order. */
+  /** The columns the stream announced for these changes (the table's relation message), in order. */
+  columns: string[];
+}
+
+/**
+ * One table's changes, staged as `COPY … FROM` text (`seq, op, unchanged columns, the row's columns…`): one segment,
+ * or one more each time a column was added to the table among them.
+ */
+export interface StagedChanges {
+  segments: ChangeSegment[];
+  bytes: number;
+  /** The columns of its last changes. */
   columns: string[];
   inserts: number;
   updates: number;
@@ -44,8 +55,8 @@ export async function stageChanges(input: {
   upto: string;
   targets: readonly ChangeTarget[];
   stagingDir: string;
-  /** The staging file of a table (named by a digest: a source's names may be anything). */
-  fileOf: (key: string) => string;
+  /** The staging file of a table's n-th segment (named by a digest: a source's names may be anything). */
+  fileOf: (key: string, segment: number) => string;
   budget: StagingBudget;
 }): Promise<{ staged: Map<string, StagedChanges>; lastEnd: bigint | undefined }> {
   const { client } = input;
@@ -72,14 +83,16 @@ export async function stageChanges(input: {
       if (rows.length === 0) break;
       const bytes = rows.reduce((sum, r) => sum + Number(r.size), 0);
       fetch = Math.max(1, Math.min(FETCH_ROWS, Math.floor(FETCH_BYTES / Math.max(1, bytes / rows.length))));
-      const lines = new Map<string, string[]>();
+      // Lines by the segment (its file) they belong to.
+      const lines = new Map<ChangeSegment, string[]>();
       const add = (target: ChangeTarget, op: string, values: readonly TupleValue[]): void => {
         const entry = staged.get(target.key) as StagedChanges;
+        const segment = entry.segments.at(-1) as ChangeSegment;
         const unchanged = values.flatMap((v, i) => (v === UNCHANGED ? [i] : []));
         const line = [String(++seq), op, `{${unchanged.join(',')}}`, ...values.map(copyText)].join('\t');
-        const list = lines.get(target.key) ?? [];
+        const list = lines.get(segment) ?? [];
         list.push(line);
-        lines.set(target.key, list);
+        lines.set(segment, list);
         if (op === 'I') entry.inserts++;
         else if (op === 'U') entry.updates++;
         else if (op === 'D') entry.deletes++;
@@ -93,11 +106,12 @@ export async function stageChanges(input: {
         else if (message.kind === 'relation') {
           const target = targets.get(`${message.schema}.${message.name}`);
           relations.set(message.relationId, { target, columns: message.columns });
+          const names = message.columns.map((c) => c.name);
           if (target && !staged.has(target.key))
             staged.set(target.key, {
-              file: input.fileOf(target.key),
+              segments: [{ file: input.fileOf(target.key, 0), bytes: 0, columns: names }],
               bytes: 0,
-              columns: message.columns.map((c) => c.name),
+              columns: names,
               inserts: 0,
               updates: 0,
               deletes: 0,
@@ -105,12 +119,16 @@ export async function stageChanges(input: {
             });
           else if (target) {
             const entry = staged.get(target.key) as StagedChanges;
-            const names = message.columns.map((c) => c.name);
-            // A relation announced again with other columns: the table changed under the stream.
-            if (names.join('\u0000') !== entry.columns.join('\u0000'))
-              throw new Error(
-                `the columns of ${target.key} changed while its changes were being read; the next sync reads it whole`,
-              );
+            // Announced again with more columns at the end (ALTER TABLE … ADD COLUMN): its later changes are a
+            // segment of their own. Any other change of its columns is read whole by the next sync.
+            if (names.join('\u0000') !== entry.columns.join('\u0000')) {
+              if (names.length <= entry.columns.length || entry.columns.some((c, i) => names[i] !== c))
+                throw new Error(
+                  `the columns of ${target.key} changed while its changes were being read; the next sync reads it whole`,
+                );
+              entry.segments.push({ file: input.fileOf(target.key, entry.segments.length), bytes: 0, columns: names });
+              entry.columns = names;
+            }
           }
         } else if (message.kind === 'insert' || message.kind === 'update' || message.kind === 'delete') {
           const relation = relations.get(message.relationId);
@@ -134,20 +152,26 @@ export async function stageChanges(input: {
           }
         }
       }
-      for (const [key, list] of lines) {
-        const entry = staged.get(key) as StagedChanges;
-        const text = `${list.join('\n')}\n`;
-        const bytes = Buffer.byteLength(text);
-        input.budget.reserve(key, bytes);
-        await appendFile(entry.file, text, { mode: 0o600 });
-        entry.bytes += bytes;
-      }
+      for (const [key, entry] of staged)
+        for (const segment of entry.segments) {
+          const list = lines.get(segment);
+          if (!list) continue;
+          const text = `${list.join('\n')}\n`;
+          const bytes = Buffer.byteLength(text);
+          input.budget.reserve(key, bytes);
+          await appendFile(segment.file, text, { mode: 0o600 });
+          segment.bytes += bytes;
+          entry.bytes += bytes;
+        }
     }
   } finally {
     await client.query('ROLLBACK').catch(() => undefined);
   }
   // A table announced (a relation message) whose changes were all applied before has nothing staged.
-  for (const [key, entry] of staged) if (entry.bytes === 0) staged.delete(key);
+  for (const [key, entry] of staged) {
+    entry.segments = entry.segments.filter((segment) => segment.bytes > 0);
+    if (entry.bytes === 0) staged.delete(key);
+  }
   return { staged, lastEnd };
 }
 
@@ -157,5 +181,6 @@ function copyText(value: TupleValue): string {
   return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
-/** The staging file of one table's changes. */
-export const changesFile = (stagingDir: string, base: string): string => join(stagingDir, `${base}.changes.txt`);
+/** The staging file of one segment of a table's changes. */
+export const changesFile = (stagingDir: string, base: string, segment: number): string =>
+  join(stagingDir, `${base}.changes.${segment}.txt`);
