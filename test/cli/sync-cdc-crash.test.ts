@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { LOGICAL_REPLICATION, startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 import { runLake } from '../helpers/cli.js';
@@ -19,7 +19,7 @@ describe('a cdc sync whose process is killed', () => {
   let source: pg.Client;
   let lake: ServeProcess | undefined;
   beforeAll(async () => {
-    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    server = await startPrivatePostgres(LOGICAL_REPLICATION);
     source = new pg.Client({ connectionString: server.url });
     await source.connect();
     await source.query(

@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
-import { startPrivatePostgres, useTestDatabase, type PrivatePostgres } from '../helpers/postgres.js';
+import { jobWhen, jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
+import {
+  LOGICAL_REPLICATION,
+  startPrivatePostgres,
+  useTestDatabase,
+  type PrivatePostgres,
+} from '../helpers/postgres.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 import { join } from 'node:path';
 import { syncPostgres } from '../../src/service/syncs/postgres-extract.js';
@@ -21,7 +26,7 @@ describe('cdc syncs', () => {
   let sourceId: string;
   let port: number;
   beforeAll(async () => {
-    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    server = await startPrivatePostgres(LOGICAL_REPLICATION);
     port = Number(new URL(server.url).port);
     source = new pg.Client({ connectionString: server.url });
     await source.connect();
@@ -148,6 +153,7 @@ describe('cdc syncs', () => {
     await syncPostgres({
       sourceId,
       hadSlot: true,
+      cdcTables: [{ schema: 'public', name: 'items' }],
       onSlot: async () => undefined,
       settings: await api.services.sources.connectSettings(record as NonNullable<typeof record>),
       tasks: [
@@ -181,6 +187,33 @@ describe('cdc syncs', () => {
     await sync();
     await expectEqual();
     expect(await slotAt()).not.toBe(before);
+  });
+
+  it('a sync of some cdc tables keeps the others changes; a cdc table enabled again is copied whole', async () => {
+    await request('PATCH', `/sources/${sourceId}`, { tables: [{ schema: 'public', name: 'plain', mode: 'cdc' }] });
+    await sync();
+    await source.query(`INSERT INTO public.plain VALUES (1001, 'only plain')`);
+    await source.query(`UPDATE public.items SET v = 'items only' WHERE id = (SELECT min(id) FROM public.items)`);
+    // Only items: plain's change stays in the slot for plain's next sync.
+    const only = await request('POST', `/sources/${sourceId}/sync`, { tables: ['public.items'] });
+    expect(await jobWhen((path) => request('GET', path), only.id as string)).toMatchObject({ status: 'succeeded' });
+    await expectEqual();
+    await sync();
+    const plain = await run(api, 'select v from lake.changes.plain where id = 1001');
+    expect(plain.data).toEqual([{ v: 'only plain' }]);
+    // Off, changed while off (its changes are not published), and on again: copied whole, nothing missed.
+    await request('PATCH', `/sources/${sourceId}`, { tables: [{ schema: 'public', name: 'plain', enabled: false }] });
+    await sync();
+    await source.query(`UPDATE public.plain SET v = 'while off' WHERE id = 1; DELETE FROM public.plain WHERE id = 2`);
+    await sync();
+    await request('PATCH', `/sources/${sourceId}`, { tables: [{ schema: 'public', name: 'plain', enabled: true }] });
+    await sync();
+    const rows = await run(
+      api,
+      'select count(*) filter (where id = 2) as gone, max(v) filter (where id = 1) as v from lake.changes.plain',
+    );
+    expect(rows.data).toEqual([{ gone: 0, v: 'while off' }]);
+    await request('PATCH', `/sources/${sourceId}`, { tables: [{ schema: 'public', name: 'plain', mode: 'full' }] });
   });
 
   it('reports the slot on the source, warns past the WAL limit, and drops the slot when no table uses cdc', async () => {
@@ -296,7 +329,7 @@ describe('the cdc slot lifecycle', () => {
   let source: pg.Client;
   let api: Harness;
   beforeAll(async () => {
-    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    server = await startPrivatePostgres(LOGICAL_REPLICATION);
     source = new pg.Client({ connectionString: server.url });
     await source.connect();
     await source.query(`CREATE TABLE public.t (id int PRIMARY KEY, v text); INSERT INTO public.t VALUES (1, 'one');`);
@@ -434,7 +467,7 @@ describe('a cdc change larger than a sync takes', () => {
   let source: pg.Client;
   let api: Harness;
   beforeAll(async () => {
-    server = await startPrivatePostgres(['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4']);
+    server = await startPrivatePostgres(LOGICAL_REPLICATION);
     source = new pg.Client({ connectionString: server.url });
     await source.connect();
     await source.query(

@@ -176,6 +176,9 @@ export async function createMetadataDatabase(): Promise<{ url: string; drop(): P
   };
 }
 
+/** What a cluster needs for logical replication (CDC): `startPrivatePostgres(LOGICAL_REPLICATION)`. */
+export const LOGICAL_REPLICATION = ['wal_level=logical', 'max_replication_slots=4', 'max_wal_senders=4'];
+
 export interface PrivatePostgres {
   url: string;
   /** Stops the server (fast shutdown: sessions are ended) and starts it again on the same port. */

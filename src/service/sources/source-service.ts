@@ -360,8 +360,9 @@ export class SourceService {
    * that cannot be reached keeps them, and docs/api.md says how to drop them there.
    */
   async delete(principal: Principal, id: string): Promise<void> {
-    await this.get(principal, id);
     const source = await this.find(principal, id);
+    // As the caller may see it: a restricted credential is refused here as by get.
+    await this.access.source(principal, source);
     if (source.cdcSlot) await this.dropSlot(source).catch(() => undefined);
     await this.store.softDelete(id);
   }

@@ -44,6 +44,7 @@ export interface PostgresSyncInput {
   sourceId: string;
   /** CDC: whether the source had a slot, and where to report it (CdcInput). */
   hadSlot: boolean;
+  cdcTables: CdcInput['cdcTables'];
   onSlot: CdcInput['onSlot'];
   settings: ConnectorSettings;
   tasks: readonly TableTask[];

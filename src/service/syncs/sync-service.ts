@@ -414,6 +414,7 @@ export class SyncService {
           : await syncPostgres({
               sourceId: source.id,
               hadSlot: source.cdcSlot !== null,
+              cdcTables: source.tables.filter((t) => t.mode === 'cdc' && t.enabled),
               onSlot: (slot) => this.recordSlot(source, id, slot),
               settings: await this.sources.connectSettings(source),
               tasks,

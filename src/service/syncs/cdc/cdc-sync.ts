@@ -52,6 +52,11 @@ export interface CdcInput {
   signal: AbortSignal;
   /** The source had a slot at its last sync (SourceRecord.cdcSlot): with no cdc table left, it is dropped. */
   hadSlot: boolean;
+  /**
+   * Every enabled cdc table of the source (`schema.table`), synced now or not: the publication lists them all, so a
+   * sync of some tables (`tables` in its request) does not drop the others' changes from the stream.
+   */
+  cdcTables: readonly { schema: string; name: string }[];
   /** Told what the source reports of the slot after the sync moved it (null: dropped). */
   onSlot: (slot: SlotReport | null) => Promise<void>;
 }
@@ -104,10 +109,13 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
   try {
     control = await openSession(input.settings, connections, { transaction: false });
     await checkCdcReady(control);
+    // A table the publication did not list (new to cdc, or enabled again) missed changes: it is copied.
+    const published = await publishedTables(control, name);
+    const tables = [...input.cdcTables, ...tasks.map((t) => t.table)];
     await ensurePublication(
       control,
       name,
-      tasks.map((t) => t.table),
+      tables.filter((t, i) => tables.findIndex((o) => o.schema === t.schema && o.name === t.name) === i),
     );
     let slot = await slotState(control, name);
     let snapshot: CdcSnapshot | undefined;
@@ -137,14 +145,17 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
       if (change && change.added.length + change.dropped.length + change.retyped.length > 0)
         input.reporter.schemaChange(task, change);
       const changed = change !== undefined && change.dropped.length + change.retyped.length > 0;
-      if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || task.cdcCopy === true)
+      const missed = !published.has(task.key);
+      if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || missed || task.cdcCopy === true)
         copyTasks.push({ ...task, cdcTag: from });
       else deferred.push({ task, columns: columns.map((c) => ({ name: c.name, type: c.type })) });
     }
     const moneyScale = Number(
       (await control.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
     );
-    const session = { control, name, moneyScale, connections };
+    // The slot may move on only past changes every published table has taken: a sync of some of them leaves it.
+    const whole = input.cdcTables.every((t) => tasks.some((task) => task.key === `${t.schema}.${t.name}`));
+    const session = { control, name, moneyScale, connections, whole };
     return {
       snapshot,
       copyTasks,
@@ -162,6 +173,15 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
   }
 }
 
+/** The tables the publication lists now (`schema.table`); none before it exists. */
+async function publishedTables(client: pg.Client, publication: string): Promise<Set<string>> {
+  const rows = await client.query<{ key: string }>(
+    "SELECT schemaname || '.' || tablename AS key FROM pg_publication_tables WHERE pubname = $1",
+    [publication],
+  );
+  return new Set(rows.rows.map((r) => r.key));
+}
+
 /** A cdc table this sync does not copy: only its changes are applied. `columns` are the source's now. */
 interface DeferredTable {
   task: TableTask;
@@ -173,6 +193,8 @@ interface CdcSession {
   name: string;
   moneyScale: number;
   connections: TenantConnections;
+  /** The sync reads every table the publication lists. */
+  whole: boolean;
 }
 
 /**
@@ -270,7 +292,7 @@ async function applyAll(
   // Only once every table's changes are committed may the source forget them. A cancelled sync leaves the slot
   // where it was: the next one reads the changes again, and each table skips those its tag says it has.
   if (signal.aborted) return results;
-  if (allApplied) await advanceSlot(control, session.name, upto);
+  if (allApplied && session.whole) await advanceSlot(control, session.name, upto);
   const slot = await slotState(control, session.name);
   if (slot) await input.onSlot({ ...slot, name: session.name });
   return results;
@@ -425,5 +447,3 @@ function failed(
     error: message,
   };
 }
-
-export type { SlotState };

@@ -66,6 +66,7 @@ export async function stageChanges(input: {
   let finalLsn = 0n;
   let lastEnd: bigint | undefined;
   let seq = 0;
+  // Checked before it is written into the cursor's SQL (it came from the source; so do the names, lake's own).
   parseLsn(input.upto);
   await client.query('BEGIN');
   try {
