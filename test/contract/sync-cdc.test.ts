@@ -247,7 +247,7 @@ describe('cdc syncs', () => {
     await expectEqual();
   });
 
-  it('a column added at the source comes with the changes (earlier rows NULL); one dropped copies the table again', async () => {
+  it('a column added at the source comes with the changes (earlier rows NULL); one dropped stays and is no longer written', async () => {
     const before = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'items');
     await source.query(
       `ALTER TABLE public.items ADD COLUMN extra int DEFAULT 7; UPDATE public.items SET v = 'after alter' WHERE id = (SELECT min(id) FROM public.items)`,
@@ -285,11 +285,95 @@ describe('cdc syncs', () => {
     await writing;
     await sync();
     await expectEqual();
+    // Dropped at the source: the column stays in the lake with the values it had, and stops being written.
+    const kept = await run(api, 'select count(extra) as n from lake.changes.items');
+    const held = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'items');
     await source.query(`ALTER TABLE public.items DROP COLUMN extra`);
     await sync();
     await expectEqual();
+    await source.query(`UPDATE public.items SET v = 'after drop' WHERE id = 6001`);
+    await sync();
+    await expectEqual();
+    const dropped = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'items');
+    expect(dropped?.snapshot.files).toEqual(
+      expect.arrayContaining(held?.snapshot.files.filter((f) => !f.includes('/delete-')) ?? []),
+    );
     const columns = (await request('GET', '/catalog/changes/items')).columns as Json[];
-    expect(columns.map((c) => c.name)).not.toContain('extra');
+    expect(columns.map((c) => c.name)).toContain('extra');
+    expect((await run(api, 'select count(extra) as n from lake.changes.items')).data).toEqual([
+      { n: (kept.data?.[0]?.n as number) - 1 },
+    ]);
+    expect((await run(api, 'select extra from lake.changes.items where id = 6001')).data).toEqual([{ extra: null }]);
+    const dropLogs = (await request('GET', `/logs?source=${sourceId}&kind=schema_change`)).data as Json[];
+    expect(dropLogs.length).toBeGreaterThan(logs.length);
+  });
+
+  it('a column dropped among the changes: TOASTed values left unchanged before and after it still land right', async () => {
+    await source.query(
+      `CREATE TABLE public.wide (id int PRIMARY KEY, a text, b int, big text, c text);
+       ALTER TABLE public.wide ALTER big SET STORAGE EXTERNAL;
+       INSERT INTO public.wide SELECT g, 'a' || g, g, repeat(md5(g::text), 300), 'c' || g FROM generate_series(1, 50) g;`,
+    );
+    const tables = [
+      { schema: 'public', name: 'items', mode: 'cdc' },
+      { schema: 'public', name: 'plain', mode: 'full' },
+      { schema: 'public', name: 'wide', mode: 'cdc', enabled: true },
+    ];
+    await request('POST', `/sources/${sourceId}/test`, {});
+    await request('PATCH', `/sources/${sourceId}`, { tables });
+    await sync();
+    const equal = async (): Promise<void> => {
+      const want = (await source.query(`SELECT id, a, md5(big) AS big, c FROM public.wide ORDER BY id`)).rows;
+      const got = await run(api, 'select id, a, md5(big) as big, c from lake.changes.wide order by id');
+      expect(got.data).toEqual(want);
+    };
+    await equal();
+    const before = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'wide');
+    // One sync reads changes from before the drop (big unchanged, 4th of five columns) and after it (3rd of four).
+    await source.query(
+      `UPDATE public.wide SET a = 'before drop' WHERE id IN (1, 2);
+       ALTER TABLE public.wide DROP COLUMN b;
+       UPDATE public.wide SET c = 'after drop' WHERE id IN (2, 3);
+       INSERT INTO public.wide VALUES (51, 'new', repeat('n', 9000), 'c51');
+       DELETE FROM public.wide WHERE id = 4;`,
+    );
+    await sync();
+    await equal();
+    const after = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'wide');
+    expect(after?.snapshot.files).toEqual(expect.arrayContaining(before?.snapshot.files ?? []));
+    // The rows changed in the sync that saw the drop read NULL for it; the others keep their values.
+    const b = await run(api, 'select id, b from lake.changes.wide where id <= 6 or id = 51 order by id');
+    expect(b.data).toEqual([
+      { id: 1, b: null },
+      { id: 2, b: null },
+      { id: 3, b: null },
+      { id: 5, b: 5 },
+      { id: 6, b: 6 },
+      { id: 51, b: null },
+    ]);
+    // NOT NULL set and dropped again at the source: the same column (its ids kept), so earlier files still read.
+    await source.query(
+      `ALTER TABLE public.wide ALTER a SET NOT NULL; UPDATE public.wide SET a = 'not null' WHERE id = 7`,
+    );
+    await sync();
+    await equal();
+    await source.query(`ALTER TABLE public.wide ALTER a DROP NOT NULL; UPDATE public.wide SET a = NULL WHERE id = 8`);
+    await sync();
+    await equal();
+    const nullable = await api.services.lake.tables.get(api.home.organization.id, 'changes', 'wide');
+    expect(nullable?.snapshot.files).toEqual(
+      expect.arrayContaining(after?.snapshot.files.filter((f) => !f.includes('/delete-')) ?? []),
+    );
+    // Added again under the same name (another column now): the table is copied whole.
+    await source.query(`ALTER TABLE public.wide ADD COLUMN b text; UPDATE public.wide SET b = 'new b' WHERE id = 6`);
+    await sync();
+    await equal();
+    const again = await run(
+      api,
+      "select count(*) filter (where b = 'new b') as marked, count(b) as n from lake.changes.wide",
+    );
+    expect(again.data).toEqual([{ marked: 1, n: 1 }]);
+    await request('PATCH', `/sources/${sourceId}`, { tables: tables.slice(0, 2) });
   });
 
   it('random changes between syncs end equal every time', async () => {

@@ -72,7 +72,7 @@ export async function numericShapes(
 
 export function compareColumns(
   before: TableState['columns'],
-  now: readonly SourceColumn[],
+  now: readonly { name: string; type: string }[],
 ): { added: string[]; dropped: string[]; retyped: string[] } {
   const old = new Map(before.map((c) => [c.name, c.type]));
   const current = new Map(now.map((c) => [c.name, c.type]));

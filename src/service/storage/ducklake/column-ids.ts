@@ -5,17 +5,16 @@ import { TYPE_TAG, type ColumnShape } from './types.js';
 /**
  * The column ids a table version gets: a column whose whole shape (name, type, nullability, children, lake type)
  * stays keeps its ids; any other gets new ones, counting on from the highest id the table ever used, so a data file
- * written before never mixes its values with a changed column's. Pure, so a writer can plan the ids (and write them
- * into its files as field ids) before the commit that records them.
+ * written before never mixes its values with a changed column's. A column whose only change is its nullability is
+ * the same column (its values read the same): it keeps its ids, as DuckLake's `ALTER … DROP NOT NULL` does. Made
+ * NOT NULL, it stays nullable, because files written before may hold NULLs. Pure, so a writer can plan the ids (and
+ * write them into its files as field ids) before the commit that records them.
  */
 export function assignColumnIds(
   current: readonly CatalogColumn[],
   highestEver: number,
   shapes: readonly ColumnShape[],
 ): { columns: CatalogColumn[]; unchanged: boolean } {
-  const unchanged =
-    current.length === shapes.length && current.every((c, i) => shapeKey(c) === shapeKey(shapes[i] as ColumnShape));
-  if (unchanged) return { columns: [...current], unchanged };
   let nextId = highestEver + 1;
   const withIds = (column: ColumnShape): CatalogColumn => {
     const id = nextId++;
@@ -29,10 +28,18 @@ export function assignColumnIds(
       ...(column.lakeType ? { lakeType: column.lakeType } : {}),
     };
   };
-  return {
-    columns: shapes.map((shape) => current.find((c) => shapeKey(c) === shapeKey(shape)) ?? withIds(shape)),
-    unchanged,
-  };
+  const columns = shapes.map((shape) => {
+    const same = current.find((c) => shapeKey(c) === shapeKey(shape));
+    if (same) return same;
+    const renullable = current.find(
+      (c) => shapeKey({ ...c, nullable: true }) === shapeKey({ ...shape, nullable: true }),
+    );
+    return renullable ? { ...renullable, nullable: renullable.nullable || shape.nullable } : withIds(shape);
+  });
+  const unchanged =
+    current.length === columns.length &&
+    current.every((c, i) => c === columns[i] || shapeKey(c) === shapeKey(columns[i] as CatalogColumn));
+  return { columns, unchanged };
 }
 
 /** A table's current columns (with their `lake.type` tags) and the highest column id it ever used. */

@@ -59,20 +59,36 @@ export async function convertChanges(input: {
       `the columns of ${input.tableKey} changed since its changes were written; the next sync reads it whole`,
     );
   const temp = 'lake_cdc_changes';
+  // A column dropped among the changes is in the segments before the drop: kept as text, and not read (the table
+  // stops writing it).
+  const current = new Set(columns.map((c) => c.name));
+  const dropped = [...new Set(input.staged.segments.flatMap((s) => s.columns))].filter((name) => !current.has(name));
   await client.query(`DROP TABLE IF EXISTS pg_temp.${temp}`);
   await client.query(
-    `CREATE TEMP TABLE ${temp} (lake_seq bigint, lake_op text, lake_unchanged int[], ${columns
-      .map((c) => `${pgIdent(c.name)} ${c.type}`)
-      .join(', ')})`,
+    `CREATE TEMP TABLE ${temp} (lake_seq bigint, lake_op text, lake_unchanged int[], ${[
+      ...columns.map((c) => `${pgIdent(c.name)} ${c.type}`),
+      ...dropped.map((name) => `${pgIdent(name)} text`),
+    ].join(', ')})`,
   );
   try {
-    // Each segment with its own columns (a column added among the changes): those it lacks are NULL.
+    // Each segment with its own columns (a column added or dropped among the changes): those it lacks are NULL.
     for (const segment of input.staged.segments) {
       const list = ['lake_seq', 'lake_op', 'lake_unchanged', ...segment.columns.map(pgIdent)].join(', ');
+      const before = (await client.query<{ seq: string }>(`SELECT coalesce(max(lake_seq), 0) AS seq FROM ${temp}`))
+        .rows[0]?.seq;
       await pipeline(
         createReadStream(segment.file),
         client.query(input.copy.from(`COPY ${temp} (${list}) FROM STDIN`)),
       );
+      // A TOASTed value left unchanged is marked by its position among the segment's columns: after a column was
+      // dropped among the changes, an earlier segment's positions are not the table's now.
+      const positions = segment.columns.map((name) => columns.findIndex((c) => c.name === name));
+      if (positions.some((p, i) => p !== i))
+        await client.query(
+          `UPDATE ${temp} SET lake_unchanged = ARRAY(SELECT ($1::int[])[u + 1] FROM unnest(lake_unchanged) u WHERE ($1::int[])[u + 1] >= 0)
+            WHERE lake_seq > $2 AND cardinality(lake_unchanged) > 0`,
+          [positions, before],
+        );
     }
     const lakeNames = lakeColumnNames(
       columns.map((c) => c.name),

@@ -16,6 +16,7 @@ import type { SyncSettings } from '../settings.js';
 import { StagingBudget } from '../staging-budget.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from '../types.js';
 import { changeRowsSql, convertChanges, netChangesSql } from './apply.js';
+import { needsResnapshot, rowsInTableColumns } from './columns.js';
 import { changesFile, stageChanges, type StagedChanges } from './changes.js';
 import { parseLsn } from './pgoutput.js';
 import {
@@ -140,11 +141,14 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
       const state = input.states.get(task.key);
       const columns = await currentColumns(control, task.table.schema, task.table.name);
       const change = state ? compareColumns(state.columns, columns) : undefined;
-      // Logged as any sync logs a schema change. A column added (at the end, as PostgreSQL adds them) comes with
-      // the changes, earlier rows NULL; a dropped or retyped one copies the table whole (documented: a resnapshot).
+      // Logged as any sync logs a schema change. A column added comes with the changes (earlier rows NULL), one
+      // dropped stops being written; a retyped one copies the table whole (documented: a resnapshot).
       if (change && change.added.length + change.dropped.length + change.retyped.length > 0)
         input.reporter.schemaChange(task, change);
-      const changed = change !== undefined && change.dropped.length + change.retyped.length > 0;
+      const changed =
+        state !== undefined &&
+        table !== undefined &&
+        needsResnapshot(state.columns, columns, new Set(table.snapshot.columns.map((c) => c.name)), task.softDeletes);
       const missed = !published.has(task.key);
       if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || missed || task.cdcCopy === true)
         copyTasks.push({ ...task, cdcTag: from });
@@ -346,25 +350,18 @@ async function applyTable(
     lakeTypes: new Map((previous?.snapshot.columns ?? []).map((c) => [c.name, c.type])),
   });
   // Changes typed otherwise than the table would make the commit give its columns new ids, and the table's earlier
-  // files would read NULL for them: such a table is read whole instead (a full refresh).
-  const written = [
-    ...converted.plans.map((p) => `${p.name} ${typeName(p.lakeType)}`),
-    `${SYNCED_AT} TIMESTAMP WITH TIME ZONE`,
-  ];
-  if (task.softDeletes) written.push(`${DELETED_AT} TIMESTAMP WITH TIME ZONE`);
-  const held = (previous?.snapshot.columns ?? []).map((c) => `${c.name} ${c.type}`);
-  // Columns added at the source come after the table's own (lake's columns last in both).
-  const ours = (column: string): boolean => column.startsWith(`${SYNCED_AT} `) || column.startsWith(`${DELETED_AT} `);
-  const heldSource = held.filter((c) => !ours(c));
-  const writtenSource = written.filter((c) => !ours(c));
-  const onlyAdded =
-    writtenSource.length >= heldSource.length &&
-    heldSource.every((c, i) => writtenSource[i] === c) &&
-    written.length - writtenSource.length === held.length - heldSource.length;
-  if (previous && !onlyAdded)
+  // files would read NULL for them: such a table is read whole instead (a full refresh). A column dropped at the
+  // source stays in the table, written NULL from now on; one added comes after the table's own.
+  const written = converted.plans.map((p) => ({ name: p.name, type: typeName(p.lakeType) }));
+  written.push({ name: SYNCED_AT, type: 'TIMESTAMP WITH TIME ZONE' });
+  if (task.softDeletes) written.push({ name: DELETED_AT, type: 'TIMESTAMP WITH TIME ZONE' });
+  const held = previous?.snapshot.columns ?? [];
+  const inTable = previous ? rowsInTableColumns(written, held, new Set([SYNCED_AT, DELETED_AT])) : [];
+  if (!inTable)
     throw new Error(
       `the columns of ${task.key} no longer match its lake table; run lake sync start --full-refresh to read it whole`,
     );
+  const stopped = held.filter((c) => !written.some((w) => w.name === c.name));
   const counts: MergeCounts = { replaced: 0, deleted: 0 };
   let truncated = false;
   let net: { rows: string; deletedKeys: string } | undefined;
@@ -396,14 +393,15 @@ async function applyTable(
               },
           extra,
         );
-        return writer.copy(net.rows, 0);
+        return writer.copy(inTable.length > 0 ? `SELECT ${inTable.join(', ')} FROM (${net.rows})` : net.rows, 0);
       },
       {
         tags: { [CDC_TAG]: upto },
         notNull: new Set([...converted.notNull, SYNCED_AT]),
-        columnTypes: Object.fromEntries(
-          converted.plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
-        ),
+        columnTypes: Object.fromEntries([
+          ...converted.plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
+          ...stopped.filter((c) => c.type.startsWith('ENUM(')).map((c) => [c.name, c.type]),
+        ]),
         // After a TRUNCATE the table is what its later changes left: written whole. Otherwise merged.
         ...(previous
           ? {

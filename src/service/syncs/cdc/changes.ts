@@ -23,7 +23,7 @@ export interface ChangeSegment {
 
 /**
  * One table's changes, staged as `COPY … FROM` text (`seq, op, unchanged columns, the row's columns…`): one segment,
- * or one more each time a column was added to the table among them.
+ * or one more each time a column was added to or dropped from the table among them.
  */
 export interface StagedChanges {
   segments: ChangeSegment[];
@@ -120,13 +120,9 @@ export async function stageChanges(input: {
             });
           else if (target) {
             const entry = staged.get(target.key) as StagedChanges;
-            // Announced again with more columns at the end (ALTER TABLE … ADD COLUMN): its later changes are a
-            // segment of their own. Any other change of its columns is read whole by the next sync.
+            // Announced again with other columns (ALTER TABLE … ADD or DROP COLUMN): its later changes are a
+            // segment of their own, loaded with their own column list.
             if (names.join('\u0000') !== entry.columns.join('\u0000')) {
-              if (names.length <= entry.columns.length || entry.columns.some((c, i) => names[i] !== c))
-                throw new Error(
-                  `the columns of ${target.key} changed while its changes were being read; the next sync reads it whole`,
-                );
               entry.segments.push({ file: input.fileOf(target.key, entry.segments.length), bytes: 0, columns: names });
               entry.columns = names;
             }
