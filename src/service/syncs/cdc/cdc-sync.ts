@@ -236,11 +236,12 @@ async function applyAll(
       slot: session.name,
       publication: session.name,
       upto,
-      targets: ready.map(({ task }) => ({
+      targets: ready.map(({ task, result }) => ({
         key: task.key,
         schema: task.table.schema,
         name: task.table.name,
         from: positions.get(task.key) as bigint,
+        copied: result !== undefined,
       })),
       stagingDir: input.stagingDir,
       fileOf: (key, segment) => changesFile(input.stagingDir, base(key), segment),

@@ -1,4 +1,4 @@
-import { appendFile } from 'node:fs/promises';
+import { appendFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { StagingBudget } from '../staging-budget.js';
@@ -11,6 +11,11 @@ export interface ChangeTarget {
   schema: string;
   name: string;
   from: bigint;
+  /**
+   * Copied whole in this sync, after its columns last changed: changes from before a column's type changed are in
+   * the copy already (and would not load as the new type), so they are set aside.
+   */
+  copied?: boolean;
 }
 
 /** A run of one table's changes with the same columns, staged as `COPY … FROM` text. */
@@ -66,6 +71,12 @@ export async function stageChanges(input: {
   let finalLsn = 0n;
   let lastEnd: bigint | undefined;
   let seq = 0;
+  const made = new Map<string, number>();
+  const nextFile = (key: string): string => {
+    const n = made.get(key) ?? 0;
+    made.set(key, n + 1);
+    return input.fileOf(key, n);
+  };
   // Checked before it is written into the cursor's SQL (it came from the source; so do the names, lake's own).
   parseLsn(input.upto);
   await client.query('BEGIN');
@@ -106,11 +117,18 @@ export async function stageChanges(input: {
         else if (message.kind === 'commit') lastEnd = message.endLsn;
         else if (message.kind === 'relation') {
           const target = targets.get(`${message.schema}.${message.name}`);
+          const previous = relations.get(message.relationId)?.columns;
           relations.set(message.relationId, { target, columns: message.columns });
+          if (target?.copied && previous && retyped(previous, message.columns) && staged.has(target.key)) {
+            const entry = staged.get(target.key) as StagedChanges;
+            for (const segment of entry.segments) await rm(segment.file, { force: true });
+            input.budget.release(target.key, entry.bytes);
+            staged.delete(target.key);
+          }
           const names = message.columns.map((c) => c.name);
           if (target && !staged.has(target.key))
             staged.set(target.key, {
-              segments: [{ file: input.fileOf(target.key, 0), bytes: 0, columns: names }],
+              segments: [{ file: nextFile(target.key), bytes: 0, columns: names }],
               bytes: 0,
               columns: names,
               inserts: 0,
@@ -123,7 +141,7 @@ export async function stageChanges(input: {
             // Announced again with other columns (ALTER TABLE … ADD or DROP COLUMN): its later changes are a
             // segment of their own, loaded with their own column list.
             if (names.join('\u0000') !== entry.columns.join('\u0000')) {
-              entry.segments.push({ file: input.fileOf(target.key, entry.segments.length), bytes: 0, columns: names });
+              entry.segments.push({ file: nextFile(target.key), bytes: 0, columns: names });
               entry.columns = names;
             }
           }
@@ -170,6 +188,14 @@ export async function stageChanges(input: {
     if (entry.bytes === 0) staged.delete(key);
   }
   return { staged, lastEnd };
+}
+
+/** Whether a column kept its name but changed its type (ALTER … TYPE) between two announcements of a table. */
+function retyped(before: readonly RelationColumn[], now: readonly RelationColumn[]): boolean {
+  return now.some((column) => {
+    const was = before.find((c) => c.name === column.name);
+    return was !== undefined && (was.typeOid !== column.typeOid || was.typeModifier !== column.typeModifier);
+  });
 }
 
 /** A value in COPY's text format: `\N` for NULL (and for an unchanged TOAST value, flagged apart), escapes otherwise. */
