@@ -67,7 +67,14 @@ export function describeError(error: unknown): DescribedError {
   if (error instanceof LakeConnectionError)
     return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };
   if (error instanceof CliError)
-    return { type: 'cli_error', code: error.code, message: error.message, hint: error.hint, about: error.about };
+    return {
+      type: 'cli_error',
+      code: error.code,
+      message: error.message,
+      hint: error.hint,
+      about: error.about,
+      requestId: error.requestId,
+    };
   if (error instanceof LakeServiceError)
     return { type: 'api_error', code: error.code, message: error.message, param: error.param };
   // Anything else is a bug or an environment failure; its message may carry paths or secrets, so it is redacted.

@@ -23,6 +23,8 @@ export class CliError extends Error {
     readonly hint?: string,
     /** Ids the error is about, printed with it (`query` for a failed query). */
     readonly about: Record<string, string> = {},
+    /** The request whose answer reported the error (a failed query's last poll), for the operator's logs. */
+    readonly requestId?: string,
   ) {
     super(message);
     this.name = 'CliError';

@@ -92,6 +92,13 @@ describe('lake query', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('query_failed');
     expect(failed.stderr).toMatch(/missing/);
+    expect(failed.stderr).toMatch(/request id: req_/);
+    // With --json, the envelope names the query and the request whose answer said it failed.
+    const json = await runLake(['query', '--json', 'select * from lake.demo.missing'], { env });
+    expect(json.code).toBe(1);
+    const envelope = JSON.parse(json.stderr) as { error: { code: string; query: string; request_id: string } };
+    expect(envelope.error).toMatchObject({ code: 'query_failed', query: expect.stringMatching(/^qr_/) });
+    expect(envelope.error.request_id).toMatch(/^req_/);
   });
 
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {

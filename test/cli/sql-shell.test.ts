@@ -25,7 +25,7 @@ describe('lake sql, the interactive shell', () => {
 
     at = shell.length;
     shell.send('select * from nowhere_at_all;\r');
-    await shell.waitFor(/error[\s\S]*nowhere_at_all[\s\S]*lake> $/, { since: at });
+    await shell.waitFor(/error[\s\S]*nowhere_at_all[\s\S]*request req_[\s\S]*lake> $/, { since: at });
 
     at = shell.length;
     // TAB completes the common part of the names that fit; a second TAB lists them.

@@ -16,7 +16,8 @@ export type ResultFile = ResultFileObject;
 
 /** A freshly signed URL each time: links last an hour, and a long or resumed download may outlive one. */
 export async function queryResultFile(client: LakeClient, id: string): Promise<ResultFile> {
-  const query = await client.read(QUERY_ROUTES.getQuery, { params: { id } });
+  const answer = await client.call(QUERY_ROUTES.getQuery, { params: { id } });
+  const query = answer.body;
   if (query.status === 'running' || query.status === 'queued') {
     throw new CliError(
       'query_running',
@@ -27,7 +28,14 @@ export async function queryResultFile(client: LakeClient, id: string): Promise<R
   }
   const file = query.files?.[0];
   if (query.status !== 'succeeded' || !file) {
-    throw new CliError(`query_${query.status}`, query.error?.message ?? `Query ${id} has no result.`, EXIT.failed);
+    throw new CliError(
+      query.status === 'failed' ? (query.error?.code ?? 'query_failed') : `query_${query.status}`,
+      query.error?.message ?? `Query ${id} has no result.`,
+      EXIT.failed,
+      undefined,
+      { query: id },
+      answer.headers.get('Request-Id') ?? undefined,
+    );
   }
   return file;
 }

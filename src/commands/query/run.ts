@@ -134,11 +134,14 @@ async function runScript(
 /** A CLI error that also names the script's statement and line it came from. */
 function withPlace(error: unknown, statement: number, line: number): unknown {
   if (!(error instanceof CliError)) return error;
-  return new CliError(error.code, inScriptLines(error.message, line), error.exitCode, error.hint, {
-    ...error.about,
-    statement: String(statement),
-    line: String(line),
-  });
+  return new CliError(
+    error.code,
+    inScriptLines(error.message, line),
+    error.exitCode,
+    error.hint,
+    { ...error.about, statement: String(statement), line: String(line) },
+    error.requestId,
+  );
 }
 
 /** Submits one statement, waits for it (^C cancels it on the service) and prints its rows. */
@@ -174,14 +177,15 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     setTimeout(() => giveUp.abort(), CANCEL_WAIT_MS).unref();
   });
   let page: QueryPage;
+  let requestId: string | undefined;
   try {
-    page = await waitForQuery(client, id, {
+    ({ page, requestId } = await waitForQuery(client, id, {
       mode: ctx.mode ?? 'remote',
       timeoutMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
       query: { format: 'inline', limit: Math.min(PAGE_SIZE, Math.max(1, maxRows)) },
       signal: giveUp.signal,
       onStatus: showStatus,
-    });
+    }));
   } finally {
     spinner.stop();
     stopListening();
@@ -214,9 +218,14 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
   if (page.status !== 'succeeded') {
     // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …).
     const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
-    throw new CliError(code, page.error?.message ?? `The query ${page.status}.`, EXIT.failed, `Query id: ${id}`, {
-      query: id,
-    });
+    throw new CliError(
+      code,
+      page.error?.message ?? `The query ${page.status}.`,
+      EXIT.failed,
+      `Query id: ${id}`,
+      { query: id },
+      requestId,
+    );
   }
   mark('first page received');
   const printed = await printQueryRows(

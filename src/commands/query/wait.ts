@@ -5,6 +5,12 @@ import type { CallInput, LakeClient } from '../../client/lake-client.js';
 /** A query as GET /queries/{id} answers it, with a page of rows once it succeeded (format=inline). */
 export type QueryPage = QueryObject;
 
+/** The query as the last poll answered it, and that poll's request id (what a failed query's error quotes). */
+export interface WaitedQuery {
+  page: QueryPage;
+  requestId: string | undefined;
+}
+
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Polling where a server does not hold requests: 1 s at first, backing off to 2 s for long queries, as the spec recommends. */
@@ -47,7 +53,7 @@ const REMOTE_WAIT_SECONDS = 20;
  * remote `lake query` slept 1–2 s between polls, and took ≥ 1.2 s for anything). A server that answers a `wait`
  * at once with the query still running (one without long polling) is polled every 1–2 s instead.
  */
-export async function waitForQuery(client: LakeClient, id: string, options: WaitOptions): Promise<QueryPage> {
+export async function waitForQuery(client: LakeClient, id: string, options: WaitOptions): Promise<WaitedQuery> {
   const sleep = options.sleep ?? defaultSleep;
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
   const longest = options.mode === 'local' ? 30 : REMOTE_WAIT_SECONDS;
@@ -55,14 +61,16 @@ export async function waitForQuery(client: LakeClient, id: string, options: Wait
     const remaining = deadline - Date.now();
     const wait = Math.max(0, Math.min(longest, Math.floor(remaining / 1000)));
     const asked = Date.now();
-    const page = await client.read(QUERY_ROUTES.getQuery, {
+    const response = await client.call(QUERY_ROUTES.getQuery, {
       params: { id },
       query: { ...options.query, ...(wait > 0 ? { wait } : {}) },
     });
-    if (TERMINAL.has(page.status) || options.signal?.aborted) return page;
+    const page = response.body;
+    const requestId = response.headers.get('Request-Id') ?? undefined;
+    if (TERMINAL.has(page.status) || options.signal?.aborted) return { page, requestId };
     options.onStatus?.(page.status);
     const left = deadline - Date.now();
-    if (left <= 0) return page;
+    if (left <= 0) return { page, requestId };
     const heldOpen = Date.now() - asked >= (wait * 1000) / 2;
     if (wait === 0) await sleep(Math.min(50, left), options.signal);
     else if (!heldOpen)

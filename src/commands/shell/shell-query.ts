@@ -67,16 +67,16 @@ export async function executeStatement(
   const started = Date.now();
   try {
     // Cancelled: wait a little for the service to say so, then give the prompt back either way.
-    const page = await waitForQuery(client, submitted.id, {
+    const waited = await waitForQuery(client, submitted.id, {
       mode: ctx.mode ?? 'remote',
       query: { format: 'inline', limit: PAGE_SIZE },
       signal: stop.signal,
     });
     spinner.stop();
-    const final =
-      cancelled && (page.status === 'running' || page.status === 'queued')
+    const { page: final, requestId } =
+      cancelled && (waited.page.status === 'running' || waited.page.status === 'queued')
         ? await waitForQuery(client, submitted.id, { mode: ctx.mode ?? 'remote', timeoutMs: 3000 })
-        : page;
+        : waited;
     if (final.status === 'cancelled' || cancelled) {
       ctx.io.stdout.write(
         `query ${submitted.id} ${final.status === 'cancelled' ? 'cancelled' : 'was asked to stop'}\n`,
@@ -85,7 +85,7 @@ export async function executeStatement(
     }
     if (final.status !== 'succeeded') {
       ctx.io.stdout.write(
-        `error ${final.error?.code ?? final.status}: ${final.error?.message ?? `the query ${final.status}`}\n`,
+        `error ${final.error?.code ?? final.status}: ${final.error?.message ?? `the query ${final.status}`}${requestId ? ` (query ${final.id}, request ${requestId})` : ''}\n`,
       );
       return;
     }
