@@ -1,3 +1,4 @@
+import type { QueryParameter } from './parameters.js';
 import type { JsonRow, ResultColumn } from './result-rows.js';
 import type { TableReference } from './table-refs.js';
 
@@ -20,6 +21,10 @@ export interface QueryJob {
    */
   writableDir: string;
   limits: QueryLimits;
+  /** The lake schema unqualified table names resolve in (`USE lake.<schema>`). */
+  schema?: string;
+  /** Values bound to the statement's parameters when it runs (never written into its text). */
+  parameters?: QueryParameter[];
 }
 
 export interface QueryLimits {

@@ -3,7 +3,8 @@ import { planWithoutPaths } from './plan-text.js';
 import { mark } from '../../support/debug-timing.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResult, DuckDBResultReader } from '@duckdb/node-api';
+import { bindParameters, type QueryParameter } from './parameters.js';
 import { LakeServiceError } from '../core/errors.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
@@ -31,7 +32,11 @@ export interface PreparedSelect {
  * every column has a type lake can name. Preparing `select $1` leaves a column of no type, whose type the node API
  * cannot even read (it threw "Unexpected type id: 0" and, unhandled, ended the process).
  */
-export async function prepareSelect(connection: DuckDBConnection, statement: string): Promise<PreparedSelect> {
+export async function prepareSelect(
+  connection: DuckDBConnection,
+  statement: string,
+  parameters?: readonly QueryParameter[],
+): Promise<PreparedSelect> {
   const duckdb = await loadDuckDB();
   const prepared = await connection.prepare(statement);
   if (prepared.statementType !== duckdb.StatementType.SELECT) {
@@ -43,9 +48,21 @@ export async function prepareSelect(connection: DuckDBConnection, statement: str
     );
   }
   if (prepared.parameterCount > 0) {
-    throw new Error(
-      'The statement has parameters ($1, ?, $name); lake runs SQL without bound values. Write the values into the SQL.',
-    );
+    if (!parameters)
+      throw new Error(
+        'The statement has parameters ($1, ?, $name) and no values are given for them. Send them as the query’s parameters, or write them into the SQL.',
+      );
+    await bindParameters(connection, prepared, parameters);
+    // A parameter's column has a type only once values are bound and it runs: an empty run of it says the types.
+    const probe = await connection.prepare(`SELECT * FROM (${statement}\n) LIMIT 0`);
+    try {
+      await bindParameters(connection, probe, parameters);
+      const empty = await probe.runAndReadAll();
+      const types = empty.columnTypes();
+      return { prepared, columns: empty.columnNames().map((name, i) => ({ name, type: String(types[i]) })) };
+    } finally {
+      probe.destroySync();
+    }
   }
   const columns: ResultColumn[] = [];
   for (let i = 0; i < prepared.columnCount; i++) {
@@ -115,12 +132,14 @@ export class QueryRun {
       if (this.stopReason) this.sandbox.interrupt();
       mark('sandbox open');
       const { connection } = this.sandbox;
+      // Unqualified names resolve in the query's schema; the sandbox goes back to `lake` before it is kept.
+      if (this.job.schema !== undefined) await connection.run(`USE lake.${quoteIdentifier(this.job.schema)}`);
       // The values a PIVOT looks up first are lake's query, not the caller's: no excerpt points into them.
       excerptIsTheCallers = false;
       const written = await this.statementToRun(connection);
       // A statement lake rewrote (SHOW TABLES, a PIVOT with its values) is not the text the caller sent either.
       excerptIsTheCallers = written === this.job.statement;
-      const { columns } = await prepareSelect(connection, written);
+      const { columns } = await prepareSelect(connection, written, this.job.parameters);
       excerptIsTheCallers = false;
       if (this.job.explain) return await this.explain(connection, written, file, (at) => (executingSince = at), events);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
@@ -133,8 +152,10 @@ export class QueryRun {
       if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
       events.executing?.();
-      const copied = await connection.run(
+      const copied = await runBound(
+        connection,
         `COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
+        this.job.parameters,
       );
       const durationMs = performance.now() - executingSince;
       mark('result written (COPY)');
@@ -157,8 +178,15 @@ export class QueryRun {
     } finally {
       clearTimeout(deadline);
       clearInterval(watcher);
-      // An interrupted instance is not trusted with another query; one that ended by itself is.
-      if (this.sandbox && this.stopReason === undefined) this.sandboxes.keep(this.sandboxSpec, this.sandbox);
+      // An interrupted instance is not trusted with another query; one that ended by itself is, back in `lake`.
+      const reset =
+        this.sandbox && this.stopReason === undefined && this.job.schema !== undefined
+          ? await this.sandbox.connection.run('USE lake').then(
+              () => true,
+              () => false,
+            )
+          : true;
+      if (this.sandbox && this.stopReason === undefined && reset) this.sandboxes.keep(this.sandboxSpec, this.sandbox);
       else this.sandbox?.close();
     }
   }
@@ -212,9 +240,14 @@ export class QueryRun {
     const executingSince = performance.now();
     started(executingSince);
     events.executing?.();
-    const plan = await connection.runAndReadAll(
-      `EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${statement}\n`,
-    );
+    const explained = `EXPLAIN ${this.job.explain === 'analyze' ? 'ANALYZE ' : ''}${statement}\n`;
+    const parameters = this.job.parameters;
+    let plan: DuckDBResultReader;
+    if (parameters && parameters.length > 0) {
+      const prepared = await connection.prepare(explained);
+      await bindParameters(connection, prepared, parameters);
+      plan = await prepared.runAndReadAll();
+    } else plan = await connection.runAndReadAll(explained);
     const durationMs = performance.now() - executingSince;
     if (this.stopReason) throw new Error('stopped');
     // A plan names the files it reads: where the lake lives on this server is no business of the caller's.
@@ -281,6 +314,22 @@ export function resultLimitFailure(
 function engineMessage(error: unknown, keepExcerpt: boolean): string {
   const message = error instanceof Error ? error.message : String(error);
   return keepExcerpt ? message.trimEnd() : message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
+}
+
+/** Runs SQL, with the query's parameter values bound when it has any. */
+async function runBound(
+  connection: DuckDBConnection,
+  sql: string,
+  parameters: readonly QueryParameter[] | undefined,
+): Promise<DuckDBResult> {
+  if (!parameters || parameters.length === 0) return connection.run(sql);
+  const prepared = await connection.prepare(sql);
+  try {
+    await bindParameters(connection, prepared, parameters);
+    return await prepared.run();
+  } finally {
+    prepared.destroySync();
+  }
 }
 
 /** Bytes a result file holds so far; 0 before it exists. */

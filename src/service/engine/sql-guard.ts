@@ -1,4 +1,5 @@
 import { LakeServiceError } from '../core/errors.js';
+import { matchParameters, type QueryParameter, type StatementParameter } from './parameters.js';
 import { SqlTokenizeError, tokenize, type Token } from './sql-tokenizer.js';
 
 export const MAX_SQL_LENGTH = 100_000;
@@ -144,6 +145,11 @@ export interface GuardedSql {
   explain?: 'plan' | 'analyze';
 }
 
+/** What a statement's parameters may be: refused (SQL kept to run later as written), or matched to these values. */
+export interface GuardOptions {
+  parameters?: readonly QueryParameter[];
+}
+
 /** `EXPLAIN [ANALYZE]` before the statement: how many tokens it takes, and which it is. */
 function explainPrefix(body: readonly Token[]): { length: number; explain?: 'plan' | 'analyze' } {
   if (body[0]?.kind !== 'word' || body[0].value !== 'explain') return { length: 0 };
@@ -157,7 +163,7 @@ function explainPrefix(body: readonly Token[]): { length: number; explain?: 'pla
  * statement, names a file or storage function or URI, or uses a write, DDL or session keyword. The engine then
  * checks DuckDB's own parse and statement type.
  */
-export function guardSql(sql: string): GuardedSql {
+export function guardSql(sql: string, options: GuardOptions = {}): GuardedSql {
   if (sql.length > MAX_SQL_LENGTH) {
     throw new LakeServiceError(
       'sql_too_long',
@@ -240,23 +246,32 @@ export function guardSql(sql: string): GuardedSql {
       { param: 'sql' },
     );
   }
-  // $1, ? and $name: DuckDB would prepare them as parameters no value is ever bound to.
-  const parameter = body.find(
-    (t, i) =>
-      t.kind === 'parameter' ||
-      (t.kind === 'symbol' &&
-        (t.value === '?' || (t.value === '$' && body[i + 1]?.start === t.end && body[i + 1]?.kind === 'word'))),
-  );
-  if (parameter) {
-    const next = body[body.indexOf(parameter) + 1];
-    const written = parameter.value === '$' && next ? sql.slice(parameter.start, next.end) : parameter.value;
+  // $1, ? and $name: values come with the query (`parameters`), bound when it runs; without them, refused.
+  const found = statementParameters(body);
+  if (options.parameters) matchParameters(found, options.parameters);
+  else if (found.length > 0) {
     throw new LakeServiceError(
       'parameter_invalid',
-      `'${written.slice(0, 40)}' is a statement parameter; lake runs SQL without bound values. Write the value into the SQL.`,
+      `'${(found[0] as StatementParameter).text.slice(0, 40)}' is a statement parameter and no value is given for it. Send the values as parameters (lake query -p), or write them into the SQL.`,
       { param: 'sql' },
     );
   }
   const end = last?.kind === 'semicolon' ? last.start : sql.length;
   const start = prefix.length > 0 ? (body[0] as Token).start : 0;
   return { statement: sql.slice(start, end), tokens: body, ...(prefix.explain ? { explain: prefix.explain } : {}) };
+}
+
+/** The statement's parameters, in order: `$name`, `$n`, and `?` (numbered as DuckDB numbers them, 1, 2, …). */
+function statementParameters(body: readonly Token[]): StatementParameter[] {
+  const found: StatementParameter[] = [];
+  let questionMarks = 0;
+  body.forEach((t, i) => {
+    const next = body[i + 1];
+    if (t.kind === 'parameter') found.push({ kind: 'positional', index: Number(t.value.slice(1)), text: t.value });
+    else if (t.kind === 'symbol' && t.value === '?')
+      found.push({ kind: 'positional', index: ++questionMarks, text: '?' });
+    else if (t.kind === 'symbol' && t.value === '$' && next?.start === t.end && next.kind === 'word')
+      found.push({ kind: 'named', name: next.value, text: `$${next.value}` });
+  });
+  return found;
 }

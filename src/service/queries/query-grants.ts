@@ -58,6 +58,23 @@ export class QueryGrants {
   }
 
   /**
+   * The schema a query names as its default, as the catalog spells it: one holding a table or view the caller may
+   * read. Any other (missing, or only hidden tables) is refused alike, so the answer shows nothing hidden.
+   */
+  async schemaOf(organizationId: string, access: TableAccess, schema: string): Promise<string> {
+    await this.lake.ensureDemo(organizationId);
+    const { tables, views } = await this.lake.visible(organizationId, access);
+    const found = [...tables, ...views].find((o) => o.schema.toLowerCase() === schema.toLowerCase());
+    if (!found)
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `No schema '${schema.slice(0, 64)}' you can read exists; lake catalog ls lists the schemas.`,
+        { param: 'schema' },
+      );
+    return found.schema;
+  }
+
+  /**
    * Every table or view a restricted query names must be one it may read, directly or (for views) through every
    * table underneath. The refusal names what the query named, never a hidden table underneath a view, and reads
    * the same whether the name is hidden or does not exist.
@@ -66,13 +83,15 @@ export class QueryGrants {
     organizationId: string,
     access: TableAccess,
     references: readonly TableReference[],
+    /** The query's default schema: where a name without one resolves. */
+    defaultSchema?: string,
   ): Promise<void> {
     const { tables, views } = await this.lake.visible(organizationId, access);
     const visible = new Set([...tables, ...views].map((o) => `${o.schema.toLowerCase()}\u0000${o.name.toLowerCase()}`));
     for (const ref of references) {
       const inLake = ref.catalog === '' || ref.catalog.toLowerCase() === 'lake';
-      if (inLake && ref.schema !== '' && visible.has(`${ref.schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`))
-        continue;
+      const schema = ref.schema === '' && ref.catalog === '' ? (defaultSchema ?? '') : ref.schema;
+      if (inLake && schema !== '' && visible.has(`${schema.toLowerCase()}\u0000${ref.table.toLowerCase()}`)) continue;
       const written = [ref.catalog, ref.schema, ref.table].filter(Boolean).join('.');
       throw new LakeServiceError(
         'grant_table_denied',

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import type { TableAccess } from '../auth/permissions.js';
+import type { QueryParameter } from '../engine/parameters.js';
 import type { QueryJob } from '../engine/query-engine.js';
 import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
 import { openPrivilegedConnection } from '../engine/duckdb.js';
@@ -24,6 +25,8 @@ export class QueryJobs {
     organizationId: string,
     access: TableAccess,
     statement: string,
+    /** What the query is asked with besides its SQL: its default schema and parameter values. */
+    asked: { schema?: string; parameters?: QueryParameter[] } = {},
   ): Promise<QueryJob & { plan: QueryPlan; asOfError?: string }> {
     // Most statements read no table AT a version, and need no parse for it.
     const parser = mayHoldAsOf(statement) ? await openPrivilegedConnection({}) : undefined;
@@ -59,6 +62,8 @@ export class QueryJobs {
         catalogFile: layout.toRelative(catalog.file),
         readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
         ...(rewritten !== undefined ? { statement: rewritten } : {}),
+        ...(asked.schema !== undefined ? { schema: asked.schema } : {}),
+        ...(asked.parameters !== undefined ? { parameters: asked.parameters } : {}),
       };
       return {
         ...this.fromPlan(id, organizationId, statement, plan),
@@ -81,6 +86,8 @@ export class QueryJobs {
       readableDirs: plan.readableDirs.map((dir) => layout.toAbsolute(dir)),
       resultDir: layout.resultDir(organizationId, id),
       writableDir: layout.resultsDir(organizationId),
+      ...(plan.schema !== undefined ? { schema: plan.schema } : {}),
+      ...(plan.parameters !== undefined ? { parameters: plan.parameters } : {}),
       limits: {
         timeoutMs: this.settings.timeoutMs,
         memoryLimit: this.settings.memoryLimit,

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { assertNoIntrospection } from '../auth/introspection.js';
 import type { PermissionStore } from '../auth/permissions.js';
 import type { QueryEngine } from '../engine/query-engine.js';
+import type { QueryParameter } from '../engine/parameters.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../core/errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency/idempotency.js';
@@ -27,6 +28,10 @@ export type { Scheduling, SubmitOutcome };
 /** What a query is asked with. */
 export interface QueryInput {
   sql: string;
+  /** The lake schema unqualified table names resolve in. */
+  schema?: string;
+  /** Values for the statement's parameters, bound when it runs. */
+  parameters?: QueryParameter[];
 }
 
 /** What the query service is made of; one of each per process. */
@@ -89,23 +94,34 @@ export class QueryService {
     const { sql } = input;
     await this.parts.permissions.assertServiceKeyAllowed(principal);
     mark('query submitted to the service');
-    const { statement, tokens, explain } = guardSql(sql);
+    const { statement, tokens, explain } = guardSql(sql, input.parameters ? { parameters: input.parameters } : {});
     mark('guarded');
     const access = await this.parts.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
+    const schema =
+      input.schema === undefined
+        ? undefined
+        : await this.grants.schemaOf(principal.organizationId, access, input.schema);
     const scope: IdempotencyScope = {
       organizationId: principal.organizationId,
       principalId: principalIdOf(principal),
       operation: 'queries.submit',
     };
-    const requestHash = hashRequest(sql);
+    // A key binds to everything that decides the result: the SQL, and the schema and values it is asked with.
+    const requestHash =
+      schema === undefined && input.parameters === undefined
+        ? hashRequest(sql)
+        : hashRequest(sql, JSON.stringify({ schema: schema ?? null, parameters: input.parameters ?? null }));
     const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
     await this.admission.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = {
-      ...(await this.jobs.forNew(id, principal.organizationId, access, statement)),
+      ...(await this.jobs.forNew(id, principal.organizationId, access, statement, {
+        ...(schema !== undefined ? { schema } : {}),
+        ...(input.parameters !== undefined ? { parameters: input.parameters } : {}),
+      })),
       ...(explain ? { explain } : {}),
     };
     mark('catalog file ready');
@@ -122,7 +138,7 @@ export class QueryService {
         if (job.asOfError !== undefined) throw new Error(job.asOfError);
         // The grants are checked against the statement as sent: a table read AT a version is that table.
         const references = await this.parts.engine.inspect({ ...job, statement });
-        if (access.restricted) await this.grants.assertReadable(principal.organizationId, access, references);
+        if (access.restricted) await this.grants.assertReadable(principal.organizationId, access, references, schema);
       } catch (error) {
         // DuckDB could not parse it: a failed query, with nothing executed (docs/decisions.md, 12).
         if (error instanceof LakeServiceError) throw error;

@@ -1,3 +1,4 @@
+import type { QueryParameter } from '../engine/parameters.js';
 import type { JobStatus, JobStore } from '../jobs/job-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 
@@ -21,6 +22,10 @@ export interface QueryRecord {
   columns: ResultColumn[] | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** The default schema it was asked with, if any. */
+  schema: string | null;
+  /** The parameter values it was asked with, if any. */
+  parameters: QueryParameter[] | null;
 }
 
 interface Row {
@@ -39,25 +44,31 @@ interface Row {
   columns: string | null;
   error_code: string | null;
   error_message: string | null;
+  plan: string | null;
 }
 
-const toRecord = (row: Row): QueryRecord => ({
-  id: row.id,
-  organizationId: row.organization_id,
-  principalId: row.principal_id,
-  status: row.status,
-  sql: row.sql,
-  created: row.created,
-  started: row.started,
-  finished: row.finished,
-  durationMs: row.duration_ms,
-  rowCount: row.row_count,
-  resultFile: row.result_file,
-  resultBytes: row.result_bytes,
-  columns: row.columns === null ? null : (JSON.parse(row.columns) as ResultColumn[]),
-  errorCode: row.error_code,
-  errorMessage: row.error_message,
-});
+const toRecord = (row: Row): QueryRecord => {
+  const plan = row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan);
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    principalId: row.principal_id,
+    status: row.status,
+    sql: row.sql,
+    created: row.created,
+    started: row.started,
+    finished: row.finished,
+    durationMs: row.duration_ms,
+    rowCount: row.row_count,
+    resultFile: row.result_file,
+    resultBytes: row.result_bytes,
+    columns: row.columns === null ? null : (JSON.parse(row.columns) as ResultColumn[]),
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    schema: plan?.schema ?? null,
+    parameters: plan?.parameters ?? null,
+  };
+};
 
 /** What a query reads, relative to the data directory: enough for any replica to run a queued query. */
 export interface QueryPlan {
@@ -66,10 +77,14 @@ export interface QueryPlan {
   catalogVersion: number;
   /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
   statement?: string;
+  /** The schema unqualified names resolve in (POST /queries `schema`). */
+  schema?: string;
+  /** The values of the statement's parameters (POST /queries `parameters`). */
+  parameters?: QueryParameter[];
 }
 
 const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
-                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns
+                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan
                 FROM jobs j JOIN queries q ON q.id = j.id`;
 
 /** Query records: a job (status, timestamps, failure, events) plus the query's own fields. */

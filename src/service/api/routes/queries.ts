@@ -12,7 +12,14 @@ const { createQuery: submit, getQuery: get } = QUERY_ROUTES;
 export function queryRoutes(app: Hono<ApiEnv>): void {
   mount(app, submit, async (c, { body }) => {
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
-    const outcome = await c.get('services').queries.submit(c.get('principal'), { sql: body.sql }, key);
+    const { sql, schema, parameters } = body;
+    const outcome = await c
+      .get('services')
+      .queries.submit(
+        c.get('principal'),
+        { sql, ...(schema !== undefined ? { schema } : {}), ...(parameters !== undefined ? { parameters } : {}) },
+        key,
+      );
     c.header('Location', `/queries/${outcome.query.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
     return c.json(queryObject(outcome.query), 202);

@@ -16,6 +16,8 @@ export function queryObject(query: QueryRecord): QueryObject {
     created: query.created,
     sql: query.sql.length > SQL_ECHO_LIMIT ? `${query.sql.slice(0, SQL_ECHO_LIMIT)}…` : query.sql,
     livemode: true,
+    ...(query.schema !== null ? { schema: query.schema } : {}),
+    ...(query.parameters !== null ? { parameters: query.parameters } : {}),
   };
   if (query.status === 'succeeded' || query.status === 'failed' || query.status === 'cancelled') {
     body.duration_ms = query.durationMs;

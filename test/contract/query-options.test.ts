@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRANSPORTS, type Harness } from '../helpers/transports.js';
+import { expectError, finished, type Json } from '../helpers/queries.js';
+
+/**
+ * What a query is asked with besides its SQL: a default schema (unqualified names resolve there, grants hold as for
+ * qualified ones) and parameter values (bound when it runs, never written into the SQL).
+ */
+describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) => {
+  let api: Harness;
+  let org: string;
+  let member: string;
+
+  beforeAll(async () => {
+    api = await transport.start();
+    org = api.home.organization.id;
+    await api.services.lake.writeTable(org, 'hr', 'salaries', "select 'Zebulon Quux' as name, 987654 as pay");
+    const user = await api.home.directory.createUser(org, 'Member', 'member');
+    member = (
+      await api.home.credentials.issue({
+        kind: 'pat',
+        organizationId: org,
+        userId: user.id,
+        name: 'm',
+        scopes: ['query:read', 'data:read'],
+      })
+    ).secret;
+    await api.services.permissions.setEnabled(org, true);
+    await api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  const post = (body: object, init: { token?: string; key?: string } = {}): Promise<Response> =>
+    api.request('/queries', {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', ...(init.key ? { 'Idempotency-Key': init.key } : {}) },
+      token: init.token,
+    });
+  const ask = async (body: object, token?: string): Promise<Json> => {
+    const response = await post(body, { token });
+    const submitted = (await response.json()) as Json;
+    expect(response.status, JSON.stringify(submitted)).toBe(202);
+    return finished(api, submitted.id as string, '&format=inline&limit=1000');
+  };
+
+  it('resolves unqualified names in the schema given, and shows it on the query', async () => {
+    const done = await ask({ sql: 'select count(*) as n from orders', schema: 'demo' });
+    expect(done).toMatchObject({ status: 'succeeded', schema: 'demo', data: [{ n: 5000 }] });
+    // Qualified names still read where they say; the schema's case is the catalog's.
+    const both = await ask({ sql: 'select count(*) as n from orders join hr.salaries on true', schema: 'DEMO' });
+    expect(both).toMatchObject({ status: 'succeeded', schema: 'demo' });
+    // Without a schema, an unqualified name is not found (as before).
+    expect((await ask({ sql: 'select count(*) from orders' })).status).toBe('failed');
+  });
+
+  it('refuses a schema that does not exist or that the caller cannot read, alike', async () => {
+    const missing = await expectError(
+      await post({ sql: 'select 1', schema: 'nowhere' }),
+      400,
+      'parameter_invalid',
+      'schema',
+    );
+    const hidden = await expectError(
+      await post({ sql: 'select 1', schema: 'hr' }, { token: member }),
+      400,
+      'parameter_invalid',
+      'schema',
+    );
+    expect(hidden.message.replace('hr', 'X')).toBe(missing.message.replace('nowhere', 'X'));
+    await expectError(await post({ sql: 'select 1', schema: '' }), 400, 'parameter_invalid', 'schema');
+  });
+
+  it('holds grants for unqualified names exactly as for qualified ones', async () => {
+    const granted = await ask({ sql: 'select count(*) as n from orders', schema: 'demo' }, member);
+    expect(granted).toMatchObject({ status: 'succeeded', data: [{ n: 5000 }] });
+    // demo.customers is not granted: refused by name, as `demo.customers` would be.
+    const refused = await expectError(
+      await post({ sql: 'select * from customers', schema: 'demo' }, { token: member }),
+      403,
+      'grant_table_denied',
+    );
+    expect(refused.message).toContain('customers');
+    await expectError(
+      await post({ sql: 'select * from demo.customers', schema: 'demo' }, { token: member }),
+      403,
+      'grant_table_denied',
+    );
+  });
+
+  it('binds named and positional parameters, typed, and a value is never read as SQL', async () => {
+    const named = await ask({
+      sql: 'select count(*) as n from lake.demo.orders where order_id <= $top and status = $status',
+      parameters: [
+        { name: 'top', value: '100', type: 'INTEGER' },
+        { name: 'status', value: 'shipped' },
+      ],
+    });
+    const want = await ask({
+      sql: "select count(*) as n from lake.demo.orders where order_id <= 100 and status = 'shipped'",
+    });
+    expect(named.status).toBe('succeeded');
+    expect(named.data).toEqual(want.data);
+    expect(named.parameters).toEqual([
+      { name: 'top', value: '100', type: 'INTEGER' },
+      { name: 'status', value: 'shipped' },
+    ]);
+    const positional = await ask({
+      sql: 'select ? as a, ? as b, ? as c, ? as d, ? as e, ? as f, ? as g',
+      parameters: [
+        { value: '12.50', type: 'DECIMAL' },
+        { value: '2024-02-29', type: 'DATE' },
+        { value: 'true', type: 'BOOLEAN' },
+        { value: null },
+        { value: '9007199254740993', type: 'BIGINT' },
+        { value: '2024-01-02 03:04:05', type: 'TIMESTAMP' },
+        { value: '1.5e3', type: 'DOUBLE' },
+      ],
+    });
+    expect(positional.status, JSON.stringify(positional)).toBe('succeeded');
+    expect(positional.data).toEqual([
+      { a: '12.50', b: '2024-02-29', c: true, d: null, e: '9007199254740993', f: '2024-01-02T03:04:05', g: 1500 },
+    ]);
+    const dollar = await ask({ sql: 'select $2 || $1 as s', parameters: [{ value: 'b' }, { value: 'a' }] });
+    expect(dollar.data).toEqual([{ s: 'ab' }]);
+    // An injection attempt is a value like any other.
+    const hostile = "x' or 1=1; drop table lake.demo.orders; --";
+    const injected = await ask({
+      sql: 'select count(*) as n from lake.demo.orders where status = $s',
+      parameters: [{ name: 's', value: hostile }],
+    });
+    expect(injected.data).toEqual([{ n: 0 }]);
+    const echoed = await ask({ sql: 'select $s as s', parameters: [{ name: 's', value: hostile }] });
+    expect(echoed.data).toEqual([{ s: hostile }]);
+  });
+
+  it('refuses parameters that do not match the SQL before it runs, naming what is wrong', async () => {
+    const cases: [object, string][] = [
+      [{ sql: 'select $a as a' }, 'sql'],
+      [{ sql: 'select $a as a', parameters: [] }, 'parameters'],
+      [{ sql: 'select $a as a', parameters: [{ name: 'b', value: '1' }] }, 'parameters[0].name'],
+      [{ sql: 'select $a as a', parameters: [{ value: '1' }] }, 'parameters'],
+      [{ sql: 'select ? as a, ? as b', parameters: [{ value: '1' }] }, 'parameters'],
+      [{ sql: 'select 1 as a', parameters: [{ value: '1' }] }, 'parameters'],
+      [{ sql: 'select ? as a', parameters: [{ value: 'ten', type: 'INTEGER' }] }, 'parameters[0].value'],
+      [{ sql: 'select ? as a', parameters: [{ value: '2024-13', type: 'DATE' }] }, 'parameters[0].value'],
+      [{ sql: 'select ? as a', parameters: [{ value: '1', type: 'MONEY' }] }, 'parameters[0].type'],
+      [{ sql: 'select $a as a', parameters: [{ name: 'a b', value: '1' }] }, 'parameters[0].name'],
+      [
+        {
+          sql: 'select $a as a',
+          parameters: [
+            { name: 'a', value: '1' },
+            { name: 'A', value: '2' },
+          ],
+        },
+        'parameters[1].name',
+      ],
+    ];
+    for (const [body, param] of cases) await expectError(await post(body), 400, 'parameter_invalid', param);
+    // A value DuckDB itself cannot read as its type fails the query, with DuckDB's reason.
+    const bad = await ask({ sql: 'select ? as a', parameters: [{ value: '2024-02-30', type: 'DATE' }] });
+    expect(bad.status).toBe('failed');
+    expect(bad.error.message).toMatch(/DATE/);
+  });
+
+  it('binds an Idempotency-Key to the schema and the parameter values too', async () => {
+    const key = `k-${Math.random()}`;
+    const body = { sql: 'select $v as v', parameters: [{ name: 'v', value: '1' }] };
+    expect((await post(body, { key })).status).toBe(202);
+    const replayed = await post(body, { key });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    await expectError(
+      await post({ ...body, parameters: [{ name: 'v', value: '2' }] }, { key }),
+      409,
+      'idempotency_key_reused',
+    );
+    await expectError(await post({ ...body, schema: 'demo' }, { key }), 409, 'idempotency_key_reused');
+  });
+});
