@@ -44,6 +44,12 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: 'table on a terminal, csv in a pipe',
   },
   {
+    name: 'LAKE_SCHEMA',
+    scope: 'CLI',
+    meaning: 'the schema unqualified table names resolve in (lake query, lake sql; like --schema)',
+    default: "the profile's schema, else none",
+  },
+  {
     name: 'LAKE_PAGER',
     scope: 'CLI',
     meaning: 'the pager for output longer than the terminal (cat or empty: none)',

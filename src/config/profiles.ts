@@ -4,7 +4,7 @@ import type Conf from 'conf';
 import { resolveConfigDir } from './paths.js';
 
 /** The settings a profile can hold. docs and `lake config` list the same keys. */
-export const PROFILE_KEYS = ['base_url', 'token', 'home', 'output'] as const;
+export const PROFILE_KEYS = ['base_url', 'token', 'home', 'output', 'schema'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 export type Profile = Partial<Record<ProfileKey, string>>;
 

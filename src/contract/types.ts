@@ -3,7 +3,7 @@ import type { Canvas, CanvasElement, TableData } from './canvases.js';
 import type { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
 import type { PersonalAccessToken, ServiceKey, TeamApiKey, WhoAmI } from './credentials.js';
 import type { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
-import type { Query, ResultFile } from './queries.js';
+import type { Query, QueryParameterValue, ResultFile } from './queries.js';
 import type { Static } from './schema.js';
 import type { Send, SendRun } from './sends.js';
 import type { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
@@ -11,6 +11,7 @@ import type { Connector, LogEntry, Source, SourceDeletion, SourceTest, Sync, Syn
 
 export type QueryObject = Static<typeof Query>;
 export type QueryStatusName = QueryObject['status'];
+export type QueryParameterObject = Static<typeof QueryParameterValue>;
 export type ResultFileObject = Static<typeof ResultFile>;
 export type JobObject = Static<typeof Job>;
 export type JobResultObject = Static<typeof JobResult>;

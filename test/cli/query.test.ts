@@ -101,6 +101,44 @@ describe('lake query', () => {
     expect(envelope.error.request_id).toMatch(/^req_/);
   });
 
+  it('--schema, LAKE_SCHEMA and the profile name the schema unqualified names resolve in', async () => {
+    const sql = 'select count(*) as n from orders';
+    expect((await runLake(['query', '--schema', 'demo', sql], { env })).stdout).toBe('n\n5000\n');
+    expect((await runLake(['query', sql], { env: { ...env, LAKE_SCHEMA: 'demo' } })).stdout).toBe('n\n5000\n');
+    expect((await runLake(['config', 'set', 'schema', 'demo'], { env })).code).toBe(0);
+    try {
+      expect((await runLake(['query', sql], { env })).stdout).toBe('n\n5000\n');
+      // The flag wins; a schema nobody can read is a clear error naming it.
+      const missing = await runLake(['query', '--schema', 'nowhere', sql], { env });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/parameter_invalid[\s\S]*nowhere[\s\S]*request id: req_/);
+    } finally {
+      await runLake(['config', 'unset', 'schema'], { env });
+    }
+  });
+
+  it('-p binds values to $name, ? and $1, typed by a suffix; never written into the SQL', async () => {
+    const run = async (...args: string[]) => runLake(['query', '--json', ...args], { env });
+    const named = await run('-p', 'top:int=3', '-p', "who=x' or '1'='1", 'select $top + 1 as n, $who as who');
+    expect(JSON.parse(named.stdout)).toEqual([{ n: 4, who: "x' or '1'='1" }]);
+    const positional = await run('-p', '2=b', '-p', '1=a', '-p', '3:date=2024-02-29', 'select ? || ? as s, ? as d');
+    expect(JSON.parse(positional.stdout)).toEqual([{ s: 'ab', d: '2024-02-29' }]);
+    const nulls = await run('-p', 'x', 'select $x is null as is_null');
+    expect(JSON.parse(nulls.stdout)).toEqual([{ is_null: true }]);
+    for (const bad of [
+      ['-p', 'x:money=1'],
+      ['-p', '1=a', '-p', 'x=b'],
+      ['-p', '2=a'],
+      ['-p', 'a b=1'],
+    ]) {
+      const result = await runLake(['query', ...bad, 'select 1'], { env });
+      expect(result.code, bad.join(' ')).toBe(2);
+    }
+    const missing = await runLake(['query', 'select $top as n'], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/parameter_invalid[\s\S]*\$top/);
+  });
+
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
     for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
       const result = await runLake(['query', sql], { env });

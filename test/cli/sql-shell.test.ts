@@ -56,6 +56,35 @@ describe('lake sql, the interactive shell', () => {
     expect(statSync(history).mode & 0o777).toBe(0o600);
   }, 180_000);
 
+  it('\\c and USE set the schema unqualified names resolve in; \\set gives $name a value', async () => {
+    const shell = startOnTerminal(['--home', home, 'sql'], { columns: 120, rows: 40 });
+    await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });
+    let at = shell.length;
+    shell.send('\\c nowhere\r');
+    await shell.waitFor(/No schema nowhere[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('\\c demo\r');
+    await shell.waitFor(/resolve in demo[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('select count(*) as orders_n from orders;\r');
+    await shell.waitFor(/5000[\s\S]*\(1 row\)[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('\\set top:int 41\r');
+    await shell.waitFor(/\$top = 41 \(INTEGER\)[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    // Only the values a statement names are sent with it.
+    shell.send('select $top + 1 as answer;\r');
+    await shell.waitFor(/│ +42 │[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('select 7 as seven;\r');
+    await shell.waitFor(/│ +7 │[\s\S]*lake> $/, { since: at });
+    at = shell.length;
+    shell.send('use lake.demo;\r');
+    await shell.waitFor(/resolve in demo[\s\S]*lake> $/, { since: at });
+    shell.send('\\q\r');
+    expect(await shell.exited).toBe(0);
+  }, 120_000);
+
   it('^C cancels the running query and gives the prompt back; history comes back in the next session; ^C twice quits', async () => {
     const shell = startOnTerminal(['--home', home, 'sql'], { columns: 120, rows: 40 });
     await shell.waitFor(/lake> $/, { timeoutMs: 60_000 });

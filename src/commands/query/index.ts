@@ -22,6 +22,12 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .option('--wait <seconds>', 'wait at most this long; if still running, print the id and exit 3')
     .option('--continue-on-error', 'in a script of several statements, run the rest after one fails')
     .option('--print-id', "print each query's id on stderr as soon as it is submitted (for scripts)")
+    .option('--schema <schema>', 'resolve unqualified table names in this schema (default: LAKE_SCHEMA, the profile)')
+    .option(
+      '-p, --param <name[:type]=value>',
+      'a value for $name (1=, 2=… for ? and $1); :type is int, bigint, decimal, double, bool, date, timestamp or string; without =value, NULL (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .action(async (sql: string | undefined, options: RunOptions) =>
       (await import('./run.js')).runQuery(ctx, sql, options),
     );

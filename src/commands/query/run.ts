@@ -9,6 +9,8 @@ import { asCliError, CliError, EXIT, exitCodeFor, usageError } from '../exit-cod
 import { onInterrupt } from '../interrupt.js';
 import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { readSql } from './sql-input.js';
+import { parseParameterFlags } from './query-params.js';
+import type { QueryParameterObject } from '../../contract/types.js';
 import { inScriptLines, splitScript, type ScriptStatement } from './script.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import { printError } from '../errors.js';
@@ -23,6 +25,10 @@ export interface RunOptions {
   continueOnError?: boolean;
   /** Print each query's id on stderr, alone on its line, as soon as it is submitted. */
   printId?: boolean;
+  /** The schema unqualified names resolve in (else LAKE_SCHEMA, else the profile's). */
+  schema?: string;
+  /** `-p NAME[:TYPE]=VALUE` flags. */
+  param?: string[];
 }
 
 /** How each statement's rows are printed, and how long to wait for it. */
@@ -31,6 +37,8 @@ interface StatementRun {
   maxRows: number;
   waitSeconds: number | undefined;
   printId: boolean;
+  /** What each statement is asked with besides its SQL. */
+  asked: { schema?: string; parameters?: QueryParameterObject[] };
 }
 
 /** After ^C, how long to wait for the server to report the query cancelled. */
@@ -69,6 +77,13 @@ export function rowOutput(
   };
 }
 
+/** The schema unqualified names resolve in: --schema, else LAKE_SCHEMA, else the profile's `schema`; none if empty. */
+export function querySchema(ctx: CommandContext, flag: string | undefined): string | undefined {
+  const profiles = ctx.profiles();
+  const value = flag ?? ctx.env.LAKE_SCHEMA ?? profiles.profile(ctx.profileName(profiles)).schema;
+  return value === undefined || value === '' ? undefined : value;
+}
+
 export async function runQuery(
   ctx: CommandContext,
   sqlArgument: string | undefined,
@@ -76,15 +91,20 @@ export async function runQuery(
 ): Promise<void> {
   const sql = await readSql(ctx, sqlArgument, options.file);
   const { format, maxRows } = rowOutput(ctx, options);
+  const parameters = parseParameterFlags(options.param);
+  const schema = querySchema(ctx, options.schema);
   const run: StatementRun = {
     format,
     maxRows,
     waitSeconds: positive(options.wait, '--wait'),
     printId: options.printId === true,
+    asked: { ...(schema !== undefined ? { schema } : {}), ...(parameters ? { parameters } : {}) },
   };
   const statements = splitScript(sql);
   if (statements.length === 0)
     throw usageError('There is no SQL to run: it is empty, or only comments.', 'For example: lake query "select 42"');
+  if (parameters && statements.length > 1)
+    throw usageError('-p gives values to one statement; this SQL holds several. Run them one at a time.');
 
   if (!(await ctx.settings()).baseUrl.value) await warmLocalEngine(ctx);
   mark('engine module loaded, instance on its way');
@@ -152,7 +172,10 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
   let submitted;
   try {
     // A key per invocation makes the client's retries of this POST safe: a retried submit cannot run the SQL twice.
-    submitted = await client.call(QUERY_ROUTES.createQuery, { body: { sql }, idempotencyKey: `cli-${randomUUID()}` });
+    submitted = await client.call(QUERY_ROUTES.createQuery, {
+      body: { sql, ...run.asked },
+      idempotencyKey: `cli-${randomUUID()}`,
+    });
   } catch (error) {
     spinner.stop();
     throw error;

@@ -9,7 +9,8 @@ export function registerShell(program: Command, ctx: CommandContext): void {
     )
     .option('--output <format>', 'table (default), vertical, csv, tsv, json, ndjson or markdown')
     .option('--continue-on-error', 'piped: run the statements after one fails (typed: always)')
-    .action(async (options: { output?: string; continueOnError?: boolean }) =>
+    .option('--schema <schema>', 'resolve unqualified table names in this schema (default: LAKE_SCHEMA, the profile)')
+    .action(async (options: { output?: string; continueOnError?: boolean; schema?: string }) =>
       (await import('./shell.js')).runShell(ctx, options),
     );
 }

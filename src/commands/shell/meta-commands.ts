@@ -7,7 +7,9 @@ import type { LakeClient } from '../../client/lake-client.js';
 import { isOutputFormat, OUTPUT_FORMATS } from '../../render/rows.js';
 import type { CommandContext } from '../context.js';
 import { printRows, when } from '../listing.js';
-import type { ShellState, TerminalHandover } from './shell-query.js';
+import { useSchema, type ShellState, type TerminalHandover } from './shell-query.js';
+import { parseParameterFlags } from '../query/query-params.js';
+import type { QueryParameterObject } from '../../contract/types.js';
 import { isComplete } from './statement.js';
 
 export const HELP = `Statements end with ; and may span lines. ^C cancels the running query (or clears the line); ^C twice on
@@ -18,6 +20,8 @@ an empty line, ^D or \\q quits. TAB completes keywords, functions, schemas, tabl
   \\d [name]         list, or describe one    \\o [file]       results to a file; \\o alone: back to the screen
   \\i <file>         run the SQL in a file    \\e              edit the last statement in $EDITOR, then run it
   \\timing           toggle timing            \\conninfo       what this shell talks to
+  \\c [schema]       resolve unqualified names in schema (USE schema; does the same); \\c alone: where they do now
+  \\set [name[:type] value]   a value for $name in later statements (\\set alone lists them); \\unset name
   \\? or help        this help                \\q              quit
 `;
 
@@ -85,6 +89,21 @@ export async function runMetaCommand(session: ShellSession, command: string): Pr
       );
       return false;
     }
+    case '\\c':
+      if (arg === '')
+        say(
+          state.schema === undefined
+            ? 'No schema: write names as schema.table.'
+            : `Unqualified names resolve in ${state.schema}.`,
+        );
+      else await useSchema(ctx, client, state, arg);
+      return false;
+    case '\\set':
+      setParameter(session, arg);
+      return false;
+    case '\\unset':
+      say(state.parameters.delete(arg.toLowerCase()) ? `$${arg} is unset.` : `$${arg} was not set.`);
+      return false;
     case '\\dn': {
       const schemas = await client.read(CATALOG_ROUTES.listSchemas, {});
       await printRows(
@@ -104,6 +123,30 @@ export async function runMetaCommand(session: ShellSession, command: string): Pr
     default:
       say(`Unknown command ${name}; \\? lists them.`);
       return false;
+  }
+}
+
+/** `\set name[:type] value`: a value later statements that name `$name` are sent with; `\set` alone lists them. */
+function setParameter(session: ShellSession, arg: string): void {
+  const { ctx, state } = session;
+  const say = (text: string): void => void ctx.io.stdout.write(`${text}\n`);
+  const shown = (p: QueryParameterObject): string =>
+    `$${p.name ?? ''} = ${p.value ?? 'NULL'}${p.type ? ` (${p.type})` : ''}`;
+  if (arg === '') {
+    if (state.parameters.size === 0) say('No values are set; \\set name value sets one.');
+    for (const p of state.parameters.values()) say(shown(p));
+    return;
+  }
+  const space = arg.search(/\s/);
+  const head = space < 0 ? arg : arg.slice(0, space);
+  const value = space < 0 ? null : arg.slice(space + 1);
+  try {
+    const [parameter] = parseParameterFlags([value === null ? head : `${head}=${value}`]) ?? [];
+    if (!parameter?.name) throw new Error('\\set takes a name ($name), not a position.');
+    state.parameters.set(parameter.name.toLowerCase(), parameter);
+    say(shown(parameter));
+  } catch (error) {
+    say(`${error instanceof Error ? error.message : String(error)} For example: \\set since:date 2024-01-01`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
-import { JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
+import { CATALOG_ROUTES, JOB_ROUTES, QUERY_ROUTES } from '../../contract/routes.js';
+import type { QueryParameterObject } from '../../contract/types.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import { IOStreams } from '../../render/iostreams.js';
 import type { OutputFormat } from '../../render/rows.js';
@@ -24,6 +25,47 @@ export interface ShellState {
   running?: { id: string; stop: AbortController };
   /** ^C cancelled a statement: the rest of its line (or file) is not run. */
   interrupted?: boolean;
+  /** The schema unqualified names resolve in (`\c`, `USE`, --schema). */
+  schema?: string;
+  /** Values `\set` gave, by lower-cased name: a statement that names `$name` is sent with its value. */
+  parameters: Map<string, QueryParameterObject>;
+}
+
+/** `USE schema` (or `USE lake.schema`): the shell's, since every query is a session of its own. */
+const USE = /^\s*use\s+(?:lake\s*\.\s*)?("(?:[^"]|"")+"|[^\s;."]+)\s*$/i;
+
+/** The schema a `USE` statement names, unquoted; undefined for any other statement. */
+export function usedSchema(sql: string): string | undefined {
+  const named = USE.exec(sql)?.[1];
+  if (named === undefined) return undefined;
+  return named.startsWith('"') ? named.slice(1, -1).replace(/""/g, '"') : named;
+}
+
+/** Makes `schema` the shell's default after checking the caller can see it; says what happened. */
+export async function useSchema(
+  ctx: CommandContext,
+  client: LakeClient,
+  state: ShellState,
+  schema: string,
+): Promise<void> {
+  const found = await client.read(CATALOG_ROUTES.listSchemas, {});
+  const match = found.data.find((s) => s.name.toLowerCase() === schema.toLowerCase());
+  if (!match) {
+    ctx.io.stdout.write(
+      `No schema ${schema} you can read; \\dn lists them. The schema is still ${state.schema ?? 'none'}.\n`,
+    );
+    return;
+  }
+  state.schema = match.name;
+  ctx.io.stdout.write(`Unqualified names now resolve in ${match.name}.\n`);
+}
+
+/** The `\set` values the statement names (`$name`): only those are sent, so others never fail it. */
+function parametersFor(state: ShellState, sql: string): QueryParameterObject[] | undefined {
+  const named = [...state.parameters.entries()]
+    .filter(([name]) => new RegExp(`\\$${name}(?![A-Za-z0-9_])`, 'i').test(sql))
+    .map(([, value]) => value);
+  return named.length > 0 ? named : undefined;
 }
 
 /** The shell's terminal, handed over for a while to a program that needs it (the pager, the editor). */
@@ -45,8 +87,15 @@ export async function executeStatement(
 ): Promise<void> {
   // With its semicolon: written back from \e unchanged, it runs again.
   state.lastSql = `${sql};`;
+  const use = usedSchema(sql);
+  if (use !== undefined) return useSchema(ctx, client, state, use);
+  const parameters = parametersFor(state, sql);
   const submitted = await client.read(QUERY_ROUTES.createQuery, {
-    body: { sql },
+    body: {
+      sql,
+      ...(state.schema !== undefined ? { schema: state.schema } : {}),
+      ...(parameters ? { parameters } : {}),
+    },
     idempotencyKey: `sql-${randomUUID()}`,
   });
   const stop = new AbortController();

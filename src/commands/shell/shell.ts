@@ -5,7 +5,7 @@ import { resolveConfigDir } from '../../config/paths.js';
 import { printError } from '../errors.js';
 import { isOutputFormat } from '../../render/rows.js';
 import type { CommandContext } from '../context.js';
-import { rowOutput, runQuery } from '../query/run.js';
+import { querySchema, rowOutput, runQuery } from '../query/run.js';
 import { SqlCompleter } from './completion.js';
 import { splitScript } from '../query/script.js';
 import { runMetaCommand, type ShellSession } from './meta-commands.js';
@@ -46,10 +46,15 @@ function saveHistory(file: string, history: readonly string[]): void {
  */
 export async function runShell(
   ctx: CommandContext,
-  options: { output?: string; continueOnError?: boolean },
+  options: { output?: string; continueOnError?: boolean; schema?: string },
 ): Promise<void> {
   if ((ctx.io.stdin as { isTTY?: boolean }).isTTY !== true)
-    return runQuery(ctx, '-', { output: options.output, continueOnError: options.continueOnError });
+    return runQuery(ctx, '-', {
+      output: options.output,
+      continueOnError: options.continueOnError,
+      ...(options.schema !== undefined ? { schema: options.schema } : {}),
+    });
+  const schema = querySchema(ctx, options.schema);
   const client = await ctx.client();
   const settings = await ctx.settings();
   const state: ShellState = {
@@ -58,6 +63,8 @@ export async function runShell(
         ? options.output
         : rowOutput(ctx, { output: options.output }).format,
     timing: false,
+    parameters: new Map(),
+    ...(schema !== undefined ? { schema } : {}),
   };
   const file = historyFile(ctx, settings.homeDir.value);
   const completer = new SqlCompleter(client);
