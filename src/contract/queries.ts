@@ -63,6 +63,20 @@ export const Query = Strict(
     parameters: Type.Optional(
       Type.Array(QueryParameterValue, { description: 'The parameter values it was asked with (when any were).' }),
     ),
+    timeout_seconds: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'The time limit it runs under, when it was asked for one (capped).' }),
+    ),
+    row_limit: Type.Optional(Type.Integer({ minimum: 0, description: 'The row limit it was asked with.' })),
+    byte_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'The byte limit it was asked with.' })),
+    dry_run: Type.Optional(Type.Literal(true, { description: 'Checked and bound, not run: it has columns, no rows.' })),
+    truncated: Type.Optional(
+      Type.Boolean({ description: 'Succeeded queries: true when row_limit or byte_limit cut rows from the result.' }),
+    ),
+    result_columns: Type.Optional(
+      Type.Array(Strict({ name: Type.String(), type: Type.String({ description: 'The DuckDB type.' }) }), {
+        description: 'Succeeded queries: the result’s columns with their types, in order.',
+      }),
+    ),
     duration_ms: Type.Optional(
       Nullable(
         Type.Integer({
@@ -95,6 +109,25 @@ export const QuerySubmission = Strict({
     Type.Array(QueryParameterValue, {
       maxItems: 256,
       description: 'Values for the statement’s parameters: `$name` by name, `?` and `$1` in order.',
+    }),
+  ),
+  timeout_seconds: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Stop the query after this long; the server’s own limit caps it.' }),
+  ),
+  row_limit: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Keep at most this many rows; `truncated` says when rows were cut.' }),
+  ),
+  byte_limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'Keep the first rows whose result file fits in this many bytes; `truncated` says when rows were cut.',
+    }),
+  ),
+  dry_run: Type.Optional(
+    Type.Boolean({
+      description:
+        'Check and bind the statement without running it: the answer (200) has its columns and types, or its error.',
     }),
   ),
 });

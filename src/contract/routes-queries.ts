@@ -13,11 +13,17 @@ export const QUERY_ROUTES = {
     tag: 'Queries',
     summary: 'Submit a query',
     description:
-      'Answers at once (202) with the query running or queued. A replayed Idempotency-Key returns the original query with Idempotent-Replayed: true.',
+      'Answers at once (202) with the query running or queued; a dry run (200) once it is checked. A replayed Idempotency-Key returns the original query with Idempotent-Replayed: true.',
     auth: { scopes: ['query:read'] },
     body: QuerySubmission,
     requestHeaders: ['Idempotency-Key'],
-    responses: { 202: json('The query, running or queued.', Query, ['Location', 'Idempotent-Replayed']) },
+    responses: {
+      200: json('A dry run, ended: its columns and their types (result_columns), or its error.', Query, [
+        'Location',
+        'Idempotent-Replayed',
+      ]),
+      202: json('The query, running or queued.', Query, ['Location', 'Idempotent-Replayed']),
+    },
     errors: [
       'write_not_allowed',
       'multiple_statements',

@@ -179,4 +179,66 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
     );
     await expectError(await post({ ...body, schema: 'demo' }, { key }), 409, 'idempotency_key_reused');
   });
+
+  it('timeout_seconds shortens the server’s time limit, never lengthens it', async () => {
+    const slow = await ask({ sql: 'select count(*) from range(1000000000000)', timeout_seconds: 1 });
+    expect(slow).toMatchObject({ status: 'failed', timeout_seconds: 1, error: { code: 'query_timeout' } });
+    expect(slow.error.message).toContain('1 s');
+    const capped = await ask({ sql: 'select 1 as one', timeout_seconds: 10_000_000 });
+    expect(capped.timeout_seconds).toBe(300);
+    await expectError(await post({ sql: 'select 1', timeout_seconds: 0 }), 400, 'parameter_invalid', 'timeout_seconds');
+  });
+
+  it('row_limit keeps the first rows, in order, and says when it cut', async () => {
+    const cut = await ask({ sql: 'select range as n from range(100) order by n desc', row_limit: 3 });
+    expect(cut).toMatchObject({ status: 'succeeded', row_limit: 3, row_count: 3, truncated: true });
+    expect(cut.data).toEqual([{ n: 99 }, { n: 98 }, { n: 97 }]);
+    const whole = await ask({ sql: 'select range as n from range(100)', row_limit: 100 });
+    expect(whole).toMatchObject({ row_count: 100, truncated: false });
+    const none = await ask({ sql: 'select range as n from range(100)', row_limit: 0 });
+    expect(none).toMatchObject({ row_count: 0, truncated: true, columns: ['n'] });
+    expect((await ask({ sql: 'select 1 as n' })).truncated).toBe(false);
+  });
+
+  it('byte_limit keeps the first rows whose result file fits', async () => {
+    const sql = 'select range as n, repeat(md5(range::varchar), 20) as s from range(20000) order by n';
+    const cut = await ask({ sql, byte_limit: 50_000 });
+    expect(cut).toMatchObject({ status: 'succeeded', truncated: true, byte_limit: 50_000 });
+    expect(cut.row_count).toBeGreaterThan(0);
+    expect(cut.row_count).toBeLessThan(20_000);
+    expect(cut.data[0]).toMatchObject({ n: 0 });
+    const files = (await (await api.request(`/queries/${cut.id}`)).json()) as Json;
+    expect(files.files[0].bytes).toBeLessThanOrEqual(50_000);
+    expect((await ask({ sql: 'select 1 as n', byte_limit: 1_000_000 })).truncated).toBe(false);
+  });
+
+  it('dry_run answers with the columns and their types, or the error, without running', async () => {
+    const started = Date.now();
+    const response = await post({
+      sql: 'select count(*) as n, $label as label from range(1000000000000)',
+      parameters: [{ name: 'label', value: '2024-01-01', type: 'DATE' }],
+      dry_run: true,
+    });
+    expect(response.status).toBe(200);
+    const checked = (await response.json()) as Json;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(checked).toMatchObject({
+      status: 'succeeded',
+      dry_run: true,
+      row_count: 0,
+      result_columns: [
+        { name: 'n', type: 'BIGINT' },
+        { name: 'label', type: 'DATE' },
+      ],
+    });
+    const broken = await post({ sql: 'select nope from lake.demo.orders', dry_run: true });
+    expect(broken.status).toBe(200);
+    expect((await broken.json()) as Json).toMatchObject({
+      status: 'failed',
+      dry_run: true,
+      error: { code: 'query_failed', message: expect.stringContaining('nope') },
+    });
+    // The guard's refusals are the same as for any query.
+    await expectError(await post({ sql: 'drop table x', dry_run: true }), 400, 'write_not_allowed', 'sql');
+  });
 });

@@ -25,6 +25,11 @@ export interface QueryJob {
   schema?: string;
   /** Values bound to the statement's parameters when it runs (never written into its text). */
   parameters?: QueryParameter[];
+  /** Keep at most this many rows, and the first rows whose file fits in this many bytes (`truncated` if cut). */
+  rowLimit?: number;
+  byteLimit?: number;
+  /** Prepare and bind, write the result's columns with no rows: nothing is read. */
+  dryRun?: boolean;
 }
 
 export interface QueryLimits {
@@ -51,6 +56,8 @@ export type QueryOutcome =
       /** The first rows, read back by the engine that wrote them, so the first page needs no engine of its own. */
       firstRows: JsonRow[];
       durationMs: number;
+      /** A row or byte limit cut rows from the result. */
+      truncated?: boolean;
     }
   /** durationMs counts execution only: 0 for a query that ended before it executed (a bind error, a limit in prepare). */
   | { status: 'failed' | 'cancelled'; code: QueryFailureCode; message: string; durationMs: number };

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { planWithoutPaths } from './plan-text.js';
 import { mark } from '../../support/debug-timing.js';
-import { statSync } from 'node:fs';
+import { renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResult, DuckDBResultReader } from '@duckdb/node-api';
 import { bindParameters, type QueryParameter } from './parameters.js';
@@ -144,10 +144,18 @@ export class QueryRun {
       if (this.job.explain) return await this.explain(connection, written, file, (at) => (executingSince = at), events);
       const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
       const statement = asCopySource(written);
-      const source =
+      const whole =
         textColumns.length === 0
           ? `${statement}\n`
           : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${statement}\n)`;
+      const { rowLimit, byteLimit, dryRun } = this.job;
+      // A dry run writes the columns and no rows (DuckDB plans LIMIT 0 as an empty result: nothing is read). A row
+      // limit reads one row more, to know whether it cut any.
+      const source = dryRun
+        ? `SELECT * FROM (${whole}) LIMIT 0\n`
+        : rowLimit !== undefined
+          ? `SELECT * FROM (${whole}) LIMIT ${rowLimit + 1}\n`
+          : whole;
       mark('prepared');
       if (this.stopReason) throw new Error('stopped');
       executingSince = performance.now();
@@ -157,12 +165,21 @@ export class QueryRun {
         `COPY (${source}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
         this.job.parameters,
       );
-      const durationMs = performance.now() - executingSince;
       mark('result written (COPY)');
-      const resultBytes = resultSize(file);
-      if (resultBytes > this.job.limits.maxResultBytes) this.stopReason ??= 'result_limit';
+      if (resultSize(file) > this.job.limits.maxResultBytes) this.stopReason ??= 'result_limit';
       if (this.stopReason) throw new Error('stopped');
-      const rowCount = Number(copied.rowsChanged);
+      let rowCount = Number(copied.rowsChanged);
+      let truncated = false;
+      if (rowLimit !== undefined && rowCount > rowLimit) {
+        rowCount = await keepFirstRows(connection, file, rowLimit);
+        truncated = true;
+      }
+      if (byteLimit !== undefined && resultSize(file) > byteLimit) {
+        rowCount = await keepFirstBytes(connection, file, rowCount, byteLimit);
+        truncated = true;
+      }
+      const durationMs = performance.now() - executingSince;
+      const resultBytes = resultSize(file);
       const first = await readFirstPage(
         connection,
         file,
@@ -171,7 +188,15 @@ export class QueryRun {
       );
       if (this.stopReason) throw new Error('stopped');
       mark('first page read back');
-      return { status: 'succeeded', rowCount, resultBytes, columns: first.columns, firstRows: first.rows, durationMs };
+      return {
+        status: 'succeeded',
+        rowCount,
+        resultBytes,
+        columns: first.columns,
+        firstRows: first.rows,
+        durationMs,
+        ...(truncated ? { truncated } : {}),
+      };
     } catch (error) {
       const durationMs = executingSince === undefined ? 0 : performance.now() - executingSince;
       return this.failure(error, durationMs, excerptIsTheCallers);
@@ -314,6 +339,33 @@ export function resultLimitFailure(
 function engineMessage(error: unknown, keepExcerpt: boolean): string {
   const message = error instanceof Error ? error.message : String(error);
   return keepExcerpt ? message.trimEnd() : message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
+}
+
+/** Cuts a result file to its first `rows` rows (rewritten beside it, then put in its place); returns them. */
+async function keepFirstRows(connection: DuckDBConnection, file: string, rows: number): Promise<number> {
+  const cut = `${file}.cut`;
+  const written = await connection.run(
+    `COPY (SELECT * FROM read_parquet(${quoteLiteral(file)}) LIMIT ${rows}) TO ${quoteLiteral(cut)} (FORMAT parquet, COMPRESSION zstd)`,
+  );
+  renameSync(cut, file);
+  return Number(written.rowsChanged);
+}
+
+/**
+ * Cuts a result file to the first rows whose file fits in `bytes`: each try keeps the share of rows the size
+ * allows, a tenth less, so a few tries settle it (rows are not all the same size). No rows at all, if even one
+ * does not fit; the file then holds only the columns.
+ */
+async function keepFirstBytes(
+  connection: DuckDBConnection,
+  file: string,
+  rowCount: number,
+  bytes: number,
+): Promise<number> {
+  let rows = rowCount;
+  for (let size = resultSize(file); size > bytes && rows > 0; size = resultSize(file))
+    rows = await keepFirstRows(connection, file, Math.min(rows - 1, Math.floor((rows * bytes * 0.9) / size)));
+  return rows;
 }
 
 /** Runs SQL, with the query's parameter values bound when it has any. */

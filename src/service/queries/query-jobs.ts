@@ -1,6 +1,5 @@
 import { dirname } from 'node:path';
 import type { TableAccess } from '../auth/permissions.js';
-import type { QueryParameter } from '../engine/parameters.js';
 import type { QueryJob } from '../engine/query-engine.js';
 import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
 import { openPrivilegedConnection } from '../engine/duckdb.js';
@@ -25,8 +24,8 @@ export class QueryJobs {
     organizationId: string,
     access: TableAccess,
     statement: string,
-    /** What the query is asked with besides its SQL: its default schema and parameter values. */
-    asked: { schema?: string; parameters?: QueryParameter[] } = {},
+    /** What the query is asked with besides its SQL: its default schema, parameter values and limits. */
+    asked: Pick<QueryPlan, 'schema' | 'parameters' | 'timeoutSeconds' | 'rowLimit' | 'byteLimit' | 'dryRun'> = {},
   ): Promise<QueryJob & { plan: QueryPlan; asOfError?: string }> {
     // Most statements read no table AT a version, and need no parse for it.
     const parser = mayHoldAsOf(statement) ? await openPrivilegedConnection({}) : undefined;
@@ -62,8 +61,7 @@ export class QueryJobs {
         catalogFile: layout.toRelative(catalog.file),
         readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
         ...(rewritten !== undefined ? { statement: rewritten } : {}),
-        ...(asked.schema !== undefined ? { schema: asked.schema } : {}),
-        ...(asked.parameters !== undefined ? { parameters: asked.parameters } : {}),
+        ...asked,
       };
       return {
         ...this.fromPlan(id, organizationId, statement, plan),
@@ -88,8 +86,12 @@ export class QueryJobs {
       writableDir: layout.resultsDir(organizationId),
       ...(plan.schema !== undefined ? { schema: plan.schema } : {}),
       ...(plan.parameters !== undefined ? { parameters: plan.parameters } : {}),
+      ...(plan.rowLimit !== undefined ? { rowLimit: plan.rowLimit } : {}),
+      ...(plan.byteLimit !== undefined ? { byteLimit: plan.byteLimit } : {}),
+      ...(plan.dryRun ? { dryRun: true } : {}),
       limits: {
-        timeoutMs: this.settings.timeoutMs,
+        // A caller's own time limit only shortens the server's.
+        timeoutMs: Math.min(this.settings.timeoutMs, (plan.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000),
         memoryLimit: this.settings.memoryLimit,
         threads: this.settings.threads,
         // Set again when the query starts, from the storage its organization has left then.

@@ -21,7 +21,7 @@ import { QueryGrants } from './query-grants.js';
 import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
-import type { QueryRecord, QueryStore } from './store.js';
+import type { QueryPlan, QueryRecord, QueryStore } from './store.js';
 
 export type { Scheduling, SubmitOutcome };
 
@@ -32,6 +32,11 @@ export interface QueryInput {
   schema?: string;
   /** Values for the statement's parameters, bound when it runs. */
   parameters?: QueryParameter[];
+  /** A time limit of its own (the server's caps it), rows and bytes kept, or a dry run. */
+  timeoutSeconds?: number;
+  rowLimit?: number;
+  byteLimit?: number;
+  dryRun?: boolean;
 }
 
 /** What the query service is made of; one of each per process. */
@@ -107,21 +112,25 @@ export class QueryService {
       principalId: principalIdOf(principal),
       operation: 'queries.submit',
     };
-    // A key binds to everything that decides the result: the SQL, and the schema and values it is asked with.
-    const requestHash =
-      schema === undefined && input.parameters === undefined
-        ? hashRequest(sql)
-        : hashRequest(sql, JSON.stringify({ schema: schema ?? null, parameters: input.parameters ?? null }));
+    const asked: Omit<QueryPlan, 'catalogFile' | 'readableDirs' | 'catalogVersion'> = {
+      ...(schema !== undefined ? { schema } : {}),
+      ...(input.parameters !== undefined ? { parameters: input.parameters } : {}),
+      ...(input.timeoutSeconds !== undefined
+        ? { timeoutSeconds: Math.min(input.timeoutSeconds, this.settings.timeoutMs / 1000) }
+        : {}),
+      ...(input.rowLimit !== undefined ? { rowLimit: input.rowLimit } : {}),
+      ...(input.byteLimit !== undefined ? { byteLimit: input.byteLimit } : {}),
+      ...(input.dryRun === true ? { dryRun: true } : {}),
+    };
+    // A key binds to everything that decides the result: the SQL, and what else it is asked with.
+    const requestHash = Object.keys(asked).length === 0 ? hashRequest(sql) : hashRequest(sql, JSON.stringify(asked));
     const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
     await this.admission.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = {
-      ...(await this.jobs.forNew(id, principal.organizationId, access, statement, {
-        ...(schema !== undefined ? { schema } : {}),
-        ...(input.parameters !== undefined ? { parameters: input.parameters } : {}),
-      })),
+      ...(await this.jobs.forNew(id, principal.organizationId, access, statement, asked)),
       ...(explain ? { explain } : {}),
     };
     mark('catalog file ready');

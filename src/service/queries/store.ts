@@ -26,6 +26,10 @@ export interface QueryRecord {
   schema: string | null;
   /** The parameter values it was asked with, if any. */
   parameters: QueryParameter[] | null;
+  /** What it was asked with besides its SQL (the plan's limits, schema and values). */
+  asked: Pick<QueryPlan, 'timeoutSeconds' | 'rowLimit' | 'byteLimit' | 'dryRun'>;
+  /** A limit cut rows from its result (null before it succeeded). */
+  truncated: boolean | null;
 }
 
 interface Row {
@@ -45,6 +49,7 @@ interface Row {
   error_code: string | null;
   error_message: string | null;
   plan: string | null;
+  truncated: number | null;
 }
 
 const toRecord = (row: Row): QueryRecord => {
@@ -67,6 +72,13 @@ const toRecord = (row: Row): QueryRecord => {
     errorMessage: row.error_message,
     schema: plan?.schema ?? null,
     parameters: plan?.parameters ?? null,
+    asked: {
+      ...(plan?.timeoutSeconds !== undefined ? { timeoutSeconds: plan.timeoutSeconds } : {}),
+      ...(plan?.rowLimit !== undefined ? { rowLimit: plan.rowLimit } : {}),
+      ...(plan?.byteLimit !== undefined ? { byteLimit: plan.byteLimit } : {}),
+      ...(plan?.dryRun ? { dryRun: true } : {}),
+    },
+    truncated: row.truncated === null ? null : Number(row.truncated) === 1,
   };
 };
 
@@ -81,10 +93,15 @@ export interface QueryPlan {
   schema?: string;
   /** The values of the statement's parameters (POST /queries `parameters`). */
   parameters?: QueryParameter[];
+  /** What the caller asked to limit: time (capped by the server's), rows and bytes kept; a dry run. */
+  timeoutSeconds?: number;
+  rowLimit?: number;
+  byteLimit?: number;
+  dryRun?: boolean;
 }
 
 const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
-                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan
+                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated
                 FROM jobs j JOIN queries q ON q.id = j.id`;
 
 /** Query records: a job (status, timestamps, failure, events) plus the query's own fields. */
@@ -171,17 +188,25 @@ export class QueryStore {
 
   async markSucceeded(
     id: string,
-    result: { durationMs: number; rowCount: number; resultFile: string; resultBytes: number; columns: ResultColumn[] },
+    result: {
+      durationMs: number;
+      rowCount: number;
+      resultFile: string;
+      resultBytes: number;
+      columns: ResultColumn[];
+      truncated?: boolean;
+    },
   ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
       await this.db.run(
-        'UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ? WHERE id = ?',
+        'UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ?, truncated = ? WHERE id = ?',
         [
           Math.round(result.durationMs),
           result.rowCount,
           result.resultFile,
           result.resultBytes,
           JSON.stringify(result.columns),
+          result.truncated === true ? 1 : 0,
           id,
         ],
       );

@@ -415,4 +415,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE source_logs ADD CONSTRAINT source_logs_kind_check CHECK (kind IN ('error', 'schema_change', 'warning'));
     `,
   },
+  {
+    version: 20,
+    name: 'query limits and tags',
+    // Whether a caller's row or byte limit cut a query's result, and the tags it was asked with (JSON list), which
+    // query history filters by.
+    sql: `
+      ALTER TABLE queries ADD COLUMN truncated INTEGER;
+      ALTER TABLE queries ADD COLUMN tags TEXT;
+    `,
+  },
 ];

@@ -9,20 +9,35 @@ import { publicOrigin } from '../request-params.js';
 
 const { createQuery: submit, getQuery: get } = QUERY_ROUTES;
 
+/** How long POST /queries holds a dry run for its answer before answering 202 like any query. */
+const DRY_RUN_WAIT_MS = 30_000;
+
 export function queryRoutes(app: Hono<ApiEnv>): void {
   mount(app, submit, async (c, { body }) => {
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
     const { sql, schema, parameters } = body;
-    const outcome = await c
-      .get('services')
-      .queries.submit(
-        c.get('principal'),
-        { sql, ...(schema !== undefined ? { schema } : {}), ...(parameters !== undefined ? { parameters } : {}) },
-        key,
-      );
+    const { queries } = c.get('services');
+    const outcome = await queries.submit(
+      c.get('principal'),
+      {
+        sql,
+        ...(schema !== undefined ? { schema } : {}),
+        ...(parameters !== undefined ? { parameters } : {}),
+        ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
+        ...(body.row_limit !== undefined ? { rowLimit: body.row_limit } : {}),
+        ...(body.byte_limit !== undefined ? { byteLimit: body.byte_limit } : {}),
+        ...(body.dry_run === true ? { dryRun: true } : {}),
+      },
+      key,
+    );
     c.header('Location', `/queries/${outcome.query.id}`);
     if (outcome.replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(queryObject(outcome.query), 202);
+    if (body.dry_run !== true) return c.json(queryObject(outcome.query), 202);
+    // A dry run reads nothing, so it is answered when it ends (binding takes milliseconds; a queue may not).
+    await queries.waitFor(outcome.query.id, DRY_RUN_WAIT_MS);
+    const ended = await queries.get(c.get('principal'), outcome.query.id);
+    if (ended.status === 'queued' || ended.status === 'running') return c.json(queryObject(ended), 202);
+    return c.json({ ...queryObject(ended), ...(ended.status === 'succeeded' ? { row_count: 0 } : {}) }, 200);
   });
 
   mount(app, get, async (c, { params, query: options }) => {

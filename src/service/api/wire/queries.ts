@@ -18,7 +18,15 @@ export function queryObject(query: QueryRecord): QueryObject {
     livemode: true,
     ...(query.schema !== null ? { schema: query.schema } : {}),
     ...(query.parameters !== null ? { parameters: query.parameters } : {}),
+    ...(query.asked.timeoutSeconds !== undefined ? { timeout_seconds: query.asked.timeoutSeconds } : {}),
+    ...(query.asked.rowLimit !== undefined ? { row_limit: query.asked.rowLimit } : {}),
+    ...(query.asked.byteLimit !== undefined ? { byte_limit: query.asked.byteLimit } : {}),
+    ...(query.asked.dryRun ? { dry_run: true as const } : {}),
   };
+  if (query.status === 'succeeded') {
+    body.truncated = query.truncated === true;
+    if (query.columns) body.result_columns = query.columns.map((c) => ({ name: c.name, type: c.type }));
+  }
   if (query.status === 'succeeded' || query.status === 'failed' || query.status === 'cancelled') {
     body.duration_ms = query.durationMs;
   }
