@@ -139,6 +139,29 @@ describe('lake query', () => {
     expect(missing.stderr).toMatch(/parameter_invalid[\s\S]*\$top/);
   });
 
+  it('--row-limit, --byte-limit and --timeout are the server’s limits; --dry-run prints the columns and types', async () => {
+    const cut = await runLake(['query', '--row-limit', '2', 'select range as n from range(10)'], { env });
+    expect(cut.stdout).toBe('n\n0\n1\n');
+    expect(cut.stderr).toContain('cut to 2 rows by --row-limit');
+    const bytes = await runLake(
+      ['query', '--byte-limit', '20000', 'select range as n, repeat(md5(range::varchar), 20) as s from range(5000)'],
+      { env },
+    );
+    expect(bytes.code).toBe(0);
+    expect(bytes.stderr).toContain('by --byte-limit');
+    const slow = await runLake(['query', '--timeout', '1', 'select count(*) from range(1000000000000)'], { env });
+    expect(slow.code).toBe(1);
+    expect(slow.stderr).toContain('query_timeout');
+    const dry = await runLake(['query', '--dry-run', 'select 1::int as a, 2.5 as b from range(1000000000000)'], {
+      env,
+    });
+    expect(dry.stdout).toBe('column,type\na,INTEGER\nb,"DECIMAL(2,1)"\n');
+    const broken = await runLake(['query', '--dry-run', 'select nope from lake.demo.orders'], { env });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('nope');
+    expect((await runLake(['query', '--row-limit', '-1', 'select 1'], { env })).code).toBe(2);
+  });
+
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
     for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
       const result = await runLake(['query', sql], { env });

@@ -23,6 +23,10 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .option('--continue-on-error', 'in a script of several statements, run the rest after one fails')
     .option('--print-id', "print each query's id on stderr as soon as it is submitted (for scripts)")
     .option('--schema <schema>', 'resolve unqualified table names in this schema (default: LAKE_SCHEMA, the profile)')
+    .option('--timeout <seconds>', "stop the query on the server after this long (the server's limit caps it)")
+    .option('--row-limit <n>', 'the server keeps at most n rows of the result (stderr says when it cut)')
+    .option('--byte-limit <bytes>', 'the server keeps the first rows whose result file fits in this many bytes')
+    .option('--dry-run', 'check and bind the SQL without running it: print its columns and their types')
     .option(
       '-p, --param <name[:type]=value>',
       'a value for $name (1=, 2=… for ? and $1); :type is int, bigint, decimal, double, bool, date, timestamp or string; without =value, NULL (repeatable)',

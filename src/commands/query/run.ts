@@ -14,6 +14,7 @@ import type { QueryParameterObject } from '../../contract/types.js';
 import { inScriptLines, splitScript, type ScriptStatement } from './script.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import { printError } from '../errors.js';
+import { printRows } from '../listing.js';
 import { waitForQuery, type QueryPage } from './wait.js';
 
 export interface RunOptions {
@@ -29,6 +30,10 @@ export interface RunOptions {
   schema?: string;
   /** `-p NAME[:TYPE]=VALUE` flags. */
   param?: string[];
+  timeout?: string;
+  rowLimit?: string;
+  byteLimit?: string;
+  dryRun?: boolean;
 }
 
 /** How each statement's rows are printed, and how long to wait for it. */
@@ -38,7 +43,14 @@ interface StatementRun {
   waitSeconds: number | undefined;
   printId: boolean;
   /** What each statement is asked with besides its SQL. */
-  asked: { schema?: string; parameters?: QueryParameterObject[] };
+  asked: {
+    schema?: string;
+    parameters?: QueryParameterObject[];
+    timeout_seconds?: number;
+    row_limit?: number;
+    byte_limit?: number;
+    dry_run?: boolean;
+  };
 }
 
 /** After ^C, how long to wait for the server to report the query cancelled. */
@@ -77,6 +89,25 @@ export function rowOutput(
   };
 }
 
+/** The limits the server applies to each statement (--timeout, --row-limit, --byte-limit) and --dry-run. */
+function serverLimits(options: RunOptions): Omit<StatementRun['asked'], 'schema' | 'parameters'> {
+  const whole = (value: string | undefined, flag: string, least: number): number | undefined => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < least) throw usageError(`${flag} must be a whole number of at least ${least}.`);
+    return n;
+  };
+  const timeout = whole(options.timeout, '--timeout', 1);
+  const rows = whole(options.rowLimit, '--row-limit', 0);
+  const bytes = whole(options.byteLimit, '--byte-limit', 1);
+  return {
+    ...(timeout !== undefined ? { timeout_seconds: timeout } : {}),
+    ...(rows !== undefined ? { row_limit: rows } : {}),
+    ...(bytes !== undefined ? { byte_limit: bytes } : {}),
+    ...(options.dryRun === true ? { dry_run: true } : {}),
+  };
+}
+
 /** The schema unqualified names resolve in: --schema, else LAKE_SCHEMA, else the profile's `schema`; none if empty. */
 export function querySchema(ctx: CommandContext, flag: string | undefined): string | undefined {
   const profiles = ctx.profiles();
@@ -98,7 +129,11 @@ export async function runQuery(
     maxRows,
     waitSeconds: positive(options.wait, '--wait'),
     printId: options.printId === true,
-    asked: { ...(schema !== undefined ? { schema } : {}), ...(parameters ? { parameters } : {}) },
+    asked: {
+      ...(schema !== undefined ? { schema } : {}),
+      ...(parameters ? { parameters } : {}),
+      ...serverLimits(options),
+    },
   };
   const statements = splitScript(sql);
   if (statements.length === 0)
@@ -251,6 +286,11 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     );
   }
   mark('first page received');
+  if (page.dry_run) {
+    // Nothing ran: what it would return is its columns and their types.
+    const columns = (page.result_columns ?? []).map((c) => ({ column: c.name, type: c.type }));
+    return printRows(ctx, run.format, ['column', 'type'], columns);
+  }
   const printed = await printQueryRows(
     client,
     ctx.io,
@@ -266,6 +306,11 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
       `(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`,
     );
   }
+  // Said on stderr, where it never mixes with the rows (with --json, stderr carries only errors).
+  if (page.truncated === true && !ctx.json)
+    ctx.io.stderr.write(
+      `lake: the result was cut to ${(page.row_count ?? 0).toLocaleString('en-US')} rows by ${page.row_limit !== undefined && page.row_count === page.row_limit ? '--row-limit' : '--byte-limit'}\n`,
+    );
 }
 
 /**
