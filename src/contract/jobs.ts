@@ -16,6 +16,9 @@ export const Job = Strict(
     cancel_requested: Type.Boolean(),
     resource: Nullable(Type.String({ description: 'The path of the query a query job is; null for other kinds.' })),
     sql: Nullable(Type.String({ description: "A query job's SQL (lake's addition); null for other kinds." })),
+    tags: Type.Optional(
+      Type.Array(Type.String(), { description: "A query job's tags, when it was asked with any (lake's addition)." }),
+    ),
   },
   'A unit of asynchronous work: a query, a sync or a send run.',
 );

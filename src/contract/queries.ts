@@ -13,6 +13,17 @@ export const ResultFile = Strict(
   'A result file (Parquet).',
 );
 
+/** Labels for cost attribution (Databricks query_tags, Snowflake query_tag, BigQuery labels). */
+export const QueryTags = Type.Array(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_.:/=@+-]+$',
+    description: 'Letters, digits and _ . : / = @ + -; for example team:finance.',
+  }),
+  { maxItems: 10, uniqueItems: true, description: 'At most 10 tags; usage sums by tag (GET /usage?group_by=tag).' },
+);
+
 /** The types a parameter may be given as (Databricks' names); without one, a value is a STRING. */
 export const PARAMETER_TYPES = [
   'STRING',
@@ -68,6 +79,7 @@ export const Query = Strict(
     ),
     row_limit: Type.Optional(Type.Integer({ minimum: 0, description: 'The row limit it was asked with.' })),
     byte_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'The byte limit it was asked with.' })),
+    tags: Type.Optional(QueryTags),
     dry_run: Type.Optional(Type.Literal(true, { description: 'Checked and bound, not run: it has columns, no rows.' })),
     truncated: Type.Optional(
       Type.Boolean({ description: 'Succeeded queries: true when row_limit or byte_limit cut rows from the result.' }),
@@ -124,6 +136,7 @@ export const QuerySubmission = Strict({
         'Keep the first rows whose result file fits in this many bytes; `truncated` says when rows were cut.',
     }),
   ),
+  tags: Type.Optional(QueryTags),
   dry_run: Type.Optional(
     Type.Boolean({
       description:

@@ -74,6 +74,18 @@ export const Usage = Strict({
     }),
   ),
   totals: UsageQuantities,
+  by_tag: Type.Array(
+    Strict({
+      tag: Type.String(),
+      queries_run: Type.Integer(),
+      result_bytes: Type.Integer(),
+      cost: Type.Number(),
+    }),
+    {
+      description:
+        'The month’s queries and result bytes per query tag (a query with several tags counts toward each), with their cost.',
+    },
+  ),
   storage_bytes: Type.Integer(),
   prices: Strict({
     queries_run: Type.Number(),

@@ -162,6 +162,19 @@ describe('lake query', () => {
     expect((await runLake(['query', '--row-limit', '-1', 'select 1'], { env })).code).toBe(2);
   });
 
+  it('--tag labels a query; lake usage sums by tag', async () => {
+    expect((await runLake(['query', '--tag', 'team:cli', '--tag', 'adhoc', 'select 1 as n'], { env })).code).toBe(0);
+    const usage = JSON.parse((await runLake(['usage', '--json'], { env })).stdout) as {
+      by_tag: { tag: string; queries_run: number }[];
+    };
+    expect(usage.by_tag).toEqual(
+      expect.arrayContaining([expect.objectContaining({ tag: 'team:cli', queries_run: 1 })]),
+    );
+    const piped = await runLake(['usage'], { env });
+    expect(piped.stdout).toMatch(/^tag\.team:cli\.queries_run\t1$/m);
+    expect((await runLake(['query', '--tag', 'a b', 'select 1'], { env })).stderr).toContain('parameter_invalid');
+  });
+
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
     for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
       const result = await runLake(['query', sql], { env });

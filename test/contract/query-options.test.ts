@@ -241,4 +241,22 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
     // The guard's refusals are the same as for any query.
     await expectError(await post({ sql: 'drop table x', dry_run: true }), 400, 'write_not_allowed', 'sql');
   });
+
+  it('tags show on the query and its job, are bounded, and usage sums by them', async () => {
+    const before = ((await (await api.request('/usage')).json()) as Json).by_tag as Json[];
+    const count = (tags: Json[], tag: string): number => tags.find((t) => t.tag === tag)?.queries_run ?? 0;
+    const done = await ask({ sql: 'select 1 as one', tags: ['team:finance', 'dash/revenue'] });
+    expect(done.tags).toEqual(['team:finance', 'dash/revenue']);
+    await ask({ sql: 'select 2 as two', tags: ['team:finance'] });
+    const job = (await (await api.request(`/jobs/${done.id}`)).json()) as Json;
+    expect(job.tags).toEqual(['team:finance', 'dash/revenue']);
+    const usage = (await (await api.request('/usage')).json()) as Json;
+    expect(count(usage.by_tag, 'team:finance') - count(before, 'team:finance')).toBe(2);
+    expect(count(usage.by_tag, 'dash/revenue') - count(before, 'dash/revenue')).toBe(1);
+    const finance = (usage.by_tag as Json[]).find((t) => t.tag === 'team:finance') as Json;
+    expect(finance.result_bytes).toBeGreaterThan(0);
+    expect(finance.cost).toBeGreaterThan(0);
+    for (const tags of [['a b'], ['x'.repeat(65)], Array.from({ length: 11 }, (_, i) => `t${i}`), ['a', 'a'], ['']])
+      await expectError(await post({ sql: 'select 1', tags }), 400, 'parameter_invalid');
+  });
 });

@@ -28,6 +28,11 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .option('--byte-limit <bytes>', 'the server keeps the first rows whose result file fits in this many bytes')
     .option('--dry-run', 'check and bind the SQL without running it: print its columns and their types')
     .option(
+      '--tag <tag>',
+      'label the query for cost attribution (repeatable; lake usage sums by tag)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '-p, --param <name[:type]=value>',
       'a value for $name (1=, 2=… for ? and $1); :type is int, bigint, decimal, double, bool, date, timestamp or string; without =value, NULL (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],

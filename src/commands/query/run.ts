@@ -34,6 +34,7 @@ export interface RunOptions {
   rowLimit?: string;
   byteLimit?: string;
   dryRun?: boolean;
+  tag?: string[];
 }
 
 /** How each statement's rows are printed, and how long to wait for it. */
@@ -50,6 +51,7 @@ interface StatementRun {
     row_limit?: number;
     byte_limit?: number;
     dry_run?: boolean;
+    tags?: string[];
   };
 }
 
@@ -105,6 +107,7 @@ function serverLimits(options: RunOptions): Omit<StatementRun['asked'], 'schema'
     ...(rows !== undefined ? { row_limit: rows } : {}),
     ...(bytes !== undefined ? { byte_limit: bytes } : {}),
     ...(options.dryRun === true ? { dry_run: true } : {}),
+    ...(options.tag && options.tag.length > 0 ? { tags: options.tag } : {}),
   };
 }
 

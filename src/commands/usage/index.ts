@@ -41,6 +41,11 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
           ['cost_projected', body.cost.projected],
           ['days_elapsed', body.cost.days_elapsed],
           ['days_in_month', body.cost.days_in_month],
+          ...body.by_tag.flatMap((t): [string, number][] => [
+            [`tag.${t.tag}.queries_run`, t.queries_run],
+            [`tag.${t.tag}.result_bytes`, t.result_bytes],
+            [`tag.${t.tag}.cost`, t.cost],
+          ]),
         ]);
       }
       const out = ctx.io.stdout;
@@ -55,5 +60,13 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
         `  projected       ${usd(body.cost.projected)} (day ${body.cost.days_elapsed} of ${body.cost.days_in_month})\n`,
       );
       if (body.days.length > 0) out.write(`\n${dayBars(body.days).join('\n')}\n`);
+      if (body.by_tag.length > 0) {
+        const width = Math.max(...body.by_tag.map((t) => t.tag.length));
+        out.write('\nby query tag\n');
+        for (const t of body.by_tag)
+          out.write(
+            `  ${t.tag.padEnd(width)}  ${count(t.queries_run).padStart(8)} queries  ${bytes(t.result_bytes).padStart(10)}  ${usd(t.cost)}\n`,
+          );
+      }
     });
 }

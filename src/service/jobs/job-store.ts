@@ -26,6 +26,8 @@ export interface JobRecord {
   cancelRequested: boolean;
   /** A query job's SQL (null for other kinds, and for a query no longer kept). */
   sql: string | null;
+  /** A query job's tags (empty for other kinds). */
+  tags: string[];
 }
 
 /** Which jobs a list shows: one status, one kind, created at or after a time (epoch seconds). */
@@ -57,10 +59,12 @@ interface JobRow {
   error_message: string | null;
   cancel_requested: number;
   query_sql?: string | null;
+  query_tags?: string | null;
 }
 
 /** A job's columns, and a query job's SQL with them: one read for a list, not one more per query. */
-const JOB_COLUMNS = 'jobs.*, (SELECT q.sql FROM queries q WHERE q.id = jobs.id) AS query_sql';
+const JOB_COLUMNS =
+  'jobs.*, (SELECT q.sql FROM queries q WHERE q.id = jobs.id) AS query_sql, (SELECT q.tags FROM queries q WHERE q.id = jobs.id) AS query_tags';
 
 const toJob = (row: JobRow): JobRecord => ({
   id: row.id,
@@ -76,6 +80,7 @@ const toJob = (row: JobRow): JobRecord => ({
   errorMessage: row.error_message,
   cancelRequested: row.cancel_requested === 1,
   sql: row.query_sql ?? null,
+  tags: row.query_tags ? (JSON.parse(row.query_tags) as string[]) : [],
 });
 
 export interface NewJob {

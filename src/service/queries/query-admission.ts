@@ -49,7 +49,7 @@ export class QueryAdmission {
     scope: IdempotencyScope,
     key: string | undefined,
     requestHash: string,
-    query: { id: string; sql: string; plan: QueryPlan },
+    query: { id: string; sql: string; plan: QueryPlan; tags?: readonly string[] },
     startsNow: (organizationId: string) => boolean,
   ): Promise<SubmitOutcome> {
     const locks = [

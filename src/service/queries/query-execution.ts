@@ -347,17 +347,18 @@ export class QueryExecution {
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
+      const tags = this.usage ? await this.store.tagsOf(live.id) : [];
       if (outcome.status === 'succeeded') {
         await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) });
         this.results.keepFirstPage(live.id, outcome.firstRows);
-        await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes);
+        await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes, tags);
       } else {
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });
       }
       // Metered once it has run, whether it succeeded or not.
-      await this.usage?.record(live.organizationId, 'queries_run', 1);
+      await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
       mark('outcome recorded');
     } finally {
       this.queue.ended(live.organizationId);

@@ -37,6 +37,8 @@ export interface QueryInput {
   rowLimit?: number;
   byteLimit?: number;
   dryRun?: boolean;
+  /** Labels for cost attribution: shown on the query and its job, usage sums by them. */
+  tags?: string[];
 }
 
 /** What the query service is made of; one of each per process. */
@@ -122,8 +124,12 @@ export class QueryService {
       ...(input.byteLimit !== undefined ? { byteLimit: input.byteLimit } : {}),
       ...(input.dryRun === true ? { dryRun: true } : {}),
     };
+    const tags = [...new Set(input.tags ?? [])];
     // A key binds to everything that decides the result: the SQL, and what else it is asked with.
-    const requestHash = Object.keys(asked).length === 0 ? hashRequest(sql) : hashRequest(sql, JSON.stringify(asked));
+    const requestHash =
+      Object.keys(asked).length === 0 && tags.length === 0
+        ? hashRequest(sql)
+        : hashRequest(sql, JSON.stringify({ ...asked, tags }));
     const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
     await this.admission.assertResultStorageLeft(principal.organizationId);
@@ -159,7 +165,7 @@ export class QueryService {
         scope,
         idempotencyKey,
         requestHash,
-        { id, sql, plan: job.plan },
+        { id, sql, plan: job.plan, tags },
         (org) => (startNow = parseError === undefined && this.execution.hasRoomFor(org)),
       );
     } catch (error) {

@@ -30,6 +30,8 @@ export interface QueryRecord {
   asked: Pick<QueryPlan, 'timeoutSeconds' | 'rowLimit' | 'byteLimit' | 'dryRun'>;
   /** A limit cut rows from its result (null before it succeeded). */
   truncated: boolean | null;
+  /** The tags it was asked with (none: empty). */
+  tags: string[];
 }
 
 interface Row {
@@ -50,6 +52,7 @@ interface Row {
   error_message: string | null;
   plan: string | null;
   truncated: number | null;
+  tags: string | null;
 }
 
 const toRecord = (row: Row): QueryRecord => {
@@ -79,6 +82,7 @@ const toRecord = (row: Row): QueryRecord => {
       ...(plan?.dryRun ? { dryRun: true } : {}),
     },
     truncated: row.truncated === null ? null : Number(row.truncated) === 1,
+    tags: row.tags === null ? [] : (JSON.parse(row.tags) as string[]),
   };
 };
 
@@ -101,7 +105,7 @@ export interface QueryPlan {
 }
 
 const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
-                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated
+                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated, q.tags
                 FROM jobs j JOIN queries q ON q.id = j.id`;
 
 /** Query records: a job (status, timestamps, failure, events) plus the query's own fields. */
@@ -121,6 +125,7 @@ export class QueryStore {
     lease: { owner: string; expiresMs: number };
     status: 'queued' | 'running';
     plan: QueryPlan;
+    tags?: readonly string[];
   }): Promise<QueryRecord> {
     await this.jobs.create({
       id: input.id,
@@ -132,11 +137,12 @@ export class QueryStore {
       queued: input.status === 'queued',
     });
     // The catalog version is a column of its own: the collector keeps every version a live query reads.
-    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan) VALUES (?, ?, ?, ?)', [
+    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan, tags) VALUES (?, ?, ?, ?, ?)', [
       input.id,
       input.sql,
       input.plan.catalogVersion,
       JSON.stringify(input.plan),
+      input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
     ]);
     return (await this.get(input.organizationId, input.id)) as QueryRecord;
   }
@@ -156,6 +162,12 @@ export class QueryStore {
   }
 
   /** A query claimed from the shared queue: its SQL, organization and plan. */
+  /** A query's tags (for metering by tag). */
+  async tagsOf(id: string): Promise<string[]> {
+    const row = await this.db.get<{ tags: string | null }>('SELECT tags FROM queries WHERE id = ?', [id]);
+    return row?.tags ? (JSON.parse(row.tags) as string[]) : [];
+  }
+
   async claimed(id: string): Promise<{ organizationId: string; sql: string; plan: QueryPlan | null } | undefined> {
     const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null }>(
       'SELECT j.organization_id, q.sql, q.plan FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?',

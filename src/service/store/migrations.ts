@@ -419,10 +419,18 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 20,
     name: 'query limits and tags',
     // Whether a caller's row or byte limit cut a query's result, and the tags it was asked with (JSON list), which
-    // query history filters by.
+    // query history filters by; usage per tag, metered as it happens (query records are purged, the sums are not).
     sql: `
       ALTER TABLE queries ADD COLUMN truncated INTEGER;
       ALTER TABLE queries ADD COLUMN tags TEXT;
+      CREATE TABLE usage_by_tag (
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        day TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        quantity INTEGER NOT NULL,
+        PRIMARY KEY (organization_id, day, tag, metric)
+      );
     `,
   },
 ];

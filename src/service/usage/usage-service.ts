@@ -55,6 +55,8 @@ export interface UsageReport {
   month: string;
   days: ({ date: string; cost: number } & Record<Metric, number>)[];
   totals: Record<Metric, number>;
+  /** Per query tag: the queries and result bytes of the month, and their cost. */
+  byTag: { tag: string; queries_run: number; result_bytes: number; cost: number }[];
   storageBytes: number;
   prices: PriceTable;
   monthToDate: number;
@@ -72,10 +74,12 @@ export class UsageService {
     private readonly prices: () => PriceTable,
   ) {}
 
-  async record(organizationId: string, metric: Metric, quantity: number): Promise<void> {
+  /** Adds to a metric's day; with tags (a query's), to each tag's sum of it too. */
+  async record(organizationId: string, metric: Metric, quantity: number, tags: readonly string[] = []): Promise<void> {
     if (quantity <= 0) return;
     const day = new Date(this.clock.now()).toISOString().slice(0, 10);
     await this.store.add(organizationId, day, metric, quantity);
+    for (const tag of tags) await this.store.addForTag(organizationId, day, tag, metric, quantity);
   }
 
   /**
@@ -100,6 +104,18 @@ export class UsageService {
       byDay.set(row.day, quantities);
     }
     const days = [...byDay].map(([date, q]) => ({ date, ...q, cost: round(dayCost(q, prices)) }));
+    const tagged = new Map<string, Record<Metric, number>>();
+    for (const row of await this.store.monthByTag(principal.organizationId, target)) {
+      const quantities = tagged.get(row.tag) ?? noQuantities();
+      if ((METRICS as readonly string[]).includes(row.metric)) quantities[row.metric as Metric] += Number(row.quantity);
+      tagged.set(row.tag, quantities);
+    }
+    const byTag = [...tagged].map(([tag, q]) => ({
+      tag,
+      queries_run: q.queries_run,
+      result_bytes: q.result_bytes,
+      cost: round(dayCost(q, prices)),
+    }));
     const totals = noQuantities();
     for (const d of days) for (const m of METRICS) totals[m] += d[m];
     // What the lake really holds: current snapshots and the older ones still kept for queries that may read them.
@@ -111,6 +127,7 @@ export class UsageService {
       month: target,
       days,
       totals,
+      byTag,
       storageBytes,
       prices,
       monthToDate: round(metered + (target === current ? storage : 0)),

@@ -27,6 +27,7 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
         ...(body.row_limit !== undefined ? { rowLimit: body.row_limit } : {}),
         ...(body.byte_limit !== undefined ? { byteLimit: body.byte_limit } : {}),
         ...(body.dry_run === true ? { dryRun: true } : {}),
+        ...(body.tags !== undefined ? { tags: body.tags } : {}),
       },
       key,
     );

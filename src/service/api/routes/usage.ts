@@ -13,6 +13,7 @@ export function usageRoutes(app: Hono<ApiEnv>): void {
       currency: 'USD',
       days: report.days,
       totals: report.totals,
+      by_tag: report.byTag,
       storage_bytes: report.storageBytes,
       prices: report.prices,
       cost: {

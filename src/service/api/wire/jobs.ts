@@ -20,5 +20,6 @@ export function jobObject(
     cancel_requested: job.cancelRequested,
     resource: job.kind === 'query' ? `/queries/${job.id}` : null,
     sql: job.kind === 'query' ? job.sql : null,
+    ...(job.tags.length > 0 ? { tags: job.tags } : {}),
   };
 }

@@ -21,6 +21,7 @@ export function queryObject(query: QueryRecord): QueryObject {
     ...(query.asked.timeoutSeconds !== undefined ? { timeout_seconds: query.asked.timeoutSeconds } : {}),
     ...(query.asked.rowLimit !== undefined ? { row_limit: query.asked.rowLimit } : {}),
     ...(query.asked.byteLimit !== undefined ? { byte_limit: query.asked.byteLimit } : {}),
+    ...(query.tags.length > 0 ? { tags: query.tags } : {}),
     ...(query.asked.dryRun ? { dry_run: true as const } : {}),
   };
   if (query.status === 'succeeded') {
