@@ -164,3 +164,23 @@ export async function printList<R extends RouteContract>(
   if (page.has_more && page.next_cursor)
     ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
 }
+
+/** SQL on one line, cut to `width` characters. */
+export function oneLine(sql: string, width: number): string {
+  const flat = sql.replace(/\s+/g, ' ').trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
+
+/** --since (or another time flag): an age (30m, 2h, 7d), a date or time (2026-11-24, ISO), or epoch seconds. */
+export function sinceSeconds(value: string, flag = '--since'): number {
+  const age = /^(\d+)([mhd])$/.exec(value);
+  if (age)
+    return Math.floor(Date.now() / 1000) - Number(age[1]) * { m: 60, h: 3600, d: 86400 }[age[2] as 'm' | 'h' | 'd'];
+  if (/^\d+$/.test(value)) return Number(value);
+  const parsed = Date.parse(value);
+  if (Number.isNaN(parsed))
+    throw usageError(
+      `${flag} must be an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds, not '${value.slice(0, 40)}'.`,
+    );
+  return Math.floor(parsed / 1000);
+}

@@ -1,11 +1,45 @@
 /** The API's routes: Queries and the catalog. */
 import { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
-import { Query, QueryFormat, QuerySubmission } from './queries.js';
+import { Query, QueryFormat, QueryStatus, QuerySubmission } from './queries.js';
 import { defineRoute } from './route.js';
-import { List, Type } from './schema.js';
-import { id, json } from './route-helpers.js';
+import { List, pageQuery, Type } from './schema.js';
+import { cursorErrors, id, json } from './route-helpers.js';
 
 export const QUERY_ROUTES = {
+  listQueries: defineRoute({
+    operationId: 'listQueries',
+    method: 'get',
+    path: '/queries',
+    tag: 'Queries',
+    summary: 'Query history, newest first',
+    description:
+      "Lake's addition. The caller's own queries; owners and admins may list everyone's (creator=all) or one principal's. No result fields: GET /queries/{id} has those.",
+    auth: { scopes: ['query:read'] },
+    query: Type.Object({
+      ...pageQuery(20, 100),
+      status: Type.Optional(QueryStatus),
+      created_after: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'Created at or after, epoch seconds.' }),
+      ),
+      created_before: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'Created before, epoch seconds.' }),
+      ),
+      creator: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          description: "me (the default), all, or a user's or key's id (owners and admins for any but their own).",
+        }),
+      ),
+      q: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 200, description: 'A piece of the SQL, matched ignoring case.' }),
+      ),
+      tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only queries with this tag.' })),
+    }),
+    paramErrors: cursorErrors,
+    responses: { 200: json('A page of queries.', List(Query)) },
+    errors: ['invalid_cursor', 'owner_required'],
+  }),
   createQuery: defineRoute({
     operationId: 'createQuery',
     method: 'post',

@@ -175,6 +175,22 @@ describe('lake query', () => {
     expect((await runLake(['query', '--tag', 'a b', 'select 1'], { env })).stderr).toContain('parameter_invalid');
   });
 
+  it('lake query ls lists the history, newest first, with its filters', async () => {
+    await runLake(['query', '--tag', 'ls-test', 'select 1 as first_one'], { env });
+    await runLake(['query', '--tag', 'ls-test', 'select * from lake.demo.not_here'], { env });
+    const all = JSON.parse((await runLake(['query', 'ls', '--json', '--tag', 'ls-test'], { env })).stdout) as {
+      data: { sql: string }[];
+    };
+    expect(all.data.map((q) => q.sql)).toEqual(['select * from lake.demo.not_here', 'select 1 as first_one']);
+    const failed = await runLake(['query', 'ls', '--tag', 'ls-test', '--status', 'failed', '--output', 'csv'], { env });
+    expect(failed.stdout.split('\n')[0]).toBe('id,status,created,duration_ms,tags,sql,error');
+    expect(failed.stdout).toContain('not_here');
+    expect(failed.stdout).not.toContain('first_one');
+    const found = await runLake(['query', 'ls', '--search', 'FIRST_ONE', '--json'], { env });
+    expect((JSON.parse(found.stdout) as { data: unknown[] }).data).toHaveLength(1);
+    expect((await runLake(['query', 'ls', '--since', 'yesterday-ish'], { env })).code).toBe(2);
+  });
+
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
     for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
       const result = await runLake(['query', sql], { env });

@@ -5,7 +5,7 @@ import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadResult, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
-import { printList, type PageOptions } from '../listing.js';
+import { oneLine, printList, sinceSeconds, type PageOptions } from '../listing.js';
 
 const when = (seconds: number | null): string =>
   seconds === null ? '' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -23,12 +23,6 @@ function duration(job: JobObject): string | null {
   const seconds = (job.finished ?? Math.floor(Date.now() / 1000)) - job.started;
   if (seconds < 60) return `${seconds} s`;
   return seconds < 3600 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${(seconds / 3600).toFixed(1)} h`;
-}
-
-/** A query job's SQL on one line, cut to `width` characters. */
-function oneLine(sql: string, width: number): string {
-  const flat = sql.replace(/\s+/g, ' ').trim();
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
 }
 
 function jobFields(job: JobObject): [string, unknown][] {
@@ -70,20 +64,6 @@ export async function listJobs(ctx: CommandContext, options: JobListOptions): Pr
       error: j.error?.code ?? null,
     }),
   });
-}
-
-/** --since: an age (30m, 2h, 7d), a date or time (2026-11-24, ISO), or epoch seconds. */
-function sinceSeconds(value: string): number {
-  const age = /^(\d+)([mhd])$/.exec(value);
-  if (age)
-    return Math.floor(Date.now() / 1000) - Number(age[1]) * { m: 60, h: 3600, d: 86400 }[age[2] as 'm' | 'h' | 'd'];
-  if (/^\d+$/.test(value)) return Number(value);
-  const parsed = Date.parse(value);
-  if (Number.isNaN(parsed))
-    throw usageError(
-      `--since must be an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds, not '${value.slice(0, 40)}'.`,
-    );
-  return Math.floor(parsed / 1000);
 }
 
 export async function getJob(ctx: CommandContext, id: string): Promise<void> {

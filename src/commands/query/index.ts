@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import type { RunOptions } from './run.js';
+import type { QueryListOptions } from './list.js';
+import { pageOptions } from '../listing.js';
 
 // Each verb's code is loaded when it runs, so `lake --help` and other commands do not pay for it.
 
@@ -40,6 +42,17 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .action(async (sql: string | undefined, options: RunOptions) =>
       (await import('./run.js')).runQuery(ctx, sql, options),
     );
+
+  pageOptions(
+    query.command('ls').description('query history, newest first: your queries (owners and admins: --creator all)'),
+  )
+    .option('--status <status>', 'only queries in this status: queued, running, succeeded, failed or cancelled')
+    .option('--since <when>', 'only queries created since: an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds')
+    .option('--before <when>', 'only queries created before this time (same forms as --since)')
+    .option('--creator <who>', "me (default), all, or a user's or key's id (owners and admins)")
+    .option('--search <text>', 'only queries whose SQL holds this text (any case)')
+    .option('--tag <tag>', 'only queries with this tag')
+    .action(async (options: QueryListOptions) => (await import('./list.js')).listQueries(ctx, options));
 
   query
     .command('poll')

@@ -171,6 +171,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     engine,
     scheduling,
     usage,
+    directory: home.directory,
   });
   await queries.purgeExpired();
   const secretBox = new SecretBox(home.paths.secretsKey);

@@ -22,6 +22,8 @@ import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
 import type { QueryPlan, QueryRecord, QueryStore } from './store.js';
+import { QueryHistoryStore, type QueryHistoryFilter } from './history-store.js';
+import type { Directory } from '../auth/directory.js';
 
 export type { Scheduling, SubmitOutcome };
 
@@ -56,7 +58,12 @@ export interface QueryServiceParts {
   engine: QueryEngine;
   scheduling: Scheduling;
   usage?: UsageService;
+  /** Who is an owner or admin: they may list others' queries. */
+  directory: Directory;
 }
+
+/** Whose queries a history page lists: the caller's own, everyone's, or one principal's (usr_… or a key's id). */
+export type QueryCreator = 'me' | 'all' | string;
 
 /**
  * Queries: intake here (the guard, the caller's grants, idempotency, the record and the organization's ceiling, all
@@ -64,6 +71,7 @@ export interface QueryServiceParts {
  */
 export class QueryService {
   readonly store: QueryStore;
+  private readonly history: QueryHistoryStore;
   readonly settings: QuerySettings;
   private readonly jobs: QueryJobs;
   private readonly grants: QueryGrants;
@@ -72,6 +80,7 @@ export class QueryService {
 
   constructor(private readonly parts: QueryServiceParts) {
     this.store = parts.store;
+    this.history = new QueryHistoryStore(parts.db);
     this.settings = parts.settings;
     this.jobs = new QueryJobs(parts.lake, parts.settings);
     this.admission = new QueryAdmission(parts);
@@ -203,6 +212,50 @@ export class QueryService {
     if (!query || hidden)
       throw new LakeServiceError('query_not_found', `No query '${id.slice(0, 64)}' exists in your organization.`);
     return query;
+  }
+
+  /**
+   * Query history, newest first: the caller's own queries, or (owners and admins, through a personal access token)
+   * everyone's or one principal's. A principal restricted by table permissions sees only its own, as with get.
+   */
+  async list(
+    principal: Principal,
+    filter: Omit<QueryHistoryFilter, 'principalId'> & { creator?: QueryCreator },
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: QueryRecord[]; hasMore: boolean }> {
+    await this.parts.permissions.assertServiceKeyAllowed(principal);
+    const own = principalIdOf(principal);
+    const { creator = 'me', ...rest } = filter;
+    const principalId = creator === 'me' ? own : creator === 'all' ? undefined : creator;
+    if (principalId !== own) await this.assertMayListOthers(principal);
+    let after: QueryRecord | undefined;
+    if (startingAfter !== undefined) {
+      after = await this.store.get(principal.organizationId, startingAfter);
+      if (!after || (principalId !== undefined && after.principalId !== principalId))
+        throw new LakeServiceError(
+          'invalid_cursor',
+          'starting_after is not a next_cursor from a previous page of this history.',
+          { param: 'starting_after' },
+        );
+    }
+    return this.history.list(
+      principal.organizationId,
+      { ...rest, ...(principalId !== undefined ? { principalId } : {}) },
+      limit,
+      after,
+    );
+  }
+
+  private async assertMayListOthers(principal: Principal): Promise<void> {
+    const user = principal.userId ? await this.parts.directory.user(principal.userId) : undefined;
+    const admin = user?.organizationId === principal.organizationId && ['owner', 'admin'].includes(user.role);
+    if (!admin || (await this.parts.permissions.accessFor(principal)).restricted)
+      throw new LakeServiceError(
+        'owner_required',
+        "Only owners and admins, through a personal access token, may list other people's queries; leave out creator for your own.",
+        { param: 'creator' },
+      );
   }
 
   /** The query behind a succeeded query job, for freshly signed result links (GET /jobs/{id}/result). */

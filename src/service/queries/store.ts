@@ -34,7 +34,7 @@ export interface QueryRecord {
   tags: string[];
 }
 
-interface Row {
+export interface QueryRow {
   id: string;
   organization_id: string;
   principal_id: string;
@@ -55,7 +55,7 @@ interface Row {
   tags: string | null;
 }
 
-const toRecord = (row: Row): QueryRecord => {
+export const toQueryRecord = (row: QueryRow): QueryRecord => {
   const plan = row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan);
   return {
     id: row.id,
@@ -104,7 +104,7 @@ export interface QueryPlan {
   dryRun?: boolean;
 }
 
-const SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
+export const QUERY_SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
                        q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated, q.tags
                 FROM jobs j JOIN queries q ON q.id = j.id`;
 
@@ -148,17 +148,17 @@ export class QueryStore {
   }
 
   async get(organizationId: string, id: string): Promise<QueryRecord | undefined> {
-    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`, [
-      id,
-      organizationId,
-    ]);
-    return row && toRecord(row);
+    const row = await this.db.get<QueryRow>(
+      `${QUERY_SELECT} WHERE j.id = ? AND j.organization_id = ? AND j.kind = 'query'`,
+      [id, organizationId],
+    );
+    return row && toQueryRecord(row);
   }
 
   /** For signed downloads, where the signature, not a credential, proves the right to read. */
   async getById(id: string): Promise<QueryRecord | undefined> {
-    const row = await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.kind = 'query'`, [id]);
-    return row && toRecord(row);
+    const row = await this.db.get<QueryRow>(`${QUERY_SELECT} WHERE j.id = ? AND j.kind = 'query'`, [id]);
+    return row && toQueryRecord(row);
   }
 
   /** A query claimed from the shared queue: its SQL, organization and plan. */

@@ -6,13 +6,32 @@ import { queryObject } from '../wire/queries.js';
 import { mount } from '../contract-route.js';
 import type { ApiEnv } from '../env.js';
 import { publicOrigin } from '../request-params.js';
+import { listBody } from '../pagination.js';
 
-const { createQuery: submit, getQuery: get } = QUERY_ROUTES;
+const { createQuery: submit, getQuery: get, listQueries: list } = QUERY_ROUTES;
 
 /** How long POST /queries holds a dry run for its answer before answering 202 like any query. */
 const DRY_RUN_WAIT_MS = 30_000;
 
 export function queryRoutes(app: Hono<ApiEnv>): void {
+  mount(app, list, async (c, { query }) => {
+    const { limit = 20, starting_after: startingAfter } = query;
+    const page = await c.get('services').queries.list(
+      c.get('principal'),
+      {
+        ...(query.status !== undefined ? { status: query.status } : {}),
+        ...(query.created_after !== undefined ? { createdAfter: query.created_after } : {}),
+        ...(query.created_before !== undefined ? { createdBefore: query.created_before } : {}),
+        ...(query.creator !== undefined ? { creator: query.creator } : {}),
+        ...(query.q !== undefined ? { text: query.q } : {}),
+        ...(query.tag !== undefined ? { tag: query.tag } : {}),
+      },
+      limit,
+      startingAfter,
+    );
+    return c.json(listBody({ data: page.data.map((q) => queryObject(q)), hasMore: page.hasMore }));
+  });
+
   mount(app, submit, async (c, { body }) => {
     const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
     const { sql, schema, parameters } = body;
