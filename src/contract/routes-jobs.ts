@@ -1,5 +1,6 @@
 /** The API's routes: Jobs and their event streams. */
 import { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
+import { ResultFileFormat } from './queries.js';
 import { defineRoute } from './route.js';
 import { List, OneOf, pageQuery, Type } from './schema.js';
 import { id, cursorErrors, json, events } from './route-helpers.js';
@@ -49,6 +50,7 @@ export const JOB_ROUTES = {
     summary: "Get a query job's result files",
     auth: { scopes: ['jobs:read'] },
     params: id('A query job id.'),
+    query: Type.Object({ file_format: Type.Optional(ResultFileFormat) }),
     responses: { 200: json('Signed result URLs.', JobResult) },
     errors: ['job_not_found', 'job_not_finished', 'job_has_no_result'],
   }),

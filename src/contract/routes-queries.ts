@@ -1,6 +1,6 @@
 /** The API's routes: Queries and the catalog. */
 import { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
-import { Query, QueryFormat, QueryStatus, QuerySubmission } from './queries.js';
+import { Query, QueryFormat, QueryStatus, QuerySubmission, ResultFileFormat } from './queries.js';
 import { defineRoute } from './route.js';
 import { List, pageQuery, Type } from './schema.js';
 import { cursorErrors, id, json } from './route-helpers.js';
@@ -81,6 +81,7 @@ export const QUERY_ROUTES = {
     params: id('A query id (qr_…).'),
     query: Type.Object({
       format: Type.Optional(QueryFormat),
+      file_format: Type.Optional(ResultFileFormat),
       wait: Type.Optional(
         Type.Integer({
           minimum: 0,

@@ -1,5 +1,6 @@
 /** The API's routes: The service itself: health, version, errors, usage, the document. */
 import { WhoAmI } from './credentials.js';
+import { ResultFileFormat } from './queries.js';
 import { defineRoute } from './route.js';
 import { Type } from './schema.js';
 import { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
@@ -77,15 +78,19 @@ export const SERVICE_ROUTES = {
     auth: { public: true },
     params: id('A query id.'),
     requestHeaders: ['Range'],
-    query: Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }),
+    query: Type.Object({
+      expires: Type.Optional(Type.String()),
+      signature: Type.Optional(Type.String()),
+      file_format: Type.Optional(ResultFileFormat),
+    }),
     responses: {
       200: {
-        description: 'The Parquet file.',
+        description: 'The Parquet file (or, with file_format=csv, the CSV: text/csv).',
         contentType: 'application/vnd.apache.parquet',
         headers: ['Accept-Ranges', 'ETag'],
       },
       206: {
-        description: 'The requested byte range.',
+        description: 'The requested byte range (of the file file_format names).',
         contentType: 'application/vnd.apache.parquet',
         headers: ['Accept-Ranges', 'ETag', 'Content-Range'],
       },

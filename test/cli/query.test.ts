@@ -191,6 +191,19 @@ describe('lake query', () => {
     expect((await runLake(['query', 'ls', '--since', 'yesterday-ish'], { env })).code).toBe(2);
   });
 
+  it('lake query download --format csv writes the result as CSV (default name <id>.csv)', async () => {
+    const run = await runLake(['query', '--print-id', "select range as n, 'x,y' as s from range(3)"], { env });
+    const id = run.stderr.trim().split('\n')[0] as string;
+    expect(id).toMatch(/^qr_/);
+    const out = join(work, 'result.csv');
+    const download = await runLake(['query', 'download', id, '--format', 'csv', '-o', out], { env });
+    expect(download.code, download.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8')).toBe('n,s\r\n0,"x,y"\r\n1,"x,y"\r\n2,"x,y"\r\n');
+    const piped = await runLake(['query', 'download', id, '--format', 'csv', '-o', '-'], { env });
+    expect(piped.stdout.split('\r\n')[0]).toBe('n,s');
+    expect((await runLake(['query', 'download', id, '--format', 'xml'], { env })).code).toBe(2);
+  });
+
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {
     for (const sql of ['select $1', "select {'a': ?}", 'select $name']) {
       const result = await runLake(['query', sql], { env });

@@ -259,4 +259,37 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
     for (const tags of [['a b'], ['x'.repeat(65)], Array.from({ length: 11 }, (_, i) => `t${i}`), ['a', 'a'], ['']])
       await expectError(await post({ sql: 'select 1', tags }), 400, 'parameter_invalid');
   });
+
+  it('file_format=csv serves the result as RFC 4180 CSV through the same signed, Range-capable links', async () => {
+    const done = await ask({
+      sql: `select range as n, case when range = 1 then 'a,"b"' when range = 2 then 'two
+lines' end as s, timestamptz '2024-01-01 12:00:00+00' + to_hours(range) as at from range(3) order by n`,
+    });
+    const query = (await (await api.request(`/queries/${done.id}?format=files&file_format=csv`)).json()) as Json;
+    const file = query.files[0] as Json;
+    expect(file.url).toContain('file_format=csv');
+    const response = await api.request(file.url, { token: null });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/csv');
+    expect(response.headers.get('content-disposition')).toContain(`${done.id}.csv`);
+    const text = await response.text();
+    expect(text).toBe(
+      'n,s,at\r\n0,,2024-01-01 12:00:00+00\r\n1,"a,""b""",2024-01-01 13:00:00+00\r\n2,"two\nlines",2024-01-01 14:00:00+00\r\n',
+    );
+    expect(file.bytes).toBe(Buffer.byteLength(text));
+    const part = await api.request(file.url, { token: null, headers: { Range: 'bytes=0-5' } });
+    expect(part.status).toBe(206);
+    expect(await part.text()).toBe('n,s,at');
+    // The job's result link takes the same choice; the Parquet link is unchanged.
+    const job = (await (await api.request(`/jobs/${done.id}/result?file_format=csv`)).json()) as Json;
+    expect(job.files[0]).toMatchObject({ bytes: file.bytes, url: expect.stringContaining('file_format=csv') });
+    const parquet = (await (await api.request(`/queries/${done.id}`)).json()) as Json;
+    expect(parquet.files[0].url).not.toContain('file_format');
+    await expectError(
+      await api.request(`/queries/${done.id}?format=files&file_format=xml`),
+      400,
+      'parameter_invalid',
+      'file_format',
+    );
+  });
 });

@@ -44,10 +44,11 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
 
   jobs
     .command('result')
-    .description("download a succeeded query job's Parquet result (freshly signed, resumable)")
+    .description("download a succeeded query job's result, Parquet or CSV (freshly signed, resumable)")
     .argument('<id>', 'job id')
-    .option('-o, --output <file>', 'where to write (default <id>.parquet; - for stdout)')
-    .action(async (id: string, options: { output?: string }) =>
-      (await import('./verbs.js')).jobResult(ctx, id, options.output),
+    .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
+    .option('--format <format>', 'parquet (the default) or csv (RFC 4180, with a header)')
+    .action(async (id: string, options: { output?: string; format?: string }) =>
+      (await import('./verbs.js')).jobResult(ctx, id, options.output, options.format),
     );
 }

@@ -3,7 +3,7 @@ import { printFields, printJson } from '../../render/record.js';
 import { JOB_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
-import { downloadResult, type ResultFile } from '../query/download.js';
+import { downloadFormat, downloadResult, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
 import { oneLine, printList, sinceSeconds, type PageOptions } from '../listing.js';
 
@@ -131,13 +131,22 @@ export async function cancelJob(ctx: CommandContext, id: string): Promise<void> 
   printFields(ctx.io, [...jobFields(outcome.job), ['execution may continue', outcome.execution_may_continue]]);
 }
 
-export async function jobResult(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {
+export async function jobResult(
+  ctx: CommandContext,
+  id: string,
+  output: string | undefined,
+  formatName?: string,
+): Promise<void> {
+  const format = downloadFormat(formatName);
   const client = await ctx.client();
   const fresh = async (): Promise<ResultFile> => {
-    const result = await client.read(JOB_ROUTES.getJobResult, { params: { id } });
+    const result = await client.read(JOB_ROUTES.getJobResult, {
+      params: { id },
+      query: format === 'parquet' ? {} : { file_format: format },
+    });
     const file = result.files[0];
     if (!file) throw usageError(`Job ${id} has no result file.`);
     return file;
   };
-  await downloadResult(ctx, client, id, output, fresh);
+  await downloadResult(ctx, client, id, output ?? `${id}.${format}`, fresh);
 }

@@ -5,7 +5,7 @@ import type { LakeClient } from '../../client/lake-client.js';
 import { LakeApiError } from '../../client/errors.js';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
-import { CliError, EXIT } from '../exit-codes.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { ResultFileObject } from '../../contract/types.js';
 
@@ -15,8 +15,15 @@ const MAX_ATTEMPTS = 5;
 export type ResultFile = ResultFileObject;
 
 /** A freshly signed URL each time: links last an hour, and a long or resumed download may outlive one. */
-export async function queryResultFile(client: LakeClient, id: string): Promise<ResultFile> {
-  const answer = await client.call(QUERY_ROUTES.getQuery, { params: { id } });
+export async function queryResultFile(
+  client: LakeClient,
+  id: string,
+  format: DownloadFormat = 'parquet',
+): Promise<ResultFile> {
+  const answer = await client.call(QUERY_ROUTES.getQuery, {
+    params: { id },
+    query: format === 'parquet' ? {} : { file_format: format },
+  });
   const query = answer.body;
   if (query.status === 'running' || query.status === 'queued') {
     throw new CliError(
@@ -44,9 +51,26 @@ function sizeOf(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;
 }
 
-export async function downloadQuery(ctx: CommandContext, id: string, output: string | undefined): Promise<void> {
+/** The forms `lake query download --format` takes. */
+export const DOWNLOAD_FORMATS = ['parquet', 'csv'] as const;
+export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+
+export function downloadFormat(value: string | undefined): DownloadFormat {
+  const format = value ?? 'parquet';
+  if (!(DOWNLOAD_FORMATS as readonly string[]).includes(format))
+    throw usageError(`--format must be one of ${DOWNLOAD_FORMATS.join(', ')}, not '${format.slice(0, 20)}'.`);
+  return format as DownloadFormat;
+}
+
+export async function downloadQuery(
+  ctx: CommandContext,
+  id: string,
+  output: string | undefined,
+  formatName?: string,
+): Promise<void> {
+  const format = downloadFormat(formatName);
   const client = await ctx.client();
-  await downloadResult(ctx, client, id, output, () => queryResultFile(client, id));
+  await downloadResult(ctx, client, id, output ?? `${id}.${format}`, () => queryResultFile(client, id, format));
 }
 
 /**

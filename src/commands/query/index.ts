@@ -77,8 +77,9 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .command('download')
     .description("download a query's Parquet result, resuming after interruptions and checking its size")
     .argument('<id>', 'query id (qr_…)')
-    .option('-o, --output <file>', 'where to write (default <id>.parquet; - for stdout)')
-    .action(async (id: string, options: { output?: string }) =>
-      (await import('./download.js')).downloadQuery(ctx, id, options.output),
+    .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
+    .option('--format <format>', 'parquet (the default) or csv (RFC 4180, with a header)')
+    .action(async (id: string, options: { output?: string; format?: string }) =>
+      (await import('./download.js')).downloadQuery(ctx, id, options.output, options.format),
     );
 }

@@ -1,4 +1,5 @@
-import { rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { ResultFormats, type ResultFileFormat } from './result-formats.js';
 import type { JsonRow } from '../engine/result-rows.js';
 import { LakeServiceError } from '../core/errors.js';
 import { checkResultSignature, signedResultPath, type Signer, type SignedPath } from '../files/url-signer.js';
@@ -29,6 +30,7 @@ export class QueryResults {
     private readonly layout: LakeLayout,
     private readonly reader: ResultReader,
     private readonly signer: Signer,
+    private readonly formats: ResultFormats = new ResultFormats(),
   ) {}
 
   /** The result file of a succeeded query, while it is kept. */
@@ -84,6 +86,14 @@ export class QueryResults {
     return offset;
   }
 
+  /** A succeeded query's result file in `format` (made from its Parquet the first time), with its size. */
+  async fileIn(query: QueryRecord, format: ResultFileFormat): Promise<{ file: string; size: number }> {
+    const file = this.file(query);
+    if (!file || !existsSync(file))
+      throw new LakeServiceError('query_not_found', `The result of ${query.id} no longer exists; run it again.`);
+    return this.formats.file(file, format);
+  }
+
   /** A download link for the result, valid for an hour, relative to the service's address. */
   downloadLink(queryId: string): SignedPath {
     return signedResultPath(this.signer, queryId);
@@ -94,6 +104,7 @@ export class QueryResults {
     queryId: string,
     expires: string | undefined,
     signature: string | undefined,
+    format: ResultFileFormat = 'parquet',
   ): Promise<{ file: string; size: number }> {
     const check = checkResultSignature(this.signer, `/files/results/${queryId}`, expires, signature);
     if (check === 'invalid')
@@ -108,14 +119,11 @@ export class QueryResults {
       );
     const query = await this.store.getById(queryId);
     const file = query && this.file(query);
-    try {
-      if (!file) throw new Error('no result');
-      return { file, size: statSync(file).size };
-    } catch {
+    if (!query || !file || !existsSync(file))
       throw new LakeServiceError(
         'query_not_found',
         'This result no longer exists; results are kept for a limited time.',
       );
-    }
+    return this.formats.file(file, format);
   }
 }

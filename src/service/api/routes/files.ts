@@ -5,6 +5,7 @@ import { HttpError } from '../http-error.js';
 import type { ApiEnv } from '../env.js';
 import { SERVICE_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
+import { FILE_FORMAT_TYPES } from '../../queries/result-formats.js';
 
 interface ByteRange {
   start: number;
@@ -33,7 +34,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
  */
 export function fileRoutes(app: Hono<ApiEnv>): void {
   mount(app, SERVICE_ROUTES.downloadResultFile, async (c, { params: { id }, query }) => {
-    const { file, size } = await c.get('services').results.download(id, query.expires, query.signature);
+    const format = query.file_format ?? 'parquet';
+    const { file, size } = await c.get('services').results.download(id, query.expires, query.signature, format);
     const range = parseRange(c.req.header('Range'), size);
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {
@@ -42,9 +44,10 @@ export function fileRoutes(app: Hono<ApiEnv>): void {
       });
     }
     const { start, end } = range ?? { start: 0, end: size - 1 };
-    c.header('Content-Type', 'application/vnd.apache.parquet');
-    c.header('Content-Disposition', `attachment; filename="${id}.parquet"`);
-    c.header('ETag', `"${id}-${size}"`);
+    const { mediaType, extension } = FILE_FORMAT_TYPES[format];
+    c.header('Content-Type', mediaType);
+    c.header('Content-Disposition', `attachment; filename="${id}.${extension}"`);
+    c.header('ETag', `"${id}-${format}-${size}"`);
     c.header('Cache-Control', 'private, no-store');
     c.header('Content-Length', String(size === 0 ? 0 : end - start + 1));
     if (range) c.header('Content-Range', `bytes ${start}-${end}/${size}`);

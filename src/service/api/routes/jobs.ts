@@ -24,17 +24,18 @@ export function jobRoutes(app: Hono<ApiEnv>): void {
     c.json(jobObject(await c.get('services').jobs.get(c.get('principal'), params.id))),
   );
 
-  mount(app, getJobResult, async (c, { params }) => {
+  mount(app, getJobResult, async (c, { params, query: options }) => {
     const { queries, results } = c.get('services');
     const query = await queries.resultOfJob(c.get('principal'), params.id);
     const signed = results.downloadLink(query.id);
+    const fileFormat = options.file_format ?? 'parquet';
+    const file = results.file(query) && (await results.fileIn(query, fileFormat));
+    const url = `${publicOrigin(c)}${signed.path}${fileFormat === 'parquet' ? '' : `&file_format=${fileFormat}`}`;
     return c.json({
       object: 'job_result',
       job: query.id,
       row_count: query.rowCount,
-      files: results.file(query)
-        ? [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes ?? 0, expires: signed.expires }]
-        : [],
+      files: file ? [{ url, bytes: file.size, expires: signed.expires }] : [],
     } satisfies JobResultObject);
   });
 

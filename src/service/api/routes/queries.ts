@@ -73,12 +73,11 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
     if (query.status !== 'succeeded' || !results.file(query)) return c.json(body);
 
     if (format === 'files') {
+      const fileFormat = options.file_format ?? 'parquet';
       const signed = results.downloadLink(params.id);
-      return c.json({
-        ...body,
-        row_count: null,
-        files: [{ url: `${publicOrigin(c)}${signed.path}`, bytes: query.resultBytes, expires: signed.expires }],
-      });
+      const bytes = fileFormat === 'parquet' ? query.resultBytes : (await results.fileIn(query, fileFormat)).size;
+      const url = `${publicOrigin(c)}${signed.path}${fileFormat === 'parquet' ? '' : `&file_format=${fileFormat}`}`;
+      return c.json({ ...body, row_count: null, files: [{ url, bytes, expires: signed.expires }] });
     }
     mark('GET /queries: query ended');
     const page = await results.page(query, offset, limit);

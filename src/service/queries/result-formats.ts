@@ -1,0 +1,78 @@
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
+
+/** The forms a result downloads in: the Parquet the query wrote, or one made from it. */
+export const RESULT_FILE_FORMATS = ['parquet', 'csv'] as const;
+export type ResultFileFormat = (typeof RESULT_FILE_FORMATS)[number];
+
+/** The file extension and media type of each form. */
+export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; mediaType: string }> = {
+  parquet: { extension: 'parquet', mediaType: 'application/vnd.apache.parquet' },
+  csv: { extension: 'csv', mediaType: 'text/csv; charset=utf-8; header=present' },
+};
+
+/**
+ * A result in another form than its Parquet file: made once, beside it, by a private DuckDB instance that runs only
+ * these fixed conversions of files lake wrote itself, streaming (a memory limit, no row held), in the result's row
+ * order. Later downloads, and their Range requests, read the same bytes. Conversions of one file share one run.
+ */
+export class ResultFormats {
+  private instance: Promise<DuckDBInstance> | undefined;
+  private readonly running = new Map<string, Promise<string>>();
+
+  /** The result file in `format`, made if it is not there yet; with its size. */
+  async file(parquet: string, format: ResultFileFormat): Promise<{ file: string; size: number }> {
+    const file = format === 'parquet' ? parquet : await this.converted(parquet, format);
+    return { file, size: statSync(file).size };
+  }
+
+  private converted(parquet: string, format: Exclude<ResultFileFormat, 'parquet'>): Promise<string> {
+    const target = `${parquet.replace(/\.parquet$/, '')}.${FILE_FORMAT_TYPES[format].extension}`;
+    if (existsSync(target)) return Promise.resolve(target);
+    let run = this.running.get(target);
+    if (!run) {
+      run = this.convert(parquet, target).finally(() => this.running.delete(target));
+      this.running.set(target, run);
+    }
+    return run;
+  }
+
+  /** CSV as RFC 4180 has it: a header, CRLF line ends, fields quoted only when they must be, NULL empty. */
+  private async convert(parquet: string, target: string): Promise<string> {
+    const instance = await this.open();
+    const connection = await instance.connect();
+    const partial = `${target}.partial`;
+    try {
+      // Timestamps with a time zone are written in UTC, as every other form of a result shows them.
+      await connection.run("SET TimeZone = 'UTC'");
+      await connection.run(
+        `COPY (SELECT * FROM read_parquet(${quoteLiteral(parquet)})) TO ${quoteLiteral(partial)} (FORMAT csv, HEADER, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\\r\\n')`,
+      );
+      // Whole or not at all: a download never sees a file still being written.
+      renameSync(partial, target);
+      return target;
+    } catch (error) {
+      rmSync(partial, { force: true });
+      throw error;
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  private open(): Promise<DuckDBInstance> {
+    this.instance ??= (async () => {
+      const duckdb = await loadDuckDB();
+      const instance = await duckdb.DuckDBInstance.create(':memory:', {
+        ...OFFLINE_CONFIG,
+        threads: '2',
+        // Streams through; a large result never sits in this process. Rows keep the result's order.
+        memory_limit: '256MB',
+        preserve_insertion_order: 'true',
+      });
+      return instance;
+    })();
+    this.instance.catch(() => (this.instance = undefined));
+    return this.instance;
+  }
+}
