@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// A large result downloaded in each form (not a timed test): against `lake serve`, the time from asking for the
+// signed link (which makes the CSV the first time) to the last byte on disk, for Parquet and for CSV; against
+// DuckDB's own `COPY (…) TO 'x.csv'` of the same query in this process, in the same run. Also the server's peak
+// resident memory (VmHWM of lake serve itself; queries run in its workers). Usage: node bench/result-downloads.mjs [rows]
+// (default 10,000,000)
+import { createWriteStream, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { startServe } from './serve-process.mjs';
+
+const rows = Number(process.argv[2] ?? 10_000_000);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'lake-bench-downloads-'));
+const sql = `select range as id, range * 2.5 as amount, 'customer ' || (range % 100000)::varchar as customer, DATE '2024-01-01' + (range % 365)::int as day from range(${rows})`;
+
+const { DuckDBInstance } = await import(join(root, 'node_modules/@duckdb/node-api/lib/index.js'));
+const instance = await DuckDBInstance.create(':memory:');
+const connection = await instance.connect();
+let started = performance.now();
+await connection.run(`COPY (${sql}) TO '${join(dir, 'duckdb.csv')}' (HEADER)`);
+const baseline = (performance.now() - started) / 1000;
+connection.closeSync();
+console.log(
+  `DuckDB COPY TO csv: ${baseline.toFixed(2)} s (${(statSync(join(dir, 'duckdb.csv')).size / 2 ** 20).toFixed(0)} MB)`,
+);
+
+const home = join(dir, 'home');
+const server = await startServe({ LAKE_HOME: home });
+const peak = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1]) * 1024;
+try {
+  const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
+  const api = async (path, init = {}) => {
+    const response = await fetch(`${server.url}${path}`, {
+      ...init,
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...init.headers },
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const submitted = await api('/queries', { method: 'POST', body: JSON.stringify({ sql }) });
+  let query = submitted;
+  while (query.status === 'running' || query.status === 'queued') query = await api(`/queries/${submitted.id}?wait=20`);
+  if (query.status !== 'succeeded') throw new Error(JSON.stringify(query));
+  const afterQuery = peak();
+
+  /** Asks for the signed link in `form` and downloads it to a file: seconds, bytes. */
+  const download = async (form) => {
+    const begin = performance.now();
+    const answer = await api(
+      `/queries/${submitted.id}?format=files${form === 'parquet' ? '' : `&file_format=${form}`}`,
+    );
+    const response = await fetch(answer.files[0].url);
+    await pipeline(Readable.fromWeb(response.body), createWriteStream(join(dir, `result.${form}`)));
+    return { seconds: (performance.now() - begin) / 1000, bytes: statSync(join(dir, `result.${form}`)).size };
+  };
+  const parquet = await download('parquet');
+  console.log(`Parquet download: ${parquet.seconds.toFixed(2)} s (${(parquet.bytes / 2 ** 20).toFixed(0)} MB)`);
+  const csv = await download('csv');
+  console.log(
+    `CSV download (made on the first ask): ${csv.seconds.toFixed(2)} s (${(csv.bytes / 2 ** 20).toFixed(0)} MB); rate ÷ DuckDB's COPY ${(baseline / csv.seconds).toFixed(2)} (target >= 0.8)`,
+  );
+  const again = await download('csv');
+  console.log(`CSV download again (already made): ${again.seconds.toFixed(2)} s`);
+  console.log(
+    `lake serve peak RSS: ${(afterQuery / 2 ** 20).toFixed(0)} MB after the query, ${(peak() / 2 ** 20).toFixed(0)} MB after the downloads`,
+  );
+} finally {
+  await server.stop();
+}
