@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // A large result downloaded in each form (not a timed test): against `lake serve`, the time from asking for the
-// signed link (which makes the CSV the first time) to the last byte on disk, for Parquet and for CSV; against
+// signed link (which makes the CSV or the Arrow stream the first time) to the last byte on disk, for Parquet, CSV
+// and Arrow; against
 // DuckDB's own `COPY (…) TO 'x.csv'` of the same query in this process, in the same run. Also the server's peak
 // resident memory (VmHWM of lake serve itself; queries run in its workers). Usage: node bench/result-downloads.mjs [rows]
 // (default 10,000,000)
-import { createWriteStream, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -65,6 +66,20 @@ try {
   );
   const again = await download('csv');
   console.log(`CSV download again (already made): ${again.seconds.toFixed(2)} s`);
+  const arrow = await download('arrow');
+  console.log(
+    `Arrow IPC stream download (made on the first ask): ${arrow.seconds.toFixed(2)} s (${(arrow.bytes / 2 ** 20).toFixed(0)} MB); rate ÷ the Parquet download's ${(parquet.seconds / arrow.seconds).toFixed(2)} (target >= 0.8)`,
+  );
+  const arrowAgain = await download('arrow');
+  console.log(
+    `Arrow download again (already made): ${arrowAgain.seconds.toFixed(2)} s; rate ÷ the Parquet download's ${(parquet.seconds / arrowAgain.seconds).toFixed(2)}`,
+  );
+  // Every row is there: the stream is read back batch by batch (apache-arrow, a development dependency).
+  const { RecordBatchReader } = await import('apache-arrow');
+  let counted = 0;
+  for await (const batch of await RecordBatchReader.from(createReadStream(join(dir, 'result.arrow'))))
+    counted += batch.numRows;
+  if (counted !== rows) throw new Error(`the Arrow stream holds ${counted} rows, not ${rows}`);
   console.log(
     `lake serve peak RSS: ${(afterQuery / 2 ** 20).toFixed(0)} MB after the query, ${(peak() / 2 ** 20).toFixed(0)} MB after the downloads`,
   );

@@ -34,7 +34,18 @@ const common = {
   minifySyntax: true,
   logLevel: 'warning',
   plugins: [inkViewsStayOutside],
-  external: ['better-sqlite3', '@duckdb/node-bindings', 'conf', 'undici', 'chalk', 'ink', 'react', 'eventsource', 'pg'],
+  external: [
+    'better-sqlite3',
+    '@duckdb/node-bindings',
+    'conf',
+    'undici',
+    'chalk',
+    'ink',
+    'react',
+    'eventsource',
+    'pg',
+    'parquet-wasm',
+  ],
 };
 
 // The CLI: CommonJS, so bin/lake.js can load it with V8's code cache (bin/bundle-loader.js). Every module is in

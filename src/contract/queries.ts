@@ -148,8 +148,8 @@ export const QuerySubmission = Strict({
 export const QueryFormat = Type.Union([Type.Literal('files'), Type.Literal('inline')], { default: 'files' });
 
 /** What the signed links of format=files serve: the Parquet file, or the result as CSV (lake's addition). */
-export const ResultFileFormat = OneOf(['parquet', 'csv'], {
+export const ResultFileFormat = OneOf(['parquet', 'csv', 'arrow'], {
   default: 'parquet',
   description:
-    "Lake's addition, with format=files: the files' form. csv is RFC 4180 with a header, made once from the Parquet.",
+    "Lake's addition, with format=files: the files' form. csv is RFC 4180 with a header, arrow an Arrow IPC stream; both made once from the Parquet.",
 });

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
@@ -202,6 +203,12 @@ describe('lake query', () => {
     const piped = await runLake(['query', 'download', id, '--format', 'csv', '-o', '-'], { env });
     expect(piped.stdout.split('\r\n')[0]).toBe('n,s');
     expect((await runLake(['query', 'download', id, '--format', 'xml'], { env })).code).toBe(2);
+    // Arrow: an IPC stream, named <id>.arrows when no -o says otherwise.
+    const arrow = await runLake(['query', 'download', id, '--format', 'arrow'], { env, cwd: work });
+    expect(arrow.code, arrow.stderr).toBe(0);
+    const table = tableFromIPC(readFileSync(join(work, `${id}.arrows`)));
+    expect(table.numRows).toBe(3);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['n', 's']);
   });
 
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {

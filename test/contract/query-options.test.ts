@@ -1,3 +1,4 @@
+import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, type Json } from '../helpers/queries.js';
@@ -291,5 +292,48 @@ lines' end as s, timestamptz '2024-01-01 12:00:00+00' + to_hours(range) as at fr
       'parameter_invalid',
       'file_format',
     );
+  });
+
+  it('file_format=arrow serves the result as one Arrow IPC stream, batch by batch, through the same links', async () => {
+    const done = await ask({
+      sql: `select range as id, range * 2.5 as amount, 'c' || (range % 7) as label, date '2024-01-01' + range::int as day,
+              case when range % 2 = 0 then null else [range, 1] end as list
+            from range(150000) order by id`,
+    });
+    const query = (await (await api.request(`/queries/${done.id}?format=files&file_format=arrow`)).json()) as Json;
+    const file = query.files[0] as Json;
+    expect(file.url).toContain('file_format=arrow');
+    const response = await api.request(file.url, { token: null });
+    expect(response.headers.get('content-type')).toBe('application/vnd.apache.arrow.stream');
+    expect(response.headers.get('content-disposition')).toContain(`${done.id}.arrows`);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    expect(bytes.byteLength).toBe(file.bytes);
+    const table = tableFromIPC(bytes);
+    expect(table.numRows).toBe(150_000);
+    // Several record batches (a bounded number of rows each), one schema.
+    expect(table.batches.length).toBeGreaterThan(1);
+    expect(table.schema.fields.map((f) => `${f.name}:${String(f.type)}`)).toEqual([
+      'id:Int64',
+      'amount:Decimal[21e+1]',
+      'label:Utf8',
+      'day:Date32<DAY>',
+      'list:List<Int64>',
+    ]);
+    const row = table.get(149_999)?.toJSON() as Record<string, unknown>;
+    expect(row.id).toBe(149_999n);
+    expect(row.label).toBe('c3');
+    expect([...(row.list as Iterable<bigint>)]).toEqual([149_999n, 1n]);
+    expect(table.get(0)?.toJSON().list).toBeNull();
+    // A result of no rows is its schema alone; Range works as for every form.
+    const empty = await ask({ sql: 'select 1 as n where false' });
+    const emptyLink = (await (await api.request(`/queries/${empty.id}?format=files&file_format=arrow`)).json()) as Json;
+    const emptyTable = tableFromIPC(
+      new Uint8Array(await (await api.request(emptyLink.files[0].url, { token: null })).arrayBuffer()),
+    );
+    expect(emptyTable.numRows).toBe(0);
+    expect(emptyTable.schema.fields.map((f) => f.name)).toEqual(['n']);
+    const part = await api.request(file.url, { token: null, headers: { Range: 'bytes=0-3' } });
+    expect(part.status).toBe(206);
+    expect([...new Uint8Array(await part.arrayBuffer())]).toEqual([255, 255, 255, 255]);
   });
 });

@@ -45,6 +45,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   timeoutMs?: number;
+  /** The working directory (where a command writes files it names itself). */
+  cwd?: string;
 }
 
 /**
@@ -71,7 +73,11 @@ export function runLake(
   if (!options.unsetHome) env.HOME = hermeticHome();
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LAKE_BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAKE_BIN, ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

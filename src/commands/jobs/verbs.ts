@@ -3,7 +3,7 @@ import { printFields, printJson } from '../../render/record.js';
 import { JOB_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
-import { downloadFormat, downloadResult, type ResultFile } from '../query/download.js';
+import { downloadFormat, downloadResult, extensionOf, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
 import { oneLine, printList, sinceSeconds, type PageOptions } from '../listing.js';
 
@@ -148,5 +148,5 @@ export async function jobResult(
     if (!file) throw usageError(`Job ${id} has no result file.`);
     return file;
   };
-  await downloadResult(ctx, client, id, output ?? `${id}.${format}`, fresh);
+  await downloadResult(ctx, client, id, output ?? `${id}.${extensionOf(format)}`, fresh);
 }

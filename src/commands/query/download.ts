@@ -52,8 +52,11 @@ function sizeOf(path: string): number {
 }
 
 /** The forms `lake query download --format` takes. */
-export const DOWNLOAD_FORMATS = ['parquet', 'csv'] as const;
+export const DOWNLOAD_FORMATS = ['parquet', 'csv', 'arrow'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
+
+/** The file name's extension of each form (`.arrows`: the Arrow IPC stream format's own). */
+export const extensionOf = (format: DownloadFormat): string => (format === 'arrow' ? 'arrows' : format);
 
 export function downloadFormat(value: string | undefined): DownloadFormat {
   const format = value ?? 'parquet';
@@ -70,7 +73,9 @@ export async function downloadQuery(
 ): Promise<void> {
   const format = downloadFormat(formatName);
   const client = await ctx.client();
-  await downloadResult(ctx, client, id, output ?? `${id}.${format}`, () => queryResultFile(client, id, format));
+  await downloadResult(ctx, client, id, output ?? `${id}.${extensionOf(format)}`, () =>
+    queryResultFile(client, id, format),
+  );
 }
 
 /**

@@ -78,7 +78,7 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     .description("download a query's Parquet result, resuming after interruptions and checking its size")
     .argument('<id>', 'query id (qr_…)')
     .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
-    .option('--format <format>', 'parquet (the default) or csv (RFC 4180, with a header)')
+    .option('--format <format>', 'parquet (the default), csv (RFC 4180, with a header) or arrow (an Arrow IPC stream)')
     .action(async (id: string, options: { output?: string; format?: string }) =>
       (await import('./download.js')).downloadQuery(ctx, id, options.output, options.format),
     );

@@ -1,15 +1,17 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
+import { writeArrowStream } from './arrow-stream.js';
 
 /** The forms a result downloads in: the Parquet the query wrote, or one made from it. */
-export const RESULT_FILE_FORMATS = ['parquet', 'csv'] as const;
+export const RESULT_FILE_FORMATS = ['parquet', 'csv', 'arrow'] as const;
 export type ResultFileFormat = (typeof RESULT_FILE_FORMATS)[number];
 
 /** The file extension and media type of each form. */
 export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; mediaType: string }> = {
   parquet: { extension: 'parquet', mediaType: 'application/vnd.apache.parquet' },
   csv: { extension: 'csv', mediaType: 'text/csv; charset=utf-8; header=present' },
+  arrow: { extension: 'arrows', mediaType: 'application/vnd.apache.arrow.stream' },
 };
 
 /**
@@ -32,7 +34,9 @@ export class ResultFormats {
     if (existsSync(target)) return Promise.resolve(target);
     let run = this.running.get(target);
     if (!run) {
-      run = this.convert(parquet, target).finally(() => this.running.delete(target));
+      run = (format === 'csv' ? this.convert(parquet, target) : this.toArrow(parquet, target)).finally(() =>
+        this.running.delete(target),
+      );
       this.running.set(target, run);
     }
     return run;
@@ -57,6 +61,19 @@ export class ResultFormats {
       throw error;
     } finally {
       connection.closeSync();
+    }
+  }
+
+  /** An Arrow IPC stream (writeArrowStream), whole or not at all. */
+  private async toArrow(parquet: string, target: string): Promise<string> {
+    const partial = `${target}.partial`;
+    try {
+      await writeArrowStream(parquet, partial);
+      renameSync(partial, target);
+      return target;
+    } catch (error) {
+      rmSync(partial, { force: true });
+      throw error;
     }
   }
 
