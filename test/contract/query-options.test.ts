@@ -53,6 +53,13 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
     // Qualified names still read where they say; the schema's case is the catalog's.
     const both = await ask({ sql: 'select count(*) as n from orders join hr.salaries on true', schema: 'DEMO' });
     expect(both).toMatchObject({ status: 'succeeded', schema: 'demo' });
+    // A table read AT a version is found there too.
+    const versions = (await (await api.request('/catalog/demo/orders/history')).json()) as Json;
+    const at = await ask({
+      sql: `select count(*) as n from orders AT (VERSION => ${versions.data[0].snapshot_id as number})`,
+      schema: 'demo',
+    });
+    expect(at).toMatchObject({ status: 'succeeded', data: [{ n: 5000 }] });
     // Without a schema, an unqualified name is not found (as before).
     expect((await ask({ sql: 'select count(*) from orders' })).status).toBe('failed');
   });

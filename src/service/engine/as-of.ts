@@ -119,6 +119,8 @@ export const mayHoldAsOf = (statement: string): boolean => /\bAT\s*\(/i.test(sta
 export async function findAsOf(
   connection: DuckDBConnection,
   statement: string,
+  /** The query's default schema: where a table named without one is (POST /queries `schema`). */
+  defaultSchema?: string,
 ): Promise<{
   references: AsOfReference[];
   rewrite: (name: (ref: AsOfReference, index: number) => { schema: string; table: string }) => Promise<string>;
@@ -128,7 +130,7 @@ export async function findAsOf(
   const references: AsOfReference[] = [];
   for (const node of nodes) {
     const catalog = String(node.catalog_name ?? '');
-    const schema = String(node.schema_name ?? '');
+    const schema = String(node.schema_name ?? '') || (catalog === '' ? (defaultSchema ?? '') : '');
     if ((catalog !== '' && catalog.toLowerCase() !== 'lake') || schema === '')
       throw new AsOfError(
         `Name a table read AT a version or time as <schema>.<table> or lake.<schema>.<table>, not '${String(node.table_name).slice(0, 200)}'.`,

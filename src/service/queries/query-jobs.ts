@@ -32,7 +32,7 @@ export class QueryJobs {
     try {
       let asOfError: string | undefined;
       const asOf = parser
-        ? await findAsOf(parser.connection, statement).catch((error: unknown) => {
+        ? await findAsOf(parser.connection, statement, asked.schema).catch((error: unknown) => {
             // A version out of reach fails the query, as DuckDB would at bind time; the SQL is recorded as sent.
             if (!(error instanceof AsOfError)) throw error;
             asOfError = error.message;
