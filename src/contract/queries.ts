@@ -124,14 +124,23 @@ export const QuerySubmission = Strict({
     }),
   ),
   timeout_seconds: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Stop the query after this long; the server’s own limit caps it.' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: 31_536_000,
+      description: 'Stop the query after this long; the server’s own limit caps it.',
+    }),
   ),
   row_limit: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'Keep at most this many rows; `truncated` says when rows were cut.' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: 1e15,
+      description: 'Keep at most this many rows; `truncated` says when rows were cut.',
+    }),
   ),
   byte_limit: Type.Optional(
     Type.Integer({
       minimum: 1,
+      maximum: 1e15,
       description:
         'Keep the first rows whose result file fits in this many bytes; `truncated` says when rows were cut.',
     }),

@@ -246,8 +246,15 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
       dry_run: true,
       error: { code: 'query_failed', message: expect.stringContaining('nope') },
     });
-    // The guard's refusals are the same as for any query.
+    // The guard's refusals are the same as for any query; EXPLAIN ANALYZE, which runs the query, is no dry run.
     await expectError(await post({ sql: 'drop table x', dry_run: true }), 400, 'write_not_allowed', 'sql');
+    await expectError(
+      await post({ sql: 'explain analyze select 1', dry_run: true }),
+      400,
+      'parameter_invalid',
+      'dry_run',
+    );
+    await expectError(await post({ sql: 'select 1', row_limit: 1e300 }), 400, 'parameter_invalid', 'row_limit');
   });
 
   it('tags show on the query and its job, are bounded, and usage sums by them', async () => {

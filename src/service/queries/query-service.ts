@@ -112,6 +112,12 @@ export class QueryService {
     mark('query submitted to the service');
     const { statement, tokens, explain } = guardSql(sql, input.parameters ? { parameters: input.parameters } : {});
     mark('guarded');
+    if (explain && input.dryRun)
+      throw new LakeServiceError(
+        'parameter_invalid',
+        'A dry run of EXPLAIN is not needed: EXPLAIN shows the plan without reading a row (EXPLAIN ANALYZE runs it). Send one or the other.',
+        { param: 'dry_run' },
+      );
     const access = await this.parts.permissions.accessFor(principal);
     if (access.restricted) assertNoIntrospection(tokens);
     const schema =
