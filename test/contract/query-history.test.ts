@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, type Json } from '../helpers/queries.js';
+import { newMember } from '../helpers/members.js';
 
 /** GET /queries: the caller's query history, newest first, filtered by status, time, creator, text and tag. */
 describe.each(TRANSPORTS)('query history over $name', (transport) => {
@@ -11,18 +12,7 @@ describe.each(TRANSPORTS)('query history over $name', (transport) => {
 
   beforeAll(async () => {
     api = await transport.start();
-    const org = api.home.organization.id;
-    const user = await api.home.directory.createUser(org, 'Member', 'member');
-    memberId = user.id;
-    member = (
-      await api.home.credentials.issue({
-        kind: 'pat',
-        organizationId: org,
-        userId: user.id,
-        name: 'm',
-        scopes: ['query:read'],
-      })
-    ).secret;
+    ({ userId: memberId, token: member } = await newMember(api, ['query:read']));
     const ask = async (body: object, token?: string): Promise<string> => {
       const response = await api.request('/queries', {
         method: 'POST',

@@ -2,6 +2,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, type Json } from '../helpers/queries.js';
+import { newMember } from '../helpers/members.js';
 
 /**
  * What a query is asked with besides its SQL: a default schema (unqualified names resolve there, grants hold as for
@@ -16,18 +17,10 @@ describe.each(TRANSPORTS)('query schema and parameters over $name', (transport) 
     api = await transport.start();
     org = api.home.organization.id;
     await api.services.lake.writeTable(org, 'hr', 'salaries', "select 'Zebulon Quux' as name, 987654 as pay");
-    const user = await api.home.directory.createUser(org, 'Member', 'member');
-    member = (
-      await api.home.credentials.issue({
-        kind: 'pat',
-        organizationId: org,
-        userId: user.id,
-        name: 'm',
-        scopes: ['query:read', 'data:read'],
-      })
-    ).secret;
+    const { userId, token } = await newMember(api, ['query:read', 'data:read']);
+    member = token;
     await api.services.permissions.setEnabled(org, true);
-    await api.services.permissions.grant(org, 'demo', 'orders', 'user', user.id);
+    await api.services.permissions.grant(org, 'demo', 'orders', 'user', userId);
   });
   afterAll(async () => {
     await api.close();

@@ -1,17 +1,7 @@
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
+import { PARAMETER_TYPES } from '../../contract/queries.js';
 import { LakeServiceError } from '../core/errors.js';
 
-/** The types a parameter may be given as (Databricks' names); without one, a value is a STRING. */
-export const PARAMETER_TYPES = [
-  'STRING',
-  'INTEGER',
-  'BIGINT',
-  'DECIMAL',
-  'DOUBLE',
-  'BOOLEAN',
-  'DATE',
-  'TIMESTAMP',
-] as const;
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
 
 /** A value bound to a statement parameter: `$name` by name, `?` and `$1` by position (no name). */

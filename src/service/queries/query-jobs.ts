@@ -5,7 +5,7 @@ import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
 import { openPrivilegedConnection } from '../engine/duckdb.js';
 import type { Lake } from '../storage/lake.js';
 import type { QuerySettings } from './settings.js';
-import type { QueryPlan } from './store.js';
+import type { QueryAsked, QueryPlan } from './store.js';
 
 /**
  * The engine's job for a query: what it reads (the catalog version and the folders of its files, recorded as the
@@ -25,7 +25,7 @@ export class QueryJobs {
     access: TableAccess,
     statement: string,
     /** What the query is asked with besides its SQL: its default schema, parameter values and limits. */
-    asked: Pick<QueryPlan, 'schema' | 'parameters' | 'timeoutSeconds' | 'rowLimit' | 'byteLimit' | 'dryRun'> = {},
+    asked: QueryAsked = {},
   ): Promise<QueryJob & { plan: QueryPlan; asOfError?: string }> {
     // Most statements read no table AT a version, and need no parse for it.
     const parser = mayHoldAsOf(statement) ? await openPrivilegedConnection({}) : undefined;

@@ -5,7 +5,6 @@ import type { Principal } from '../auth/principal.js';
 import { assertNoIntrospection } from '../auth/introspection.js';
 import type { PermissionStore } from '../auth/permissions.js';
 import type { QueryEngine } from '../engine/query-engine.js';
-import type { QueryParameter } from '../engine/parameters.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../core/errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency/idempotency.js';
@@ -21,24 +20,15 @@ import { QueryGrants } from './query-grants.js';
 import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
-import type { QueryPlan, QueryRecord, QueryStore } from './store.js';
+import type { QueryAsked, QueryRecord, QueryStore } from './store.js';
 import { QueryHistoryStore, type QueryHistoryFilter } from './history-store.js';
 import type { Directory } from '../auth/directory.js';
 
 export type { Scheduling, SubmitOutcome };
 
-/** What a query is asked with. */
-export interface QueryInput {
+/** What a query is asked with: its SQL, what its plan keeps (a time limit the server's caps), and its tags. */
+export interface QueryInput extends QueryAsked {
   sql: string;
-  /** The lake schema unqualified table names resolve in. */
-  schema?: string;
-  /** Values for the statement's parameters, bound when it runs. */
-  parameters?: QueryParameter[];
-  /** A time limit of its own (the server's caps it), rows and bytes kept, or a dry run. */
-  timeoutSeconds?: number;
-  rowLimit?: number;
-  byteLimit?: number;
-  dryRun?: boolean;
   /** Labels for cost attribution: shown on the query and its job, usage sums by them. */
   tags?: string[];
 }
@@ -129,7 +119,7 @@ export class QueryService {
       principalId: principalIdOf(principal),
       operation: 'queries.submit',
     };
-    const asked: Omit<QueryPlan, 'catalogFile' | 'readableDirs' | 'catalogVersion'> = {
+    const asked: QueryAsked = {
       ...(schema !== undefined ? { schema } : {}),
       ...(input.parameters !== undefined ? { parameters: input.parameters } : {}),
       ...(input.timeoutSeconds !== undefined

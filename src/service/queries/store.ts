@@ -86,22 +86,26 @@ export const toQueryRecord = (row: QueryRow): QueryRecord => {
   };
 };
 
-/** What a query reads, relative to the data directory: enough for any replica to run a queued query. */
-export interface QueryPlan {
-  catalogFile: string;
-  readableDirs: string[];
-  catalogVersion: number;
-  /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
-  statement?: string;
-  /** The schema unqualified names resolve in (POST /queries `schema`). */
+/** What a query is asked with besides its SQL, as its plan keeps it (POST /queries' fields of the same names). */
+export interface QueryAsked {
+  /** The schema unqualified names resolve in. */
   schema?: string;
-  /** The values of the statement's parameters (POST /queries `parameters`). */
+  /** The values of the statement's parameters. */
   parameters?: QueryParameter[];
   /** What the caller asked to limit: time (capped by the server's), rows and bytes kept; a dry run. */
   timeoutSeconds?: number;
   rowLimit?: number;
   byteLimit?: number;
   dryRun?: boolean;
+}
+
+/** What a query reads, relative to the data directory: enough for any replica to run a queued query. */
+export interface QueryPlan extends QueryAsked {
+  catalogFile: string;
+  readableDirs: string[];
+  catalogVersion: number;
+  /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
+  statement?: string;
 }
 
 export const QUERY_SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
