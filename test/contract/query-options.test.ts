@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
@@ -293,6 +295,15 @@ lines' end as s, timestamptz '2024-01-01 12:00:00+00' + to_hours(range) as at fr
     expect(job.files[0]).toMatchObject({ bytes: file.bytes, url: expect.stringContaining('file_format=csv') });
     const parquet = (await (await api.request(`/queries/${done.id}`)).json()) as Json;
     expect(parquet.files[0].url).not.toContain('file_format');
+    // A form that cannot be made now is a 503 to retry, and nothing half-made stays: here a directory is in the way.
+    const blocked = await ask({ sql: 'select 1 as n' });
+    const dir = api.services.lake.layout.resultDir(api.home.organization.id, blocked.id as string);
+    mkdirSync(join(dir, 'result.csv.partial'));
+    const refused = await api.request(`/queries/${blocked.id}?format=files&file_format=csv`);
+    expect(refused.headers.get('retry-after')).toBe('10');
+    await expectError(refused, 503, 'service_unavailable');
+    rmSync(join(dir, 'result.csv.partial'), { recursive: true });
+    expect((await api.request(`/queries/${blocked.id}?format=files&file_format=csv`)).status).toBe(200);
     await expectError(
       await api.request(`/queries/${done.id}?format=files&file_format=xml`),
       400,

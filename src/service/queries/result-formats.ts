@@ -2,6 +2,7 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
 import { writeArrowStream } from './arrow-stream.js';
+import { LakeServiceError } from '../core/errors.js';
 
 /** The forms a result downloads in: the Parquet the query wrote, or one made from it. */
 export const RESULT_FILE_FORMATS = ['parquet', 'csv', 'arrow'] as const;
@@ -23,9 +24,22 @@ export class ResultFormats {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly running = new Map<string, Promise<string>>();
 
-  /** The result file in `format`, made if it is not there yet; with its size. */
+  /**
+   * The result file in `format`, made if it is not there yet; with its size. A form that cannot be made now (the
+   * disk full, say) is a 503 to retry, never a 500: the result itself is intact, and nothing half-made is kept.
+   */
   async file(parquet: string, format: ResultFileFormat): Promise<{ file: string; size: number }> {
-    const file = format === 'parquet' ? parquet : await this.converted(parquet, format);
+    const file =
+      format === 'parquet'
+        ? parquet
+        : await this.converted(parquet, format).catch((error: unknown) => {
+            const reason = (error as NodeJS.ErrnoException).code ?? 'the conversion failed';
+            throw new LakeServiceError(
+              'service_unavailable',
+              `The result could not be made as ${format} just now (${reason}); try again, or download it as Parquet.`,
+              { retryAfterSeconds: 10 },
+            );
+          });
     return { file, size: statSync(file).size };
   }
 
