@@ -236,6 +236,36 @@ describe('result limits in the local engine', () => {
     expect((await finished(api, (await submitOk(api, 'select 1 as one')).id)).status).toBe('succeeded');
   });
 
+  it('a CSV or Arrow form counts against the organization’s result storage, is refused when it is full, and goes with its query', async () => {
+    const homeDir = join(tempDir('lake-result-forms'), 'home');
+    api = await overHttp.start({ homeDir });
+    const org = api.home.organization.id;
+    const done = await finished(api, (await submitOk(api, 'select i, i * 2 as j from range(20000) t(i)')).id);
+    const parquetBytes = await api.services.queries.store.resultBytesKept(org);
+    await api.close();
+    // Room for a little more than the Parquet: one form may be made, and then the storage is past its limit.
+    api = await overHttp.start({
+      homeDir,
+      services: { querySettings: { orgResultStorageBytes: parquetBytes + 1_000 } as never },
+    });
+    const csv = (await (await api.request(`/queries/${done.id}?format=files&file_format=csv`)).json()) as Json;
+    const csvBytes = csv.files[0].bytes as number;
+    expect(csvBytes).toBeGreaterThan(1_000);
+    expect(await api.services.queries.store.resultBytesKept(org)).toBe(parquetBytes + csvBytes);
+    // Asked again, it is the same file, counted once; another form is refused; Parquet is still served.
+    expect((await api.request(`/queries/${done.id}?format=files&file_format=csv`)).status).toBe(200);
+    expect(await api.services.queries.store.resultBytesKept(org)).toBe(parquetBytes + csvBytes);
+    await expectError(
+      await api.request(`/queries/${done.id}?format=files&file_format=arrow`),
+      409,
+      'result_storage_full',
+    );
+    expect((await api.request(`/queries/${done.id}`)).status).toBe(200);
+    // Retention removes the query, its result and its forms, and what they counted.
+    expect(await api.services.queries.purgeExpired(Math.floor(Date.now() / 1000) + 49 * 3600)).toBe(1);
+    expect(await api.services.queries.store.resultBytesKept(org)).toBe(0);
+  });
+
   it('a store from before the running total counts the results it already keeps', async () => {
     api = await overHttp.start();
     for (let i = 0; i < 2; i++)

@@ -156,7 +156,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const runtime = new JobRuntime(jobStore, jobSettings, failed);
   const signer = new Signer(home.signingSecret);
   const queryStore = new QueryStore(home.db, jobStore);
-  const results = new QueryResults(queryStore, layout, resultReader, signer);
+  const results = new QueryResults(queryStore, layout, resultReader, signer, querySettings.orgResultStorageBytes);
   const jobs = new JobService(jobStore, runtime, permissions, clock);
   const queries = new QueryService({
     jobs,

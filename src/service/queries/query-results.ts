@@ -30,8 +30,30 @@ export class QueryResults {
     private readonly layout: LakeLayout,
     private readonly reader: ResultReader,
     private readonly signer: Signer,
+    /** The bytes of results (and forms made from them) an organization may keep: QuerySettings.orgResultStorageBytes. */
+    private readonly storageLimit: number = Number.POSITIVE_INFINITY,
     private readonly formats: ResultFormats = new ResultFormats(),
   ) {}
+
+  /**
+   * A result in `format`: a form not made yet is made only while the organization has result storage left, and
+   * counts against it once made (a CSV is often ten times the Parquet).
+   */
+  private async form(
+    query: { id: string; organizationId: string },
+    parquet: string,
+    format: ResultFileFormat,
+  ): Promise<{ file: string; size: number }> {
+    if (
+      !this.formats.made(parquet, format) &&
+      (await this.store.resultBytesKept(query.organizationId)) >= this.storageLimit
+    )
+      throw new LakeServiceError(
+        'result_storage_full',
+        `Your organization keeps its limit of query results; the result can be made as ${format} when older results have gone, or downloaded as Parquet now.`,
+      );
+    return this.formats.file(parquet, format, (bytes) => this.store.addDerivedBytes(query.id, bytes));
+  }
 
   /** The result file of a succeeded query, while it is kept. */
   file(query: QueryRecord): string | undefined {
@@ -91,7 +113,7 @@ export class QueryResults {
     const file = this.file(query);
     if (!file || !existsSync(file))
       throw new LakeServiceError('query_not_found', `The result of ${query.id} no longer exists; run it again.`);
-    return this.formats.file(file, format);
+    return this.form(query, file, format);
   }
 
   /** A download link for the result, valid for an hour, relative to the service's address. */
@@ -124,6 +146,6 @@ export class QueryResults {
         'query_not_found',
         'This result no longer exists; results are kept for a limited time.',
       );
-    return this.formats.file(file, format);
+    return this.form(query, file, format);
   }
 }

@@ -15,6 +15,9 @@ export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; me
   arrow: { extension: 'arrows', mediaType: 'application/vnd.apache.arrow.stream' },
 };
 
+/** Conversions that run at once in a process; more wait for one of them to end. */
+const MAX_CONVERSIONS = 2;
+
 /**
  * A result in another form than its Parquet file: made once, beside it, by a private DuckDB instance that runs only
  * these fixed conversions of files lake wrote itself, streaming (a memory limit, no row held), in the result's row
@@ -23,16 +26,24 @@ export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; me
 export class ResultFormats {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly running = new Map<string, Promise<string>>();
+  /** Conversions under way, and those waiting for one to end: a few at a time, whoever asks for many. */
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
 
   /**
    * The result file in `format`, made if it is not there yet; with its size. A form that cannot be made now (the
    * disk full, say) is a 503 to retry, never a 500: the result itself is intact, and nothing half-made is kept.
    */
-  async file(parquet: string, format: ResultFileFormat): Promise<{ file: string; size: number }> {
+  async file(
+    parquet: string,
+    format: ResultFileFormat,
+    /** Told the size of a form when it is made (once, however many asked for it meanwhile). */
+    onMade: (bytes: number) => Promise<void> = async () => undefined,
+  ): Promise<{ file: string; size: number }> {
     const file =
       format === 'parquet'
         ? parquet
-        : await this.converted(parquet, format).catch((error: unknown) => {
+        : await this.converted(parquet, format, onMade).catch((error: unknown) => {
             const reason = (error as NodeJS.ErrnoException).code ?? 'the conversion failed';
             throw new LakeServiceError(
               'service_unavailable',
@@ -43,17 +54,47 @@ export class ResultFormats {
     return { file, size: statSync(file).size };
   }
 
-  private converted(parquet: string, format: Exclude<ResultFileFormat, 'parquet'>): Promise<string> {
-    const target = `${parquet.replace(/\.parquet$/, '')}.${FILE_FORMAT_TYPES[format].extension}`;
+  /** Whether the form is already made (asking for it costs nothing more). */
+  made(parquet: string, format: ResultFileFormat): boolean {
+    return format === 'parquet' || existsSync(this.target(parquet, format));
+  }
+
+  private target(parquet: string, format: ResultFileFormat): string {
+    return `${parquet.replace(/\.parquet$/, '')}.${FILE_FORMAT_TYPES[format].extension}`;
+  }
+
+  private converted(
+    parquet: string,
+    format: Exclude<ResultFileFormat, 'parquet'>,
+    onMade: (bytes: number) => Promise<void>,
+  ): Promise<string> {
+    const target = this.target(parquet, format);
     if (existsSync(target)) return Promise.resolve(target);
     let run = this.running.get(target);
     if (!run) {
-      run = (format === 'csv' ? this.convert(parquet, target) : this.toArrow(parquet, target)).finally(() =>
-        this.running.delete(target),
-      );
+      run = this.oneAtATime(() => (format === 'csv' ? this.convert(parquet, target) : this.toArrow(parquet, target)))
+        .then(async (made) => {
+          await onMade(statSync(made).size);
+          return made;
+        })
+        .finally(() => this.running.delete(target));
       this.running.set(target, run);
     }
     return run;
+  }
+
+  /** Runs a conversion when fewer than MAX_CONVERSIONS are under way; each takes cores the server answers with. */
+  private async oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+    // A slot is handed from the conversion that ends straight to the next waiting one.
+    if (this.active >= MAX_CONVERSIONS) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
   }
 
   /** CSV as RFC 4180 has it: a header, CRLF line ends, fields quoted only when they must be, NULL empty. */

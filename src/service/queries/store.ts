@@ -195,6 +195,18 @@ export class QueryStore {
   }
 
   /** Bytes of results the organization keeps (until retention removes them). */
+  /** Counts a form made from a query's result (CSV, Arrow) against its organization's result storage. */
+  async addDerivedBytes(id: string, bytes: number): Promise<void> {
+    await this.db.transaction(lock.job(id), async () => {
+      await this.db.run('UPDATE queries SET derived_bytes = coalesce(derived_bytes, 0) + ? WHERE id = ?', [bytes, id]);
+      await this.db.run(
+        `INSERT INTO result_storage (organization_id, bytes) SELECT organization_id, CAST(? AS BIGINT) FROM jobs WHERE id = ?
+           ON CONFLICT (organization_id) DO UPDATE SET bytes = result_storage.bytes + excluded.bytes`,
+        [bytes, id],
+      );
+    });
+  }
+
   async resultBytesKept(organizationId: string): Promise<number> {
     const row = await this.db.get<{ bytes: number }>('SELECT bytes FROM result_storage WHERE organization_id = ?', [
       organizationId,
@@ -264,14 +276,15 @@ export class QueryStore {
       await this.db.transaction([], async () => {
         // Only what this delete removed is taken off the total: a replica purging at the same moment removes
         // (and subtracts) the rest.
-        const removed = await this.db.all<{ id: string; result_bytes: number | null }>(
-          `DELETE FROM queries WHERE id IN (${marks}) RETURNING id, result_bytes`,
+        const removed = await this.db.all<{ id: string; result_bytes: number | null; derived_bytes: number | null }>(
+          `DELETE FROM queries WHERE id IN (${marks}) RETURNING id, result_bytes, derived_bytes`,
           ids,
         );
         const freed = new Map<string, number>();
-        for (const { id, result_bytes: bytes } of removed) {
+        for (const { id, result_bytes: bytes, derived_bytes: derived } of removed) {
           const organizationId = organizationOf.get(id) as string;
-          if (bytes) freed.set(organizationId, (freed.get(organizationId) ?? 0) + bytes);
+          const total = Number(bytes ?? 0) + Number(derived ?? 0);
+          if (total > 0) freed.set(organizationId, (freed.get(organizationId) ?? 0) + total);
         }
         for (const [organizationId, bytes] of freed) {
           await this.db.run(

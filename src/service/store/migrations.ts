@@ -418,11 +418,14 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 20,
     name: 'query limits and tags',
-    // Whether a caller's row or byte limit cut a query's result, and the tags it was asked with (JSON list), which
-    // query history filters by; usage per tag, metered as it happens (query records are purged, the sums are not).
+    // Whether a caller's row or byte limit cut a query's result, the tags it was asked with (JSON list), which
+    // query history filters by, and the bytes of the forms made from its result (CSV, Arrow), which count against
+    // the organization's result storage; usage per tag, metered as it happens (query records are purged, the sums
+    // are not).
     sql: `
       ALTER TABLE queries ADD COLUMN truncated INTEGER;
       ALTER TABLE queries ADD COLUMN tags TEXT;
+      ALTER TABLE queries ADD COLUMN derived_bytes INTEGER;
       CREATE TABLE usage_by_tag (
         organization_id TEXT NOT NULL REFERENCES organizations(id),
         day TEXT NOT NULL,
