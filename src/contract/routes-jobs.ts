@@ -52,7 +52,7 @@ export const JOB_ROUTES = {
     params: id('A query job id.'),
     query: Type.Object({ file_format: Type.Optional(ResultFileFormat) }),
     responses: { 200: json('Signed result URLs.', JobResult) },
-    errors: ['job_not_found', 'job_not_finished', 'job_has_no_result'],
+    errors: ['job_not_found', 'job_not_finished', 'job_has_no_result', 'result_storage_full', 'service_unavailable'],
   }),
   cancelJob: defineRoute({
     operationId: 'cancelJob',

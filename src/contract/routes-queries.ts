@@ -99,7 +99,14 @@ export const QUERY_ROUTES = {
     }),
     paramErrors: { format: 'invalid_format', starting_after: 'invalid_cursor' },
     responses: { 200: json('The query; result fields once it succeeded.', Query) },
-    errors: ['query_not_found', 'invalid_format', 'invalid_cursor', 'inline_row_too_large'],
+    errors: [
+      'query_not_found',
+      'invalid_format',
+      'invalid_cursor',
+      'inline_row_too_large',
+      'result_storage_full',
+      'service_unavailable',
+    ],
   }),
 };
 

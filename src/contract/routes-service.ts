@@ -95,7 +95,13 @@ export const SERVICE_ROUTES = {
         headers: ['Accept-Ranges', 'ETag', 'Content-Range'],
       },
     },
-    errors: ['signed_url_invalid', 'signed_url_expired', 'range_not_satisfiable'],
+    errors: [
+      'signed_url_invalid',
+      'signed_url_expired',
+      'range_not_satisfiable',
+      'result_storage_full',
+      'service_unavailable',
+    ],
   }),
   getOpenApiDocument: defineRoute({
     operationId: 'getOpenApiDocument',
