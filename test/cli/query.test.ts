@@ -203,6 +203,10 @@ describe('lake query', () => {
     const piped = await runLake(['query', 'download', id, '--format', 'csv', '-o', '-'], { env });
     expect(piped.stdout.split('\r\n')[0]).toBe('n,s');
     expect((await runLake(['query', 'download', id, '--format', 'xml'], { env })).code).toBe(2);
+    // The job's result downloads in the same forms.
+    const jobCsv = join(work, 'job.csv');
+    expect((await runLake(['jobs', 'result', id, '--format', 'csv', '-o', jobCsv], { env })).code).toBe(0);
+    expect(readFileSync(jobCsv, 'utf8')).toBe(readFileSync(out, 'utf8'));
     // Arrow: an IPC stream, named <id>.arrows when no -o says otherwise.
     const arrow = await runLake(['query', 'download', id, '--format', 'arrow'], { env, cwd: work });
     expect(arrow.code, arrow.stderr).toBe(0);

@@ -438,6 +438,23 @@ describe('the cdc slot lifecycle', () => {
     await server?.stop();
   });
   const send = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
+  /** A source on the test's cluster as `user` with public.t in cdc mode, whose first sync fails: the table's error. */
+  const cdcSourceAs = async (name: string, user: string): Promise<{ id: string; error: string }> => {
+    const created = await send('POST', '/sources', {
+      connector: 'postgres',
+      name,
+      config: { port: Number(new URL(server.url).port), database: 'postgres' },
+      host: 'localhost',
+      user,
+    });
+    const id = created.id as string;
+    await send('PATCH', `/sources/${id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
+    expect((await syncEnded(api, id)).status).toBe('failed');
+    const table = ((await send('GET', `/sources/${id}`)).latest_sync.tables as Json[]).find(
+      (t) => t.table === 'public.t',
+    ) as Json;
+    return { id, error: table.error as string };
+  };
   const slots = async (): Promise<string[]> =>
     (await source.query<{ slot_name: string }>('SELECT slot_name FROM pg_replication_slots')).rows.map(
       (r) => r.slot_name,
@@ -491,20 +508,9 @@ describe('the cdc slot lifecycle', () => {
 
   it('refuses a role that may replicate but does not own the tables, saying who can publish them', async () => {
     await source.query(`CREATE ROLE lake_replicator LOGIN REPLICATION; GRANT SELECT ON public.t TO lake_replicator`);
-    const created = await send('POST', '/sources', {
-      connector: 'postgres',
-      name: 'not the owner',
-      config: { port: Number(new URL(server.url).port), database: 'postgres' },
-      host: 'localhost',
-      user: 'lake_replicator',
-    });
-    await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
-    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
-    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
-      (t) => t.table === 'public.t',
-    ) as Json;
-    expect(table.error).toContain(`CREATE PUBLICATION lake_${created.id} FOR TABLE "public"."t"`);
-    expect(table.error).not.toContain('lake_replicator');
+    const { id, error } = await cdcSourceAs('not the owner', 'lake_replicator');
+    expect(error).toContain(`CREATE PUBLICATION lake_${id} FOR TABLE "public"."t"`);
+    expect(error).not.toContain('lake_replicator');
     expect(await slots()).toEqual([]);
   });
 
@@ -541,20 +547,9 @@ describe('the cdc slot lifecycle', () => {
 
   it('refuses a role that may not replicate, saying what to do', async () => {
     await source.query(`CREATE ROLE lake_plain LOGIN; GRANT SELECT ON public.t TO lake_plain`);
-    const created = await send('POST', '/sources', {
-      connector: 'postgres',
-      name: 'no replication',
-      config: { port: Number(new URL(server.url).port), database: 'postgres' },
-      host: 'localhost',
-      user: 'lake_plain',
-    });
-    await send('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 't', mode: 'cdc' }] });
-    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
-    const table = ((await send('GET', `/sources/${created.id}`)).latest_sync.tables as Json[]).find(
-      (t) => t.table === 'public.t',
-    ) as Json;
-    expect(table.error).toContain('WITH REPLICATION');
-    expect(table.error).not.toContain('lake_plain');
+    const { error } = await cdcSourceAs('no replication', 'lake_plain');
+    expect(error).toContain('WITH REPLICATION');
+    expect(error).not.toContain('lake_plain');
     expect(await slots()).toEqual([]);
   });
 });

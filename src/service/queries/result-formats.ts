@@ -72,12 +72,21 @@ export class ResultFormats {
     if (existsSync(target)) return Promise.resolve(target);
     let run = this.running.get(target);
     if (!run) {
-      run = this.oneAtATime(() => (format === 'csv' ? this.convert(parquet, target) : this.toArrow(parquet, target)))
-        .then(async (made) => {
-          await onMade(statSync(made).size);
-          return made;
-        })
-        .finally(() => this.running.delete(target));
+      const partial = `${target}.partial`;
+      run = this.oneAtATime(async () => {
+        try {
+          await (format === 'csv' ? this.writeCsv(parquet, partial) : writeArrowStream(parquet, partial));
+          // Counted before it is served: a kill -9 between the two leaves it counted and never served (freed with
+          // its query), not served and never counted.
+          await onMade(statSync(partial).size);
+          // Whole or not at all: a download never sees a file still being written.
+          renameSync(partial, target);
+          return target;
+        } catch (error) {
+          rmSync(partial, { force: true });
+          throw error;
+        }
+      }).finally(() => this.running.delete(target));
       this.running.set(target, run);
     }
     return run;
@@ -98,37 +107,16 @@ export class ResultFormats {
   }
 
   /** CSV as RFC 4180 has it: a header, CRLF line ends, fields quoted only when they must be, NULL empty. */
-  private async convert(parquet: string, target: string): Promise<string> {
-    const instance = await this.open();
-    const connection = await instance.connect();
-    const partial = `${target}.partial`;
+  private async writeCsv(parquet: string, target: string): Promise<void> {
+    const connection = await (await this.open()).connect();
     try {
       // Timestamps with a time zone are written in UTC, as every other form of a result shows them.
       await connection.run("SET TimeZone = 'UTC'");
       await connection.run(
-        `COPY (SELECT * FROM read_parquet(${quoteLiteral(parquet)})) TO ${quoteLiteral(partial)} (FORMAT csv, HEADER, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\\r\\n')`,
+        `COPY (SELECT * FROM read_parquet(${quoteLiteral(parquet)})) TO ${quoteLiteral(target)} (FORMAT csv, HEADER, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\\r\\n')`,
       );
-      // Whole or not at all: a download never sees a file still being written.
-      renameSync(partial, target);
-      return target;
-    } catch (error) {
-      rmSync(partial, { force: true });
-      throw error;
     } finally {
       connection.closeSync();
-    }
-  }
-
-  /** An Arrow IPC stream (writeArrowStream), whole or not at all. */
-  private async toArrow(parquet: string, target: string): Promise<string> {
-    const partial = `${target}.partial`;
-    try {
-      await writeArrowStream(parquet, partial);
-      renameSync(partial, target);
-      return target;
-    } catch (error) {
-      rmSync(partial, { force: true });
-      throw error;
     }
   }
 

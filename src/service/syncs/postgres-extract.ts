@@ -7,22 +7,20 @@ import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import { classifyPostgresFailure } from '../connectors/postgres.js';
-import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
-import { MAX_MERGES, type Lake } from '../storage/lake.js';
+import { MAX_MERGES } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { readSourceKeys } from './pg-keys.js';
 import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
-import type { SyncSettings } from './settings.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { LakeServiceError } from '../core/errors.js';
 import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead } from './table-ranges.js';
-import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+import type { TableResult, TableTask } from './types.js';
 import { startSourceCopy } from './pg-copy.js';
 import { planTableRead } from './pg-table-plan.js';
 import { DEFAULT_SYNC_CONNECTIONS, joinSnapshot, openSession } from './pg-session.js';
@@ -40,23 +38,9 @@ const MAX_SEGMENT_BYTES = 256 << 20;
 /** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
 const MAX_WAITING_LOADS = 4;
 
-export interface PostgresSyncInput {
-  sourceId: string;
-  /** CDC: whether the source had a slot, and where to report it (CdcInput). */
-  hadSlot: boolean;
-  cdcTables: CdcInput['cdcTables'];
-  onSlot: CdcInput['onSlot'];
-  settings: ConnectorSettings;
+/** A sync of a PostgreSQL source: what its cdc part takes (CdcInput), and the tables it reads. */
+export interface PostgresSyncInput extends CdcInput {
   tasks: readonly TableTask[];
-  states: ReadonlyMap<string, TableState>;
-  lake: Lake;
-  organizationId: string;
-  stagingDir: string;
-  syncedAt: string;
-  reporter: SyncReporter;
-  signal: AbortSignal;
-  /** Idle and time bounds on the source, and the staging caps. */
-  limits: SyncSettings;
 }
 
 /**

@@ -49,6 +49,7 @@ export interface CdcInput {
   stagingDir: string;
   syncedAt: string;
   reporter: SyncReporter;
+  /** Idle and time bounds on the source, and the staging caps. */
   limits: SyncSettings;
   signal: AbortSignal;
   /** The source had a slot at its last sync (SourceRecord.cdcSlot): with no cdc table left, it is dropped. */
