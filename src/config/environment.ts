@@ -258,6 +258,30 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: 'the home',
   },
   {
+    name: 'LAKE_DATA_URL',
+    scope: 'all',
+    meaning: 'an S3-compatible object store (s3://bucket/prefix) that keeps lake tables and query results',
+    default: 'none: a directory',
+  },
+  {
+    name: 'LAKE_S3_PATH_STYLE',
+    scope: 'all',
+    meaning: 'true: address the object store as host/bucket/key (MinIO, most self-hosted stores)',
+    default: 'false',
+  },
+  {
+    name: 'LAKE_CACHE_DIR',
+    scope: 'all',
+    meaning: "with LAKE_DATA_URL: the local cache of the object store's files (one per process)",
+    default: 'cache in the home',
+  },
+  {
+    name: 'LAKE_CACHE_MB',
+    scope: 'all',
+    meaning: "with LAKE_DATA_URL: the cache's size in MB (least recently used files go first)",
+    default: '10240',
+  },
+  {
     name: 'LAKE_SIGNING_KEY_FILE',
     scope: 'all',
     meaning: 'the key that signs download and stream URLs (the same file on every replica)',

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createApp } from '../../src/service/api/server/app.js';
 import { ClientAddresses } from '../../src/service/api/client-address.js';
 import { startServer } from '../../src/service/api/server/server.js';
-import { openHome, type Home } from '../../src/service/home/home.js';
+import { openHome, type Home, type HomeOptions } from '../../src/service/home/home.js';
 import { createServices, type ServiceOptions } from '../../src/service/assembly/services.js';
 import { querySettingsFromEnv } from '../../src/service/queries/settings.js';
 import type { LakeServices } from '../../src/service/assembly/services.js';
@@ -23,6 +23,8 @@ export interface Harness {
 
 export interface StartOptions {
   homeDir?: string;
+  /** Home settings beside the test store's (an object store's, say). */
+  home?: HomeOptions;
   services?: ServiceOptions;
   /** Browser origins the app allows (LAKE_CORS_ORIGINS in lake serve). */
   corsOrigins?: string[];
@@ -76,7 +78,7 @@ export const inMemory: Transport = {
   name: 'in-memory',
   async start(options = {}) {
     const homeDir = options.homeDir ?? defaultHomeDir();
-    const home = await openHome(homeDir, await testHomeOptions(homeDir));
+    const home = await openHome(homeDir, { ...(await testHomeOptions(homeDir)), ...options.home });
     const logs: object[] = [];
     const services = await servicesFor(home, options, logs);
     // Routed as local mode routes (a linear router); the HTTP transport below keeps lake serve's.
@@ -101,7 +103,7 @@ export const overHttp: Transport = {
   name: 'http',
   async start(options = {}) {
     const homeDir = options.homeDir ?? defaultHomeDir();
-    const home = await openHome(homeDir, await testHomeOptions(homeDir));
+    const home = await openHome(homeDir, { ...(await testHomeOptions(homeDir)), ...options.home });
     const logs: object[] = [];
     const services = await servicesFor(home, options, logs);
     const clientAddresses = new ClientAddresses(options.trustedProxies ?? []);

@@ -28,6 +28,7 @@ import { QueryStore } from '../queries/store.js';
 import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
 import { Lake } from '../storage/lake.js';
 import { LakeLayout } from '../storage/layout.js';
+import { ObjectStoreFiles } from '../files/object-store-files.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/collector.js';
 import { QueryService } from '../queries/query-service.js';
 import { QueryResults } from '../queries/query-results.js';
@@ -125,7 +126,17 @@ export interface ServiceOptions {
 }
 
 export async function createServices(home: Home, options: ServiceOptions = {}): Promise<LakeServices> {
-  const layout = new LakeLayout(home.paths.data);
+  const layout = new LakeLayout(
+    home.paths.data,
+    home.objectStore
+      ? new ObjectStoreFiles(home.paths.data, home.objectStore.settings, {
+          dir: home.paths.data,
+          maxBytes: home.objectStore.cacheMaxBytes,
+        })
+      : undefined,
+    // A cache may be emptied or replaced: the catalog it would otherwise hold stays in the home.
+    home.objectStore ? home.paths.root : home.paths.data,
+  );
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
   const permissions = new PermissionStore(home.db, home.directory);

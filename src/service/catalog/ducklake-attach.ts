@@ -49,7 +49,7 @@ export class DuckLakeAttachService {
         'owner_required',
         "Only owners or admins of the organization, through a personal access token, may see where its lake's catalog lives.",
       );
-    const dataPath = `${this.layout.tablesDir(principal.organizationId)}/`;
+    const dataPath = `${this.layout.files.urlOf(this.layout.tablesDir(principal.organizationId))}/`;
     if (this.metadataUrl !== undefined) {
       const metadataSchema = LakeCatalogs.metadataSchema(principal.organizationId);
       return {

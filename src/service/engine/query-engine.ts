@@ -13,6 +13,8 @@ export interface QueryJob {
   catalogFile: string;
   /** Directories the query may read: the organization's (or only the permitted) table snapshots. */
   readableDirs: string[];
+  /** With an object store: the files it reads, held in the local cache while it runs. */
+  files?: string[];
   /** The query's own folder; the result goes to `result.parquet` inside it. */
   resultDir: string;
   /**

@@ -8,6 +8,7 @@ import { openMetadataDb, isPostgresUrl } from '../store/database.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 import { SettingsStore } from './settings-store.js';
+import { cacheFromEnv, objectStoreFromEnv, type ObjectStoreSettings } from '../files/object-store-settings.js';
 
 /** Where everything of one home lives. */
 export interface HomePaths {
@@ -16,7 +17,10 @@ export interface HomePaths {
   ownerToken: string;
   signingSecret: string;
   secretsKey: string;
-  /** Lake tables and query results: the home itself, or a directory every replica shares. */
+  /**
+   * Lake tables and query results: the home itself, or a directory every replica shares; with an object store,
+   * the local cache of its files (LAKE_CACHE_DIR).
+   */
   data: string;
 }
 
@@ -30,6 +34,12 @@ export interface HomeOptions {
   dataDir?: string;
   signingKeyFile?: string;
   secretsKeyFile?: string;
+  /** LAKE_DATA_URL: the object store that keeps lake's files instead of a directory. */
+  objectStore?: ObjectStoreSettings;
+  /** LAKE_CACHE_DIR: where the object store's files are cached (default: cache in the home). */
+  cacheDir?: string;
+  /** LAKE_CACHE_MB in bytes. */
+  cacheMaxBytes?: number;
 }
 
 /** The shared-store settings from the environment: LAKE_METADATA_URL, LAKE_DATA_DIR and the two key files. */
@@ -40,11 +50,16 @@ export function homeOptionsFromEnv(env: Record<string, string | undefined>): Hom
   if (metadataUrl !== undefined && !isPostgresUrl(metadataUrl)) {
     throw new Error('LAKE_METADATA_URL must be a PostgreSQL URL (postgres://user@host:5432/database).');
   }
+  const objectStore = objectStoreFromEnv(env);
+  // The cache's folder defaults to one in the home, which homePaths knows; '' stands for it here.
+  const cache = cacheFromEnv(env, '');
   return {
     metadataUrl,
     dataDir: value('LAKE_DATA_DIR'),
     signingKeyFile: value('LAKE_SIGNING_KEY_FILE'),
     secretsKeyFile: value('LAKE_SECRETS_KEY_FILE'),
+    ...(objectStore ? { objectStore, cacheMaxBytes: cache.maxBytes } : {}),
+    ...(objectStore && value('LAKE_CACHE_DIR') !== undefined ? { cacheDir: cache.dir } : {}),
   };
 }
 
@@ -55,7 +70,11 @@ export function homePaths(root: string, options: HomeOptions = {}): HomePaths {
     ownerToken: join(root, 'owner.token'),
     signingSecret: options.signingKeyFile ? resolve(options.signingKeyFile) : join(root, 'signing.key'),
     secretsKey: options.secretsKeyFile ? resolve(options.secretsKeyFile) : join(root, 'secrets.key'),
-    data: options.dataDir ? resolve(options.dataDir) : root,
+    data: options.objectStore
+      ? resolve(options.cacheDir ?? join(root, 'cache'))
+      : options.dataDir
+        ? resolve(options.dataDir)
+        : root,
   };
 }
 
@@ -72,6 +91,8 @@ export interface Home {
   directory: Directory;
   /** LAKE_METADATA_URL when the metadata lives in PostgreSQL (no source or send may reach that database). */
   metadataUrl?: string;
+  /** Where lake's files are kept when not in a directory, and the bytes its local cache may hold. */
+  objectStore?: { settings: ObjectStoreSettings; cacheMaxBytes: number };
   close(): Promise<void>;
 }
 
@@ -140,6 +161,14 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
       credentials,
       directory,
       ...(shared ? { metadataUrl: options.metadataUrl } : {}),
+      ...(options.objectStore
+        ? {
+            objectStore: {
+              settings: options.objectStore,
+              cacheMaxBytes: options.cacheMaxBytes ?? cacheFromEnv({}, '').maxBytes,
+            },
+          }
+        : {}),
       close: () => db.close(),
     };
   } catch (error) {

@@ -7,6 +7,7 @@ import { guardSql } from '../engine/sql-guard.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { TERMINAL_STATUSES } from '../jobs/job-store.js';
 import { inBackground, repeat } from '../core/repeat.js';
+import { LakeServiceError } from '../core/errors.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { FairQueue } from './fair-queue.js';
 import type { QueryJobs } from './query-jobs.js';
@@ -32,6 +33,8 @@ interface LiveQuery {
   stopWhenStarted?: 'abandoned' | 'cancelled';
   /** The engine has finished it and its outcome is being recorded: nothing is left to stop. */
   ending?: boolean;
+  /** Lets the cache evict the files it read again. */
+  releaseFiles?: () => void;
 }
 
 /** How the engine is shared between organizations. */
@@ -320,6 +323,21 @@ export class QueryExecution {
       return {};
     });
     live.job.limits = { ...live.job.limits, ...limit };
+    try {
+      // With an object store, its files are fetched into the cache (if not there) and kept there while it runs.
+      live.releaseFiles = await this.jobs.holdFiles(live.job);
+    } catch (error) {
+      live.starting = false;
+      // Its files could not be fetched (checked when it was accepted; evicted or the store gone since): run again.
+      const message = error instanceof LakeServiceError ? error.message : 'Its files could not be read.';
+      await this.finish(live, {
+        status: 'failed',
+        code: 'query_failed',
+        message: `${message} Run it again.`,
+        durationMs: 0,
+      });
+      return true;
+    }
     const running = this.engine.start(live.job);
     live.running = running;
     live.starting = false;
@@ -344,11 +362,22 @@ export class QueryExecution {
 
   private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
     live.ending = true;
+    live.releaseFiles?.();
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
       const tags = this.usage ? await this.store.tagsOf(live.id) : [];
       if (outcome.status === 'succeeded') {
+        // Kept where results are kept (uploaded, with an object store) before the query says where it is; a store
+        // that fails here fails the query, with the store's reason.
+        const kept = await this.results.publish(file).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        if (kept !== undefined) {
+          rmSync(file, { force: true });
+          return await this.finishFailed(live, kept, tags);
+        }
         await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) });
         this.results.keepFirstPage(live.id, outcome.firstRows);
         await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes, tags);
@@ -365,6 +394,13 @@ export class QueryExecution {
       this.untrack(live);
       await this.pump();
     }
+  }
+
+  private async finishFailed(live: LiveQuery, error: unknown, tags: string[]): Promise<void> {
+    const { code, message } =
+      error instanceof LakeServiceError ? error : { code: 'internal_error', message: 'The result could not be kept.' };
+    await this.store.markEnded(live.id, 'failed', { code, message }, null);
+    await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
   }
 
   /** Starts queued queries while the engine has slots for them. */

@@ -1,4 +1,6 @@
 import { dirname } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { tableNamesIn } from './files-read.js';
 import type { TableAccess } from '../auth/permissions.js';
 import type { QueryJob } from '../engine/query-engine.js';
 import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
@@ -39,12 +41,15 @@ export class QueryJobs {
             return undefined;
           })
         : undefined;
+      // With an object store, the session's catalog reads only the tables the statement names (their files
+      // fetched now: a store that is down is a 503 before anything is recorded).
+      const reading = await this.namesRead(statement, parser?.connection);
       const catalog = await this.lake
-        .catalogFile(organizationId, access, asOf?.references ?? [])
+        .catalogFile(organizationId, access, asOf?.references ?? [], reading)
         .catch(async (error: unknown) => {
           if (!(error instanceof AsOfError)) throw error;
           asOfError = error.message;
-          return this.lake.catalogFile(organizationId, access);
+          return this.lake.catalogFile(organizationId, access, [], reading);
         });
       const { layout } = this.lake;
       // A merged table reads files of earlier writes too: every folder its files are in.
@@ -60,6 +65,7 @@ export class QueryJobs {
         catalogVersion: Math.min(catalog.version, ...catalog.asOf.map((v) => v.snapshot)),
         catalogFile: layout.toRelative(catalog.file),
         readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
+        ...(layout.files.kind === 'object_store' ? { files: catalog.files } : {}),
         ...(rewritten !== undefined ? { statement: rewritten } : {}),
         ...asked,
       };
@@ -82,6 +88,7 @@ export class QueryJobs {
       statement: plan.statement ?? statement,
       catalogFile: layout.toAbsolute(plan.catalogFile),
       readableDirs: plan.readableDirs.map((dir) => layout.toAbsolute(dir)),
+      ...(plan.files !== undefined ? { files: plan.files.map((file) => layout.toAbsolute(file)) } : {}),
       resultDir: layout.resultDir(organizationId, id),
       writableDir: layout.resultsDir(organizationId),
       ...(plan.schema !== undefined ? { schema: plan.schema } : {}),
@@ -99,6 +106,23 @@ export class QueryJobs {
         resultLimitCode: 'result_too_large',
       },
     };
+  }
+
+  /** With an object store, the names the statement reads tables by; undefined (read them all) otherwise. */
+  private async namesRead(statement: string, parser: DuckDBConnection | undefined): Promise<Set<string> | undefined> {
+    if (this.lake.layout.files.kind === 'local') return undefined;
+    if (parser) return tableNamesIn(parser, statement);
+    const { connection, close } = await openPrivilegedConnection({});
+    try {
+      return await tableNamesIn(connection, statement);
+    } finally {
+      close();
+    }
+  }
+
+  /** Keeps the files a job reads on local disk (fetched into the cache first) until the release. */
+  holdFiles(job: QueryJob): Promise<() => void> {
+    return this.lake.layout.files.hold(job.files ?? []);
   }
 
   /** Engine messages help, but must not show where the lake lives on disk. */

@@ -9,6 +9,13 @@ import { FirstPages } from './first-pages.js';
 import type { ResultReader } from './result-reader.js';
 import type { QueryRecord, QueryStore } from './store.js';
 
+/** A result file on local disk, kept there (not evicted from the cache) until released. */
+export interface HeldFile {
+  file: string;
+  size: number;
+  release: () => void;
+}
+
 export interface ResultPage {
   rows: JsonRow[];
   /** The offset after the last row of the page. */
@@ -65,16 +72,28 @@ export class QueryResults {
     return this.layout.toRelative(file);
   }
 
+  /** Keeps a result file where lake keeps files (uploads it, with an object store). */
+  publish(file: string): Promise<void> {
+    return this.layout.files.publish([file]);
+  }
+
   /** Keeps the first rows the engine read back from a result it just wrote, for the first page. */
   keepFirstPage(queryId: string, rows: JsonRow[]): void {
     this.firstPages.keep(queryId, rows);
   }
 
-  /** Removes the results (files and first pages) of queries past retention. */
-  forget(queries: readonly { id: string; organizationId: string }[]): void {
+  /** Removes the results (files and first pages) of queries past retention, wherever they are kept. */
+  async forget(queries: readonly { id: string; organizationId: string }[]): Promise<void> {
     for (const { id, organizationId } of queries) {
       this.firstPages.drop(id);
-      rmSync(this.layout.resultDir(organizationId, id), { recursive: true, force: true });
+      const dir = this.layout.resultDir(organizationId, id);
+      try {
+        const kept = await this.layout.files.list(dir);
+        await this.layout.files.remove(kept.map((file) => this.layout.toAbsolute(file.path)));
+      } catch {
+        // The object store unreachable: the record goes, and its objects with the collector's sweep of results.
+      }
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -84,7 +103,7 @@ export class QueryResults {
     const file = this.file(query);
     if (!file || offset >= total) return { rows: [], end: offset, hasMore: false };
     const first = offset === 0 ? this.firstPages.rows(query.id, limit, total) : undefined;
-    const rows = first ?? (await this.reader.page(file, offset, limit)).rows;
+    const rows = first ?? (await this.readHeld(file, () => this.reader.page(file, offset, limit))).rows;
     const end = offset + rows.length;
     return { rows, end, hasMore: end < total };
   }
@@ -111,9 +130,36 @@ export class QueryResults {
   /** A succeeded query's result file in `format` (made from its Parquet the first time), with its size. */
   async fileIn(query: QueryRecord, format: ResultFileFormat): Promise<{ file: string; size: number }> {
     const file = this.file(query);
-    if (!file || !existsSync(file))
+    if (!file)
       throw new LakeServiceError('query_not_found', `The result of ${query.id} no longer exists; run it again.`);
-    return this.form(query, file, format);
+    const { release, ...made } = await this.held(query, file, format);
+    release();
+    return made;
+  }
+
+  /**
+   * The result on local disk (fetched into the cache, with an object store) in `format`, kept there until the
+   * caller releases it (a download's stream has ended).
+   */
+  private async held(query: QueryRecord, file: string, format: ResultFileFormat): Promise<HeldFile> {
+    const release = await this.layout.files.hold([file]);
+    try {
+      if (!existsSync(file))
+        throw new LakeServiceError('query_not_found', `The result of ${query.id} no longer exists; run it again.`);
+      return { ...(await this.form(query, file, format)), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  private async readHeld<T>(file: string, read: () => Promise<T>): Promise<T> {
+    const release = await this.layout.files.hold([file]);
+    try {
+      return await read();
+    } finally {
+      release();
+    }
   }
 
   /** A download link for the result, valid for an hour, relative to the service's address. */
@@ -127,7 +173,7 @@ export class QueryResults {
     expires: string | undefined,
     signature: string | undefined,
     format: ResultFileFormat = 'parquet',
-  ): Promise<{ file: string; size: number }> {
+  ): Promise<HeldFile> {
     const check = checkResultSignature(this.signer, `/files/results/${queryId}`, expires, signature);
     if (check === 'invalid')
       throw new LakeServiceError(
@@ -141,11 +187,11 @@ export class QueryResults {
       );
     const query = await this.store.getById(queryId);
     const file = query && this.file(query);
-    if (!query || !file || !existsSync(file))
+    if (!query || !file)
       throw new LakeServiceError(
         'query_not_found',
         'This result no longer exists; results are kept for a limited time.',
       );
-    return this.form(query, file, format);
+    return this.held(query, file, format);
   }
 }

@@ -306,7 +306,7 @@ export class QueryService {
   /** Deletes queries and results past retention, and expired idempotency keys. */
   async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<number> {
     const removed = await this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);
-    this.parts.results.forget(removed);
+    await this.parts.results.forget(removed);
     await this.parts.idempotency.purgeExpired(now);
     return removed.length;
   }

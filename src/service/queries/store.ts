@@ -103,6 +103,8 @@ export interface QueryAsked {
 export interface QueryPlan extends QueryAsked {
   catalogFile: string;
   readableDirs: string[];
+  /** With an object store: the files it reads (relative to the data root), fetched into the cache before it runs. */
+  files?: string[];
   catalogVersion: number;
   /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
   statement?: string;

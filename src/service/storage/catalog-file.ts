@@ -3,12 +3,15 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
+import { duckdbTypeOf } from './ducklake/types.js';
 import { tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
 import type { LakeView } from './views.js';
 
 export interface CatalogContents {
   tables: readonly LakeTable[];
   views: readonly LakeView[];
+  /** Tables the session does not read (their files not fetched): their columns only, and a clear error if read. */
+  unread?: ReadonlySet<LakeTable>;
 }
 
 /** Called with the columns DuckDB found for each view it could create, so stored descriptions stay current. */
@@ -48,9 +51,8 @@ export async function ensureCatalogFile(
       const key = `${table.schema.toLowerCase()}.${table.name.toLowerCase()}`;
       if (created.has(key)) continue;
       created.add(key);
-      statements.push(
-        `CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${tableSourceSql(table.snapshot.source)}`,
-      );
+      const rows = contents.unread?.has(table) ? unreadTableSql(table) : tableSourceSql(table.snapshot.source);
+      statements.push(`CREATE VIEW ${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)} AS ${rows}`);
     }
     if (statements.length > 0) await connection.run(statements.join(';\n'));
     await createLogicalViews(connection, contents.views, seen);
@@ -63,6 +65,18 @@ export async function ensureCatalogFile(
   renameSync(temp, file);
   rmSync(`${temp}.wal`, { force: true });
   return file;
+}
+
+/**
+ * A table the statement did not name, with an object store: its columns for the catalog's own listings, and an
+ * error, never an empty answer, if the query reads it after all (through a name lake did not see in its text).
+ */
+function unreadTableSql(table: LakeTable): string {
+  const columns = table.snapshot.source.columns
+    .map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`)
+    .join(', ');
+  const message = `${table.schema}.${table.name} was not fetched for this query: name it in the statement itself.`;
+  return `SELECT ${columns} FROM (SELECT 1) WHERE error(${quoteLiteral(message)})`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { GcStore } from './gc-store.js';
@@ -127,7 +127,11 @@ export class LakeCollector {
       rmSync(path, { recursive: true, force: true });
     };
     const settledBefore = Math.min(cutoffMs, now - IN_PROGRESS_GRACE_MS);
-    for (const organizationId of subfolders(join(this.layout.homeRoot, 'lake'))) {
+    const organizations = new Set([
+      ...subfolders(join(this.layout.homeRoot, 'lake')),
+      ...(this.layout.files.kind === 'object_store' ? await this.store.organizationIds() : []),
+    ]);
+    for (const organizationId of organizations) {
       // Only folders lake made: an organization id is lower-case letters, digits and `_`.
       if (!/^[a-z0-9_]+$/.test(organizationId)) continue;
       const catalog = await this.catalogs.for(organizationId);
@@ -138,11 +142,23 @@ export class LakeCollector {
         ...(oldestLive !== undefined ? { oldestLiveSnapshot: oldestLive } : {}),
       });
       const tablesDir = this.layout.tablesDir(organizationId);
-      for (const path of await takeScheduledFiles(catalog, catalog.store, new Date(now))) {
-        remove(join(tablesDir, path));
-        removeIfEmpty(dirname(join(tablesDir, path)));
+      const scheduled = (await takeScheduledFiles(catalog, catalog.store, new Date(now))).map((path) =>
+        join(tablesDir, path),
+      );
+      if (this.layout.files.kind === 'object_store') {
+        report.bytes_freed += (await this.layout.files.list(tablesDir))
+          .filter((file) => scheduled.includes(this.layout.toAbsolute(file.path)))
+          .reduce((sum, file) => sum + file.size, 0);
+        await this.layout.files.remove(scheduled);
       }
-      report.orphaned_folders += this.sweepUnnamed(tablesDir, await catalog.namedFiles(), settledBefore, remove);
+      for (const path of scheduled) {
+        remove(path);
+        removeIfEmpty(dirname(path));
+      }
+      const named = await catalog.namedFiles();
+      report.orphaned_folders += this.sweepUnnamed(tablesDir, named, settledBefore, remove);
+      if (this.layout.files.kind === 'object_store')
+        report.orphaned_folders += await this.sweepUnnamedObjects(tablesDir, named, settledBefore, report);
       const keepFrom = Math.min(await catalog.currentSnapshot(), oldestLive ?? Number.POSITIVE_INFINITY);
       report.catalog_files += this.collectCatalogs(organizationId, keepFrom, cutoffMs, settledBefore, remove);
     }
@@ -182,6 +198,25 @@ export class LakeCollector {
     };
     visit('');
     return removed;
+  }
+
+  /**
+   * Objects under the tables' folder that no catalog row names, once settled: a killed sync's uploaded parts, found
+   * by listing the prefix (the store is where they are; this host may never have held them).
+   */
+  private async sweepUnnamedObjects(
+    tablesDir: string,
+    named: ReadonlySet<string>,
+    settledBefore: number,
+    report: GcReport,
+  ): Promise<number> {
+    const unnamed = (await this.layout.files.list(tablesDir)).filter((file) => {
+      const path = this.layout.toAbsolute(file.path);
+      return !named.has(relative(tablesDir, path)) && file.modifiedMs <= settledBefore;
+    });
+    await this.layout.files.remove(unnamed.map((file) => this.layout.toAbsolute(file.path)));
+    report.bytes_freed += unnamed.reduce((sum, file) => sum + file.size, 0);
+    return unnamed.length;
   }
 
   /** Session catalogs of snapshots older than the current one and than any a live query reads, past the window. */

@@ -14,6 +14,11 @@ export class GcStore {
     return row?.version === null || row?.version === undefined ? undefined : Number(row.version);
   }
 
+  /** Every organization: each has a lake, whether or not this host holds any of its files. */
+  async organizationIds(): Promise<string[]> {
+    return (await this.db.all<{ id: string }>('SELECT id FROM organizations ORDER BY id')).map((row) => row.id);
+  }
+
   /** Whether the sync is queued or running (its staging folder is in use). */
   async syncLive(syncId: string): Promise<boolean> {
     return (

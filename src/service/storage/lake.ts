@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
@@ -21,6 +22,20 @@ import type { AsOfReference } from '../engine/as-of.js';
 import { lakeViewOf, ViewStore, type LakeView, type ObjectName } from './views.js';
 
 export type { PartWriter, WriteTableOptions } from './table-writes.js';
+
+/** The table names a statement reads through `names`: those names, and what the views among them read, in turn. */
+function namesRead(names: ReadonlySet<string>, views: readonly LakeView[]): Set<string> {
+  const found = new Set<string>();
+  const pending = [...names];
+  while (pending.length > 0) {
+    const name = pending.pop() as string;
+    if (found.has(name)) continue;
+    found.add(name);
+    for (const view of views)
+      if (view.name.toLowerCase() === name) pending.push(...view.references.map((r) => r.name.toLowerCase()));
+  }
+  return found;
+}
 
 const DEMO_SEEDED_KEY = 'demo_seeded';
 
@@ -140,9 +155,20 @@ export class Lake {
     access: TableAccess = UNRESTRICTED,
     /** Tables the query reads at earlier snapshots (AT clauses): added as views named versionName(table, s). */
     asOf: readonly AsOfReference[] = [],
+    /**
+     * The names (lower case) the statement reads tables or views by, when known. With an object store only those
+     * tables' files are fetched; the others are in the file as their columns alone (catalog queries see them, a read
+     * fails clearly).
+     */
+    reading?: ReadonlySet<string>,
   ): Promise<{
     file: string;
+    /** The files the session reads, relative to the data root (every table's, in a local directory). */
+    files: string[];
     tables: LakeTable[];
+    views: readonly LakeView[];
+    /** The earlier versions of tables the AT references read (also among `tables`). */
+    versions: LakeTable[];
     version: number;
     /** Per AT reference, in order: the version's view in the file, and its snapshot. */
     asOf: { schema: string; table: string; snapshot: number }[];
@@ -152,7 +178,13 @@ export class Lake {
     const versions = asOf.length > 0 ? await this.history.resolve(organizationId, access, asOf) : [];
     const unique = [...new Map(versions.map((t) => [key(t), t])).values()];
     const restricted = access.restricted ? [...tables.map(key), '|', ...views.map(key)] : [];
-    const extra = unique.map(key);
+    const unread =
+      this.layout.files.kind === 'object_store' && reading !== undefined
+        ? new Set(tables.filter((t) => !namesRead(reading, views).has(t.name.toLowerCase())))
+        : new Set<LakeTable>();
+    const read = [...tables.filter((t) => !unread.has(t)), ...unique];
+    const files = [...new Set(read.flatMap((t) => t.snapshot.files))];
+    const extra = [...unique.map(key), ...(unread.size > 0 ? ['|', ...read.map(key)] : [])];
     const fileName =
       restricted.length + extra.length === 0
         ? `s${version}`
@@ -160,19 +192,29 @@ export class Lake {
             .update([...restricted, '|', ...extra].join('\n'))
             .digest('hex')
             .slice(0, 16)}`;
+    // Its views are bound as it is built: the files they read must be on local disk meanwhile. In a local
+    // directory, a stat per table folder tells a server that lacks them (replicas that share none) first.
+    const release = await this.layout.files.hold(
+      this.layout.files.kind === 'object_store'
+        ? files.map((path) => this.layout.toAbsolute(path))
+        : read.map((t) => join(this.layout.tablesDir(organizationId), t.path)),
+    );
     const file = await ensureCatalogFile(
       this.layout,
       organizationId,
       fileName,
-      { tables: [...tables, ...unique], views },
+      { tables: [...tables, ...unique], views, unread },
       async (view, columns) => {
         if (JSON.stringify(columns) !== JSON.stringify(view.columns))
           await this.views.updateColumns(organizationId, view, columns);
       },
-    );
+    ).finally(release);
     return {
       file,
+      files,
       tables: [...tables, ...unique],
+      views,
+      versions: unique,
       version,
       asOf: versions.map((t) => ({ schema: t.schema, table: t.name, snapshot: t.snapshot.asOf ?? version })),
     };

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { mark } from '../../support/debug-timing.js';
+import type { Release } from '../files/lake-files.js';
 import { newId } from '../core/ids.js';
 import type { CatalogStates } from './catalog-states.js';
 import type { CatalogColumn, NewDataFile } from './ducklake/catalog-types.js';
@@ -34,6 +35,8 @@ export interface WriteTableOptions {
   };
   /** Column types the catalog records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
   columnTypes?: Record<string, string>;
+  /** `fill` reads the table's rows as they are (a compaction): its files are kept on local disk meanwhile. */
+  readsCurrent?: boolean;
   /** Tags the table gets in the same commit (a cdc table's applied change position). */
   tags?: Record<string, string>;
   /** Asked once the parts are written: true makes them the table's rows (a TRUNCATE among a cdc table's changes). */
@@ -85,11 +88,14 @@ export class TableWrites {
     const tableDir = join(this.layout.tablesDir(organizationId), tablePath);
     const dir = join(tableDir, version);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    let releaseHeld: Release = () => undefined;
     const { connection, close } = await openPrivilegedConnection({
       memoryLimit: options.memoryLimit,
       tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb'),
     });
     try {
+      const currentFiles = (current?.snapshot.files ?? []).map((file) => this.layout.toAbsolute(file));
+      if (options.readsCurrent) releaseHeld = await this.layout.files.hold(currentFiles);
       // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
       if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');
       let planned: Promise<{ shapes: ColumnShape[]; columns: CatalogColumn[] }> | undefined;
@@ -135,6 +141,10 @@ export class TableWrites {
       for (const file of partFiles)
         described.push(await describeDataFile(connection, join(dir, file), `${version}/${file}`, columns));
       mark(`${schema}.${name}: parts described`);
+      // Kept where lake keeps files (uploaded, with an object store) before any commit names them.
+      await this.layout.files.publish(partFiles.map((file) => join(dir, file)));
+      // A merge reads the table's key columns in every file it has: they must be on local disk meanwhile.
+      if (options.mergeOn && current && !options.readsCurrent) releaseHeld = await this.layout.files.hold(currentFiles);
       const verb = options.mergeOn && current ? 'merged into' : 'written';
       let unchanged = false;
       await catalog.commit({ message: `lake: ${schema}.${name} ${verb}` }, async (write) => {
@@ -171,11 +181,19 @@ export class TableWrites {
         });
         onMerged?.(counts);
         unchanged = rowCount === 0 && counts.replaced + counts.deleted === 0;
+        // The delete files (and a soft delete's marked rows) the merge wrote, kept before the commit names them.
+        const parts = new Set(partFiles);
+        await this.layout.files.publish(
+          readdirSync(dir)
+            .filter((file) => !parts.has(file) && !file.startsWith('.'))
+            .map((file) => join(dir, file)),
+        );
       });
       // Deletes were looked for and none found: no snapshot was made, and its empty part is no one's.
       if (unchanged) rmSync(dir, { recursive: true, force: true });
       mark(`${schema}.${name}: committed`);
     } finally {
+      releaseHeld();
       close();
     }
   }

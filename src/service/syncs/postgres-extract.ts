@@ -421,6 +421,8 @@ async function syncTable(
       {
         notNull,
         memoryLimit: SYNC_MEMORY_LIMIT,
+        // A compaction reads the table's rows as they are.
+        ...(compacting ? { readsCurrent: true } : {}),
         columnTypes: Object.fromEntries(
           plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
         ),

@@ -35,8 +35,11 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 export function fileRoutes(app: Hono<ApiEnv>): void {
   mount(app, SERVICE_ROUTES.downloadResultFile, async (c, { params: { id }, query }) => {
     const format = query.file_format ?? 'parquet';
-    const { file, size } = await c.get('services').results.download(id, query.expires, query.signature, format);
+    const { file, size, release } = await c
+      .get('services')
+      .results.download(id, query.expires, query.signature, format);
     const range = parseRange(c.req.header('Range'), size);
+    if (c.req.method === 'HEAD' || size === 0 || range === 'unsatisfiable') release();
     c.header('Accept-Ranges', 'bytes');
     if (range === 'unsatisfiable') {
       throw new HttpError('range_not_satisfiable', `The file has ${size} bytes; the Range asks for bytes outside it.`, {
@@ -54,7 +57,9 @@ export function fileRoutes(app: Hono<ApiEnv>): void {
     const status = range ? 206 : 200;
     // Hono answers HEAD through this GET handler; opening the file then would leak a descriptor.
     if (c.req.method === 'HEAD' || size === 0) return c.body(null, status);
-    const stream = Readable.toWeb(createReadStream(file, { start, end })) as ReadableStream<Uint8Array>;
+    // Kept in the cache until the last byte is sent (or the client goes).
+    const reading = createReadStream(file, { start, end }).once('close', release);
+    const stream = Readable.toWeb(reading) as ReadableStream<Uint8Array>;
     return c.body(stream, status);
   });
 }

@@ -55,7 +55,7 @@ export class LakeCatalogs {
       this.files.push(db);
       catalog = new DuckLakeCatalog(db, '', lock.catalog(organizationId));
     }
-    await catalog.initialize(this.layout.tablesDir(organizationId), this.createdBy);
+    await catalog.initialize(this.layout.files.urlOf(this.layout.tablesDir(organizationId)), this.createdBy);
     await this.convertLegacy(organizationId, catalog);
     return catalog;
   }

@@ -404,9 +404,11 @@ async function applyTable(
           ...converted.plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
           ...stopped.filter((c) => c.type.startsWith('ENUM(')).map((c) => [c.name, c.type]),
         ]),
-        // After a TRUNCATE the table is what its later changes left: written whole. Otherwise merged.
+        // After a TRUNCATE the table is what its later changes left: written whole. Otherwise merged, reading the
+        // table's rows for TOAST values left unchanged.
         ...(previous
           ? {
+              readsCurrent: true,
               mergeOn: {
                 key: converted.lakeKey,
                 deletedKeys: () => (net as { deletedKeys: string }).deletedKeys,

@@ -1,0 +1,102 @@
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+interface Entry {
+  size: number;
+  lastUsed: number;
+  holds: number;
+}
+
+/**
+ * The local copies of stored files and their bytes, bounded: least recently used first out, never a file held by
+ * a running read. A process keeps its own account; what another process (on the same cache folder) holds, it does
+ * not know, so each replica should have a cache folder of its own (docs/operations.md).
+ */
+export class FileCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  private clock = 0;
+
+  constructor(
+    readonly maxBytes: number,
+    root: string,
+    /** Which files under the root are copies of stored files (never the catalogs or staging beside them). */
+    isCopy: (relativePath: string) => boolean,
+  ) {
+    const found: { path: string; size: number; mtime: number }[] = [];
+    const walk = (dir: string): void => {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        // Not made yet: nothing cached there.
+        return;
+      }
+      for (const name of names) {
+        const path = join(dir, name);
+        const stat = statSync(path, { throwIfNoEntry: false });
+        if (stat?.isDirectory()) walk(path);
+        // Dot files are downloads or writes in progress, never copies.
+        else if (stat?.isFile() && !name.startsWith('.') && isCopy(relative(root, path)))
+          found.push({ path, size: stat.size, mtime: stat.mtimeMs });
+      }
+    };
+    walk(root);
+    // Copies from an earlier run: oldest first out.
+    for (const file of found.sort((a, b) => a.mtime - b.mtime)) this.add(file.path, file.size);
+  }
+
+  get usedBytes(): number {
+    return this.bytes;
+  }
+
+  has(path: string): boolean {
+    return this.entries.has(path);
+  }
+
+  /** A file now on disk (fetched, or written here and published). */
+  add(path: string, size: number): void {
+    const known = this.entries.get(path);
+    if (known) this.bytes -= known.size;
+    this.entries.set(path, { size, lastUsed: ++this.clock, holds: known?.holds ?? 0 });
+    this.bytes += size;
+  }
+
+  /** Holds a file (it is used now, and stays until released). */
+  hold(path: string): void {
+    const entry = this.entries.get(path);
+    if (!entry) return;
+    entry.holds++;
+    entry.lastUsed = ++this.clock;
+  }
+
+  release(path: string): void {
+    const entry = this.entries.get(path);
+    if (entry && entry.holds > 0) entry.holds--;
+  }
+
+  /** Forgets a file removed from the lake (its copy is removed by the caller). */
+  drop(path: string): void {
+    const entry = this.entries.get(path);
+    if (!entry) return;
+    this.bytes -= entry.size;
+    this.entries.delete(path);
+  }
+
+  /** Removes the least recently used copies nobody holds until the cache fits; returns the bytes freed. */
+  evict(): number {
+    if (this.bytes <= this.maxBytes) return 0;
+    let freed = 0;
+    const candidates = [...this.entries.entries()]
+      .filter(([, entry]) => entry.holds === 0)
+      .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    for (const [path, entry] of candidates) {
+      if (this.bytes <= this.maxBytes) break;
+      rmSync(path, { force: true });
+      this.entries.delete(path);
+      this.bytes -= entry.size;
+      freed += entry.size;
+    }
+    return freed;
+  }
+}

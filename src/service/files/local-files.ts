@@ -1,0 +1,68 @@
+import { lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { LakeServiceError } from '../core/errors.js';
+import type { LakeFiles, Release, StoredFile } from './lake-files.js';
+
+const released: Release = () => undefined;
+
+/** Lake's files in a local (or shared, mounted) directory: the default, with nothing to upload or fetch. */
+export class LocalFiles implements LakeFiles {
+  readonly kind = 'local';
+
+  constructor(private readonly root: string) {}
+
+  urlOf(path: string): string {
+    return path;
+  }
+
+  async publish(): Promise<void> {
+    // Written in place: already where lake keeps them.
+  }
+
+  async hold(paths: readonly string[]): Promise<Release> {
+    const missing = paths.filter((path) => !exists(path));
+    if (missing.length > 0)
+      throw new LakeServiceError(
+        'service_unavailable',
+        `This server's data directory does not hold ${missing.length} of the files the lake's catalog names (first: ${relative(this.root, missing[0] as string)}). ` +
+          'Replicas must share one: set LAKE_DATA_DIR to the directory every replica mounts, or LAKE_DATA_URL to an object store.',
+        { retryAfterSeconds: 30 },
+      );
+    return released;
+  }
+
+  async remove(paths: readonly string[]): Promise<void> {
+    for (const path of paths) rmSync(path, { force: true });
+  }
+
+  async list(dir: string): Promise<StoredFile[]> {
+    const found: StoredFile[] = [];
+    const walk = (folder: string): void => {
+      let names: string[];
+      try {
+        names = readdirSync(folder);
+      } catch {
+        // No such folder (yet): nothing kept there.
+        return;
+      }
+      for (const name of names) {
+        const path = join(folder, name);
+        const stat = lstatSync(path, { throwIfNoEntry: false });
+        if (!stat) continue;
+        if (stat.isDirectory()) walk(path);
+        else if (stat.isFile())
+          found.push({ path: relative(this.root, path), size: stat.size, modifiedMs: stat.mtimeMs });
+      }
+    };
+    walk(dir);
+    return found;
+  }
+
+  async check(): Promise<void> {
+    statSync(this.root);
+  }
+}
+
+function exists(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false }) !== undefined;
+}

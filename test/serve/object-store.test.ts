@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetadataDatabase } from '../helpers/postgres.js';
+import { startObjectStore, type TestObjectStore } from '../helpers/object-store.js';
+import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
+import type { ServeProcess } from '../helpers/serve.js';
+
+type Json = Record<string, any>;
+
+const call = (replica: ServeProcess, token: string, method: string, path: string, body?: unknown): Promise<Response> =>
+  fetch(`${replica.url}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+/** Runs a query to its end on a replica and returns its rows (inline). */
+async function rows(replica: ServeProcess, token: string, sql: string): Promise<unknown[]> {
+  const submitted = (await (
+    await call(replica, token, 'POST', '/queries?wait=30&format=inline', { sql })
+  ).json()) as Json;
+  expect(submitted.error, JSON.stringify(replica.logLines().filter((l) => l.level === 'error'))).toBeUndefined();
+  const done =
+    submitted.status === 'succeeded' || submitted.status === 'failed'
+      ? submitted
+      : ((await (await call(replica, token, 'GET', `/queries/${submitted.id}?wait=30&format=inline`)).json()) as Json);
+  expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+  return done.data as unknown[];
+}
+
+describe('replicas with no shared directory', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let set: ReplicaSet;
+
+  beforeAll(async () => {
+    database = await createMetadataDatabase();
+    // Each replica its own home, and no LAKE_DATA_DIR: the files one writes are on its disk alone.
+    set = await startReplicaSet(database.url, 2, { LAKE_DATA_DIR: '' });
+  }, 90_000);
+  afterAll(async () => {
+    await set?.stop();
+    await database?.drop();
+  }, 60_000);
+
+  it('a replica without the files a commit names answers 503 service_unavailable saying what to fix, not 500', async () => {
+    const [one, two] = set.replicas as [ServeProcess, ServeProcess];
+    await rows(one, set.token, 'select count(*) as n from lake.demo.orders');
+    const answer = await call(two, set.token, 'POST', '/queries', {
+      sql: 'select count(*) as n from lake.demo.orders',
+    });
+    expect(answer.status, JSON.stringify(two.logLines().filter((l) => l.level === 'error'))).toBe(503);
+    expect(answer.headers.get('retry-after')).toBeTruthy();
+    const body = (await answer.json()) as Json;
+    expect(body.error.code).toBe('service_unavailable');
+    expect(body.error.message).toMatch(/LAKE_DATA_DIR/);
+    expect(body.error.message).toMatch(/LAKE_DATA_URL/);
+  }, 60_000);
+});
+
+describe('three replicas on an object store, each with its own cache', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let store: TestObjectStore;
+  let set: ReplicaSet;
+  const prefix = `lake-${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    database = await createMetadataDatabase();
+    store = await startObjectStore();
+    set = await startReplicaSet(database.url, 3, { LAKE_DATA_DIR: '', ...store.env(prefix) });
+  }, 90_000);
+  afterAll(async () => {
+    await set?.stop();
+    await store?.close();
+    await database?.drop();
+  }, 60_000);
+
+  it('a sync on one replica is read by the other two, cold, with the same answers', async () => {
+    const [one, two, three] = set.replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const source = (await (
+      await call(one, set.token, 'POST', '/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } })
+    ).json()) as Json;
+    const sync = (await (await call(one, set.token, 'POST', `/sources/${source.id}/sync`, {})).json()) as Json;
+    for (let i = 0; i < 300; i++) {
+      const job = (await (await call(one, set.token, 'GET', `/jobs/${sync.id}`)).json()) as Json;
+      if (job.status !== 'queued' && job.status !== 'running') {
+        expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const keys = await store.keys(`${prefix}/lake/`);
+    expect(keys.filter((k) => k.endsWith('.parquet')).length).toBeGreaterThan(0);
+    const schema = source.destination_schema ?? source.lake_schema;
+    const sql = `select count(*) as n, sum(amount) as total from lake.${schema}.payments`;
+    const answers = [
+      await rows(one, set.token, sql),
+      await rows(two, set.token, sql),
+      await rows(three, set.token, sql),
+    ];
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    expect((answers[0]?.[0] as Json).n).toBeGreaterThan(0);
+  }, 120_000);
+});
