@@ -5,7 +5,8 @@
 //   fetched) and with a warm one, as ratios to the local directory's.
 // The object store is s3rver (the tests' S3-compatible server) on 127.0.0.1, its objects on this disk.
 // Usage: node bench/object-store.mjs [rows]   (LAKE_TEST_PG_URL names the server; default the local one)
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,11 +37,11 @@ const objectStore = (name) => ({
   AWS_SECRET_ACCESS_KEY: 'S3RVER',
   AWS_REGION: 'us-east-1',
 });
-const run = (env, ...args) => {
+// Asynchronous: the object store answers from this process's event loop.
+const run = async (env, ...args) => {
   const started = performance.now();
-  const result = spawnSync(process.execPath, [lake, ...args], { env, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`lake ${args.join(' ')}: ${result.stderr}`);
-  return { stdout: result.stdout, seconds: (performance.now() - started) / 1000 };
+  const { stdout } = await promisify(execFile)(process.execPath, [lake, ...args], { env, maxBuffer: 64 * 1048576 });
+  return { stdout, seconds: (performance.now() - started) / 1000 };
 };
 const bytesUnder = (dir) => {
   let sum = 0;
@@ -54,39 +55,42 @@ try {
   await admin(
     `CREATE TABLE public.events (id bigint PRIMARY KEY, account_id integer NOT NULL, kind text NOT NULL, amount numeric(12,2), happened_at timestamptz NOT NULL);
      INSERT INTO public.events SELECT g, g % 10000, (ARRAY['view','click','buy','share'])[1 + g % 4], (g % 100000) / 100.0, '2024-01-01'::timestamptz + g * interval '1 second' FROM generate_series(1, ${rows}) g;
-     VACUUM ANALYZE public.events;`,
+     ANALYZE public.events;`,
     database,
   );
+  await admin('VACUUM public.events', database);
   const url = new URL(adminUrl);
-  const sync = (env) => {
+  const sync = async (env) => {
     const source = JSON.parse(
-      run(
-        env,
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'bench',
-        '--config',
-        `host=${url.hostname}`,
-        '--config',
-        `port=${url.port || 5432}`,
-        '--config',
-        `database=${database}`,
-        '--config',
-        `user=${url.username || 'postgres'}`,
-        '--no-password',
-        '--json',
+      (
+        await run(
+          env,
+          'sources',
+          'create',
+          '--connector',
+          'postgres',
+          '--name',
+          'bench',
+          '--config',
+          `host=${url.hostname}`,
+          '--config',
+          `port=${url.port || 5432}`,
+          '--config',
+          `database=${database}`,
+          '--config',
+          `user=${url.username || 'postgres'}`,
+          '--no-password',
+          '--json',
+        )
       ).stdout,
     );
-    const { stdout, seconds } = run(env, 'sync', 'start', source.id, '--json');
+    const { stdout, seconds } = await run(env, 'sync', 'start', source.id, '--json');
     const synced = JSON.parse(stdout);
     if (synced.status !== 'succeeded' || synced.rows !== rows) throw new Error(`sync did not complete: ${stdout}`);
     return { seconds, schema: source.destination_schema ?? source.lake_schema };
   };
-  const local = sync(base('local'));
-  const stored = sync(objectStore('stored'));
+  const local = await sync(base('local'));
+  const stored = await sync(objectStore('stored'));
   console.log(
     `full sync of ${rows.toLocaleString('en-US')} rows: local directory ${local.seconds.toFixed(2)} s, object store ${stored.seconds.toFixed(2)} s`,
   );
@@ -94,14 +98,18 @@ try {
 
   const sql = (schema) =>
     `select kind, count(*) as n, sum(amount) as total, max(happened_at) as last from lake.${schema}.events group by kind order by kind`;
-  const best = (env, schema, times) =>
-    Math.min(...Array.from({ length: times }, () => run(env, 'query', sql(schema), '--format', 'csv').seconds));
-  const localQuery = best(base('local'), local.schema, 5);
+  const best = async (env, schema, times) => {
+    let least = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < times; i++)
+      least = Math.min(least, (await run(env, 'query', sql(schema), '--output', 'csv')).seconds);
+    return least;
+  };
+  const localQuery = await best(base('local'), local.schema, 5);
   // A second process on the stored lake's home with an empty cache folder of its own: cold, then warm.
   const cold = { ...objectStore('stored'), LAKE_CACHE_DIR: join(work, 'cold-cache') };
-  const first = run(cold, 'query', sql(stored.schema), '--format', 'csv').seconds;
+  const first = (await run(cold, 'query', sql(stored.schema), '--output', 'csv')).seconds;
   const fetched = bytesUnder(join(work, 'cold-cache', 'lake'));
-  const warm = best(cold, stored.schema, 5);
+  const warm = await best(cold, stored.schema, 5);
   console.log(
     `group-by over the table (whole process, best of 5): local directory ${(localQuery * 1000).toFixed(0)} ms`,
   );
