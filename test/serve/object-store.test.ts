@@ -31,6 +31,19 @@ async function rows(replica: ServeProcess, token: string, sql: string): Promise<
   return done.data as unknown[];
 }
 
+async function syncToEnd(replica: ServeProcess, token: string, source: string, body: Json = {}): Promise<void> {
+  const sync = (await (await call(replica, token, 'POST', `/sources/${source}/sync`, body)).json()) as Json;
+  for (let i = 0; i < 300; i++) {
+    const job = (await (await call(replica, token, 'GET', `/jobs/${sync.id}`)).json()) as Json;
+    if (job.status !== 'queued' && job.status !== 'running') {
+      expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`sync ${sync.id} did not end`);
+}
+
 describe('replicas with no shared directory', () => {
   let database: { url: string; drop(): Promise<void> };
   let set: ReplicaSet;
@@ -65,6 +78,7 @@ describe('three replicas on an object store, each with its own cache', () => {
   let store: TestObjectStore;
   let set: ReplicaSet;
   const prefix = `lake-${randomBytes(3).toString('hex')}`;
+  let expected: { sql: string; answer: unknown[]; source: string } = { sql: '', answer: [], source: '' };
 
   beforeAll(async () => {
     database = await createMetadataDatabase();
@@ -82,15 +96,7 @@ describe('three replicas on an object store, each with its own cache', () => {
     const source = (await (
       await call(one, set.token, 'POST', '/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } })
     ).json()) as Json;
-    const sync = (await (await call(one, set.token, 'POST', `/sources/${source.id}/sync`, {})).json()) as Json;
-    for (let i = 0; i < 300; i++) {
-      const job = (await (await call(one, set.token, 'GET', `/jobs/${sync.id}`)).json()) as Json;
-      if (job.status !== 'queued' && job.status !== 'running') {
-        expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await syncToEnd(one, set.token, source.id as string);
     const keys = await store.keys(`${prefix}/lake/`);
     expect(keys.filter((k) => k.endsWith('.parquet')).length).toBeGreaterThan(0);
     const schema = source.destination_schema ?? source.lake_schema;
@@ -103,5 +109,34 @@ describe('three replicas on an object store, each with its own cache', () => {
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
     expect((answers[0]?.[0] as Json).n).toBeGreaterThan(0);
+    expected = { sql, answer: answers[0] as unknown[], source: source.id as string };
   }, 120_000);
+
+  it('a query queued on a replica with no worker free is run by another, whose cache lacks its session catalog', async () => {
+    const [one] = set.replicas as [ServeProcess];
+    // The table's same rows as a new snapshot: no replica has a session catalog of it yet.
+    await syncToEnd(one, set.token, expected.source, { full_refresh: true });
+    // One worker per organization on each replica: a long query holds replica 1's.
+    const long = (await (
+      await call(one, set.token, 'POST', '/queries', {
+        sql: 'select count(*) from range(1000000000000) t(i) where i % 7 = 3',
+      })
+    ).json()) as Json;
+    try {
+      for (let i = 0; i < 100; i++) {
+        const job = (await (await call(one, set.token, 'GET', `/jobs/${long.id}`)).json()) as Json;
+        if (job.status === 'running') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const waiting = (await (await call(one, set.token, 'POST', '/queries', { sql: expected.sql })).json()) as Json;
+      expect(waiting.status).toBe('queued');
+      const answered = (await (
+        await call(one, set.token, 'GET', `/queries/${waiting.id}?wait=20&format=inline`)
+      ).json()) as Json;
+      expect(answered.status, JSON.stringify(answered.error)).toBe('succeeded');
+      expect(answered.data).toEqual(expected.answer);
+    } finally {
+      await call(one, set.token, 'POST', `/jobs/${long.id}/cancel`);
+    }
+  }, 60_000);
 });

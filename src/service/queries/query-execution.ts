@@ -174,6 +174,7 @@ export class QueryExecution {
     let job: QueryJob;
     try {
       if (!plan) throw new Error('This query was accepted by an older lake that did not record what it reads.');
+      await this.jobs.ensureSession(organizationId, plan);
       const { statement, explain } = guardSql(sql);
       job = { ...this.jobs.fromPlan(id, organizationId, statement, plan), ...(explain ? { explain } : {}) };
       mkdirSync(job.resultDir, { recursive: true, mode: 0o700 });

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { UNRESTRICTED } from '../auth/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { tableNamesIn } from './files-read.js';
 import type { TableAccess } from '../auth/permissions.js';
@@ -65,7 +67,17 @@ export class QueryJobs {
         catalogVersion: Math.min(catalog.version, ...catalog.asOf.map((v) => v.snapshot)),
         catalogFile: layout.toRelative(catalog.file),
         readableDirs: readableDirs.map((dir) => layout.toRelative(dir)),
-        ...(layout.files.kind === 'object_store' ? { files: catalog.files } : {}),
+        ...(layout.files.kind === 'object_store'
+          ? {
+              files: catalog.files,
+              session: {
+                snapshot: catalog.version,
+                ...(catalog.visible ? { visible: catalog.visible } : {}),
+                ...(asOf && asOf.references.length > 0 && asOfError === undefined ? { asOf: asOf.references } : {}),
+                ...(reading ? { reading: [...reading] } : {}),
+              },
+            }
+          : {}),
         ...(rewritten !== undefined ? { statement: rewritten } : {}),
         ...asked,
       };
@@ -118,6 +130,29 @@ export class QueryJobs {
     } finally {
       close();
     }
+  }
+
+  /**
+   * Makes sure the session catalog a recorded plan names is on this replica: with an object store each replica's
+   * cache folder has its own, so one that runs a query another accepted builds it again, from what it was built from.
+   */
+  async ensureSession(organizationId: string, plan: QueryPlan): Promise<void> {
+    const { layout } = this.lake;
+    if (!plan.session || existsSync(layout.toAbsolute(plan.catalogFile))) return;
+    const { snapshot, visible, asOf, reading } = plan.session;
+    const names = new Set(visible);
+    const access = visible
+      ? { restricted: true, canRead: (schema: string, table: string) => names.has(`${schema}.${table}`.toLowerCase()) }
+      : UNRESTRICTED;
+    const built = await this.lake.catalogFile(
+      organizationId,
+      access,
+      asOf ?? [],
+      reading ? new Set(reading) : undefined,
+      snapshot,
+    );
+    if (layout.toRelative(built.file) !== plan.catalogFile)
+      throw new Error('Its catalog could not be built again as it was planned.');
   }
 
   /** Keeps the files a job reads on local disk (fetched into the cache first) until the release. */

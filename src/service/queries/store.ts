@@ -1,3 +1,4 @@
+import type { AsOfReference } from '../engine/as-of.js';
 import type { QueryParameter } from '../engine/parameters.js';
 import type { JobStatus, JobStore } from '../jobs/job-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
@@ -105,6 +106,11 @@ export interface QueryPlan extends QueryAsked {
   readableDirs: string[];
   /** With an object store: the files it reads (relative to the data root), fetched into the cache before it runs. */
   files?: string[];
+  /**
+   * With an object store: what its session catalog was built from, so a replica whose cache lacks the file builds
+   * the same one (the snapshot, what a restricted caller could see, its AT references, the names it reads).
+   */
+  session?: { snapshot: number; visible?: string[]; asOf?: AsOfReference[]; reading?: string[] };
   catalogVersion: number;
   /** The statement to run when it differs from the one sent: rewritten to read the versions it names AT. */
   statement?: string;

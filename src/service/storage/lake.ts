@@ -118,8 +118,13 @@ export class Lake {
   async visible(
     organizationId: string,
     access: TableAccess = UNRESTRICTED,
+    /** Another snapshot than the current one (a session rebuilt as it was planned). */
+    snapshot?: number,
   ): Promise<CatalogContents & { version: number }> {
-    const state = await this.states.current(organizationId);
+    const state =
+      snapshot === undefined
+        ? await this.states.current(organizationId)
+        : await this.states.at(organizationId, snapshot);
     const version = state.snapshotId;
     // One snapshot's tables and views, so a session never sees a view without the table it reads.
     const tables = state.tables.map((t) => lakeTableOf(organizationId, state, t, this.layout));
@@ -161,10 +166,14 @@ export class Lake {
      * fails clearly).
      */
     reading?: ReadonlySet<string>,
+    /** The snapshot to build it at, when not the current one (a session rebuilt on another replica). */
+    snapshot?: number,
   ): Promise<{
     file: string;
     /** The files the session reads, relative to the data root (every table's, in a local directory). */
     files: string[];
+    /** For a restricted access: the tables and views it may see (schema.name, lower case). */
+    visible?: string[];
     tables: LakeTable[];
     views: readonly LakeView[];
     /** The earlier versions of tables the AT references read (also among `tables`). */
@@ -174,7 +183,7 @@ export class Lake {
     asOf: { schema: string; table: string; snapshot: number }[];
   }> {
     await this.ensureDemo(organizationId);
-    const { version, tables, views } = await this.visible(organizationId, access);
+    const { version, tables, views } = await this.visible(organizationId, access, snapshot);
     const versions = asOf.length > 0 ? await this.history.resolve(organizationId, access, asOf) : [];
     const unique = [...new Map(versions.map((t) => [key(t), t])).values()];
     const restricted = access.restricted ? [...tables.map(key), '|', ...views.map(key)] : [];
@@ -212,6 +221,9 @@ export class Lake {
     return {
       file,
       files,
+      ...(access.restricted
+        ? { visible: [...tables, ...views].map((o) => `${o.schema}.${o.name}`.toLowerCase()) }
+        : {}),
       tables: [...tables, ...unique],
       views,
       versions: unique,
