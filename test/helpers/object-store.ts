@@ -55,3 +55,59 @@ export async function startObjectStore(bucket = 'lake-test'): Promise<TestObject
     },
   };
 }
+
+export interface StoreProxy {
+  /** http://127.0.0.1:<port>, to use as the store's endpoint. */
+  endpoint: string;
+  /**
+   * Decides what becomes of each PUT: at 'request' (nothing has reached the store) and at 'stored' (the store has
+   * the object, the client has not heard so): 'forward' it, or 'hang' (never answered, as with a process killed then).
+   */
+  onPut: (phase: 'request' | 'stored') => 'forward' | 'hang';
+  close(): Promise<void>;
+}
+
+/** A pass-through proxy in front of an object store, that can leave an upload hanging at either side of the store. */
+export async function startStoreProxy(target: string): Promise<StoreProxy> {
+  const { createServer, request } = await import('node:http');
+  const upstream = new URL(target);
+  const proxy: StoreProxy = { endpoint: '', onPut: () => 'forward', close: async () => undefined };
+  const hanging: import('node:http').ServerResponse[] = [];
+  const server = createServer((incoming, answer) => {
+    const put = incoming.method === 'PUT';
+    if (put && proxy.onPut('request') === 'hang') {
+      hanging.push(answer);
+      incoming.resume();
+      return;
+    }
+    const outgoing = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
+      (response) => {
+        if (put && proxy.onPut('stored') === 'hang') {
+          response.resume();
+          hanging.push(answer);
+          return;
+        }
+        answer.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(answer);
+      },
+    );
+    outgoing.on('error', () => answer.destroy());
+    incoming.pipe(outgoing);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as import('node:net').AddressInfo;
+  proxy.endpoint = `http://127.0.0.1:${address.port}`;
+  proxy.close = async () => {
+    for (const answer of hanging.splice(0)) answer.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return proxy;
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServices } from '../../src/service/assembly/services.js';
+import { homeOptionsFromEnv, openHome } from '../../src/service/home/home.js';
+import { JobStore } from '../../src/service/jobs/job-store.js';
+import { LakeCollector } from '../../src/service/storage/collector.js';
+import { startObjectStore, startStoreProxy, type StoreProxy, type TestObjectStore } from '../helpers/object-store.js';
+import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Json = Record<string, any>;
+
+describe('kill -9 of a lake serve syncing into an object store', () => {
+  let store: TestObjectStore;
+  let proxy: StoreProxy;
+  let server: ServeProcess | undefined;
+  beforeAll(async () => {
+    store = await startObjectStore();
+    proxy = await startStoreProxy(store.endpoint);
+  });
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    await proxy?.close();
+    await store?.close();
+  });
+
+  it('during an upload and between upload and commit: the old snapshot stays whole, the next sync commits once, the collector deletes the orphans', async () => {
+    const prefix = `crash-${randomBytes(3).toString('hex')}`;
+    const home = join(tempDir('lake-s3-crash'), 'home');
+    const env = {
+      LAKE_HOME: home,
+      LAKE_JOB_LEASE_SECONDS: '1',
+      ...store.env(prefix),
+      AWS_ENDPOINT_URL_S3: proxy.endpoint,
+    };
+    server = await startServeProcess(env);
+    const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
+    const api = async (path: string, body?: unknown): Promise<Json> =>
+      (await (
+        await fetch(`${(server as ServeProcess).url}${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json()) as Json;
+    const ended = async (id: string): Promise<Json> => {
+      for (let i = 0; i < 400; i++) {
+        const job = await api(`/jobs/${id}`);
+        if (job.status !== 'queued' && job.status !== 'running') return job;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`job ${id} never ended`);
+    };
+    const source = await api('/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } });
+    const schema = source.destination_schema ?? source.lake_schema;
+    const totals = async (): Promise<Json> => {
+      const query = await api('/queries', {
+        sql: `select count(*) as n, sum(amount) as total from lake.${schema}.payments`,
+      });
+      return (await api(`/queries/${query.id}?wait=30&format=inline`)).data[0];
+    };
+    expect((await ended((await api(`/sources/${source.id}/sync`, {})).id)).status).toBe('succeeded');
+    const before = await totals();
+    const committed = new Set(await store.keys(`${prefix}/lake/`));
+
+    for (const phase of ['request', 'stored'] as const) {
+      // The next upload hangs at this side of the store; the server is killed while it waits.
+      let reached: () => void = () => undefined;
+      const uploading = new Promise<void>((resolve) => (reached = resolve));
+      proxy.onPut = (at) => {
+        if (at !== phase) return 'forward';
+        reached();
+        return 'hang';
+      };
+      const sync = await api(`/sources/${source.id}/sync`, { full_refresh: true });
+      await uploading;
+      await server.stop('SIGKILL');
+      proxy.onPut = () => 'forward';
+      server = await startServeProcess(env);
+      expect(await ended(sync.id)).toMatchObject({ status: 'failed' });
+      expect(await totals()).toEqual(before);
+    }
+    // The upload the store completed is there, named by no snapshot.
+    const orphans = (await store.keys(`${prefix}/lake/`)).filter((key) => !committed.has(key));
+    expect(orphans.length).toBeGreaterThan(0);
+
+    expect((await ended((await api(`/sources/${source.id}/sync`, { full_refresh: true })).id)).status).toBe(
+      'succeeded',
+    );
+    expect(await totals()).toEqual(before);
+    await server.stop('SIGKILL');
+    server = undefined;
+
+    // Collected an hour later (a write still under way is left ten minutes): the orphans go, nothing named does.
+    const opened = await openHome(home, homeOptionsFromEnv(env));
+    const services = await createServices(opened, { rateLimits: false });
+    try {
+      const collector = new LakeCollector(
+        opened.db,
+        services.lake.layout,
+        services.lake.catalogs,
+        new JobStore(opened.db),
+        { now: () => Date.now() + 3_600_000, sleep: async () => undefined },
+        { retentionSeconds: 0, intervalMs: 600_000 },
+      );
+      await collector.collect();
+      const left = new Set(await store.keys(`${prefix}/lake/`));
+      for (const orphan of orphans) expect(left.has(orphan)).toBe(false);
+      const named = await (await services.lake.catalogs.for(opened.organization.id)).namedFiles();
+      for (const path of named)
+        expect(left.has(`${prefix}/lake/${opened.organization.id}/tables/${path}`), path).toBe(true);
+    } finally {
+      await services.close();
+      await opened.close();
+    }
+  }, 120_000);
+});
