@@ -117,3 +117,69 @@ describe('kill -9 of a lake serve syncing into an object store', () => {
     }
   }, 120_000);
 });
+
+describe('an object store that stops under traffic and comes back', () => {
+  let store: TestObjectStore;
+  let server: ServeProcess | undefined;
+  beforeAll(async () => {
+    store = await startObjectStore();
+  });
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    await store?.close();
+  });
+
+  it('answers 503 with Retry-After where it is needed, fails a sync cleanly naming no host or bucket, and recovers by itself', async () => {
+    const prefix = `down-${randomBytes(3).toString('hex')}`;
+    const root = tempDir('lake-s3-down');
+    const env = { LAKE_HOME: join(root, 'home'), ...store.env(prefix) };
+    server = await startServeProcess(env);
+    const token = readFileSync(join(root, 'home', 'owner.token'), 'utf8').trim();
+    const call = (path: string, body?: unknown): Promise<Response> =>
+      fetch(`${(server as ServeProcess).url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const api = async (path: string, body?: unknown): Promise<Json> => (await (await call(path, body)).json()) as Json;
+    const ended = async (id: string): Promise<Json> => {
+      for (let i = 0; i < 600; i++) {
+        const job = await api(`/jobs/${id}`);
+        if (job.status !== 'queued' && job.status !== 'running') return job;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`job ${id} never ended`);
+    };
+    const source = await api('/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } });
+    const schema = source.destination_schema ?? source.lake_schema;
+    const sql = `select count(*) as n, sum(amount) as total from lake.${schema}.payments`;
+    expect((await ended((await api(`/sources/${source.id}/sync`, {})).id)).status).toBe('succeeded');
+    const before = (await api(`/queries/${(await api('/queries', { sql })).id}?wait=30&format=inline`)).data;
+
+    // A second server on the same home with an empty cache: what it reads must come from the store.
+    await server.stop('SIGKILL');
+    server = await startServeProcess({ ...env, LAKE_CACHE_DIR: join(root, 'cold-cache') });
+    await store.stop();
+    try {
+      const refused = await call('/queries', { sql });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const body = (await refused.json()) as Json;
+      expect(body.error.code).toBe('service_unavailable');
+      expect(body.error.message).not.toMatch(/127\.0\.0\.1|lake-test|S3RVER|parquet/);
+
+      const sync = await ended((await api(`/sources/${source.id}/sync`, { full_refresh: true })).id);
+      expect(sync.status).toBe('failed');
+      expect(JSON.stringify(sync.error)).toMatch(/object store/);
+      expect(JSON.stringify(sync.error)).not.toMatch(/127\.0\.0\.1|lake-test|S3RVER/);
+    } finally {
+      await store.start();
+    }
+    // Back: no restart needed.
+    expect((await api(`/queries/${(await api('/queries', { sql })).id}?wait=30&format=inline`)).data).toEqual(before);
+    expect((await ended((await api(`/sources/${source.id}/sync`, { full_refresh: true })).id)).status).toBe(
+      'succeeded',
+    );
+    expect((await api(`/queries/${(await api('/queries', { sql })).id}?wait=30&format=inline`)).data).toEqual(before);
+  }, 120_000);
+});
