@@ -112,6 +112,47 @@ describe('three replicas on an object store, each with its own cache', () => {
     expected = { sql, answer: answers[0] as unknown[], source: source.id as string };
   }, 120_000);
 
+  it('a result is downloaded by its link from replicas that did not run it, whole and by Range, as Parquet and CSV made once', async () => {
+    const [one, two, three] = set.replicas as [ServeProcess, ServeProcess, ServeProcess];
+    const submitted = (await (
+      await call(one, set.token, 'POST', '/queries?wait=30', {
+        sql: 'select range as n, md5(range::varchar) as h from range(20000)',
+      })
+    ).json()) as Json;
+    const done = (await (await call(one, set.token, 'GET', `/queries/${submitted.id}?wait=30`)).json()) as Json;
+    expect(done.status).toBe('succeeded');
+    const linkOn = async (replica: ServeProcess, format: string): Promise<string> => {
+      const answer = (await (
+        await call(
+          replica,
+          set.token,
+          'GET',
+          `/queries/${submitted.id}?format=files${format === 'parquet' ? '' : `&file_format=${format}`}`,
+        )
+      ).json()) as Json;
+      return answer.files[0].url as string;
+    };
+    const parquet = Buffer.from(await (await fetch(await linkOn(one, 'parquet'))).arrayBuffer());
+    const fromTwo = Buffer.from(
+      await (await fetch((await linkOn(two, 'parquet')).replace(one.url, two.url))).arrayBuffer(),
+    );
+    expect(fromTwo.equals(parquet)).toBe(true);
+    const ranged = await fetch((await linkOn(one, 'parquet')).replace(one.url, three.url), {
+      headers: { Range: 'bytes=4-99' },
+    });
+    expect(ranged.status).toBe(206);
+    expect(Buffer.from(await ranged.arrayBuffer()).equals(parquet.subarray(4, 100))).toBe(true);
+
+    // CSV made on replica 2 is kept beside the result: replica 3 serves the same bytes without making it again.
+    const csvTwo = await (await fetch((await linkOn(two, 'csv')).replace(one.url, two.url))).text();
+    expect(csvTwo.split('\r\n')[0]).toBe('n,h');
+    expect(await store.keys(`${prefix}/results/`)).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`${submitted.id}/result\\.csv$`))]),
+    );
+    const csvThree = await (await fetch((await linkOn(three, 'csv')).replace(one.url, three.url))).text();
+    expect(csvThree).toBe(csvTwo);
+  }, 60_000);
+
   it('a query queued on a replica with no worker free is run by another, whose cache lacks its session catalog', async () => {
     const [one] = set.replicas as [ServeProcess];
     // The table's same rows as a new snapshot: no replica has a session catalog of it yet.

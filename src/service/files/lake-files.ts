@@ -29,6 +29,8 @@ export interface LakeFiles {
    * data directory lacks the files the catalog names answers 503 saying what to fix, not a failed query.
    */
   hold(paths: readonly string[]): Promise<Release>;
+  /** As hold, for one file that may not have been kept at all: undefined then (a result's form not made yet). */
+  holdIfKept(path: string): Promise<Release | undefined>;
   /** Removes files wherever lake keeps them (the store and the local copy). */
   remove(paths: readonly string[]): Promise<void>;
   /** Every file kept under a folder of the data root (for the collector's sweep of files no snapshot names). */

@@ -31,6 +31,10 @@ export class LocalFiles implements LakeFiles {
     return released;
   }
 
+  async holdIfKept(path: string): Promise<Release | undefined> {
+    return exists(path) ? released : undefined;
+  }
+
   async remove(paths: readonly string[]): Promise<void> {
     for (const path of paths) rmSync(path, { force: true });
   }

@@ -4,7 +4,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { FileCache } from './file-cache.js';
 import type { LakeFiles, Release, StoredFile } from './lake-files.js';
 import type { CacheSettings, ObjectStoreSettings } from './object-store-settings.js';
-import { S3Objects } from './s3-objects.js';
+import { MissingObject, S3Objects } from './s3-objects.js';
 
 /** Transfers at once to or from the store, per call. */
 const PARALLEL_TRANSFERS = 4;
@@ -70,6 +70,15 @@ export class ObjectStoreFiles implements LakeFiles {
     }
     this.cache.evict();
     return release;
+  }
+
+  async holdIfKept(path: string): Promise<Release | undefined> {
+    try {
+      return await this.hold([path]);
+    } catch (error) {
+      if (error instanceof MissingObject) return undefined;
+      throw error;
+    }
   }
 
   private async ensureLocal(path: string): Promise<void> {

@@ -172,6 +172,8 @@ export class S3Objects {
       return await work();
     } catch (error) {
       if (error instanceof LakeServiceError) throw error;
+      const name = (error as { name?: string }).name;
+      if (name === 'NoSuchKey' || name === 'NotFound') throw new MissingObject();
       if (error instanceof IntegrityError) throw unavailable(what, error.message);
       throw unavailable(what, describeStoreError(error));
     }
@@ -179,6 +181,17 @@ export class S3Objects {
 }
 
 class IntegrityError extends Error {}
+
+/** The store has no object under the key: a form of a result not made yet, or a file the catalog should not name. */
+export class MissingObject extends LakeServiceError {
+  constructor() {
+    super(
+      'service_unavailable',
+      "A file the lake's catalog names is not in its object store. The operator should check that LAKE_DATA_URL names the bucket and prefix this lake was written to.",
+      { retryAfterSeconds: RETRY_AFTER_SECONDS },
+    );
+  }
+}
 
 function unavailable(what: string, reason: string): LakeServiceError {
   return new LakeServiceError(

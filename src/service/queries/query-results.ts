@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { ResultFormats, type ResultFileFormat } from './result-formats.js';
 import type { JsonRow } from '../engine/result-rows.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -142,11 +142,18 @@ export class QueryResults {
    * caller releases it (a download's stream has ended).
    */
   private async held(query: QueryRecord, file: string, format: ResultFileFormat): Promise<HeldFile> {
-    const release = await this.layout.files.hold([file]);
+    const { files } = this.layout;
+    // A form another replica made is kept beside the result in the object store: fetched, not made again.
+    const target = this.formats.target(file, format);
+    const kept = format === 'parquet' ? undefined : await files.holdIfKept(target);
+    if (kept) return { file: target, size: statSync(target).size, release: kept };
+    const release = await files.hold([file]);
     try {
       if (!existsSync(file))
         throw new LakeServiceError('query_not_found', `The result of ${query.id} no longer exists; run it again.`);
-      return { ...(await this.form(query, file, format)), release };
+      const made = await this.form(query, file, format);
+      if (format !== 'parquet') await files.publish([made.file]);
+      return { ...made, release };
     } catch (error) {
       release();
       throw error;

@@ -59,7 +59,8 @@ export class ResultFormats {
     return format === 'parquet' || existsSync(this.target(parquet, format));
   }
 
-  private target(parquet: string, format: ResultFileFormat): string {
+  /** Where the form of a result is kept: beside its Parquet file. */
+  target(parquet: string, format: ResultFileFormat): string {
     return `${parquet.replace(/\.parquet$/, '')}.${FILE_FORMAT_TYPES[format].extension}`;
   }
 
