@@ -172,7 +172,11 @@ describe('a lake whose files are in an object store', () => {
     const orphan = join(home.paths.data, 'lake', org, 'tables', current.path, 'v_killed', 'part-0.parquet');
     mkdirSync(dirname(orphan), { recursive: true });
     writeFileSync(orphan, 'parts of a write that never committed');
-    await services.lake.layout.files.publish([orphan]);
+    // And a result whose query is no longer recorded (purged while the store was away).
+    const staleResult = join(home.paths.data, 'results', org, 'qr_purged', 'result.parquet');
+    mkdirSync(dirname(staleResult), { recursive: true });
+    writeFileSync(staleResult, 'a purged query result');
+    await services.lake.layout.files.publish([orphan, staleResult]);
     rmSync(dirname(orphan), { recursive: true });
     const query = await submitOk(api, 'select count(*) as n from lake.gc.t');
     const done = await finished(api, query.id);
@@ -197,6 +201,9 @@ describe('a lake whose files are in an object store', () => {
     expect(report.snapshots).toBeGreaterThan(0);
     expect(report.orphaned_folders).toBeGreaterThan(0);
     expect(await store.keys(`${prefix}/lake/${org}/tables/${current.path}v_killed/`)).toEqual([]);
+    expect(await store.keys(`${prefix}/results/${org}/qr_purged/`)).toEqual([]);
+    // A result still recorded stays.
+    expect(await store.keys(`${prefix}/results/${org}/${query.id}/`)).toHaveLength(1);
     const left = await stored();
     for (const file of first.snapshot.files) expect(left).not.toContain(keyOf(file));
     for (const file of current.snapshot.files) expect(left).toContain(keyOf(file));

@@ -1,3 +1,4 @@
+import { UNRESTRICTED } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
@@ -88,8 +89,9 @@ export class CatalogService {
     const entry = (await this.entriesFor(principal)).find((e) => same(e.schema, schema) && same(e.name, name));
     if (!entry) throw notFound(`${schema}.${name}`);
     if (entry.kind === 'table') return entry;
-    // A view's columns follow its tables; building the current catalog refreshes them.
-    await this.lake.catalogFile(principal.organizationId);
+    // A view's columns follow its tables; building the current catalog refreshes them (with an object store, one
+    // that reads only this view's tables).
+    await this.lake.catalogFile(principal.organizationId, UNRESTRICTED, [], new Set([entry.name.toLowerCase()]));
     const view = await this.lake.views.get(principal.organizationId, entry.schema, entry.name);
     return view ? viewEntry(view) : entry;
   }

@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import { Transform, type Readable } from 'node:stream';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { LakeServiceError } from '../core/errors.js';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { ObjectStoreSettings } from './object-store-settings.js';
+import { SignedRequests } from './signed-requests.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 type StorageSdk = typeof import('@aws-sdk/lib-storage');
@@ -25,8 +23,15 @@ const RETRY_AFTER_SECONDS = 5;
  */
 export class S3Objects {
   private client: import('@aws-sdk/client-s3').S3Client | undefined;
+  private readonly requests: SignedRequests;
 
-  constructor(private readonly settings: ObjectStoreSettings) {}
+  constructor(private readonly settings: ObjectStoreSettings) {
+    // Keys given are used as they are; any other credentials come from the SDK's chain (profiles, SSO, roles).
+    const { credentials } = settings;
+    this.requests = new SignedRequests(settings, async () =>
+      credentials !== undefined ? credentials : await this.sdk().client.config.credentials(),
+    );
+  }
 
   /** The URL another engine reads a key at (the DuckLake data path is this for the tables' folder). */
   url(key: string): string {
@@ -44,6 +49,8 @@ export class S3Objects {
       ...(this.settings.endpoint !== undefined ? { endpoint: this.settings.endpoint } : {}),
       ...(this.settings.credentials !== undefined ? { credentials: this.settings.credentials } : {}),
       maxAttempts: 3,
+      // The SDK's own notes (a stream it cannot retry, say) would print on a CLI's stderr: lake says what failed.
+      logger: QUIET,
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
       // Checksums the store may not know (emulators, older MinIO) only when the operation requires them.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -58,20 +65,14 @@ export class S3Objects {
 
   /** Uploads a local file; in parts when larger than the multipart size. Nothing is visible until it completes. */
   async put(key: string, file: string): Promise<void> {
-    const { s3, client } = this.sdk();
     const size = statSync(file).size;
     await this.call('upload a file', async () => {
       if (size <= this.settings.multipartBytes) {
-        await client.send(
-          new s3.PutObjectCommand({
-            Bucket: this.settings.bucket,
-            Key: this.fullKey(key),
-            Body: createReadStream(file),
-            ContentLength: size,
-          }),
-        );
+        // Read whole (at most the multipart size): a body in memory can be sent again when a try fails.
+        await this.requests.put(key, readFileSync(file));
         return;
       }
+      const { client } = this.sdk();
       const { Upload } = requireCommonJs('@aws-sdk/lib-storage') as StorageSdk;
       // A failed part aborts the multipart upload: its parts never become an object.
       const upload = new Upload({
@@ -90,26 +91,12 @@ export class S3Objects {
    * the ETag is the object's MD5 (a single-part upload), its checksum: a short or changed download is refused.
    */
   async get(key: string, file: string, expectedSize?: number): Promise<number> {
-    const { s3, client } = this.sdk();
     return this.call('read a file', async () => {
-      const answer = await client.send(
-        new s3.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.fullKey(key) }),
-      );
-      const md5 = createHash('md5');
-      let bytes = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          bytes += chunk.length;
-          md5.update(chunk);
-          done(null, chunk);
-        },
-      });
-      await pipeline(answer.Body as Readable, count, createWriteStream(file, { mode: 0o600 }));
-      const etag = answer.ETag?.replace(/"/g, '');
-      const sizeExpected = expectedSize ?? answer.ContentLength;
+      const { bytes, etag, md5, length } = await this.requests.get(key, file);
+      const sizeExpected = expectedSize ?? length;
       if (sizeExpected !== undefined && bytes !== sizeExpected)
         throw new IntegrityError(`read ${bytes} bytes where ${sizeExpected} were expected`);
-      if (etag !== undefined && /^[0-9a-f]{32}$/.test(etag) && md5.digest('hex') !== etag)
+      if (etag !== undefined && /^[0-9a-f]{32}$/.test(etag) && md5 !== etag)
         throw new IntegrityError('its checksum does not match the one the store recorded');
       return bytes;
     });
@@ -175,6 +162,9 @@ export class S3Objects {
       const name = (error as { name?: string }).name;
       if (name === 'NoSuchKey' || name === 'NotFound') throw new MissingObject();
       if (error instanceof IntegrityError) throw unavailable(what, error.message);
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429)
+        throw refused(what, describeStoreError(error));
       throw unavailable(what, describeStoreError(error));
     }
   }
@@ -200,6 +190,17 @@ function unavailable(what: string, reason: string): LakeServiceError {
     { retryAfterSeconds: RETRY_AFTER_SECONDS },
   );
 }
+
+/** The store answered, and said no: credentials, permissions or the bucket are wrong, which waiting does not mend. */
+function refused(what: string, reason: string): LakeServiceError {
+  return new LakeServiceError(
+    'service_unavailable',
+    `Lake could not ${what} in its object store: the store refused (${reason}). The operator should check LAKE_DATA_URL (bucket and prefix) and the store's credentials and permissions.`,
+  );
+}
+
+const ignore = (): void => undefined;
+const QUIET = { debug: ignore, info: ignore, warn: ignore, error: ignore };
 
 /** What went wrong, without the host, bucket, key or credentials an SDK or network message may carry. */
 export function describeStoreError(error: unknown): string {

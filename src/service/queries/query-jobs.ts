@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UNRESTRICTED } from '../auth/permissions.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { tableNamesIn } from './files-read.js';
+import { tableNamesIn } from '../engine/table-names.js';
 import type { TableAccess } from '../auth/permissions.js';
 import type { QueryJob } from '../engine/query-engine.js';
 import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
@@ -45,7 +44,7 @@ export class QueryJobs {
         : undefined;
       // With an object store, the session's catalog reads only the tables the statement names (their files
       // fetched now: a store that is down is a 503 before anything is recorded).
-      const reading = await this.namesRead(statement, parser?.connection);
+      const reading = this.namesRead(statement);
       const catalog = await this.lake
         .catalogFile(organizationId, access, asOf?.references ?? [], reading)
         .catch(async (error: unknown) => {
@@ -120,16 +119,9 @@ export class QueryJobs {
     };
   }
 
-  /** With an object store, the names the statement reads tables by; undefined (read them all) otherwise. */
-  private async namesRead(statement: string, parser: DuckDBConnection | undefined): Promise<Set<string> | undefined> {
-    if (this.lake.layout.files.kind === 'local') return undefined;
-    if (parser) return tableNamesIn(parser, statement);
-    const { connection, close } = await openPrivilegedConnection({});
-    try {
-      return await tableNamesIn(connection, statement);
-    } finally {
-      close();
-    }
+  /** With an object store, the names the statement may read tables by; undefined (read them all) otherwise. */
+  private namesRead(statement: string): Set<string> | undefined {
+    return this.lake.layout.files.kind === 'local' ? undefined : tableNamesIn(statement);
   }
 
   /**

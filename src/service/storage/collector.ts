@@ -157,8 +157,10 @@ export class LakeCollector {
       }
       const named = await catalog.namedFiles();
       report.orphaned_folders += this.sweepUnnamed(tablesDir, named, settledBefore, remove);
-      if (this.layout.files.kind === 'object_store')
+      if (this.layout.files.kind === 'object_store') {
         report.orphaned_folders += await this.sweepUnnamedObjects(tablesDir, named, settledBefore, report);
+        report.orphaned_folders += await this.sweepResultObjects(organizationId, settledBefore, report);
+      }
       const keepFrom = Math.min(await catalog.currentSnapshot(), oldestLive ?? Number.POSITIVE_INFINITY);
       report.catalog_files += this.collectCatalogs(organizationId, keepFrom, cutoffMs, settledBefore, remove);
     }
@@ -217,6 +219,20 @@ export class LakeCollector {
     await this.layout.files.remove(unnamed.map((file) => this.layout.toAbsolute(file.path)));
     report.bytes_freed += unnamed.reduce((sum, file) => sum + file.size, 0);
     return unnamed.length;
+  }
+
+  /**
+   * Results in the object store whose query is no longer recorded (purged while the store could not be reached, or
+   * a process killed between upload and record), once settled.
+   */
+  private async sweepResultObjects(organizationId: string, settledBefore: number, report: GcReport): Promise<number> {
+    const kept = await this.layout.files.list(this.layout.resultsDir(organizationId));
+    const queryOf = (path: string): string => path.split('/')[2] ?? '';
+    const known = await this.store.existingQueries([...new Set(kept.map((file) => queryOf(file.path)))]);
+    const stale = kept.filter((file) => !known.has(queryOf(file.path)) && file.modifiedMs <= settledBefore);
+    await this.layout.files.remove(stale.map((file) => this.layout.toAbsolute(file.path)));
+    report.bytes_freed += stale.reduce((sum, file) => sum + file.size, 0);
+    return stale.length;
   }
 
   /** Session catalogs of snapshots older than the current one and than any a live query reads, past the window. */

@@ -19,6 +19,20 @@ export class GcStore {
     return (await this.db.all<{ id: string }>('SELECT id FROM organizations ORDER BY id')).map((row) => row.id);
   }
 
+  /** Which of these query ids are still recorded. */
+  async existingQueries(ids: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const batch = ids.slice(i, i + 500);
+      const rows = await this.db.all<{ id: string }>(
+        `SELECT id FROM queries WHERE id IN (${batch.map(() => '?').join(', ')})`,
+        batch,
+      );
+      for (const row of rows) found.add(row.id);
+    }
+    return found;
+  }
+
   /** Whether the sync is queued or running (its staging folder is in use). */
   async syncLive(syncId: string): Promise<boolean> {
     return (

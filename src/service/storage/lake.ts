@@ -4,6 +4,7 @@ import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
+import { tableNamesIn } from '../engine/table-names.js';
 import { prepareSelect } from '../engine/query-runner.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -243,7 +244,8 @@ export class Lake {
       throw new LakeServiceError('parameter_invalid', `${schema}.${name} already exists.`, { param: 'name' });
     }
     const { statement } = guardSql(sql);
-    const { file } = await this.catalogFile(organizationId);
+    // With an object store, only the tables its SQL names are fetched to bind it.
+    const { file } = await this.catalogFile(organizationId, UNRESTRICTED, [], tableNamesIn(statement));
     const { connection, close } = await openPrivilegedConnection();
     try {
       await connection.run(`ATTACH ${quoteLiteral(file)} AS lake (READ_ONLY); USE lake`);
