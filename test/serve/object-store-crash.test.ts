@@ -175,6 +175,8 @@ describe('an object store that stops under traffic and comes back', () => {
     } finally {
       await store.start();
     }
+    // The store's key never reaches a log line or an answer.
+    expect(JSON.stringify((server as ServeProcess).logLines())).not.toContain(store.env(prefix).AWS_SECRET_ACCESS_KEY);
     // Back: no restart needed.
     expect((await api(`/queries/${(await api('/queries', { sql })).id}?wait=30&format=inline`)).data).toEqual(before);
     expect((await ended((await api(`/sources/${source.id}/sync`, { full_refresh: true })).id)).status).toBe(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LakeServiceError } from '../../src/service/core/errors.js';
@@ -65,6 +65,24 @@ describe('lake files in an object store, read through a bounded cache', () => {
     } finally {
       gets.mockRestore();
     }
+  });
+
+  it('refuses a copy whose size is not the one the catalog records, and keeps nothing of it', async () => {
+    const writer = filesAt('sizes');
+    const file = write(writer.root, 'lake/org_a/tables/t/v1/part-0.parquet', Buffer.from('twelve bytes'));
+    await writer.files.publish([file]);
+    const reader = filesAt('sizes');
+    const path = join(reader.root, 'lake/org_a/tables/t/v1/part-0.parquet');
+    const error = await reader.files.hold([path], new Map([[path, 13]])).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(LakeServiceError);
+    expect((error as LakeServiceError).message).toMatch(/read 12 bytes where 13 were expected/);
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(dirname(path))).toEqual([]);
+    (await reader.files.hold([path], new Map([[path, 12]])))();
+    expect(readFileSync(path, 'utf8')).toBe('twelve bytes');
   });
 
   it('evicts the least recently used copies over its size, never one held', async () => {

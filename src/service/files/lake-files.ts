@@ -25,10 +25,10 @@ export interface LakeFiles {
   publish(paths: readonly string[]): Promise<void>;
   /**
    * Makes files readable on local disk and keeps them there until the release: fetched once into the cache (checked
-   * against their size and checksum) and never evicted while held. Locally, checks they are there: a server whose
+   * against the size `sizes` records for them, else the store's, and their checksum) and never evicted while held. Locally, checks they are there: a server whose
    * data directory lacks the files the catalog names answers 503 saying what to fix, not a failed query.
    */
-  hold(paths: readonly string[]): Promise<Release>;
+  hold(paths: readonly string[], sizes?: ReadonlyMap<string, number>): Promise<Release>;
   /** As hold, for one file that may not have been kept at all: undefined then (a result's form not made yet). */
   holdIfKept(path: string): Promise<Release | undefined>;
   /** Removes files wherever lake keeps them (the store and the local copy). */

@@ -52,7 +52,7 @@ export class ObjectStoreFiles implements LakeFiles {
     this.cache.evict();
   }
 
-  async hold(paths: readonly string[]): Promise<Release> {
+  async hold(paths: readonly string[], sizes?: ReadonlyMap<string, number>): Promise<Release> {
     const unique = [...new Set(paths)];
     const held: string[] = [];
     const release: Release = () => {
@@ -60,7 +60,7 @@ export class ObjectStoreFiles implements LakeFiles {
     };
     try {
       await inParallel(unique, async (path) => {
-        await this.ensureLocal(path);
+        await this.ensureLocal(path, sizes?.get(path));
         this.cache.hold(path);
         held.push(path);
       });
@@ -81,7 +81,7 @@ export class ObjectStoreFiles implements LakeFiles {
     }
   }
 
-  private async ensureLocal(path: string): Promise<void> {
+  private async ensureLocal(path: string, size?: number): Promise<void> {
     const onDisk = statSync(path, { throwIfNoEntry: false });
     if (onDisk) {
       // A copy from before this process, or one written here: known to the cache from now on.
@@ -90,18 +90,18 @@ export class ObjectStoreFiles implements LakeFiles {
     }
     let download = this.fetching.get(path);
     if (!download) {
-      download = this.fetch(path).finally(() => this.fetching.delete(path));
+      download = this.fetch(path, size).finally(() => this.fetching.delete(path));
       this.fetching.set(path, download);
     }
     await download;
   }
 
-  private async fetch(path: string): Promise<void> {
+  private async fetch(path: string, expectedSize?: number): Promise<void> {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     // Downloaded beside its place and renamed there whole: a reader never sees part of a file.
     const temp = join(dirname(path), `.${randomBytes(6).toString('hex')}.download`);
     try {
-      const size = await this.objects.get(this.key(path), temp);
+      const size = await this.objects.get(this.key(path), temp, expectedSize);
       renameSync(temp, path);
       this.cache.add(path, size);
     } finally {

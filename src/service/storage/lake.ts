@@ -204,10 +204,19 @@ export class Lake {
             .slice(0, 16)}`;
     // Its views are bound as it is built: the files they read must be on local disk meanwhile. In a local
     // directory, a stat per table folder tells a server that lacks them (replicas that share none) first.
+    const sizes = new Map(
+      read.flatMap((t) =>
+        [...t.snapshot.fileSizes]
+          // A size the catalog does not know (0) is checked against the store's own.
+          .filter(([, size]) => size > 0)
+          .map(([path, size]) => [this.layout.toAbsolute(path), size] as const),
+      ),
+    );
     const release = await this.layout.files.hold(
       this.layout.files.kind === 'object_store'
         ? files.map((path) => this.layout.toAbsolute(path))
         : read.map((t) => join(this.layout.tablesDir(organizationId), t.path)),
+      sizes,
     );
     const file = await ensureCatalogFile(
       this.layout,

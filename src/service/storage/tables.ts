@@ -29,6 +29,8 @@ export interface TableVersion {
   id: number;
   /** Relative to the home: every data and delete file the table reads now. */
   files: string[];
+  /** Each of those files' size as the catalog records it (a fetched copy must have it). */
+  fileSizes: ReadonlyMap<string, number>;
   /** How many commits' files make up the table: 1 after a full write, one more for each merge on top. */
   layers: number;
   rowCount: number;
@@ -85,6 +87,12 @@ export function lakeTableOf(
     snapshot: {
       id: table.changedAt,
       files: table.files.flatMap((f) => [relative(f.path), ...(f.deletePath ? [relative(f.deletePath)] : [])]),
+      fileSizes: new Map(
+        table.files.flatMap((f) => [
+          [relative(f.path), f.fileSizeBytes] as const,
+          ...(f.deletePath ? [[relative(f.deletePath), f.deleteSizeBytes] as const] : []),
+        ]),
+      ),
       layers: new Set(table.files.map((f) => f.beginSnapshot)).size,
       rowCount: table.files.reduce((sum, f) => sum + f.recordCount - f.deleteCount, 0),
       bytes: table.files.reduce((sum, f) => sum + f.fileSizeBytes + f.deleteSizeBytes, 0),
