@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import S3rver from 's3rver';
-import { admin, adminUrl } from './postgres.mjs';
+import { admin, sourceConfigArgs } from './postgres.mjs';
 
 const rows = Number(process.argv[2] ?? 3_000_000);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -59,7 +59,6 @@ try {
     database,
   );
   await admin('VACUUM public.events', database);
-  const url = new URL(adminUrl);
   const sync = async (env) => {
     const source = JSON.parse(
       (
@@ -71,14 +70,7 @@ try {
           'postgres',
           '--name',
           'bench',
-          '--config',
-          `host=${url.hostname}`,
-          '--config',
-          `port=${url.port || 5432}`,
-          '--config',
-          `database=${database}`,
-          '--config',
-          `user=${url.username || 'postgres'}`,
+          ...sourceConfigArgs(database),
           '--no-password',
           '--json',
         )

@@ -31,3 +31,18 @@ export async function admin(sql, database) {
 export async function copyAndDiscard(client, copySql) {
   await pipeline(client.query(to(copySql)), new Writable({ write: (_c, _e, done) => done() }));
 }
+
+/** The `--config` arguments of `lake sources create --connector postgres` for a database on the bench's server. */
+export function sourceConfigArgs(database) {
+  const url = new URL(adminUrl);
+  return [
+    '--config',
+    `host=${url.hostname}`,
+    '--config',
+    `port=${url.port || 5432}`,
+    '--config',
+    `database=${database}`,
+    '--config',
+    `user=${url.username || 'postgres'}`,
+  ];
+}

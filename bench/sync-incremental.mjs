@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { admin, adminUrl } from './postgres.mjs';
+import { admin, sourceConfigArgs } from './postgres.mjs';
 
 const rows = Number(process.argv[2] ?? 6_000_000);
 const fraction = Number(process.argv[3] ?? 0.01);
@@ -44,7 +44,6 @@ try {
     database,
   );
   console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const url = new URL(adminUrl);
   const source = JSON.parse(
     run(
       'sources',
@@ -53,14 +52,7 @@ try {
       'postgres',
       '--name',
       'inc',
-      '--config',
-      `host=${url.hostname}`,
-      '--config',
-      `port=${url.port || 5432}`,
-      '--config',
-      `database=${database}`,
-      '--config',
-      `user=${url.username || 'postgres'}`,
+      ...sourceConfigArgs(database),
       '--no-password',
       '--json',
     ).stdout,

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { admin, copyAndDiscard, databaseUrl, pg, adminUrl } from './postgres.mjs';
+import { admin, copyAndDiscard, databaseUrl, pg, sourceConfigArgs } from './postgres.mjs';
 
 const scale = Number(process.argv[2] ?? 1);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -71,7 +71,6 @@ try {
     if (result.status !== 0) throw new Error(`lake ${args.join(' ')}: ${result.stderr}`);
     return result.stdout;
   };
-  const url = new URL(adminUrl);
   for (const connections of [1, 2, 3]) {
     const name = `bench${connections}`;
     const source = JSON.parse(
@@ -82,14 +81,7 @@ try {
         'postgres',
         '--name',
         name,
-        '--config',
-        `host=${url.hostname}`,
-        '--config',
-        `port=${url.port || 5432}`,
-        '--config',
-        `database=${database}`,
-        '--config',
-        `user=${url.username || 'postgres'}`,
+        ...sourceConfigArgs(database),
         '--config',
         `sync_connections=${connections}`,
         '--no-password',

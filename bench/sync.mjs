@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { admin, copyAndDiscard, databaseUrl, pg, adminUrl } from './postgres.mjs';
+import { admin, copyAndDiscard, databaseUrl, pg, sourceConfigArgs } from './postgres.mjs';
 
 const rows = Number(process.argv[2] ?? 5_000_000);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -28,7 +28,6 @@ try {
   console.log(
     `setup: ${rows.toLocaleString('en-US')} rows in PostgreSQL in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
-  const url = new URL(adminUrl);
 
   // Baseline: the raw COPY, read and discarded.
   const client = new pg.Client({ connectionString: databaseUrl(database) });
@@ -54,14 +53,7 @@ try {
       'postgres',
       '--name',
       'bench',
-      '--config',
-      `host=${url.hostname}`,
-      '--config',
-      `port=${url.port || 5432}`,
-      '--config',
-      `database=${database}`,
-      '--config',
-      `user=${url.username || 'postgres'}`,
+      ...sourceConfigArgs(database),
       '--no-password',
       '--json',
     ),

@@ -12,6 +12,16 @@ import { tempDir } from '../helpers/temp.js';
 
 type Json = Record<string, any>;
 
+/** The job once it has ended, looked at every 50 ms for up to 30 s. */
+async function jobEnded(api: (path: string) => Promise<Json>, id: string): Promise<Json> {
+  for (let i = 0; i < 600; i++) {
+    const job = await api(`/jobs/${id}`);
+    if (job.status !== 'queued' && job.status !== 'running') return job;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`job ${id} never ended`);
+}
+
 describe('kill -9 of a lake serve syncing into an object store', () => {
   let store: TestObjectStore;
   let proxy: StoreProxy;
@@ -45,14 +55,7 @@ describe('kill -9 of a lake serve syncing into an object store', () => {
           body: body === undefined ? undefined : JSON.stringify(body),
         })
       ).json()) as Json;
-    const ended = async (id: string): Promise<Json> => {
-      for (let i = 0; i < 400; i++) {
-        const job = await api(`/jobs/${id}`);
-        if (job.status !== 'queued' && job.status !== 'running') return job;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`job ${id} never ended`);
-    };
+    const ended = (id: string): Promise<Json> => jobEnded(api, id);
     const source = await api('/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } });
     const schema = source.destination_schema ?? source.lake_schema;
     const totals = async (): Promise<Json> => {
@@ -142,14 +145,7 @@ describe('an object store that stops under traffic and comes back', () => {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     const api = async (path: string, body?: unknown): Promise<Json> => (await (await call(path, body)).json()) as Json;
-    const ended = async (id: string): Promise<Json> => {
-      for (let i = 0; i < 600; i++) {
-        const job = await api(`/jobs/${id}`);
-        if (job.status !== 'queued' && job.status !== 'running') return job;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`job ${id} never ended`);
-    };
+    const ended = (id: string): Promise<Json> => jobEnded(api, id);
     const source = await api('/sources', { connector: 'sample', name: 'Shop', config: { scale: 2 } });
     const schema = source.destination_schema ?? source.lake_schema;
     const sql = `select count(*) as n, sum(amount) as total from lake.${schema}.payments`;

@@ -1,5 +1,6 @@
-import { readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { rmSync } from 'node:fs';
+import { basename, join, sep } from 'node:path';
+import { filesUnder } from './files-under.js';
 
 interface Entry {
   size: number;
@@ -23,27 +24,12 @@ export class FileCache {
     /** Which files under the root are copies of stored files (never the catalogs or staging beside them). */
     isCopy: (relativePath: string) => boolean,
   ) {
-    const found: { path: string; size: number; mtime: number }[] = [];
-    const walk = (dir: string): void => {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        // Not made yet: nothing cached there.
-        return;
-      }
-      for (const name of names) {
-        const path = join(dir, name);
-        const stat = statSync(path, { throwIfNoEntry: false });
-        if (stat?.isDirectory()) walk(path);
-        // Dot files are downloads or writes in progress, never copies.
-        else if (stat?.isFile() && !name.startsWith('.') && isCopy(relative(root, path)))
-          found.push({ path, size: stat.size, mtime: stat.mtimeMs });
-      }
-    };
-    walk(root);
+    // Dot files are downloads or writes in progress, never copies.
+    const found = filesUnder(root, root).filter(
+      (file) => !basename(file.path).startsWith('.') && isCopy(file.path.split(sep).join('/')),
+    );
     // Copies from an earlier run: oldest first out.
-    for (const file of found.sort((a, b) => a.mtime - b.mtime)) this.add(file.path, file.size);
+    for (const file of found.sort((a, b) => a.modifiedMs - b.modifiedMs)) this.add(join(root, file.path), file.size);
   }
 
   get usedBytes(): number {

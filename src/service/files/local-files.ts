@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { rmSync, statSync } from 'node:fs';
+import { relative } from 'node:path';
 import { LakeServiceError } from '../core/errors.js';
+import { filesUnder } from './files-under.js';
 import type { LakeFiles, Release, StoredFile } from './lake-files.js';
 
 const released: Release = () => undefined;
@@ -40,26 +41,7 @@ export class LocalFiles implements LakeFiles {
   }
 
   async list(dir: string): Promise<StoredFile[]> {
-    const found: StoredFile[] = [];
-    const walk = (folder: string): void => {
-      let names: string[];
-      try {
-        names = readdirSync(folder);
-      } catch {
-        // No such folder (yet): nothing kept there.
-        return;
-      }
-      for (const name of names) {
-        const path = join(folder, name);
-        const stat = lstatSync(path, { throwIfNoEntry: false });
-        if (!stat) continue;
-        if (stat.isDirectory()) walk(path);
-        else if (stat.isFile())
-          found.push({ path: relative(this.root, path), size: stat.size, modifiedMs: stat.mtimeMs });
-      }
-    };
-    walk(dir);
-    return found;
+    return filesUnder(dir, this.root);
   }
 
   async check(): Promise<void> {
