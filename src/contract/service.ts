@@ -15,7 +15,8 @@ export const Health = Strict({
 export const Readiness = Strict({
   object: Type.Literal('readiness'),
   status: Type.Literal('ready', {
-    description: 'The server can take work: its metadata store answers and it is not shutting down.',
+    description:
+      'The server can take work: its metadata store answers, its data directory is writable or its object store answers, and it is not shutting down.',
   }),
 });
 

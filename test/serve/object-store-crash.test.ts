@@ -155,8 +155,14 @@ describe('an object store that stops under traffic and comes back', () => {
     // A second server on the same home with an empty cache: what it reads must come from the store.
     await server.stop('SIGKILL');
     server = await startServeProcess({ ...env, LAKE_CACHE_DIR: join(root, 'cold-cache') });
+    expect((await call('/readyz')).status).toBe(200);
     await store.stop();
     try {
+      // Out of rotation while its files cannot be reached (readiness trusts a success for five seconds).
+      await new Promise((r) => setTimeout(r, 5100));
+      const unready = await call('/readyz');
+      expect(unready.status).toBe(503);
+      expect(((await unready.json()) as Json).error.message).toMatch(/object store/);
       const refused = await call('/queries', { sql });
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -174,6 +180,7 @@ describe('an object store that stops under traffic and comes back', () => {
     // The store's key never reaches a log line or an answer.
     expect(JSON.stringify((server as ServeProcess).logLines())).not.toContain(store.env(prefix).AWS_SECRET_ACCESS_KEY);
     // Back: no restart needed.
+    expect((await call('/readyz')).status).toBe(200);
     expect((await api(`/queries/${(await api('/queries', { sql })).id}?wait=30&format=inline`)).data).toEqual(before);
     expect((await ended((await api(`/sources/${source.id}/sync`, { full_refresh: true })).id)).status).toBe(
       'succeeded',

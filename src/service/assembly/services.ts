@@ -260,6 +260,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
           { retryAfterSeconds: 2 },
         );
       await pingMetadata(home.db);
+      await layout.files.check();
     },
     directory: home.directory,
     credentials: home.credentials,

@@ -1,4 +1,4 @@
-import { rmSync, statSync } from 'node:fs';
+import { accessSync, constants, rmSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { LakeServiceError } from '../core/errors.js';
 import { filesUnder } from './files-under.js';
@@ -45,7 +45,15 @@ export class LocalFiles implements LakeFiles {
   }
 
   async check(): Promise<void> {
-    statSync(this.root);
+    try {
+      accessSync(this.root, constants.W_OK);
+    } catch (error) {
+      throw new LakeServiceError(
+        'service_unavailable',
+        `This server cannot write to its data directory (${(error as NodeJS.ErrnoException).code ?? 'unknown error'}): check that LAKE_DATA_DIR is mounted and writable by lake.`,
+        { retryAfterSeconds: 30 },
+      );
+    }
   }
 }
 

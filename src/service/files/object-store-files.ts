@@ -6,6 +6,9 @@ import type { LakeFiles, Release, StoredFile } from './lake-files.js';
 import type { CacheSettings, ObjectStoreSettings } from './object-store-settings.js';
 import { MissingObject, S3Objects } from './s3-objects.js';
 
+/** How long a reachable store is believed to stay so, for readiness. */
+const CHECK_TRUSTED_MS = 5_000;
+
 /** Transfers at once to or from the store, per call. */
 const PARALLEL_TRANSFERS = 4;
 
@@ -22,6 +25,7 @@ export class ObjectStoreFiles implements LakeFiles {
   readonly kind = 'object_store';
   readonly cache: FileCache;
   private readonly objects: S3Objects;
+  private checkedAt = 0;
   /** Downloads in flight: concurrent readers of one file share one. */
   private readonly fetching = new Map<string, Promise<void>>();
 
@@ -123,8 +127,11 @@ export class ObjectStoreFiles implements LakeFiles {
     return objects.map((o) => ({ path: o.key, size: o.size, modifiedMs: o.modifiedMs }));
   }
 
+  /** Reachable, and the bucket there; a success is trusted for a few seconds (readiness is probed often). */
   async check(): Promise<void> {
+    if (Date.now() - this.checkedAt < CHECK_TRUSTED_MS) return;
     await this.objects.check();
+    this.checkedAt = Date.now();
   }
 }
 
