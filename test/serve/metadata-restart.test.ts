@@ -50,7 +50,20 @@ describe('the metadata store restarting under traffic', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    const running = replicas.flatMap((replica) => [0, 1].map((i) => traffic(replica, i)));
+    // What a load balancer's readiness probe sees meanwhile (no credential).
+    const readiness: { status: number; message?: string }[] = [];
+    const probe = async (replica: ServeProcess): Promise<void> => {
+      while (!stop) {
+        const response = await fetch(`${replica.url}/readyz`);
+        const body = (await response.json()) as { error?: { message: string } };
+        readiness.push({ status: response.status, ...(body.error ? { message: body.error.message } : {}) });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const running = [
+      ...replicas.flatMap((replica) => [0, 1].map((i) => traffic(replica, i))),
+      ...replicas.map((replica) => probe(replica)),
+    ];
     // Traffic is flowing on every client before the store goes away.
     await waitFor(
       () => statuses.filter((s) => s < 300).length,
@@ -78,6 +91,12 @@ describe('the metadata store restarting under traffic', () => {
     stop = true;
     await Promise.all(running);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+    // Out of rotation while the store was away, saying so; ready again once it was back.
+    const unready = readiness.filter((r) => r.status === 503);
+    expect(unready.length).toBeGreaterThan(0);
+    expect(unready[0]?.message).toMatch(/metadata/i);
+    expect(readiness.filter((r) => r.status !== 200 && r.status !== 503)).toEqual([]);
+    expect(readiness.at(-1)?.status).toBe(200);
     expect(retryAfter.every((value) => value !== null && Number(value) > 0)).toBe(true);
     expect(statuses.filter((s) => s >= 500 && s !== 503)).toEqual([]);
     // The replicas are still the same processes, serving.
