@@ -2,9 +2,9 @@
 import { WhoAmI } from './credentials.js';
 import { ResultFileFormat } from './queries.js';
 import { defineRoute } from './route.js';
-import { Type } from './schema.js';
-import { ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
-import { id, json } from './route-helpers.js';
+import { List, pageQuery, Type } from './schema.js';
+import { AuditEvent, ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
+import { cursorErrors, id, json } from './route-helpers.js';
 
 export const SERVICE_ROUTES = {
   getVersion: defineRoute({
@@ -34,6 +34,28 @@ export const SERVICE_ROUTES = {
     auth: { public: true, probe: true },
     responses: { 200: json('Ready for work.', Readiness) },
     errors: ['service_unavailable'],
+  }),
+  listAuditEvents: defineRoute({
+    operationId: 'listAuditEvents',
+    method: 'get',
+    path: '/audit_events',
+    tag: 'Service',
+    summary: "The organization's audit log, newest first (owners)",
+    auth: {},
+    paramErrors: cursorErrors,
+    query: Type.Object({
+      ...pageQuery(50, 200),
+      action: Type.Optional(Type.String({ maxLength: 64, description: 'Only this action (pat.created, …).' })),
+      actor: Type.Optional(Type.String({ maxLength: 64, description: 'Only what this credential or user did.' })),
+      since: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'At or after this time, epoch seconds.' }),
+      ),
+      until: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'Before this time, epoch seconds.' }),
+      ),
+    }),
+    responses: { 200: json('A page of audit events.', List(AuditEvent)) },
+    errors: ['owner_required', 'invalid_cursor'],
   }),
   whoAmI: defineRoute({
     operationId: 'whoAmI',

@@ -1,5 +1,5 @@
 import { ERROR_CODES } from './errors.js';
-import { OneOf, OneOfList, Strict, Type } from './schema.js';
+import { Nullable, OneOf, OneOfList, Strict, Timestamp, Type } from './schema.js';
 
 export const Version = Strict({
   object: Type.Literal('version'),
@@ -100,5 +100,31 @@ export const Usage = Strict({
     projected: Type.Number(),
     days_elapsed: Type.Integer(),
     days_in_month: Type.Integer(),
+  }),
+});
+
+export const AuditEvent = Strict({
+  object: Type.Literal('audit_event'),
+  id: Type.String(),
+  created: Timestamp,
+  action: Type.String({
+    description:
+      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted.',
+  }),
+  actor: Strict({
+    kind: Type.Union([
+      Type.Literal('user'),
+      Type.Literal('service_key'),
+      Type.Literal('team_key'),
+      Type.Literal('local_admin'),
+    ]),
+    credential: Nullable(Type.String({ description: 'The credential that did it (none for lake admin on the home).' })),
+    user: Nullable(Type.String({ description: 'The person behind it, for a personal access token.' })),
+    request_id: Nullable(Type.String()),
+    client_address: Nullable(Type.String()),
+  }),
+  target: Strict({ type: Type.String(), id: Type.String() }),
+  details: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'What changed, by name: never a secret, a password or a token.',
   }),
 });

@@ -29,6 +29,8 @@ import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
 import { Lake } from '../storage/lake.js';
 import { LakeLayout } from '../storage/layout.js';
 import { ObjectStoreFiles } from '../files/object-store-files.js';
+import { AuditLog } from '../auth/audit-log.js';
+import { AuditStore } from '../auth/audit-store.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/collector.js';
 import { QueryService } from '../queries/query-service.js';
 import { QueryResults } from '../queries/query-results.js';
@@ -57,6 +59,8 @@ export interface LakeServices {
   directory: Directory;
   credentials: CredentialStore;
   personalTokens: PersonalTokens;
+  /** Security-relevant actions, for the organization's owners. */
+  audit: AuditLog;
   signer: Signer;
   /** Query results: pages, files, cursors and download links (routes, sends and canvases read them here). */
   results: QueryResults;
@@ -139,8 +143,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   );
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
-  const permissions = new PermissionStore(home.db, home.directory);
   const clock = options.clock ?? REAL_CLOCK;
+  const audit = new AuditLog(new AuditStore(home.db), home.directory, clock);
+  const permissions = new PermissionStore(home.db, home.directory, audit);
   const usage = new UsageService(new UsageStore(home.db), lake, clock, () =>
     loadPrices(home.paths.root, options.pricesFile),
   );
@@ -202,6 +207,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     new OutboundPolicy(outbound.sources, 'sources', ownDatabase),
     { maxTables: syncSettings.maxTables, maxColumns: syncSettings.maxColumns },
     clock,
+    audit,
   );
   const syncs = new SyncService(
     home.db,
@@ -233,6 +239,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     usage,
     options.log,
+    audit,
   );
   const collector = new LakeCollector(
     home.db,
@@ -264,7 +271,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     directory: home.directory,
     credentials: home.credentials,
-    personalTokens: new PersonalTokens(home.credentials),
+    personalTokens: new PersonalTokens(home.credentials, audit),
+    audit,
     signer,
     results,
     lake,
@@ -276,7 +284,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     jobs,
     sources,
     syncs,
-    orgKeys: new OrgKeys(home.credentials, home.directory),
+    orgKeys: new OrgKeys(home.credentials, home.directory, audit),
     logs: new LogService(new LogStore(home.db), (principal, entries) => sources.access.logEntries(principal, entries)),
     usage,
     rateLimiter,

@@ -1,3 +1,4 @@
+import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
@@ -16,6 +17,7 @@ export class OrgKeys {
   constructor(
     private readonly credentials: CredentialStore,
     private readonly directory: Directory,
+    private readonly audit?: AuditLog,
   ) {}
 
   async create(principal: Principal, kind: OrgKeyKind, input: CredentialInput): Promise<IssuedCredential> {
@@ -31,7 +33,7 @@ export class OrgKeys {
       );
     }
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({
+    const issued = await this.credentials.issue({
       kind,
       organizationId: principal.organizationId,
       userId: null,
@@ -39,6 +41,14 @@ export class OrgKeys {
       scopes,
       expires,
     });
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      `${kind}.created`,
+      { type: kind, id: issued.record.id },
+      { name, scopes, expires },
+    );
+    return issued;
   }
 
   async list(
@@ -71,6 +81,7 @@ export class OrgKeys {
       );
     }
     await this.credentials.revoke(id);
+    await this.audit?.record(principal.organizationId, principal, `${kind}.revoked`, { type: kind, id });
     return (await this.credentials.get(id)) as CredentialRecord;
   }
 

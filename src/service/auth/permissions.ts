@@ -1,3 +1,5 @@
+import { LOCAL_ADMIN, type AuditLog } from './audit-log.js';
+import type { AuditActor } from './audit-store.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -57,14 +59,20 @@ export class PermissionStore {
   constructor(
     private readonly db: MetadataDb,
     private readonly directory: Directory,
+    /** Where changes of permissions and grants are recorded (the organization's audit log). */
+    private readonly audit?: AuditLog,
   ) {}
 
   async enabled(organizationId: string): Promise<boolean> {
     return (await this.directory.organization(organizationId))?.tablePermissions === true;
   }
 
-  async setEnabled(organizationId: string, on: boolean): Promise<void> {
+  async setEnabled(organizationId: string, on: boolean, actor: AuditActor = LOCAL_ADMIN): Promise<void> {
     await this.db.run('UPDATE organizations SET table_permissions = ? WHERE id = ?', [on ? 1 : 0, organizationId]);
+    await this.audit?.record(organizationId, actor, on ? 'permissions.enabled' : 'permissions.disabled', {
+      type: 'organization',
+      id: organizationId,
+    });
   }
 
   async grant(
@@ -73,6 +81,7 @@ export class PermissionStore {
     table: string,
     granteeKind: GranteeKind,
     grantee: string,
+    actor: AuditActor = LOCAL_ADMIN,
   ): Promise<Grant> {
     await this.db.run(
       `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -83,7 +92,15 @@ export class PermissionStore {
       'SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
       [organizationId, schema, table, granteeKind, grantee],
     );
-    return toGrant(row as GrantRow);
+    const grant = toGrant(row as GrantRow);
+    await this.audit?.record(
+      organizationId,
+      actor,
+      'grant.created',
+      { type: 'grant', id: grant.id },
+      { schema, table, grantee_kind: granteeKind, grantee },
+    );
+    return grant;
   }
 
   /** True when a grant was removed. */
@@ -93,11 +110,20 @@ export class PermissionStore {
     table: string,
     granteeKind: GranteeKind,
     grantee: string,
+    actor: AuditActor = LOCAL_ADMIN,
   ): Promise<boolean> {
     const result = await this.db.run(
       'DELETE FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
       [organizationId, schema, table, granteeKind, grantee],
     );
+    if (result.changes > 0)
+      await this.audit?.record(
+        organizationId,
+        actor,
+        'grant.revoked',
+        { type: 'grant', id: `${schema}.${table}` },
+        { schema, table, grantee_kind: granteeKind, grantee },
+      );
     return result.changes > 0;
   }
 

@@ -1,3 +1,4 @@
+import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
@@ -15,14 +16,17 @@ function requireUser(principal: Principal): string {
 
 /** A person's own personal access tokens: create (never wider than the caller's scopes), list, revoke. */
 export class PersonalTokens {
-  constructor(private readonly credentials: CredentialStore) {}
+  constructor(
+    private readonly credentials: CredentialStore,
+    private readonly audit?: AuditLog,
+  ) {}
 
   async create(principal: Principal, input: CredentialInput): Promise<IssuedCredential> {
     const userId = requireUser(principal);
     const name = credentialName(input.name, 'token');
     const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
     const expires = expiryFromDays(input.expires_in_days);
-    return this.credentials.issue({
+    const issued = await this.credentials.issue({
       kind: 'pat',
       organizationId: principal.organizationId,
       userId,
@@ -30,6 +34,14 @@ export class PersonalTokens {
       scopes,
       expires,
     });
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      'pat.created',
+      { type: 'pat', id: issued.record.id },
+      { name, scopes, expires },
+    );
+    return issued;
   }
 
   async list(
@@ -51,6 +63,7 @@ export class PersonalTokens {
     if (!(await this.owned(userId, id)))
       throw new LakeServiceError('pat_not_found', `You have no personal access token '${id.slice(0, 64)}'.`);
     await this.credentials.revoke(id);
+    await this.audit?.record(principal.organizationId, principal, 'pat.revoked', { type: 'pat', id });
     return (await this.credentials.get(id)) as CredentialRecord;
   }
 

@@ -12,6 +12,8 @@ export interface Principal {
   credentialId: string;
   credentialKind: CredentialKind;
   scopes: readonly Scope[];
+  /** The API request it came in (what the audit log records); absent for work of lake's own. */
+  origin?: { requestId: string; clientAddress: string };
 }
 
 export function hasScope(principal: Principal, scope: Scope): boolean {

@@ -4,6 +4,7 @@ import type { Directory } from '../auth/directory.js';
 import { assertCreatorOrOwner } from '../auth/ownership.js';
 import type { Clock } from '../core/clock.js';
 import { guardSql } from '../engine/sql-guard.js';
+import type { AuditLog } from '../auth/audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
@@ -72,6 +73,13 @@ export interface SendView {
  * Each run is a job of kind `send` that runs in the process that accepted it (lake serve runs the schedules). The
  * SQL runs as the credential that created the send, with that credential's table permissions at run time.
  */
+/** What the audit log says of a destination: its kind and host, never a path, query string or secret. */
+function destinationSummary(destination: Destination): Record<string, unknown> {
+  return destination.type === 'webhook'
+    ? { type: 'webhook', host: new URL(destination.url).hostname }
+    : { type: destination.type, database: destination.database };
+}
+
 export class SendService {
   readonly store: SendStore;
   private readonly scheduler: Scheduler<SendRecord, SendRunRecord>;
@@ -90,6 +98,7 @@ export class SendService {
     private readonly settings: SendSettings = { webhookRetry: DEFAULT_WEBHOOK_RETRY },
     usage?: UsageService,
     log: (line: object) => void = () => undefined,
+    private readonly audit?: AuditLog,
   ) {
     this.store = new SendStore(db);
     this.runner = new SendRunner({
@@ -152,6 +161,13 @@ export class SendService {
       updated: now,
     };
     await this.store.insert(send);
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      'send.created',
+      { type: 'send', id },
+      { name, destination: destinationSummary(checked.destination) },
+    );
     return { send: { send, lastRun: null }, generatedSecret: checked.generatedSecret };
   }
 
@@ -249,6 +265,13 @@ export class SendService {
         next.nextRun = this.now() + next.everyMinutes * 60;
     }
     await this.store.update(next);
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      'send.updated',
+      { type: 'send', id },
+      { changed: Object.keys(change).sort() },
+    );
     return this.view(next);
   }
 
@@ -265,6 +288,7 @@ export class SendService {
         );
       await this.store.delete(send.id);
     });
+    await this.audit?.record(principal.organizationId, principal, 'send.deleted', { type: 'send', id: send.id });
   }
 
   /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */

@@ -3,6 +3,7 @@ import { findConnector } from '../connectors/registry.js';
 import { connectPostgres, postgresClient } from '../connectors/postgres.js';
 import { dropCdc } from '../connectors/postgres-slot.js';
 import type { Connector, ConnectorSettings, SourceTable, TestFailure } from '../connectors/types.js';
+import type { AuditLog } from '../auth/audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { lock } from '../store/metadata-db.js';
@@ -151,6 +152,9 @@ export function newTableNames(current: readonly SourceTable[], found: readonly D
 }
 
 /** Sources: where data comes from. Credentials are sealed on the way in and opened only to connect. */
+/** The settings that say where a source connects: changing one is a destination change in the audit log. */
+const DESTINATION_FIELDS = new Set(['host', 'port', 'database']);
+
 export class SourceService {
   readonly store: SourceStore;
 
@@ -169,6 +173,8 @@ export class SourceService {
     private readonly discovery?: { maxTables: number; maxColumns: number },
     /** When schedules are set from (the scheduler reads the same clock). */
     private readonly clock: Clock = REAL_CLOCK,
+    /** Where a source's creation, credentials and destination changes are recorded. */
+    private readonly audit?: AuditLog,
   ) {
     this.store = new SourceStore(db);
     this.access = new SourceAccess(permissions, this.store);
@@ -205,6 +211,13 @@ export class SourceService {
         schedule,
       });
     });
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      'source.created',
+      { type: 'source', id },
+      { name, connector: connector.name, settings: [...Object.keys(config), ...Object.keys(secrets)].sort() },
+    );
     return this.access.source(principal, created);
   }
 
@@ -331,7 +344,29 @@ export class SourceService {
       paused: change.paused,
       schedule,
     });
+    await this.auditChange(principal, id, config, secrets);
     return this.get(principal, id);
+  }
+
+  /** Where a source connects and as whom are audited when they change (by the names of what changed, never values). */
+  private async auditChange(
+    principal: Principal,
+    id: string,
+    config: Record<string, unknown>,
+    secrets: Record<string, unknown>,
+  ): Promise<void> {
+    const changed = [...Object.keys(config), ...Object.keys(secrets)];
+    const destination = changed.filter((field) => DESTINATION_FIELDS.has(field)).sort();
+    const credentials = changed.filter((field) => !DESTINATION_FIELDS.has(field) && field in secrets).sort();
+    const target = { type: 'source', id };
+    if (destination.length > 0)
+      await this.audit?.record(principal.organizationId, principal, 'source.destination_changed', target, {
+        fields: destination,
+      });
+    if (credentials.length > 0)
+      await this.audit?.record(principal.organizationId, principal, 'source.credentials_changed', target, {
+        fields: credentials,
+      });
   }
 
   /**
@@ -365,6 +400,7 @@ export class SourceService {
     await this.access.source(principal, source);
     if (source.cdcSlot) await this.dropSlot(source).catch(() => undefined);
     await this.store.softDelete(id);
+    await this.audit?.record(principal.organizationId, principal, 'source.deleted', { type: 'source', id });
   }
 
   private async dropSlot(source: SourceRecord): Promise<void> {

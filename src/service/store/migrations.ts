@@ -436,4 +436,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 21,
+    name: 'audit log',
+    // Security-relevant actions, appended and never changed (the store offers no update or delete of them): who
+    // (credential, person, or the home's own administrator), what, on what, when, from which request and address.
+    sql: `
+      CREATE TABLE audit_events (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations(id),
+        created INTEGER NOT NULL,
+        actor_kind TEXT NOT NULL,
+        actor_credential TEXT,
+        actor_user TEXT,
+        action TEXT NOT NULL,
+        target_type TEXT NOT NULL,
+        target_id TEXT NOT NULL,
+        details TEXT NOT NULL,
+        request_id TEXT,
+        client_address TEXT
+      );
+      CREATE INDEX audit_events_by_org ON audit_events (organization_id, created, id);
+    `,
+  },
 ];

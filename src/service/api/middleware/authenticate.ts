@@ -65,7 +65,7 @@ export function clientAddress(c: Context<ApiEnv>): string {
 async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): Promise<void> {
   const apiKey = c.req.header('x-api-key');
   if (requirement.allowTeamKey && apiKey !== undefined && c.req.header('Authorization') === undefined) {
-    const principal = await c.get('services').credentials.authenticate(apiKey.trim(), ['tak']);
+    const principal = withOrigin(c, await c.get('services').credentials.authenticate(apiKey.trim(), ['tak']));
     c.set('principal', principal);
     await enforceRateLimit(c, principal.credentialId, principal.organizationId);
     return;
@@ -114,8 +114,16 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
       `This credential lacks the scope ${names} that this endpoint needs. Use a token that has it.`,
     );
   }
-  c.set('principal', principal);
+  c.set('principal', withOrigin(c, principal));
   await enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
+}
+
+/** The principal, with the request it came in: what the audit log says of an action. */
+function withOrigin(c: Context<ApiEnv>, principal: Principal): Principal {
+  return {
+    ...principal,
+    origin: { requestId: c.get('requestId'), clientAddress: clientAddress(c).replace(/^address:/, '') },
+  };
 }
 
 /**

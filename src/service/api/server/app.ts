@@ -13,6 +13,7 @@ import { canvasRoutes } from '../routes/canvases.js';
 import { catalogRoutes } from '../routes/catalog.js';
 import { keyRoutes } from '../routes/keys.js';
 import { logRoutes } from '../routes/logs.js';
+import { auditRoutes } from '../routes/audit.js';
 import { usageRoutes } from '../routes/usage.js';
 import { sendRoutes } from '../routes/sends.js';
 import { fileRoutes } from '../routes/files.js';
@@ -80,6 +81,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   keyRoutes(app);
   canvasRoutes(app);
   logRoutes(app);
+  auditRoutes(app);
   usageRoutes(app);
   sendRoutes(app);
   fileRoutes(app);
