@@ -120,6 +120,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'admin service-key create': ['lake admin service-key create --name etl --scopes query:read --expires-in-days 30'],
   'admin team-key': ['lake admin team-key create --name legacy-dashboard'],
   'admin team-key create': ['lake admin team-key create --name legacy-dashboard'],
+  'admin audit': ['lake admin audit --since 7d', 'lake admin audit --action source.credentials_changed --json'],
   'admin permissions': ['lake admin permissions on', 'lake admin permissions off'],
   'admin grant': ['lake admin grant shop.orders --to user:Ada', 'lake admin grant shop.orders --to key_01h…'],
   'admin revoke': ['lake admin revoke shop.orders --to user:Ada'],

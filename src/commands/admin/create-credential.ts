@@ -52,6 +52,17 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
       expires,
     });
     const record = issued.record;
+    const [{ AuditLog }, { AuditStore }, { REAL_CLOCK }] = await Promise.all([
+      import('../../service/auth/audit-log.js'),
+      import('../../service/auth/audit-store.js'),
+      import('../../service/core/clock.js'),
+    ]);
+    await new AuditLog(new AuditStore(home.db), home.directory, REAL_CLOCK).recordLocal(
+      home.organization.id,
+      `${kind}.created`,
+      { type: kind, id: record.id },
+      { name: record.name, scopes: record.scopes, expires: record.expires, ...(userId ? { user: userId } : {}) },
+    );
     if (ctx.json) {
       return printJson(ctx.io, {
         object: kind === 'pat' ? 'personal_access_token' : kind === 'team_key' ? 'team_api_key' : 'service_key',

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
+import { registerAdminAudit } from './audit.js';
 import { registerAdminCredentials } from './create-credential.js';
 import { registerAdminDuckLake } from './ducklake.js';
 import { registerAdminGc } from './gc.js';
@@ -13,4 +14,5 @@ export function registerAdmin(program: Command, ctx: CommandContext): void {
   registerAdminViews(admin, ctx);
   registerAdminGc(admin, ctx);
   registerAdminDuckLake(admin, ctx);
+  registerAdminAudit(admin, ctx);
 }

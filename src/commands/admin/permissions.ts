@@ -174,12 +174,18 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .option('--role <role>', `one of ${ROLES.join(', ')}`, 'member')
     .action(async (options: { name: string; email?: string; role: string }) => {
       if (!ROLES.includes(options.role)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
-      const { home } = await openAdminHome(ctx);
+      const { home, services } = await openAdminHome(ctx);
       const user = await home.directory.createUser(
         home.organization.id,
         options.name,
         options.role as 'member',
         options.email ?? null,
+      );
+      await services.audit.recordLocal(
+        home.organization.id,
+        'user.created',
+        { type: 'user', id: user.id },
+        { name: user.name, role: user.role },
       );
       if (ctx.json)
         return printJson(ctx.io, { object: 'user', id: user.id, name: user.name, email: user.email, role: user.role });

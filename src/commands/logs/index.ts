@@ -3,24 +3,12 @@ import { printJson } from '../../render/record.js';
 import type { LogEntryObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { parseSince } from '../since.js';
 
 type Entry = LogEntryObject;
 
 /** How often --follow looks for new entries: gentle on the service, and well inside the rate limit. */
 const FOLLOW_EVERY_MS = 3000;
-
-function parseSince(text: string): number {
-  const relative = /^(\d+)([smhd])$/.exec(text);
-  if (relative)
-    return (
-      Math.floor(Date.now() / 1000) -
-      Number(relative[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[relative[2] as 's' | 'm' | 'h' | 'd']
-    );
-  const parsed = Date.parse(text);
-  if (Number.isNaN(parsed))
-    throw usageError(`--since takes a time (2026-11-01T00:00Z) or an age (30m, 2h, 7d), not '${text}'.`);
-  return Math.floor(parsed / 1000);
-}
 
 export function registerLogs(program: Command, ctx: CommandContext): void {
   program

@@ -55,6 +55,16 @@ export class AuditLog {
     });
   }
 
+  /** What `lake admin` does on the home itself, with no credential and no request. */
+  recordLocal(
+    organizationId: string,
+    action: string,
+    target: { type: string; id: string },
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    return this.record(organizationId, LOCAL_ADMIN, action, target, details);
+  }
+
   /** Owners only: the log names every credential and person of the organization. */
   async list(
     principal: Principal,

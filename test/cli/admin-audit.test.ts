@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runLake } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('lake admin audit', () => {
+  const root = tempDir('lake-audit');
+  const env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
+  const lake = (...args: string[]) => runLake(args, { env, timeoutMs: 60_000 });
+
+  it('shows what lake admin and API callers did, as the API objects with --json and rows in a pipe, never a secret', async () => {
+    const user = JSON.parse((await lake('admin', 'user', 'create', '--name', 'Ada', '--json')).stdout) as {
+      id: string;
+    };
+    const pat = await lake('admin', 'pat', 'create', '--user', user.id, '--scopes', 'query:read', '--json');
+    expect(pat.code, pat.stderr).toBe(0);
+    const secret = (JSON.parse(pat.stdout) as { secret: string }).secret;
+    const token = await lake('pats', 'create', '--name', 'laptop', '--scopes', 'query:read', '--json');
+    expect(token.code, token.stderr).toBe(0);
+    const tokenSecret = (JSON.parse(token.stdout) as { secret: string }).secret;
+
+    const listed = await lake('admin', 'audit', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    const events = (
+      JSON.parse(listed.stdout) as { data: { action: string; actor: { kind: string }; target: { id: string } }[] }
+    ).data;
+    expect(events.map((e) => e.action).reverse()).toEqual(['user.created', 'pat.created', 'pat.created']);
+    expect(events[2]).toMatchObject({ actor: { kind: 'local_admin' }, target: { id: user.id } });
+    expect(events[0]?.actor.kind).toBe('user');
+    expect(listed.stdout).not.toContain(secret);
+    expect(listed.stdout).not.toContain(tokenSecret);
+
+    const piped = await lake('admin', 'audit', '--action', 'user.created');
+    expect(piped.code, piped.stderr).toBe(0);
+    const lines = piped.stdout.trim().split('\n');
+    expect(lines[0]).toBe('created,action,actor,target,request,address');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(`user.created,lake admin,user ${user.id}`);
+
+    const bad = await lake('admin', 'audit', '--limit', '0');
+    expect(bad.code).toBe(2);
+  }, 90_000);
+});
