@@ -3,6 +3,7 @@ import type { Principal } from './principal.js';
 import type { Clock } from '../core/clock.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { positionAfter } from '../core/page-cursor.js';
 import type { AuditActor, AuditEvent, AuditFilter, AuditStore } from './audit-store.js';
 
 /** The home's own administrator (`lake admin` on the machine that holds the home): no credential, no request. */
@@ -78,16 +79,11 @@ export class AuditLog {
         'owner_required',
         'Only owners of the organization, through a personal access token, may read its audit log.',
       );
-    let after: { created: number; id: string } | undefined;
-    if (startingAfter !== undefined) {
-      after = await this.store.position(principal.organizationId, startingAfter);
-      if (!after)
-        throw new LakeServiceError(
-          'invalid_cursor',
-          'starting_after is not a next_cursor from a previous page of the audit log.',
-          { param: 'starting_after' },
-        );
-    }
+    const after = await positionAfter(
+      startingAfter,
+      (id) => this.store.position(principal.organizationId, id),
+      'the audit log',
+    );
     return this.store.page(principal.organizationId, filter, limit, after);
   }
 }

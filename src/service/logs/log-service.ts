@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { LakeServiceError } from '../core/errors.js';
+import { positionAfter } from '../core/page-cursor.js';
 import type { LogEntry, LogFilter, LogStore } from './log-store.js';
 
 /** Source errors and schema changes that syncs record, newest first, filtered and paged. */
@@ -21,16 +22,7 @@ export class LogService {
         param: 'kind',
       });
     }
-    let after: { created: number; id: string } | undefined;
-    if (startingAfter !== undefined) {
-      after = await this.store.position(principal.organizationId, startingAfter);
-      if (!after)
-        throw new LakeServiceError(
-          'invalid_cursor',
-          'starting_after is not a next_cursor from a previous page of logs.',
-          { param: 'starting_after' },
-        );
-    }
+    const after = await positionAfter(startingAfter, (id) => this.store.position(principal.organizationId, id), 'logs');
     const page = await this.store.page(principal.organizationId, filter, limit, after);
     return { data: await this.visible(principal, page.data), hasMore: page.hasMore };
   }
