@@ -42,8 +42,8 @@ const startServeOn = (dir) =>
 
 async function startInProcess(dir) {
   const { createServices } = await import(join(root, 'dist/service/assembly/services.js'));
-  const { createApp } = await import(join(root, 'dist/service/api/app.js'));
-  const { startServer } = await import(join(root, 'dist/service/api/server.js'));
+  const { createApp } = await import(join(root, 'dist/service/api/server/app.js'));
+  const { startServer } = await import(join(root, 'dist/service/api/server/server.js'));
   const home = await openHome(dir);
   const services = await createServices(home, { rateLimits: false });
   services.queries.warm();
