@@ -4,6 +4,7 @@
 //  1. serial: submit `select 1`, then GET ?wait= until its rows come back; p50 and p90 latency.
 //  2. throughput: 8 concurrent clients doing the same; queries per second.
 //  3. noisy neighbour: organization A keeps its in-flight ceiling (8) of long queries; p50 of B's `select 1`.
+//  4. the cost of Prometheus metrics: 1 and 2 again with LAKE_METRICS_ADDR set.
 // Baseline: 1 and 2 against the same API served by this process with the in-process engine (how lake serve ran
 // queries before the worker pool), on an identical home.
 import { mkdtempSync } from 'node:fs';
@@ -121,3 +122,17 @@ console.log(
 );
 for (const id of long) await fetch(`${serve.url}/jobs/${id}/cancel`, { method: 'POST', headers });
 await serve.stop();
+
+// 4. The same as 1 and 2 with Prometheus metrics on (LAKE_METRICS_ADDR), against 1 and 2 above (metrics off).
+const metricsHome = await prepareHome();
+const counted = await startServe({
+  LAKE_HOME: metricsHome.dir,
+  LAKE_RATE_LIMIT_PER_CALLER: '0',
+  LAKE_RATE_LIMIT_PER_ORG: '0',
+  LAKE_METRICS_ADDR: '127.0.0.1:0',
+});
+const withMetrics = await measure(counted, metricsHome.owner);
+await counted.stop();
+console.log(
+  `4. metrics on: serial p50 ${fmt(withMetrics.p50)} ms (off ${fmt(pooled.p50)} ms, ratio ${(withMetrics.p50 / pooled.p50).toFixed(3)}); 8 clients ${fmt(withMetrics.perSecond)} queries/s (off ${fmt(pooled.perSecond)}/s, ratio ${(withMetrics.perSecond / pooled.perSecond).toFixed(3)}) (target: within 5%)`,
+);

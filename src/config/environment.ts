@@ -282,6 +282,12 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '10240',
   },
   {
+    name: 'LAKE_METRICS_ADDR',
+    scope: 'serve',
+    meaning: 'host:port where Prometheus scrapes GET /metrics (apart from the API)',
+    default: 'none: no metrics',
+  },
+  {
     name: 'LAKE_SIGNING_KEY_FILE',
     scope: 'all',
     meaning: 'the key that signs download and stream URLs (the same file on every replica)',

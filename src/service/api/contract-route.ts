@@ -83,5 +83,9 @@ export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R
     }
     return handler(c, input as unknown as RouteInput<R>);
   };
-  app.on(route.method.toUpperCase(), honoPath(route.path), authFor(route), validated);
+  const matched: MiddlewareHandler<ApiEnv> = async (c, next) => {
+    c.set('route', route.path);
+    await next();
+  };
+  app.on(route.method.toUpperCase(), honoPath(route.path), matched, authFor(route), validated);
 }

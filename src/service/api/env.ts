@@ -6,6 +6,8 @@ import type { ClientAddresses } from './client-address.js';
 export interface ApiEnv {
   Variables: {
     requestId: string;
+    /** The contract route's path template once one matched (what request metrics are labelled with). */
+    route: string | undefined;
     principal: Principal;
     services: LakeServices;
     /** How the client's address is read (LAKE_TRUSTED_PROXIES). */

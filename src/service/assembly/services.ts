@@ -30,6 +30,7 @@ import { Lake } from '../storage/lake.js';
 import { LakeLayout } from '../storage/layout.js';
 import { ObjectStoreFiles } from '../files/object-store-files.js';
 import { AuditLog } from '../auth/audit-log.js';
+import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import { AuditStore } from '../auth/audit-store.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/collector.js';
 import { QueryService } from '../queries/query-service.js';
@@ -61,6 +62,8 @@ export interface LakeServices {
   personalTokens: PersonalTokens;
   /** Security-relevant actions, for the organization's owners. */
   audit: AuditLog;
+  /** What an operator's Prometheus scrapes (LAKE_METRICS_ADDR); nothing is counted without it. */
+  metrics: LakeMetrics;
   signer: Signer;
   /** Query results: pages, files, cursors and download links (routes, sends and canvases read them here). */
   results: QueryResults;
@@ -103,6 +106,8 @@ export interface LakeServices {
  * the environment of lake serve or of the CLI in local mode); each absent part takes its documented default.
  */
 export interface ServiceOptions {
+  /** What to count for Prometheus (lake serve with LAKE_METRICS_ADDR); nothing otherwise. */
+  metrics?: LakeMetrics;
   /** LAKE_PRICES_FILE: the price table usage reports use; prices.json in the home, else the defaults, without it. */
   pricesFile?: string;
   querySettings?: QuerySettings;
@@ -144,6 +149,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const lake = new Lake(home.db, layout);
   const resultReader = new ResultReader();
   const clock = options.clock ?? REAL_CLOCK;
+  const metrics = options.metrics ?? NO_METRICS;
   const audit = new AuditLog(new AuditStore(home.db), home.directory, clock);
   const permissions = new PermissionStore(home.db, home.directory, audit);
   const usage = new UsageService(new UsageStore(home.db), lake, clock, () =>
@@ -184,6 +190,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     permissions,
     runtime,
     settings: querySettings,
+    metrics,
     engine,
     scheduling,
     usage,
@@ -220,6 +227,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     usage,
     clock,
     syncSettings,
+    metrics,
   );
   // A sync's events name its tables: a restricted caller sees only those it may read.
   jobs.viewEventsOf('sync', (principal, id) => syncs.eventView(principal, id));
@@ -273,6 +281,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     credentials: home.credentials,
     personalTokens: new PersonalTokens(home.credentials, audit),
     audit,
+    metrics,
     signer,
     results,
     lake,
@@ -308,12 +317,19 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       // permission, the store unreachable) leaves things as they were; the next one retries, and it is logged.
       const failedAt = (work: string) => (error: unknown) => failed(work, error);
       inBackground(() => jobs.sweep(true), failedAt('job sweep'));
-      inBackground(() => collector.collect(), failedAt('snapshot collection'));
+      const collect = async (): Promise<void> => {
+        const report = await collector.collect();
+        metrics.gcCollected(
+          report.snapshots + report.orphaned_folders + report.catalog_files + report.staging_folders,
+          report.bytes_freed,
+        );
+      };
+      inBackground(collect, failedAt('snapshot collection'));
       timers.push(
         repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true), failedAt('job sweep')),
         repeat(3_600_000, () => queries.purgeExpired(), failedAt('result retention')),
         repeat(60_000, async () => rateCells?.forgetIdle(), failedAt('rate limit cells')),
-        repeat(collector.settings.intervalMs, () => collector.collect(), failedAt('snapshot collection')),
+        repeat(collector.settings.intervalMs, collect, failedAt('snapshot collection')),
       );
     },
     async close(graceMs = 0) {

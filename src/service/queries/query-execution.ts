@@ -8,6 +8,7 @@ import type { JobRuntime } from '../jobs/job-runtime.js';
 import { TERMINAL_STATUSES } from '../jobs/job-store.js';
 import { inBackground, repeat } from '../core/repeat.js';
 import { LakeServiceError } from '../core/errors.js';
+import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { FairQueue } from './fair-queue.js';
 import type { QueryJobs } from './query-jobs.js';
@@ -69,6 +70,7 @@ export class QueryExecution {
     private readonly settings: QuerySettings,
     scheduling: Scheduling,
     private readonly usage?: UsageService,
+    private readonly metrics: LakeMetrics = NO_METRICS,
   ) {
     this.queue = new FairQueue(scheduling.slots, scheduling.perOrganization);
     // Queued here: a look at the store each lease round, for queries claimed or ended elsewhere meanwhile.
@@ -363,6 +365,7 @@ export class QueryExecution {
 
   private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
     live.ending = true;
+    this.metrics.queryEnded(outcome.status === 'failed' ? outcome.code : outcome.status);
     live.releaseFiles?.();
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);

@@ -12,6 +12,7 @@ import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import type { JobService } from '../jobs/job-service.js';
 import type { Lake } from '../storage/lake.js';
+import type { LakeMetrics } from '../metrics/metrics.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { QueryExecution, type Scheduling } from './query-execution.js';
@@ -35,6 +36,8 @@ export interface QueryInput extends QueryAsked {
 
 /** What the query service is made of; one of each per process. */
 export interface QueryServiceParts {
+  /** Queries ended, by outcome, for Prometheus. */
+  metrics?: LakeMetrics;
   db: MetadataDb;
   lake: Lake;
   store: QueryStore;
@@ -84,6 +87,7 @@ export class QueryService {
       parts.settings,
       parts.scheduling,
       parts.usage,
+      parts.metrics,
     );
   }
 

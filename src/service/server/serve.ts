@@ -2,6 +2,7 @@ import { createServices } from '../assembly/services.js';
 import { createApp } from '../api/server/app.js';
 import { startServer } from '../api/server/server.js';
 import { openHome } from '../home/home.js';
+import { listenForMetrics } from './metrics-listener.js';
 import { serviceOptions, type ServerSettings } from './settings.js';
 
 /** How long a stopping server lets requests and queries in flight finish. */
@@ -27,7 +28,17 @@ export async function startLakeServer(
   const home = await openHome(settings.homeDir, settings.home);
   const closeHome = (): Promise<void> => home.close();
   try {
-    const services = await createServices(home, { ...serviceOptions(settings), log });
+    // prom-client is loaded only when an operator asks for metrics.
+    const metrics = settings.metricsAddress ? (await import('../metrics/metrics.js')).prometheusMetrics() : undefined;
+    const services = await createServices(home, { ...serviceOptions(settings), log, ...(metrics ? { metrics } : {}) });
+    const scrape =
+      metrics && settings.metricsAddress
+        ? await listenForMetrics(metrics, settings.metricsAddress).catch(async (error: unknown) => {
+            await services.close();
+            throw error;
+          })
+        : undefined;
+    if (scrape) log({ level: 'info', msg: 'metrics listening', url: scrape.url });
     services.queries.warm();
     services.startBackgroundWork();
     // Links in responses never follow a request's Host header: without --public-url they name this address.
@@ -40,6 +51,7 @@ export async function startLakeServer(
       publicUrl,
     });
     const server = await startServer(app, { ...listen, log, publicOrigin: publicUrl }).catch(async (error: unknown) => {
+      await scrape?.close();
       await services.close();
       throw error;
     });
@@ -57,6 +69,7 @@ export async function startLakeServer(
         // Event streams would hold the server open until they time out; end them first.
         services.stopStreams();
         await server.close();
+        await scrape?.close();
         await services.close(SHUTDOWN_GRACE_MS);
         await closeHome();
       },

@@ -43,6 +43,8 @@ export interface ServerSettings {
   pricesFile: string | undefined;
   /** Origin for links in responses (--public-url), without a trailing slash. */
   publicUrl: string | undefined;
+  /** LAKE_METRICS_ADDR (lake serve): where Prometheus scrapes GET /metrics, apart from the API. */
+  metricsAddress: { host: string; port: number } | undefined;
 }
 
 /** Parses every setting, or throws InvalidSetting with the first problem (the variable named in its message). */
@@ -69,6 +71,7 @@ export function parseServerSettings(
       clientAddresses: mode === 'serve' ? ClientAddresses.fromEnv(env) : new ClientAddresses([]),
       pricesFile: env.LAKE_PRICES_FILE || undefined,
       publicUrl: flags.publicUrl?.replace(/\/+$/, ''),
+      metricsAddress: mode === 'serve' ? metricsAddressFromEnv(env) : undefined,
     };
   } catch (error) {
     throw new InvalidSetting(error instanceof Error ? error.message : String(error));
@@ -76,6 +79,17 @@ export function parseServerSettings(
 }
 
 /** What the services are built with, from the settings. */
+/** `host:port` (an IPv6 host in brackets); port 0 takes a free one. */
+function metricsAddressFromEnv(env: Record<string, string | undefined>): { host: string; port: number } | undefined {
+  const raw = env.LAKE_METRICS_ADDR;
+  if (raw === undefined || raw === '') return undefined;
+  const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535)
+    throw new Error(`LAKE_METRICS_ADDR must be host:port (127.0.0.1:9464, [::1]:9464), not '${raw}'.`);
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ''), port };
+}
+
 export function serviceOptions(settings: ServerSettings): ServiceOptions {
   return {
     querySettings: settings.query,

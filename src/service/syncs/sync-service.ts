@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
 import { REAL_CLOCK, type Clock } from '../core/clock.js';
+import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import { LakeServiceError } from '../core/errors.js';
 import { hashRequest, type IdempotencyStore } from '../idempotency/idempotency.js';
 import { newId } from '../core/ids.js';
@@ -71,6 +72,7 @@ export class SyncService {
     private readonly usage?: UsageService,
     clock?: Clock,
     private readonly settings: SyncSettings = SYNC_DEFAULTS,
+    private readonly metrics: LakeMetrics = NO_METRICS,
   ) {
     this.store = new SyncStore(db, clock);
     this.pool = new JobPool(runtime, 'sync', settings, (id, _organizationId, signal) => this.runClaimed(id, signal));
@@ -329,27 +331,32 @@ export class SyncService {
 
   /** Runs a sync this process holds (the runtime renews its lease and turns a cancel into the signal). */
   private async runClaimed(id: string, signal: AbortSignal): Promise<void> {
+    const started = performance.now();
+    let rows = 0;
     try {
-      await this.run(id, signal);
+      rows = await this.run(id, signal);
     } catch (error) {
       await this.jobs.finish(id, 'failed', {
         code: 'sync_failed',
         message: error instanceof Error ? error.message : String(error),
       });
     }
+    const ended = await this.jobs.getById(id).catch(() => undefined);
+    this.metrics.syncEnded(ended?.status ?? 'failed', rows, (performance.now() - started) / 1000);
   }
 
-  private async run(id: string, signal: AbortSignal): Promise<void> {
+  /** Runs a claimed sync to its end; returns the rows it wrote. */
+  private async run(id: string, signal: AbortSignal): Promise<number> {
     const sync = await this.store.get(id);
     const job = await this.jobs.getById(id);
-    if (!sync || !job) return;
+    if (!sync || !job) return 0;
     const source = await this.sources.store.get(job.organizationId, sync.sourceId);
     if (!source) {
       await this.jobs.finish(id, 'failed', {
         code: 'source_not_found',
         message: 'The source was deleted before its sync ran.',
       });
-      return;
+      return 0;
     }
     mark('sync: job running');
     const lakeSchema = source.lakeSchema;
@@ -360,7 +367,7 @@ export class SyncService {
         code: 'source_name_conflict',
         message: `Lake schema ${lakeSchema} belongs to source ${holder.id}; this source may not write into it. Rename this source (or create it again under another name).`,
       });
-      return;
+      return 0;
     }
     // Tables that appeared in the source since it was last discovered are added, off, and the source's log says so:
     // found by every sync, not only by a connection test, and never synced without someone opting in. Looked for
@@ -433,7 +440,7 @@ export class SyncService {
           code: 'cancelled',
           message: 'The sync was cancelled; tables committed before it stay.',
         });
-        return;
+        return 0;
       }
       const message = error instanceof Error ? error.message : String(error);
       await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
@@ -441,7 +448,7 @@ export class SyncService {
         code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed',
         message: `The sync failed: ${message}.`,
       });
-      return;
+      return 0;
     } finally {
       rmSync(stagingDir, { recursive: true, force: true });
       await reporter.flushed();
@@ -492,5 +499,6 @@ export class SyncService {
         message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.`,
       });
     } else await this.jobs.finish(id, 'succeeded');
+    return results.reduce((sum, r) => sum + (r.error ? 0 : r.transferred), 0);
   }
 }

@@ -28,6 +28,7 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
     const address = clientAddress(c);
     const wait = (await limiter?.authenticationWait(address)) ?? 0;
     if (wait > 0) {
+      c.get('services').metrics.rateLimited('authentication');
       throw new LakeServiceError(
         'rate_limited',
         `Too many failed authentications from your address. Wait ${wait} s before the next attempt.`,
@@ -148,6 +149,7 @@ export async function enforceRateLimit(
     headers['X-RateLimit-Org-Remaining'] = String(admission.organization.remaining);
   }
   if (!admission.allowed) {
+    c.get('services').metrics.rateLimited(admission.caller.remaining === 0 ? 'caller' : 'organization');
     throw new HttpError(
       'rate_limited',
       `Too many requests. Wait ${admission.retryAfterSeconds} s before the next one.`,

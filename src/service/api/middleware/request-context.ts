@@ -15,10 +15,18 @@ export function newRequestId(): string {
  */
 export function requestContext(services: LakeServices): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
+    const started = performance.now();
     const requestId = newRequestId();
     c.set('requestId', requestId);
     c.set('services', services);
     await next();
+    // A path no route has is counted as one label, never as itself (a client's typo must not add a series).
+    services.metrics.httpRequest(
+      c.get('route') ?? 'unmatched',
+      c.req.method,
+      c.res.status,
+      (performance.now() - started) / 1000,
+    );
     c.res.headers.set('Request-Id', requestId);
     c.res.headers.set('Service-Version', API_VERSION);
     if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store');

@@ -1,0 +1,120 @@
+import { requireCommonJs } from '../../support/load-commonjs.js';
+
+type PromClient = typeof import('prom-client');
+
+/**
+ * What lake counts for an operator's Prometheus. Services call these; without LAKE_METRICS_ADDR they do nothing
+ * (NO_METRICS), and prom-client is never loaded. Labels are bounded: a route is its template, a status its number,
+ * an outcome its status or error code, never an id.
+ */
+export interface LakeMetrics {
+  httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** A query ended: `succeeded`, `cancelled`, or the code it failed with (a limit that ended it among them). */
+  queryEnded(outcome: string): void;
+  /** A request refused by a rate limit: per `caller`, `organization` or `authentication` (failed attempts). */
+  rateLimited(budget: string): void;
+  /** A sync ended: its status and, when it succeeded, its rows. */
+  syncEnded(status: string, rows: number, seconds: number): void;
+  gcCollected(removed: number, bytes: number): void;
+  /** The exposition text and its media type. */
+  render(): Promise<{ text: string; contentType: string }>;
+}
+
+export const NO_METRICS: LakeMetrics = {
+  httpRequest: () => undefined,
+  queryEnded: () => undefined,
+  rateLimited: () => undefined,
+  syncEnded: () => undefined,
+  gcCollected: () => undefined,
+  render: async () => ({ text: '', contentType: 'text/plain' }),
+};
+
+/** Gauges read when scraped (queue depth, workers), registered by the services that know them. */
+export type GaugeReader = () => number;
+
+/** The metrics of one `lake serve`, in its own registry (Prometheus text format). */
+export function prometheusMetrics(gauges: Record<string, { help: string; read: GaugeReader }> = {}): LakeMetrics {
+  const prom = requireCommonJs('prom-client') as PromClient;
+  const registry = new prom.Registry();
+  prom.collectDefaultMetrics({ register: registry, prefix: 'lake_process_' });
+  const requests = new prom.Counter({
+    name: 'lake_http_requests_total',
+    help: 'HTTP requests by route template, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const latency = new prom.Histogram({
+    name: 'lake_http_request_duration_seconds',
+    help: 'HTTP request latency by route template and method.',
+    labelNames: ['route', 'method'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const queries = new prom.Counter({
+    name: 'lake_queries_total',
+    help: 'Queries ended, by outcome: succeeded, cancelled, or the error code (query_timeout, query_memory_limit, …).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const refusals = new prom.Counter({
+    name: 'lake_rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit, by budget (caller, organization, authentication).',
+    labelNames: ['budget'],
+    registers: [registry],
+  });
+  const syncs = new prom.Counter({
+    name: 'lake_syncs_total',
+    help: 'Syncs ended, by status.',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const syncRows = new prom.Counter({
+    name: 'lake_sync_rows_total',
+    help: 'Rows written by syncs that succeeded.',
+    registers: [registry],
+  });
+  const syncSeconds = new prom.Histogram({
+    name: 'lake_sync_duration_seconds',
+    help: 'How long syncs ran, by status.',
+    labelNames: ['status'],
+    buckets: [1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const gcFiles = new prom.Counter({
+    name: 'lake_gc_removed_total',
+    help: 'Snapshots, files and folders the collector removed.',
+    registers: [registry],
+  });
+  const gcBytes = new prom.Counter({
+    name: 'lake_gc_freed_bytes_total',
+    help: 'Bytes the collector freed.',
+    registers: [registry],
+  });
+  for (const [name, gauge] of Object.entries(gauges))
+    new prom.Gauge({
+      name,
+      help: gauge.help,
+      registers: [registry],
+      collect() {
+        this.set(gauge.read());
+      },
+    });
+  return {
+    httpRequest: (route, method, status, seconds) => {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route, method }, seconds);
+    },
+    queryEnded: (outcome) => queries.inc({ outcome }),
+    rateLimited: (budget) => refusals.inc({ budget }),
+    syncEnded: (status, rows, seconds) => {
+      syncs.inc({ status });
+      if (rows > 0) syncRows.inc(rows);
+      syncSeconds.observe({ status }, seconds);
+    },
+    gcCollected: (removed, bytes) => {
+      gcFiles.inc(removed);
+      gcBytes.inc(bytes);
+    },
+    render: async () => ({ text: await registry.metrics(), contentType: registry.contentType }),
+  };
+}
