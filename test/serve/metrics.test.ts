@@ -96,6 +96,11 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
     const counted = (text: string): number =>
       Number(/lake_http_request_duration_seconds_count\{route="\/queries",method="POST"\} (\d+)/.exec(text)?.[1] ?? 0);
     expect(counted(afterText) - counted(beforeText)).toBe(3);
+    // What is read when scraped: nothing waits now, and the pool's workers are all there.
+    expect(after.get('lake_query_queue_depth{}')).toBe(0);
+    expect(
+      (after.get('lake_query_workers_idle{}') ?? 0) + (after.get('lake_query_workers_busy{}') ?? 0),
+    ).toBeGreaterThan(0);
     // Labels are templates, never ids: no series names a job, query or source.
     expect([...after.keys()].filter((key) => /(qr|src|syn|job)_[0-9a-z]{10}/.test(key))).toEqual([]);
   }, 60_000);

@@ -31,6 +31,7 @@ import { LakeLayout } from '../storage/layout.js';
 import { ObjectStoreFiles } from '../files/object-store-files.js';
 import { AuditLog } from '../auth/audit-log.js';
 import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
+import { PostgresMetadataDb } from '../store/postgres-db.js';
 import { AuditStore } from '../auth/audit-store.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/collector.js';
 import { QueryService } from '../queries/query-service.js';
@@ -263,6 +264,29 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     options.rateLimits === false
       ? undefined
       : new RateLimiter(options.rateLimits ?? rateLimitsFromEnv({}), clock, rateCells);
+  metrics.gauge(
+    'lake_query_queue_depth',
+    'Queries waiting in this process for a worker.',
+    () => queries.depth().waiting,
+  );
+  metrics.gauge('lake_queries_running', 'Queries running in this process.', () => queries.depth().running);
+  if (engine instanceof WorkerPool) {
+    metrics.gauge('lake_query_workers_busy', 'Query worker processes running a query.', () => engine.stats().busy);
+    metrics.gauge('lake_query_workers_idle', 'Query worker processes ready for one.', () => engine.stats().idle);
+  }
+  if (home.db instanceof PostgresMetadataDb) {
+    const pool = home.db.pool;
+    metrics.gauge(
+      'lake_metadata_connections_in_use',
+      'Metadata store connections in use.',
+      () => pool.totalCount - pool.idleCount,
+    );
+    metrics.gauge(
+      'lake_metadata_connections_waiting',
+      'Requests waiting for a metadata connection.',
+      () => pool.waitingCount,
+    );
+  }
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   return {

@@ -53,6 +53,11 @@ export class WorkerPool implements QueryEngine {
     return parseByteSize(this.limits.memoryLimit) + WORKER_BASE_BYTES;
   }
 
+  /** Workers running a query, and ready for one (for metrics). */
+  stats(): { busy: number; idle: number } {
+    return { busy: Math.max(0, this.workers.size - this.idle.length), idle: this.idle.length };
+  }
+
   warm(): void {
     while (this.workers.size < this.slots) this.spawn();
     this.inspector ??= this.spawnInspector();

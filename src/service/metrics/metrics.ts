@@ -16,6 +16,8 @@ export interface LakeMetrics {
   /** A sync ended: its status and, when it succeeded, its rows. */
   syncEnded(status: string, rows: number, seconds: number): void;
   gcCollected(removed: number, bytes: number): void;
+  /** A value read when scraped (a queue's depth, a pool's connections). */
+  gauge(name: string, help: string, read: GaugeReader): void;
   /** The exposition text and its media type. */
   render(): Promise<{ text: string; contentType: string }>;
 }
@@ -26,6 +28,7 @@ export const NO_METRICS: LakeMetrics = {
   rateLimited: () => undefined,
   syncEnded: () => undefined,
   gcCollected: () => undefined,
+  gauge: () => undefined,
   render: async () => ({ text: '', contentType: 'text/plain' }),
 };
 
@@ -33,7 +36,7 @@ export const NO_METRICS: LakeMetrics = {
 export type GaugeReader = () => number;
 
 /** The metrics of one `lake serve`, in its own registry (Prometheus text format). */
-export function prometheusMetrics(gauges: Record<string, { help: string; read: GaugeReader }> = {}): LakeMetrics {
+export function prometheusMetrics(): LakeMetrics {
   const prom = requireCommonJs('prom-client') as PromClient;
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry, prefix: 'lake_process_' });
@@ -90,15 +93,6 @@ export function prometheusMetrics(gauges: Record<string, { help: string; read: G
     help: 'Bytes the collector freed.',
     registers: [registry],
   });
-  for (const [name, gauge] of Object.entries(gauges))
-    new prom.Gauge({
-      name,
-      help: gauge.help,
-      registers: [registry],
-      collect() {
-        this.set(gauge.read());
-      },
-    });
   return {
     httpRequest: (route, method, status, seconds) => {
       requests.inc({ route, method, status: String(status) });
@@ -115,6 +109,15 @@ export function prometheusMetrics(gauges: Record<string, { help: string; read: G
       gcFiles.inc(removed);
       gcBytes.inc(bytes);
     },
+    gauge: (name, help, read) =>
+      void new prom.Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      }),
     render: async () => ({ text: await registry.metrics(), contentType: registry.contentType }),
   };
 }

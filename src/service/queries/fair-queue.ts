@@ -25,6 +25,13 @@ export class FairQueue<T extends { organizationId: string }> {
     );
   }
 
+  /** Items waiting here, and slots in use (for metrics). */
+  depth(): { waiting: number; running: number } {
+    let waiting = 0;
+    for (const queue of this.queues.values()) waiting += queue.length;
+    return { waiting, running: this.running };
+  }
+
   /** True when a worker is free and nothing waits here for it: room to take work another process queued. */
   hasIdleSlot(): boolean {
     return this.running < this.slots && this.queues.size === 0;

@@ -77,6 +77,11 @@ export class QueryExecution {
     runtime.onLeaseRound(() => this.lookAtQueued());
   }
 
+  /** Queries waiting here for a slot, and running here (for metrics). */
+  depth(): { waiting: number; running: number } {
+    return this.queue.depth();
+  }
+
   /** Whether a query of the organization would start at once (decided as it is recorded). */
   hasRoomFor(organizationId: string): boolean {
     return this.queue.hasRoomFor(organizationId);

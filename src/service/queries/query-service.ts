@@ -91,6 +91,11 @@ export class QueryService {
     );
   }
 
+  /** Queries waiting in this process for a slot, and running in it. */
+  depth(): { waiting: number; running: number } {
+    return this.execution.depth();
+  }
+
   /** Makes ready what the next query needs (lake serve does this at start). */
   warm(): void {
     this.parts.engine.warm();
