@@ -101,6 +101,9 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
     expect(
       (after.get('lake_query_workers_idle{}') ?? 0) + (after.get('lake_query_workers_busy{}') ?? 0),
     ).toBeGreaterThan(0);
+    // Counted when it happens; nothing of it here: the families are there, with nothing lost.
+    expect(after.get('lake_job_leases_lost_total{}')).toBe(0);
+    expect(afterText).toContain('# TYPE lake_query_workers_lost_total counter');
     // Labels are templates, never ids: no series names a job, query or source.
     expect([...after.keys()].filter((key) => /(qr|src|syn|job)_[0-9a-z]{10}/.test(key))).toEqual([]);
   }, 60_000);

@@ -162,7 +162,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   // In process, queries share this process's cores anyway: the organization's in-flight ceiling is the only bound.
   const inProcessSlots = Math.max(4, querySettings.maxInFlight);
   const engine = options.workerPool
-    ? new WorkerPool(options.workerPool, querySettings)
+    ? new WorkerPool(options.workerPool, querySettings, metrics)
     : new InProcessEngine(querySettings, inProcessSlots);
   const scheduling = options.workerPool
     ? { slots: options.workerPool.workers, perOrganization: options.workerPool.workersPerOrganization }
@@ -340,7 +340,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       // At start (what a killed process left) and then every interval. A collection that fails (a file in use, a
       // permission, the store unreachable) leaves things as they were; the next one retries, and it is logged.
       const failedAt = (work: string) => (error: unknown) => failed(work, error);
-      inBackground(() => jobs.sweep(true), failedAt('job sweep'));
+      const sweep = async (): Promise<void> => metrics.leasesLost(await jobs.sweep(true));
+      inBackground(sweep, failedAt('job sweep'));
       const collect = async (): Promise<void> => {
         const report = await collector.collect();
         metrics.gcCollected(
@@ -350,7 +351,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       };
       inBackground(collect, failedAt('snapshot collection'));
       timers.push(
-        repeat(Math.max(1000, jobSettings.leaseMs / 2), () => jobs.sweep(true), failedAt('job sweep')),
+        repeat(Math.max(1000, jobSettings.leaseMs / 2), sweep, failedAt('job sweep')),
         repeat(3_600_000, () => queries.purgeExpired(), failedAt('result retention')),
         repeat(60_000, async () => rateCells?.forgetIdle(), failedAt('rate limit cells')),
         repeat(collector.settings.intervalMs, collect, failedAt('snapshot collection')),

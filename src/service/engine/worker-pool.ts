@@ -1,3 +1,4 @@
+import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import { join } from 'node:path';
 import { LakeServiceError, isErrorCode } from '../core/errors.js';
 import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from './worker-settings.js';
@@ -44,6 +45,8 @@ export class WorkerPool implements QueryEngine {
   constructor(
     private readonly settings: WorkerPoolSettings,
     private readonly limits: { memoryLimit: string; threads: number },
+    /** Workers lost, by why: counted for Prometheus. */
+    private readonly metrics: LakeMetrics = NO_METRICS,
   ) {
     this.slots = settings.workers;
     if (settings.memoryCgroups) MemoryCgroup.removeStale();
@@ -276,6 +279,7 @@ export class WorkerPool implements QueryEngine {
     durationMs: number,
   ): QueryOutcome {
     const code: QueryFailureCode = exit.outOfMemory ? 'query_memory_limit' : (killedFor ?? 'worker_crashed');
+    this.metrics.workerLost(code);
     const memory = `${this.limits.memoryLimit} (plus ${WORKER_BASE_BYTES / 2 ** 20} MB for the worker itself)`;
     const messages: Record<QueryFailureCode, string> = {
       query_memory_limit: `The query used more than its memory limit of ${memory} and was stopped. Select or aggregate less at once.`,

@@ -16,6 +16,10 @@ export interface LakeMetrics {
   /** A sync ended: its status and, when it succeeded, its rows. */
   syncEnded(status: string, rows: number, seconds: number): void;
   gcCollected(removed: number, bytes: number): void;
+  /** A query worker process ended under a query: killed for a limit (its code), or crashed (`worker_crashed`). */
+  workerLost(reason: string): void;
+  /** Jobs whose process stopped renewing their lease, found by the lease sweep. */
+  leasesLost(count: number): void;
   /** A value read when scraped (a queue's depth, a pool's connections). */
   gauge(name: string, help: string, read: GaugeReader): void;
   /** The exposition text and its media type. */
@@ -28,6 +32,8 @@ export const NO_METRICS: LakeMetrics = {
   rateLimited: () => undefined,
   syncEnded: () => undefined,
   gcCollected: () => undefined,
+  workerLost: () => undefined,
+  leasesLost: () => undefined,
   gauge: () => undefined,
   render: async () => ({ text: '', contentType: 'text/plain' }),
 };
@@ -93,7 +99,20 @@ export function prometheusMetrics(): LakeMetrics {
     help: 'Bytes the collector freed.',
     registers: [registry],
   });
+  const workersLost = new prom.Counter({
+    name: 'lake_query_workers_lost_total',
+    help: 'Query worker processes that ended under a query, by why (a limit that killed it, or worker_crashed).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const leases = new prom.Counter({
+    name: 'lake_job_leases_lost_total',
+    help: 'Jobs failed as worker_lost: their process stopped renewing the lease.',
+    registers: [registry],
+  });
   return {
+    workerLost: (reason) => workersLost.inc({ reason }),
+    leasesLost: (count) => leases.inc(count),
     httpRequest: (route, method, status, seconds) => {
       requests.inc({ route, method, status: String(status) });
       latency.observe({ route, method }, seconds);
