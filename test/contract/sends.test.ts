@@ -324,6 +324,7 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
         level: 'error',
         msg: 'send run failed',
         send: send.id,
+        job: run.id,
         code: 'service_unavailable',
       });
       expect(JSON.stringify(logged)).not.toContain('shared-secret-never-logged');
@@ -340,6 +341,7 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
         expect.objectContaining({
           level: 'info',
           msg: 'send delivery failed',
+          job: failed.id,
           detail: 'the receiver could not be reached',
         }),
       ]);

@@ -107,6 +107,8 @@ export class SendRunner {
         organization: send.organizationId,
         send: send.id,
         run: runId,
+        // The run is a job: background work's lines carry the job id under one name.
+        job: runId,
         code,
         detail: error.operatorDetail,
       });
@@ -129,6 +131,7 @@ export class SendRunner {
       organization: send.organizationId,
       send: send.id,
       run: runId,
+      job: runId,
       code,
       error: redactSecrets(detail),
     });
