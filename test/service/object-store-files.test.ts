@@ -31,7 +31,7 @@ describe('lake files in an object store, read through a bounded cache', () => {
     if (!settings) throw new Error('no object store settings');
     return {
       root,
-      files: new ObjectStoreFiles(root, { ...settings, multipartBytes: 5 * MB }, { dir: root, maxBytes }),
+      files: new ObjectStoreFiles(root, { ...settings, multipartBytes: 5 * MB }, maxBytes),
     };
   };
   const write = (root: string, path: string, bytes: Buffer): string => {
@@ -108,6 +108,16 @@ describe('lake files in an object store, read through a bounded cache', () => {
     (await reader.files.hold([b]))();
     expect(existsSync(b)).toBe(true);
     expect(existsSync(a)).toBe(false);
+    // Another process on the same folder finds those copies when its cache's size first matters: older than
+    // anything it used itself, they go first.
+    const settings = objectStoreFromEnv(store.env('evict'));
+    if (!settings) throw new Error('no object store settings');
+    const next = new ObjectStoreFiles(reader.root, settings, 2 * MB + 1);
+    (await next.hold([a]))();
+    expect(existsSync(a)).toBe(true);
+    expect(existsSync(b)).toBe(false);
+    expect(existsSync(c)).toBe(false);
+    expect(next.cache.usedBytes).toBe(2 * MB);
   });
 
   it('a store that is down is 503 service_unavailable with Retry-After, naming no host, bucket or key; it works again when back', async () => {

@@ -139,10 +139,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const layout = new LakeLayout(
     home.paths.data,
     home.objectStore
-      ? new ObjectStoreFiles(home.paths.data, home.objectStore.settings, {
-          dir: home.paths.data,
-          maxBytes: home.objectStore.cacheMaxBytes,
-        })
+      ? new ObjectStoreFiles(home.paths.data, home.objectStore.settings, home.objectStore.cacheMaxBytes)
       : undefined,
     // A cache may be emptied or replaced: the catalog it would otherwise hold stays in the home.
     home.objectStore ? home.paths.root : home.paths.data,

@@ -17,22 +17,36 @@ export class FileCache {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
   private clock = 0;
+  private scanned = false;
 
   constructor(
     readonly maxBytes: number,
-    root: string,
+    private readonly root: string,
     /** Which files under the root are copies of stored files (never the catalogs or staging beside them). */
-    isCopy: (relativePath: string) => boolean,
-  ) {
+    private readonly isCopy: (relativePath: string) => boolean,
+  ) {}
+
+  /**
+   * Copies an earlier process left, accounted the first time the cache's size matters (not at every start: a CLI
+   * command that fits in the cache never walks it). They are older than anything this process used, oldest first.
+   */
+  private scan(): void {
+    if (this.scanned) return;
+    this.scanned = true;
     // Dot files are downloads or writes in progress, never copies.
-    const found = filesUnder(root, root).filter(
-      (file) => !basename(file.path).startsWith('.') && isCopy(file.path.split(sep).join('/')),
-    );
-    // Copies from an earlier run: oldest first out.
-    for (const file of found.sort((a, b) => a.modifiedMs - b.modifiedMs)) this.add(join(root, file.path), file.size);
+    const found = filesUnder(this.root, this.root)
+      .filter((file) => !basename(file.path).startsWith('.') && this.isCopy(file.path.split(sep).join('/')))
+      .map((file) => ({ ...file, path: join(this.root, file.path) }))
+      .filter((file) => !this.entries.has(file.path))
+      .sort((a, b) => a.modifiedMs - b.modifiedMs);
+    found.forEach((file, i) => {
+      this.entries.set(file.path, { size: file.size, lastUsed: i - found.length, holds: 0 });
+      this.bytes += file.size;
+    });
   }
 
   get usedBytes(): number {
+    this.scan();
     return this.bytes;
   }
 
@@ -71,6 +85,7 @@ export class FileCache {
 
   /** Removes the least recently used copies nobody holds until the cache fits; returns the bytes freed. */
   evict(): number {
+    this.scan();
     if (this.bytes <= this.maxBytes) return 0;
     let freed = 0;
     const candidates = [...this.entries.entries()]

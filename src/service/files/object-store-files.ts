@@ -3,7 +3,7 @@ import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { FileCache } from './file-cache.js';
 import type { LakeFiles, Release, StoredFile } from './lake-files.js';
-import type { CacheSettings, ObjectStoreSettings } from './object-store-settings.js';
+import type { ObjectStoreSettings } from './object-store-settings.js';
 import { MissingObject, S3Objects } from './s3-objects.js';
 
 /** How long a reachable store is believed to stay so, for readiness. */
@@ -32,10 +32,11 @@ export class ObjectStoreFiles implements LakeFiles {
   constructor(
     private readonly root: string,
     store: ObjectStoreSettings,
-    cache: CacheSettings,
+    /** LAKE_CACHE_MB in bytes: what the copies under `root` may take. */
+    cacheMaxBytes: number,
   ) {
     this.objects = new S3Objects(store);
-    this.cache = new FileCache(cache.maxBytes, root, isStoredPath);
+    this.cache = new FileCache(cacheMaxBytes, root, isStoredPath);
   }
 
   private key(path: string): string {

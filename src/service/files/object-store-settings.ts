@@ -1,5 +1,3 @@
-import { join } from 'node:path';
-
 /** Where an object store keeps lake's files, and how to reach it (LAKE_DATA_URL and the AWS SDKs' variables). */
 export interface ObjectStoreSettings {
   bucket: string;
@@ -16,12 +14,8 @@ export interface ObjectStoreSettings {
   multipartBytes: number;
 }
 
-export interface CacheSettings {
-  dir: string;
-  maxBytes: number;
-}
-
 export const DEFAULT_CACHE_MB = 10_240;
+export const DEFAULT_CACHE_BYTES = DEFAULT_CACHE_MB * 1024 * 1024;
 export const MULTIPART_BYTES = 16 * 1024 * 1024;
 
 /** The object store named by LAKE_DATA_URL (`s3://bucket/prefix`), or undefined for a local data directory. */
@@ -58,9 +52,9 @@ export function objectStoreFromEnv(env: Record<string, string | undefined>): Obj
   };
 }
 
-/** LAKE_CACHE_DIR (default `cache` in the home) and LAKE_CACHE_MB (default 10,240). */
-export function cacheFromEnv(env: Record<string, string | undefined>, home: string): CacheSettings {
-  const dir = env.LAKE_CACHE_DIR === undefined || env.LAKE_CACHE_DIR === '' ? join(home, 'cache') : env.LAKE_CACHE_DIR;
+/** LAKE_CACHE_DIR (unset: `cache` in the home, which the home decides) and LAKE_CACHE_MB (default 10,240) in bytes. */
+export function cacheFromEnv(env: Record<string, string | undefined>): { dir: string | undefined; maxBytes: number } {
+  const dir = env.LAKE_CACHE_DIR === undefined || env.LAKE_CACHE_DIR === '' ? undefined : env.LAKE_CACHE_DIR;
   const raw = env.LAKE_CACHE_MB;
   let mb = DEFAULT_CACHE_MB;
   if (raw !== undefined && raw !== '') {

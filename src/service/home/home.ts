@@ -8,7 +8,12 @@ import { openMetadataDb, isPostgresUrl } from '../store/database.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 import { SettingsStore } from './settings-store.js';
-import { cacheFromEnv, objectStoreFromEnv, type ObjectStoreSettings } from '../files/object-store-settings.js';
+import {
+  cacheFromEnv,
+  DEFAULT_CACHE_BYTES,
+  objectStoreFromEnv,
+  type ObjectStoreSettings,
+} from '../files/object-store-settings.js';
 
 /** Where everything of one home lives. */
 export interface HomePaths {
@@ -51,15 +56,14 @@ export function homeOptionsFromEnv(env: Record<string, string | undefined>): Hom
     throw new Error('LAKE_METADATA_URL must be a PostgreSQL URL (postgres://user@host:5432/database).');
   }
   const objectStore = objectStoreFromEnv(env);
-  // The cache's folder defaults to one in the home, which homePaths knows; '' stands for it here.
-  const cache = cacheFromEnv(env, '');
+  const cache = cacheFromEnv(env);
   return {
     metadataUrl,
     dataDir: value('LAKE_DATA_DIR'),
     signingKeyFile: value('LAKE_SIGNING_KEY_FILE'),
     secretsKeyFile: value('LAKE_SECRETS_KEY_FILE'),
     ...(objectStore ? { objectStore, cacheMaxBytes: cache.maxBytes } : {}),
-    ...(objectStore && value('LAKE_CACHE_DIR') !== undefined ? { cacheDir: cache.dir } : {}),
+    ...(objectStore && cache.dir !== undefined ? { cacheDir: cache.dir } : {}),
   };
 }
 
@@ -165,7 +169,7 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
         ? {
             objectStore: {
               settings: options.objectStore,
-              cacheMaxBytes: options.cacheMaxBytes ?? cacheFromEnv({}, '').maxBytes,
+              cacheMaxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_BYTES,
             },
           }
         : {}),

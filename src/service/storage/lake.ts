@@ -171,7 +171,7 @@ export class Lake {
     snapshot?: number,
   ): Promise<{
     file: string;
-    /** The files the session reads, relative to the data root (every table's, in a local directory). */
+    /** With an object store, the files the session reads, relative to the data root (none in a local directory). */
     files: string[];
     /** For a restricted access: the tables and views it may see (schema.name, lower case). */
     visible?: string[];
@@ -193,7 +193,8 @@ export class Lake {
         ? new Set(tables.filter((t) => !namesRead(reading, views).has(t.name.toLowerCase())))
         : new Set<LakeTable>();
     const read = [...tables.filter((t) => !unread.has(t)), ...unique];
-    const files = [...new Set(read.flatMap((t) => t.snapshot.files))];
+    const stored = this.layout.files.kind === 'object_store';
+    const files = stored ? [...new Set(read.flatMap((t) => t.snapshot.files))] : [];
     const extra = [...unique.map(key), ...(unread.size > 0 ? ['|', ...read.map(key)] : [])];
     const fileName =
       restricted.length + extra.length === 0
@@ -204,20 +205,19 @@ export class Lake {
             .slice(0, 16)}`;
     // Its views are bound as it is built: the files they read must be on local disk meanwhile. In a local
     // directory, a stat per table folder tells a server that lacks them (replicas that share none) first.
-    const sizes = new Map(
-      read.flatMap((t) =>
-        [...t.snapshot.fileSizes]
-          // A size the catalog does not know (0) is checked against the store's own.
-          .filter(([, size]) => size > 0)
-          .map(([path, size]) => [this.layout.toAbsolute(path), size] as const),
-      ),
-    );
-    const release = await this.layout.files.hold(
-      this.layout.files.kind === 'object_store'
-        ? files.map((path) => this.layout.toAbsolute(path))
-        : read.map((t) => join(this.layout.tablesDir(organizationId), t.path)),
-      sizes,
-    );
+    const release = stored
+      ? await this.layout.files.hold(
+          files.map((path) => this.layout.toAbsolute(path)),
+          new Map(
+            read.flatMap((t) =>
+              [...t.snapshot.fileSizes]
+                // A size the catalog does not know (0) is checked against the store's own.
+                .filter(([, size]) => size > 0)
+                .map(([path, size]) => [this.layout.toAbsolute(path), size] as const),
+            ),
+          ),
+        )
+      : await this.layout.files.hold(read.map((t) => join(this.layout.tablesDir(organizationId), t.path)));
     const file = await ensureCatalogFile(
       this.layout,
       organizationId,
