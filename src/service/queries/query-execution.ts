@@ -370,7 +370,6 @@ export class QueryExecution {
 
   private async finish(live: LiveQuery, outcome: QueryOutcome): Promise<void> {
     live.ending = true;
-    this.metrics.queryEnded(outcome.status === 'failed' ? outcome.code : outcome.status);
     live.releaseFiles?.();
     mark('engine finished');
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
@@ -387,10 +386,12 @@ export class QueryExecution {
           rmSync(file, { force: true });
           return await this.finishFailed(live, kept, tags);
         }
+        this.metrics.queryEnded('succeeded');
         await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) });
         this.results.keepFirstPage(live.id, outcome.firstRows);
         await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes, tags);
       } else {
+        this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });
@@ -405,9 +406,11 @@ export class QueryExecution {
     }
   }
 
+  /** A query that ran but whose result could not be kept: failed with the store's reason, and counted so. */
   private async finishFailed(live: LiveQuery, error: unknown, tags: string[]): Promise<void> {
     const { code, message } =
       error instanceof LakeServiceError ? error : { code: 'internal_error', message: 'The result could not be kept.' };
+    this.metrics.queryEnded(code);
     await this.store.markEnded(live.id, 'failed', { code, message }, null);
     await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
   }
