@@ -20,7 +20,9 @@ function replicaEnvironment(options: HomeOptions): Record<string, string> {
 export function registerInit(program: Command, ctx: CommandContext): void {
   program
     .command('init')
-    .description('create the local lake home (if needed) and a new personal access token for its owner')
+    .description(
+      'create the local lake home (if needed), a new personal access token for its owner and an operator token',
+    )
     .option('--token-name <name>', 'name of the new token', 'lake init')
     .option(
       '--metadata-url <url>',
@@ -28,11 +30,13 @@ export function registerInit(program: Command, ctx: CommandContext): void {
     )
     .action(async (options: { tokenName: string; metadataUrl?: string }) => {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
-      const [{ openHome, homeOptionsFromEnv }, { SCOPES }, { sharedStoreOptions }] = await Promise.all([
-        import('../service/home/home.js'),
-        import('../service/auth/scopes.js'),
-        import('./init-shared.js'),
-      ]);
+      const [{ openHome, homeOptionsFromEnv }, { SCOPES }, { sharedStoreOptions }, { OperatorCredentials }] =
+        await Promise.all([
+          import('../service/home/home.js'),
+          import('../service/auth/scopes.js'),
+          import('./init-shared.js'),
+          import('../service/auth/operator-credentials.js'),
+        ]);
       const fromEnv = homeOptionsFromEnv(ctx.env);
       const shared = options.metadataUrl ?? fromEnv.metadataUrl;
       const homeOptions = shared ? sharedStoreOptions(homeDir, { ...fromEnv, metadataUrl: shared }) : fromEnv;
@@ -46,6 +50,8 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         name: options.tokenName,
         scopes: SCOPES,
       });
+      // The service operator's token: it creates and deactivates organizations over the API, and is in none.
+      const operator = await new OperatorCredentials(home.db).issue(options.tokenName);
       if (ctx.json) {
         return printJson(ctx.io, {
           object: 'init',
@@ -55,6 +61,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
           organization: { id: home.organization.id, name: home.organization.name },
           user: { id: home.owner.id, role: home.owner.role },
           token: { id: issued.record.id, secret: issued.secret, scopes: issued.record.scopes },
+          operator_token: { id: operator.id, secret: operator.secret },
         });
       }
       printFields(ctx.io, [
@@ -62,6 +69,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         ['organization', home.organization.id],
         ['owner', home.owner.id],
         ['token', issued.secret],
+        ['operator token', operator.secret],
       ]);
       if (shared) {
         ctx.io.stdout.write(
@@ -70,6 +78,9 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         for (const [name, value] of Object.entries(replicaEnvironment(homeOptions)))
           ctx.io.stdout.write(`  ${name}=${value}\n`);
       }
-      if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The token is shown once. Keep it somewhere safe.\n');
+      if (ctx.io.isStdoutTTY)
+        ctx.io.stderr.write(
+          'Both tokens are shown once. Keep them somewhere safe; the operator token manages organizations (lake admin org).\n',
+        );
     });
 }

@@ -14,6 +14,7 @@ export const SCOPE_NAMES = [
   'sends:manage',
   'canvases:read',
   'canvases:manage',
+  'org:manage',
 ] as const;
 
 export const ScopeName = OneOf(SCOPE_NAMES);

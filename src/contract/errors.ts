@@ -67,6 +67,23 @@ export const ERROR_CATALOGUE = {
     type: 'authentication_error',
     description: 'The credential was revoked. Create a new one.',
   },
+  organization_deactivated: {
+    status: 401,
+    type: 'authentication_error',
+    description:
+      'The credential belongs to an organization the service operator deactivated; its data is kept. Ask the operator.',
+  },
+  user_deactivated: {
+    status: 401,
+    type: 'authentication_error',
+    description: 'The token belongs to a person an owner deactivated. Ask an owner of the organization.',
+  },
+  operator_required: {
+    status: 403,
+    type: 'permission_error',
+    description:
+      'Only the service operator (an opr_ token from lake init) may do this: create, rename or deactivate organizations.',
+  },
   missing_scope: {
     status: 403,
     type: 'permission_error',
@@ -86,6 +103,26 @@ export const ERROR_CATALOGUE = {
     status: 403,
     type: 'permission_error',
     description: 'Only the creator of this send or canvas, or an owner of the organization, may change it.',
+  },
+  organization_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    description: 'No organization has this id.',
+  },
+  user_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    description: 'No person with this id exists in your organization.',
+  },
+  grant_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    description: 'No grant with this id exists in your organization.',
+  },
+  last_owner: {
+    status: 409,
+    type: 'invalid_request_error',
+    description: 'An organization keeps at least one active owner: make someone else an owner first.',
   },
   key_not_found: {
     status: 404,

@@ -108,6 +108,8 @@ function errorStatuses(route: RouteContract): Map<number, ErrorCode[]> {
       'credentials_expired',
       'credentials_revoked',
       'missing_scope',
+      'organization_deactivated',
+      'user_deactivated',
     );
   if (route.query || route.params) codes.push('parameter_invalid');
   if (route.body)
@@ -149,11 +151,13 @@ function parameters(route: RouteContract): Json[] {
 function security(route: RouteContract): Json[] {
   if (route.auth.public) return [];
   if (route.auth.teamKey === 'only') return [{ teamApiKey: [] }];
+  if (route.auth.operator === 'only') return [{ operatorToken: [] }];
   const bearer = { bearerAuth: [...(route.auth.scopes ?? [])] };
   return [
     bearer,
     ...(route.auth.teamKey === 'also' ? [{ teamApiKey: [] }] : []),
     ...(route.auth.streamToken ? [{ streamToken: [] }] : []),
+    ...(route.auth.operator === 'also' ? [{ operatorToken: [] }] : []),
   ];
 }
 
@@ -245,6 +249,11 @@ export function openApiDocument(options: DocumentOptions): Json {
           in: 'header',
           name: 'x-api-key',
           description: 'A team API key (tak_…), for the legacy table download and whoami.',
+        },
+        operatorToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The service operator’s token (opr_…, from lake init): organizations only.',
         },
         streamToken: {
           type: 'apiKey',

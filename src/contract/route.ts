@@ -15,6 +15,8 @@ export interface RouteAuth {
   probe?: boolean;
   teamKey?: 'only' | 'also';
   streamToken?: boolean;
+  /** The service operator's token (opr_…): `only` for organization management, `also` beside bearer credentials. */
+  operator?: 'only' | 'also';
 }
 
 export interface ResponseContract {

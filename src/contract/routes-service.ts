@@ -40,12 +40,15 @@ export const SERVICE_ROUTES = {
     method: 'get',
     path: '/audit_events',
     tag: 'Service',
-    summary: "The organization's audit log, newest first (owners)",
-    auth: {},
+    summary: "The organization's audit log, newest first (owners; the operator reads every organization's)",
+    auth: { operator: 'also' },
     paramErrors: cursorErrors,
     query: Type.Object({
       ...pageQuery(50, 200),
       action: Type.Optional(Type.String({ maxLength: 64, description: 'Only this action (pat.created, …).' })),
+      organization: Type.Optional(
+        Type.String({ maxLength: 64, description: 'The operator: only this organization’s events.' }),
+      ),
       actor: Type.Optional(Type.String({ maxLength: 64, description: 'Only what this credential or user did.' })),
       since: Type.Optional(
         Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'At or after this time, epoch seconds.' }),

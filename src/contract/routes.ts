@@ -7,6 +7,7 @@ import type { RouteContract } from './route.js';
 import { CANVAS_ROUTES } from './routes-canvases.js';
 import { CREDENTIAL_ROUTES } from './routes-credentials.js';
 import { JOB_ROUTES } from './routes-jobs.js';
+import { ORGANIZATION_ROUTES } from './routes-organizations.js';
 import { CATALOG_ROUTES, QUERY_ROUTES } from './routes-queries.js';
 import { SEND_ROUTES } from './routes-sends.js';
 import { SERVICE_ROUTES } from './routes-service.js';
@@ -17,6 +18,7 @@ export {
   CATALOG_ROUTES,
   CREDENTIAL_ROUTES,
   JOB_ROUTES,
+  ORGANIZATION_ROUTES,
   QUERY_ROUTES,
   SEND_ROUTES,
   SERVICE_ROUTES,
@@ -35,6 +37,7 @@ export const ROUTES: readonly RouteContract[] = [
   ...Object.values(tokenRoutes),
   ...Object.values(serviceKeys),
   ...Object.values(teamKeys),
+  ...Object.values(ORGANIZATION_ROUTES),
   ...Object.values(CANVAS_ROUTES),
   ...Object.values(SEND_ROUTES),
 ];

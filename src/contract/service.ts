@@ -109,7 +109,7 @@ export const AuditEvent = Strict({
   created: Timestamp,
   action: Type.String({
     description:
-      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted.',
+      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted, organization.created, organization.renamed, organization.deactivated, organization.reactivated, user.created, user.updated, user.role_changed, user.deactivated, user.reactivated, authentication.failed_burst.',
   }),
   actor: Strict({
     kind: Type.Union([
@@ -117,12 +117,15 @@ export const AuditEvent = Strict({
       Type.Literal('service_key'),
       Type.Literal('team_key'),
       Type.Literal('local_admin'),
+      Type.Literal('operator'),
+      Type.Literal('anonymous'),
     ]),
     credential: Nullable(Type.String({ description: 'The credential that did it (none for lake admin on the home).' })),
     user: Nullable(Type.String({ description: 'The person behind it, for a personal access token.' })),
     request_id: Nullable(Type.String()),
     client_address: Nullable(Type.String()),
   }),
+  organization: Nullable(Type.String({ description: 'The organization it happened in; null for the service’s own.' })),
   target: Strict({ type: Type.String(), id: Type.String() }),
   details: Type.Record(Type.String(), Type.Unknown(), {
     description: 'What changed, by name: never a secret, a password or a token.',

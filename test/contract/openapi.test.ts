@@ -104,6 +104,7 @@ for (const transport of TRANSPORTS) {
       expect(document.paths['/queries'].post.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
       expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
         'bearerAuth',
+        'operatorToken',
         'streamToken',
         'teamApiKey',
       ]);

@@ -8,6 +8,8 @@ import { tempDir } from './temp.js';
 export interface ReplicaSet {
   /** The owner token `lake init --metadata-url` printed. */
   token: string;
+  /** The service operator's token from the same `lake init`. */
+  operatorToken: string;
   replicas: ServeProcess[];
   /** Starts one more replica like the others (its own home, the shared store, data and keys). */
   start(n: number): Promise<ServeProcess>;
@@ -40,12 +42,14 @@ export async function startReplicaSet(
     env: { ...env, LAKE_HOME: join(tempDir('lake-admin'), 'home') },
   });
   if (init.code !== 0) throw new Error(`lake init --metadata-url failed: ${init.stderr}`);
-  const token = (JSON.parse(init.stdout) as { token: { secret: string } }).token.secret;
+  const printed = JSON.parse(init.stdout) as { token: { secret: string }; operator_token: { secret: string } };
+  const token = printed.token.secret;
   const start = (n: number): Promise<ServeProcess> =>
     startServeProcess({ ...env, LAKE_HOME: join(tempDir('lake-replica'), `home${n}`) });
   const replicas = await Promise.all(Array.from({ length: count }, (_, i) => start(i + 1)));
   return {
     token,
+    operatorToken: printed.operator_token.secret,
     replicas,
     start,
     stop: async () => {

@@ -23,6 +23,7 @@ function authFor(route: RouteContract): MiddlewareHandler<ApiEnv> {
     anyScope: auth.scopes as readonly Scope[] | undefined,
     allowTeamKey: auth.teamKey !== undefined,
     allowStreamToken: auth.streamToken,
+    operator: auth.operator,
   });
   if (auth.teamKey !== 'only') return authenticated;
   return async (c, next) =>

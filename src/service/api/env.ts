@@ -1,3 +1,4 @@
+import type { OperatorPrincipal } from '../auth/operator-credentials.js';
 import type { Principal } from '../auth/principal.js';
 import type { LakeServices } from '../assembly/services.js';
 import type { ClientAddresses } from './client-address.js';
@@ -9,6 +10,8 @@ export interface ApiEnv {
     /** The contract route's path template once one matched (what request metrics are labelled with). */
     route: string | undefined;
     principal: Principal;
+    /** Set instead of `principal` when the service operator's token called (organization routes, the audit log). */
+    operator: OperatorPrincipal | undefined;
     services: LakeServices;
     /** How the client's address is read (LAKE_TRUSTED_PROXIES). */
     clientAddresses: ClientAddresses;

@@ -33,6 +33,10 @@ import { AuditLog } from '../auth/audit-log.js';
 import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import { PostgresMetadataDb } from '../store/postgres-db.js';
 import { AuditStore } from '../auth/audit-store.js';
+import { GrantService } from '../auth/grant-service.js';
+import { OperatorCredentials } from '../auth/operator-credentials.js';
+import { Organizations } from '../auth/organizations.js';
+import { People } from '../auth/people.js';
 import { gcSettingsFromEnv, LakeCollector, type GcSettings } from '../storage/collector.js';
 import { QueryService } from '../queries/query-service.js';
 import { QueryResults } from '../queries/query-results.js';
@@ -78,6 +82,12 @@ export interface LakeServices {
   sources: SourceService;
   syncs: SyncService;
   orgKeys: OrgKeys;
+  /** The service operator's tokens (opr_…) and what it does with organizations. */
+  operators: OperatorCredentials;
+  organizations: Organizations;
+  /** An organization's people and their tokens, and its table grants, for its owners. */
+  people: People;
+  grants: GrantService;
   logs: LogService;
   usage: UsageService;
   /** Absent when rate limits are off. */
@@ -315,6 +325,10 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     sources,
     syncs,
     orgKeys: new OrgKeys(home.credentials, home.directory, audit),
+    operators: new OperatorCredentials(home.db),
+    organizations: new Organizations(home.directory, home.credentials, audit),
+    people: new People(home.directory, home.credentials, audit),
+    grants: new GrantService(permissions, home.directory, home.credentials),
     logs: new LogService(new LogStore(home.db), (principal, entries) => sources.access.logEntries(principal, entries)),
     usage,
     rateLimiter,

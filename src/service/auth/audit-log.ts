@@ -1,4 +1,5 @@
 import type { Directory } from './directory.js';
+import type { OperatorPrincipal } from './operator-credentials.js';
 import type { Principal } from './principal.js';
 import type { Clock } from '../core/clock.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -16,11 +17,11 @@ export const LOCAL_ADMIN: AuditActor = {
 };
 
 /** The actor a principal is, with the request it came in (set by the API's authentication). */
-export function actorOf(principal: Principal): AuditActor {
+export function actorOf(principal: Principal | OperatorPrincipal): AuditActor {
   return {
     kind: principal.kind,
     credentialId: principal.credentialId,
-    userId: principal.userId,
+    userId: principal.kind === 'operator' ? null : principal.userId,
     requestId: principal.origin?.requestId ?? null,
     clientAddress: principal.origin?.clientAddress ?? null,
   };
@@ -39,8 +40,8 @@ export class AuditLog {
   ) {}
 
   async record(
-    organizationId: string,
-    actor: AuditActor | Principal,
+    organizationId: string | null,
+    actor: AuditActor | Principal | OperatorPrincipal,
     action: string,
     target: { type: string; id: string },
     details: Record<string, unknown> = {},
@@ -49,7 +50,7 @@ export class AuditLog {
       id: newId('aud'),
       organizationId,
       created: Math.floor(this.clock.now() / 1000),
-      actor: 'credentialKind' in actor ? actorOf(actor) : actor,
+      actor: 'requestId' in actor ? actor : actorOf(actor),
       action,
       target,
       details,
@@ -66,24 +67,35 @@ export class AuditLog {
     return this.record(organizationId, LOCAL_ADMIN, action, target, details);
   }
 
-  /** Owners only: the log names every credential and person of the organization. */
+  /**
+   * Owners read their organization's log (it names every credential and person of it); the service operator reads
+   * every organization's and the service's own, or one organization's with `organization`.
+   */
   async list(
-    principal: Principal,
-    filter: AuditFilter,
+    principal: Principal | OperatorPrincipal,
+    filter: AuditFilter & { organization?: string },
     limit: number,
     startingAfter: string | undefined,
   ): Promise<{ data: AuditEvent[]; hasMore: boolean }> {
-    const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
-    if (user?.role !== 'owner' || user.organizationId !== principal.organizationId)
-      throw new LakeServiceError(
-        'owner_required',
-        'Only owners of the organization, through a personal access token, may read its audit log.',
-      );
-    const after = await positionAfter(
-      startingAfter,
-      (id) => this.store.position(principal.organizationId, id),
-      'the audit log',
-    );
-    return this.store.page(principal.organizationId, filter, limit, after);
+    let organizationId = filter.organization;
+    if (principal.kind !== 'operator') {
+      const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
+      if (user?.role !== 'owner' || user.organizationId !== principal.organizationId)
+        throw new LakeServiceError(
+          'owner_required',
+          'Only owners of the organization, through a personal access token, may read its audit log.',
+        );
+      if (organizationId !== undefined && organizationId !== principal.organizationId)
+        throw new LakeServiceError(
+          'parameter_invalid',
+          'An owner reads the audit log of their own organization only.',
+          {
+            param: 'organization',
+          },
+        );
+      organizationId = principal.organizationId;
+    }
+    const after = await positionAfter(startingAfter, (id) => this.store.position(organizationId, id), 'the audit log');
+    return this.store.page(organizationId, filter, limit, after);
   }
 }

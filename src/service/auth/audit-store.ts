@@ -2,7 +2,7 @@ import type { MetadataDb } from '../store/metadata-db.js';
 
 /** Who did it: a credential (and the person behind it), or the home's own administrator (`lake admin`). */
 export interface AuditActor {
-  kind: 'user' | 'service_key' | 'team_key' | 'local_admin';
+  kind: 'user' | 'service_key' | 'team_key' | 'local_admin' | 'operator' | 'anonymous';
   credentialId: string | null;
   userId: string | null;
   requestId: string | null;
@@ -11,7 +11,8 @@ export interface AuditActor {
 
 export interface AuditEvent {
   id: string;
-  organizationId: string;
+  /** Null for an event of the service itself (a burst of failed authentications from an address). */
+  organizationId: string | null;
   created: number;
   actor: AuditActor;
   action: string;
@@ -30,7 +31,7 @@ export interface AuditFilter {
 
 interface AuditRow {
   id: string;
-  organization_id: string;
+  organization_id: string | null;
   created: number;
   actor_kind: AuditActor['kind'];
   actor_credential: string | null;
@@ -68,29 +69,31 @@ export class AuditStore {
     );
   }
 
-  async position(organizationId: string, id: string): Promise<{ created: number; id: string } | undefined> {
-    return this.db.get('SELECT created, id FROM audit_events WHERE id = ? AND organization_id = ?', [
-      id,
-      organizationId,
-    ]);
+  /** Where an event stands in the pages of one organization, or (undefined) of the whole service. */
+  async position(organizationId: string | undefined, id: string): Promise<{ created: number; id: string } | undefined> {
+    return this.db.get(
+      'SELECT created, id FROM audit_events WHERE id = ? AND (CAST(? AS TEXT) IS NULL OR organization_id = ?)',
+      [id, organizationId ?? null, organizationId ?? null],
+    );
   }
 
-  /** Newest first, after `after`. */
+  /** Newest first, after `after`: one organization's events, or (undefined) every event of the service. */
   async page(
-    organizationId: string,
+    organizationId: string | undefined,
     filter: AuditFilter,
     limit: number,
     after: { created: number; id: string } | undefined,
   ): Promise<{ data: AuditEvent[]; hasMore: boolean }> {
     const rows = await this.db.all<AuditRow>(
-      `SELECT * FROM audit_events WHERE organization_id = ?
+      `SELECT * FROM audit_events WHERE (CAST(? AS TEXT) IS NULL OR organization_id = ?)
          AND (CAST(? AS TEXT) IS NULL OR action = ?)
          AND (CAST(? AS TEXT) IS NULL OR actor_credential = ? OR actor_user = ?)
          AND (CAST(? AS TEXT) IS NULL OR created >= ?) AND (CAST(? AS TEXT) IS NULL OR created < ?)
          AND (CAST(? AS TEXT) IS NULL OR created < ? OR (created = ? AND id < ?))
        ORDER BY created DESC, id DESC LIMIT ?`,
       [
-        organizationId,
+        organizationId ?? null,
+        organizationId ?? null,
         filter.action ?? null,
         filter.action ?? null,
         filter.actor ?? null,

@@ -6,6 +6,8 @@ export interface Organization {
   name: string;
   tablePermissions: boolean;
   created: number;
+  /** When the service operator deactivated it: its credentials stop working, its data is kept. */
+  deactivated: number | null;
 }
 
 export type UserRole = 'owner' | 'admin' | 'member';
@@ -17,6 +19,8 @@ export interface User {
   email: string | null;
   role: UserRole;
   created: number;
+  /** When an owner deactivated them: their tokens stop working, what they made stays. */
+  deactivated: number | null;
 }
 
 interface OrganizationRow {
@@ -24,6 +28,7 @@ interface OrganizationRow {
   name: string;
   table_permissions: number;
   created: number;
+  deactivated: number | null;
 }
 
 interface UserRow {
@@ -33,13 +38,15 @@ interface UserRow {
   email: string | null;
   role: UserRole;
   created: number;
+  deactivated: number | null;
 }
 
 const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
   name: row.name,
-  tablePermissions: row.table_permissions === 1,
-  created: row.created,
+  tablePermissions: Number(row.table_permissions) === 1,
+  created: Number(row.created),
+  deactivated: row.deactivated === null ? null : Number(row.deactivated),
 });
 
 const toUser = (row: UserRow): User => ({
@@ -48,8 +55,17 @@ const toUser = (row: UserRow): User => ({
   name: row.name,
   email: row.email,
   role: row.role,
-  created: row.created,
+  created: Number(row.created),
+  deactivated: row.deactivated === null ? null : Number(row.deactivated),
 });
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+export interface UserChange {
+  name?: string;
+  email?: string | null;
+  role?: UserRole;
+}
 
 /** Organizations and the people in them. */
 export class Directory {
@@ -60,7 +76,8 @@ export class Directory {
       id: newId('org'),
       name,
       table_permissions: 0,
-      created: Math.floor(Date.now() / 1000),
+      created: nowSeconds(),
+      deactivated: null,
     };
     await this.db.run('INSERT INTO organizations (id, name, table_permissions, created) VALUES (?, ?, ?, ?)', [
       row.id,
@@ -78,7 +95,8 @@ export class Directory {
       name,
       email,
       role,
-      created: Math.floor(Date.now() / 1000),
+      created: nowSeconds(),
+      deactivated: null,
     };
     await this.db.run('INSERT INTO users (id, organization_id, name, email, role, created) VALUES (?, ?, ?, ?, ?, ?)', [
       row.id,
@@ -94,6 +112,27 @@ export class Directory {
   async organization(id: string): Promise<Organization | undefined> {
     const row = await this.db.get<OrganizationRow>('SELECT * FROM organizations WHERE id = ?', [id]);
     return row && toOrganization(row);
+  }
+
+  /** One page of organizations, newest first (ids sort by creation time). */
+  async organizationPage(
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: Organization[]; hasMore: boolean }> {
+    const rows = await this.db.all<OrganizationRow>(
+      'SELECT * FROM organizations WHERE (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?',
+      [startingAfter ?? null, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toOrganization), hasMore: rows.length > limit };
+  }
+
+  async renameOrganization(id: string, name: string): Promise<void> {
+    await this.db.run('UPDATE organizations SET name = ? WHERE id = ?', [name, id]);
+  }
+
+  /** Deactivates (or, with null, reactivates) an organization; nothing of it is deleted. */
+  async setOrganizationDeactivated(id: string, deactivated: boolean): Promise<void> {
+    await this.db.run('UPDATE organizations SET deactivated = ? WHERE id = ?', [deactivated ? nowSeconds() : null, id]);
   }
 
   async firstOrganization(): Promise<Organization | undefined> {
@@ -113,9 +152,46 @@ export class Directory {
     ).map(toUser);
   }
 
+  /** One page of an organization's people, newest first. */
+  async userPage(
+    organizationId: string,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: User[]; hasMore: boolean }> {
+    const rows = await this.db.all<UserRow>(
+      'SELECT * FROM users WHERE organization_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?',
+      [organizationId, startingAfter ?? null, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toUser), hasMore: rows.length > limit };
+  }
+
+  async updateUser(id: string, change: UserChange): Promise<void> {
+    const user = await this.user(id);
+    if (!user) return;
+    await this.db.run('UPDATE users SET name = ?, email = ?, role = ? WHERE id = ?', [
+      change.name ?? user.name,
+      change.email === undefined ? user.email : change.email,
+      change.role ?? user.role,
+      id,
+    ]);
+  }
+
+  async setUserDeactivated(id: string, deactivated: boolean): Promise<void> {
+    await this.db.run('UPDATE users SET deactivated = ? WHERE id = ?', [deactivated ? nowSeconds() : null, id]);
+  }
+
+  /** Active owners: an organization must keep at least one. */
+  async activeOwnerCount(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM users WHERE organization_id = ? AND role = 'owner' AND deactivated IS NULL",
+      [organizationId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
   async owner(organizationId: string): Promise<User | undefined> {
     const row = await this.db.get<UserRow>(
-      "SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY created, id LIMIT 1",
+      "SELECT * FROM users WHERE organization_id = ? AND role = 'owner' ORDER BY deactivated IS NOT NULL, created, id LIMIT 1",
       [organizationId],
     );
     return row && toUser(row);

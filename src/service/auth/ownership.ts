@@ -31,3 +31,12 @@ export async function assertCreatorOrOwner(
     `Only the creator of ${what} or an owner of the organization may change it.`,
   );
 }
+
+/** 403 owner_required unless the principal is an active owner of its organization, through a personal token. */
+export async function assertOwner(directory: Directory, principal: Principal, doing: string): Promise<void> {
+  if (await isOrganizationOwner(directory, principal)) return;
+  throw new LakeServiceError(
+    'owner_required',
+    `Only owners of the organization, through a personal access token, may ${doing}.`,
+  );
+}

@@ -15,6 +15,7 @@ export const SCOPES = [
   'sends:manage',
   'canvases:read',
   'canvases:manage',
+  'org:manage',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -3,7 +3,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_BODY_LENGTH = 40;
 
-export type SecretPrefix = 'pat' | 'nsk' | 'tak';
+export type SecretPrefix = 'pat' | 'nsk' | 'tak' | 'opr';
 
 /** A new bearer secret: prefix, underscore, 40 base62 characters (about 238 bits). */
 export function newSecret(prefix: SecretPrefix): string {

@@ -201,7 +201,10 @@ async function ensureOwnerCredential(
 ): Promise<string> {
   const recorded = await settings.get(key);
   const existing = readFileIfExists(paths.ownerToken)?.trim();
-  if (recorded && existing && (await credentials.isLive(recorded, existing))) return existing;
+  // A token made before a scope existed is replaced too, so the home's own owner can always do everything.
+  const current = recorded === undefined ? undefined : await credentials.get(recorded);
+  const everyScope = current !== undefined && SCOPES.every((scope) => current.scopes.includes(scope));
+  if (recorded && existing && everyScope && (await credentials.isLive(recorded, existing))) return existing;
 
   if (recorded) await credentials.revoke(recorded);
   const issued = await credentials.issue({

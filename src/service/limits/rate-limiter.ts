@@ -134,15 +134,21 @@ export class RateLimiter {
     });
   }
 
-  /** Counts a failed authentication against its client address. */
-  async authenticationFailed(address: string): Promise<void> {
-    if (this.failedAuthLimit <= 0) return;
+  /**
+   * Counts a failed authentication against its client address; true when this one spent the address's budget (the
+   * start of a burst the audit log records: later attempts are refused before they are counted).
+   */
+  async authenticationFailed(address: string): Promise<boolean> {
+    if (this.failedAuthLimit <= 0) return false;
     const key = `auth:${address}`;
     const now = this.clock.now();
-    await this.local.update([key], (tats) => ({
-      result: undefined,
-      write: new Map([[key, probe(this.failedAuthLimit, tats.get(key), now).nextTat]]),
-    }));
+    return this.local.update([key], (tats) => {
+      const nextTat = probe(this.failedAuthLimit, tats.get(key), now).nextTat;
+      return {
+        result: probe(this.failedAuthLimit, nextTat, now).admitAt > now,
+        write: new Map([[key, nextTat]]),
+      };
+    });
   }
 
   async admit(caller: string, organization: string | undefined): Promise<Admission> {

@@ -11,6 +11,8 @@ export interface AuthRequirement {
   anyScope?: readonly Scope[];
   /** Also accept a team API key in `x-api-key` (the legacy table download and whoami). */
   allowTeamKey?: boolean;
+  /** The service operator's opr_ token: instead of (`only`) or beside (`also`) an organization's credentials. */
+  operator?: 'only' | 'also';
   /**
    * Also accept `?stream_token=` from a stream URL made for this very path (POST …/stream_url): EventSource cannot
    * send an Authorization header.
@@ -36,14 +38,66 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
       );
     }
     try {
-      await authenticated(c, requirement);
+      await (requirement.operator === 'only' || (requirement.operator === 'also' && bearerIsOperator(c))
+        ? authenticatedOperator(c)
+        : authenticated(c, requirement));
     } catch (error) {
       if (error instanceof LakeServiceError && FAILED_AUTHENTICATION.has(error.code))
-        await limiter?.authenticationFailed(address);
+        await countFailure(c, address, error.code);
       throw error;
     }
     await next();
   };
+}
+
+/**
+ * A failed authentication counts against the client's address; the one that spends its budget starts a burst,
+ * which the service's audit log records (the address and the last refusal, never what was sent).
+ */
+async function countFailure(c: Context<ApiEnv>, address: string, code: string): Promise<void> {
+  const services = c.get('services');
+  if (!(await services.rateLimiter?.authenticationFailed(address))) return;
+  await services.audit.record(
+    null,
+    {
+      kind: 'anonymous',
+      credentialId: null,
+      userId: null,
+      requestId: c.get('requestId'),
+      clientAddress: address.replace(/^address:/, ''),
+    },
+    'authentication.failed_burst',
+    { type: 'client_address', id: address.replace(/^address:/, '') },
+    { last_error: code, route: c.get('route') ?? null },
+  );
+}
+
+const OPERATOR_BEARER = /^Bearer\s+opr_/i;
+
+function bearerIsOperator(c: Context<ApiEnv>): boolean {
+  return OPERATOR_BEARER.test(c.req.header('Authorization') ?? '');
+}
+
+/** The service operator's routes take its opr_ token and no other: an organization's credential is refused. */
+async function authenticatedOperator(c: Context<ApiEnv>): Promise<void> {
+  const header = c.req.header('Authorization');
+  if (!header)
+    throw new LakeServiceError(
+      'authentication_required',
+      'No credential was sent. Send the header Authorization: Bearer <token> with the operator token (opr_…).',
+    );
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1])
+    throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
+  if (!match[1].startsWith('opr_'))
+    throw new LakeServiceError(
+      'operator_required',
+      'Only the service operator may do this, with the operator token (opr_…) lake init printed; an organization’s tokens and keys cannot.',
+    );
+  const operator = await c.get('services').operators.authenticate(match[1]);
+  const origin = { requestId: c.get('requestId'), clientAddress: clientAddress(c).replace(/^address:/, '') };
+  c.set('operator', { ...operator, origin });
+  await enforceRateLimit(c, operator.credentialId, undefined);
 }
 
 /** What counts as a failed authentication (a missing scope or a budget spent does not). */
@@ -87,6 +141,11 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
   if (!match?.[1]) {
     throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
   }
+  if (match[1].startsWith('opr_'))
+    throw new LakeServiceError(
+      'invalid_credentials',
+      'The operator token (opr_…) manages organizations only (/organizations, /audit_events). Use a pat_ or nsk_ token of an organization here.',
+    );
   await authorize(c, requirement, await c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
 }
 

@@ -6,14 +6,18 @@ import { listBody } from '../pagination.js';
 
 export function auditRoutes(app: Hono<ApiEnv>): void {
   mount(app, SERVICE_ROUTES.listAuditEvents, async (c, { query }) => {
-    const result = await c
-      .get('services')
-      .audit.list(
-        c.get('principal'),
-        { action: query.action, actor: query.actor, since: query.since, until: query.until },
-        query.limit ?? 50,
-        query.starting_after,
-      );
+    const result = await c.get('services').audit.list(
+      c.get('operator') ?? c.get('principal'),
+      {
+        action: query.action,
+        actor: query.actor,
+        since: query.since,
+        until: query.until,
+        organization: query.organization,
+      },
+      query.limit ?? 50,
+      query.starting_after,
+    );
     return c.json(
       listBody({
         data: result.data.map((e) => ({
@@ -21,6 +25,7 @@ export function auditRoutes(app: Hono<ApiEnv>): void {
           id: e.id,
           created: e.created,
           action: e.action,
+          organization: e.organizationId,
           actor: {
             kind: e.actor.kind,
             credential: e.actor.credentialId,

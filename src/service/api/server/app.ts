@@ -14,6 +14,8 @@ import { catalogRoutes } from '../routes/catalog.js';
 import { keyRoutes } from '../routes/keys.js';
 import { logRoutes } from '../routes/logs.js';
 import { auditRoutes } from '../routes/audit.js';
+import { organizationRoutes } from '../routes/organizations.js';
+import { peopleRoutes } from '../routes/people.js';
 import { usageRoutes } from '../routes/usage.js';
 import { sendRoutes } from '../routes/sends.js';
 import { fileRoutes } from '../routes/files.js';
@@ -82,6 +84,8 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   canvasRoutes(app);
   logRoutes(app);
   auditRoutes(app);
+  organizationRoutes(app);
+  peopleRoutes(app);
   usageRoutes(app);
   sendRoutes(app);
   fileRoutes(app);
