@@ -120,7 +120,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'admin service-key create': ['lake admin service-key create --name etl --scopes query:read --expires-in-days 30'],
   'admin team-key': ['lake admin team-key create --name legacy-dashboard'],
   'admin team-key create': ['lake admin team-key create --name legacy-dashboard'],
-  'admin audit': ['lake admin audit --since 7d', 'lake admin audit --action source.credentials_changed --json'],
+  'admin audit': [
+    'lake admin audit --since 7d',
+    'lake admin audit --action source.credentials_changed --json',
+    'LAKE_TOKEN=opr_… lake --base-url https://lake.example.com admin audit --action authentication.failed_burst',
+  ],
   'admin permissions': ['lake admin permissions on', 'lake admin permissions off'],
   'admin grant': ['lake admin grant shop.orders --to user:Ada', 'lake admin grant shop.orders --to key_01h…'],
   'admin revoke': ['lake admin revoke shop.orders --to user:Ada'],
@@ -129,6 +133,25 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'admin user': ['lake admin user ls', 'lake admin user create --name Ada --email ada@example.com --role member'],
   'admin user ls': ['lake admin user ls'],
   'admin user create': ['lake admin user create --name Ada --email ada@example.com --role member'],
+  'admin user role': ['lake admin user role usr_01h… admin'],
+  'admin user deactivate': ['lake admin user deactivate usr_01h…'],
+  'admin user reactivate': ['lake admin user reactivate usr_01h…'],
+  'admin org': [
+    'lake admin org create "Second team" --owner-name Ann --owner-email ann@example.com',
+    'LAKE_TOKEN=opr_… lake --base-url https://lake.example.com admin org ls',
+  ],
+  'admin org create': [
+    'lake admin org create "Second team" --owner-name Ann --owner-email ann@example.com',
+    'LAKE_TOKEN=opr_… lake --base-url https://lake.example.com admin org create "Second team" --owner-name Ann --json',
+  ],
+  'admin org ls': [
+    'lake admin org ls',
+    'LAKE_TOKEN=opr_… lake --base-url https://lake.example.com admin org ls --json',
+  ],
+  'admin org rename': ['lake admin org rename org_01h… "Team two"'],
+  'admin org deactivate': ['lake admin org deactivate org_01h…'],
+  'admin org reactivate': ['lake admin org reactivate org_01h…'],
+  'admin org add-owner': ['lake admin org add-owner org_01h… --name Ann --email ann@example.com'],
   'admin view': [
     'lake admin view create shop.big_orders --sql "select * from shop.orders where total > 1000"',
     'lake admin view drop shop.big_orders',

@@ -4,49 +4,61 @@ import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { parseSince } from '../since.js';
 
+/** Actors with no person behind them, by what they are. */
+const ACTOR_LABEL: Partial<Record<string, string>> = {
+  local_admin: 'lake admin',
+  operator: 'operator',
+  anonymous: 'unauthenticated',
+};
+
 export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
   admin
     .command('audit')
     .description("the organization's audit log (owners): who created or revoked credentials, changed grants, sources…")
     .option('--action <action>', 'only this action (pat.created, source.credentials_changed, …)')
     .option('--actor <id>', 'only what this credential or user did')
+    .option('--org <id>', 'the operator (opr_ token): only this organization’s events')
     .option('--since <when>', 'from this time or age on (30m, 2h, 7d, or a timestamp)')
     .option('--limit <n>', 'at most this many, newest (1-200)', '50')
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
-    .action(async (o: { action?: string; actor?: string; since?: string; limit: string; output?: string }) => {
-      const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw usageError('--limit takes 1 to 200.');
-      const { SERVICE_ROUTES } = await import('../../contract/routes.js');
-      const page = await (
-        await ctx.client()
-      ).read(SERVICE_ROUTES.listAuditEvents, {
-        query: {
-          action: o.action,
-          actor: o.actor,
-          since: o.since === undefined ? undefined : parseSince(o.since),
-          limit,
-        },
-      });
-      if (ctx.json) return printJson(ctx.io, page);
-      const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([
-        import('../../render/rows.js'),
-        import('../../render/colors.js'),
-        import('../../render/output-format.js'),
-      ]);
-      const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
-      const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-      writer.begin(['created', 'action', 'actor', 'target', 'request', 'address']);
-      // Oldest first, as a log reads.
-      writer.write(
-        [...page.data].reverse().map((e) => ({
-          created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'),
-          action: e.action,
-          actor: e.actor.kind === 'local_admin' ? 'lake admin' : (e.actor.user ?? e.actor.credential ?? ''),
-          target: `${e.target.type} ${e.target.id}`,
-          request: e.actor.request_id ?? '',
-          address: e.actor.client_address ?? '',
-        })),
-      );
-      writer.end();
-    });
+    .action(
+      async (o: { action?: string; actor?: string; org?: string; since?: string; limit: string; output?: string }) => {
+        const limit = Number(o.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw usageError('--limit takes 1 to 200.');
+        const { SERVICE_ROUTES } = await import('../../contract/routes.js');
+        const page = await (
+          await ctx.client()
+        ).read(SERVICE_ROUTES.listAuditEvents, {
+          query: {
+            action: o.action,
+            actor: o.actor,
+            organization: o.org,
+            since: o.since === undefined ? undefined : parseSince(o.since),
+            limit,
+          },
+        });
+        if (ctx.json) return printJson(ctx.io, page);
+        const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([
+          import('../../render/rows.js'),
+          import('../../render/colors.js'),
+          import('../../render/output-format.js'),
+        ]);
+        const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
+        const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
+        writer.begin(['created', 'organization', 'action', 'actor', 'target', 'request', 'address']);
+        // Oldest first, as a log reads.
+        writer.write(
+          [...page.data].reverse().map((e) => ({
+            created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'),
+            organization: e.organization ?? 'service',
+            action: e.action,
+            actor: ACTOR_LABEL[e.actor.kind] ?? e.actor.user ?? e.actor.credential ?? '',
+            target: `${e.target.type} ${e.target.id}`,
+            request: e.actor.request_id ?? '',
+            address: e.actor.client_address ?? '',
+          })),
+        );
+        writer.end();
+      },
+    );
 }

@@ -3,6 +3,8 @@ import { resolveHomeDir } from '../../config/paths.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { adminApi } from './remote.js';
+import type { LakeClient } from '../../client/lake-client.js';
 
 interface CreateOptions {
   scopes: string;
@@ -32,6 +34,8 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     // Team API keys carry no scopes: they read canvas tables through POST /data/table, and nothing else.
     const scopes = kind === 'team_key' ? [] : parseScopes(options.scopes);
     const expires = parseExpiry(options.expiresInDays);
+    const api = await adminApi(ctx);
+    if (api) return createOverApi(ctx, api, kind, options, scopes);
     const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
     ctx.onClose(home.close);
     let userId: string | null = null;
@@ -115,4 +119,45 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     .description('create a team API key (tak_…), as the owner; it reads the tables of every canvas of the team')
     .option('--name <name>', 'a name to tell the key apart')
     .action((options: Omit<CreateOptions, 'scopes'>) => create('team_key', { ...options, scopes: '' }));
+}
+
+/**
+ * The same over the API: a token for a person (`--user`, an owner's call) or for the caller, or an organization
+ * key; the secret is shown once, as the API answered it.
+ */
+async function createOverApi(
+  ctx: CommandContext,
+  api: LakeClient,
+  kind: 'pat' | 'service_key' | 'team_key',
+  options: CreateOptions,
+  scopes: readonly string[],
+): Promise<void> {
+  const { CREDENTIAL_ROUTES, ORGANIZATION_ROUTES } = await import('../../contract/routes.js');
+  const days = options.expiresInDays === undefined ? null : Number(options.expiresInDays);
+  const name =
+    options.name ?? (kind === 'pat' ? 'personal access token' : kind === 'team_key' ? 'team API key' : 'service key');
+  const made =
+    kind === 'team_key'
+      ? await api.read(CREDENTIAL_ROUTES.teamKeys.create, { body: { name, expires_in_days: days } })
+      : kind === 'service_key'
+        ? await api.read(CREDENTIAL_ROUTES.serviceKeys.create, {
+            body: { name, scopes: [...scopes], expires_in_days: days },
+          })
+        : options.user
+          ? await api.read(ORGANIZATION_ROUTES.createUserToken, {
+              params: { id: options.user },
+              body: { name, scopes: [...scopes], expires_in_days: days },
+            })
+          : await api.read(CREDENTIAL_ROUTES.createPersonalAccessToken, {
+              body: { name, scopes: [...scopes], expires_in_days: days },
+            });
+  if (ctx.json) return printJson(ctx.io, made);
+  printFields(ctx.io, [
+    ['id', made.id],
+    ['name', made.name],
+    ...('scopes' in made ? [['scopes', made.scopes.join(' ')] as [string, unknown]] : []),
+    ['expires', made.expires === null ? 'never' : new Date(made.expires * 1000).toISOString()],
+    ['secret', made.secret],
+  ]);
+  if (ctx.io.isStdoutTTY) ctx.io.stderr.write('The secret is shown once. Keep it somewhere safe.\n');
 }

@@ -4,11 +4,15 @@ import { registerAdminAudit } from './audit.js';
 import { registerAdminCredentials } from './create-credential.js';
 import { registerAdminDuckLake } from './ducklake.js';
 import { registerAdminGc } from './gc.js';
+import { registerAdminOrganizations } from './organizations.js';
 import { registerAdminPermissions } from './permissions.js';
 import { registerAdminViews } from './views.js';
 
 export function registerAdmin(program: Command, ctx: CommandContext): void {
-  const admin = program.command('admin').description('operator commands that work directly on a home (--home)');
+  const admin = program
+    .command('admin')
+    .description('operator commands: over the API with --base-url (or a profile), else directly on a home (--home)');
+  registerAdminOrganizations(admin, ctx);
   registerAdminCredentials(admin, ctx);
   registerAdminPermissions(admin, ctx);
   registerAdminViews(admin, ctx);

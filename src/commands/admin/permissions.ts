@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
+import type { LakeClient } from '../../client/lake-client.js';
 import type { GranteeKind } from '../../service/auth/permissions.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { openAdminHome } from './open-home.js';
+import { adminApi } from './remote.js';
+
+const routes = async () => (await import('../../contract/routes.js')).ORGANIZATION_ROUTES;
 
 const ROLES = ['owner', 'admin', 'member'];
 
@@ -46,6 +50,13 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .argument('<state>', 'on or off')
     .action(async (state: string) => {
       if (state !== 'on' && state !== 'off') throw usageError('Say on or off.');
+      const api = await adminApi(ctx);
+      if (api) {
+        await api.read((await routes()).setTablePermissions, { body: { enabled: state === 'on' } });
+        if (ctx.json) return printJson(ctx.io, { object: 'table_permissions', enabled: state === 'on' });
+        ctx.io.stderr.write(`Table permissions are ${state}.\n`);
+        return;
+      }
       const { home, services } = await openAdminHome(ctx);
       await services.permissions.setEnabled(home.organization.id, state === 'on');
       if (ctx.json)
@@ -60,10 +71,12 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
   const change = async (verb: 'grant' | 'revoke', targetText: string, options: { to: string }): Promise<void> => {
     const target = parseTarget(targetText);
     const grantee = parseGrantee(options.to);
+    if (grantee.kind === 'role' && !ROLES.includes(grantee.id)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
+    const api = await adminApi(ctx);
+    if (api) return changeOverApi(ctx, api, verb, target, grantee, options.to);
     const { home, services } = await openAdminHome(ctx);
     const org = home.organization.id;
     if (grantee.kind === 'user') grantee.id = userIdOf(await home.directory.users(org), grantee.id);
-    if (grantee.kind === 'role' && !ROLES.includes(grantee.id)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
     if (grantee.kind === 'credential' && (await home.credentials.get(grantee.id))?.organizationId !== org)
       throw usageError(`There is no credential '${grantee.id}' in this home.`);
     if (verb === 'grant') {
@@ -113,17 +126,29 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .command('ls')
     .description('list every grant of the organization, and whether permissions are on')
     .action(async () => {
-      const { home, services } = await openAdminHome(ctx);
-      const grants = await services.permissions.list(home.organization.id);
-      const enabled = await services.permissions.enabled(home.organization.id);
-      const data = grants.map((g) => ({
-        object: 'grant',
-        id: g.id,
-        schema: g.schema,
-        table: g.table,
-        grantee: `${g.granteeKind}:${g.grantee}`,
-        created: g.created,
-      }));
+      const api = await adminApi(ctx);
+      let enabled: boolean;
+      let data: { object: string; id: string; schema: string; table: string; grantee: string; created: number }[];
+      if (api) {
+        const r = await routes();
+        enabled = (await api.read(r.getTablePermissions, {})).enabled;
+        data = (await api.read(r.listGrants, {})).data.map((g) => ({
+          ...g,
+          grantee: `${g.grantee_kind}:${g.grantee}`,
+          grantee_kind: undefined,
+        }));
+      } else {
+        const { home, services } = await openAdminHome(ctx);
+        enabled = await services.permissions.enabled(home.organization.id);
+        data = (await services.permissions.list(home.organization.id)).map((g) => ({
+          object: 'grant',
+          id: g.id,
+          schema: g.schema,
+          table: g.table,
+          grantee: `${g.granteeKind}:${g.grantee}`,
+          created: g.created,
+        }));
+      }
       if (ctx.json)
         return printJson(ctx.io, {
           object: 'list',
@@ -147,23 +172,36 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .command('ls')
     .description('list the people of the organization (their ids are what grants and admin pat create --user take)')
     .action(async () => {
-      const { home } = await openAdminHome(ctx);
-      const users = await home.directory.users(home.organization.id);
-      const objects = users.map((u) => ({
-        object: 'user',
-        id: u.id,
-        name: u.name,
-        email: u.email,
-        role: u.role,
-        created: u.created,
-      }));
+      const api = await adminApi(ctx);
+      const users = api ? (await api.read((await routes()).listUsers, { query: { limit: 100 } })).data : undefined;
+      const objects = users
+        ? users.map((u) => ({ ...u, organization: undefined }))
+        : await (async () => {
+            const { home } = await openAdminHome(ctx);
+            return (await home.directory.users(home.organization.id)).map((u) => ({
+              object: 'user',
+              id: u.id,
+              name: u.name,
+              email: u.email,
+              role: u.role,
+              created: u.created,
+              deactivated: u.deactivated,
+            }));
+          })();
       if (ctx.json) return printJson(ctx.io, { object: 'list', data: objects, has_more: false, next_cursor: null });
       const { printRows, when } = await import('../listing.js');
       await printRows(
         ctx,
         undefined,
-        ['id', 'name', 'email', 'role', 'created'],
-        objects.map((u) => ({ ...u, email: u.email ?? '', created: when(u.created) })),
+        ['id', 'name', 'email', 'role', 'state', 'created'],
+        objects.map((u) => ({
+          id: u.id,
+          name: u.name,
+          email: u.email ?? '',
+          role: u.role,
+          state: u.deactivated === null ? 'active' : 'deactivated',
+          created: when(u.created),
+        })),
       );
     });
   user
@@ -174,6 +212,18 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .option('--role <role>', `one of ${ROLES.join(', ')}`, 'member')
     .action(async (options: { name: string; email?: string; role: string }) => {
       if (!ROLES.includes(options.role)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
+      const api = await adminApi(ctx);
+      if (api) {
+        const made = await api.read((await routes()).createUser, {
+          body: { name: options.name, email: options.email ?? null, role: options.role as 'member' },
+        });
+        if (ctx.json) return printJson(ctx.io, made);
+        return printFields(ctx.io, [
+          ['id', made.id],
+          ['name', made.name],
+          ['role', made.role],
+        ]);
+      }
       const { home, services } = await openAdminHome(ctx);
       const user = await home.directory.createUser(
         home.organization.id,
@@ -195,4 +245,91 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
         ['role', user.role],
       ]);
     });
+
+  // Changing people goes through the API: the service's own rules (an organization keeps an active owner) hold the
+  // same way here; without a base URL that is the home's API, as its owner.
+  const changeUser = async (id: string, change: 'deactivate' | 'reactivate' | { role: string }): Promise<void> => {
+    const r = await routes();
+    const client = await ctx.client();
+    const user =
+      change === 'deactivate'
+        ? await client.read(r.deactivateUser, { params: { id } })
+        : change === 'reactivate'
+          ? await client.read(r.reactivateUser, { params: { id } })
+          : await client.read(r.updateUser, { params: { id }, body: { role: change.role as 'member' } });
+    if (ctx.json) return printJson(ctx.io, user);
+    printFields(ctx.io, [
+      ['id', user.id],
+      ['name', user.name],
+      ['role', user.role],
+      ['state', user.deactivated === null ? 'active' : 'deactivated'],
+    ]);
+  };
+  user
+    .command('role')
+    .description("change a person's role (an organization keeps at least one active owner)")
+    .argument('<id>', 'the person (usr_…)')
+    .argument('<role>', ROLES.join(', '))
+    .action(async (id: string, role: string) => {
+      if (!ROLES.includes(role)) throw usageError(`Roles are ${ROLES.join(', ')}.`);
+      await changeUser(id, { role });
+    });
+  user
+    .command('deactivate')
+    .description('deactivate a person: their tokens stop at once, what they made stays')
+    .argument('<id>', 'the person (usr_…)')
+    .action((id: string) => changeUser(id, 'deactivate'));
+  user
+    .command('reactivate')
+    .description('reactivate a deactivated person')
+    .argument('<id>', 'the person (usr_…)')
+    .action((id: string) => changeUser(id, 'reactivate'));
+}
+
+/** A grant or revoke over the API: a user named by name is looked up among the organization's people. */
+async function changeOverApi(
+  ctx: CommandContext,
+  api: LakeClient,
+  verb: 'grant' | 'revoke',
+  target: Target,
+  grantee: { kind: GranteeKind; id: string },
+  said: string,
+): Promise<void> {
+  const r = await routes();
+  if (grantee.kind === 'user')
+    grantee.id = userIdOf((await api.read(r.listUsers, { query: { limit: 100 } })).data, grantee.id);
+  if (verb === 'grant') {
+    const grant = await api.read(r.createGrant, {
+      body: { schema: target.schema, table: target.table, grantee_kind: grantee.kind, grantee: grantee.id },
+    });
+    if (ctx.json)
+      return printJson(ctx.io, {
+        object: 'grant',
+        id: grant.id,
+        schema: grant.schema,
+        table: grant.table,
+        grantee: `${grant.grantee_kind}:${grant.grantee}`,
+      });
+    ctx.io.stderr.write(`Granted ${target.schema}.${target.table} to ${said}.\n`);
+    return;
+  }
+  const existing = (await api.read(r.listGrants, {})).data.find(
+    (g) =>
+      g.schema === target.schema &&
+      g.table === target.table &&
+      g.grantee_kind === grantee.kind &&
+      g.grantee === grantee.id,
+  );
+  if (existing) await api.read(r.revokeGrant, { params: { id: existing.id } });
+  if (ctx.json)
+    return printJson(ctx.io, {
+      object: 'grant_revocation',
+      schema: target.schema,
+      table: target.table,
+      grantee: said,
+      revoked: existing !== undefined,
+    });
+  ctx.io.stderr.write(
+    existing ? `Revoked ${target.schema}.${target.table} from ${said}.\n` : `No such grant; nothing changed.\n`,
+  );
 }

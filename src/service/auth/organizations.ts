@@ -2,6 +2,7 @@ import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory, Organization, User } from './directory.js';
+import type { AuditActor } from './audit-store.js';
 import type { OperatorPrincipal } from './operator-credentials.js';
 import { SCOPES } from './scopes.js';
 
@@ -15,6 +16,9 @@ export interface OnboardedOwner {
   user: User;
   token: IssuedCredential;
 }
+
+/** The operator through the API, or `lake admin` on the server machine's home (no credential, no request). */
+export type OperatorActor = OperatorPrincipal | AuditActor;
 
 /** Names of organizations and people: trimmed, 1 to 200 characters. */
 export function displayName(name: string, param: string, what: string): string {
@@ -37,7 +41,7 @@ export class Organizations {
   ) {}
 
   async create(
-    operator: OperatorPrincipal,
+    operator: OperatorActor,
     input: { name: string; owner?: NewOwner },
   ): Promise<{ organization: Organization; owner?: OnboardedOwner }> {
     const name = displayName(input.name, 'name', 'organization');
@@ -77,7 +81,7 @@ export class Organizations {
     return this.directory.organizationPage(limit, startingAfter);
   }
 
-  async rename(operator: OperatorPrincipal, id: string, name: string): Promise<Organization> {
+  async rename(operator: OperatorActor, id: string, name: string): Promise<Organization> {
     const before = await this.get(id);
     const renamed = displayName(name, 'name', 'organization');
     await this.directory.renameOrganization(id, renamed);
@@ -98,7 +102,7 @@ export class Organizations {
    * Deactivated: every credential of the organization is refused from the next request on, on every replica (the
    * check is part of authentication's one read); its tables, jobs and records are kept. Reactivating restores it.
    */
-  async setDeactivated(operator: OperatorPrincipal, id: string, deactivated: boolean): Promise<Organization> {
+  async setDeactivated(operator: OperatorActor, id: string, deactivated: boolean): Promise<Organization> {
     const before = await this.get(id);
     if ((before.deactivated !== null) === deactivated) return before;
     await this.directory.setOrganizationDeactivated(id, deactivated);
@@ -110,13 +114,13 @@ export class Organizations {
   }
 
   /** Another owner, made by the operator (the first, or one to replace owners who left). */
-  async addOwner(operator: OperatorPrincipal, id: string, input: NewOwner): Promise<OnboardedOwner> {
+  async addOwner(operator: OperatorActor, id: string, input: NewOwner): Promise<OnboardedOwner> {
     const organization = await this.get(id);
     return this.onboardOwner(operator, organization, { ...input, name: displayName(input.name, 'name', 'owner') });
   }
 
   private async onboardOwner(
-    operator: OperatorPrincipal,
+    operator: OperatorActor,
     organization: Organization,
     input: NewOwner,
   ): Promise<OnboardedOwner> {
