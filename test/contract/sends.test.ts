@@ -1,3 +1,4 @@
+import { newMember } from '../helpers/members.js';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -521,6 +522,43 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
       await call('PATCH', `/sends/${send.id}`, { paused: true });
       clock.advance(3 * 3600_000);
       expect(await due()).toEqual([]);
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("a deactivated person's send fails its runs with the reason; a deactivated organization's schedules wait", async () => {
+    const receiver = await startReceiver();
+    try {
+      const member = await newMember(api, ['sends:manage', 'sends:read', 'query:read']);
+      const made = await api.request('/sends', {
+        method: 'POST',
+        token: member.token,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          name: 'member send',
+          sql: 'select 1 as one',
+          destination: { type: 'webhook', url: receiver.url },
+          schedule: { every_minutes: 60 },
+        }),
+      });
+      const send = (await made.json()) as Json;
+      expect(await runAndWait(send.id)).toMatchObject({ status: 'succeeded' });
+      await api.home.directory.setUserDeactivated(member.userId, true);
+      expect(await runAndWait(send.id)).toMatchObject({ status: 'failed', error: { code: 'user_deactivated' } });
+      await api.home.directory.setUserDeactivated(member.userId, false);
+
+      const organization = api.home.organization.id;
+      await api.home.directory.setOrganizationDeactivated(organization, true);
+      try {
+        clock.advance(2 * 3600_000);
+        const started = await api.services.sends.runDue();
+        const of = await Promise.all(started.map(async (id) => (await api.services.sends.store.getRun(id))?.sendId));
+        expect(of).not.toContain(send.id);
+      } finally {
+        await api.home.directory.setOrganizationDeactivated(organization, false);
+      }
       expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.close();

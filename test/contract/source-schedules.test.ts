@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { LOCAL_ADMIN } from '../../src/service/auth/audit-log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
 import { ADMIN_URL, useTestDatabase } from '../helpers/postgres.js';
@@ -187,6 +188,21 @@ describe.each(TRANSPORTS)('source schedules over $name', (transport) => {
     await json('DELETE', `/sources/${deleted.id}`);
     clock.advance(120_000);
     expect(await sourcesOf(await api.services.syncs.runDueSchedules())).not.toContain(deleted.id);
+  });
+
+  it("a deactivated organization's schedules wait; reactivated, the schedule runs once", async () => {
+    const source = await sampleSource({ interval: '1m' });
+    const organization = api.home.organization.id;
+    await api.services.organizations.setDeactivated(LOCAL_ADMIN, organization, true);
+    try {
+      clock.advance(120_000);
+      expect(await sourcesOf(await api.services.syncs.runDueSchedules())).not.toContain(source.id);
+    } finally {
+      await api.services.organizations.setDeactivated(LOCAL_ADMIN, organization, false);
+    }
+    const started = await sourcesOf(await api.services.syncs.runDueSchedules());
+    expect(started.filter((id) => id === source.id)).toHaveLength(1);
+    await jobWhen(async (path) => json('GET', path), (await json('GET', `/sources/${source.id}`)).latest_sync.id);
   });
 
   /** The sources the syncs were of (other tests' schedules come due as the clock moves too). */

@@ -110,6 +110,20 @@ describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
     expect(
       (await getFrom('127.0.0.8', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': '198.51.100.77' })).status,
     ).toBe(429);
+
+    // Each burst is one audit event of the service (no organization), naming the address the limit counted.
+    const operator = await api.services.operators.issue('test');
+    const audit = await getFrom('127.0.0.9', `${api.baseUrl}/audit_events?action=authentication.failed_burst`, {
+      Authorization: `Bearer ${operator.secret}`,
+    });
+    expect(audit.status).toBe(200);
+    const events = (JSON.parse(audit.body) as { data: Record<string, any>[] }).data;
+    expect(events.map((e) => e.target.id).sort()).toEqual(['127.0.0.8', '203.0.113.9']);
+    for (const event of events) {
+      expect(event).toMatchObject({ organization: null, actor: { kind: 'anonymous', credential: null } });
+      expect(event.details).toEqual({ last_error: 'invalid_credentials', route: '/whoami' });
+    }
+    expect(JSON.stringify(events)).not.toContain('pat_not_a_real_token');
   });
 });
 

@@ -147,6 +147,14 @@ export class CredentialStore {
     return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
   }
 
+  /** Why a credential may not act now although it is live: its organization or its person was deactivated. */
+  async deactivated(record: CredentialRecord): Promise<'organization' | 'user' | null> {
+    const row = await this.db.get<AuthenticatingRow>(`${AUTHENTICATING_SELECT} WHERE c.id = ?`, [record.id]);
+    if (!row) return null;
+    if (row.organization_deactivated !== null) return 'organization';
+    return row.user_deactivated !== null ? 'user' : null;
+  }
+
   async revoke(id: string): Promise<void> {
     await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [nowSeconds(), id]);
   }

@@ -147,6 +147,14 @@ export class SendRunner {
         'The credential that created this send was revoked or has expired; create the send again with a live one.',
       );
     }
+    const deactivated = await this.credentials.deactivated(credential);
+    if (deactivated === 'organization')
+      throw new LakeServiceError('organization_deactivated', 'The organization of this send is deactivated.');
+    if (deactivated === 'user')
+      throw new LakeServiceError(
+        'user_deactivated',
+        'The person this send runs as was deactivated; an owner may change its SQL to run it as themselves.',
+      );
     return principalOf(credential);
   }
 

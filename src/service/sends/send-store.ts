@@ -176,10 +176,12 @@ export class SendStore {
   }
 
   /** Sends whose schedule is due, across organizations (the scheduler of lake serve). */
+  /** Scheduled sends due now, of active organizations (a deactivated one's schedules wait until it is back). */
   async due(now: number): Promise<SendRecord[]> {
     return (
       await this.db.all<SendRow>(
-        'SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ? ORDER BY next_run',
+        `SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ?
+           AND organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL) ORDER BY next_run`,
         [now],
       )
     ).map(toSend);

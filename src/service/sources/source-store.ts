@@ -286,10 +286,15 @@ export class SourceStore {
     ]);
   }
 
-  /** Live sources whose schedule is due at `nowSeconds`, across organizations (the scheduler of lake serve). */
+  /**
+   * Live sources whose schedule is due at `nowSeconds`, across active organizations (the scheduler of lake serve); a
+   * deactivated organization's schedules wait until it is reactivated.
+   */
   async due(nowSeconds: number): Promise<SourceRecord[]> {
     const rows = await this.db.all<SourceRow>(
-      'SELECT * FROM sources WHERE next_sync <= ? AND paused = 0 AND deleted IS NULL ORDER BY next_sync LIMIT 100',
+      `SELECT * FROM sources WHERE next_sync <= ? AND paused = 0 AND deleted IS NULL
+         AND organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL)
+       ORDER BY next_sync LIMIT 100`,
       [nowSeconds],
     );
     return rows.map(toRecord);
