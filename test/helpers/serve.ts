@@ -20,8 +20,13 @@ export interface ServeProcess {
 }
 
 /** Starts `lake serve --port 0` as its own process and waits for its "listening" log line. */
-export function startServeProcess(env: Record<string, string>, extraArgs: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [LAKE_BIN, 'serve', '--port', '0', ...extraArgs], {
+export function startServeProcess(
+  env: Record<string, string>,
+  extraArgs: string[] = [],
+  /** Another installation's bin/lake.js (a test's broken copy); the build's own by default. */
+  bin: string = LAKE_BIN,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...extraArgs], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: hermeticHome(),

@@ -60,6 +60,12 @@ describe('the metadata store restarting under traffic', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
     };
+    // A load balancer puts a replica in rotation once it is ready (its query workers started, say).
+    for (const replica of replicas)
+      await waitFor(
+        async () => (await fetch(`${replica.url}/readyz`)).status,
+        (status) => status === 200,
+      );
     const running = [
       ...replicas.flatMap((replica) => [0, 1].map((i) => traffic(replica, i))),
       ...replicas.map((replica) => probe(replica)),

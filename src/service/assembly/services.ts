@@ -307,6 +307,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
         );
       await pingMetadata(home.db);
       await layout.files.check();
+      const workers = engine instanceof WorkerPool ? engine.unableToStart() : undefined;
+      if (workers !== undefined)
+        throw new LakeServiceError('service_unavailable', `Not ready: ${workers}.`, { retryAfterSeconds: 2 });
     },
     directory: home.directory,
     credentials: home.credentials,

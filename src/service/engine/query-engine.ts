@@ -105,5 +105,6 @@ export interface QueryEngine {
   forget(queryId: string): void;
   /** Makes whatever the next query needs ahead of time. */
   warm(): void;
+
   close(): Promise<void>;
 }

@@ -41,6 +41,9 @@ export class WorkerPool implements QueryEngine {
   private inspections: Promise<unknown> = Promise.resolve();
   private nextInspection = 0;
   private closing = false;
+  /** When a worker last became ready, and when one last died before it did (readiness compares the two). */
+  private lastReadyAt: number | undefined;
+  private lastFailedStartAt: number | undefined;
 
   constructor(
     private readonly settings: WorkerPoolSettings,
@@ -59,6 +62,15 @@ export class WorkerPool implements QueryEngine {
   /** Workers running a query, and ready for one (for metrics). */
   stats(): { busy: number; idle: number } {
     return { busy: Math.max(0, this.workers.size - this.idle.length), idle: this.idle.length };
+  }
+
+  unableToStart(): string | undefined {
+    if (this.idle.length > 0) return undefined;
+    if (this.lastFailedStartAt !== undefined && (this.lastReadyAt ?? 0) <= this.lastFailedStartAt)
+      return 'query workers fail to start (see the server log and the installation: dist/query-worker.js)';
+    if (this.lastReadyAt === undefined) return 'query workers are starting';
+    // Every worker is busy or being replaced: a query waits its turn in the queue, which is not unreadiness.
+    return undefined;
   }
 
   warm(): void {
@@ -189,8 +201,13 @@ export class WorkerPool implements QueryEngine {
     this.workers.add(worker);
     const started = Date.now();
     worker.ready.then(
-      () => this.release(worker),
-      () => undefined,
+      () => {
+        this.lastReadyAt = Date.now();
+        this.release(worker);
+      },
+      () => {
+        this.lastFailedStartAt = Date.now();
+      },
     );
     void worker.exited.then(() => {
       this.workers.delete(worker);
