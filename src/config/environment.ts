@@ -288,6 +288,12 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: 'none: no metrics',
   },
   {
+    name: 'LAKE_METRICS_ORGANIZATIONS',
+    scope: 'serve',
+    meaning: 'how many organizations get their own organization label in metrics (the rest: other)',
+    default: '0: one series, organization="all"',
+  },
+  {
     name: 'LAKE_SIGNING_KEY_FILE',
     scope: 'all',
     meaning: 'the key that signs download and stream URLs (the same file on every replica)',

@@ -28,7 +28,11 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
   let metricsUrl: string;
   beforeAll(async () => {
     const home = join(tempDir('lake-metrics'), 'home');
-    server = await startServeProcess({ LAKE_HOME: home, LAKE_METRICS_ADDR: '127.0.0.1:0' });
+    server = await startServeProcess({
+      LAKE_HOME: home,
+      LAKE_METRICS_ADDR: '127.0.0.1:0',
+      LAKE_METRICS_ORGANIZATIONS: '1',
+    });
     token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
     metricsUrl = String(server.logLines().find((line) => line.msg === 'metrics listening')?.url);
   }, 60_000);
@@ -96,6 +100,15 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
     const counted = (text: string): number =>
       Number(/lake_http_request_duration_seconds_count\{route="\/queries",method="POST"\} (\d+)/.exec(text)?.[1] ?? 0);
     expect(counted(afterText) - counted(beforeText)).toBe(3);
+    // Each query that started was timed in the queue, under its organization (one allowed by the setting).
+    const organization = ((await (await api('GET', '/whoami')).json()) as Json).organization.id as string;
+    const waited = (text: string): number =>
+      Number(
+        new RegExp(`lake_query_queue_wait_seconds_count\\{organization="${organization}"\\} (\\d+)`).exec(text)?.[1] ??
+          0,
+      );
+    expect(waited(afterText) - waited(beforeText)).toBe(3);
+    expect(afterText).toContain('# TYPE lake_query_queue_depth_by_organization gauge');
     // What is read when scraped: nothing waits now, and the pool's workers are all there.
     expect(after.get('lake_query_queue_depth{}')).toBe(0);
     expect(

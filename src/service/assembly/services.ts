@@ -276,6 +276,11 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     'Queries waiting in this process for a worker.',
     () => queries.depth().waiting,
   );
+  metrics.gaugeByOrganization(
+    'lake_query_queue_depth_by_organization',
+    'Queries waiting in this process for a worker, by organization (see LAKE_METRICS_ORGANIZATIONS).',
+    () => queries.waitingByOrganization(),
+  );
   metrics.gauge('lake_queries_running', 'Queries running in this process.', () => queries.depth().running);
   if (engine instanceof WorkerPool) {
     metrics.gauge('lake_query_workers_busy', 'Query worker processes running a query.', () => engine.stats().busy);

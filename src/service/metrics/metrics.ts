@@ -20,8 +20,12 @@ export interface LakeMetrics {
   workerLost(reason: string): void;
   /** Jobs whose process stopped renewing their lease, found by the lease sweep. */
   leasesLost(count: number): void;
+  /** A query started in this process after waiting this long in its queue (0 when it started at once). */
+  queryStarted(organizationId: string, waitSeconds: number): void;
   /** A value read when scraped (a queue's depth, a pool's connections). */
   gauge(name: string, help: string, read: GaugeReader): void;
+  /** Values per organization read when scraped, labelled as `organizationLabel` allows (the queue per organization). */
+  gaugeByOrganization(name: string, help: string, read: () => ReadonlyMap<string, number>): void;
   /** The exposition text and its media type. */
   render(): Promise<{ text: string; contentType: string }>;
 }
@@ -34,16 +38,35 @@ export const NO_METRICS: LakeMetrics = {
   gcCollected: () => undefined,
   workerLost: () => undefined,
   leasesLost: () => undefined,
+  queryStarted: () => undefined,
   gauge: () => undefined,
+  gaugeByOrganization: () => undefined,
   render: async () => ({ text: '', contentType: 'text/plain' }),
 };
 
 /** Gauges read when scraped (queue depth, workers), registered by the services that know them. */
 export type GaugeReader = () => number;
 
+/**
+ * The `organization` label's value: an organization's id for the first `limit` organizations this process sees
+ * (LAKE_METRICS_ORGANIZATIONS, which bounds the label's values), `other` for the rest, and `all` when the limit is
+ * 0 (the default: the number of organizations is bounded by nothing else).
+ */
+export function organizationLabeller(limit: number): (organizationId: string) => string {
+  const labelled = new Set<string>();
+  return (organizationId) => {
+    if (limit <= 0) return 'all';
+    if (labelled.has(organizationId)) return organizationId;
+    if (labelled.size >= limit) return 'other';
+    labelled.add(organizationId);
+    return organizationId;
+  };
+}
+
 /** The metrics of one `lake serve`, in its own registry (Prometheus text format). */
-export function prometheusMetrics(): LakeMetrics {
+export function prometheusMetrics(options: { organizationLabels?: number } = {}): LakeMetrics {
   const prom = requireCommonJs('prom-client') as PromClient;
+  const organization = organizationLabeller(options.organizationLabels ?? 0);
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry, prefix: 'lake_process_' });
   const requests = new prom.Counter({
@@ -110,7 +133,32 @@ export function prometheusMetrics(): LakeMetrics {
     help: 'Jobs failed as worker_lost: their process stopped renewing the lease.',
     registers: [registry],
   });
+  const queueWait = new prom.Histogram({
+    name: 'lake_query_queue_wait_seconds',
+    help: 'How long queries waited in this process for a worker before they started, by organization (see LAKE_METRICS_ORGANIZATIONS).',
+    labelNames: ['organization'],
+    buckets: [0, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [registry],
+  });
   return {
+    queryStarted: (organizationId, waitSeconds) =>
+      queueWait.observe({ organization: organization(organizationId) }, waitSeconds),
+    gaugeByOrganization: (name, help, read) =>
+      void new prom.Gauge({
+        name,
+        help,
+        labelNames: ['organization'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          const sums = new Map<string, number>();
+          for (const [id, value] of read()) {
+            const label = organization(id);
+            sums.set(label, (sums.get(label) ?? 0) + value);
+          }
+          for (const [label, value] of sums) this.set({ organization: label }, value);
+        },
+      }),
     workerLost: (reason) => workersLost.inc({ reason }),
     leasesLost: (count) => leases.inc(count),
     httpRequest: (route, method, status, seconds) => {

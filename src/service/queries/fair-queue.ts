@@ -32,6 +32,11 @@ export class FairQueue<T extends { organizationId: string }> {
     return { waiting, running: this.running };
   }
 
+  /** Items waiting here, per organization (for metrics). */
+  waitingByOrganization(): Map<string, number> {
+    return new Map([...this.queues].map(([organizationId, queue]) => [organizationId, queue.length]));
+  }
+
   /** True when a worker is free and nothing waits here for it: room to take work another process queued. */
   hasIdleSlot(): boolean {
     return this.running < this.slots && this.queues.size === 0;

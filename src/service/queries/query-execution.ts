@@ -20,6 +20,8 @@ import type { QueryPlan, QueryStore } from './store.js';
 interface LiveQuery {
   id: string;
   organizationId: string;
+  /** When this process took it (performance.now()): its wait in the queue here is measured from this. */
+  accepted: number;
   job: QueryJob;
   running?: RunningQuery;
   done: Promise<void>;
@@ -80,6 +82,11 @@ export class QueryExecution {
   /** Queries waiting here for a slot, and running here (for metrics). */
   depth(): { waiting: number; running: number } {
     return this.queue.depth();
+  }
+
+  /** Queries waiting here, per organization (for metrics). */
+  waitingByOrganization(): Map<string, number> {
+    return this.queue.waitingByOrganization();
   }
 
   /** Whether a query of the organization would start at once (decided as it is recorded). */
@@ -246,7 +253,15 @@ export class QueryExecution {
   private track(id: string, organizationId: string, job: QueryJob): LiveQuery {
     let settle = (): void => undefined;
     const done = new Promise<void>((resolve) => (settle = resolve));
-    const live: LiveQuery = { id, organizationId, job, done, settle, release: () => undefined };
+    const live: LiveQuery = {
+      id,
+      organizationId,
+      accepted: performance.now(),
+      job,
+      done,
+      settle,
+      release: () => undefined,
+    };
     this.live.set(id, live);
     // Asked to cancel anywhere, or ended elsewhere while queued here: stopped, unless its outcome is being recorded.
     live.release = this.runtime.hold(id, () => {
@@ -325,6 +340,7 @@ export class QueryExecution {
       await this.pump();
       return true;
     }
+    this.metrics.queryStarted(live.organizationId, (performance.now() - live.accepted) / 1000);
     // Without the store, the per-result cap alone; the organization's storage was checked when it was accepted.
     const limit = await this.resultLimit(live.organizationId).catch((error: unknown) => {
       this.runtime.failed('query result limit', error, live.id);

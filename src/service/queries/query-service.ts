@@ -96,6 +96,11 @@ export class QueryService {
     return this.execution.depth();
   }
 
+  /** Queries waiting in this process, per organization (for metrics). */
+  waitingByOrganization(): Map<string, number> {
+    return this.execution.waitingByOrganization();
+  }
+
   /** Makes ready what the next query needs (lake serve does this at start). */
   warm(): void {
     this.parts.engine.warm();

@@ -29,7 +29,9 @@ export async function startLakeServer(
   const closeHome = (): Promise<void> => home.close();
   try {
     // prom-client is loaded only when an operator asks for metrics.
-    const metrics = settings.metricsAddress ? (await import('../metrics/metrics.js')).prometheusMetrics() : undefined;
+    const metrics = settings.metricsAddress
+      ? (await import('../metrics/metrics.js')).prometheusMetrics({ organizationLabels: settings.metricsOrganizations })
+      : undefined;
     const services = await createServices(home, { ...serviceOptions(settings), log, ...(metrics ? { metrics } : {}) });
     const scrape =
       metrics && settings.metricsAddress

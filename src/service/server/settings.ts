@@ -1,3 +1,4 @@
+import { wholeNumberSetting } from '../core/env-values.js';
 import { ClientAddresses } from '../api/client-address.js';
 import { corsOriginsFromEnv } from '../api/middleware/cors.js';
 import type { ServiceOptions } from '../assembly/services.js';
@@ -45,6 +46,8 @@ export interface ServerSettings {
   publicUrl: string | undefined;
   /** LAKE_METRICS_ADDR (lake serve): where Prometheus scrapes GET /metrics, apart from the API. */
   metricsAddress: { host: string; port: number } | undefined;
+  /** LAKE_METRICS_ORGANIZATIONS: how many organizations get their own `organization` label value (0: none). */
+  metricsOrganizations: number;
 }
 
 /** Parses every setting, or throws InvalidSetting with the first problem (the variable named in its message). */
@@ -72,6 +75,7 @@ export function parseServerSettings(
       pricesFile: env.LAKE_PRICES_FILE || undefined,
       publicUrl: flags.publicUrl?.replace(/\/+$/, ''),
       metricsAddress: mode === 'serve' ? metricsAddressFromEnv(env) : undefined,
+      metricsOrganizations: wholeNumberSetting(env, 'LAKE_METRICS_ORGANIZATIONS', 0, 10_000),
     };
   } catch (error) {
     throw new InvalidSetting(error instanceof Error ? error.message : String(error));
