@@ -388,6 +388,14 @@ export class QueryExecution {
     live.ending = true;
     live.releaseFiles?.();
     mark('engine finished');
+    // The worker is free once the engine has answered: the next query starts while this one's outcome is being
+    // recorded (a few round trips to the store, which on PostgreSQL would otherwise hold the slot for longer than
+    // a small query runs).
+    this.queue.ended(live.organizationId);
+    inBackground(
+      () => this.pump(),
+      (error) => this.runtime.failed('query queue', error),
+    );
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
       const tags = this.usage ? await this.store.tagsOf(live.id) : [];
@@ -416,9 +424,7 @@ export class QueryExecution {
       await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
       mark('outcome recorded');
     } finally {
-      this.queue.ended(live.organizationId);
       this.untrack(live);
-      await this.pump();
     }
   }
 

@@ -14,8 +14,17 @@ interface TransactionScope {
 const INT8 = 20;
 const NUMERIC = 1700;
 
+/** How many distinct statement texts run as named (prepared once per connection); see statement(). */
+const PREPARED_STATEMENTS = 400;
+
 /** Deadlock and serialisation failures: PostgreSQL rolled the transaction back and it can simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
+
+/** A prepared statement whose table changed shape (a newer replica's migration): it can run again unnamed. */
+function isCachedPlanChange(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === '0A000' && /cached plan must not change result type/.test(message ?? '');
+}
 
 /**
  * The shared store for replicas: a `pg` pool. Counts and epoch milliseconds come back as numbers (they stay far
@@ -24,7 +33,7 @@ const RETRYABLE = new Set(['40001', '40P01']);
  */
 export class PostgresMetadataDb implements MetadataDb {
   readonly dialect = 'postgres' as const;
-  private readonly texts = new Map<string, string>();
+  private readonly texts = new Map<string, { text: string; name: string | undefined }>();
   private readonly scope = new AsyncLocalStorage<TransactionScope>();
   private readonly notices = new Notices();
   /** The connection that LISTENs, opened on the first listen and opened again whenever it drops. */
@@ -78,7 +87,8 @@ export class PostgresMetadataDb implements MetadataDb {
         return await this.once(names, fn);
       } catch (error) {
         const code = (error as { code?: string }).code;
-        if (!code || !RETRYABLE.has(code) || attempt >= 5) throw error;
+        if (!(code && RETRYABLE.has(code)) && !isCachedPlanChange(error)) throw error;
+        if (attempt >= 5) throw error;
       }
     }
   }
@@ -202,24 +212,38 @@ export class PostgresMetadataDb implements MetadataDb {
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const scope = this.scope.getStore();
-    const text = this.text(sql);
+    const { text, name } = this.statement(sql);
+    const config = { text, name, values: params as SqlParam[] };
     try {
-      if (scope?.open) return await scope.client.query(text, params as SqlParam[]);
-      return await this.pool.query(text, params as SqlParam[]);
+      if (scope?.open) return await scope.client.query(config);
+      return await this.pool.query(config);
     } catch (error) {
+      // A table changed under a prepared statement's result (a newer replica's migration): from now on that text
+      // runs unnamed. Outside a transaction it is run again at once; inside one the transaction is retried whole.
+      if (name !== undefined && isCachedPlanChange(error)) {
+        this.texts.set(sql, { text, name: undefined });
+        if (!scope?.open) return this.query(sql, params);
+      }
       throw translate(error);
     }
   }
 
-  /** `?` placeholders as PostgreSQL's `$n`; the shared SQL has no `?` inside literals. */
-  private text(sql: string): string {
-    let text = this.texts.get(sql);
-    if (text === undefined) {
+  /**
+   * `?` placeholders as PostgreSQL's `$n` (the shared SQL has no `?` inside literals), and a name for the first
+   * PREPARED_STATEMENTS texts: a named statement is parsed and planned once per connection, not at every run,
+   * which is most of what a small statement costs PostgreSQL. Texts past the cap (one per organization's DuckLake
+   * schema, say) run unnamed, so no connection's statement cache grows without bound.
+   */
+  private statement(sql: string): { text: string; name: string | undefined } {
+    let statement = this.texts.get(sql);
+    if (statement === undefined) {
       let n = 0;
-      text = sql.replace(/\?/g, () => `$${++n}`);
-      this.texts.set(sql, text);
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      const name = this.texts.size < PREPARED_STATEMENTS ? `lake_${this.texts.size}` : undefined;
+      statement = { text, name };
+      this.texts.set(sql, statement);
     }
-    return text;
+    return statement;
   }
 }
 
