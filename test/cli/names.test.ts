@@ -70,7 +70,7 @@ describe('names instead of ids', () => {
       expect.arrayContaining([expect.objectContaining({ id: made.id, name: 'Ana', role: 'member' })]),
     );
     const plain = await lake('admin', 'user', 'ls');
-    expect(plain.stdout.split('\n')[0]).toBe('id,name,email,role,created');
+    expect(plain.stdout.split('\n')[0]).toBe('id,name,email,role,created,state');
     const granted = await lake('admin', 'grant', 'demo.orders', '--to', 'user:Ana', '--json');
     expect(granted.code, granted.stderr).toBe(0);
     expect(JSON.parse(granted.stdout).grantee).toBe(`user:${made.id}`);

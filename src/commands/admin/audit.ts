@@ -45,12 +45,12 @@ export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
         ]);
         const format = resolveOutputFormat(ctx.io, { flag: o.output, env: ctx.env.LAKE_OUTPUT });
         const writer = createRowWriter(format, ctx.io.stdout, paletteFor(ctx.io, 'stdout'));
-        writer.begin(['created', 'organization', 'action', 'actor', 'target', 'request', 'address']);
+        // The columns stay what scripts read; the operator's view across organizations has them in --json.
+        writer.begin(['created', 'action', 'actor', 'target', 'request', 'address']);
         // Oldest first, as a log reads.
         writer.write(
           [...page.data].reverse().map((e) => ({
             created: new Date(e.created * 1000).toISOString().replace('.000Z', 'Z'),
-            organization: e.organization ?? 'service',
             action: e.action,
             actor: ACTOR_LABEL[e.actor.kind] ?? e.actor.user ?? e.actor.credential ?? '',
             target: `${e.target.type} ${e.target.id}`,

@@ -81,16 +81,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
       throw usageError(`There is no credential '${grantee.id}' in this home.`);
     if (verb === 'grant') {
       const grant = await services.permissions.grant(org, target.schema, target.table, grantee.kind, grantee.id);
-      if (ctx.json)
-        return printJson(ctx.io, {
-          object: 'grant',
-          id: grant.id,
-          schema: grant.schema,
-          table: grant.table,
-          grantee: `${grant.granteeKind}:${grant.grantee}`,
-        });
-      ctx.io.stderr.write(`Granted ${target.schema}.${target.table} to ${options.to}.\n`);
-      return;
+      return printGrant(ctx, { ...grant, grantee: `${grant.granteeKind}:${grant.grantee}` }, options.to);
     }
     const removed = await services.permissions.revoke(org, target.schema, target.table, grantee.kind, grantee.id);
     if (ctx.json)
@@ -193,7 +184,8 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
       await printRows(
         ctx,
         undefined,
-        ['id', 'name', 'email', 'role', 'state', 'created'],
+        // `state` last: scripts that read the earlier columns by position keep working.
+        ['id', 'name', 'email', 'role', 'created', 'state'],
         objects.map((u) => ({
           id: u.id,
           name: u.name,
@@ -286,6 +278,23 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .action((id: string) => changeUser(id, 'reactivate'));
 }
 
+/** A grant made, as lake admin has always printed it (the grantee as kind:id). */
+function printGrant(
+  ctx: CommandContext,
+  grant: { id: string; schema: string; table: string; grantee: string },
+  said: string,
+): void {
+  if (ctx.json)
+    return printJson(ctx.io, {
+      object: 'grant',
+      id: grant.id,
+      schema: grant.schema,
+      table: grant.table,
+      grantee: grant.grantee,
+    });
+  ctx.io.stderr.write(`Granted ${grant.schema}.${grant.table} to ${said}.\n`);
+}
+
 /** A grant or revoke over the API: a user named by name is looked up among the organization's people. */
 async function changeOverApi(
   ctx: CommandContext,
@@ -302,16 +311,7 @@ async function changeOverApi(
     const grant = await api.read(r.createGrant, {
       body: { schema: target.schema, table: target.table, grantee_kind: grantee.kind, grantee: grantee.id },
     });
-    if (ctx.json)
-      return printJson(ctx.io, {
-        object: 'grant',
-        id: grant.id,
-        schema: grant.schema,
-        table: grant.table,
-        grantee: `${grant.grantee_kind}:${grant.grantee}`,
-      });
-    ctx.io.stderr.write(`Granted ${target.schema}.${target.table} to ${said}.\n`);
-    return;
+    return printGrant(ctx, { ...grant, grantee: `${grant.grantee_kind}:${grant.grantee}` }, said);
   }
   const existing = (await api.read(r.listGrants, {})).data.find(
     (g) =>

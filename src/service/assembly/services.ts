@@ -301,6 +301,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   }
   const closing = new AbortController();
   const timers: NodeJS.Timeout[] = [];
+  const personalTokens = new PersonalTokens(home.credentials, audit);
   return {
     home,
     async assertReady() {
@@ -318,7 +319,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     },
     directory: home.directory,
     credentials: home.credentials,
-    personalTokens: new PersonalTokens(home.credentials, audit),
+    personalTokens,
     audit,
     metrics,
     signer,
@@ -335,7 +336,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     orgKeys: new OrgKeys(home.credentials, home.directory, audit),
     operators: new OperatorCredentials(home.db),
     organizations: new Organizations(home.directory, home.credentials, audit),
-    people: new People(home.directory, home.credentials, audit),
+    people: new People(home.directory, personalTokens, audit),
     grants: new GrantService(permissions, home.directory, home.credentials),
     logs: new LogService(new LogStore(home.db), (principal, entries) => sources.access.logEntries(principal, entries)),
     usage,

@@ -1,7 +1,8 @@
 import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
-import type { CredentialStore, IssuedCredential } from './credentials.js';
-import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
+import type { IssuedCredential } from './credentials.js';
+import type { CredentialInput } from './credential-request.js';
+import type { PersonalTokens } from './personal-tokens.js';
 import type { Directory, User, UserRole } from './directory.js';
 import { displayName } from './organizations.js';
 import { assertOwner } from './ownership.js';
@@ -23,7 +24,7 @@ export interface UserInput {
 export class People {
   constructor(
     private readonly directory: Directory,
-    private readonly credentials: CredentialStore,
+    private readonly tokens: PersonalTokens,
     private readonly audit: AuditLog,
   ) {}
 
@@ -110,30 +111,7 @@ export class People {
       throw new LakeServiceError('parameter_invalid', 'This person is deactivated; reactivate them first.', {
         param: 'id',
       });
-    const name = credentialName(input.name, 'token');
-    const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
-    const expires = expiryFromDays(input.expires_in_days);
-    const issued = await this.credentials.issue({
-      kind: 'pat',
-      organizationId: principal.organizationId,
-      userId: user.id,
-      name,
-      scopes,
-      expires,
-    });
-    await this.audit.record(
-      principal.organizationId,
-      principal,
-      'pat.created',
-      { type: 'pat', id: issued.record.id },
-      {
-        name,
-        scopes,
-        expires,
-        user: user.id,
-      },
-    );
-    return issued;
+    return this.tokens.issueFor(principal, user.id, input);
   }
 
   /** A person of the caller's organization; any other id is 404, whether or not it exists elsewhere. */

@@ -22,7 +22,14 @@ export class PersonalTokens {
   ) {}
 
   async create(principal: Principal, input: CredentialInput): Promise<IssuedCredential> {
-    const userId = requireUser(principal);
+    return this.issueFor(principal, requireUser(principal), input);
+  }
+
+  /**
+   * A personal access token for a person of the principal's organization (themselves, or, for an owner, one of
+   * their people): never wider than the principal's own scopes, recorded in the audit log, shown once.
+   */
+  async issueFor(principal: Principal, userId: string, input: CredentialInput): Promise<IssuedCredential> {
     const name = credentialName(input.name, 'token');
     const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
     const expires = expiryFromDays(input.expires_in_days);
@@ -39,7 +46,7 @@ export class PersonalTokens {
       principal,
       'pat.created',
       { type: 'pat', id: issued.record.id },
-      { name, scopes, expires },
+      { name, scopes, expires, ...(userId === principal.userId ? {} : { user: userId }) },
     );
     return issued;
   }
