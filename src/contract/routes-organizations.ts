@@ -16,7 +16,7 @@ import {
   UserUpdate,
 } from './organizations.js';
 import { defineRoute } from './route.js';
-import { List } from './schema.js';
+import { List, Type } from './schema.js';
 import { cursorErrors, id, json, page } from './route-helpers.js';
 
 const operator = { operator: 'only' } as const;
@@ -182,6 +182,33 @@ export const ORGANIZATION_ROUTES = {
     body: TokenCreation,
     responses: { 201: json('The token with its secret.', PersonalAccessToken) },
     errors: ['owner_required', 'user_not_found', 'missing_scope'],
+  }),
+  listUserTokens: defineRoute({
+    operationId: 'listUserTokens',
+    method: 'get',
+    path: '/users/{id}/pats',
+    tag: 'People',
+    summary: "A person's personal access tokens, without secrets (owners)",
+    auth: owners,
+    params: id('A person id (usr_…).'),
+    query: page(),
+    paramErrors: cursorErrors,
+    responses: { 200: json('A page of tokens.', List(PersonalAccessToken)) },
+    errors: ['owner_required', 'user_not_found', 'invalid_cursor'],
+  }),
+  revokeUserToken: defineRoute({
+    operationId: 'revokeUserToken',
+    method: 'post',
+    path: '/users/{id}/pats/{pat}/revoke',
+    tag: 'People',
+    summary: "Revoke one of a person's tokens (owners)",
+    auth: owners,
+    params: Type.Object({
+      id: Type.String({ minLength: 1, description: 'A person id (usr_…).' }),
+      pat: Type.String({ minLength: 1, description: 'A token id (tok_…).' }),
+    }),
+    responses: { 200: json('The revoked token.', PersonalAccessToken) },
+    errors: ['owner_required', 'user_not_found', 'pat_not_found'],
   }),
   getTablePermissions: defineRoute({
     operationId: 'getTablePermissions',

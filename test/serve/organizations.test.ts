@@ -115,6 +115,20 @@ async function onboardSecondTeam(a: string, b: string, operatorToken: string, fi
   expect(Number(granted.body.data[0].n)).toBeGreaterThan(0);
   const refused = await query(a, memberToken, `select count(*) from lake.${schema}.accounts`);
   expect(refused.body.error?.code).toBe('grant_table_denied');
+
+  // A second token of Bob's, listed by the owner without its secret, and revoked at once on the other replica.
+  const spare = await call(a, ownerToken, 'POST', `/users/${bob.body.id}/pats`, {
+    name: 'spare',
+    scopes: ['query:read'],
+  });
+  const tokens = await call(b, ownerToken, 'GET', `/users/${bob.body.id}/pats`);
+  expect(tokens.body.data.map((t: Json) => t.name).sort()).toEqual(['Bob laptop', 'spare']);
+  expect(JSON.stringify(tokens.body)).not.toContain(spare.body.secret);
+  expect((await call(b, ownerToken, 'POST', `/users/${bob.body.id}/pats/${spare.body.id}/revoke`)).status).toBe(200);
+  expect((await call(a, spare.body.secret, 'GET', '/whoami')).body.error.code).toBe('credentials_revoked');
+  expect((await call(a, memberToken, 'GET', '/whoami')).status).toBe(200);
+  const notHis = await call(a, ownerToken, 'POST', `/users/${bob.body.id}/pats/${created.body.owner.token.id}/revoke`);
+  expect(notHis.status).toBe(404);
   // A grant never names another organization's person, and the first organization cannot see this one's tables.
   const foreign = await call(a, ownerToken, 'POST', '/grants', {
     schema,

@@ -1,6 +1,6 @@
 import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
-import type { IssuedCredential } from './credentials.js';
+import type { CredentialRecord, IssuedCredential } from './credentials.js';
 import type { CredentialInput } from './credential-request.js';
 import type { PersonalTokens } from './personal-tokens.js';
 import type { Directory, User, UserRole } from './directory.js';
@@ -112,6 +112,25 @@ export class People {
         param: 'id',
       });
     return this.tokens.issueFor(principal, user.id, input);
+  }
+
+  /** A person's tokens, for an owner (without secrets, with their last use). */
+  async listTokens(
+    principal: Principal,
+    id: string,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
+    await assertOwner(this.directory, principal, "list people's tokens");
+    const user = await this.member(principal, id);
+    return this.tokens.listFor(user.id, limit, startingAfter);
+  }
+
+  /** Revokes one of a person's tokens, for an owner (a lost laptop), without deactivating the person. */
+  async revokeToken(principal: Principal, id: string, tokenId: string): Promise<CredentialRecord> {
+    await assertOwner(this.directory, principal, "revoke people's tokens");
+    const user = await this.member(principal, id);
+    return this.tokens.revokeFor(principal, user.id, tokenId);
   }
 
   /** A person of the caller's organization; any other id is 404, whether or not it exists elsewhere. */

@@ -51,12 +51,20 @@ export class PersonalTokens {
     return issued;
   }
 
-  async list(
+  list(
     principal: Principal,
     limit: number,
     startingAfter: string | undefined,
   ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
-    const userId = requireUser(principal);
+    return this.listFor(requireUser(principal), limit, startingAfter);
+  }
+
+  /** One page of a person's tokens (the caller's own, or, for an owner, one of their people's). */
+  async listFor(
+    userId: string,
+    limit: number,
+    startingAfter: string | undefined,
+  ): Promise<{ data: CredentialRecord[]; hasMore: boolean }> {
     if (startingAfter !== undefined && !(await this.owned(userId, startingAfter))) {
       throw new LakeServiceError('invalid_cursor', 'starting_after is not a token id from a previous page.', {
         param: 'starting_after',
@@ -65,12 +73,25 @@ export class PersonalTokens {
     return this.credentials.page({ userId, kind: 'pat' }, limit, startingAfter);
   }
 
-  async revoke(principal: Principal, id: string): Promise<CredentialRecord> {
-    const userId = requireUser(principal);
+  revoke(principal: Principal, id: string): Promise<CredentialRecord> {
+    return this.revokeFor(principal, requireUser(principal), id);
+  }
+
+  /** Revokes a person's token at once (the caller's own, or, for an owner, one of their people's). */
+  async revokeFor(principal: Principal, userId: string, id: string): Promise<CredentialRecord> {
     if (!(await this.owned(userId, id)))
-      throw new LakeServiceError('pat_not_found', `You have no personal access token '${id.slice(0, 64)}'.`);
+      throw new LakeServiceError(
+        'pat_not_found',
+        `${userId === principal.userId ? 'You have' : 'This person has'} no personal access token '${id.slice(0, 64)}'.`,
+      );
     await this.credentials.revoke(id);
-    await this.audit?.record(principal.organizationId, principal, 'pat.revoked', { type: 'pat', id });
+    await this.audit?.record(
+      principal.organizationId,
+      principal,
+      'pat.revoked',
+      { type: 'pat', id },
+      userId === principal.userId ? {} : { user: userId },
+    );
     return (await this.credentials.get(id)) as CredentialRecord;
   }
 

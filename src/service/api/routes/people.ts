@@ -33,6 +33,15 @@ export function peopleRoutes(app: Hono<ApiEnv>): void {
     const issued = await c.get('services').people.issueToken(c.get('principal'), params.id, body);
     return c.json({ ...patObject(issued.record), secret: issued.secret }, 201);
   });
+  mount(app, R.listUserTokens, async (c, { params, query }) => {
+    const result = await c
+      .get('services')
+      .people.listTokens(c.get('principal'), params.id, query.limit ?? 20, query.starting_after);
+    return c.json(listBody({ data: result.data.map(patObject), hasMore: result.hasMore }));
+  });
+  mount(app, R.revokeUserToken, async (c, { params }) =>
+    c.json(patObject(await c.get('services').people.revokeToken(c.get('principal'), params.id, params.pat))),
+  );
   mount(app, R.getTablePermissions, async (c) =>
     c.json({
       object: 'table_permissions' as const,
