@@ -152,6 +152,10 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'admin org deactivate': ['lake admin org deactivate org_01h…'],
   'admin org reactivate': ['lake admin org reactivate org_01h…'],
   'admin org add-owner': ['lake admin org add-owner org_01h… --name Ann --email ann@example.com'],
+  'admin operator-token': ['lake admin operator-token ls', 'lake admin operator-token revoke opt_01h…'],
+  'admin operator-token create': ['lake admin operator-token create --name "second operator" --json'],
+  'admin operator-token ls': ['lake admin operator-token ls'],
+  'admin operator-token revoke': ['lake admin operator-token revoke opt_01h…'],
   'admin view': [
     'lake admin view create shop.big_orders --sql "select * from shop.orders where total > 1000"',
     'lake admin view drop shop.big_orders',

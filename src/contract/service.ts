@@ -109,7 +109,7 @@ export const AuditEvent = Strict({
   created: Timestamp,
   action: Type.String({
     description:
-      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted, organization.created, organization.renamed, organization.deactivated, organization.reactivated, user.created, user.updated, user.role_changed, user.deactivated, user.reactivated, authentication.failed_burst.',
+      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted, organization.created, organization.renamed, organization.deactivated, organization.reactivated, user.created, user.updated, user.role_changed, user.deactivated, user.reactivated, operator_token.created, operator_token.revoked, authentication.failed_burst.',
   }),
   actor: Strict({
     kind: Type.Union([

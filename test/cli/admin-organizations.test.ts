@@ -126,4 +126,28 @@ describe('lake admin org and people, over the API and on the home', () => {
     // And the first organization's owner is untouched by any of it.
     expect((await remote(ownerToken, ['whoami'])).code).toBe(0);
   }, 60_000);
+
+  it('makes, lists and revokes operator tokens on the home; a revoked one fails at once', async () => {
+    const made = await runLake(['admin', 'operator-token', 'create', '--name', 'second', '--json'], {
+      env: { LAKE_HOME: home },
+    });
+    const token = JSON.parse(made.stdout) as Json;
+    expect(token.secret).toMatch(/^opr_/);
+    expect((await remote(token.secret, ['admin', 'org', 'ls'])).code).toBe(0);
+    const listed = await runLake(['admin', 'operator-token', 'ls', '--json'], { env: { LAKE_HOME: home } });
+    expect(listed.stdout).not.toContain(token.secret);
+    expect((JSON.parse(listed.stdout) as Json).data.map((t: Json) => t.name)).toEqual(
+      expect.arrayContaining(['lake init', 'second']),
+    );
+    expect((await runLake(['admin', 'operator-token', 'revoke', token.id], { env: { LAKE_HOME: home } })).code).toBe(0);
+    const refused = await remote(token.secret, ['admin', 'org', 'ls']);
+    expect(refused.stderr).toContain('credentials_revoked');
+    expect((await remote(operatorToken, ['admin', 'org', 'ls'])).code).toBe(0);
+    const events = await remote(operatorToken, ['admin', 'audit', '--action', 'operator_token.revoked', '--json']);
+    expect((JSON.parse(events.stdout) as Json).data[0]).toMatchObject({
+      organization: null,
+      target: { type: 'operator_token', id: token.id },
+      actor: { kind: 'local_admin' },
+    });
+  }, 60_000);
 });

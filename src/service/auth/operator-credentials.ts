@@ -23,6 +23,16 @@ export interface IssuedOperatorToken {
   secret: string;
 }
 
+export interface OperatorTokenRecord {
+  id: string;
+  name: string;
+  /** The secret's last four characters. */
+  hint: string;
+  created: number;
+  lastUsed: number | null;
+  revoked: number | null;
+}
+
 interface OperatorRow {
   id: string;
   secret_hash: string;
@@ -45,11 +55,28 @@ export class OperatorCredentials {
     return token;
   }
 
-  async revoke(id: string): Promise<void> {
-    await this.db.run('UPDATE operator_credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [
+  /** True when a live token with this id was revoked (it fails at once, on every replica). */
+  async revoke(id: string): Promise<boolean> {
+    const result = await this.db.run('UPDATE operator_credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [
       nowSeconds(),
       id,
     ]);
+    return result.changes > 0;
+  }
+
+  /** Every operator token, newest first, never a secret. */
+  async list(): Promise<OperatorTokenRecord[]> {
+    const rows = await this.db.all<OperatorTokenRecord & { secret_hint: string; last_used: number | null }>(
+      'SELECT id, name, secret_hint, created, last_used, revoked FROM operator_credentials ORDER BY id DESC',
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      hint: row.secret_hint,
+      created: Number(row.created),
+      lastUsed: row.last_used === null ? null : Number(row.last_used),
+      revoked: row.revoked === null ? null : Number(row.revoked),
+    }));
   }
 
   /** The operator a bearer secret stands for; the secret never appears in an error. */
