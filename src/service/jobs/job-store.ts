@@ -391,15 +391,13 @@ export class JobStore {
    * job never read the same last number, in this process or another replica.
    */
   private async append(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
-    const seq = (await this.lastSeq(jobId)) + 1;
     const at = this.seconds();
-    await this.db.run('INSERT INTO job_events (job_id, seq, type, data, created) VALUES (?, ?, ?, ?, ?)', [
-      jobId,
-      seq,
-      type,
-      JSON.stringify({ job: jobId, ...data, at }),
-      at,
-    ]);
+    // Numbered in the same statement that writes it: one round trip, not a read and a write.
+    await this.db.run(
+      `INSERT INTO job_events (job_id, seq, type, data, created)
+         SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM job_events WHERE job_id = ?`,
+      [jobId, type, JSON.stringify({ job: jobId, ...data, at }), at, jobId],
+    );
     // Delivered after the surrounding transaction commits, so a listener reading the store sees the event.
     await this.db.notify(JOB_EVENTS_CHANNEL, jobId);
   }

@@ -212,9 +212,14 @@ export class QueryService {
    */
   async get(principal: Principal, id: string): Promise<QueryRecord> {
     await this.parts.permissions.assertServiceKeyAllowed(principal);
-    // A query held by a process that died is failed here at the latest, when someone looks at it.
-    await this.parts.runtime.store.expireLeases(id);
-    const query = await this.store.get(principal.organizationId, id);
+    let query = await this.store.get(principal.organizationId, id);
+    // A query held by a process that died is failed here at the latest, when someone looks at it (one that has
+    // ended needs no look).
+    if (
+      (query?.status === 'queued' || query?.status === 'running') &&
+      (await this.parts.runtime.store.expireLeases(id)) > 0
+    )
+      query = await this.store.get(principal.organizationId, id);
     const hidden =
       query !== undefined &&
       query.principalId !== principalIdOf(principal) &&
