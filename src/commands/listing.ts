@@ -64,7 +64,7 @@ export function readBodyFile(file: string): Record<string, unknown> {
   }
 }
 
-interface ApiList<T> {
+export interface ApiList<T> {
   object: 'list';
   data: T[];
   has_more: boolean;
@@ -135,12 +135,7 @@ export async function printList<R extends RouteContract>(
   },
 ): Promise<void> {
   const max = spec.max ?? 100;
-  const limit = Number(options.limit ?? 20);
-  if (!Number.isInteger(limit) || limit < 1 || limit > max)
-    throw usageError(`--limit must be a whole number from 1 to ${max}.`);
-  if (options.all && options.startingAfter)
-    throw usageError('--all and --starting-after contradict each other; give one.');
-  assertOutputFlags(ctx, options.output);
+  const limit = checkedPageOptions(ctx, options, max);
   const client = await ctx.client();
   let page = await listPage(client, spec.route, spec.params, {
     ...spec.query,
@@ -159,8 +154,30 @@ export async function printList<R extends RouteContract>(
     }
     page = { object: 'list', data, has_more: false, next_cursor: null };
   }
+  await printPage(ctx, options.output, page, spec.columns, spec.row);
+}
+
+/** The page size the paging options ask for, or a usage error for options that cannot go together. */
+export function checkedPageOptions(ctx: CommandContext, options: PageOptions, max = 100): number {
+  const limit = Number(options.limit ?? 20);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max)
+    throw usageError(`--limit must be a whole number from 1 to ${max}.`);
+  if (options.all && options.startingAfter)
+    throw usageError('--all and --starting-after contradict each other; give one.');
+  assertOutputFlags(ctx, options.output);
+  return limit;
+}
+
+/** A page as list commands print it: the API's list object with --json, else rows and a note when there is more. */
+export async function printPage<T>(
+  ctx: CommandContext,
+  output: string | undefined,
+  page: ApiList<T>,
+  columns: string[],
+  row: (item: T) => Row,
+): Promise<void> {
   if (ctx.json) return printJson(ctx.io, page);
-  await printRows(ctx, options.output, spec.columns, page.data.map(spec.row));
+  await printRows(ctx, output, columns, page.data.map(row));
   if (page.has_more && page.next_cursor)
     ctx.io.stderr.write(`lake: more after these; next page: --starting-after ${page.next_cursor} (or --all)\n`);
 }

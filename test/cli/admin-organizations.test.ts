@@ -117,6 +117,25 @@ describe('lake admin org and people, over the API and on the home', () => {
     const org = JSON.parse(created.stdout) as Json;
     const listed = await runLake(['admin', 'org', 'ls', '--json'], { env: { LAKE_HOME: home } });
     expect((JSON.parse(listed.stdout) as Json).data.map((o: Json) => o.name)).toContain('Third team');
+    // Paged as every list command is, on the home as over the API.
+    const first = JSON.parse(
+      (await runLake(['admin', 'org', 'ls', '--limit', '1', '--json'], { env: { LAKE_HOME: home } })).stdout,
+    ) as Json;
+    expect(first).toMatchObject({ has_more: true, next_cursor: first.data[0].id });
+    const second = await runLake(
+      ['admin', 'org', 'ls', '--limit', '1', '--starting-after', first.next_cursor, '--json'],
+      {
+        env: { LAKE_HOME: home },
+      },
+    );
+    expect((JSON.parse(second.stdout) as Json).data[0].id < first.next_cursor).toBe(true);
+    const everyOne = JSON.parse(
+      (await runLake(['admin', 'org', 'ls', '--all', '--json'], { env: { LAKE_HOME: home } })).stdout,
+    ) as Json;
+    expect(everyOne.data.length).toBe((JSON.parse(listed.stdout) as Json).data.length);
+    expect((await runLake(['admin', 'org', 'ls', '--limit', '0'], { env: { LAKE_HOME: home } })).code).toBe(2);
+    const overApi = await remote(operatorToken, ['admin', 'org', 'ls', '--limit', '1', '--json']);
+    expect(JSON.parse(overApi.stdout)).toMatchObject({ has_more: true, next_cursor: first.data[0].id });
     // The owner's token works against the running server at once.
     const whoami = await remote(org.owner.token.secret, ['whoami', '--json']);
     expect(JSON.parse(whoami.stdout).organization).toEqual({ id: org.id, name: 'Third team' });

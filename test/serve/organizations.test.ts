@@ -129,6 +129,21 @@ async function onboardSecondTeam(a: string, b: string, operatorToken: string, fi
   expect((await call(a, memberToken, 'GET', '/whoami')).status).toBe(200);
   const notHis = await call(a, ownerToken, 'POST', `/users/${bob.body.id}/pats/${created.body.owner.token.id}/revoke`);
   expect(notHis.status).toBe(404);
+
+  // Bob deactivated: his token is refused at once on the other replica; the last owner cannot go; Bob comes back.
+  const off = await call(a, ownerToken, 'POST', `/users/${bob.body.id}/deactivate`);
+  expect(off.body.deactivated).toEqual(expect.any(Number));
+  const refusedBob = await call(b, memberToken, 'GET', '/whoami');
+  expect([refusedBob.status, refusedBob.body.error.code]).toEqual([401, 'user_deactivated']);
+  const lastOwner = await call(b, ownerToken, 'POST', `/users/${created.body.owner.user.id}/deactivate`);
+  expect([lastOwner.status, lastOwner.body.error.code]).toEqual([409, 'last_owner']);
+  expect((await call(b, ownerToken, 'GET', `/users/${bob.body.id}`)).body.deactivated).not.toBeNull();
+  expect((await call(a, ownerToken, 'POST', `/users/${bob.body.id}/reactivate`)).body.deactivated).toBeNull();
+  expect((await call(b, memberToken, 'GET', '/whoami')).status).toBe(200);
+  // Another organization's person is not found, whatever its id.
+  const firstOwnerId = (await call(b, firstOwnerToken, 'GET', '/whoami')).body.user.id as string;
+  const foreignUser = await call(a, ownerToken, 'GET', `/users/${firstOwnerId}`);
+  expect([foreignUser.status, foreignUser.body.error.code]).toEqual([404, 'user_not_found']);
   // A grant never names another organization's person, and the first organization cannot see this one's tables.
   const foreign = await call(a, ownerToken, 'POST', '/grants', {
     schema,

@@ -6,6 +6,8 @@ import type {
 } from '../../contract/organizations.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
+import { checkedPageOptions, pageOptions, printList, printPage, when, type PageOptions } from '../listing.js';
+import type { Row } from '../../render/table.js';
 import { openAdminHome } from './open-home.js';
 import { adminApi } from './remote.js';
 
@@ -66,37 +68,33 @@ export function registerAdminOrganizations(admin: Command, ctx: CommandContext):
       });
     });
 
-  org
-    .command('ls')
-    .description('list organizations, newest first')
-    .option('--limit <n>', 'at most this many (1-100)', '100')
-    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
-    .action(async (o: { limit: string; output?: string }) => {
-      const limit = Math.min(100, Math.max(1, Number(o.limit) || 100));
-      const api = await adminApi(ctx);
-      let page: { data: OrganizationObject[]; has_more: boolean; next_cursor: string | null };
-      if (api) page = await api.read((await routes()).listOrganizations, { query: { limit } });
-      else {
-        const { organizations, wire } = await onHome(ctx);
-        const result = await organizations.list(limit, undefined);
-        const data = result.data.map(wire.organizationObject);
-        page = { data, has_more: result.hasMore, next_cursor: result.hasMore ? (data.at(-1)?.id ?? null) : null };
-      }
-      if (ctx.json) return printJson(ctx.io, { object: 'list', ...page });
-      const { printRows, when } = await import('../listing.js');
-      await printRows(
-        ctx,
-        o.output,
-        ['id', 'name', 'state', 'permissions', 'created'],
-        page.data.map((g) => ({
-          id: g.id,
-          name: g.name,
-          state: g.deactivated === null ? 'active' : `deactivated ${when(g.deactivated)}`,
-          permissions: g.table_permissions ? 'on' : 'off',
-          created: when(g.created),
-        })),
-      );
+  const ls = org.command('ls').description('list organizations, newest first');
+  pageOptions(ls).action(async (o: PageOptions) => {
+    const columns = ['id', 'name', 'state', 'permissions', 'created'];
+    const row = (g: OrganizationObject): Row => ({
+      id: g.id,
+      name: g.name,
+      state: g.deactivated === null ? 'active' : `deactivated ${when(g.deactivated)}`,
+      permissions: g.table_permissions ? 'on' : 'off',
+      created: when(g.created),
     });
+    const api = await adminApi(ctx);
+    if (api) return printList(ctx, o, { route: (await routes()).listOrganizations, columns, row });
+    const limit = checkedPageOptions(ctx, o);
+    const { organizations, wire } = await onHome(ctx);
+    let after = o.startingAfter;
+    if (after !== undefined) await organizations.cursor(after);
+    const data: OrganizationObject[] = [];
+    let more = false;
+    do {
+      const result = await organizations.list(o.all ? 100 : limit, after);
+      data.push(...result.data.map(wire.organizationObject));
+      more = result.hasMore;
+      after = data.at(-1)?.id;
+    } while (o.all && more);
+    const page = { object: 'list' as const, data, has_more: more, next_cursor: more ? (after ?? null) : null };
+    await printPage(ctx, o.output, page, columns, row);
+  });
 
   org
     .command('rename')

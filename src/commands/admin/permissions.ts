@@ -4,6 +4,7 @@ import type { GranteeKind } from '../../service/auth/permissions.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { fetchAll } from '../listing.js';
 import { openAdminHome } from './open-home.js';
 import { adminApi } from './remote.js';
 
@@ -164,7 +165,7 @@ export function registerAdminPermissions(admin: Command, ctx: CommandContext): v
     .description('list the people of the organization (their ids are what grants and admin pat create --user take)')
     .action(async () => {
       const api = await adminApi(ctx);
-      const users = api ? (await api.read((await routes()).listUsers, { query: { limit: 100 } })).data : undefined;
+      const users = api ? await fetchAll(api, (await routes()).listUsers) : undefined;
       const objects = users
         ? users.map((u) => ({ ...u, organization: undefined }))
         : await (async () => {
@@ -305,8 +306,7 @@ async function changeOverApi(
   said: string,
 ): Promise<void> {
   const r = await routes();
-  if (grantee.kind === 'user')
-    grantee.id = userIdOf((await api.read(r.listUsers, { query: { limit: 100 } })).data, grantee.id);
+  if (grantee.kind === 'user') grantee.id = userIdOf(await fetchAll(api, r.listUsers), grantee.id);
   if (verb === 'grant') {
     const grant = await api.read(r.createGrant, {
       body: { schema: target.schema, table: target.table, grantee_kind: grantee.kind, grantee: grantee.id },

@@ -1,5 +1,6 @@
 import type { Directory } from './directory.js';
 import type { OperatorPrincipal } from './operator-credentials.js';
+import { assertOwner } from './ownership.js';
 import type { Principal } from './principal.js';
 import type { Clock } from '../core/clock.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -79,12 +80,7 @@ export class AuditLog {
   ): Promise<{ data: AuditEvent[]; hasMore: boolean }> {
     let organizationId = filter.organization;
     if (principal.kind !== 'operator') {
-      const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
-      if (user?.role !== 'owner' || user.organizationId !== principal.organizationId)
-        throw new LakeServiceError(
-          'owner_required',
-          'Only owners of the organization, through a personal access token, may read its audit log.',
-        );
+      await assertOwner(this.directory, principal, 'read its audit log');
       if (organizationId !== undefined && organizationId !== principal.organizationId)
         throw new LakeServiceError(
           'parameter_invalid',

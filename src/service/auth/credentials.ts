@@ -57,7 +57,7 @@ const PREFIX_OF: Record<CredentialKind, { secret: SecretPrefix; id: string }> = 
 };
 
 // Writing last_used on every request would turn each read into a write; a minute's precision is what people need.
-const LAST_USED_PRECISION_SECONDS = 60;
+export const LAST_USED_PRECISION_SECONDS = 60;
 
 function toRecord(row: CredentialRow): CredentialRecord {
   return {
@@ -147,31 +147,35 @@ export class CredentialStore {
     return { data: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
   }
 
-  /** Why a credential may not act now although it is live: its organization or its person was deactivated. */
-  async deactivated(record: CredentialRecord): Promise<'organization' | 'user' | null> {
-    const row = await this.db.get<AuthenticatingRow>(`${AUTHENTICATING_SELECT} WHERE c.id = ?`, [record.id]);
-    if (!row) return null;
-    if (row.organization_deactivated !== null) return 'organization';
-    return row.user_deactivated !== null ? 'user' : null;
+  /**
+   * A credential by id with what else decides whether it may act: its organization's or person's deactivation
+   * (one read, as authentication makes).
+   */
+  async standing(
+    id: string,
+  ): Promise<{ record: CredentialRecord; deactivated: 'organization' | 'user' | null } | undefined> {
+    const row = await this.db.get<AuthenticatingRow>(`${AUTHENTICATING_SELECT} WHERE c.id = ?`, [id]);
+    if (!row) return undefined;
+    const deactivated =
+      row.organization_deactivated !== null ? 'organization' : row.user_deactivated !== null ? 'user' : null;
+    return { record: toRecord(row), deactivated };
   }
 
   async revoke(id: string): Promise<void> {
     await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [nowSeconds(), id]);
   }
 
-  /** True when this secret belongs to a live (not revoked, not expired) credential with this id. */
-  async isLive(id: string, secret: string): Promise<boolean> {
+  /**
+   * The credential with this id whose secret this is, when it is live (not revoked, not expired); undefined
+   * otherwise. Its organization's or person's deactivation is a refusal of its own, not a reason to replace it.
+   */
+  async liveRecord(id: string, secret: string): Promise<CredentialRecord | undefined> {
     const row = await this.db.get<CredentialRow>('SELECT * FROM credentials WHERE id = ? AND secret_hash = ?', [
       id,
       hashSecret(secret),
     ]);
-    if (!row || row.revoked !== null) return false;
-    const organization = await this.db.get<{ deactivated: number | null }>(
-      'SELECT deactivated FROM organizations WHERE id = ?',
-      [row.organization_id],
-    );
-    if (organization?.deactivated !== null) return false;
-    return row.expires === null || row.expires > nowSeconds();
+    if (!row || row.revoked !== null) return undefined;
+    return row.expires === null || row.expires > nowSeconds() ? toRecord(row) : undefined;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { MetadataDb } from '../store/metadata-db.js';
+import { LAST_USED_PRECISION_SECONDS } from './credentials.js';
 import { hashSecret, looksLikeSecret, newSecret, secretHint } from './secrets.js';
 
 /**
@@ -96,7 +97,7 @@ export class OperatorCredentials {
       );
     const now = nowSeconds();
     // As for other credentials: a minute's precision, so a read is not a write every time.
-    if (row.last_used === null || now - Number(row.last_used) >= 60)
+    if (row.last_used === null || now - Number(row.last_used) >= LAST_USED_PRECISION_SECONDS)
       await this.db.run('UPDATE operator_credentials SET last_used = ? WHERE id = ?', [now, row.id]);
     return { kind: 'operator', credentialId: row.id };
   }

@@ -202,9 +202,8 @@ async function ensureOwnerCredential(
   const recorded = await settings.get(key);
   const existing = readFileIfExists(paths.ownerToken)?.trim();
   // A token made before a scope existed is replaced too, so the home's own owner can always do everything.
-  const current = recorded === undefined ? undefined : await credentials.get(recorded);
-  const everyScope = current !== undefined && SCOPES.every((scope) => current.scopes.includes(scope));
-  if (recorded && existing && everyScope && (await credentials.isLive(recorded, existing))) return existing;
+  const current = recorded && existing ? await credentials.liveRecord(recorded, existing) : undefined;
+  if (current && SCOPES.every((scope) => current.scopes.includes(scope))) return existing as string;
 
   if (recorded) await credentials.revoke(recorded);
   const issued = await credentials.issue({

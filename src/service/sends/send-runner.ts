@@ -139,7 +139,8 @@ export class SendRunner {
 
   /** The principal the send's SQL runs as: its creating credential, which must still be live. */
   private async runAs(send: SendRecord): Promise<Principal> {
-    const credential = await this.credentials.get(send.credentialId);
+    const standing = await this.credentials.standing(send.credentialId);
+    const credential = standing?.record;
     const now = this.now();
     if (!credential || credential.revoked !== null || (credential.expires !== null && credential.expires <= now)) {
       throw new LakeServiceError(
@@ -147,10 +148,9 @@ export class SendRunner {
         'The credential that created this send was revoked or has expired; create the send again with a live one.',
       );
     }
-    const deactivated = await this.credentials.deactivated(credential);
-    if (deactivated === 'organization')
+    if (standing.deactivated === 'organization')
       throw new LakeServiceError('organization_deactivated', 'The organization of this send is deactivated.');
-    if (deactivated === 'user')
+    if (standing.deactivated === 'user')
       throw new LakeServiceError(
         'user_deactivated',
         'The person this send runs as was deactivated; an owner may change its SQL to run it as themselves.',

@@ -464,8 +464,6 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'operators and deactivation',
     // The service operator's tokens belong to no organization (they create and deactivate organizations). An
     // organization or a person is deactivated, never deleted: their data and records stay, their credentials stop.
-    // Audit events of the service itself (a burst of failed authentications from an address) have no organization,
-    // so the column becomes nullable: SQLite rebuilds the table, PostgreSQL drops the constraint.
     sql: `
       ALTER TABLE organizations ADD COLUMN deactivated INTEGER;
       ALTER TABLE users ADD COLUMN deactivated INTEGER;
@@ -478,7 +476,15 @@ export const MIGRATIONS: readonly Migration[] = [
         last_used INTEGER,
         revoked INTEGER
       );
-      CREATE TABLE audit_events_22 (
+    `,
+  },
+  {
+    version: 23,
+    name: 'audit events of the service',
+    // Audit events of the service itself (a burst of failed authentications, an operator token) have no
+    // organization, so the column becomes nullable: SQLite rebuilds the table, PostgreSQL drops the constraint.
+    sql: `
+      CREATE TABLE audit_events_23 (
         id TEXT PRIMARY KEY,
         organization_id TEXT REFERENCES organizations(id),
         created INTEGER NOT NULL,
@@ -492,24 +498,13 @@ export const MIGRATIONS: readonly Migration[] = [
         request_id TEXT,
         client_address TEXT
       );
-      INSERT INTO audit_events_22 SELECT * FROM audit_events;
+      INSERT INTO audit_events_23 SELECT * FROM audit_events;
       DROP TABLE audit_events;
-      ALTER TABLE audit_events_22 RENAME TO audit_events;
+      ALTER TABLE audit_events_23 RENAME TO audit_events;
       CREATE INDEX audit_events_by_org ON audit_events (organization_id, created, id);
       CREATE INDEX audit_events_by_time ON audit_events (created, id);
     `,
     postgres: `
-      ALTER TABLE organizations ADD COLUMN deactivated INTEGER;
-      ALTER TABLE users ADD COLUMN deactivated INTEGER;
-      CREATE TABLE operator_credentials (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        secret_hash TEXT NOT NULL UNIQUE,
-        secret_hint TEXT NOT NULL,
-        created INTEGER NOT NULL,
-        last_used INTEGER,
-        revoked INTEGER
-      );
       ALTER TABLE audit_events ALTER COLUMN organization_id DROP NOT NULL;
       CREATE INDEX audit_events_by_time ON audit_events (created, id);
     `,

@@ -64,10 +64,10 @@ async function countFailure(c: Context<ApiEnv>, address: string, code: string): 
       credentialId: null,
       userId: null,
       requestId: c.get('requestId'),
-      clientAddress: address.replace(/^address:/, ''),
+      clientAddress: plainAddress(address),
     },
     'authentication.failed_burst',
-    { type: 'client_address', id: address.replace(/^address:/, '') },
+    { type: 'client_address', id: plainAddress(address) },
     { last_error: code, route: c.get('route') ?? null },
   );
 }
@@ -80,23 +80,14 @@ function bearerIsOperator(c: Context<ApiEnv>): boolean {
 
 /** The service operator's routes take its opr_ token and no other: an organization's credential is refused. */
 async function authenticatedOperator(c: Context<ApiEnv>): Promise<void> {
-  const header = c.req.header('Authorization');
-  if (!header)
-    throw new LakeServiceError(
-      'authentication_required',
-      'No credential was sent. Send the header Authorization: Bearer <token> with the operator token (opr_…).',
-    );
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1])
-    throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
-  if (!match[1].startsWith('opr_'))
+  const secret = bearerSecret(c, 'the operator token (opr_…)');
+  if (!secret.startsWith('opr_'))
     throw new LakeServiceError(
       'operator_required',
       'Only the service operator may do this, with the operator token (opr_…) lake init printed; an organization’s tokens and keys cannot.',
     );
-  const operator = await c.get('services').operators.authenticate(match[1]);
-  const origin = { requestId: c.get('requestId'), clientAddress: clientAddress(c).replace(/^address:/, '') };
-  c.set('operator', { ...operator, origin });
+  const operator = await c.get('services').operators.authenticate(secret);
+  c.set('operator', { ...operator, origin: originOf(c) });
   await enforceRateLimit(c, operator.credentialId, undefined);
 }
 
@@ -131,22 +122,27 @@ async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): 
     await authorize(c, requirement, await principalOfStreamToken(c, streamToken));
     return;
   }
-  if (!header) {
-    throw new LakeServiceError(
-      'authentication_required',
-      'No credential was sent. Send the header Authorization: Bearer <token> with a pat_ or nsk_ token.',
-    );
-  }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1]) {
-    throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
-  }
-  if (match[1].startsWith('opr_'))
+  const secret = bearerSecret(c, 'a pat_ or nsk_ token');
+  if (secret.startsWith('opr_'))
     throw new LakeServiceError(
       'invalid_credentials',
       'The operator token (opr_…) manages organizations only (/organizations, /audit_events). Use a pat_ or nsk_ token of an organization here.',
     );
-  await authorize(c, requirement, await c.get('services').credentials.authenticate(match[1], ['pat', 'nsk']));
+  await authorize(c, requirement, await c.get('services').credentials.authenticate(secret, ['pat', 'nsk']));
+}
+
+/** The secret of `Authorization: Bearer <token>`; a missing or malformed header is refused, naming what to send. */
+function bearerSecret(c: Context<ApiEnv>, expected: string): string {
+  const header = c.req.header('Authorization');
+  if (!header)
+    throw new LakeServiceError(
+      'authentication_required',
+      `No credential was sent. Send the header Authorization: Bearer <token> with ${expected}.`,
+    );
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1])
+    throw new LakeServiceError('invalid_credentials', 'The Authorization header must have the form: Bearer <token>.');
+  return match[1];
 }
 
 async function principalOfStreamToken(c: Context<ApiEnv>, token: string): Promise<Principal> {
@@ -180,11 +176,15 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
 
 /** The principal, with the request it came in: what the audit log says of an action. */
 function withOrigin(c: Context<ApiEnv>, principal: Principal): Principal {
-  return {
-    ...principal,
-    origin: { requestId: c.get('requestId'), clientAddress: clientAddress(c).replace(/^address:/, '') },
-  };
+  return { ...principal, origin: originOf(c) };
 }
+
+function originOf(c: Context<ApiEnv>): { requestId: string; clientAddress: string } {
+  return { requestId: c.get('requestId'), clientAddress: plainAddress(clientAddress(c)) };
+}
+
+/** The address itself, without the `address:` of its budget's key. */
+const plainAddress = (address: string): string => address.replace(/^address:/, '');
 
 /**
  * Counts the request against the caller's and the organization's budgets; over either, 429 rate_limited with the
