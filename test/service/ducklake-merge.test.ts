@@ -1,11 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine/duckdb.js';
 import { DuckLakeCatalog } from '../../src/service/storage/ducklake/catalog.js';
 import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-types.js';
-import { describeDataFile, fieldIdsOption, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
+import {
+  describeDataFile,
+  fieldIdsOption,
+  parquetSizes,
+  tableRowsSql,
+} from '../../src/service/storage/ducklake/data-files.js';
 import { type MergeCounts, mergeChangedRows } from '../../src/service/storage/ducklake/merge.js';
 import { columnShape } from '../../src/service/storage/ducklake/types.js';
 import type { MetadataDb } from '../../src/service/store/metadata-db.js';
@@ -85,6 +90,8 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
         mergeChangedRows({
           write: w,
           connection: duck.connection,
+          // Files touched at once are written over two connections.
+          connect: () => duck.connect(),
           tableId,
           columns,
           key: ['id'],
@@ -125,6 +132,23 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
     expect(await positions(files[0]?.deletePath ?? null)).toEqual([2, 3, 7]);
     expect(await positions(files[1]?.deletePath ?? null)).toEqual([0]);
     expect(files[2]?.deletePath).toBeNull();
+    // Each delete file's size and footer size, as recorded, are what DuckDB reads in the file's own metadata.
+    const recorded = await db.all<{ path: string; file_size_bytes: number; footer_size: number }>(
+      `SELECT path, file_size_bytes, footer_size FROM ${prefix}ducklake_delete_file WHERE table_id = ? AND end_snapshot IS NULL`,
+      [tableId],
+    );
+    expect(recorded).toHaveLength(2);
+    for (const file of recorded) {
+      const meta = (
+        await duck.connection.runAndReadAll(
+          `SELECT file_size_bytes, footer_size FROM parquet_file_metadata(${quoteLiteral(toAbsolute(file.path))})`,
+        )
+      ).getRowObjectsJS()[0];
+      expect([Number(file.file_size_bytes), Number(file.footer_size)]).toEqual([
+        Number(meta?.file_size_bytes),
+        Number(meta?.footer_size),
+      ]);
+    }
     const stats = await db.get<{ record_count: number }>(
       `SELECT record_count FROM ${prefix}ducklake_table_stats WHERE table_id = ?`,
       [tableId],
@@ -151,5 +175,11 @@ describe.each(['SQLite', 'PostgreSQL'])('an incremental merge into a DuckLake ta
     expect(fourth.result).toEqual({ replaced: 0, deleted: 1 });
     expect((await rowsAt(tableId, fourth.snapshotId)).map(([id]) => id)).toEqual([1, 2, 4, 5, 6, 7, 8]);
     expect(await rowsAt(tableId, third.snapshotId)).toHaveLength(8);
+  });
+
+  it('a file that is not Parquet has no sizes to record', () => {
+    const path = join(dir, 'not-parquet.parquet');
+    writeFileSync(path, 'PAR1 but not a footer');
+    expect(() => parquetSizes(path)).toThrow(/is not a Parquet file/);
   });
 });

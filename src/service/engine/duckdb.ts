@@ -32,6 +32,8 @@ export async function openPrivilegedConnection(
   options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {},
 ): Promise<{
   connection: DuckDB.DuckDBConnection;
+  /** Another connection to the same instance (work in parallel on its database); closed with the instance. */
+  connect(): Promise<DuckDB.DuckDBConnection>;
   close(): void;
 }> {
   const duckdb = await loadDuckDB();
@@ -46,9 +48,16 @@ export async function openPrivilegedConnection(
   }
   const instance = await duckdb.DuckDBInstance.create(':memory:', config);
   const connection = await instance.connect();
+  const others: DuckDB.DuckDBConnection[] = [];
   return {
     connection,
+    async connect() {
+      const other = await instance.connect();
+      others.push(other);
+      return other;
+    },
     close() {
+      for (const other of others) other.closeSync();
       connection.closeSync();
       instance.closeSync();
     },

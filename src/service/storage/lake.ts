@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
 import { tableNamesIn } from '../engine/table-names.js';
@@ -78,7 +77,7 @@ export class Lake {
     selectSql: string,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
-    return this.writeSnapshot(organizationId, schema, name, (_connection, parts) => parts.copy(selectSql, 0), options);
+    return this.writeSnapshot(organizationId, schema, name, (parts) => parts.copy(selectSql, 0), options);
   }
 
   /**
@@ -90,7 +89,7 @@ export class Lake {
     organizationId: string,
     schema: string,
     name: string,
-    fill: (connection: DuckDBConnection, parts: PartWriter) => Promise<number>,
+    fill: (parts: PartWriter) => Promise<number>,
     options: WriteTableOptions = {},
   ): Promise<LakeTable> {
     const current = await this.tables.get(organizationId, schema, name);

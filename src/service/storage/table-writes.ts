@@ -47,6 +47,11 @@ export interface WriteTableOptions {
 export interface PartWriter {
   /** Writes `selectSql`'s rows as part `index`; returns its rows. Every part of one version has the same columns. */
   copy(selectSql: string, index: number): Promise<number>;
+  /**
+   * The write's private DuckDB connection (for a fill's own statements). It opens while the fill starts, so a
+   * source can already be read meanwhile.
+   */
+  connection(): Promise<DuckDBConnection>;
 }
 
 /**
@@ -77,7 +82,7 @@ export class TableWrites {
     organizationId: string,
     schema: string,
     name: string,
-    fill: (connection: DuckDBConnection, parts: PartWriter) => Promise<number>,
+    fill: (parts: PartWriter) => Promise<number>,
     options: WriteTableOptions,
     current: LakeTable | undefined,
   ): Promise<void> {
@@ -89,17 +94,30 @@ export class TableWrites {
     const dir = join(tableDir, version);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     let releaseHeld: Release = () => undefined;
-    const { connection, close } = await openPrivilegedConnection({
+    // The instance starts (tens of milliseconds) while the fill begins: an incremental sync's source read overlaps it.
+    const opening = openPrivilegedConnection({
       memoryLimit: options.memoryLimit,
       tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb'),
+    }).then(async (opened) => {
+      // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
+      if (options.memoryLimit)
+        await opened.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {
+          opened.close();
+          throw error;
+        });
+      mark(`${schema}.${name}: duckdb open`);
+      return opened;
     });
+    // Closed on every path, once opened: a failure to open is the write's failure, met where the connection is used.
+    opening.catch(() => undefined);
     try {
       const currentFiles = (current?.snapshot.files ?? []).map((file) => this.layout.toAbsolute(file));
       if (options.readsCurrent) releaseHeld = await this.layout.files.hold(currentFiles);
-      // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
-      if (options.memoryLimit) await connection.run('SET preserve_insertion_order = false');
       let planned: Promise<{ shapes: ColumnShape[]; columns: CatalogColumn[] }> | undefined;
-      const plan = async (selectSql: string): Promise<{ shapes: ColumnShape[]; columns: CatalogColumn[] }> => {
+      const plan = async (
+        connection: DuckDBConnection,
+        selectSql: string,
+      ): Promise<{ shapes: ColumnShape[]; columns: CatalogColumn[] }> => {
         const described = await connection.runAndReadAll(`DESCRIBE ${selectSql}`);
         const shapes = described.getRowObjectsJS().map((row) => {
           const column = String(row.column_name);
@@ -108,10 +126,14 @@ export class TableWrites {
         });
         return { shapes, columns: await catalog.planColumns(schema, name, shapes) };
       };
+      const connectionOf = async (): Promise<DuckDBConnection> => (await opening).connection;
       const parts: PartWriter = {
+        connection: connectionOf,
         copy: async (selectSql, index) => {
-          planned ??= plan(selectSql);
+          const connection = await connectionOf();
+          planned ??= plan(connection, selectSql);
           const { columns } = await planned;
+          mark(`${schema}.${name}: part ${index} planned`);
           const target = join(dir, `part-${index}.parquet`);
           const written = await connection.run(
             `COPY (${selectSql}\n) TO ${quoteLiteral(target)} (${options.memoryLimit ? SYNC_PARQUET : PARQUET}, ${fieldIdsOption(columns)})`,
@@ -119,8 +141,9 @@ export class TableWrites {
           return Number(written.rowsChanged);
         },
       };
-      const rowCount = await fill(connection, parts);
+      const rowCount = await fill(parts);
       mark(`${schema}.${name}: parts written`);
+      const connection = await connectionOf();
       if (!planned) throw new Error(`No part of ${schema}.${name} was written.`);
       const { shapes, columns } = await planned;
       if (
@@ -164,6 +187,7 @@ export class TableWrites {
         const counts = await mergeChangedRows({
           write,
           connection,
+          connect: async () => (await opening).connect(),
           tableId: table.tableId,
           columns: table.columns,
           key: options.mergeOn.key,
@@ -194,7 +218,10 @@ export class TableWrites {
       mark(`${schema}.${name}: committed`);
     } finally {
       releaseHeld();
-      close();
+      await opening.then(
+        (opened) => opened.close(),
+        () => undefined,
+      );
     }
   }
 }

@@ -275,7 +275,7 @@ async function syncTable(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
-      async (connection, writer) => {
+      async (writer) => {
         // Every COPY is started only once DuckDB is ready: a COPY that nobody reads would hold its connection for ever.
         const startCopy = (on: pg.Client, sql: string) => startSourceCopy(to, on, sql, input.signal);
         const bounds = (
@@ -302,6 +302,7 @@ async function syncTable(
           await readKeys();
           sourceDone(true);
           input.reporter.phase(task, 'loading');
+          const connection = await writer.connection();
           const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
           const match = (other: string): string =>
             lakeKey
@@ -342,6 +343,7 @@ async function syncTable(
             if (abandoned) return;
             try {
               rows += await writer.copy(batchOf(segment, longest), index);
+              mark(`${task.key}: part ${index} loaded`);
             } catch (error) {
               abandoned = true;
               throw error;
@@ -391,6 +393,7 @@ async function syncTable(
         // This connection reads the first range, then any other no idle connection has taken meanwhile.
         let ownOk = true;
         for (const read of reads) if (read.claim()) ownOk = (await read.run(client)) && ownOk;
+        mark(`${task.key}: read`);
         // The keys are read before the connection moves on; a failure is thrown once the loads have ended.
         let keysError: unknown;
         if (ownOk)

@@ -57,6 +57,14 @@ export function shapeKey(column: ColumnShape): string {
   ]);
 }
 
+/** A delete file to register for a data file: its path relative to the table's, positions listed, size, footer. */
+export interface DeleteFileFacts {
+  path: string;
+  deleteCount: number;
+  fileSizeBytes: number;
+  footerSize: number;
+}
+
 /** A Parquet data file to register, its path relative to its table's path. */
 export interface NewDataFile {
   path: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
-import { shapeKey, type CatalogColumn, type NewDataFile } from './catalog-types.js';
+import { shapeKey, type CatalogColumn, type DeleteFileFacts, type NewDataFile } from './catalog-types.js';
 import { assignColumnIds, liveColumns } from './column-ids.js';
 import { TYPE_TAG, type ColumnShape } from './types.js';
 
@@ -333,12 +333,7 @@ export class CatalogWrite {
    * Marks rows of a data file deleted from this snapshot on: a positional delete file (`file_path`, `pos`) holding
    * every position deleted so far, which replaces the file's earlier delete file (at most one per file and snapshot).
    */
-  async setDeletes(
-    tableId: number,
-    dataFileId: number,
-    file: { path: string; deleteCount: number; fileSizeBytes: number; footerSize: number },
-    newlyDeleted: number,
-  ): Promise<void> {
+  async setDeletes(tableId: number, dataFileId: number, file: DeleteFileFacts, newlyDeleted: number): Promise<void> {
     await this.db.run(
       `UPDATE ${this.t('ducklake_delete_file')} SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL`,
       [this.snapshotId, dataFileId],

@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
@@ -20,6 +21,27 @@ function fieldIds(columns: readonly CatalogColumn[]): string {
         : `${quoteLiteral(c.name)}: ${c.id}`,
     )
     .join(', ')}}`;
+}
+
+/**
+ * A Parquet file's size and footer size, from its last 8 bytes (the footer's length, then the magic `PAR1`): what
+ * DuckDB's parquet_file_metadata reports, without a statement per file.
+ */
+export function parquetSizes(absolutePath: string): { fileSizeBytes: number; footerSize: number } {
+  const fd = openSync(absolutePath, 'r');
+  try {
+    const fileSizeBytes = fstatSync(fd).size;
+    const tail = Buffer.alloc(8);
+    if (
+      fileSizeBytes < 12 ||
+      readSync(fd, tail, 0, 8, fileSizeBytes - 8) !== 8 ||
+      tail.toString('latin1', 4) !== 'PAR1'
+    )
+      throw new Error(`${absolutePath} is not a Parquet file.`);
+    return { fileSizeBytes, footerSize: tail.readUInt32LE(0) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

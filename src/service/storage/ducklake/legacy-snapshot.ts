@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn } from './catalog-types.js';
 import type { CatalogWrite } from './catalog-write.js';
-import { describeDataFile } from './data-files.js';
+import { describeDataFile, parquetSizes } from './data-files.js';
 
 /** A table's snapshot as lake recorded it before DuckLake: its files by layer, oldest first, and their merge key. */
 export interface LegacySnapshot {
@@ -52,20 +52,10 @@ export async function registerLegacySnapshot(
         rmSync(deletesAbsolute, { force: true });
         continue;
       }
-      const meta = (
-        await connection.runAndReadAll(
-          `SELECT file_size_bytes, footer_size FROM parquet_file_metadata(${quoteLiteral(deletesAbsolute)})`,
-        )
-      ).getRowObjectsJS()[0] as { file_size_bytes: bigint; footer_size: bigint };
       await write.setDeletes(
         table.tableId,
         dataFileId as number,
-        {
-          path: deletesPath,
-          deleteCount: deleted,
-          fileSizeBytes: Number(meta.file_size_bytes),
-          footerSize: Number(meta.footer_size),
-        },
+        { path: deletesPath, deleteCount: deleted, ...parquetSizes(deletesAbsolute) },
         deleted,
       );
     }

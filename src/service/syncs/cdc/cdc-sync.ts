@@ -373,7 +373,8 @@ async function applyTable(
       input.organizationId,
       task.lakeSchema,
       task.lakeTable,
-      async (connection, writer) => {
+      async (writer) => {
+        const connection = await writer.connection();
         await connection.run(`CREATE OR REPLACE TEMP TABLE lake_cdc AS ${changeRowsSql(converted)}`);
         const facts = (
           await connection.runAndReadAll(
