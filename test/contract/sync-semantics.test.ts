@@ -34,6 +34,12 @@ const TABLES = `
   CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy', 'it''s fine');
   CREATE TABLE public.moods (id int PRIMARY KEY, m mood);
   INSERT INTO public.moods VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL), (5, 'happy'), (6, 'it''s fine');
+  CREATE TABLE public.spans (id int PRIMARY KEY, iv interval, ds interval day to second(3));
+  INSERT INTO public.spans VALUES
+    (1, '1 day', '1 day'), (2, '-1 day', '-1 day'), (3, '1 mon', '25:00:00'), (4, '30 days', '-00:00:00.001'),
+    (5, '-1 mon 2 days -03:04:05.123456', '-2 days 03:04:05.123'), (6, '0', '0'), (7, '178000000 years', '1 day'),
+    (8, '25 hours', '24:00:00'), (9, NULL, NULL), (10, '1 year 2 mons 3 days 04:05:06.789', '100 days 00:00:00.5'),
+    (11, '-178000000 years -2147483647 days', '-1 day'), (12, '720:00:00', '-00:00:01');
   CREATE TABLE public.ids (id int PRIMARY KEY, u uuid);
   INSERT INTO public.ids VALUES (1, 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd'), (2, '00000000-0000-0000-0000-000000000000'), (3, NULL),
     (4, 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF');
@@ -136,6 +142,42 @@ const PROBES: [string, string][] = [
   ['moods', 'max(m)::text'],
   ['moods', "string_agg(m::text, ',' ORDER BY m, id)"],
   ['moods', 'count(DISTINCT m)'],
+  // intervals: negative, mixed-unit, zero and huge; compared as PostgreSQL does (a month as 30 days, a day as 24
+  // hours), with interval literals and with text that reads as one
+  ['spans', "count(*) FILTER (WHERE iv < interval '0')"],
+  ['spans', "count(*) FILTER (WHERE iv > '1 mon')"],
+  ['spans', "count(*) FILTER (WHERE iv = '30 days')"],
+  ['spans', "count(*) FILTER (WHERE iv >= interval '24 hours')"],
+  ['spans', "string_agg(id::text, ';' ORDER BY iv, id)"],
+  ['spans', "string_agg(id::text, ';' ORDER BY iv DESC NULLS FIRST, id)"],
+  ['spans', 'count(DISTINCT iv)'],
+  ['spans', 'extract(epoch FROM max(iv))'],
+  ['spans', 'extract(epoch FROM min(iv))'],
+  // extract(epoch …) is a double in DuckDB and a numeric in PostgreSQL: equal to the microsecond where a double
+  // holds that many digits (not for the ±178,000,000-year rows).
+  ['spans', '(SELECT round(sum(extract(epoch FROM iv)), 6) FROM {table} WHERE id NOT IN (7, 11))'],
+  ['spans', 'sum(extract(day FROM iv))'],
+  ['spans', 'sum(extract(month FROM iv))'],
+  ['spans', 'sum(extract(hour FROM iv))'],
+  ['spans', 'sum(extract(minute FROM iv))'],
+  // Arithmetic with dates and timestamps (month ends as PostgreSQL: January 31st and a month is February 29th),
+  // over the rows whose sums stay in the calendar.
+  [
+    'spans',
+    "(SELECT count(*) FROM {table} WHERE id NOT IN (7, 11) AND DATE '2024-01-31' + iv > TIMESTAMP '2024-02-29')",
+  ],
+  [
+    'spans',
+    "(SELECT string_agg((TIMESTAMP '2024-01-31 12:00:00' + iv)::text, ';' ORDER BY id) FROM {table} WHERE id NOT IN (7, 11))",
+  ],
+  [
+    'spans',
+    "(SELECT string_agg((DATE '2024-03-31' - iv)::text, ';' ORDER BY id) FROM {table} WHERE id NOT IN (7, 11))",
+  ],
+  ['spans', "count(*) FILTER (WHERE ds < interval '0')"],
+  ['spans', "string_agg(id::text, ';' ORDER BY ds, id)"],
+  ['spans', 'count(DISTINCT ds)'],
+  ['spans', 'sum(extract(epoch FROM ds))'],
   // uuid
   ['ids', "count(*) FILTER (WHERE u = 'fbc2bf30-a3e6-4eb7-96f5-5d949f0267dd')"],
   ['ids', "count(*) FILTER (WHERE u > '80000000-0000-0000-0000-000000000000')"],

@@ -100,14 +100,14 @@ describe('a PostgreSQL sync keeps every value exactly', () => {
       raw: 'BLOB',
       ints: 'INTEGER[]',
       texts: 'VARCHAR[]',
-      iv: 'VARCHAR',
+      iv: 'INTERVAL',
       m: "ENUM('sad', 'ok', 'happy')",
       updated_at: 'TIMESTAMP WITH TIME ZONE NOT NULL',
       _synced_at: 'TIMESTAMP WITH TIME ZONE NOT NULL',
     });
 
     const lake = await run(api, 'select * exclude (updated_at, _synced_at) from lake.types.everything order by id');
-    expect(lake.data).toEqual([
+    expect(lake.data, JSON.stringify(lake.error)).toEqual([
       {
         id: 1,
         n_small: '12.34',

@@ -1,5 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { columnShape, duckdbTypeOf, UnsupportedTypeError } from '../../src/service/storage/ducklake/types.js';
+import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
+import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-types.js';
+import { storedRowsSql, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
+import {
+  columnShape,
+  duckdbTypeOf,
+  storedTypeOf,
+  UnsupportedTypeError,
+} from '../../src/service/storage/ducklake/types.js';
 
 describe('DuckDB types as the DuckLake catalog records them', () => {
   it('every scalar type lake stores has the name the v1.5 extension gives it, and reads back as itself', () => {
@@ -20,7 +31,6 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
       ['TIMESTAMP', 'timestamp'],
       ['TIMESTAMP WITH TIME ZONE', 'timestamptz'],
       ['TIMESTAMP_NS', 'timestamp_ns'],
-      ['INTERVAL', 'interval'],
       ['VARCHAR', 'varchar'],
       ['BLOB', 'blob'],
       ['UUID', 'uuid'],
@@ -30,6 +40,62 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
       const shape = columnShape('c', duckdb, true);
       expect(shape.type, duckdb).toBe(ducklake);
       expect(duckdbTypeOf(shape)).toBe(duckdb);
+    }
+  });
+
+  it('an INTERVAL is stored as its signed months, days and microseconds (Parquet has no negative interval) and read back as one', async () => {
+    const shape = columnShape('iv', 'INTERVAL', true);
+    // What any DuckLake reader finds: a struct of three integers; lake's tag makes it an INTERVAL again.
+    expect(shape).toEqual({
+      name: 'iv',
+      type: 'struct',
+      nullable: true,
+      lakeType: 'INTERVAL',
+      children: [
+        { name: 'months', type: 'int32', nullable: true },
+        { name: 'days', type: 'int32', nullable: true },
+        { name: 'micros', type: 'int64', nullable: true },
+      ],
+    });
+    expect(duckdbTypeOf(shape)).toBe('INTERVAL');
+    expect(storedTypeOf(shape)).toBe('STRUCT(months INTEGER, days INTEGER, micros BIGINT)');
+    // Inside a list an interval stays what the file holds.
+    expect(duckdbTypeOf(columnShape('ivs', 'INTERVAL[]', true))).toBe('INTERVAL[]');
+
+    const dir = mkdtempSync(join(tmpdir(), 'lake-interval-'));
+    const duck = await openPrivilegedConnection({});
+    try {
+      const column: CatalogColumn = {
+        ...shape,
+        id: 1,
+        children: (shape.children ?? []).map((c, i) => ({ ...c, children: undefined, id: i + 2 })),
+      };
+      const values = [
+        "INTERVAL '-1 month -2 days -03:04:05.123456'",
+        "INTERVAL '178000000 years'",
+        "-INTERVAL '178000000 years' - to_days(2147483647)",
+        "INTERVAL '100 hours'",
+        'NULL',
+        "INTERVAL '0'",
+      ];
+      const rows = `SELECT * FROM (VALUES ${values.map((v, i) => `(${i}, ${v})`).join(', ')}) t(n, iv)`;
+      const file = join(dir, 'part-0.parquet');
+      await duck.connection.run(
+        `COPY (SELECT iv FROM (${storedRowsSql([column], rows)}) ORDER BY n) TO '${file}' (FORMAT parquet, FIELD_IDS {'iv': {__duckdb_field_id: 1, 'months': 2, 'days': 3, 'micros': 4}})`,
+      );
+      const read = tableRowsSql(
+        [{ path: 'part-0.parquet', mappingId: null, dataFileId: 1, recordCount: 6, deletePath: null }],
+        [column],
+        (p) => join(dir, p),
+      );
+      const back = await duck.connection.runAndReadAll(
+        `SELECT list(iv::VARCHAR) AS back, list(x::VARCHAR ORDER BY n) AS expected FROM (SELECT iv, row_number() OVER () - 1 AS n FROM (${read})) r JOIN (SELECT n, iv AS x FROM (${rows})) e USING (n)`,
+      );
+      const [row] = back.getRowObjectsJS() as { back: unknown; expected: unknown }[];
+      expect(JSON.stringify(row?.back)).toBe(JSON.stringify(row?.expected));
+    } finally {
+      duck.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -137,6 +137,25 @@ export function intervalToIso(value: DuckDBIntervalValue): string {
   return out === 'P' ? 'PT0S' : out;
 }
 
+/**
+ * DuckDB SQL giving `ref`'s INTERVAL as the text intervalToIso makes of it: how a result keeps an INTERVAL column,
+ * since Parquet's INTERVAL holds neither a negative value nor microseconds.
+ */
+export function intervalToIsoSql(ref: string): string {
+  const part = (unit: string): string => `datepart('${unit}', ${ref})`;
+  const unit = (value: string, letter: string): string =>
+    `CASE WHEN ${value} <> 0 THEN ${value}::VARCHAR || '${letter}' ELSE '' END`;
+  const negative = `CASE WHEN ${part('hour')} < 0 OR ${part('minute')} < 0 OR ${part('microseconds')} < 0 THEN '-' ELSE '' END`;
+  const micros = `abs(${part('microseconds')})`;
+  const seconds = `(${micros} // 1000000)::VARCHAR || CASE WHEN ${micros} % 1000000 <> 0 THEN '.' || rtrim(lpad((${micros} % 1000000)::VARCHAR, 6, '0'), '0') ELSE '' END`;
+  const time = `CASE WHEN ${part('hour')} <> 0 THEN ${negative} || abs(${part('hour')})::VARCHAR || 'H' ELSE '' END
+    || CASE WHEN ${part('minute')} <> 0 THEN ${negative} || abs(${part('minute')})::VARCHAR || 'M' ELSE '' END
+    || CASE WHEN ${micros} <> 0 THEN ${negative} || ${seconds} || 'S' ELSE '' END`;
+  const text = `'P' || ${unit(part('year'), 'Y')} || ${unit(part('month'), 'M')} || ${unit(part('day'), 'D')}
+    || CASE WHEN (${time}) <> '' THEN 'T' || ${time} ELSE '' END`;
+  return `CASE WHEN ${ref} IS NULL THEN NULL WHEN (${text}) = 'P' THEN 'PT0S' ELSE ${text} END`;
+}
+
 function nullable(convert: ValueConverter): ValueConverter {
   return (value) => (value === null || value === undefined ? null : convert(value));
 }

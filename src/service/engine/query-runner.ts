@@ -11,11 +11,16 @@ import type { InstancePool } from './instance-pool.js';
 import { dynamicPivot, PIVOT_VALUE_BYTES, PIVOT_VALUE_LIMIT } from './pivot.js';
 import { asCopySource, withLakeMeaning } from './statement-forms.js';
 import { readFirstPage, type ResultColumn } from './result-rows.js';
+import { intervalToIsoSql } from './json-values.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason } from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
 
-/** Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. */
+/**
+ * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. An
+ * INTERVAL column too, as ISO 8601 (the text its JSON value always was): Parquet's INTERVAL holds neither negative
+ * values nor microseconds.
+ */
 const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
 /** How often a running query's result size is looked at. */
 const WATCH_EVERY_MS = 100;
@@ -142,12 +147,16 @@ export class QueryRun {
       const { columns } = await prepareSelect(connection, written, this.job.parameters);
       excerptIsTheCallers = false;
       if (this.job.explain) return await this.explain(connection, written, file, (at) => (executingSince = at), events);
-      const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type)).map((c) => c.name);
+      const textColumns = columns.filter((c) => NEEDS_TEXT.test(c.type) || c.type === 'INTERVAL');
       const statement = asCopySource(written);
+      const asText = (c: { name: string; type: string }): string =>
+        c.type === 'INTERVAL'
+          ? intervalToIsoSql(quoteIdentifier(c.name))
+          : `CAST(${quoteIdentifier(c.name)} AS VARCHAR)`;
       const whole =
         textColumns.length === 0
           ? `${statement}\n`
-          : `SELECT * REPLACE (${textColumns.map((c) => `CAST(${quoteIdentifier(c)} AS VARCHAR) AS ${quoteIdentifier(c)}`).join(', ')}) FROM (${statement}\n)`;
+          : `SELECT * REPLACE (${textColumns.map((c) => `${asText(c)} AS ${quoteIdentifier(c.name)}`).join(', ')}) FROM (${statement}\n)`;
       const { rowLimit, byteLimit, dryRun } = this.job;
       // A dry run writes the columns and no rows (DuckDB plans LIMIT 0 as an empty result: nothing is read). A row
       // limit reads one row more, to know whether it cut any.
@@ -184,7 +193,7 @@ export class QueryRun {
         connection,
         file,
         rowCount,
-        columns.map((c) => (textColumns.includes(c.name) ? 'VARCHAR' : c.type)),
+        columns.map((c) => (textColumns.includes(c) ? 'VARCHAR' : c.type)),
       );
       if (this.stopReason) throw new Error('stopped');
       mark('first page read back');

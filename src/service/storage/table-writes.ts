@@ -7,7 +7,7 @@ import type { Release } from '../files/lake-files.js';
 import { newId } from '../core/ids.js';
 import type { CatalogStates } from './catalog-states.js';
 import type { CatalogColumn, NewDataFile } from './ducklake/catalog-types.js';
-import { describeDataFile, fieldIdsOption } from './ducklake/data-files.js';
+import { describeDataFile, fieldIdsOption, storedRowsSql } from './ducklake/data-files.js';
 import { mergeChangedRows, type MergeCounts } from './ducklake/merge.js';
 import { columnShape, type ColumnShape } from './ducklake/types.js';
 import type { LakeLayout } from './layout.js';
@@ -136,7 +136,7 @@ export class TableWrites {
           mark(`${schema}.${name}: part ${index} planned`);
           const target = join(dir, `part-${index}.parquet`);
           const written = await connection.run(
-            `COPY (${selectSql}\n) TO ${quoteLiteral(target)} (${options.memoryLimit ? SYNC_PARQUET : PARQUET}, ${fieldIdsOption(columns)})`,
+            `COPY (${storedRowsSql(columns, `${selectSql}\n`)}) TO ${quoteLiteral(target)} (${options.memoryLimit ? SYNC_PARQUET : PARQUET}, ${fieldIdsOption(columns)})`,
           );
           return Number(written.rowsChanged);
         },

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { lakeColumnNames } from '../sources/lake-names.js';
 import { compareColumns, currentColumns, numericShapes, shapesAsTable, type SourceColumn } from './pg-columns.js';
-import { planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
+import { keepsIntervalText, planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
 import type { SyncReporter, TableState, TableTask } from './types.js';
 
 const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -78,6 +78,11 @@ export async function planTableRead(
     task.softDeletes,
   );
   let where = incrementalWhere;
+  // A table whose intervals the lake holds as text (synced before they were typed) is read whole once, and typed.
+  if (where && lakeTypes && columns.some((c, i) => keepsIntervalText(c.type, lakeTypes.get(lakeNames[i] as string)))) {
+    incremental = false;
+    where = '';
+  }
   let shapes = await numericShapes(client, columns, from, where);
   if (where && lakeTypes) {
     // Changed rows are typed as the table they merge into; a value that does not fit reads the table whole.

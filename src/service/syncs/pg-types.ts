@@ -137,9 +137,22 @@ export function planColumn(
   if (type === 'json' || type === 'jsonb') return { ...text, lakeType: 'JSON', load: (raw) => `CAST(${raw} AS JSON)` };
   if (type === 'bytea')
     return { ...text, select: `encode(${col}, 'hex')`, lakeType: 'BLOB', load: (raw) => `from_hex(${raw})` };
-  // Parquet cannot store negative intervals, so intervals keep their exact ISO 8601 text (the session sets
-  // IntervalStyle = iso_8601): the same form lake's JSON gives INTERVAL values.
-  if (type === 'interval') return text;
+  // An interval travels as its three exact fields (months, days, microseconds; each signed, as PostgreSQL keeps
+  // them) and becomes an INTERVAL, which DuckDB compares, sorts and groups as PostgreSQL does (a month as 30 days, a
+  // day as 24 hours); the lake stores the fields (types.ts, STORED_AS) because Parquet cannot hold negative ones.
+  if (isIntervalType(type)) {
+    const field = (unit: string): string => `extract(${unit} FROM ${col})`;
+    const months = `(${field('year')} * 12 + ${field('month')})::integer`;
+    const micros = `(${field('hour')} * 3600000000 + ${field('minute')} * 60000000 + ${field('microseconds')})::bigint`;
+    return {
+      ...text,
+      // NULL stays NULL (|| with a NULL is NULL; concat_ws would skip it and write an empty string).
+      select: `${months}::text || ' ' || ${field('day')}::integer::text || ' ' || ${micros}::text`,
+      lakeType: 'INTERVAL',
+      load: (raw) =>
+        `to_months(split_part(${raw}, ' ', 1)::INTEGER) + to_days(split_part(${raw}, ' ', 2)::INTEGER) + to_microseconds(split_part(${raw}, ' ', 3)::BIGINT)`,
+    };
+  }
   if (type.endsWith('[]')) {
     const elementType = type.slice(0, -2);
     const element = scalarLakeType(elementType);
@@ -174,6 +187,19 @@ export function planColumn(
   if (!lakeType) return text;
   // Scalars are parsed by the CSV reader itself (faster than casting text afterwards, and just as exact).
   return { ...text, lakeType, csvType: lakeType, load: (raw) => raw };
+}
+
+/** PostgreSQL's interval, with or without fields and precision (`interval day to second(3)`), not an array of them. */
+export function isIntervalType(type: string): boolean {
+  return /^interval( [a-z ]+)?(\(\d\))?$/.test(type);
+}
+
+/**
+ * Lake tables written before intervals were typed hold them as ISO 8601 text: changed rows merged into such a table
+ * must be text too (a full refresh types the column).
+ */
+export function keepsIntervalText(sourceType: string, lakeType: string | undefined): boolean {
+  return isIntervalType(sourceType) && lakeType === 'VARCHAR';
 }
 
 /** DuckDB's name for a staged column. */

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
-import { duckdbTypeOf } from './types.js';
+import { duckdbTypeOf, isStoredAsOther, readValueSql, storedTypeOf, storeValueSql } from './types.js';
 
 /**
  * The COPY option that gives each Parquet column its DuckLake column id as its field id, which is how readers of
@@ -119,21 +119,53 @@ export function fileRowsSql(
   const path = quoteLiteral(toAbsolute(file.path));
   const numbered = rowNumbers ? ', file_row_number = true' : '';
   const mapping = file.mappingId === null ? undefined : mappings.get(file.mappingId);
-  if (!mapping) return `SELECT * FROM read_parquet(${path}, schema = ${fieldIdSchemaOf(columns)}${numbered})`;
+  if (!mapping) {
+    const scan = `read_parquet(${path}, schema = ${fieldIdSchemaOf(columns)}${numbered})`;
+    if (!columns.some(isStoredAsOther)) return `SELECT * FROM ${scan}`;
+    return `SELECT ${restoredColumnsSql(columns, 'r')}${rowNumbers ? ', r.file_row_number' : ''} FROM ${scan} r`;
+  }
   return `SELECT ${columns
     .map((c) => {
       const source = mapping.get(c.id);
       const value = source === undefined ? 'NULL' : `r.${quoteIdentifier(source)}`;
-      return `CAST(${value} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`;
+      return `${readValueSql(c, `CAST(${value} AS ${storedTypeOf(c)})`)} AS ${quoteIdentifier(c.name)}`;
     })
     .join(', ')}${rowNumbers ? ', r.file_row_number' : ''} FROM read_parquet(${path}${numbered}) r`;
 }
 
-/** read_parquet's `schema`: each column found by its id (the file's field id), read as its DuckDB type. */
+/**
+ * read_parquet's `schema`: each column found by its id (the file's field id), read as its DuckDB type, or as the
+ * type its files store where that differs (restoredColumnsSql then makes it the column's type).
+ */
 export function fieldIdSchemaOf(columns: readonly CatalogColumn[]): string {
   return `MAP {${columns
-    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(duckdbTypeOf(c))}, default_value: NULL}`)
+    .map(
+      (c) =>
+        `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(isStoredAsOther(c) ? storedTypeOf(c) : duckdbTypeOf(c))}, default_value: NULL}`,
+    )
     .join(', ')}}`;
+}
+
+/** The columns of rows read from files (as `alias`) as lake reads them: a value stored as another type restored. */
+function restoredColumnsSql(columns: readonly CatalogColumn[], alias: string): string {
+  return columns
+    .map((c) => {
+      const ref = `${alias}.${quoteIdentifier(c.name)}`;
+      return isStoredAsOther(c) ? `${readValueSql(c, ref)} AS ${quoteIdentifier(c.name)}` : ref;
+    })
+    .join(', ');
+}
+
+/**
+ * `rowsSql`'s rows as a table's files store them: a column kept as another type (an INTERVAL, STORED_AS in
+ * types.ts) turned into it. Every Parquet write of a table's rows goes through this.
+ */
+export function storedRowsSql(columns: readonly Pick<CatalogColumn, 'name' | 'lakeType'>[], rowsSql: string): string {
+  const others = columns.filter(isStoredAsOther);
+  if (others.length === 0) return rowsSql;
+  return `SELECT * REPLACE (${others
+    .map((c) => `${storeValueSql(c, `s.${quoteIdentifier(c.name)}`)} AS ${quoteIdentifier(c.name)}`)
+    .join(', ')}) FROM (${rowsSql}) s`;
 }
 
 /**
@@ -192,10 +224,11 @@ function scanSql(
 ): string {
   const list = (group: readonly TableFileAt[]): string =>
     `[${group.map((f) => quoteLiteral(toAbsolute(f.path))).join(', ')}]`;
+  // Read by name, a tagged column is cast to its type (or restored); by id, the schema casts all but the restored.
   const projection = columns
     .map((c) =>
-      by === 'name' && c.lakeType
-        ? `CAST(d.${quoteIdentifier(c.name)} AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`
+      (by === 'name' && c.lakeType) || isStoredAsOther(c)
+        ? `${readValueSql(c, `d.${quoteIdentifier(c.name)}`)} AS ${quoteIdentifier(c.name)}`
         : `d.${quoteIdentifier(c.name)}`,
     )
     .join(', ');

@@ -5,7 +5,14 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, DeleteFileFacts, NewDataFile, TableFileAt } from './catalog-types.js';
 import type { CatalogWrite } from './catalog-write.js';
-import { describeDataFile, fieldIdSchemaOf, fieldIdsOption, fileRowsSql, parquetSizes } from './data-files.js';
+import {
+  describeDataFile,
+  fieldIdSchemaOf,
+  fieldIdsOption,
+  fileRowsSql,
+  parquetSizes,
+  storedRowsSql,
+} from './data-files.js';
 import { mark } from '../../../support/debug-timing.js';
 
 /**
@@ -259,7 +266,7 @@ async function writeMarked(input: MergeInput, rowsSql: string): Promise<NewDataF
   const absolute = input.toAbsolute(input.markedFile);
   mkdirSync(dirname(absolute), { recursive: true, mode: 0o700 });
   await input.connection.run(
-    `COPY (${rowsSql}) TO ${quoteLiteral(absolute)} (FORMAT parquet, COMPRESSION zstd, ${fieldIdsOption(input.columns)})`,
+    `COPY (${storedRowsSql(input.columns, rowsSql)}) TO ${quoteLiteral(absolute)} (FORMAT parquet, COMPRESSION zstd, ${fieldIdsOption(input.columns)})`,
   );
   return describeDataFile(input.connection, absolute, input.markedFile, input.columns);
 }

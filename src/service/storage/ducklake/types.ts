@@ -61,6 +61,49 @@ export interface ColumnShape {
 /** The column tag that keeps a column's DuckDB type where DuckLake's type cannot say it. */
 export const TYPE_TAG = 'lake.type';
 
+/**
+ * DuckDB types a Parquet file cannot hold exactly, kept as another type and restored when read. An INTERVAL is
+ * months, days and microseconds, each signed (as PostgreSQL's); Parquet's INTERVAL holds unsigned months, days and
+ * milliseconds, and DuckDB refuses to write a negative one. So the file holds the three numbers, the catalog
+ * records them as a struct (what any DuckLake reader finds), and the tag `lake.type` = INTERVAL makes lake read
+ * them back as one INTERVAL, which DuckDB compares as PostgreSQL does (a month as 30 days, a day as 24 hours).
+ */
+const STORED_AS: Readonly<
+  Record<string, { stored: string; store: (value: string) => string; restore: (stored: string) => string }>
+> = {
+  INTERVAL: {
+    stored: 'STRUCT(months INTEGER, days INTEGER, micros BIGINT)',
+    store: (v) =>
+      `CASE WHEN ${v} IS NULL THEN NULL ELSE struct_pack(months := (datepart('year', ${v}) * 12 + datepart('month', ${v}))::INTEGER, days := datepart('day', ${v})::INTEGER, micros := datepart('hour', ${v})::BIGINT * 3600000000 + datepart('minute', ${v})::BIGINT * 60000000 + datepart('microseconds', ${v})) END`,
+    restore: (r) =>
+      `to_months(struct_extract(${r}, 'months')) + to_days(struct_extract(${r}, 'days')) + to_microseconds(struct_extract(${r}, 'micros'))`,
+  },
+};
+
+/** Whether a column is kept in its files as another type than the one lake reads it as (STORED_AS). */
+export function isStoredAsOther(column: Pick<ColumnShape, 'lakeType'>): boolean {
+  return column.lakeType !== undefined && STORED_AS[column.lakeType.toUpperCase()] !== undefined;
+}
+
+/** The DuckDB type a column has in its Parquet files. */
+export function storedTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
+  const other = column.lakeType ? STORED_AS[column.lakeType.toUpperCase()] : undefined;
+  return other ? other.stored : duckdbTypeOf(column);
+}
+
+/** SQL turning a column's stored value `ref` into the value lake reads: restored, cast to its tagged type, or as is. */
+export function readValueSql(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>, ref: string): string {
+  if (!column.lakeType) return ref;
+  const other = STORED_AS[column.lakeType.toUpperCase()];
+  return other ? other.restore(ref) : `CAST(${ref} AS ${column.lakeType})`;
+}
+
+/** SQL turning a value of a column's lake type into what its files store (the identity for most types). */
+export function storeValueSql(column: Pick<ColumnShape, 'lakeType'>, ref: string): string {
+  const other = column.lakeType ? STORED_AS[column.lakeType.toUpperCase()] : undefined;
+  return other ? other.store(ref) : ref;
+}
+
 /** Splits a type's parameter list at its top-level commas (names and nested types may hold commas of their own). */
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
@@ -108,8 +151,15 @@ function fieldOf(text: string): [string, string] {
  * enum; a fixed-size array as a list. Anything else DuckLake cannot hold is refused, by name.
  */
 export function columnShape(name: string, duckdbType: string, nullable: boolean): ColumnShape {
+  // A table's own column only: inside a list or struct a value is read as the file has it.
+  const other = STORED_AS[duckdbType.trim().toUpperCase()];
+  if (other) return { ...nestedShape(name, other.stored, nullable), lakeType: duckdbType.trim().toUpperCase() };
+  return nestedShape(name, duckdbType, nullable);
+}
+
+function nestedShape(name: string, duckdbType: string, nullable: boolean): ColumnShape {
   const type = duckdbType.trim();
-  const child = (childName: string, childType: string): ColumnShape => columnShape(childName, childType, true);
+  const child = (childName: string, childType: string): ColumnShape => nestedShape(childName, childType, true);
   const list = /^(.*)\[\d*\]$/s.exec(type);
   if (list) return { name, type: 'list', nullable, children: [child('element', list[1] as string)] };
   const nested = /^(STRUCT|MAP|ENUM|UNION)\((.*)\)$/is.exec(type);
@@ -136,7 +186,7 @@ export function columnShape(name: string, duckdbType: string, nullable: boolean)
 
 /** The DuckLake name of a DuckDB type that has no children. */
 export function ducklakeType(duckdbType: string): string {
-  return columnShape('', duckdbType, true).type;
+  return nestedShape('', duckdbType, true).type;
 }
 
 /** The DuckDB type to read a catalog column as, built from its children when it is nested. */

@@ -7,7 +7,7 @@ import { lakeColumnNames } from '../../sources/lake-names.js';
 import { currentColumns, numericShapes, shapesAsTable } from '../pg-columns.js';
 import { startSourceCopy } from '../pg-copy.js';
 import { csvLineOptions } from '../pg-reads.js';
-import { planColumn, stagedName, type ColumnPlan } from '../pg-types.js';
+import { keepsIntervalText, planColumn, stagedName, type ColumnPlan } from '../pg-types.js';
 import { SegmentedStaging } from '../segments.js';
 import type { StagingBudget } from '../staging-budget.js';
 import type { StagedChanges } from './changes.js';
@@ -106,8 +106,14 @@ export async function convertChanges(input: {
       throw new Error(
         `a changed value of ${input.tableKey} does not fit its column's lake type; run lake sync start --full-refresh to read the table whole and type it again`,
       );
+    // Changes merge into the table as it is typed: intervals it holds as text stay text (a full refresh types them).
     const plans = columns.map((c, i) => ({
-      ...planColumn(c.name, c.type, c.enumLabels, facts),
+      ...planColumn(
+        c.name,
+        keepsIntervalText(c.type, input.lakeTypes.get(lakeNames[i] as string)) ? 'text' : c.type,
+        c.enumLabels,
+        facts,
+      ),
       name: lakeNames[i] as string,
     }));
     let staged = { file: '', longest: 0, bytes: 0 };
