@@ -1,7 +1,8 @@
 import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { CredentialStore, IssuedCredential } from './credentials.js';
-import type { Directory, Organization, User } from './directory.js';
+import type { Directory, Organization, User, UserRole } from './directory.js';
+import type { Principal } from './principal.js';
 import type { AuditActor } from './audit-store.js';
 import type { OperatorPrincipal } from './operator-credentials.js';
 import { SCOPES } from './scopes.js';
@@ -19,6 +20,25 @@ export interface OnboardedOwner {
 
 /** The operator through the API, or `lake admin` on the server machine's home (no credential, no request). */
 export type OperatorActor = OperatorPrincipal | AuditActor;
+
+/** A new person of an organization, in its audit log as made by `actor` (an owner, or the operator for owners). */
+export async function createRecordedUser(
+  directory: Directory,
+  audit: AuditLog,
+  organizationId: string,
+  actor: OperatorActor | Principal,
+  person: { name: string; role: UserRole; email: string | null },
+): Promise<User> {
+  const user = await directory.createUser(organizationId, person.name, person.role, person.email);
+  await audit.record(
+    organizationId,
+    actor,
+    'user.created',
+    { type: 'user', id: user.id },
+    { name: user.name, role: user.role },
+  );
+  return user;
+}
 
 /** Names of organizations and people: trimmed, 1 to 200 characters. */
 export function displayName(name: string, param: string, what: string): string {
@@ -124,17 +144,11 @@ export class Organizations {
     organization: Organization,
     input: NewOwner,
   ): Promise<OnboardedOwner> {
-    const user = await this.directory.createUser(organization.id, input.name, 'owner', input.email ?? null);
-    await this.audit.record(
-      organization.id,
-      operator,
-      'user.created',
-      { type: 'user', id: user.id },
-      {
-        name: user.name,
-        role: user.role,
-      },
-    );
+    const user = await createRecordedUser(this.directory, this.audit, organization.id, operator, {
+      name: input.name,
+      role: 'owner',
+      email: input.email ?? null,
+    });
     const token = await this.credentials.issue({
       kind: 'pat',
       organizationId: organization.id,

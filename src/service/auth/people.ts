@@ -4,7 +4,7 @@ import type { CredentialRecord, IssuedCredential } from './credentials.js';
 import type { CredentialInput } from './credential-request.js';
 import type { PersonalTokens } from './personal-tokens.js';
 import type { Directory, User, UserRole } from './directory.js';
-import { displayName } from './organizations.js';
+import { createRecordedUser, displayName } from './organizations.js';
 import { assertOwner } from './ownership.js';
 import type { Principal } from './principal.js';
 
@@ -45,23 +45,11 @@ export class People {
 
   async create(principal: Principal, input: UserInput): Promise<User> {
     await assertOwner(this.directory, principal, 'add people');
-    const user = await this.directory.createUser(
-      principal.organizationId,
-      displayName(input.name, 'name', 'person'),
-      input.role ?? 'member',
-      input.email ?? null,
-    );
-    await this.audit.record(
-      principal.organizationId,
-      principal,
-      'user.created',
-      { type: 'user', id: user.id },
-      {
-        name: user.name,
-        role: user.role,
-      },
-    );
-    return user;
+    return createRecordedUser(this.directory, this.audit, principal.organizationId, principal, {
+      name: displayName(input.name, 'name', 'person'),
+      role: input.role ?? 'member',
+      email: input.email ?? null,
+    });
   }
 
   async update(principal: Principal, id: string, change: UserInput | Partial<UserInput>): Promise<User> {

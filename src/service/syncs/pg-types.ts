@@ -1,4 +1,5 @@
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { intervalFromPartsSql } from '../storage/ducklake/types.js';
 
 /**
  * How one PostgreSQL column travels without loss: an expression PostgreSQL writes as CSV text, the DuckDB type it
@@ -150,7 +151,11 @@ export function planColumn(
       select: `${months}::text || ' ' || ${field('day')}::integer::text || ' ' || ${micros}::text`,
       lakeType: 'INTERVAL',
       load: (raw) =>
-        `to_months(split_part(${raw}, ' ', 1)::INTEGER) + to_days(split_part(${raw}, ' ', 2)::INTEGER) + to_microseconds(split_part(${raw}, ' ', 3)::BIGINT)`,
+        intervalFromPartsSql(
+          `split_part(${raw}, ' ', 1)::INTEGER`,
+          `split_part(${raw}, ' ', 2)::INTEGER`,
+          `split_part(${raw}, ' ', 3)::BIGINT`,
+        ),
     };
   }
   if (type.endsWith('[]')) {

@@ -139,10 +139,7 @@ export function fileRowsSql(
  */
 export function fieldIdSchemaOf(columns: readonly CatalogColumn[]): string {
   return `MAP {${columns
-    .map(
-      (c) =>
-        `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(isStoredAsOther(c) ? storedTypeOf(c) : duckdbTypeOf(c))}, default_value: NULL}`,
-    )
+    .map((c) => `${c.id}: {name: ${quoteLiteral(c.name)}, type: ${quoteLiteral(storedTypeOf(c))}, default_value: NULL}`)
     .join(', ')}}`;
 }
 

@@ -76,32 +76,43 @@ const STORED_AS: Readonly<
     store: (v) =>
       `CASE WHEN ${v} IS NULL THEN NULL ELSE struct_pack(months := (datepart('year', ${v}) * 12 + datepart('month', ${v}))::INTEGER, days := datepart('day', ${v})::INTEGER, micros := datepart('hour', ${v})::BIGINT * 3600000000 + datepart('minute', ${v})::BIGINT * 60000000 + datepart('microseconds', ${v})) END`,
     restore: (r) =>
-      `to_months(struct_extract(${r}, 'months')) + to_days(struct_extract(${r}, 'days')) + to_microseconds(struct_extract(${r}, 'micros'))`,
+      intervalFromPartsSql(
+        `struct_extract(${r}, 'months')`,
+        `struct_extract(${r}, 'days')`,
+        `struct_extract(${r}, 'micros')`,
+      ),
   },
 };
 
+/** DuckDB SQL making an INTERVAL of signed months, days and microseconds, exactly (NULL if any is NULL). */
+export function intervalFromPartsSql(months: string, days: string, micros: string): string {
+  return `to_months(${months}) + to_days(${days}) + to_microseconds(${micros})`;
+}
+
+/** How a column's files keep it, when not as the type lake reads it as. */
+function storedAs(column: Pick<ColumnShape, 'lakeType'>): (typeof STORED_AS)[string] | undefined {
+  return column.lakeType === undefined ? undefined : STORED_AS[column.lakeType.toUpperCase()];
+}
+
 /** Whether a column is kept in its files as another type than the one lake reads it as (STORED_AS). */
 export function isStoredAsOther(column: Pick<ColumnShape, 'lakeType'>): boolean {
-  return column.lakeType !== undefined && STORED_AS[column.lakeType.toUpperCase()] !== undefined;
+  return storedAs(column) !== undefined;
 }
 
 /** The DuckDB type a column has in its Parquet files. */
 export function storedTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
-  const other = column.lakeType ? STORED_AS[column.lakeType.toUpperCase()] : undefined;
-  return other ? other.stored : duckdbTypeOf(column);
+  return storedAs(column)?.stored ?? duckdbTypeOf(column);
 }
 
 /** SQL turning a column's stored value `ref` into the value lake reads: restored, cast to its tagged type, or as is. */
 export function readValueSql(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>, ref: string): string {
   if (!column.lakeType) return ref;
-  const other = STORED_AS[column.lakeType.toUpperCase()];
-  return other ? other.restore(ref) : `CAST(${ref} AS ${column.lakeType})`;
+  return storedAs(column)?.restore(ref) ?? `CAST(${ref} AS ${column.lakeType})`;
 }
 
 /** SQL turning a value of a column's lake type into what its files store (the identity for most types). */
 export function storeValueSql(column: Pick<ColumnShape, 'lakeType'>, ref: string): string {
-  const other = column.lakeType ? STORED_AS[column.lakeType.toUpperCase()] : undefined;
-  return other ? other.store(ref) : ref;
+  return storedAs(column)?.store(ref) ?? ref;
 }
 
 /** Splits a type's parameter list at its top-level commas (names and nested types may hold commas of their own). */
@@ -148,7 +159,8 @@ function fieldOf(text: string): [string, string] {
 
 /**
  * The catalog's column for a DuckDB column type. An ENUM is recorded as its labels (`varchar`), as DuckLake has no
- * enum; a fixed-size array as a list. Anything else DuckLake cannot hold is refused, by name.
+ * enum; an INTERVAL as what its files store (STORED_AS); a fixed-size array as a list. Anything else DuckLake cannot
+ * hold is refused, by name.
  */
 export function columnShape(name: string, duckdbType: string, nullable: boolean): ColumnShape {
   // A table's own column only: inside a list or struct a value is read as the file has it.

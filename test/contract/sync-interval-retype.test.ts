@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { run, type Json, jobWhen } from '../helpers/queries.js';
+import { inMemory, type Harness } from '../helpers/transports.js';
+
+/**
+ * A lake column that held intervals as text (as every synced interval did before they were typed, or a text column
+ * the source retyped) becomes an INTERVAL stored as its three numbers: the catalog retypes a flat column into a
+ * struct, and the earlier snapshot still reads its text.
+ */
+let db: TestDatabase;
+let api: Harness;
+
+const post = async (path: string, body: unknown): Promise<Json> =>
+  (await (
+    await api.request(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  ).json()) as Json;
+const sync = async (sourceId: string): Promise<Json> => {
+  const accepted = await post(`/sources/${sourceId}/sync`, {});
+  return jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
+};
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await adminQuery(
+    `CREATE TABLE public.spans (id int PRIMARY KEY, iv text);
+     INSERT INTO public.spans VALUES (1, '-1 day'), (2, '1 mon'), (3, '30 days'), (4, NULL);
+     GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`,
+    db.database,
+  );
+  api = await inMemory.start();
+}, 60_000);
+
+afterAll(async () => {
+  await api?.close();
+  await db?.drop();
+});
+
+describe('a text column that becomes an interval', () => {
+  it('is typed by the next sync, and the snapshot before still reads its text', async () => {
+    const source = await post('/sources', {
+      connector: 'postgres',
+      name: 'retype',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
+    expect((await sync(source.id as string)).status).toBe('succeeded');
+    const between = new Date().toISOString();
+
+    await adminQuery('ALTER TABLE public.spans ALTER COLUMN iv TYPE interval USING iv::interval', db.database);
+    expect((await sync(source.id as string)).status).toBe('succeeded');
+
+    const typed = (await run(
+      api,
+      "select string_agg(id::varchar, ';' order by iv, id) as o, count(*) filter (where iv = '30 days') as n, typeof(any_value(iv)) as t from lake.retype.spans",
+    )) as Json;
+    expect(typed.status, JSON.stringify(typed.error)).toBe('succeeded');
+    // PostgreSQL: -1 day; then 1 mon = 30 days; NULL last.
+    expect(typed.data[0]).toEqual({ o: '1;2;3;4', n: 2, t: 'INTERVAL' });
+    const old = (await run(
+      api,
+      `select typeof(any_value(iv)) as t, count(*) filter (where iv = '30 days') as n from lake.retype.spans AT (TIMESTAMP => TIMESTAMPTZ '${between}')`,
+    )) as Json;
+    expect(old.status, JSON.stringify(old.error)).toBe('succeeded');
+    expect(old.data[0]).toEqual({ t: 'VARCHAR', n: 1 });
+  });
+});
