@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planTableRead } from '../../src/service/syncs/pg-table-plan.js';
+import { planMergedColumn } from '../../src/service/syncs/pg-types.js';
 import type { SyncReporter, TableTask } from '../../src/service/syncs/types.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
@@ -74,5 +75,17 @@ describe('an incremental read into a table whose intervals the lake holds as tex
     const typed = await plan('INTERVAL');
     expect(typed.incremental).toBe(true);
     expect(typed.where).toContain('updated_at');
+  });
+});
+
+describe('changes merged into a table whose intervals the lake holds as text (a cdc apply)', () => {
+  it('stay text there, and are INTERVAL where the table has them typed or is new', () => {
+    for (const type of ['interval', 'interval day to second(3)']) {
+      expect(planMergedColumn('iv', type, 'VARCHAR').lakeType).toBe('VARCHAR');
+      expect(planMergedColumn('iv', type, 'INTERVAL').lakeType).toBe('INTERVAL');
+      expect(planMergedColumn('iv', type, undefined).lakeType).toBe('INTERVAL');
+    }
+    // Only intervals fall back: an integer is planned as an integer whatever the lake holds.
+    expect(planMergedColumn('n', 'integer', 'VARCHAR').lakeType).toBe('INTEGER');
   });
 });

@@ -207,5 +207,19 @@ export function keepsIntervalText(sourceType: string, lakeType: string | undefin
   return isIntervalType(sourceType) && lakeType === 'VARCHAR';
 }
 
+/**
+ * Plans a column of changes merged into a lake table that holds it as `lakeType` (a cdc apply, which cannot read
+ * the table whole instead): as planColumn, but intervals the table keeps as text stay text.
+ */
+export function planMergedColumn(
+  name: string,
+  type: string,
+  lakeType: string | undefined,
+  enumLabels?: readonly string[],
+  facts?: SourceFacts,
+): ColumnPlan {
+  return planColumn(name, keepsIntervalText(type, lakeType) ? 'text' : type, enumLabels, facts);
+}
+
 /** DuckDB's name for a staged column. */
 export const stagedName = (index: number): string => quoteIdentifier(`c${index}`);

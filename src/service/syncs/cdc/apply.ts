@@ -7,7 +7,7 @@ import { lakeColumnNames } from '../../sources/lake-names.js';
 import { currentColumns, numericShapes, shapesAsTable } from '../pg-columns.js';
 import { startSourceCopy } from '../pg-copy.js';
 import { csvLineOptions } from '../pg-reads.js';
-import { keepsIntervalText, planColumn, stagedName, type ColumnPlan } from '../pg-types.js';
+import { planMergedColumn, stagedName, type ColumnPlan } from '../pg-types.js';
 import { SegmentedStaging } from '../segments.js';
 import type { StagingBudget } from '../staging-budget.js';
 import type { StagedChanges } from './changes.js';
@@ -108,12 +108,7 @@ export async function convertChanges(input: {
       );
     // Changes merge into the table as it is typed: intervals it holds as text stay text (a full refresh types them).
     const plans = columns.map((c, i) => ({
-      ...planColumn(
-        c.name,
-        keepsIntervalText(c.type, input.lakeTypes.get(lakeNames[i] as string)) ? 'text' : c.type,
-        c.enumLabels,
-        facts,
-      ),
+      ...planMergedColumn(c.name, c.type, input.lakeTypes.get(lakeNames[i] as string), c.enumLabels, facts),
       name: lakeNames[i] as string,
     }));
     let staged = { file: '', longest: 0, bytes: 0 };
