@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { run, type Json, jobWhen } from '../helpers/queries.js';
+import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -10,19 +10,6 @@ import { inMemory, type Harness } from '../helpers/transports.js';
  */
 let db: TestDatabase;
 let api: Harness;
-
-const post = async (path: string, body: unknown): Promise<Json> =>
-  (await (
-    await api.request(path, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  ).json()) as Json;
-const sync = async (sourceId: string): Promise<Json> => {
-  const accepted = await post(`/sources/${sourceId}/sync`, {});
-  return jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
-};
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -42,18 +29,18 @@ afterAll(async () => {
 
 describe('a text column that becomes an interval', () => {
   it('is typed by the next sync, and the snapshot before still reads its text', async () => {
-    const source = await post('/sources', {
+    const source = await jsonClient(api)('POST', '/sources', {
       connector: 'postgres',
       name: 'retype',
       config: { port: db.port, database: db.database },
       host: db.host,
       user: db.reader,
     });
-    expect((await sync(source.id as string)).status).toBe('succeeded');
+    await syncSucceeded(api, source.id as string);
     const between = new Date().toISOString();
 
     await adminQuery('ALTER TABLE public.spans ALTER COLUMN iv TYPE interval USING iv::interval', db.database);
-    expect((await sync(source.id as string)).status).toBe('succeeded');
+    await syncSucceeded(api, source.id as string);
 
     const typed = (await run(
       api,
