@@ -27,6 +27,24 @@ export function quoteLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
+/** A type with a collation, as DuckDB spells it in a table's column (`VARCHAR COLLATE NOCASE`). */
+const COLLATED = /^(.*?)\s+COLLATE\s+([\w.]+)$/is;
+
+/**
+ * SQL casting `value` to a DuckDB type, a collated one too: CAST takes only the type before the collation, which
+ * is then applied to the value (and carries on through views, joins and group-bys).
+ */
+export function castSql(value: string, type: string, { tryCast = false } = {}): string {
+  const collated = COLLATED.exec(type.trim());
+  const cast = `${tryCast ? 'TRY_CAST' : 'CAST'}(${value} AS ${collated ? collated[1] : type})`;
+  return collated ? `${cast} COLLATE ${collated[2]}` : cast;
+}
+
+/** A type without its collation (`VARCHAR COLLATE NOCASE` → `VARCHAR`): what a file holds of it. */
+export function uncollated(type: string): string {
+  return COLLATED.exec(type.trim())?.[1] ?? type;
+}
+
 /** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
 export async function openPrivilegedConnection(
   options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {},

@@ -17,11 +17,12 @@ import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
 
 /**
- * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE); their columns are written as exact text. An
+ * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE, a BIGNUM its digits anyway); their columns are
+ * written as exact text. An
  * INTERVAL column too, as ISO 8601 (the text its JSON value always was): Parquet's INTERVAL holds neither negative
  * values nor microseconds.
  */
-const NEEDS_TEXT = /\b(U?HUGEINT|UNION)\b/;
+const NEEDS_TEXT = /\b(U?HUGEINT|UNION|BIGNUM)\b/;
 /** How often a running query's result size is looked at. */
 const WATCH_EVERY_MS = 100;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { castSql, loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
 import { duckdbTypeOf } from './ducklake/types.js';
 import { tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
@@ -73,7 +73,7 @@ export async function ensureCatalogFile(
  */
 function unreadTableSql(table: LakeTable): string {
   const columns = table.snapshot.source.columns
-    .map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`)
+    .map((c) => `${castSql('NULL', duckdbTypeOf(c))} AS ${quoteIdentifier(c.name)}`)
     .join(', ');
   const message = `${table.schema}.${table.name} was not fetched for this query: name it in the statement itself.`;
   return `SELECT ${columns} FROM (SELECT 1) WHERE error(${quoteLiteral(message)})`;

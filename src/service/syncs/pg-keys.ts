@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
-import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { castSql, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { startSourceCopy } from './pg-copy.js';
 import { csvLineOptions } from './pg-reads.js';
 import type { ColumnPlan } from './pg-types.js';
@@ -56,7 +56,7 @@ export async function readSourceKeys(
 function keysSql(keyPlans: readonly ColumnPlan[], file: string | undefined, longest: number): string {
   const names = keyPlans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ');
   if (file === undefined)
-    return `SELECT ${keyPlans.map((p) => `CAST(NULL AS ${p.lakeType}) AS ${quoteIdentifier(p.name)}`).join(', ')} WHERE false`;
+    return `SELECT ${keyPlans.map((p) => `${castSql('NULL', p.lakeType)} AS ${quoteIdentifier(p.name)}`).join(', ')} WHERE false`;
   const columns = keyPlans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ');
   return `SELECT ${names} FROM read_csv(${quoteLiteral(file)}, columns = {${columns}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longest)})`;
 }

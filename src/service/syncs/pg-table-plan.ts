@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { lakeColumnNames } from '../sources/lake-names.js';
-import { compareColumns, currentColumns, numericShapes, shapesAsTable, type SourceColumn } from './pg-columns.js';
-import { keepsIntervalText, planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
+import { compareColumns, currentColumns, shapesAsTable, valueShapes, type SourceColumn } from './pg-columns.js';
+import { keepsText, planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
 import type { SyncReporter, TableState, TableTask } from './types.js';
 
 const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -78,12 +78,13 @@ export async function planTableRead(
     task.softDeletes,
   );
   let where = incrementalWhere;
-  // A table whose intervals the lake holds as text (synced before they were typed) is read whole once, and typed.
-  if (where && lakeTypes && columns.some((c, i) => keepsIntervalText(c.type, lakeTypes.get(lakeNames[i] as string)))) {
+  // A table whose intervals, numerics or citext the lake holds as plain text (synced before they were typed) is
+  // read whole once, and typed.
+  if (where && lakeTypes && columns.some((c, i) => keepsText(c.type, lakeTypes.get(lakeNames[i] as string)))) {
     incremental = false;
     where = '';
   }
-  let shapes = await numericShapes(client, columns, from, where);
+  let shapes = await valueShapes(client, columns, from, where);
   if (where && lakeTypes) {
     // Changed rows are typed as the table they merge into; a value that does not fit reads the table whole.
     const asTable = shapesAsTable(
@@ -94,10 +95,10 @@ export async function planTableRead(
     else {
       incremental = false;
       where = '';
-      shapes = await numericShapes(client, columns, from, where);
+      shapes = await valueShapes(client, columns, from, where);
     }
   }
-  const facts: SourceFacts = { moneyScale, numericShapes: shapes };
+  const facts: SourceFacts = { moneyScale, numericShapes: shapes.numeric, arrayDepths: shapes.arrayDepths };
   const lakeName = new Map(columns.map((c, i) => [c.name, lakeNames[i] as string]));
   const plans: ColumnPlan[] = columns.map((c, i) => ({
     ...planColumn(c.name, c.type, c.enumLabels, facts),

@@ -49,6 +49,9 @@ function scalarLakeType(type: string): string | undefined {
   return undefined;
 }
 
+/** citext, wherever its extension lives (format_type qualifies it when that schema is not on the search path). */
+const CITEXT = /^([a-z_][\w$]*\.|"([^"]|"")+"\.)?citext$/;
+
 /** char(n) and bpchar: blank-padded types whose comparisons, lengths and casts to text ignore trailing blanks. */
 const BLANK_PADDED = /^(character|char|bpchar)(\(\d+\))?$/;
 
@@ -91,8 +94,19 @@ export interface NumericShape {
 export interface SourceFacts {
   /** Fraction digits of money in the source's lc_monetary (2 for most locales). */
   moneyScale: number;
-  /** For numeric columns without declared precision, by column name. */
+  /** For numeric columns without declared precision or wider than DECIMAL holds (measuresNumeric), by name. */
   numericShapes?: ReadonlyMap<string, NumericShape>;
+  /** For array columns, by name: the dimensions of their values, 0 when they differ (ValueShapes). */
+  arrayDepths?: ReadonlyMap<string, number | undefined>;
+}
+
+/**
+ * numeric without declared precision, and numeric(p,s) with p > 38 (DuckDB's DECIMAL holds 38 digits): their lake
+ * type depends on the values the sync reads (NumericShape).
+ */
+export function measuresNumeric(type: string): boolean {
+  const declared = /^numeric\((\d+),\d+\)$/.exec(type);
+  return type === 'numeric' || (declared !== null && Number(declared[1]) > 38);
 }
 
 /**
@@ -116,12 +130,21 @@ export function planColumn(
     load: (raw: string) => raw,
   };
   if (enumLabels) return { ...text, lakeType: `ENUM(${enumLabels.map((label) => quoteLiteral(label)).join(', ')})` };
+  // citext compares by lower(): DuckDB's NOCASE collation, which the lake keeps in the column's tag and applies to
+  // every read, so comparisons, IN, LIKE, joins and group-bys fold case as PostgreSQL's do.
+  if (CITEXT.test(type)) return { ...text, lakeType: 'VARCHAR COLLATE NOCASE' };
   // PostgreSQL's own char → text conversion removes the padding; comparisons in lake then agree with the source's.
   if (BLANK_PADDED.test(type)) return { ...text, select: `${col}::text` };
-  // numeric without a declared precision: an exact DECIMAL(38, s) when the rows read fit it; else the exact text.
-  const shape = type === 'numeric' ? facts.numericShapes?.get(name) : undefined;
-  if (shape && !shape.special && shape.integerDigits + shape.scale <= 38) {
-    const lakeType = `DECIMAL(38,${shape.scale})`;
+  // numeric without a declared precision, or wider than 38 digits, typed by the values read (decision 58): an exact
+  // DECIMAL(38, s) where they fit it; whole numbers wider than that an exact BIGNUM; else (NaN, ±Infinity, or wider
+  // with fractions) a DOUBLE, the one DuckDB number that holds them and compares them as PostgreSQL does (NaN above
+  // every number and equal to itself, the infinities at the ends), to 15–17 significant digits.
+  const shape = measuresNumeric(type) ? facts.numericShapes?.get(name) : undefined;
+  if (shape) {
+    const fits = !shape.special && shape.integerDigits + shape.scale <= 38;
+    if (!fits && !shape.special && shape.scale === 0)
+      return { ...text, lakeType: 'BIGNUM', load: (raw) => `CAST(${raw} AS BIGNUM)` };
+    const lakeType = fits ? `DECIMAL(38,${shape.scale})` : 'DOUBLE';
     return { ...text, lakeType, csvType: lakeType };
   }
   // money is a 64-bit count of the locale's smallest unit: exact as a DECIMAL of that scale, and it compares and
@@ -159,6 +182,18 @@ export function planColumn(
     };
   }
   if (type.endsWith('[]')) {
+    // PostgreSQL's array type says nothing of dimensions; the values read do (ValueShapes). A column whose values
+    // differ in dimensions has no list type: it stays PostgreSQL's JSON of them.
+    const depth = facts.arrayDepths?.get(name) ?? 1;
+    if (depth === 0)
+      return {
+        ...text,
+        select: `array_to_json(${col})::text`,
+        lakeType: 'JSON',
+        load: (raw) => `CAST(${raw} AS JSON)`,
+      };
+    const lists = '[]'.repeat(depth);
+    const nested = (leaf: string): string => quoteLiteral(`${'['.repeat(depth)}"${leaf}"${']'.repeat(depth)}`);
     const elementType = type.slice(0, -2);
     const element = scalarLakeType(elementType);
     // Elements of char(n) arrays lose their padding as char(n) values do.
@@ -166,12 +201,13 @@ export function planColumn(
       return {
         ...text,
         select: `array_to_json(${col}::text[])::text`,
-        lakeType: 'VARCHAR[]',
-        load: (raw) => `from_json(${raw}, '["VARCHAR"]')`,
+        lakeType: `VARCHAR${lists}`,
+        load: (raw) => `from_json(${raw}, ${nested('VARCHAR')})`,
       };
     }
-    // Arrays travel as JSON; element types DuckDB has become typed lists, others lists of exact text.
-    const lakeType = `${element ?? 'VARCHAR'}[]`;
+    // Arrays travel as JSON (nested as deep as their dimensions); element types DuckDB has become typed lists,
+    // others lists of exact text.
+    const lakeType = `${element ?? 'VARCHAR'}${lists}`;
     const elementText =
       element === undefined ||
       element.startsWith('DECIMAL') ||
@@ -184,8 +220,8 @@ export function planColumn(
       lakeType,
       load: (raw) =>
         elementText && element
-          ? `CAST(from_json(${raw}, '["VARCHAR"]') AS ${lakeType})`
-          : `from_json(${raw}, '["${element ?? 'VARCHAR'}"]')`,
+          ? `CAST(from_json(${raw}, ${nested('VARCHAR')}) AS ${lakeType})`
+          : `from_json(${raw}, ${nested(element ?? 'VARCHAR')})`,
     };
   }
   const lakeType = scalarLakeType(type);
@@ -194,22 +230,30 @@ export function planColumn(
   return { ...text, lakeType, csvType: lakeType, load: (raw) => raw };
 }
 
+/** How many list levels a lake type has (INTEGER[][] → 2); 0 for JSON, what an array column of mixed dimensions is. */
+export function listDepth(lakeType: string): number {
+  return (/(\[\])*$/.exec(lakeType)?.[0].length ?? 0) / 2;
+}
+
 /** PostgreSQL's interval, with or without fields and precision (`interval day to second(3)`), not an array of them. */
 export function isIntervalType(type: string): boolean {
   return /^interval( [a-z ]+)?(\(\d\))?$/.test(type);
 }
 
 /**
- * Lake tables written before intervals were typed hold them as ISO 8601 text: changed rows merged into such a table
- * must be text too (a full refresh types the column).
+ * Lake tables written before intervals, wide or special numerics and citext were typed hold them as plain text (ISO
+ * 8601, the exact digits, the citext's text): changed rows merged into such a table must be text too (a full
+ * refresh types the column).
  */
-export function keepsIntervalText(sourceType: string, lakeType: string | undefined): boolean {
-  return isIntervalType(sourceType) && lakeType === 'VARCHAR';
+export function keepsText(sourceType: string, lakeType: string | undefined): boolean {
+  return (
+    (isIntervalType(sourceType) || measuresNumeric(sourceType) || CITEXT.test(sourceType)) && lakeType === 'VARCHAR'
+  );
 }
 
 /**
  * Plans a column of changes merged into a lake table that holds it as `lakeType` (a cdc apply, which cannot read
- * the table whole instead): as planColumn, but intervals the table keeps as text stay text.
+ * the table whole instead): as planColumn, but what the table keeps as plain text (keepsText) stays text.
  */
 export function planMergedColumn(
   name: string,
@@ -218,7 +262,7 @@ export function planMergedColumn(
   enumLabels?: readonly string[],
   facts?: SourceFacts,
 ): ColumnPlan {
-  return planColumn(name, keepsIntervalText(type, lakeType) ? 'text' : type, enumLabels, facts);
+  return planColumn(name, keepsText(type, lakeType) ? 'text' : type, enumLabels, facts);
 }
 
 /** DuckDB's name for a staged column. */

@@ -10,6 +10,7 @@ import { classifyPostgresFailure } from '../connectors/postgres.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
+import { isTaggedType } from '../storage/ducklake/types.js';
 import { readSourceKeys } from './pg-keys.js';
 import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
@@ -420,15 +421,13 @@ async function syncTable(
         }
         return rows;
       },
-      // Parquet stores an enum as its label: the catalog records the labels with the enum type as the column's tag.
+      // Parquet stores an enum as its labels, a citext as its text: the catalog records the type as the column's tag.
       {
         notNull,
         memoryLimit: SYNC_MEMORY_LIMIT,
         // A compaction reads the table's rows as they are.
         ...(compacting ? { readsCurrent: true } : {}),
-        columnTypes: Object.fromEntries(
-          plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
-        ),
+        columnTypes: Object.fromEntries(plans.filter((p) => isTaggedType(p.lakeType)).map((p) => [p.name, p.lakeType])),
         ...(task.cdcTag !== undefined ? { tags: { [CDC_TAG]: task.cdcTag } } : {}),
         ...(layering
           ? {

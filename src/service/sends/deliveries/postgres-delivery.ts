@@ -35,6 +35,7 @@ export function postgresTypeOf(duckType: string): string {
     UINTEGER: 'bigint',
     UBIGINT: 'numeric',
     HUGEINT: 'numeric',
+    BIGNUM: 'numeric',
     UHUGEINT: 'numeric',
     FLOAT: 'real',
     DOUBLE: 'double precision',

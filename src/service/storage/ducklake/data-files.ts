@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
+import { castSql, quoteIdentifier, quoteLiteral, uncollated } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
 import { duckdbTypeOf, isStoredAsOther, readValueSql, storedTypeOf, storeValueSql } from './types.js';
 
@@ -73,8 +73,8 @@ export async function describeDataFile(
            .map(
              (column, index) =>
                `SELECT ${index} AS i, sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
-                       CAST(min(TRY_CAST(stats_min_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS min_value,
-                       CAST(max(TRY_CAST(stats_max_value AS ${duckdbTypeOf(column)})) AS VARCHAR) AS max_value
+                       CAST(min(TRY_CAST(stats_min_value AS ${uncollated(duckdbTypeOf(column))})) AS VARCHAR) AS min_value,
+                       CAST(max(TRY_CAST(stats_max_value AS ${uncollated(duckdbTypeOf(column))})) AS VARCHAR) AS max_value
                   FROM m WHERE path_in_schema = ${quoteLiteral(column.name)}`,
            )
            .join('\nUNION ALL\n')}`,
@@ -185,7 +185,7 @@ export function tableRowsSql(
 ): string {
   const names = columns.map((c) => `d.${quoteIdentifier(c.name)}`).join(', ');
   if (files.length === 0)
-    return `SELECT ${columns.map((c) => `CAST(NULL AS ${duckdbTypeOf(c)}) AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
+    return `SELECT ${columns.map((c) => `${castSql('NULL', duckdbTypeOf(c))} AS ${quoteIdentifier(c.name)}`).join(', ')} WHERE false`;
   // Files lake wrote with field ids and no deletes are read in two scans at most, however many there are (DuckDB
   // reads each scan's files in parallel): those written since the columns last changed by name, as plain Parquet
   // (DuckDB's statistics reach its optimizer), the older ones by field id.

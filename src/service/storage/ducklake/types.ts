@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../../engine/duckdb.js';
+import { castSql, quoteIdentifier, uncollated } from '../../engine/duckdb.js';
 
 /**
  * DuckDB's types and DuckLake's names for them ("Data Types" in the DuckLake specification, and the names the v1.5
@@ -82,6 +82,9 @@ const STORED_AS: Readonly<
         `struct_extract(${r}, 'micros')`,
       ),
   },
+  // An integer wider than DECIMAL's 38 digits (from numeric(78,0), say): Parquet has no such type, and DuckDB
+  // writes it as its digits; the catalog records them as text.
+  BIGNUM: { stored: 'VARCHAR', store: (v) => `CAST(${v} AS VARCHAR)`, restore: (r) => `CAST(${r} AS BIGNUM)` },
 };
 
 /** DuckDB SQL making an INTERVAL of signed months, days and microseconds, exactly (NULL if any is NULL). */
@@ -99,15 +102,15 @@ export function isStoredAsOther(column: Pick<ColumnShape, 'lakeType'>): boolean 
   return storedAs(column) !== undefined;
 }
 
-/** The DuckDB type a column has in its Parquet files. */
+/** The DuckDB type a column has in its Parquet files (a collated text is text there). */
 export function storedTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
-  return storedAs(column)?.stored ?? duckdbTypeOf(column);
+  return storedAs(column)?.stored ?? uncollated(duckdbTypeOf(column));
 }
 
 /** SQL turning a column's stored value `ref` into the value lake reads: restored, cast to its tagged type, or as is. */
 export function readValueSql(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>, ref: string): string {
   if (!column.lakeType) return ref;
-  return storedAs(column)?.restore(ref) ?? `CAST(${ref} AS ${column.lakeType})`;
+  return storedAs(column)?.restore(ref) ?? castSql(ref, column.lakeType);
 }
 
 /** SQL turning a value of a column's lake type into what its files store (the identity for most types). */
@@ -174,6 +177,9 @@ function nestedShape(name: string, duckdbType: string, nullable: boolean): Colum
   const child = (childName: string, childType: string): ColumnShape => nestedShape(childName, childType, true);
   const list = /^(.*)\[\d*\]$/s.exec(type);
   if (list) return { name, type: 'list', nullable, children: [child('element', list[1] as string)] };
+  // A collated text (citext's case-insensitive comparisons: VARCHAR COLLATE NOCASE) is text to DuckLake; the tag
+  // keeps the collation, which lake's reads apply.
+  if (uncollated(type) !== type) return { ...nestedShape(name, uncollated(type), nullable), lakeType: type };
   const nested = /^(STRUCT|MAP|ENUM|UNION)\((.*)\)$/is.exec(type);
   if (nested) {
     const kind = (nested[1] as string).toUpperCase();
@@ -194,6 +200,20 @@ function nestedShape(name: string, duckdbType: string, nullable: boolean): Colum
   const known = DUCKLAKE_OF[type.toUpperCase()];
   if (!known) throw new UnsupportedTypeError(`DuckLake cannot hold ${type} (column ${name}).`);
   return { name, type: known, nullable };
+}
+
+/**
+ * Whether the catalog keeps a DuckDB type in the column tag `lake.type` (an ENUM, a collated text, a type stored as
+ * another): a writer whose rows DESCRIBE as something else (an ENUM's labels) names the type itself.
+ */
+export function isTaggedType(duckdbType: string): boolean {
+  try {
+    return columnShape('', duckdbType, true).lakeType !== undefined;
+  } catch (error) {
+    // An alias the catalog does not name (TIMESTAMPTZ) is DESCRIBEd as its own name anyway.
+    if (error instanceof UnsupportedTypeError) return false;
+    throw error;
+  }
 }
 
 /** The DuckLake name of a DuckDB type that has no children. */

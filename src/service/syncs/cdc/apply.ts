@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { from as CopyFrom, to as CopyTo } from 'pg-copy-streams';
 import { quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
-import { currentColumns, numericShapes, shapesAsTable } from '../pg-columns.js';
+import { currentColumns, shapesAsTable, valueShapes } from '../pg-columns.js';
 import { startSourceCopy } from '../pg-copy.js';
 import { csvLineOptions } from '../pg-reads.js';
 import { planMergedColumn, stagedName, type ColumnPlan } from '../pg-types.js';
@@ -94,18 +94,16 @@ export async function convertChanges(input: {
       columns.map((c) => c.name),
       input.softDeletes,
     );
-    const facts = {
-      moneyScale: input.moneyScale,
-      numericShapes: shapesAsTable(
-        await numericShapes(client, columns, temp, ''),
-        new Map(columns.map((c, i) => [c.name, input.lakeTypes.get(lakeNames[i] as string)])),
-      ),
-    };
+    const shapes = shapesAsTable(
+      await valueShapes(client, columns, temp, ''),
+      new Map(columns.map((c, i) => [c.name, input.lakeTypes.get(lakeNames[i] as string)])),
+    );
     // A changed value that no longer fits the column's type as the table has it.
-    if (!facts.numericShapes)
+    if (!shapes)
       throw new Error(
         `a changed value of ${input.tableKey} does not fit its column's lake type; run lake sync start --full-refresh to read the table whole and type it again`,
       );
+    const facts = { moneyScale: input.moneyScale, numericShapes: shapes.numeric, arrayDepths: shapes.arrayDepths };
     // Changes merge into the table as it is typed: intervals it holds as text stay text (a full refresh types them).
     const plans = columns.map((c, i) => ({
       ...planMergedColumn(c.name, c.type, input.lakeTypes.get(lakeNames[i] as string), c.enumLabels, facts),

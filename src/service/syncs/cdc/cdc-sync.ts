@@ -8,6 +8,7 @@ import type { ConnectorSettings } from '../../connectors/types.js';
 import { quoteLiteral } from '../../engine/duckdb.js';
 import type { Lake } from '../../storage/lake.js';
 import type { MergeCounts } from '../../storage/ducklake/merge.js';
+import { isTaggedType } from '../../storage/ducklake/types.js';
 import { DELETED_AT, SYNCED_AT } from '../../sources/lake-names.js';
 import { compareColumns, currentColumns } from '../pg-columns.js';
 import { tableFailureReason } from '../pg-reads.js';
@@ -402,8 +403,8 @@ async function applyTable(
         tags: { [CDC_TAG]: upto },
         notNull: new Set([...converted.notNull, SYNCED_AT]),
         columnTypes: Object.fromEntries([
-          ...converted.plans.filter((p) => p.lakeType.startsWith('ENUM(')).map((p) => [p.name, p.lakeType]),
-          ...stopped.filter((c) => c.type.startsWith('ENUM(')).map((c) => [c.name, c.type]),
+          ...converted.plans.filter((p) => isTaggedType(p.lakeType)).map((p) => [p.name, p.lakeType]),
+          ...stopped.filter((c) => isTaggedType(c.type)).map((c) => [c.name, c.type]),
         ]),
         // After a TRUNCATE the table is what its later changes left: written whole. Otherwise merged, reading the
         // table's rows for TOAST values left unchanged.

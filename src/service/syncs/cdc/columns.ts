@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../../engine/duckdb.js';
+import { castSql, quoteIdentifier } from '../../engine/duckdb.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
 import { compareColumns } from '../pg-columns.js';
 import type { TableState } from '../types.js';
@@ -55,7 +55,7 @@ export function rowsInTableColumns(
   const list: string[] = [];
   for (const column of held.filter((c) => !ours.has(c.name))) {
     const type = writtenType.get(column.name);
-    if (type === undefined) list.push(`CAST(NULL AS ${column.type}) AS ${quoteIdentifier(column.name)}`);
+    if (type === undefined) list.push(`${castSql('NULL', column.type)} AS ${quoteIdentifier(column.name)}`);
     else if (type !== column.type) return undefined;
     else list.push(quoteIdentifier(column.name));
   }
