@@ -8,6 +8,7 @@ import { storedRowsSql, tableRowsSql } from '../../src/service/storage/ducklake/
 import {
   columnShape,
   duckdbTypeOf,
+  isTaggedType,
   storedTypeOf,
   UnsupportedTypeError,
 } from '../../src/service/storage/ducklake/types.js';
@@ -125,5 +126,57 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
     expect(duckdbTypeOf(mood)).toBe("ENUM('sad', 'ok, fine')");
     expect(() => columnShape('u', 'UNION(a INTEGER, b VARCHAR)', true)).toThrow(UnsupportedTypeError);
     expect(() => columnShape('b', 'BIT', true)).toThrow(/cannot hold BIT \(column b\)/);
+  });
+
+  it('a BIGNUM is kept as its digits and a collated text as text, each with its type as a tag, and both read back as they were', async () => {
+    const wide = columnShape('w', 'BIGNUM', true);
+    const folded = columnShape('ci', 'VARCHAR COLLATE NOCASE', true);
+    expect([wide.type, wide.lakeType, storedTypeOf(wide)]).toEqual(['varchar', 'BIGNUM', 'VARCHAR']);
+    expect([folded.type, folded.lakeType, storedTypeOf(folded)]).toEqual([
+      'varchar',
+      'VARCHAR COLLATE NOCASE',
+      'VARCHAR',
+    ]);
+    expect(duckdbTypeOf(folded)).toBe('VARCHAR COLLATE NOCASE');
+    expect([isTaggedType('VARCHAR COLLATE NOCASE'), isTaggedType('BIGNUM'), isTaggedType('VARCHAR')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(isTaggedType('TIMESTAMPTZ')).toBe(false);
+
+    const dir = mkdtempSync(join(tmpdir(), 'lake-tagged-'));
+    const duck = await openPrivilegedConnection({});
+    try {
+      const columns: CatalogColumn[] = [
+        { ...wide, id: 1 },
+        { ...folded, id: 2 },
+      ];
+      const rows = `SELECT * FROM (VALUES ('-123456789012345678901234567890123456789012345'::BIGNUM, 'Ab'), (NULL, 'aB'), ('7'::BIGNUM, NULL)) t(w, ci)`;
+      const file = join(dir, 'part-0.parquet');
+      await duck.connection.run(
+        `COPY (${storedRowsSql(columns, rows)}) TO '${file}' (FORMAT parquet, FIELD_IDS {'w': {__duckdb_field_id: 1}, 'ci': {__duckdb_field_id: 2}})`,
+      );
+      const read = tableRowsSql(
+        [{ path: 'part-0.parquet', mappingId: null, dataFileId: 1, recordCount: 3, deletePath: null }],
+        columns,
+        (p) => join(dir, p),
+      );
+      const back = await duck.connection.runAndReadAll(
+        `SELECT min(w)::VARCHAR AS least, sum(w)::VARCHAR AS total, typeof(any_value(w)) AS t,
+           count(*) FILTER (WHERE ci = 'AB') AS folded FROM (${read})`,
+      );
+      expect(back.getRowObjectsJS()).toEqual([
+        {
+          least: '-123456789012345678901234567890123456789012345',
+          total: '-123456789012345678901234567890123456789012338',
+          t: 'BIGNUM',
+          folded: 2n,
+        },
+      ]);
+    } finally {
+      duck.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

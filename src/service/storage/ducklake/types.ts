@@ -92,9 +92,17 @@ export function intervalFromPartsSql(months: string, days: string, micros: strin
   return `to_months(${months}) + to_days(${days}) + to_microseconds(${micros})`;
 }
 
-/** How a column's files keep it, when not as the type lake reads it as. */
+/**
+ * How a column's files keep it, when not as the type lake reads it as. A collated text (citext's) is plain text in
+ * its files, its collation applied by every read, whichever way the files are read.
+ */
 function storedAs(column: Pick<ColumnShape, 'lakeType'>): (typeof STORED_AS)[string] | undefined {
-  return column.lakeType === undefined ? undefined : STORED_AS[column.lakeType.toUpperCase()];
+  const { lakeType } = column;
+  if (lakeType === undefined) return undefined;
+  const known = STORED_AS[lakeType.toUpperCase()];
+  if (known) return known;
+  const base = uncollated(lakeType);
+  return base === lakeType ? undefined : { stored: base, store: (v) => v, restore: (r) => castSql(r, lakeType) };
 }
 
 /** Whether a column is kept in its files as another type than the one lake reads it as (STORED_AS). */
@@ -102,9 +110,9 @@ export function isStoredAsOther(column: Pick<ColumnShape, 'lakeType'>): boolean 
   return storedAs(column) !== undefined;
 }
 
-/** The DuckDB type a column has in its Parquet files (a collated text is text there). */
+/** The DuckDB type a column has in its Parquet files. */
 export function storedTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
-  return storedAs(column)?.stored ?? uncollated(duckdbTypeOf(column));
+  return storedAs(column)?.stored ?? duckdbTypeOf(column);
 }
 
 /** SQL turning a column's stored value `ref` into the value lake reads: restored, cast to its tagged type, or as is. */
