@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 import type { CatalogColumn } from '../../src/service/storage/ducklake/catalog-types.js';
-import { storedRowsSql, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
+import { describeDataFile, storedRowsSql, tableRowsSql } from '../../src/service/storage/ducklake/data-files.js';
 import {
   columnShape,
   duckdbTypeOf,
@@ -148,17 +148,18 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lake-tagged-'));
     const duck = await openPrivilegedConnection({});
     try {
+      // Both flat: no children to number.
       const columns: CatalogColumn[] = [
-        { ...wide, id: 1 },
-        { ...folded, id: 2 },
+        { ...wide, children: undefined, id: 1 },
+        { ...folded, children: undefined, id: 2 },
       ];
-      const rows = `SELECT * FROM (VALUES ('-123456789012345678901234567890123456789012345'::BIGNUM, 'Ab'), (NULL, 'aB'), ('7'::BIGNUM, NULL)) t(w, ci)`;
+      const rows = `SELECT * FROM (VALUES ('-123456789012345678901234567890123456789012345'::BIGNUM, 'Ab'), (NULL, 'aB'), ('7'::BIGNUM, NULL), ('10'::BIGNUM, 'x')) t(w, ci)`;
       const file = join(dir, 'part-0.parquet');
       await duck.connection.run(
         `COPY (${storedRowsSql(columns, rows)}) TO '${file}' (FORMAT parquet, FIELD_IDS {'w': {__duckdb_field_id: 1}, 'ci': {__duckdb_field_id: 2}})`,
       );
       const read = tableRowsSql(
-        [{ path: 'part-0.parquet', mappingId: null, dataFileId: 1, recordCount: 3, deletePath: null }],
+        [{ path: 'part-0.parquet', mappingId: null, dataFileId: 1, recordCount: 4, deletePath: null }],
         columns,
         (p) => join(dir, p),
       );
@@ -169,10 +170,16 @@ describe('DuckDB types as the DuckLake catalog records them', () => {
       expect(back.getRowObjectsJS()).toEqual([
         {
           least: '-123456789012345678901234567890123456789012345',
-          total: '-123456789012345678901234567890123456789012338',
+          total: '-123456789012345678901234567890123456789012328',
           t: 'BIGNUM',
           folded: 2n,
         },
+      ]);
+      // The catalog's statistics are in its own type's terms (text), what another DuckLake reader prunes by.
+      const stats = (await describeDataFile(duck.connection, file, 'part-0.parquet', columns)).columnStats;
+      expect(stats?.map((c) => [c.min, c.max])).toEqual([
+        ['-123456789012345678901234567890123456789012345', '7'],
+        ['Ab', 'x'],
       ]);
     } finally {
       duck.close();

@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { castSql, quoteIdentifier, quoteLiteral, uncollated } from '../../engine/duckdb.js';
+import { castSql, quoteIdentifier, quoteLiteral } from '../../engine/duckdb.js';
 import type { CatalogColumn, NewDataFile, TableFileAt } from './catalog-types.js';
-import { duckdbTypeOf, isStoredAsOther, readValueSql, storedTypeOf, storeValueSql } from './types.js';
+import { catalogTypeOf, duckdbTypeOf, isStoredAsOther, readValueSql, storedTypeOf, storeValueSql } from './types.js';
 
 /**
  * The COPY option that gives each Parquet column its DuckLake column id as its field id, which is how readers of
@@ -64,7 +64,8 @@ export async function describeDataFile(
   const flat = columns.filter((c) => !c.children);
   const columnStats: NonNullable<NewDataFile['columnStats']>[number][] = [];
   if (flat.length > 0) {
-    // Min and max are compared as the column's type (text order would put 10 before 9), then kept as text.
+    // Min and max are compared as the column's DuckLake type (text order would put 10 before 9 in a number), what
+    // readers prune by, then kept as text; a BIGNUM or an ENUM is text to them.
     const rows = (
       await connection.runAndReadAll(
         `WITH m AS MATERIALIZED (SELECT path_in_schema, num_values, stats_null_count, stats_min_value, stats_max_value
@@ -73,8 +74,8 @@ export async function describeDataFile(
            .map(
              (column, index) =>
                `SELECT ${index} AS i, sum(num_values) AS value_count, sum(stats_null_count) AS null_count,
-                       CAST(min(TRY_CAST(stats_min_value AS ${uncollated(duckdbTypeOf(column))})) AS VARCHAR) AS min_value,
-                       CAST(max(TRY_CAST(stats_max_value AS ${uncollated(duckdbTypeOf(column))})) AS VARCHAR) AS max_value
+                       CAST(min(TRY_CAST(stats_min_value AS ${catalogTypeOf(column)})) AS VARCHAR) AS min_value,
+                       CAST(max(TRY_CAST(stats_max_value AS ${catalogTypeOf(column)})) AS VARCHAR) AS max_value
                   FROM m WHERE path_in_schema = ${quoteLiteral(column.name)}`,
            )
            .join('\nUNION ALL\n')}`,

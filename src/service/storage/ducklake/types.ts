@@ -229,6 +229,14 @@ export function ducklakeType(duckdbType: string): string {
   return nestedShape('', duckdbType, true).type;
 }
 
+/**
+ * The DuckDB type of a column's DuckLake type alone, what another DuckLake reader takes it for (lake's tag aside):
+ * an ENUM's, a BIGNUM's or a citext's text. The statistics the catalog records are in its terms.
+ */
+export function catalogTypeOf(column: Pick<ColumnShape, 'type' | 'children'>): string {
+  return duckdbTypeOf({ type: column.type, ...(column.children ? { children: column.children } : {}) });
+}
+
 /** The DuckDB type to read a catalog column as, built from its children when it is nested. */
 export function duckdbTypeOf(column: Pick<ColumnShape, 'type' | 'children' | 'lakeType'>): string {
   if (column.lakeType) return column.lakeType;
