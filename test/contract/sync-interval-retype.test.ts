@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
+import { createPostgresSource, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -8,11 +8,10 @@ import { inMemory, type Harness } from '../helpers/transports.js';
  * the source retyped) becomes an INTERVAL stored as its three numbers: the catalog retypes a flat column into a
  * struct, and the earlier snapshot still reads its text.
  */
-let db: TestDatabase;
+const db = useTestDatabase();
 let api: Harness;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   await adminQuery(
     `CREATE TABLE public.spans (id int PRIMARY KEY, iv text);
      INSERT INTO public.spans VALUES (1, '-1 day'), (2, '1 mon'), (3, '30 days'), (4, NULL);
@@ -24,18 +23,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
-  await db?.drop();
 });
 
 describe('a text column that becomes an interval', () => {
   it('is typed by the next sync, and the snapshot before still reads its text', async () => {
-    const source = await jsonClient(api)('POST', '/sources', {
-      connector: 'postgres',
-      name: 'retype',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await createPostgresSource(api, db, 'retype');
     await syncSucceeded(api, source.id as string);
     const between = new Date().toISOString();
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { run, type Json, jobWhen } from '../helpers/queries.js';
+import { createPostgresSource, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -300,28 +300,8 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await adminQuery(`${TABLES} GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${db.reader};`, db.database);
   api = await inMemory.start();
-  const source = (await (
-    await api.request('/sources', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        connector: 'postgres',
-        name: 'sem',
-        config: { port: db.port, database: db.database },
-        host: db.host,
-        user: db.reader,
-      }),
-    })
-  ).json()) as Json;
-  const accepted = (await (
-    await api.request(`/sources/${source.id}/sync`, {
-      method: 'POST',
-      body: '{}',
-      headers: { 'Content-Type': 'application/json' },
-    })
-  ).json()) as Json;
-  const job = await jobWhen(async (path) => (await (await api.request(path)).json()) as Json, accepted.id as string);
-  expect(job.status, JSON.stringify(job)).toBe('succeeded');
+  const source = await createPostgresSource(api, db, 'sem');
+  await syncSucceeded(api, source.id as string);
 }, 60_000);
 
 afterAll(async () => {

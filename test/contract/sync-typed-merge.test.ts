@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
+import { createPostgresSource, jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -8,11 +8,10 @@ import { inMemory, type Harness } from '../helpers/transports.js';
  * incremental sync that merges changed rows into the table (its earlier files read back with their types, the
  * merged ones written as the table has them), and one whose changes no longer fit its types (the table read whole).
  */
-let db: TestDatabase;
+const db = useTestDatabase();
 let api: Harness;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   await adminQuery(
     `CREATE EXTENSION IF NOT EXISTS citext;
      CREATE TABLE public.people (id int PRIMARY KEY, ci citext UNIQUE, m int[], w numeric(45,0), n numeric,
@@ -28,7 +27,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
-  await db?.drop();
 });
 
 const PROBE = `select string_agg(id::varchar, ';' order by ci, id) as o,
@@ -61,13 +59,7 @@ async function sameAsSource(): Promise<void> {
 describe('an incremental table of value-typed columns', () => {
   it('merges changed rows with the table’s types, and is read whole when they no longer fit', async () => {
     const client = jsonClient(api);
-    const source = await client('POST', '/sources', {
-      connector: 'postgres',
-      name: 'typed',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await createPostgresSource(api, db, 'typed');
     await client('PATCH', `/sources/${source.id}`, {
       tables: [{ schema: 'public', name: 'people', mode: 'incremental', cursor_column: 'updated_at' }],
     });

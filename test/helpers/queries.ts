@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { Harness } from './transports.js';
+import type { TestDatabase } from './postgres.js';
 import { waitFor } from './wait-for.js';
 
 export type Json = Record<string, any>;
@@ -99,4 +100,19 @@ export async function syncEnded(api: Harness, sourceId: string): Promise<Json> {
   const call = jsonClient(api);
   const accepted = await call('POST', `/sources/${sourceId}/sync`, {});
   return jobWhen((path) => call('GET', path), accepted.id as string);
+}
+
+/** Creates a source of the test database `db` over the API, read as its reader role; returns the source. */
+export async function createPostgresSource(
+  api: Harness,
+  db: Pick<TestDatabase, 'host' | 'port' | 'database' | 'reader'>,
+  name: string,
+): Promise<Json> {
+  return jsonClient(api)('POST', '/sources', {
+    connector: 'postgres',
+    name,
+    config: { port: db.port, database: db.database },
+    host: db.host,
+    user: db.reader,
+  });
 }

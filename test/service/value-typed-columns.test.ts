@@ -8,7 +8,8 @@ import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/po
 /**
  * Columns whose lake type depends on the values read (decision 58): numerics without precision or wider than 38
  * digits, and arrays by their dimensions. An incremental read whose changed values do not fit the table's type reads
- * the table whole and types it again; one whose values fit keeps the table's type.
+ * the table whole and types it again; one whose values fit keeps the table's type. A table synced while intervals,
+ * such numerics or citext were plain text is read whole once, and typed (decisions 57 and 58).
  */
 describe('an incremental read into a table typed by its values', () => {
   let db: TestDatabase;
@@ -17,7 +18,7 @@ describe('an incremental read into a table typed by its values', () => {
     db = await createTestDatabase();
     await adminQuery(
       `CREATE EXTENSION citext;
-       CREATE TABLE public.t (id int PRIMARY KEY, n numeric, w numeric(45,0), m int[], ci citext,
+       CREATE TABLE public.t (id int PRIMARY KEY, n numeric, w numeric(45,0), m int[], ci citext, iv interval,
          updated_at timestamptz NOT NULL DEFAULT '2001-01-01');
        INSERT INTO public.t (id, n, w, m) VALUES (1, 1.25, 123456789012345678901234567890123456789012345, '{{1,2},{3,4}}'),
          (2, 'NaN', 0, '{}');`,
@@ -56,6 +57,7 @@ describe('an incremental read into a table typed by its values', () => {
       { name: 'w', type: 'numeric(45,0)' },
       { name: 'm', type: 'integer[]' },
       { name: 'ci', type: 'citext' },
+      { name: 'iv', type: 'interval' },
       { name: 'updated_at', type: 'timestamp with time zone' },
     ],
     lakeTable: 't',
@@ -73,6 +75,7 @@ describe('an incremental read into a table typed by its values', () => {
         Object.entries({
           id: 'INTEGER',
           ci: 'VARCHAR COLLATE NOCASE',
+          iv: 'INTERVAL',
           updated_at: 'TIMESTAMP WITH TIME ZONE',
           ...inLake,
         }),
@@ -88,7 +91,7 @@ describe('an incremental read into a table typed by its values', () => {
   });
 
   it('reads the table whole and types it by its values when they do not fit', async () => {
-    const whole = { n: 'DOUBLE', w: 'BIGNUM', m: 'INTEGER[][]', ci: 'VARCHAR COLLATE NOCASE' };
+    const whole = { n: 'DOUBLE', w: 'BIGNUM', m: 'INTEGER[][]', ci: 'VARCHAR COLLATE NOCASE', iv: 'INTERVAL' };
     for (const inLake of <Record<string, string>[]>[
       // NaN does not fit a DECIMAL; 45 digits do not; two-dimensional values do not fit a list of integers
       { n: 'DECIMAL(38,2)', w: 'BIGNUM', m: 'INTEGER[][]' },
@@ -98,6 +101,7 @@ describe('an incremental read into a table typed by its values', () => {
       { n: 'VARCHAR', w: 'BIGNUM', m: 'INTEGER[][]' },
       { n: 'DOUBLE', w: 'VARCHAR', m: 'INTEGER[][]' },
       { n: 'DOUBLE', w: 'BIGNUM', m: 'INTEGER[][]', ci: 'VARCHAR' },
+      { n: 'DOUBLE', w: 'BIGNUM', m: 'INTEGER[][]', iv: 'VARCHAR' },
     ]) {
       const read = await plan(inLake);
       expect(read.incremental, JSON.stringify(inLake)).toBe(false);
@@ -121,7 +125,14 @@ describe('planning one column', () => {
     expect(planColumn('ci', 'mycitext').lakeType).toBe('VARCHAR');
   });
 
-  it('keeps numerics and citext a table holds as plain text as text when changes merge into it', () => {
+  it('keeps intervals, numerics and citext a table holds as plain text as text when changes merge into it', () => {
+    for (const type of ['interval', 'interval day to second(3)']) {
+      expect(planMergedColumn('iv', type, 'VARCHAR').lakeType).toBe('VARCHAR');
+      expect(planMergedColumn('iv', type, 'INTERVAL').lakeType).toBe('INTERVAL');
+      expect(planMergedColumn('iv', type, undefined).lakeType).toBe('INTERVAL');
+    }
+    // Only those fall back: an integer is planned as an integer whatever the lake holds.
+    expect(planMergedColumn('n', 'integer', 'VARCHAR').lakeType).toBe('INTEGER');
     for (const type of ['numeric', 'numeric(50,10)']) {
       const facts = { moneyScale: 2, numericShapes: new Map([['n', { scale: 0, integerDigits: 0, special: true }]]) };
       expect(planMergedColumn('n', type, 'VARCHAR', undefined, facts).lakeType).toBe('VARCHAR');
