@@ -44,6 +44,7 @@ const common = {
     'react',
     'eventsource',
     'pg',
+    'mysql2',
     'parquet-wasm',
   ],
 };

@@ -1,3 +1,4 @@
+import { mysqlConnector } from './mysql.js';
 import { postgresConnector } from './postgres.js';
 import { sampleConnector } from './sample.js';
 import type { Connector } from './types.js';
@@ -14,6 +15,7 @@ const oauth = (name: string, title: string): Connector => ({
 /** Every connector lake knows. Only key-configured, syncing, public, current ones can be created through POST /sources. */
 export const CONNECTORS: readonly Connector[] = [
   postgresConnector,
+  mysqlConnector,
   sampleConnector,
   oauth('salesforce', 'Salesforce'),
   oauth('hubspot', 'HubSpot'),

@@ -38,11 +38,17 @@ export function uniqueNames(names: readonly string[], taken: Iterable<string> = 
   });
 }
 
-/** The lake table a source table lands in before uniqueness: its name, or `schema_table` outside `public`. */
+/**
+ * Whether a source's tables land under their own names: a PostgreSQL table in `public`, and every table of a
+ * source that reads one schema only (a MySQL source's database; the sample). Others are `schema_table`.
+ */
+export function keepsBareName(connector: string, schema: string): boolean {
+  return schema === 'public' || connector === 'sample' || connector === 'mysql';
+}
+
+/** The lake table a source table lands in before uniqueness: its name, or `schema_table` (keepsBareName). */
 function baseLakeTable(connector: string, table: { schema: string; name: string }): string {
-  return safeLakeName(
-    table.schema === 'public' || connector === 'sample' ? table.name : `${table.schema}_${table.name}`,
-  );
+  return safeLakeName(keepsBareName(connector, table.schema) ? table.name : `${table.schema}_${table.name}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { SourceTable } from '../connectors/types.js';
-import { lakeTableNames, safeLakeName } from './lake-names.js';
+import { keepsBareName, lakeTableNames, safeLakeName } from './lake-names.js';
 
 /**
  * Schemas no source may take: lake's own (the sample data, operators' views) and the engine's, which a query
@@ -55,6 +55,6 @@ export function lakeTableOf(
 ): string {
   return (
     lakeTableNames(source).get(`${schema}.${table}`) ??
-    safeLakeName(schema === 'public' || source.connector === 'sample' ? table : `${schema}_${table}`)
+    safeLakeName(keepsBareName(source.connector, schema) ? table : `${schema}_${table}`)
   );
 }

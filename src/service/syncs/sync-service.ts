@@ -21,6 +21,7 @@ import type { EventFeed, EventView } from '../jobs/job-service.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { syncMysql } from './mysql-extract.js';
 import { syncPostgres } from './postgres-extract.js';
 import type { SlotReport } from './cdc/cdc-sync.js';
 import { syncSample } from './sample-extract.js';
@@ -418,22 +419,35 @@ export class SyncService {
               reporter,
               signal,
             })
-          : await syncPostgres({
-              sourceId: source.id,
-              hadSlot: source.cdcSlot !== null,
-              cdcTables: source.tables.filter((t) => t.mode === 'cdc' && t.enabled),
-              onSlot: (slot) => this.recordSlot(source, id, slot),
-              settings: await this.sources.connectSettings(source),
-              tasks,
-              states,
-              lake: this.lake,
-              organizationId: job.organizationId,
-              stagingDir,
-              syncedAt,
-              reporter,
-              signal,
-              limits: this.settings,
-            });
+          : source.connector === 'mysql'
+            ? await syncMysql({
+                settings: await this.sources.connectSettings(source),
+                tasks,
+                states,
+                lake: this.lake,
+                organizationId: job.organizationId,
+                stagingDir,
+                syncedAt,
+                reporter,
+                signal,
+                limits: this.settings,
+              })
+            : await syncPostgres({
+                sourceId: source.id,
+                hadSlot: source.cdcSlot !== null,
+                cdcTables: source.tables.filter((t) => t.mode === 'cdc' && t.enabled),
+                onSlot: (slot) => this.recordSlot(source, id, slot),
+                settings: await this.sources.connectSettings(source),
+                tasks,
+                states,
+                lake: this.lake,
+                organizationId: job.organizationId,
+                stagingDir,
+                syncedAt,
+                reporter,
+                signal,
+                limits: this.settings,
+              });
     } catch (error) {
       if (signal.aborted) {
         await this.jobs.finish(id, 'cancelled', {

@@ -1,0 +1,277 @@
+import type * as mysql from 'mysql2';
+import { requireCommonJs } from '../../support/load-commonjs.js';
+import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
+import { DISCOVERY_DEFAULTS } from './postgres.js';
+
+const CONNECT_TIMEOUT_MS = 5000;
+const QUERY_TIMEOUT_MS = 10_000;
+
+type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
+
+/**
+ * A connection to a MySQL or MariaDB source; mysql2 is loaded only by what reaches one. The connection is the
+ * tenant's alone, and a source server may be hostile: LOAD DATA LOCAL is off (a server may otherwise ask the client
+ * for any file it can read, this server's secrets included), one statement per query, and every value arrives as
+ * text (lake's SQL says how each column travels, mysql-types.ts).
+ */
+export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
+  const driver = requireCommonJs('mysql2') as typeof mysql;
+  const sslMode = String(settings.config.ssl_mode ?? 'disable');
+  const named = settings.secrets.host;
+  const pinned = settings.connectHost ?? named;
+  if (!pinned || !settings.secrets.user)
+    throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
+  const connection = driver.createConnection({
+    host: pinned,
+    port: Number(settings.config.port ?? 3306),
+    database: String(settings.config.database),
+    user: settings.secrets.user,
+    password: settings.secrets.password ?? '',
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    flags: ['-LOCAL_FILES'],
+    infileStreamFactory: () => {
+      throw new Error('lake does not send files to a source');
+    },
+    multipleStatements: false,
+    // Text for every value: numbers beyond JavaScript's, dates before year 1000 and zero dates arrive exactly.
+    typeCast: false,
+    rowsAsArray: true,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    // Connected by address, a verified TLS session still checks the certificate against the name given.
+    ...(sslMode === 'disable'
+      ? {}
+      : {
+          ssl:
+            sslMode === 'verify-full'
+              ? { rejectUnauthorized: true, ...(pinned !== named && named ? { servername: named } : {}) }
+              : { rejectUnauthorized: false },
+        }),
+  });
+  // A failed connection emits 'error' too; without a listener that would end the process.
+  connection.on('error', () => {});
+  return connection;
+}
+
+/** Runs one statement; the rows come as arrays of text (mysqlConnection's settings). */
+export function mysqlQuery(
+  connection: mysql.Connection,
+  sql: string,
+  values: unknown[] = [],
+  timeout?: number,
+): Promise<(string | null)[][]> {
+  return new Promise((resolve, reject) => {
+    connection.query({ sql, values, ...(timeout ? { timeout } : {}) }, (error, rows) =>
+      error ? reject(error) : resolve(rows as (string | null)[][]),
+    );
+  });
+}
+
+/** Ends a connection, whatever state it is in. */
+export function endMysql(connection: mysql.Connection): Promise<void> {
+  return new Promise<void>((resolve) =>
+    connection.end((error) => {
+      // A connection that cannot say goodbye is closed anyway.
+      if (error) connection.destroy();
+      resolve();
+    }),
+  );
+}
+
+/**
+ * Reduces a driver failure to the fixed vocabulary. Driver messages name hosts, users and databases, so they are
+ * never passed on, not even to the log.
+ */
+export function classifyMysqlFailure(error: unknown): TestFailure {
+  const e = error as { code?: string; message?: string };
+  switch (e.code) {
+    case 'ER_ACCESS_DENIED_ERROR':
+    case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
+    case 'ER_NOT_SUPPORTED_AUTH_MODE':
+      return 'authentication_failed';
+    case 'ER_BAD_DB_ERROR':
+      return 'database_not_found';
+    case 'ER_DBACCESS_DENIED_ERROR':
+    case 'ER_TABLEACCESS_DENIED_ERROR':
+    case 'ER_COLUMNACCESS_DENIED_ERROR':
+    case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
+      return 'permission_denied';
+    case 'HANDSHAKE_NO_SSL_SUPPORT':
+    case 'ER_SECURE_TRANSPORT_REQUIRED':
+      return 'tls_required';
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EAI_AGAIN':
+    case 'ECONNRESET':
+    case 'PROTOCOL_CONNECTION_LOST':
+      return 'unreachable';
+    case 'ETIMEDOUT':
+    case 'PROTOCOL_SEQUENCE_TIMEOUT':
+      return 'timeout';
+    default:
+      if (/timeout/i.test(e.message ?? '')) return 'timeout';
+      return 'unknown';
+  }
+}
+
+/**
+ * Tables, columns, types and primary keys of the source's database from information_schema, bounded as a
+ * PostgreSQL source's discovery is (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). A MySQL database is the
+ * source's one schema.
+ */
+async function discoverWith(connection: mysql.Connection, settings: ConnectorSettings): Promise<DiscoveredTable[]> {
+  const { maxTables, maxColumns } = settings.discovery ?? DISCOVERY_DEFAULTS;
+  const tables = await mysqlQuery(
+    connection,
+    `SELECT t.TABLE_SCHEMA, t.TABLE_NAME, t.TABLE_ROWS,
+            (SELECT count(*) FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME)
+       FROM information_schema.TABLES t
+      WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE'
+      ORDER BY t.TABLE_NAME LIMIT ?`,
+    [maxTables],
+    QUERY_TIMEOUT_MS,
+  );
+  let budget = maxColumns;
+  const found = new Map<string, DiscoveredTable>();
+  const described = new Set<string>();
+  for (const [schema, name, rows, count] of tables.slice(0, maxTables)) {
+    const columnCount = Number(count);
+    found.set(String(name), {
+      schema: String(schema),
+      name: String(name),
+      columns: [],
+      columnCount,
+      primaryKey: [],
+      estimatedRows: rows === null ? null : Number(rows),
+    });
+    if (columnCount <= budget) {
+      budget -= columnCount;
+      described.add(String(name));
+    }
+  }
+  if (described.size === 0) return [...found.values()];
+  const columns = await mysqlQuery(
+    connection,
+    `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES', COLUMN_KEY = 'PRI'
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)
+      ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    [[...described]],
+    QUERY_TIMEOUT_MS,
+  );
+  let kept = 0;
+  for (const [table, column, type, nullable] of columns) {
+    const entry = found.get(String(table));
+    if (!entry || kept >= maxColumns) continue;
+    entry.columns.push({ name: String(column), type: String(type), nullable: String(nullable) === '1' });
+    kept++;
+  }
+  const keys = await mysqlQuery(
+    connection,
+    `SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = DATABASE() AND CONSTRAINT_NAME = 'PRIMARY' AND TABLE_NAME IN (?)
+      ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    [[...described]],
+    QUERY_TIMEOUT_MS,
+  );
+  for (const [table, column] of keys) found.get(String(table))?.primaryKey.push(String(column));
+  return [...found.values()];
+}
+
+export async function withMysql<T>(
+  settings: ConnectorSettings,
+  work: (connection: mysql.Connection) => Promise<T>,
+): Promise<T> {
+  const connection = mysqlConnection(settings);
+  try {
+    await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+    return await work(connection);
+  } finally {
+    // The work's own result or failure is what the caller gets; a failed goodbye changes neither.
+    await endMysql(connection);
+  }
+}
+
+/**
+ * Connects live, runs a trivial query, discovers the tables, and checks SELECT on every table the source syncs
+ * (a SELECT of no rows: MySQL's privileges come from several tables and roles). The answer is ok, or one generic
+ * reason.
+ */
+async function testMysql(settings: ConnectorSettings): Promise<ConnectionTest> {
+  try {
+    return await withMysql(settings, async (connection) => {
+      await mysqlQuery(connection, 'SELECT 1', [], QUERY_TIMEOUT_MS);
+      const tables = await discoverWith(connection, settings);
+      const wanted = settings.tables.filter((t) => t.enabled);
+      for (const table of wanted.length > 0 ? wanted : tables) {
+        const allowed = await mysqlQuery(connection, 'SELECT 1 FROM ??.?? LIMIT 0', [table.schema, table.name]).then(
+          () => true,
+          () => false,
+        );
+        if (!allowed) return { ok: false, reason: 'permission_denied' as const, tables };
+      }
+      return { ok: true, reason: null, tables };
+    });
+  } catch (error) {
+    return { ok: false, reason: classifyMysqlFailure(error) };
+  }
+}
+
+export const mysqlConnector: Connector = {
+  name: 'mysql',
+  title: 'MySQL and MariaDB',
+  auth: 'key',
+  syncs: true,
+  staffOnly: false,
+  fields: [
+    {
+      name: 'host',
+      type: 'string',
+      required: true,
+      secret: true,
+      destination: true,
+      description: 'server host name or address',
+    },
+    {
+      name: 'user',
+      type: 'string',
+      required: true,
+      secret: true,
+      destination: true,
+      description: 'user to connect as (SELECT on the tables is enough)',
+    },
+    { name: 'password', type: 'string', required: false, secret: true, description: "the user's password" },
+    {
+      name: 'port',
+      type: 'integer',
+      required: false,
+      secret: false,
+      destination: true,
+      description: 'server port',
+      default: 3306,
+      min: 1,
+      max: 65535,
+    },
+    {
+      name: 'database',
+      type: 'string',
+      required: true,
+      secret: false,
+      destination: true,
+      description: 'database (schema) to discover and sync',
+    },
+    {
+      name: 'ssl_mode',
+      type: 'choice',
+      required: false,
+      secret: false,
+      destination: true,
+      description: 'disable, require (encrypt, any certificate) or verify-full',
+      default: 'disable',
+      choices: ['disable', 'require', 'verify-full'],
+    },
+  ],
+  test: testMysql,
+  discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings)),
+};

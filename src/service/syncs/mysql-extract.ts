@@ -1,0 +1,327 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type * as mysql from 'mysql2';
+import { mysqlQuery, withMysql } from '../connectors/mysql.js';
+import type { ConnectorSettings } from '../connectors/types.js';
+import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
+import { DELETED_AT, SYNCED_AT, lakeColumnNames } from '../sources/lake-names.js';
+import { mergeableColumns } from '../storage/ducklake/merge.js';
+import { isTaggedType } from '../storage/ducklake/types.js';
+import { MAX_MERGES, type Lake } from '../storage/lake.js';
+import { compareColumns } from './pg-columns.js';
+import { csvLineOptions, tableFailureReason } from './pg-reads.js';
+import { stagedName, type ColumnPlan } from './pg-types.js';
+import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
+import { SegmentedStaging } from './segments.js';
+import type { SyncSettings } from './settings.js';
+import { StagingBudget } from './staging-budget.js';
+import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+
+const SYNC_MEMORY_LIMIT = '256MB';
+const ROWS_PER_SEGMENT = 500_000;
+const MAX_SEGMENT_BYTES = 256 << 20;
+
+export interface MysqlSyncInput {
+  settings: ConnectorSettings;
+  tasks: readonly TableTask[];
+  states: ReadonlyMap<string, TableState>;
+  lake: Lake;
+  organizationId: string;
+  stagingDir: string;
+  syncedAt: string;
+  reporter: SyncReporter;
+  limits: SyncSettings;
+  signal: AbortSignal;
+}
+
+/**
+ * Extracts every table of a MySQL or MariaDB source in one consistent snapshot, as `mysqldump --single-transaction`
+ * does: one connection, REPEATABLE READ, `START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY`, the tables read one
+ * after another (MySQL cannot hand a snapshot to another connection, so reading in parallel would not be one point
+ * in time). Each row is made a CSV record by the server and streamed into staging files; DuckDB casts them exactly
+ * into Parquet and the table is committed (merged on its primary key when incremental). A table that fails does not
+ * undo the others.
+ */
+export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
+  mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
+  const staging = new StagingBudget(input.limits);
+  return withMysql(input.settings, async (connection) => {
+    const { stop, stopped } = watchConnection(connection, input);
+    try {
+      await mysqlQuery(connection, "SET SESSION time_zone = '+00:00'");
+      await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await mysqlQuery(connection, 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+      const results: TableResult[] = [];
+      for (const task of input.tasks) {
+        if (input.signal.aborted) break;
+        results.push(await syncTable(connection, task, input, staging, stopped));
+        // A connection closed by a bound ends the sync with that reason, and the tables after it with it.
+        const reason = stopped();
+        if (reason && !input.signal.aborted) throw new Error(reason);
+      }
+      await mysqlQuery(connection, 'COMMIT');
+      return results;
+    } finally {
+      stop();
+    }
+  });
+}
+
+/**
+ * Bounds the connection as a PostgreSQL source's are: silent for the idle timeout, or running past the time bound,
+ * or cancelled, it is closed, and whatever it was reading fails with that reason (`stopped`).
+ */
+function watchConnection(
+  connection: mysql.Connection,
+  input: MysqlSyncInput,
+): { stop: () => void; stopped: () => string | undefined } {
+  const socket = (connection as unknown as { stream: import('node:net').Socket }).stream;
+  let reason: string | undefined;
+  const close = (why: string) => () => {
+    reason ??= why;
+    connection.destroy();
+  };
+  const seconds = Math.round(input.limits.idleTimeoutMs / 1000);
+  socket.setTimeout(
+    input.limits.idleTimeoutMs,
+    close(`the source sent nothing for ${seconds} s (LAKE_SYNC_IDLE_TIMEOUT_SECONDS); its connection was closed`),
+  );
+  const bound = setTimeout(
+    close('the sync ran past its time bound (LAKE_SYNC_TIMEOUT_SECONDS); its connection was closed'),
+    input.limits.maxDurationMs,
+  );
+  bound.unref();
+  const cancel = close('cancelled');
+  input.signal.addEventListener('abort', cancel);
+  return {
+    stop: () => {
+      clearTimeout(bound);
+      socket.setTimeout(0);
+      input.signal.removeEventListener('abort', cancel);
+    },
+    stopped: () => reason,
+  };
+}
+
+/** The table's columns now, with what types them: collations, and MariaDB's JSON (a LONGTEXT with json_valid). */
+async function currentColumns(connection: mysql.Connection, table: TableTask['table']): Promise<MysqlColumn[]> {
+  const rows = await mysqlQuery(
+    connection,
+    `SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, COLLATION_NAME, IS_NULLABLE = 'NO'
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
+    [table.schema, table.name],
+  );
+  // MySQL 8's CHECK_CONSTRAINTS has no TABLE_NAME (and its JSON is a type of its own): none found there is right.
+  const checks = await mysqlQuery(
+    connection,
+    'SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?',
+    [table.schema, table.name],
+  ).catch(() => []);
+  const clauses = new Set(checks.map(([clause]) => String(clause)));
+  return rows.map(([name, columnType, dataType, collation, notNull]) => ({
+    name: String(name),
+    columnType: String(columnType),
+    dataType: String(dataType),
+    collation: collation === null ? null : String(collation),
+    json: clauses.has(`json_valid(${mysqlIdent(String(name))})`),
+    notNull: String(notNull) === '1',
+  }));
+}
+
+/** For DECIMAL columns wider than 38 digits: the integer digits the rows read need (planMysqlColumn). */
+async function wideDigits(
+  connection: mysql.Connection,
+  columns: readonly MysqlColumn[],
+  from: string,
+  where: { sql: string; values: unknown[] },
+): Promise<Map<string, number>> {
+  const wide = columns.filter((c) => c.dataType === 'decimal' && Number(/\((\d+),/.exec(c.columnType)?.[1] ?? 0) > 38);
+  if (wide.length === 0) return new Map();
+  const [row] = await mysqlQuery(
+    connection,
+    `SELECT ${wide.map((c) => `max(length(CAST(TRUNCATE(ABS(${mysqlIdent(c.name)}), 0) AS CHAR)))`).join(', ')} FROM ${from}${where.sql}`,
+    where.values,
+  );
+  return new Map(wide.map((c, i) => [c.name, Number(row?.[i] ?? 1)]));
+}
+
+/** Rows of one query as CSV records, streamed: the server made each record (csvRecordSql). */
+function recordStream(connection: mysql.Connection, sql: string, values: unknown[]): NodeJS.ReadableStream {
+  const rows = connection.query({ sql, values }).stream({ highWaterMark: 1024 });
+  const newline = Buffer.from('\n');
+  const records = new Transform({
+    writableObjectMode: true,
+    transform(row: (Buffer | string)[], _encoding, done) {
+      const record = row[0] as Buffer | string;
+      done(null, Buffer.concat([typeof record === 'string' ? Buffer.from(record) : record, newline]));
+    },
+  });
+  rows.on('error', (error) => records.destroy(error));
+  return rows.pipe(records);
+}
+
+async function syncTable(
+  connection: mysql.Connection,
+  task: TableTask,
+  input: MysqlSyncInput,
+  staging: StagingBudget,
+  stopped: () => string | undefined,
+): Promise<TableResult> {
+  const { table } = task;
+  const state = input.states.get(task.key);
+  let summary = state?.columns ?? [];
+  const base = `m_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
+  try {
+    const columns = await currentColumns(connection, table);
+    if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
+    summary = columns.map((c) => ({ name: c.name, type: c.columnType }));
+    let incremental =
+      task.incremental &&
+      state?.cursorValue != null &&
+      (state.lakeTable === undefined || state.lakeTable === task.lakeTable);
+    if (state && (state.softDeletes ?? false) !== task.softDeletes) incremental = false;
+    if (state) {
+      const change = compareColumns(state.columns, summary);
+      if (change.added.length + change.dropped.length + change.retyped.length > 0) {
+        input.reporter.schemaChange(task, change);
+        incremental = false;
+      }
+    }
+    const cursor = table.cursorColumn;
+    if (cursor && !columns.some((c) => c.name === cursor))
+      throw new Error(
+        `its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`,
+      );
+    const from = `${mysqlIdent(table.schema)}.${mysqlIdent(table.name)}`;
+    const lakeNames = lakeColumnNames(
+      columns.map((c) => c.name),
+      task.softDeletes,
+    );
+    const before = incremental
+      ? await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable)
+      : undefined;
+    const planFor = async (where: { sql: string; values: unknown[] }): Promise<ColumnPlan[]> => {
+      const wide = await wideDigits(connection, columns, from, where);
+      return columns.map((c, i) => ({ ...planMysqlColumn(c, wide), name: lakeNames[i] as string }));
+    };
+    const changedOnly = { sql: ` WHERE ${mysqlIdent(cursor ?? '')} >= ?`, values: [state?.cursorValue] };
+    let where = incremental && cursor ? changedOnly : { sql: '', values: [] };
+    let plans = await planFor(where);
+    // Changed rows merge into the table as it is typed; a column they would type otherwise reads the table whole.
+    const lakeType = new Map((before?.snapshot.columns ?? []).map((c) => [c.name, c.type]));
+    if (before && plans.some((p) => lakeType.has(p.name) && lakeType.get(p.name) !== p.lakeType)) {
+      incremental = false;
+      where = { sql: '', values: [] };
+      plans = await planFor(where);
+    }
+    const newCursor = cursor
+      ? ((await mysqlQuery(connection, `SELECT CAST(max(${mysqlIdent(cursor)}) AS CHAR) FROM ${from}`))[0]?.[0] ?? null)
+      : null;
+    const lakeKey = table.primaryKey.map((k) => lakeNames[columns.findIndex((c) => c.name === k)] ?? k);
+    const previous = incremental ? before : undefined;
+    const merging = previous !== undefined && lakeKey.length > 0;
+    const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES && mergeableColumns(plans.map((p) => p.name));
+    const compacting = merging && !layering;
+    input.reporter.phase(task, 'extracting', { completed: 0, total: incremental ? null : table.estimatedRows });
+    // Staged whole before loading (MySQL sends one statement's rows at a time on the one connection).
+    const segments: { file: string; longest: number; bytes: number }[] = [];
+    let transferred = 0;
+    await pipeline(
+      recordStream(connection, `SELECT ${csvRecordSql(plans)} FROM ${from}${where.sql}`, where.values),
+      new SegmentedStaging(
+        input.stagingDir,
+        base,
+        compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
+        (file, longest, bytes) => void segments.push({ file, longest, bytes }),
+        (n) => {
+          transferred = n;
+          input.reporter.rows(task, n);
+        },
+        {
+          budget: staging,
+          table: task.key,
+          maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
+        },
+      ),
+    );
+    input.reporter.phase(task, 'loading');
+    if (segments.length === 0) {
+      const empty = join(input.stagingDir, `${base}.empty.csv`);
+      writeFileSync(empty, '', { mode: 0o600 });
+      segments.push({ file: empty, longest: 0, bytes: 0 });
+    }
+    const reader = (file: string, longest: number): string =>
+      `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longest)})`;
+    const batchOf = (file: string, longest: number): string =>
+      `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT}${task.softDeletes ? `, NULL::TIMESTAMPTZ AS ${DELETED_AT}` : ''} FROM ${reader(file, longest)}`;
+    const notNull = new Set([...columns.flatMap((c, i) => (c.notNull ? [lakeNames[i] as string] : [])), SYNCED_AT]);
+    let committedRows = 0;
+    try {
+      const committed = await input.lake.writeSnapshot(
+        input.organizationId,
+        task.lakeSchema,
+        task.lakeTable,
+        async (writer) => {
+          if (compacting) {
+            // Merged whole: the table's rows whose key changed give way to the changed rows, as one new version.
+            const batch = segments[0] as { file: string; longest: number };
+            const match = lakeKey
+              .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
+              .join(' AND ');
+            const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
+            return writer.copy(
+              `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
+              0,
+            );
+          }
+          let rows = 0;
+          for (const [index, segment] of segments.entries()) {
+            rows += await writer.copy(batchOf(segment.file, segment.longest), index);
+            rmSync(segment.file, { force: true });
+          }
+          return rows;
+        },
+        {
+          notNull,
+          memoryLimit: SYNC_MEMORY_LIMIT,
+          ...(compacting ? { readsCurrent: true } : {}),
+          // An enum is kept as its labels and a collated text as its text: the catalog records the type as a tag.
+          columnTypes: Object.fromEntries(
+            plans.filter((p) => isTaggedType(p.lakeType)).map((p) => [p.name, p.lakeType]),
+          ),
+          ...(layering ? { mergeOn: { key: lakeKey } } : {}),
+        },
+      );
+      committedRows = committed.snapshot.rowCount;
+    } finally {
+      for (const segment of segments) {
+        rmSync(segment.file, { force: true });
+        staging.release(task.key, segment.bytes);
+      }
+    }
+    input.reporter.phase(task, 'committed', { completed: committedRows, total: committedRows });
+    return {
+      task,
+      rows: committedRows,
+      transferred: merging ? transferred : committedRows,
+      cursorValue: newCursor === null ? null : String(newCursor),
+      columns: summary,
+    };
+  } catch (error) {
+    const message = input.signal.aborted
+      ? 'cancelled'
+      : (stopped() ?? tableFailureReason(error, input.settings, input.lake.layout.homeRoot));
+    input.reporter.phase(task, 'failed', { error: message });
+    return {
+      task,
+      rows: 0,
+      transferred: 0,
+      cursorValue: state?.cursorValue ?? null,
+      columns: state?.columns ?? summary,
+      error: message,
+    };
+  }
+}
