@@ -8,9 +8,9 @@ describe('first-afternoon edges', () => {
   const env = { LAKE_HOME: tempDir('lake-edges') };
 
   it('an unknown connector is a usage error that names lake connectors ls, not an HTTP route', async () => {
-    const result = await runLake(['sources', 'create', '--connector', 'mysql', '--name', 'shop'], { env });
+    const result = await runLake(['sources', 'create', '--connector', 'oracle', '--name', 'shop'], { env });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("connector_not_found: There is no connector 'mysql'.");
+    expect(result.stderr).toContain("connector_not_found: There is no connector 'oracle'.");
     expect(result.stderr).toContain('lake connectors ls');
     expect(result.stderr).not.toContain('GET /connectors');
   });

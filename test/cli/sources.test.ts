@@ -152,6 +152,8 @@ describe('lake sources and lake connectors', () => {
     expect(oauth.code).toBe(1);
     expect(oauth.stderr).toMatch(/invalid_source_parameters.*OAuth/);
     const connectors = await lake(['connectors', 'ls']);
-    expect(connectors.stdout).toMatch(/^name,title,auth,syncs,create\npostgres,PostgreSQL,key,true,yes\nsample,/);
+    expect(connectors.stdout).toMatch(
+      /^name,title,auth,syncs,create\npostgres,PostgreSQL,key,true,yes\nmysql,MySQL and MariaDB,key,true,yes\nsample,/,
+    );
   });
 });

@@ -67,15 +67,23 @@ export function mysqlQuery(
   });
 }
 
-/** Ends a connection, whatever state it is in. */
+/**
+ * Ends a connection, whatever state it is in: a goodbye the server does not answer (a connection that failed or was
+ * closed under it never calls back) is cut short, so the caller never waits for ever.
+ */
 export function endMysql(connection: mysql.Connection): Promise<void> {
-  return new Promise<void>((resolve) =>
+  return new Promise<void>((resolve) => {
+    const cut = setTimeout(() => {
+      connection.destroy();
+      resolve();
+    }, 1000);
     connection.end((error) => {
+      clearTimeout(cut);
       // A connection that cannot say goodbye is closed anyway.
       if (error) connection.destroy();
       resolve();
-    }),
-  );
+    });
+  });
 }
 
 /**
@@ -186,6 +194,12 @@ export async function withMysql<T>(
   const connection = mysqlConnection(settings);
   try {
     await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+  } catch (error) {
+    // A connection that never opened has nobody to say goodbye to.
+    connection.destroy();
+    throw error;
+  }
+  try {
     return await work(connection);
   } finally {
     // The work's own result or failure is what the caller gets; a failed goodbye changes neither.
@@ -272,6 +286,8 @@ export const mysqlConnector: Connector = {
       choices: ['disable', 'require', 'verify-full'],
     },
   ],
+  // Changes from the binary log and delete detection are not built for MySQL yet.
+  tableModes: { cdc: false, detectDeletes: false },
   test: testMysql,
   discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings)),
 };

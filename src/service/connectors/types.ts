@@ -84,6 +84,11 @@ export interface Connector {
   /** A legacy name kept for old integrations; new sources use the connector it names. */
   aliasOf?: string;
   fields: readonly FieldSpec[];
+  /**
+   * What its tables may be synced by beyond full and incremental reads: changes through the source's log (`cdc`),
+   * and deletes found by comparing keys (`detect_deletes`). Absent: both.
+   */
+  tableModes?: { cdc: boolean; detectDeletes: boolean };
   /** Live test; connectors without one answer supported: false. */
   test?: (settings: ConnectorSettings) => Promise<ConnectionTest>;
   /** The tables a new source offers. */

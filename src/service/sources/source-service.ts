@@ -316,7 +316,13 @@ export class SourceService {
     const name = change.name === undefined ? undefined : checkName(change.name);
     // A rename keeps the source's lake schema; the new name must still be its own.
     if (name !== undefined) await this.assertSchemaFree(principal.organizationId, name, lakeSchemaFor(name), source);
-    const tables = change.tables === undefined ? undefined : applyTableChanges(source.tables, change.tables);
+    const tables =
+      change.tables === undefined
+        ? undefined
+        : applyTableChanges(source.tables, change.tables, {
+            connector: connector.name,
+            ...(connector.tableModes ?? { cdc: true, detectDeletes: true }),
+          });
     const schedule = this.scheduleAfter(principal, source, change);
     const changesConfig =
       name !== undefined || Object.keys(config).length > 0 || Object.keys(secrets).length > 0 || tables !== undefined;

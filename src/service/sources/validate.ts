@@ -107,8 +107,19 @@ export interface TableChange {
   detect_deletes?: boolean;
 }
 
-/** Applies PATCH `tables` entries to the current table configuration; each entry must name a discovered table. */
-export function applyTableChanges(current: readonly SourceTable[], changes: readonly TableChange[]): SourceTable[] {
+/**
+ * Applies PATCH `tables` entries to the current table configuration; each entry must name a discovered table, and
+ * ask only for what the source's connector can do (`modes`).
+ */
+export function applyTableChanges(
+  current: readonly SourceTable[],
+  changes: readonly TableChange[],
+  modes: { connector: string; cdc: boolean; detectDeletes: boolean } = {
+    connector: 'postgres',
+    cdc: true,
+    detectDeletes: true,
+  },
+): SourceTable[] {
   const next = current.map((t) => ({ ...t, columns: [...t.columns], primaryKey: [...t.primaryKey] }));
   changes.forEach((change, i) => {
     const at = `tables[${i}]`;
@@ -132,6 +143,16 @@ export function applyTableChanges(current: readonly SourceTable[], changes: read
         throw invalid(`${at}.cursor_column`, 'cursor_column must be a column of the table.');
       table.cursorColumn = change.cursor_column;
     }
+    if (change.mode === 'cdc' && !modes.cdc)
+      throw invalid(
+        `${at}.mode`,
+        `The ${modes.connector} connector does not read changes from the source's log yet: sync the table incrementally or in full.`,
+      );
+    if (change.detect_deletes && !modes.detectDeletes)
+      throw invalid(
+        `${at}.detect_deletes`,
+        `The ${modes.connector} connector does not detect deletes yet: a full refresh leaves out the rows deleted in the source.`,
+      );
     if (change.mode !== undefined) table.mode = change.mode;
     if (change.detect_deletes !== undefined) {
       if (change.detect_deletes && table.mode !== 'incremental')

@@ -247,6 +247,9 @@ async function syncTable(
         },
       ),
     );
+    // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: never committed.
+    const reason = stopped();
+    if (reason) throw new Error(reason);
     input.reporter.phase(task, 'loading');
     if (segments.length === 0) {
       const empty = join(input.stagingDir, `${base}.empty.csv`);
