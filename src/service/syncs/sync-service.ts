@@ -21,10 +21,8 @@ import type { EventFeed, EventView } from '../jobs/job-service.js';
 import type { SourceService } from '../sources/source-service.js';
 import type { SourceRecord } from '../sources/source-store.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
-import { syncMysql } from './mysql-extract.js';
-import { syncPostgres } from './postgres-extract.js';
+import { extractorFor } from './extractors.js';
 import type { SlotReport } from './cdc/cdc-sync.js';
-import { syncSample } from './sample-extract.js';
 import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
 import { progressReporter } from './progress-reporter.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
@@ -408,46 +406,22 @@ export class SyncService {
     mark('sync: tasks planned');
     let results: TableResult[];
     try {
-      results =
-        source.connector === 'sample'
-          ? await syncSample({
-              scale: Number(source.config.scale ?? 1),
-              tasks,
-              lake: this.lake,
-              organizationId: job.organizationId,
-              syncedAt,
-              reporter,
-              signal,
-            })
-          : source.connector === 'mysql'
-            ? await syncMysql({
-                settings: await this.sources.connectSettings(source),
-                tasks,
-                states,
-                lake: this.lake,
-                organizationId: job.organizationId,
-                stagingDir,
-                syncedAt,
-                reporter,
-                signal,
-                limits: this.settings,
-              })
-            : await syncPostgres({
-                sourceId: source.id,
-                hadSlot: source.cdcSlot !== null,
-                cdcTables: source.tables.filter((t) => t.mode === 'cdc' && t.enabled),
-                onSlot: (slot) => this.recordSlot(source, id, slot),
-                settings: await this.sources.connectSettings(source),
-                tasks,
-                states,
-                lake: this.lake,
-                organizationId: job.organizationId,
-                stagingDir,
-                syncedAt,
-                reporter,
-                signal,
-                limits: this.settings,
-              });
+      const extract = extractorFor(source.connector);
+      if (!extract) throw new Error(`the ${source.connector} connector does not sync`);
+      results = await extract({
+        source,
+        connectSettings: () => this.sources.connectSettings(source),
+        onSlot: (slot) => this.recordSlot(source, id, slot),
+        tasks,
+        states,
+        lake: this.lake,
+        organizationId: job.organizationId,
+        stagingDir,
+        syncedAt,
+        reporter,
+        signal,
+        limits: this.settings,
+      });
     } catch (error) {
       if (signal.aborted) {
         await this.jobs.finish(id, 'cancelled', {
