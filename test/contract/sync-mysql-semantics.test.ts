@@ -31,7 +31,8 @@ const TABLES = `
     (1, 'abc', 'abc', 'abc', 'abc', 'abc'), (2, 'ABC', 'ABC', 'ABC', 'ABC', 'ABC'), (3, 'Abc', 'Abc', 'Abc', 'Abc', 'Abc'),
     (4, 'é', 'é', 'é', 'é', 'é'), (5, 'e', 'e', 'e', 'e', 'e'), (6, 'É', 'É', 'É', 'É', 'É'), (7, NULL, NULL, NULL, NULL, NULL),
     (8, '', '', '', '', ''), (9, '😀 ok', '😀 ok', '😀 ok', '😀 ok', '😀 ok'), (10, 'b', 'b', 'b', 'b', 'b'),
-    (11, 'a"b,c', 'a"b,c', 'a"b,c', 'a"b,c', 'a"b,c');
+    (11, 'a"b,c', 'a"b,c', 'a"b,c', 'a"b,c', 'a"b,c'),
+    (12, 'line\\none', 'line\\none', 'x', 'line\\none', 'line\\none');
   CREATE TABLE times (id int PRIMARY KEY, d date, dt datetime(6), ts timestamp(6) NULL, tm time(6), y year);
   INSERT INTO times VALUES
     (1, '2024-02-29', '2024-02-29 13:14:15.123456', '2024-02-29 13:14:15.123456', '13:14:15.5', 2024),
@@ -104,6 +105,11 @@ const PROBES: [string, string, string?][] = [
   ['strs', 'max(char_length(ci))', 'max(length(ci))'],
   ['strs', "count(CASE WHEN ci = '😀 ok' THEN 1 END)"],
   ['strs', "count(CASE WHEN ci = 'a\"b,c' THEN 1 END)"],
+  [
+    'strs',
+    "count(CASE WHEN t = CONCAT('line', CHAR(10), 'one') THEN 1 END)",
+    "count(CASE WHEN t = 'line' || chr(10) || 'one' THEN 1 END)",
+  ],
   // (MariaDB sorts NULLs first, DuckDB last: docs/api.md; these orders leave them out)
   [
     'strs',

@@ -148,15 +148,30 @@ async function wideDigits(
   return new Map(wide.map((c, i) => [c.name, Number(row?.[i] ?? 1)]));
 }
 
+/** Bytes of records passed on at once: one chunk per row would cost more than the rows. */
+const RECORDS_CHUNK_BYTES = 256 << 10;
+
 /** Rows of one query as CSV records, streamed: the server made each record (csvRecordSql). */
 function recordStream(connection: mysql.Connection, sql: string, values: unknown[]): NodeJS.ReadableStream {
   const rows = connection.query({ sql, values }).stream({ highWaterMark: 1024 });
   const newline = Buffer.from('\n');
+  let held: Buffer[] = [];
+  let heldBytes = 0;
   const records = new Transform({
     writableObjectMode: true,
     transform(row: (Buffer | string)[], _encoding, done) {
       const record = row[0] as Buffer | string;
-      done(null, Buffer.concat([typeof record === 'string' ? Buffer.from(record) : record, newline]));
+      const bytes = typeof record === 'string' ? Buffer.from(record) : record;
+      held.push(bytes, newline);
+      heldBytes += bytes.length + 1;
+      if (heldBytes < RECORDS_CHUNK_BYTES) return done();
+      const chunk = Buffer.concat(held, heldBytes);
+      held = [];
+      heldBytes = 0;
+      done(null, chunk);
+    },
+    flush(done) {
+      done(null, heldBytes > 0 ? Buffer.concat(held, heldBytes) : undefined);
     },
   });
   rows.on('error', (error) => records.destroy(error));
@@ -226,40 +241,70 @@ async function syncTable(
     const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES && mergeableColumns(plans.map((p) => p.name));
     const compacting = merging && !layering;
     input.reporter.phase(task, 'extracting', { completed: 0, total: incremental ? null : table.estimatedRows });
-    // Staged whole before loading (MySQL sends one statement's rows at a time on the one connection).
     const segments: { file: string; longest: number; bytes: number }[] = [];
     let transferred = 0;
-    await pipeline(
-      recordStream(connection, `SELECT ${csvRecordSql(plans)} FROM ${from}${where.sql}`, where.values),
-      new SegmentedStaging(
-        input.stagingDir,
-        base,
-        compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
-        (file, longest, bytes) => void segments.push({ file, longest, bytes }),
-        (n) => {
-          transferred = n;
-          input.reporter.rows(task, n);
-        },
-        {
-          budget: staging,
-          table: task.key,
-          maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
-        },
-      ),
-    );
-    // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: never committed.
-    const reason = stopped();
-    if (reason) throw new Error(reason);
-    input.reporter.phase(task, 'loading');
-    if (segments.length === 0) {
-      const empty = join(input.stagingDir, `${base}.empty.csv`);
-      writeFileSync(empty, '', { mode: 0o600 });
-      segments.push({ file: empty, longest: 0, bytes: 0 });
-    }
     const reader = (file: string, longest: number): string =>
       `read_csv(${quoteLiteral(file)}, columns = {${plans.map((p, i) => `'c${i}': '${p.csvType}'`).join(', ')}}, header = false, auto_detect = false, quote = '"', escape = '"', allow_quoted_nulls = false, delim = ',', ${csvLineOptions(longest)})`;
     const batchOf = (file: string, longest: number): string =>
       `SELECT ${plans.map((p, i) => `${p.load(stagedName(i))} AS ${quoteIdentifier(p.name)}`).join(', ')}, TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} AS ${SYNCED_AT}${task.softDeletes ? `, NULL::TIMESTAMPTZ AS ${DELETED_AT}` : ''} FROM ${reader(file, longest)}`;
+    /**
+     * Streams the rows into staging segments; each finished segment is loaded as a part while the next arrives (a
+     * compaction reads its batch twice: it is staged whole, as one segment, and loaded after). Every load has ended
+     * when this returns, whatever failed.
+     */
+    const stageAndLoad = async (load: (file: string, longest: number, index: number) => Promise<number>) => {
+      let rows = 0;
+      let loads = Promise.resolve();
+      let loadError: unknown;
+      const onSegment = (file: string, longest: number, bytes: number): void => {
+        segments.push({ file, longest, bytes });
+        if (compacting) return;
+        const index = segments.length - 1;
+        loads = loads.then(async () => {
+          if (loadError !== undefined) return;
+          try {
+            rows += await load(file, longest, index);
+            rmSync(file, { force: true });
+          } catch (error) {
+            loadError = error;
+          }
+        });
+      };
+      try {
+        await pipeline(
+          recordStream(connection, `SELECT ${csvRecordSql(plans)} FROM ${from}${where.sql}`, where.values),
+          new SegmentedStaging(
+            input.stagingDir,
+            base,
+            compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
+            onSegment,
+            (n) => {
+              transferred = n;
+              input.reporter.rows(task, n);
+            },
+            {
+              budget: staging,
+              table: task.key,
+              maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
+            },
+          ),
+        );
+      } finally {
+        await loads;
+      }
+      if (loadError !== undefined) throw loadError;
+      // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: never committed.
+      const reason = stopped();
+      if (reason) throw new Error(reason);
+      input.reporter.phase(task, 'loading');
+      if (segments.length === 0) {
+        const empty = join(input.stagingDir, `${base}.empty.csv`);
+        writeFileSync(empty, '', { mode: 0o600 });
+        segments.push({ file: empty, longest: 0, bytes: 0 });
+        if (!compacting) rows += await load(empty, 0, 0);
+      }
+      return rows;
+    };
     const notNull = new Set([...columns.flatMap((c, i) => (c.notNull ? [lakeNames[i] as string] : [])), SYNCED_AT]);
     let committedRows = 0;
     try {
@@ -268,24 +313,19 @@ async function syncTable(
         task.lakeSchema,
         task.lakeTable,
         async (writer) => {
-          if (compacting) {
-            // Merged whole: the table's rows whose key changed give way to the changed rows, as one new version.
-            const batch = segments[0] as { file: string; longest: number };
-            const match = lakeKey
-              .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
-              .join(' AND ');
-            const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
-            return writer.copy(
-              `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
-              0,
-            );
-          }
-          let rows = 0;
-          for (const [index, segment] of segments.entries()) {
-            rows += await writer.copy(batchOf(segment.file, segment.longest), index);
-            rmSync(segment.file, { force: true });
-          }
-          return rows;
+          // The write's DuckDB instance opens while the rows are read (writeSnapshot starts it).
+          const rows = await stageAndLoad((file, longest, index) => writer.copy(batchOf(file, longest), index));
+          if (!compacting) return rows;
+          // Merged whole: the table's rows whose key changed give way to the changed rows, as one new version.
+          const batch = segments[0] as { file: string; longest: number };
+          const match = lakeKey
+            .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
+            .join(' AND ');
+          const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
+          return writer.copy(
+            `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
+            0,
+          );
         },
         {
           notNull,
