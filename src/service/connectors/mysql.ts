@@ -276,6 +276,16 @@ export const mysqlConnector: Connector = {
       description: 'database (schema) to discover and sync',
     },
     {
+      name: 'deletes',
+      type: 'choice',
+      required: false,
+      secret: false,
+      description:
+        'what a row deleted in the source becomes in the lake, where lake sees deletes (detect_deletes): hard removes it; soft keeps it with _deleted_at set',
+      default: 'hard',
+      choices: ['hard', 'soft'],
+    },
+    {
       name: 'ssl_mode',
       type: 'choice',
       required: false,
@@ -286,8 +296,8 @@ export const mysqlConnector: Connector = {
       choices: ['disable', 'require', 'verify-full'],
     },
   ],
-  // Changes from the binary log and delete detection are not built for MySQL yet.
-  tableModes: { cdc: false, detectDeletes: false },
+  // Changes from the binary log are not built for MySQL yet.
+  tableModes: { cdc: false, detectDeletes: true },
   test: testMysql,
   discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings)),
 };

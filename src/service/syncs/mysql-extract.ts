@@ -8,10 +8,11 @@ import { mysqlQuery, withMysql } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { DELETED_AT, SYNCED_AT, lakeColumnNames } from '../sources/lake-names.js';
-import { mergeableColumns } from '../storage/ducklake/merge.js';
+import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { MAX_MERGES, type Lake } from '../storage/lake.js';
 import { compareColumns } from './pg-columns.js';
+import { stageKeys } from './pg-keys.js';
 import { csvLineOptions, tableFailureReason } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
@@ -240,6 +241,11 @@ async function syncTable(
     const merging = previous !== undefined && lakeKey.length > 0;
     const layering = merging && previous.snapshot.layers - 1 < MAX_MERGES && mergeableColumns(plans.map((p) => p.name));
     const compacting = merging && !layering;
+    // Delete detection: the source's keys, read in the same snapshot once the changed rows are; a lake row whose key
+    // is not among them is deleted (a full refresh needs none: it is the source).
+    const detecting = merging && task.table.detectDeletes === true;
+    let keys: Awaited<ReturnType<typeof stageKeys>> | undefined;
+    let deletedRows = 0;
     input.reporter.phase(task, 'extracting', { completed: 0, total: incremental ? null : table.estimatedRows });
     const segments: { file: string; longest: number; bytes: number }[] = [];
     let transferred = 0;
@@ -293,6 +299,16 @@ async function syncTable(
         await loads;
       }
       if (loadError !== undefined) throw loadError;
+      if (detecting) {
+        const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
+        keys = await stageKeys({
+          keyPlans,
+          records: recordStream(connection, `SELECT ${csvRecordSql(keyPlans)} FROM ${from}`, []),
+          stagingDir: input.stagingDir,
+          base,
+          bounds: { budget: staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
+        });
+      }
       // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: never committed.
       const reason = stopped();
       if (reason) throw new Error(reason);
@@ -318,12 +334,28 @@ async function syncTable(
           if (!compacting) return rows;
           // Merged whole: the table's rows whose key changed give way to the changed rows, as one new version.
           const batch = segments[0] as { file: string; longest: number };
-          const match = lakeKey
-            .map((k) => `b.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
-            .join(' AND ');
+          const match = (other: string): string =>
+            lakeKey
+              .map((k) => `${other}.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
+              .join(' AND ');
           const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
+          // Detecting deletes, a row the source no longer has is left out (soft deletes: kept, marked), and counted.
+          const gone = keys ? `NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : 'false';
+          const softly = task.softDeletes && keys !== undefined;
+          const connection = await writer.connection();
+          if (keys)
+            deletedRows = Number(
+              (
+                await connection.runAndReadAll(
+                  `SELECT count(*) AS n FROM (${current}) p WHERE ${gone}${softly ? ` AND p.${DELETED_AT} IS NULL` : ''}`,
+                )
+              ).getRowObjectsJS()[0]?.n ?? 0,
+            );
+          const previousRows = softly
+            ? `SELECT p.* REPLACE (CASE WHEN p.${DELETED_AT} IS NULL AND ${gone} THEN TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} ELSE p.${DELETED_AT} END AS ${DELETED_AT}) FROM (${current}) p`
+            : `SELECT p.* FROM (${current}) p${keys ? ` WHERE NOT ${gone}` : ''}`;
           return writer.copy(
-            `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${current}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match}) UNION ALL BY NAME SELECT * FROM b`,
+            `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${previousRows}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')}) UNION ALL BY NAME SELECT * FROM b`,
             0,
           );
         },
@@ -335,17 +367,34 @@ async function syncTable(
           columnTypes: Object.fromEntries(
             plans.filter((p) => isTaggedType(p.lakeType)).map((p) => [p.name, p.lakeType]),
           ),
-          ...(layering ? { mergeOn: { key: lakeKey } } : {}),
+          ...(layering
+            ? {
+                mergeOn: {
+                  key: lakeKey,
+                  ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
+                  ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
+                  onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
+                },
+              }
+            : {}),
         },
       );
       committedRows = committed.snapshot.rowCount;
     } finally {
+      if (keys?.stagedFile) {
+        rmSync(keys.stagedFile, { force: true });
+        staging.release(task.key, keys.stagedBytes);
+      }
       for (const segment of segments) {
         rmSync(segment.file, { force: true });
         staging.release(task.key, segment.bytes);
       }
     }
-    input.reporter.phase(task, 'committed', { completed: committedRows, total: committedRows });
+    input.reporter.phase(task, 'committed', {
+      completed: committedRows,
+      total: committedRows,
+      ...(detecting ? { deleted: deletedRows } : {}),
+    });
     return {
       task,
       rows: committedRows,

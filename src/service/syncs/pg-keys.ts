@@ -32,14 +32,28 @@ export interface SourceKeysInput {
 export async function readSourceKeys(
   input: SourceKeysInput,
 ): Promise<{ sql: string; stagedFile: string | undefined; stagedBytes: number }> {
-  const { keyPlans } = input;
-  let staged = { file: '', longest: 0, bytes: 0 };
   const { copy, stop } = startSourceCopy(
     input.to,
     input.client,
-    `COPY (SELECT ${keyPlans.map((p) => p.select).join(', ')} FROM ${input.from}) TO STDOUT WITH (FORMAT csv)`,
+    `COPY (SELECT ${input.keyPlans.map((p) => p.select).join(', ')} FROM ${input.from}) TO STDOUT WITH (FORMAT csv)`,
     input.signal,
   );
+  return stageKeys({ ...input, records: copy }).finally(stop);
+}
+
+/**
+ * Stages a source's key records (CSV, one per row, in the key plans' order) as one file under the staging caps,
+ * and returns the DuckDB SQL that reads them typed and named as the lake's key columns: what delete detection
+ * compares the lake's keys with, whichever database sent them.
+ */
+export async function stageKeys(input: {
+  keyPlans: readonly ColumnPlan[];
+  records: NodeJS.ReadableStream;
+  stagingDir: string;
+  base: string;
+  bounds: SourceKeysInput['bounds'];
+}): Promise<{ sql: string; stagedFile: string | undefined; stagedBytes: number }> {
+  let staged = { file: '', longest: 0, bytes: 0 };
   const staging = new SegmentedStaging(
     input.stagingDir,
     `${input.base}.keys`,
@@ -48,9 +62,9 @@ export async function readSourceKeys(
     () => undefined,
     input.bounds,
   );
-  await pipeline(copy, staging).finally(stop);
+  await pipeline(input.records, staging);
   const stagedFile = staged.file === '' ? undefined : staged.file;
-  return { sql: keysSql(keyPlans, stagedFile, staged.longest), stagedFile, stagedBytes: staged.bytes };
+  return { sql: keysSql(input.keyPlans, stagedFile, staged.longest), stagedFile, stagedBytes: staged.bytes };
 }
 
 function keysSql(keyPlans: readonly ColumnPlan[], file: string | undefined, longest: number): string {
