@@ -47,7 +47,11 @@ describe('shell completion', () => {
     );
     expect(complete(script.stdout, ['lake', 'query', '--output', 'n'])).toEqual(['ndjson']);
     expect(complete(script.stdout, ['lake', 'query', '--max'])).toEqual(['--max-rows']);
-    expect(complete(script.stdout, ['lake', 'sources', 'create', '--connector', ''])).toEqual(['postgres', 'sample']);
+    expect(complete(script.stdout, ['lake', 'sources', 'create', '--connector', ''])).toEqual([
+      'postgres',
+      'mysql',
+      'sample',
+    ]);
     const created = await runLake(
       ['--home', home, 'sources', 'create', '--connector', 'sample', '--name', 'Demo Shop'],
       { timeoutMs: 60_000 },
