@@ -2,6 +2,7 @@ import type * as mysql from 'mysql2';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { DISCOVERY_DEFAULTS } from './postgres.js';
+import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD } from './database-fields.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -239,62 +240,14 @@ export const mysqlConnector: Connector = {
   syncs: true,
   staffOnly: false,
   fields: [
-    {
-      name: 'host',
-      type: 'string',
-      required: true,
-      secret: true,
-      destination: true,
-      description: 'server host name or address',
-    },
-    {
-      name: 'user',
-      type: 'string',
-      required: true,
-      secret: true,
-      destination: true,
-      description: 'user to connect as (SELECT on the tables is enough)',
-    },
-    { name: 'password', type: 'string', required: false, secret: true, description: "the user's password" },
-    {
-      name: 'port',
-      type: 'integer',
-      required: false,
-      secret: false,
-      destination: true,
-      description: 'server port',
-      default: 3306,
-      min: 1,
-      max: 65535,
-    },
-    {
-      name: 'database',
-      type: 'string',
-      required: true,
-      secret: false,
-      destination: true,
-      description: 'database (schema) to discover and sync',
-    },
-    {
-      name: 'deletes',
-      type: 'choice',
-      required: false,
-      secret: false,
-      description:
-        'what a row deleted in the source becomes in the lake, where lake sees deletes (detect_deletes): hard removes it; soft keeps it with _deleted_at set',
-      default: 'hard',
-      choices: ['hard', 'soft'],
-    },
-    {
-      name: 'ssl_mode',
-      type: 'choice',
-      required: false,
-      secret: false,
-      destination: true,
-      description: 'disable, require (encrypt, any certificate) or verify-full',
-      default: 'disable',
-      choices: ['disable', 'require', 'verify-full'],
-    },
+    ...connectionFields({
+      user: 'user to connect as (SELECT on the tables is enough)',
+      password: "the user's password",
+      port: 3306,
+      database: 'database (schema) to discover and sync',
+    }),
+    DELETES_FIELD,
+    SSL_MODE_FIELD,
   ],
   // Changes from the binary log are not built for MySQL yet.
   tableModes: { cdc: false, detectDeletes: true },

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
+import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD } from './database-fields.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -287,42 +288,12 @@ export const postgresConnector: Connector = {
   syncs: true,
   staffOnly: false,
   fields: [
-    {
-      name: 'host',
-      type: 'string',
-      required: true,
-      secret: true,
-      destination: true,
-      description: 'server host name or address',
-    },
-    {
-      name: 'user',
-      type: 'string',
-      required: true,
-      secret: true,
-      destination: true,
-      description: 'role to connect as (read access is enough)',
-    },
-    { name: 'password', type: 'string', required: false, secret: true, description: "the role's password" },
-    {
-      name: 'port',
-      type: 'integer',
-      required: false,
-      secret: false,
-      destination: true,
-      description: 'server port',
-      default: 5432,
-      min: 1,
-      max: 65535,
-    },
-    {
-      name: 'database',
-      type: 'string',
-      required: true,
-      secret: false,
-      destination: true,
-      description: 'database name',
-    },
+    ...connectionFields({
+      user: 'role to connect as (read access is enough)',
+      password: "the role's password",
+      port: 5432,
+      database: 'database name',
+    }),
     {
       name: 'schemas',
       type: 'string_list',
@@ -340,16 +311,7 @@ export const postgresConnector: Connector = {
       min: 1,
       max: 8,
     },
-    {
-      name: 'deletes',
-      type: 'choice',
-      required: false,
-      secret: false,
-      description:
-        'what a row deleted in the source becomes in the lake, where lake sees deletes (detect_deletes): hard removes it; soft keeps it with _deleted_at set',
-      default: 'hard',
-      choices: ['hard', 'soft'],
-    },
+    DELETES_FIELD,
     {
       name: 'slot_wal_warning_mb',
       type: 'integer',
@@ -361,16 +323,7 @@ export const postgresConnector: Connector = {
       min: 1,
       max: 10_000_000,
     },
-    {
-      name: 'ssl_mode',
-      type: 'choice',
-      required: false,
-      secret: false,
-      destination: true,
-      description: 'disable, require (encrypt, any certificate) or verify-full',
-      default: 'disable',
-      choices: ['disable', 'require', 'verify-full'],
-    },
+    SSL_MODE_FIELD,
   ],
   test: testPostgres,
   discover: (settings) => withClient(settings, (client) => discoverWith(client, settings)),
