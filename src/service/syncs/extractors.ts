@@ -1,27 +1,16 @@
 import type { ConnectorSettings } from '../connectors/types.js';
 import type { SourceRecord } from '../sources/source-store.js';
-import type { Lake } from '../storage/lake.js';
 import type { SlotReport } from './cdc/cdc-sync.js';
 import { syncMysql } from './mysql-extract.js';
 import { syncPostgres } from './postgres-extract.js';
 import { syncSample } from './sample-extract.js';
-import type { SyncSettings } from './settings.js';
-import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+import type { ExtractionContext, TableResult } from './types.js';
 
 /** What a sync gives the extractor of its source's connector: the tables to read and where they land. */
-export interface ExtractInput {
+export interface ExtractInput extends ExtractionContext {
   source: Pick<SourceRecord, 'id' | 'config' | 'tables' | 'cdcSlot'>;
   /** The source's credentials and the address the outbound rules allow, asked only by connectors that connect. */
   connectSettings: () => Promise<ConnectorSettings>;
-  tasks: readonly TableTask[];
-  states: ReadonlyMap<string, TableState>;
-  lake: Lake;
-  organizationId: string;
-  stagingDir: string;
-  syncedAt: string;
-  reporter: SyncReporter;
-  limits: SyncSettings;
-  signal: AbortSignal;
   /** Told what a source with a change log reports of its position after the sync (null: dropped). */
   onSlot: (slot: SlotReport | null) => Promise<void>;
 }

@@ -10,32 +10,23 @@ import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { DELETED_AT, SYNCED_AT, lakeColumnNames } from '../sources/lake-names.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { isTaggedType } from '../storage/ducklake/types.js';
-import { MAX_MERGES, type Lake } from '../storage/lake.js';
+import { MAX_MERGES } from '../storage/lake.js';
 import { compareColumns } from './pg-columns.js';
+import { compactionSql } from './compaction.js';
 import { stageKeys } from './pg-keys.js';
 import { csvLineOptions, tableFailureReason } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
-import type { SyncSettings } from './settings.js';
 import { StagingBudget } from './staging-budget.js';
-import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
 const SYNC_MEMORY_LIMIT = '256MB';
 const ROWS_PER_SEGMENT = 500_000;
 const MAX_SEGMENT_BYTES = 256 << 20;
 
-export interface MysqlSyncInput {
+export interface MysqlSyncInput extends ExtractionContext {
   settings: ConnectorSettings;
-  tasks: readonly TableTask[];
-  states: ReadonlyMap<string, TableState>;
-  lake: Lake;
-  organizationId: string;
-  stagingDir: string;
-  syncedAt: string;
-  reporter: SyncReporter;
-  limits: SyncSettings;
-  signal: AbortSignal;
 }
 
 /**
@@ -334,30 +325,20 @@ async function syncTable(
           if (!compacting) return rows;
           // Merged whole: the table's rows whose key changed give way to the changed rows, as one new version.
           const batch = segments[0] as { file: string; longest: number };
-          const match = (other: string): string =>
-            lakeKey
-              .map((k) => `${other}.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
-              .join(' AND ');
-          const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
-          // Detecting deletes, a row the source no longer has is left out (soft deletes: kept, marked), and counted.
-          const gone = keys ? `NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : 'false';
-          const softly = task.softDeletes && keys !== undefined;
-          const connection = await writer.connection();
-          if (keys)
+          const compaction = compactionSql({
+            current: input.lake.rowsSql(previous as NonNullable<typeof previous>),
+            batch: batchOf(batch.file, batch.longest),
+            key: lakeKey,
+            ...(keys ? { keysSql: keys.sql } : {}),
+            softDeletes: task.softDeletes,
+            syncedAt: input.syncedAt,
+          });
+          if (compaction.deletedSql)
             deletedRows = Number(
-              (
-                await connection.runAndReadAll(
-                  `SELECT count(*) AS n FROM (${current}) p WHERE ${gone}${softly ? ` AND p.${DELETED_AT} IS NULL` : ''}`,
-                )
-              ).getRowObjectsJS()[0]?.n ?? 0,
+              ((await (await writer.connection()).runAndReadAll(compaction.deletedSql)).getRowObjectsJS()[0]?.n ??
+                0) as number,
             );
-          const previousRows = softly
-            ? `SELECT p.* REPLACE (CASE WHEN p.${DELETED_AT} IS NULL AND ${gone} THEN TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} ELSE p.${DELETED_AT} END AS ${DELETED_AT}) FROM (${current}) p`
-            : `SELECT p.* FROM (${current}) p${keys ? ` WHERE NOT ${gone}` : ''}`;
-          return writer.copy(
-            `WITH b AS (${batchOf(batch.file, batch.longest)}) SELECT p.* FROM (${previousRows}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')}) UNION ALL BY NAME SELECT * FROM b`,
-            0,
-          );
+          return writer.copy(compaction.rows, 0);
         },
         {
           notNull,

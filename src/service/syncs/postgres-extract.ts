@@ -12,6 +12,7 @@ import { MAX_MERGES } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { readSourceKeys } from './pg-keys.js';
+import { compactionSql } from './compaction.js';
 import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
@@ -304,32 +305,17 @@ async function syncTable(
           sourceDone(true);
           input.reporter.phase(task, 'loading');
           const connection = await writer.connection();
-          const current = input.lake.rowsSql(previous as NonNullable<typeof previous>);
-          const match = (other: string): string =>
-            lakeKey
-              .map((k) => `${other}.${quoteIdentifier(k)} IS NOT DISTINCT FROM p.${quoteIdentifier(k)}`)
-              .join(' AND ');
-          // Detecting deletes, a row the source no longer has is left out of the compacted table (soft deletes: kept,
-          // marked when it was not yet), and counted.
-          const gone = keys ? `NOT EXISTS (SELECT 1 FROM (${keys.sql}) k WHERE ${match('k')})` : 'false';
-          const softly = task.softDeletes && keys !== undefined;
-          if (keys)
-            deletedRows = Number(
-              (
-                await connection.runAndReadAll(
-                  `SELECT count(*) AS n FROM (${current}) p WHERE ${gone}${softly ? ` AND p.${DELETED_AT} IS NULL` : ''}`,
-                )
-              ).getRowObjectsJS()[0]?.n ?? 0,
-            );
-          const previousRows = softly
-            ? `SELECT p.* REPLACE (CASE WHEN p.${DELETED_AT} IS NULL AND ${gone} THEN TIMESTAMPTZ ${quoteLiteral(input.syncedAt)} ELSE p.${DELETED_AT} END AS ${DELETED_AT}) FROM (${current}) p`
-            : `SELECT p.* FROM (${current}) p${keys ? ` WHERE NOT ${gone}` : ''}`;
-          return input.loads.enqueue(() =>
-            writer.copy(
-              `WITH b AS (${batchOf(staged.file, staged.longest)}) SELECT p.* FROM (${previousRows}) p WHERE NOT EXISTS (SELECT 1 FROM b WHERE ${match('b')}) UNION ALL BY NAME SELECT * FROM b`,
-              0,
-            ),
-          );
+          const compaction = compactionSql({
+            current: input.lake.rowsSql(previous as NonNullable<typeof previous>),
+            batch: batchOf(staged.file, staged.longest),
+            key: lakeKey,
+            ...(keys ? { keysSql: keys.sql } : {}),
+            softDeletes: task.softDeletes,
+            syncedAt: input.syncedAt,
+          });
+          if (compaction.deletedSql)
+            deletedRows = Number((await connection.runAndReadAll(compaction.deletedSql)).getRowObjectsJS()[0]?.n ?? 0);
+          return input.loads.enqueue(() => writer.copy(compaction.rows, 0));
         }
         // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
         // loading overlaps extraction. DuckDB reads a file on all its threads (a pipe it would read on one).

@@ -1,4 +1,20 @@
 import type { SourceTable } from '../connectors/types.js';
+import type { Lake } from '../storage/lake.js';
+import type { SyncSettings } from './settings.js';
+
+/** Where a sync's tables land and what bounds their reading: what every connector's extractor is given. */
+export interface ExtractionContext {
+  tasks: readonly TableTask[];
+  states: ReadonlyMap<string, TableState>;
+  lake: Lake;
+  organizationId: string;
+  stagingDir: string;
+  syncedAt: string;
+  reporter: SyncReporter;
+  /** Idle and time bounds on the source, and the staging caps. */
+  limits: SyncSettings;
+  signal: AbortSignal;
+}
 
 export type TablePhase = 'queued' | 'extracting' | 'loading' | 'committed' | 'failed';
 

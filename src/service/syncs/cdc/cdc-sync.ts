@@ -6,16 +6,14 @@ import { requireCommonJs } from '../../../support/load-commonjs.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
 import type { ConnectorSettings } from '../../connectors/types.js';
 import { quoteLiteral } from '../../engine/duckdb.js';
-import type { Lake } from '../../storage/lake.js';
 import type { MergeCounts } from '../../storage/ducklake/merge.js';
 import { isTaggedType } from '../../storage/ducklake/types.js';
 import { DELETED_AT, SYNCED_AT } from '../../sources/lake-names.js';
 import { compareColumns, currentColumns } from '../pg-columns.js';
 import { tableFailureReason } from '../pg-reads.js';
 import { openSession } from '../pg-session.js';
-import type { SyncSettings } from '../settings.js';
 import { StagingBudget } from '../staging-budget.js';
-import type { SyncReporter, TableResult, TableState, TableTask } from '../types.js';
+import type { ExtractionContext, SyncReporter, TableResult, TableState, TableTask } from '../types.js';
 import { changeRowsSql, convertChanges, netChangesSql } from './apply.js';
 import { needsResnapshot, rowsInTableColumns } from './columns.js';
 import { changesFile, stageChanges, type StagedChanges } from './changes.js';
@@ -41,18 +39,9 @@ export interface CdcSnapshot {
   shared(): Promise<void>;
 }
 
-export interface CdcInput {
+export interface CdcInput extends Omit<ExtractionContext, 'tasks'> {
   settings: ConnectorSettings;
   sourceId: string;
-  states: ReadonlyMap<string, TableState>;
-  lake: Lake;
-  organizationId: string;
-  stagingDir: string;
-  syncedAt: string;
-  reporter: SyncReporter;
-  /** Idle and time bounds on the source, and the staging caps. */
-  limits: SyncSettings;
-  signal: AbortSignal;
   /** The source had a slot at its last sync (SourceRecord.cdcSlot): with no cdc table left, it is dropped. */
   hadSlot: boolean;
   /**
