@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { DELETED_AT } from '../sources/lake-names.js';
 
@@ -32,4 +33,13 @@ export function compactionSql(input: {
         }
       : {}),
   };
+}
+
+/** Counts the rows a compaction deletes (or marks), on the write's connection: 0 when it detects no deletes. */
+export async function compactionDeletes(
+  connection: DuckDBConnection,
+  compaction: ReturnType<typeof compactionSql>,
+): Promise<number> {
+  if (!compaction.deletedSql) return 0;
+  return Number((await connection.runAndReadAll(compaction.deletedSql)).getRowObjectsJS()[0]?.n ?? 0);
 }

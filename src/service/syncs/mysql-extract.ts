@@ -12,7 +12,7 @@ import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { MAX_MERGES } from '../storage/lake.js';
 import { compareColumns } from './pg-columns.js';
-import { compactionSql } from './compaction.js';
+import { compactionDeletes, compactionSql } from './compaction.js';
 import { stageKeys } from './pg-keys.js';
 import { csvLineOptions, tableFailureReason } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
@@ -333,11 +333,7 @@ async function syncTable(
             softDeletes: task.softDeletes,
             syncedAt: input.syncedAt,
           });
-          if (compaction.deletedSql)
-            deletedRows = Number(
-              ((await (await writer.connection()).runAndReadAll(compaction.deletedSql)).getRowObjectsJS()[0]?.n ??
-                0) as number,
-            );
+          deletedRows = await compactionDeletes(await writer.connection(), compaction);
           return writer.copy(compaction.rows, 0);
         },
         {

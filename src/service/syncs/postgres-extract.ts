@@ -12,7 +12,7 @@ import { MAX_MERGES } from '../storage/lake.js';
 import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js';
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { readSourceKeys } from './pg-keys.js';
-import { compactionSql } from './compaction.js';
+import { compactionDeletes, compactionSql } from './compaction.js';
 import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
@@ -313,8 +313,7 @@ async function syncTable(
             softDeletes: task.softDeletes,
             syncedAt: input.syncedAt,
           });
-          if (compaction.deletedSql)
-            deletedRows = Number((await connection.runAndReadAll(compaction.deletedSql)).getRowObjectsJS()[0]?.n ?? 0);
+          deletedRows = await compactionDeletes(connection, compaction);
           return input.loads.enqueue(() => writer.copy(compaction.rows, 0));
         }
         // A full refresh stages segments and turns each into a Parquet part while the next is still arriving, so
