@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
-import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -100,14 +100,17 @@ describe('a MariaDB source', () => {
     expect(usage.data[0].n).toBe(1);
   });
 
-  it('refuses cdc, which the connector cannot do yet', async () => {
-    const response = await api.request(`/sources/${sourceId}`, {
-      method: 'PATCH',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tables: [{ schema: db.database, name: 'orders', mode: 'cdc' }] }),
+  it('fails a cdc table with what to do when the server keeps no binary log, and syncs the others', async () => {
+    await call('PATCH', `/sources/${sourceId}`, {
+      tables: [{ schema: db.database, name: 'orders', mode: 'cdc' }],
     });
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as Json).error.message).toMatch(/mysql connector does not read changes/);
+    await syncEnded(api, sourceId);
+    const latest = (await call('GET', `/sources/${sourceId}`)).latest_sync as Json;
+    const orders = (latest.tables as Json[]).find((t) => t.table === `${db.database}.orders`) as Json;
+    expect(orders.phase).toBe('failed');
+    expect(orders.error).toMatch(/binary log is off: cdc needs the server started with log_bin and binlog_format=ROW/);
+    // The table as the last sync left it.
+    expect(await lakeSums()).toMatchObject(await sourceSums());
   });
 
   it('detects rows deleted at the source by their keys, in the sync’s snapshot', async () => {

@@ -1,6 +1,11 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import mysql from 'mysql2/promise';
+import { freePort } from './postgres.js';
 
 /** The machine's MariaDB (or MySQL): root without a password on 127.0.0.1:3306 unless LAKE_TEST_MYSQL_URL says. */
 export const MYSQL_ADMIN_URL = process.env.LAKE_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -64,5 +69,100 @@ export function useTestMysqlDatabase(): TestMysqlDatabase {
     reader,
     query: (sql) => run(sql, database),
     drop: async () => void (await run(`DROP DATABASE IF EXISTS ${database}`)),
+  };
+}
+
+/** A MariaDB server of a test's own, with the binary log on in row format (`--log-bin --binlog-format=ROW`). */
+export interface PrivateMariadb {
+  host: string;
+  port: number;
+  /** Runs statements (several, separated by semicolons) as root, in `database` when given. */
+  query(sql: string, database?: string): Promise<unknown[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a MariaDB server in a temporary directory on a free port, root without a password, binary log in row
+ * format with whole row images; `settings` are more server options (`--binlog-format=STATEMENT`, say).
+ */
+export async function startPrivateMariadb(settings: readonly string[] = []): Promise<PrivateMariadb> {
+  const dir = mkdtempSync(join(tmpdir(), 'lake-mariadb-'));
+  const port = await freePort();
+  execFileSync(
+    'mariadb-install-db',
+    [
+      '--no-defaults',
+      `--datadir=${join(dir, 'data')}`,
+      '--user=root',
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ],
+    { stdio: 'ignore' },
+  );
+  const server = spawn(
+    'mariadbd',
+    [
+      '--no-defaults',
+      '--user=root',
+      `--datadir=${join(dir, 'data')}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--socket=${join(dir, 'socket')}`,
+      `--pid-file=${join(dir, 'pid')}`,
+      `--log-bin=${join(dir, 'data', 'binlog')}`,
+      '--binlog-format=ROW',
+      '--server-id=1',
+      '--skip-name-resolve',
+      '--innodb-buffer-pool-size=64M',
+      '--innodb-log-file-size=16M',
+      '--innodb-flush-log-at-trx-commit=2',
+      ...settings,
+    ],
+    { stdio: 'ignore' },
+  );
+  const connect = (database?: string): Promise<mysql.Connection> =>
+    mysql.createConnection({
+      host: '127.0.0.1',
+      port,
+      user: 'root',
+      ...(database ? { database } : {}),
+      multipleStatements: true,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      timezone: 'Z',
+    });
+  const query = async (sql: string, database?: string): Promise<unknown[]> => {
+    const connection = await connect(database);
+    try {
+      await connection.query("SET SESSION sql_mode = '', time_zone = '+00:00'");
+      const [rows] = await connection.query(sql);
+      return rows as unknown[];
+    } finally {
+      await connection.end();
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await query('SELECT 1');
+      break;
+    } catch (error) {
+      if (Date.now() > deadline || server.exitCode !== null) {
+        server.kill('SIGKILL');
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return {
+    host: '127.0.0.1',
+    port,
+    query,
+    async stop() {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGKILL');
+      if (server.exitCode === null) await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

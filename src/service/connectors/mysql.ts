@@ -10,19 +10,16 @@ const QUERY_TIMEOUT_MS = 10_000;
 type DiscoveredTable = Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>;
 
 /**
- * A connection to a MySQL or MariaDB source; mysql2 is loaded only by what reaches one. The connection is the
- * tenant's alone, and a source server may be hostile: LOAD DATA LOCAL is off (a server may otherwise ask the client
- * for any file it can read, this server's secrets included), one statement per query, and every value arrives as
- * text (lake's SQL says how each column travels, mysql-types.ts).
+ * How lake connects to a MySQL source, for its own connections and the binary log reader's: to the address the
+ * outbound rules allowed, LOAD DATA LOCAL off, one statement per query, UTC.
  */
-export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
-  const driver = requireCommonJs('mysql2') as typeof mysql;
+export function mysqlOptions(settings: ConnectorSettings): mysql.ConnectionOptions {
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
   const named = settings.secrets.host;
   const pinned = settings.connectHost ?? named;
   if (!pinned || !settings.secrets.user)
     throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
-  const connection = driver.createConnection({
+  return {
     host: pinned,
     port: Number(settings.config.port ?? 3306),
     database: String(settings.config.database),
@@ -33,9 +30,6 @@ export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
     // and fails the statement (a factory that threw would throw inside the driver's protocol handler).
     flags: ['-LOCAL_FILES'],
     multipleStatements: false,
-    // Text for every value: numbers beyond JavaScript's, dates before year 1000 and zero dates arrive exactly.
-    typeCast: false,
-    rowsAsArray: true,
     charset: 'utf8mb4',
     timezone: 'Z',
     // Connected by address, a verified TLS session still checks the certificate against the name given.
@@ -47,6 +41,22 @@ export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
               ? { rejectUnauthorized: true, ...(pinned !== named && named ? { servername: named } : {}) }
               : { rejectUnauthorized: false },
         }),
+  };
+}
+
+/**
+ * A connection to a MySQL or MariaDB source; mysql2 is loaded only by what reaches one. The connection is the
+ * tenant's alone, and a source server may be hostile: LOAD DATA LOCAL is off (a server may otherwise ask the client
+ * for any file it can read, this server's secrets included), one statement per query, and every value arrives as
+ * text (lake's SQL says how each column travels, mysql-types.ts).
+ */
+export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
+  const driver = requireCommonJs('mysql2') as typeof mysql;
+  const connection = driver.createConnection({
+    ...mysqlOptions(settings),
+    // Text for every value: numbers beyond JavaScript's, dates before year 1000 and zero dates arrive exactly.
+    typeCast: false,
+    rowsAsArray: true,
   });
   // A failed connection emits 'error' too; without a listener that would end the process.
   connection.on('error', () => {});
@@ -248,8 +258,7 @@ export const mysqlConnector: Connector = {
     DELETES_FIELD,
     SSL_MODE_FIELD,
   ],
-  // Changes from the binary log are not built for MySQL yet.
-  tableModes: { cdc: false, detectDeletes: true },
+  tableModes: { cdc: true, detectDeletes: true },
   test: testMysql,
   discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings)),
 };

@@ -97,6 +97,19 @@ export class Lake {
     return (await this.tables.get(organizationId, schema, name)) as LakeTable;
   }
 
+  /**
+   * Sets tags of a table in a commit of their own, its rows untouched: a cdc table whose position moved on past
+   * changes that were none of its own. Nothing happens to a table that is gone.
+   */
+  async tagTable(organizationId: string, schema: string, name: string, tags: Record<string, string>): Promise<void> {
+    const catalog = await this.catalogs.for(organizationId);
+    await catalog.commit({ message: `lake: ${schema}.${name} tagged` }, async (write) => {
+      const tableId = await write.liveTableId(schema, name);
+      if (tableId === undefined) return;
+      for (const [key, value] of Object.entries(tags)) await write.setTag(tableId, key, value);
+    });
+  }
+
   /** The SQL that reads a table's rows as it is now (lake's own reads: a compaction's merge). */
   rowsSql(table: LakeTable): string {
     return tableSourceSql(table.snapshot.source);

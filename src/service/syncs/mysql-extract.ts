@@ -12,10 +12,13 @@ import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { MAX_MERGES } from '../storage/lake.js';
 import { compareColumns } from './pg-columns.js';
+import { CDC_TAG } from './cdc/commit.js';
+import { prepareBinlog } from './cdc/mysql-cdc.js';
 import { compactionDeletes, compactionSql } from './compaction.js';
 import { stageKeys } from './pg-keys.js';
 import { csvLineOptions, tableFailureReason } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
+import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { StagingBudget } from './staging-budget.js';
@@ -44,10 +47,16 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
     const { stop, stopped } = watchConnection(connection, input);
     try {
       await mysqlQuery(connection, "SET SESSION time_zone = '+00:00'");
+      // Where the binary log stands is read before the snapshot begins: the cdc tables it copies are as of then.
+      const cdc = await prepareBinlog(
+        connection,
+        input,
+        input.tasks.filter((t) => t.table.mode === 'cdc'),
+      );
       await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       await mysqlQuery(connection, 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
       const results: TableResult[] = [];
-      for (const task of input.tasks) {
+      for (const task of [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks]) {
         if (input.signal.aborted) break;
         results.push(await syncTable(connection, task, input, staging, stopped));
         // A connection closed by a bound ends the sync with that reason, and the tables after it with it.
@@ -55,7 +64,12 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         if (reason && !input.signal.aborted) throw new Error(reason);
       }
       await mysqlQuery(connection, 'COMMIT');
-      return results;
+      const copied = results.filter((r) => r.task.table.mode === 'cdc');
+      return [
+        ...results.filter((r) => r.task.table.mode !== 'cdc'),
+        ...cdc.refused,
+        ...(input.signal.aborted ? copied : await cdc.applyChanges(copied)),
+      ];
     } finally {
       stop();
     }
@@ -96,31 +110,6 @@ function watchConnection(
     },
     stopped: () => reason,
   };
-}
-
-/** The table's columns now, with what types them: collations, and MariaDB's JSON (a LONGTEXT with json_valid). */
-async function currentColumns(connection: mysql.Connection, table: TableTask['table']): Promise<MysqlColumn[]> {
-  const rows = await mysqlQuery(
-    connection,
-    `SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, COLLATION_NAME, IS_NULLABLE = 'NO'
-       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-    [table.schema, table.name],
-  );
-  // MySQL 8's CHECK_CONSTRAINTS has no TABLE_NAME (and its JSON is a type of its own): none found there is right.
-  const checks = await mysqlQuery(
-    connection,
-    'SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?',
-    [table.schema, table.name],
-  ).catch(() => []);
-  const clauses = new Set(checks.map(([clause]) => String(clause)));
-  return rows.map(([name, columnType, dataType, collation, notNull]) => ({
-    name: String(name),
-    columnType: String(columnType),
-    dataType: String(dataType),
-    collation: collation === null ? null : String(collation),
-    json: clauses.has(`json_valid(${mysqlIdent(String(name))})`),
-    notNull: String(notNull) === '1',
-  }));
 }
 
 /** For DECIMAL columns wider than 38 digits: the integer digits the rows read need (planMysqlColumn). */
@@ -339,6 +328,7 @@ async function syncTable(
         {
           notNull,
           memoryLimit: SYNC_MEMORY_LIMIT,
+          ...(task.cdcTag !== undefined ? { tags: { [CDC_TAG]: task.cdcTag } } : {}),
           ...(compacting ? { readsCurrent: true } : {}),
           // An enum is kept as its labels and a collated text as its text: the catalog records the type as a tag.
           columnTypes: Object.fromEntries(

@@ -1,0 +1,84 @@
+import type * as mysql from 'mysql2';
+import { mysqlQuery } from './mysql.js';
+import { CdcRefusal } from './postgres-slot.js';
+
+/** A place in a MySQL source's binary log: a file and a byte offset in it, kept as `binlog.000042:1187`. */
+export interface BinlogPosition {
+  file: string;
+  position: number;
+}
+
+export function formatPosition(at: BinlogPosition): string {
+  return `${at.file}:${at.position}`;
+}
+
+/** A kept position; undefined for text that is not one (a table tag written by another connector, say). */
+export function parsePosition(text: string | undefined): BinlogPosition | undefined {
+  const match = /^(.+\.\d+):(\d+)$/.exec(text ?? '');
+  return match ? { file: match[1] as string, position: Number(match[2]) } : undefined;
+}
+
+/**
+ * Orders two positions of one server's log: files by their sequence number (`.000042`), then offsets. Undefined
+ * when the files belong to different logs (the server's log was renamed): no order holds between them.
+ */
+export function comparePositions(a: BinlogPosition, b: BinlogPosition): number | undefined {
+  const split = (file: string): [string, number] => {
+    const dot = file.lastIndexOf('.');
+    return [file.slice(0, dot), Number(file.slice(dot + 1))];
+  };
+  const [baseA, sequenceA] = split(a.file);
+  const [baseB, sequenceB] = split(b.file);
+  if (baseA !== baseB) return undefined;
+  return sequenceA !== sequenceB ? sequenceA - sequenceB : a.position - b.position;
+}
+
+/**
+ * Checks what reading changes from the binary log needs of the source: the log on, in row format with whole row
+ * images, and a user that may read it. Refusals say what to change.
+ */
+export async function checkBinlogReady(connection: mysql.Connection): Promise<void> {
+  const [row] = await mysqlQuery(connection, 'SELECT @@log_bin, @@binlog_format, @@binlog_row_image');
+  const [logBin, format, image] = row ?? [];
+  if (String(logBin) !== '1')
+    throw new CdcRefusal(
+      "the source's binary log is off: cdc needs the server started with log_bin and binlog_format=ROW (or sync the table incremental)",
+    );
+  if (String(format).toUpperCase() !== 'ROW')
+    throw new CdcRefusal(
+      `the source logs changes in ${String(format)} format: cdc needs binlog_format=ROW (SET GLOBAL binlog_format = 'ROW', and in the server's configuration)`,
+    );
+  if (String(image).toUpperCase() !== 'FULL')
+    throw new CdcRefusal(
+      `the source logs ${String(image)} row images: cdc needs binlog_row_image=FULL (SET GLOBAL binlog_row_image = 'FULL', and in the server's configuration)`,
+    );
+}
+
+const PRIVILEGES =
+  'GRANT REPLICATION CLIENT, REPLICATION SLAVE ON *.* to the source user (MariaDB 10.5+: BINLOG MONITOR, REPLICATION SLAVE)';
+
+/** Where the source's binary log ends now. */
+export async function currentPosition(connection: mysql.Connection): Promise<BinlogPosition> {
+  // MySQL 8.4 knows only the new name, MariaDB and older MySQL only the old one.
+  const rows = await mysqlQuery(connection, 'SHOW MASTER STATUS').catch((error: { code?: string }) =>
+    error.code === 'ER_PARSE_ERROR' ? mysqlQuery(connection, 'SHOW BINARY LOG STATUS') : Promise.reject(error),
+  );
+  const [file, position] = rows[0] ?? [];
+  if (!file || position === undefined || position === null)
+    throw new CdcRefusal(`the source user may not read the binary log's position: ${PRIVILEGES}`);
+  return { file: String(file), position: Number(position) };
+}
+
+/** The binary log files the source still keeps (older ones were purged, and their changes with them). */
+export async function keptLogFiles(connection: mysql.Connection): Promise<Set<string>> {
+  const rows = await mysqlQuery(connection, 'SHOW BINARY LOGS');
+  return new Set(rows.map(([file]) => String(file)));
+}
+
+/** A failure of the source's privileges, told as what to grant. */
+export function binlogPrivilegeRefusal(error: unknown): CdcRefusal | undefined {
+  const code = (error as { code?: string }).code;
+  return code === 'ER_SPECIFIC_ACCESS_DENIED_ERROR' || code === 'ER_ACCESS_DENIED_ERROR'
+    ? new CdcRefusal(`the source user may not read the binary log: ${PRIVILEGES}`)
+    : undefined;
+}

@@ -1,0 +1,170 @@
+import { randomInt } from 'node:crypto';
+import type { ConnectorSettings } from '../../connectors/types.js';
+import { comparePositions, formatPosition, type BinlogPosition } from '../../connectors/mysql-binlog.js';
+import { mysqlOptions } from '../../connectors/mysql.js';
+import type { SyncSettings } from '../settings.js';
+
+/** Row values by column name, as the decoder gives them (binlog-values.ts turns them into staged text). */
+export type BinlogRow = Record<string, unknown>;
+
+/** A change of one table: an insert, an update (with the row before it), a delete, or a TRUNCATE. */
+export type BinlogChange =
+  | { op: 'I'; row: BinlogRow }
+  | { op: 'U'; row: BinlogRow; before: BinlogRow }
+  | { op: 'D'; row: BinlogRow }
+  | { op: 'T' };
+
+/** A table whose changes are read: those of transactions at or after `from` are passed to `change`, in order. */
+export interface BinlogTarget {
+  schema: string;
+  name: string;
+  from: BinlogPosition;
+  change(change: BinlogChange): void;
+}
+
+interface ZongJiEvent {
+  getTypeName(): string;
+  tableId?: number;
+  tableMap?: Record<number, { parentSchema: string; tableName: string }>;
+  rows?: (BinlogRow | { before: BinlogRow; after: BinlogRow })[];
+  query?: string;
+  schema?: string;
+}
+
+interface ZongJiInstance {
+  options: { filename?: string; position?: number };
+  connection?: { stream?: { destroy(): void } } | null;
+  on(event: 'binlog', listener: (event: ZongJiEvent) => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'ready' | 'stopped', listener: () => void): void;
+  start(options: Record<string, unknown>): void;
+  stop(): void;
+}
+
+/**
+ * Reads the source's binary log from `from` to `upto` (a position the log had reached: the read ends there) and
+ * passes each target table's row changes on as they come, through @vlasky/zongji (it speaks the replication
+ * protocol, decodes row images, and asks information_schema for column names where the log leaves them out).
+ * Bounded as every source read is: silent past the idle timeout, running past the time bound, or cancelled, the
+ * connections are closed and the read fails with that reason. A change handler that throws (a staging cap, a value
+ * that does not fit) ends it with that error.
+ */
+export async function readBinlog(input: {
+  settings: ConnectorSettings;
+  from: BinlogPosition;
+  upto: BinlogPosition;
+  targets: readonly BinlogTarget[];
+  limits: SyncSettings;
+  signal: AbortSignal;
+}): Promise<void> {
+  if ((comparePositions(input.from, input.upto) ?? -1) >= 0) return;
+  const { default: ZongJi } = (await import('@vlasky/zongji')) as unknown as {
+    default: new (options: object) => ZongJiInstance;
+  };
+  const targets = new Map(input.targets.map((t) => [`${t.schema}.${t.name}`, t]));
+  const includeSchema: Record<string, string[]> = {};
+  for (const t of input.targets) (includeSchema[t.schema] ??= []).push(t.name);
+  const reader = new ZongJi({ ...mysqlOptions(input.settings), dateStrings: true, jsonStrings: true });
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    let idle: NodeJS.Timeout | undefined;
+    const finish = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(idle);
+      clearTimeout(bound);
+      input.signal.removeEventListener('abort', cancel);
+      try {
+        reader.stop();
+      } catch {
+        // Stopping a reader that never connected has nothing to close.
+      }
+      if (error) reject(error);
+      else resolve();
+    };
+    const seconds = Math.round(input.limits.idleTimeoutMs / 1000);
+    const watch = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(
+        () =>
+          finish(
+            new Error(
+              `the source sent nothing for ${seconds} s (LAKE_SYNC_IDLE_TIMEOUT_SECONDS); its connection was closed`,
+            ),
+          ),
+        input.limits.idleTimeoutMs,
+      );
+    };
+    const bound = setTimeout(
+      () =>
+        finish(new Error('the sync ran past its time bound (LAKE_SYNC_TIMEOUT_SECONDS); its connection was closed')),
+      input.limits.maxDurationMs,
+    );
+    const cancel = (): void => finish(new Error('cancelled'));
+    input.signal.addEventListener('abort', cancel);
+    watch();
+    // Where the log stood before the event at hand: a transaction's events come after its start, so a table takes
+    // them when that is at or after its own position (kept positions are transaction boundaries).
+    let before: BinlogPosition = input.from;
+    reader.on('binlog', (event) => {
+      if (settled) return;
+      watch();
+      try {
+        handle(event, before);
+      } catch (error) {
+        finish(error as Error);
+        return;
+      }
+      const at = { file: reader.options.filename ?? before.file, position: reader.options.position ?? 0 };
+      const order = comparePositions(at, input.upto);
+      if (order === undefined)
+        finish(new Error(`the source's binary log changed its name (${formatPosition(at)}); the table is read whole`));
+      else if (order >= 0) finish();
+      else before = at;
+    });
+    reader.on('error', (error) => finish(error));
+    const handle = (event: ZongJiEvent, at: BinlogPosition): void => {
+      const type = event.getTypeName();
+      if (type === 'Query') {
+        const table = truncatedTable(event.query ?? '', event.schema ?? '');
+        const target = table && targets.get(table);
+        if (target && (comparePositions(at, target.from) ?? -1) >= 0) target.change({ op: 'T' });
+        return;
+      }
+      if (type !== 'WriteRows' && type !== 'UpdateRows' && type !== 'DeleteRows') return;
+      const map = event.tableMap?.[event.tableId ?? -1];
+      const target = map && targets.get(`${map.parentSchema}.${map.tableName}`);
+      if (!target || (comparePositions(at, target.from) ?? -1) < 0) return;
+      for (const row of event.rows ?? []) {
+        if (type === 'WriteRows') target.change({ op: 'I', row: row as BinlogRow });
+        else if (type === 'DeleteRows') target.change({ op: 'D', row: row as BinlogRow });
+        else {
+          const { before: old, after } = row as { before: BinlogRow; after: BinlogRow };
+          target.change({ op: 'U', row: after, before: old });
+        }
+      }
+    };
+    reader.start({
+      // A replica's id, unique among the server's: one in use would make the server drop the other reader.
+      serverId: randomInt(0x40000000, 0x7fffffff),
+      filename: input.from.file,
+      position: input.from.position,
+      includeSchema,
+      excludeEvents: ['annotaterows'],
+    });
+  });
+}
+
+const NAME = String.raw`(?:\x60(?:[^\x60]|\x60\x60)+\x60|[\w$]+)`;
+
+/** The table (`schema.table`) a TRUNCATE statement empties; undefined for any other statement. */
+export function truncatedTable(statement: string, schema: string): string | undefined {
+  const match = new RegExp(String.raw`^\s*truncate\s+(?:table\s+)?(${NAME})(?:\s*\.\s*(${NAME}))?\s*;?\s*$`, 'i').exec(
+    statement.replace(/\/\*.*?\*\//gs, ' '),
+  );
+  if (!match) return undefined;
+  const unquote = (name: string): string => (name.startsWith('`') ? name.slice(1, -1).replace(/``/g, '`') : name);
+  return match[2] === undefined
+    ? `${schema}.${unquote(match[1] as string)}`
+    : `${unquote(match[1] as string)}.${unquote(match[2])}`;
+}

@@ -1,0 +1,341 @@
+import { createHash } from 'node:crypto';
+import { appendFileSync, rmSync } from 'node:fs';
+import type * as mysql from 'mysql2';
+import {
+  binlogPrivilegeRefusal,
+  checkBinlogReady,
+  comparePositions,
+  currentPosition,
+  formatPosition,
+  keptLogFiles,
+  parsePosition,
+  type BinlogPosition,
+} from '../../connectors/mysql-binlog.js';
+import { CdcRefusal } from '../../connectors/postgres-slot.js';
+import type { ConnectorSettings } from '../../connectors/types.js';
+import { lakeColumnNames } from '../../sources/lake-names.js';
+import { compareColumns } from '../pg-columns.js';
+import { tableFailureReason } from '../pg-reads.js';
+import type { ColumnPlan } from '../pg-types.js';
+import { currentColumns } from '../mysql-columns.js';
+import { planMysqlColumn, type MysqlColumn } from '../mysql-types.js';
+import { StagingBudget } from '../staging-budget.js';
+import type { ExtractionContext, TableResult, TableTask } from '../types.js';
+import type { ConvertedChanges } from './apply.js';
+import { binlogValueReader } from './binlog-values.js';
+import { readBinlog, type BinlogChange, type BinlogTarget } from './binlog-read.js';
+import { CDC_TAG, commitChanges } from './commit.js';
+import { changesFile } from './changes.js';
+
+export interface BinlogCdcInput extends Omit<ExtractionContext, 'tasks'> {
+  settings: ConnectorSettings;
+}
+
+/** What a MySQL sync does for its cdc tables: copies some whole in its snapshot, then applies the log to all. */
+export interface BinlogRun {
+  /** The cdc tables read whole in the sync's snapshot, each tagged with where the log stood when it began. */
+  copyTasks: TableTask[];
+  /** The cdc tables the source cannot serve, failed with what to do. */
+  refused: TableResult[];
+  /** After the snapshot: every cdc table's changes since its position, one commit each, tagged with the new one. */
+  applyChanges(copied: readonly TableResult[]): Promise<TableResult[]>;
+}
+
+/** A cdc table the sync does not copy: only its changes are applied. */
+interface DeferredTable {
+  task: TableTask;
+  columns: MysqlColumn[];
+}
+
+/** Column types the binary log carries but lake cannot read from it (their text is MySQL's own, ST_AsText's). */
+const SPATIAL =
+  /^(geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection|geomcollection)$/i;
+
+/**
+ * Opens a MySQL source's change capture for a sync, before its snapshot begins: checks the binary log is on in row
+ * format with whole images and readable, notes where it stands, and picks the tables to copy whole (new to cdc, no
+ * position yet, columns changed, a position whose log file the server purged, or a full refresh). The others only
+ * take their changes. A copy is tagged with the position read before the snapshot began: changes between that and
+ * the snapshot are in both, and applying them again leaves each key as its last change left it (whole row images,
+ * merged by key), so nothing is lost or doubled without locking the source's tables.
+ */
+export async function prepareBinlog(
+  connection: mysql.Connection,
+  input: BinlogCdcInput,
+  tasks: readonly TableTask[],
+): Promise<BinlogRun> {
+  const refusedResult = (task: TableTask, message: string): TableResult => failed(input, task, message);
+  if (tasks.length === 0) return { copyTasks: [], refused: [], applyChanges: async () => [] };
+  let start: BinlogPosition;
+  let kept: Set<string>;
+  try {
+    await checkBinlogReady(connection);
+    start = await currentPosition(connection);
+    kept = await keptLogFiles(connection);
+  } catch (error) {
+    const refusal = error instanceof CdcRefusal ? error : binlogPrivilegeRefusal(error);
+    if (!refusal) throw error;
+    return {
+      copyTasks: [],
+      refused: tasks.map((t) => refusedResult(t, refusal.message)),
+      applyChanges: async () => [],
+    };
+  }
+  const copyTasks: TableTask[] = [];
+  const deferred: DeferredTable[] = [];
+  const refused: TableResult[] = [];
+  for (const task of tasks) {
+    const columns = await currentColumns(connection, task.table);
+    const spatial = columns.filter((c) => SPATIAL.test(c.dataType)).map((c) => c.name);
+    if (spatial.length > 0) {
+      refused.push(
+        refusedResult(
+          task,
+          `cdc cannot read spatial columns (${spatial.join(', ')}) from the binary log; sync the table incremental or in full`,
+        ),
+      );
+      continue;
+    }
+    const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+    const state = input.states.get(task.key);
+    const summary = columns.map((c) => ({ name: c.name, type: c.columnType }));
+    const change = state ? compareColumns(state.columns, summary) : undefined;
+    const changed = change !== undefined && change.added.length + change.dropped.length + change.retyped.length > 0;
+    const at = parsePosition(table?.tags[CDC_TAG]);
+    const lost = at !== undefined && !kept.has(at.file);
+    if (!table || !state || !at || lost || changed || task.cdcCopy === true || columns.length === 0)
+      copyTasks.push({ ...task, incremental: false, cdcTag: formatPosition(start) });
+    else deferred.push({ task, columns });
+  }
+  return {
+    copyTasks,
+    refused,
+    applyChanges: (copied) => applyAll(connection, input, deferred, copied),
+  };
+}
+
+/** One table's changes staged as the CSV a cdc commit reads (changeRowsSql): `seq, op, unchanged, columns…`. */
+interface StagedTable {
+  task: TableTask;
+  columns: MysqlColumn[];
+  plans: ColumnPlan[];
+  /** The position its changes are read from (its tag). */
+  from: BinlogPosition;
+  /** Per column: its decoded value as staged text. */
+  readers: ((value: unknown) => string | null)[];
+  file: string;
+  bytes: number;
+  longest: number;
+  pending: string[];
+  pendingBytes: number;
+  counts: { inserts: number; updates: number; deletes: number };
+  result: TableResult | undefined;
+}
+
+/** Bytes of staged lines written at once. */
+const FLUSH_BYTES = 1 << 20;
+
+/**
+ * Reads the log from the earliest position of the ready tables to where it ends now, and commits each table's
+ * changes as one snapshot tagged with that end. A table whose commit fails keeps its position (its tag), so the next
+ * sync reads its changes again; the others move on.
+ */
+async function applyAll(
+  connection: mysql.Connection,
+  input: BinlogCdcInput,
+  deferred: readonly DeferredTable[],
+  copied: readonly TableResult[],
+): Promise<TableResult[]> {
+  const results: TableResult[] = copied.filter((r) => r.error !== undefined);
+  const ready = [
+    ...deferred.map((d) => ({ ...d, result: undefined as TableResult | undefined })),
+    ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, columns: [], result: r })),
+  ];
+  if (ready.length === 0) return results;
+  const budget = new StagingBudget(input.limits);
+  const staged: StagedTable[] = [];
+  const targets: BinlogTarget[] = [];
+  let seq = 0;
+  let upto: BinlogPosition;
+  try {
+    upto = await currentPosition(connection);
+    for (const entry of ready) {
+      const { task } = entry;
+      const columns = entry.columns.length > 0 ? entry.columns : await currentColumns(connection, task.table);
+      const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+      const from = parsePosition(table?.tags[CDC_TAG]);
+      if (!table || !from) throw new Error(`${task.key} has no change position; the next sync reads it whole`);
+      const plans = plansAsTable(task, columns, new Map(table.snapshot.columns.map((c) => [c.name, c.type])));
+      const base = `b_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
+      const entryStaged: StagedTable = {
+        task,
+        columns,
+        plans,
+        from,
+        readers: columns.map((c, i) => binlogValueReader(c, plans[i] as ColumnPlan)),
+        file: changesFile(input.stagingDir, base, 0),
+        bytes: 0,
+        longest: 0,
+        pending: [],
+        pendingBytes: 0,
+        counts: { inserts: 0, updates: 0, deletes: 0 },
+        result: entry.result,
+      };
+      staged.push(entryStaged);
+      targets.push({
+        schema: task.table.schema,
+        name: task.table.name,
+        from,
+        change: (change) => stageChange(entryStaged, change, ++seq, budget),
+      });
+    }
+    const from = targets.map((t) => t.from).reduce((a, b) => ((comparePositions(a, b) ?? 0) <= 0 ? a : b));
+    await readBinlog({ settings: input.settings, from, upto, targets, limits: input.limits, signal: input.signal });
+    for (const table of staged) flush(table, budget);
+  } catch (error) {
+    // One log carries every table's changes: when it cannot be read, each table fails with the reason and keeps
+    // its position.
+    for (const table of staged) rmSync(table.file, { force: true });
+    const message = input.signal.aborted
+      ? 'cancelled'
+      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    return [...results, ...ready.map(({ task, result }) => failed(input, task, message, result?.columns))];
+  }
+  for (const table of staged) results.push(await commitTable(input, table, upto, budget));
+  return results;
+}
+
+/** The plans a table's changes load through: the table's lake types, so a change merges into it as it is typed. */
+function plansAsTable(task: TableTask, columns: readonly MysqlColumn[], lakeTypes: Map<string, string>): ColumnPlan[] {
+  const names = lakeColumnNames(
+    columns.map((c) => c.name),
+    task.softDeletes,
+  );
+  // A DECIMAL wider than 38 digits was typed by the values a copy held: the changes are read as the table has it.
+  const wide = new Map<string, number>();
+  columns.forEach((c, i) => {
+    const type = lakeTypes.get(names[i] as string) ?? '';
+    const narrowed = /^DECIMAL\(38,(\d+)\)$/.exec(type);
+    if (narrowed) wide.set(c.name, 38 - Number(narrowed[1]));
+    else if (type === 'BIGNUM' || type === 'DOUBLE') wide.set(c.name, 1000);
+  });
+  return columns.map((c, i) => {
+    const plan = { ...planMysqlColumn(c, wide), name: names[i] as string };
+    const held = lakeTypes.get(plan.name);
+    if (held !== undefined && held !== plan.lakeType)
+      throw new Error(
+        `the column ${plan.name} of ${task.key} is ${held} in the lake but its changes read as ${plan.lakeType}; run lake sync start --full-refresh to read the table whole`,
+      );
+    return plan;
+  });
+}
+
+/** A value as a CSV field: NULL empty, anything else quoted (so an empty string stays apart from NULL). */
+const field = (text: string | null): string => (text === null ? '' : `"${text.replace(/"/g, '""')}"`);
+
+function stageChange(table: StagedTable, change: BinlogChange, seq: number, budget: StagingBudget): void {
+  const line = (op: string, row: Record<string, unknown> | undefined): void => {
+    const values = table.columns.map((c, i) =>
+      row === undefined ? '' : field(table.readers[i]?.(row[c.name]) ?? null),
+    );
+    const text = `${seq},${op},,${values.join(',')}\n`;
+    const bytes = Buffer.byteLength(text);
+    budget.checkRecord(bytes);
+    table.longest = Math.max(table.longest, bytes);
+    table.pending.push(text);
+    table.pendingBytes += bytes;
+    if (table.pendingBytes >= FLUSH_BYTES) flush(table, budget);
+  };
+  if (change.op === 'T') return line('T', undefined);
+  if (change.op === 'I') table.counts.inserts++;
+  else if (change.op === 'D') table.counts.deletes++;
+  else table.counts.updates++;
+  if (change.op === 'U') {
+    // An update that changed the key deletes the old key first: its row is gone, the new one takes its place.
+    const key = (row: Record<string, unknown>): string =>
+      JSON.stringify(table.task.table.primaryKey.map((k) => String(row[k])));
+    if (key(change.before) !== key(change.row)) line('D', change.before);
+  }
+  line(change.op, change.row);
+}
+
+function flush(table: StagedTable, budget: StagingBudget): void {
+  if (table.pendingBytes === 0) return;
+  budget.reserve(table.task.key, table.pendingBytes);
+  appendFileSync(table.file, table.pending.join(''), { mode: 0o600 });
+  table.bytes += table.pendingBytes;
+  table.pending = [];
+  table.pendingBytes = 0;
+}
+
+/**
+ * A table with no change of its own still moves its position on once the log has passed to another file or some
+ * way into this one: every sync reads the log from the earliest position, and a purged file would mean reading the
+ * table whole. Otherwise it keeps it, and the catalog gains no snapshot for nothing.
+ */
+const QUIET_ADVANCE_BYTES = 16 << 20;
+
+async function commitTable(
+  input: BinlogCdcInput,
+  table: StagedTable,
+  upto: BinlogPosition,
+  budget: StagingBudget,
+): Promise<TableResult> {
+  const position = formatPosition(upto);
+  const { task, counts } = table;
+  const columns = table.columns.map((c) => ({ name: c.name, type: c.columnType }));
+  try {
+    const previous = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+    let deleted: number | undefined;
+    if (table.bytes > 0) {
+      input.reporter.phase(task, 'loading');
+      const converted: ConvertedChanges = {
+        file: table.file,
+        longest: table.longest,
+        bytes: table.bytes,
+        plans: table.plans,
+        lakeKey: task.table.primaryKey.map((k) => table.plans[table.columns.findIndex((c) => c.name === k)]?.name ?? k),
+        notNull: new Set(table.columns.flatMap((c, i) => (c.notNull ? [table.plans[i]?.name as string] : []))),
+        columns,
+      };
+      deleted = (await commitChanges(input, task, converted, previous, position)).deleted;
+    } else if (table.from.file !== upto.file || upto.position - table.from.position > QUIET_ADVANCE_BYTES)
+      await input.lake.tagTable(input.organizationId, task.lakeSchema, task.lakeTable, { [CDC_TAG]: position });
+    const after = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+    const rows = after?.snapshot.rowCount ?? 0;
+    input.reporter.phase(task, 'committed', {
+      completed: rows,
+      total: rows,
+      changes: counts,
+      ...(deleted !== undefined ? { deleted } : {}),
+    });
+    const changes = counts.inserts + counts.updates + counts.deletes;
+    return { task, rows, transferred: (table.result?.transferred ?? 0) + changes, cursorValue: null, columns };
+  } catch (error) {
+    const message = input.signal.aborted
+      ? 'cancelled'
+      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    return failed(input, task, message, columns);
+  } finally {
+    rmSync(table.file, { force: true });
+    budget.release(task.key, table.bytes);
+  }
+}
+
+function failed(
+  input: BinlogCdcInput,
+  task: TableTask,
+  message: string,
+  columns?: { name: string; type: string }[],
+): TableResult {
+  const state = input.states.get(task.key);
+  input.reporter.phase(task, 'failed', { error: message });
+  return {
+    task,
+    rows: 0,
+    transferred: 0,
+    cursorValue: state?.cursorValue ?? null,
+    columns: columns ?? state?.columns ?? [],
+    error: message,
+  };
+}

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPrivateMariadb, type PrivateMariadb } from '../helpers/mysql.js';
+import { jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
+import { inMemory, type Harness } from '../helpers/transports.js';
+
+/**
+ * Change data capture from a MariaDB binary log (a server of the test's own, `--log-bin --binlog-format=ROW`): a
+ * cdc table is copied whole once, then takes inserts, updates (a key changed too), deletes and TRUNCATEs from the
+ * log, each sync's as one commit tagged with the position it reached. Every value family's edge values travel
+ * through the log: the table is compared, row for row and both ways, with a full copy of the same table made by a
+ * second source in the same sync's time, which the differential test (sync-mysql-semantics) holds equal to MariaDB.
+ */
+let server: PrivateMariadb;
+let api: Harness;
+let call: ReturnType<typeof jsonClient>;
+let cdcId: string;
+let copyId: string;
+
+const COLUMNS = `id int NOT NULL, v varchar(20), w varchar(20) COLLATE utf8mb4_bin, n decimal(65,30), small decimal(10,2),
+  big bigint unsigned, i tinyint, at datetime(6), ts timestamp(3) NULL DEFAULT NULL, d date, t time(2),
+  e enum('b','a','it''s'), s set('x','y','z'), b bit(10), y year, bin binary(4), blb blob, j json, f float,
+  dbl double, PRIMARY KEY (id)`;
+
+const EDGES = `(1, 'ABC ', 'abc', '-12345678901234567890123456789012345.123456789012345678901234567890', 1.25,
+   18446744073709551615, -128, '0000-00-00 00:00:00', '1970-01-01 00:00:01.5', '0000-00-00', '-838:59:59', 0,
+   'x,z', b'1010101010', 0, 'ab', x'00ff', '{"a": [1, 2]}', 3.14, -0.0),
+  (2, '', '', 0, -0.01, 0, 127, '2024-02-29 23:59:59.999999', '2038-01-19 03:14:07', '2024-00-10', '838:59:59.99',
+   'it''s', '', b'0', 1901, x'00000000', '', 'null', 1e38, 1.7976931348623157e308),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  (4, '😀 Åke', 'ß', '99999999999999999999999999999999999.999999999999999999999999999999', 99999999.99,
+   9223372036854775808, 0, '1000-01-01 00:00:00', NULL, '9999-12-31', '-00:00:01', 'a', 'x,y,z', b'1111111111', 2155,
+   'a"b,', x'22', '[]', -1.5e-30, 2.5e-308)`;
+
+beforeAll(async () => {
+  server = await startPrivateMariadb();
+  await server.query(
+    `CREATE DATABASE shop CHARACTER SET utf8mb4;
+     CREATE USER reader@'%'; GRANT SELECT ON shop.* TO reader@'%'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO reader@'%';
+     CREATE USER plain@'%'; GRANT SELECT ON shop.* TO plain@'%';`,
+  );
+  await server.query(
+    `CREATE TABLE items (${COLUMNS}); INSERT INTO items VALUES ${EDGES};
+     CREATE TABLE quiet (id int PRIMARY KEY); INSERT INTO quiet VALUES (1);`,
+    'shop',
+  );
+  api = await inMemory.start();
+  call = jsonClient(api);
+  const source = async (name: string, mode: string, user = 'reader'): Promise<string> => {
+    const created = await call('POST', '/sources', {
+      connector: 'mysql',
+      name,
+      config: { port: server.port, database: 'shop' },
+      host: server.host,
+      user,
+    });
+    const tables = [{ schema: 'shop', name: 'items', mode }];
+    if (mode === 'cdc') tables.push({ schema: 'shop', name: 'quiet', mode });
+    await call('PATCH', `/sources/${created.id}`, { tables });
+    return created.id as string;
+  };
+  cdcId = await source('binlog', 'cdc');
+  copyId = await source('fullcopy', 'full');
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  await server?.stop();
+});
+
+/** The cdc table's latest sync entry. */
+async function syncCdc(): Promise<Json> {
+  await syncSucceeded(api, cdcId);
+  const latest = (await call('GET', `/sources/${cdcId}`)).latest_sync as Json;
+  return (latest.tables as Json[]).find((t) => t.table === 'shop.items') as Json;
+}
+
+/** Both ways: every row the log-applied table has, a full copy has, and back (the sync time column aside). */
+async function expectEqualToCopy(): Promise<number> {
+  await syncSucceeded(api, copyId);
+  const columns = [
+    'id',
+    'v',
+    'w',
+    'n',
+    'small',
+    'big',
+    'i',
+    'at',
+    'ts',
+    'd',
+    't',
+    'e',
+    's',
+    'b',
+    'y',
+    'bin',
+    'blb',
+    'j',
+    'f',
+    'dbl',
+  ]
+    .map((c) => `"${c}"`)
+    .join(', ');
+  const differ = (await run(
+    api,
+    `select count(*) as n from ((select ${columns} from lake.binlog.items except all select ${columns} from lake.fullcopy.items)
+       union all (select ${columns} from lake.fullcopy.items except all select ${columns} from lake.binlog.items))`,
+  )) as Json;
+  expect(differ.data?.[0]?.n, JSON.stringify(differ.error ?? differ)).toBe(0);
+  const counted = (await run(api, 'select count(*) as n from lake.binlog.items')) as Json;
+  return counted.data[0].n as number;
+}
+
+/**
+ * Purges the log files before `file`. MariaDB keeps a file until its binlog checkpoint passes it (InnoDB has made its
+ * commits durable, up to a second later here), so the purge is asked again until it is done.
+ */
+async function purgeBefore(file: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    await server.query(`PURGE BINARY LOGS TO '${file}'`);
+    const kept = (await server.query('SHOW BINARY LOGS')) as { Log_name: string }[];
+    if (kept.every((log) => log.Log_name >= file)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the log files before ${file} were never purged`);
+}
+
+describe('a MariaDB cdc table', () => {
+  it('is copied whole at its first sync', async () => {
+    const table = await syncCdc();
+    expect(table).toMatchObject({ phase: 'committed', completed: 4 });
+    expect(await expectEqualToCopy()).toBe(4);
+  });
+
+  it('takes inserts, updates, a changed key and deletes from the log, every edge value as a copy reads it', async () => {
+    await server.query(
+      `INSERT INTO items VALUES ${EDGES.replace(/\((\d+),/g, (_m, id: string) => `(${Number(id) + 10},`)};
+       UPDATE items SET v = 'abc', n = n + 1, t = '12:00:00' WHERE id = 2;
+       UPDATE items SET id = 100 WHERE id = 3;
+       DELETE FROM items WHERE id = 4;
+       UPDATE items SET e = 'a', s = 'y' WHERE id = 11;`,
+      'shop',
+    );
+    const table = await syncCdc();
+    expect(table).toMatchObject({ phase: 'committed', changes: { inserts: 4, updates: 3, deletes: 1 } });
+    expect(await expectEqualToCopy()).toBe(7);
+  });
+
+  it('applies nothing twice when no change came, and a TRUNCATE empties the table before the rows after it', async () => {
+    const quiet = await syncCdc();
+    expect(quiet).toMatchObject({ phase: 'committed', changes: { inserts: 0, updates: 0, deletes: 0 } });
+    expect(await expectEqualToCopy()).toBe(7);
+    await server.query(
+      `INSERT INTO items (id, v) VALUES (50, 'gone'); TRUNCATE TABLE items; INSERT INTO items (id, v, n) VALUES (60, 'after', 1.5);`,
+      'shop',
+    );
+    await syncCdc();
+    expect(await expectEqualToCopy()).toBe(1);
+  });
+
+  it('reads the table whole again when its columns change, then takes changes in the new shape', async () => {
+    await server.query(
+      `ALTER TABLE items ADD COLUMN extra varchar(10) DEFAULT 'x'; INSERT INTO items (id, v, extra) VALUES (61, 'new', 'y');`,
+      'shop',
+    );
+    // Copied (no change applied: the insert is in the copy), not merged from the log.
+    expect(await syncCdc()).toMatchObject({
+      phase: 'committed',
+      completed: 2,
+      changes: { inserts: 0, updates: 0, deletes: 0 },
+    });
+    await server.query(`UPDATE items SET extra = 'z' WHERE id = 60; INSERT INTO items (id) VALUES (62);`, 'shop');
+    expect(await syncCdc()).toMatchObject({ changes: { inserts: 1, updates: 1, deletes: 0 } });
+    const extra = (await run(api, 'select id, extra from lake.binlog.items order by id')) as Json;
+    expect(extra.data).toEqual([
+      { id: 60, extra: 'z' },
+      { id: 61, extra: 'y' },
+      { id: 62, extra: 'x' },
+    ]);
+  });
+
+  it('moves a quiet table on with the log, and reads tables whole when the log their position is in was purged', async () => {
+    const quietSyncedAt = async (): Promise<string> =>
+      ((await run(api, 'select _synced_at::VARCHAR as at from lake.binlog.quiet')) as Json).data[0].at as string;
+    const logs = async (): Promise<string> =>
+      ((await server.query('SHOW MASTER STATUS')) as { File: string }[])[0]?.File as string;
+    const copiedAt = await quietSyncedAt();
+    // The log passes to a new file: the quiet table's position follows it, though it had no change.
+    await server.query(`FLUSH BINARY LOGS; INSERT INTO items (id) VALUES (70);`, 'shop');
+    expect(await syncCdc()).toMatchObject({ changes: { inserts: 1, updates: 0, deletes: 0 } });
+    await purgeBefore(await logs());
+    await server.query(`INSERT INTO items (id) VALUES (71);`, 'shop');
+    expect(await syncCdc()).toMatchObject({ changes: { inserts: 1, updates: 0, deletes: 0 } });
+    expect(await quietSyncedAt()).toBe(copiedAt);
+    // Both positions' file purged: both tables are read whole (a copy's rows carry this sync's time).
+    await server.query(`FLUSH BINARY LOGS; INSERT INTO items (id) VALUES (72);`, 'shop');
+    await purgeBefore(await logs());
+    expect(await syncCdc()).toMatchObject({
+      phase: 'committed',
+      completed: 6,
+      changes: { inserts: 0, updates: 0, deletes: 0 },
+    });
+    expect(await quietSyncedAt()).not.toBe(copiedAt);
+    expect(await expectEqualToCopy()).toBe(6);
+  });
+
+  it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {
+    const created = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'plain',
+      config: { port: server.port, database: 'shop' },
+      host: server.host,
+      user: 'plain',
+    });
+    await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'shop', name: 'items', mode: 'cdc' }] });
+    const failedWith = async (): Promise<string> => {
+      await syncEnded(api, created.id as string);
+      const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
+      const table = (latest.tables as Json[])[0] as Json;
+      expect(table.phase).toBe('failed');
+      return table.error as string;
+    };
+    expect(await failedWith()).toMatch(/may not read the binary log.*GRANT REPLICATION CLIENT, REPLICATION SLAVE/);
+    await server.query(`SET GLOBAL binlog_format = 'STATEMENT'`);
+    try {
+      expect(await failedWith()).toMatch(/logs changes in STATEMENT format: cdc needs binlog_format=ROW/);
+    } finally {
+      await server.query(`SET GLOBAL binlog_format = 'ROW'`);
+    }
+  });
+});
