@@ -20,7 +20,7 @@ import type { ColumnPlan } from '../pg-types.js';
 import { currentColumns } from '../mysql-columns.js';
 import { planMysqlColumn, type MysqlColumn } from '../mysql-types.js';
 import { StagingBudget } from '../staging-budget.js';
-import type { ExtractionContext, TableResult, TableTask } from '../types.js';
+import type { ExtractionContext, SyncReporter, TableResult, TableTask } from '../types.js';
 import type { ConvertedChanges } from './apply.js';
 import { binlogValueReader } from './binlog-values.js';
 import { readBinlog, type BinlogChange, type BinlogTarget } from './binlog-read.js';
@@ -186,9 +186,10 @@ async function applyAll(
         schema: task.table.schema,
         name: task.table.name,
         from,
-        change: (change) => stageChange(entryStaged, change, ++seq, budget),
+        change: (change) => stageChange(entryStaged, change, ++seq, budget, input.reporter),
       });
     }
+    for (const table of staged) input.reporter.phase(table.task, 'extracting', { completed: 0, total: null });
     const from = targets.map((t) => t.from).reduce((a, b) => ((comparePositions(a, b) ?? 0) <= 0 ? a : b));
     await readBinlog({ settings: input.settings, from, upto, targets, limits: input.limits, signal: input.signal });
     for (const table of staged) flush(table, budget);
@@ -233,7 +234,13 @@ function plansAsTable(task: TableTask, columns: readonly MysqlColumn[], lakeType
 /** A value as a CSV field: NULL empty, anything else quoted (so an empty string stays apart from NULL). */
 const field = (text: string | null): string => (text === null ? '' : `"${text.replace(/"/g, '""')}"`);
 
-function stageChange(table: StagedTable, change: BinlogChange, seq: number, budget: StagingBudget): void {
+function stageChange(
+  table: StagedTable,
+  change: BinlogChange,
+  seq: number,
+  budget: StagingBudget,
+  reporter: SyncReporter,
+): void {
   const line = (op: string, row: Record<string, unknown> | undefined): void => {
     const values = table.columns.map((c, i) =>
       row === undefined ? '' : field(table.readers[i]?.(row[c.name]) ?? null),
@@ -244,7 +251,10 @@ function stageChange(table: StagedTable, change: BinlogChange, seq: number, budg
     table.longest = Math.max(table.longest, bytes);
     table.pending.push(text);
     table.pendingBytes += bytes;
-    if (table.pendingBytes >= FLUSH_BYTES) flush(table, budget);
+    if (table.pendingBytes < FLUSH_BYTES) return;
+    flush(table, budget);
+    // The changes read so far, as a copy reports its rows.
+    reporter.rows(table.task, table.counts.inserts + table.counts.updates + table.counts.deletes);
   };
   if (change.op === 'T') return line('T', undefined);
   if (change.op === 'I') table.counts.inserts++;
