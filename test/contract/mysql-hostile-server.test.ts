@@ -2,7 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonClient, type Json } from '../helpers/queries.js';
+import { LOCAL_DEFAULTS } from '../../src/service/net/outbound.js';
+import { SYNC_DEFAULTS } from '../../src/service/syncs/settings.js';
+import { jobWhen, jsonClient, type Json } from '../helpers/queries.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
@@ -101,4 +104,74 @@ describe('a MySQL server that asks lake for its files', () => {
     expect(fileAnswers.every((length) => length === 0)).toBe(true);
     expect((await call('GET', '/sources')).data.map((s: Json) => s.name)).toContain('hostile');
   });
+});
+
+describe('a MySQL server that lets lake in and then says nothing', () => {
+  let server: Server;
+  let port = 0;
+  let api: Harness;
+  const open = new Set<Socket>();
+
+  beforeAll(async () => {
+    server = createServer((socket: Socket) => {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      socket.on('error', () => {});
+      socket.write(greeting());
+      let authenticated = false;
+      socket.on('data', () => {
+        if (authenticated) return;
+        authenticated = true;
+        socket.write(ok(2));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+    api = await inMemory.start({
+      services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 } },
+    });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    for (const socket of open) socket.destroy();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('fails the sync after the idle timeout, its connection closed', async () => {
+    const call = jsonClient(api);
+    const source = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'silent',
+      config: { port, database: 'shop' },
+      host: '127.0.0.1',
+      user: 'anyone',
+    });
+    // Discovery found nothing (the server never answered it): the table a tenant once saw there.
+    await api.services.sources.store.update(source.id as string, {
+      tables: [
+        {
+          schema: 'shop',
+          name: 'orders',
+          columns: [{ name: 'id', type: 'int(11)', nullable: false }],
+          primaryKey: ['id'],
+          estimatedRows: 1,
+          enabled: true,
+          mode: 'full',
+          cursorColumn: null,
+        },
+      ],
+    });
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job)).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
+    expect(
+      await waitFor(
+        () => open.size,
+        (n) => n === 0,
+        2_000,
+      ),
+    ).toBe(0);
+  }, 40_000);
 });

@@ -70,6 +70,9 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         ...cdc.refused,
         ...(input.signal.aborted ? copied : await cdc.applyChanges(copied)),
       ];
+    } catch (error) {
+      // A statement outside any table's read (the session's settings, the binary log's position) cut by a bound.
+      throw new Error(stopped() ?? (error as Error).message, { cause: error });
     } finally {
       stop();
     }
@@ -86,9 +89,11 @@ function watchConnection(
 ): { stop: () => void; stopped: () => string | undefined } {
   const socket = (connection as unknown as { stream: import('node:net').Socket }).stream;
   let reason: string | undefined;
+  // Destroyed with an error, the driver fails the statement waiting for an answer (a plain destroy() never calls
+  // it back, and the sync would wait for ever on a server that went silent).
   const close = (why: string) => () => {
     reason ??= why;
-    connection.destroy();
+    socket.destroy(Object.assign(new Error(why), { code: 'PROTOCOL_CONNECTION_LOST' }));
   };
   const seconds = Math.round(input.limits.idleTimeoutMs / 1000);
   socket.setTimeout(
