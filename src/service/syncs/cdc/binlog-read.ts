@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { ConnectorSettings } from '../../connectors/types.js';
 import { comparePositions, formatPosition, type BinlogPosition } from '../../connectors/mysql-binlog.js';
 import { mysqlOptions } from '../../connectors/mysql.js';
+import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
 
 /** Row values by column name, as the decoder gives them (binlog-values.ts turns them into staged text). */
@@ -123,6 +124,7 @@ export async function readBinlog(input: {
       else before = at;
     });
     reader.on('error', (error) => finish(error));
+    reader.on('ready', () => mark('binlog: reader ready'));
     const handle = (event: ZongJiEvent, at: BinlogPosition): void => {
       const type = event.getTypeName();
       if (type === 'Query') {

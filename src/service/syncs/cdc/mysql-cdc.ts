@@ -14,6 +14,7 @@ import {
 import { CdcRefusal } from '../../connectors/postgres-slot.js';
 import type { ConnectorSettings } from '../../connectors/types.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
+import { mark } from '../../../support/debug-timing.js';
 import { compareColumns } from '../pg-columns.js';
 import { tableFailureReason } from '../pg-reads.js';
 import type { ColumnPlan } from '../pg-types.js';
@@ -191,8 +192,10 @@ async function applyAll(
     }
     for (const table of staged) input.reporter.phase(table.task, 'extracting', { completed: 0, total: null });
     const from = targets.map((t) => t.from).reduce((a, b) => ((comparePositions(a, b) ?? 0) <= 0 ? a : b));
+    mark('binlog: tables planned');
     await readBinlog({ settings: input.settings, from, upto, targets, limits: input.limits, signal: input.signal });
     for (const table of staged) flush(table, budget);
+    mark(`binlog: ${seq} changes read`);
   } catch (error) {
     // One log carries every table's changes: when it cannot be read, each table fails with the reason and keeps
     // its position.
@@ -262,11 +265,16 @@ function stageChange(
   else table.counts.updates++;
   if (change.op === 'U') {
     // An update that changed the key deletes the old key first: its row is gone, the new one takes its place.
-    const key = (row: Record<string, unknown>): string =>
-      JSON.stringify(table.task.table.primaryKey.map((k) => String(row[k])));
-    if (key(change.before) !== key(change.row)) line('D', change.before);
+    const before = change.before;
+    const moved = table.task.table.primaryKey.some((k) => !sameValue(before[k], change.row[k]));
+    if (moved) line('D', before);
   }
   line(change.op, change.row);
+}
+
+/** Two decoded values of a key column are the same (bytes by content). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
 }
 
 function flush(table: StagedTable, budget: StagingBudget): void {
