@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
+import { ownerApi, startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
 type Json = Record<string, any>;
@@ -26,18 +25,7 @@ describe('a MariaDB sync whose process dies mid-table', () => {
     const home = join(tempDir('lake-mysql-crash'), 'home');
     const env = { LAKE_HOME: home, LAKE_JOB_LEASE_SECONDS: '1' };
     server = await startServeProcess(env);
-    const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
-    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const api = async (path: string, init: RequestInit = {}): Promise<Json> =>
-      (await (await fetch(`${(server as ServeProcess).url}${path}`, { ...init, headers })).json()) as Json;
-    const ended = async (syncId: string): Promise<Json> => {
-      for (let i = 0; i < 1200; i++) {
-        const job = await api(`/jobs/${syncId}`);
-        if (job.status !== 'queued' && job.status !== 'running') return job;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`sync ${syncId} never ended`);
-    };
+    const { api, ended } = ownerApi(home, () => server as ServeProcess);
     const lake = async (): Promise<Json> => {
       const query = await api('/queries', {
         method: 'POST',

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { SERVE_DENY } from '../../src/service/net/outbound.js';
 import { hermeticHome, LAKE_BIN } from './cli.js';
@@ -66,4 +68,31 @@ export function startServeProcess(
     });
     child.on('exit', (code) => reject(new Error(`lake serve exited with ${code}`)));
   });
+}
+
+/**
+ * The owner's view of a `lake serve` process over HTTP (the token lake serve wrote in `home`): `api` sends a request
+ * and reads its JSON; `ended` waits for a job to end and returns it. `server` gives the process now (a test that
+ * kills and starts it again keeps one client).
+ */
+export function ownerApi(
+  home: string,
+  server: () => ServeProcess,
+): {
+  api: (path: string, init?: RequestInit) => Promise<Record<string, any>>;
+  ended: (jobId: string) => Promise<Record<string, any>>;
+} {
+  const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const api = async (path: string, init: RequestInit = {}): Promise<Record<string, any>> =>
+    (await (await fetch(`${server().url}${path}`, { ...init, headers })).json()) as Record<string, any>;
+  const ended = async (jobId: string): Promise<Record<string, any>> => {
+    for (let i = 0; i < 1200; i++) {
+      const job = await api(`/jobs/${jobId}`);
+      if (job.status !== 'queued' && job.status !== 'running') return job;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`job ${jobId} never ended`);
+  };
+  return { api, ended };
 }

@@ -22,6 +22,7 @@ import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { StagingBudget } from './staging-budget.js';
+import { failedTable } from './table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
 const SYNC_MEMORY_LIMIT = '256MB';
@@ -378,14 +379,6 @@ async function syncTable(
     const message = input.signal.aborted
       ? 'cancelled'
       : (stopped() ?? tableFailureReason(error, input.settings, input.lake.layout.homeRoot));
-    input.reporter.phase(task, 'failed', { error: message });
-    return {
-      task,
-      rows: 0,
-      transferred: 0,
-      cursorValue: state?.cursorValue ?? null,
-      columns: state?.columns ?? summary,
-      error: message,
-    };
+    return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }
 }

@@ -19,6 +19,7 @@ import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
+import { failedTable } from './table-failure.js';
 import { LakeServiceError } from '../core/errors.js';
 import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead } from './table-ranges.js';
@@ -446,14 +447,6 @@ async function syncTable(
     const message = input.signal.aborted
       ? 'cancelled'
       : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
-    input.reporter.phase(task, 'failed', { error: message });
-    return {
-      task,
-      rows: 0,
-      transferred: 0,
-      cursorValue: state?.cursorValue ?? null,
-      columns: state?.columns ?? summary,
-      error: message,
-    };
+    return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }
 }

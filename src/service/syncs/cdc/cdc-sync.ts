@@ -10,7 +10,8 @@ import { compareColumns, currentColumns } from '../pg-columns.js';
 import { tableFailureReason } from '../pg-reads.js';
 import { openSession } from '../pg-session.js';
 import { StagingBudget } from '../staging-budget.js';
-import type { ExtractionContext, SyncReporter, TableResult, TableState, TableTask } from '../types.js';
+import { failedTable } from '../table-failure.js';
+import type { ExtractionContext, TableResult, TableTask } from '../types.js';
 import { convertChanges } from './apply.js';
 import { CDC_TAG, commitChanges } from './commit.js';
 import { needsResnapshot } from './columns.js';
@@ -92,7 +93,7 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
   let control: pg.Client | undefined;
   const refuse = (message: string): CdcRun => ({
     ...NO_CDC,
-    refused: tasks.map((task) => failed(task, message, input.states.get(task.key), input.reporter)),
+    refused: tasks.map((task) => failedTable(input.reporter, task, message, input.states.get(task.key))),
     close: () => connections.close(),
   });
   try {
@@ -244,7 +245,7 @@ async function applyAll(
     return [
       ...results,
       ...ready.map(({ task, result }) =>
-        failed(task, message, input.states.get(task.key), input.reporter, result?.columns),
+        failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns),
       ),
     ];
   }
@@ -277,7 +278,7 @@ async function applyAll(
       const message = signal.aborted
         ? 'cancelled'
         : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
-      results.push(failed(task, message, input.states.get(task.key), input.reporter, result?.columns));
+      results.push(failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns));
     } finally {
       for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });
     }
@@ -344,22 +345,4 @@ async function applyTable(
     if (converted.file) rmSync(converted.file, { force: true });
     budget.release(task.key, converted.bytes + staged.bytes);
   }
-}
-
-function failed(
-  task: TableTask,
-  message: string,
-  state: TableState | undefined,
-  reporter: SyncReporter,
-  columns?: { name: string; type: string }[],
-): TableResult {
-  reporter.phase(task, 'failed', { error: message });
-  return {
-    task,
-    rows: 0,
-    transferred: 0,
-    cursorValue: state?.cursorValue ?? null,
-    columns: columns ?? state?.columns ?? [],
-    error: message,
-  };
 }

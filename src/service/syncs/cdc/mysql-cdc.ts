@@ -21,6 +21,7 @@ import type { ColumnPlan } from '../pg-types.js';
 import { currentColumns } from '../mysql-columns.js';
 import { planMysqlColumn, type MysqlColumn } from '../mysql-types.js';
 import { StagingBudget } from '../staging-budget.js';
+import { failedTable } from '../table-failure.js';
 import type { ExtractionContext, SyncReporter, TableResult, TableTask } from '../types.js';
 import type { ConvertedChanges } from './apply.js';
 import { binlogValueReader } from './binlog-values.js';
@@ -65,7 +66,8 @@ export async function prepareBinlog(
   input: BinlogCdcInput,
   tasks: readonly TableTask[],
 ): Promise<BinlogRun> {
-  const refusedResult = (task: TableTask, message: string): TableResult => failed(input, task, message);
+  const refusedResult = (task: TableTask, message: string): TableResult =>
+    failedTable(input.reporter, task, message, input.states.get(task.key));
   if (tasks.length === 0) return { copyTasks: [], refused: [], applyChanges: async () => [] };
   let start: BinlogPosition;
   let kept: Set<string>;
@@ -203,7 +205,12 @@ async function applyAll(
     const message = input.signal.aborted
       ? 'cancelled'
       : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
-    return [...results, ...ready.map(({ task, result }) => failed(input, task, message, result?.columns))];
+    return [
+      ...results,
+      ...ready.map(({ task, result }) =>
+        failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns),
+      ),
+    ];
   }
   for (const table of staged) results.push(await commitTable(input, table, upto, budget));
   return results;
@@ -333,27 +340,9 @@ async function commitTable(
     const message = input.signal.aborted
       ? 'cancelled'
       : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
-    return failed(input, task, message, columns);
+    return failedTable(input.reporter, task, message, input.states.get(task.key), columns);
   } finally {
     rmSync(table.file, { force: true });
     budget.release(task.key, table.bytes);
   }
-}
-
-function failed(
-  input: BinlogCdcInput,
-  task: TableTask,
-  message: string,
-  columns?: { name: string; type: string }[],
-): TableResult {
-  const state = input.states.get(task.key);
-  input.reporter.phase(task, 'failed', { error: message });
-  return {
-    task,
-    rows: 0,
-    transferred: 0,
-    cursorValue: state?.cursorValue ?? null,
-    columns: columns ?? state?.columns ?? [],
-    error: message,
-  };
 }
