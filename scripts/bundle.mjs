@@ -45,6 +45,7 @@ const common = {
     'eventsource',
     'pg',
     'mysql2',
+    '@vlasky/zongji',
     'parquet-wasm',
   ],
 };
