@@ -34,16 +34,10 @@ describe('a MariaDB cdc sync whose process dies mid-change', () => {
     const home = join(tempDir('lake-mysql-cdc-crash'), 'home');
     const env = { LAKE_HOME: home, LAKE_JOB_LEASE_SECONDS: '1' };
     server = await startServeProcess(env);
-    const { api, ended } = ownerApi(home, () => server as ServeProcess);
+    const { api, ended, firstRow } = ownerApi(home, () => server as ServeProcess);
     const summarySql = `select count(*) as n, count(distinct id) as ids, sum(amount)::VARCHAR as amount,
                                count(*) filter (where payload = 'changed') as changed`;
-    const lake = async (): Promise<Json> => {
-      const query = await api('/queries', {
-        method: 'POST',
-        body: JSON.stringify({ sql: `${summarySql} from lake.binlog.big` }),
-      });
-      return (await api(`/queries/${query.id}?wait=30&format=inline`)).data[0];
-    };
+    const lake = (): Promise<Json> => firstRow(`${summarySql} from lake.binlog.big`);
     const source = async (): Promise<Json> => {
       const [row] = (await mariadb.query(
         `SELECT count(*) AS n, count(distinct id) AS ids, CAST(sum(amount) AS CHAR) AS amount,

@@ -25,16 +25,11 @@ describe('a MariaDB sync whose process dies mid-table', () => {
     const home = join(tempDir('lake-mysql-crash'), 'home');
     const env = { LAKE_HOME: home, LAKE_JOB_LEASE_SECONDS: '1' };
     server = await startServeProcess(env);
-    const { api, ended } = ownerApi(home, () => server as ServeProcess);
-    const lake = async (): Promise<Json> => {
-      const query = await api('/queries', {
-        method: 'POST',
-        body: JSON.stringify({
-          sql: 'select count(*) as n, count(distinct id) as ids, sum(updated_at)::INTEGER as cursor_sum from lake.crash.big',
-        }),
-      });
-      return (await api(`/queries/${query.id}?wait=30&format=inline`)).data[0];
-    };
+    const { api, ended, firstRow } = ownerApi(home, () => server as ServeProcess);
+    const lake = (): Promise<Json> =>
+      firstRow(
+        'select count(*) as n, count(distinct id) as ids, sum(updated_at)::INTEGER as cursor_sum from lake.crash.big',
+      );
 
     const source = await api('/sources', {
       method: 'POST',

@@ -36,7 +36,8 @@ beforeAll(async () => {
   await server.query(
     `CREATE DATABASE shop CHARACTER SET utf8mb4;
      CREATE USER reader@'%'; GRANT SELECT ON shop.* TO reader@'%'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO reader@'%';
-     CREATE USER plain@'%'; GRANT SELECT ON shop.* TO plain@'%';`,
+     CREATE USER plain@'%'; GRANT SELECT ON shop.* TO plain@'%';
+     CREATE USER monitor@'%'; GRANT SELECT ON shop.* TO monitor@'%'; GRANT BINLOG MONITOR ON *.* TO monitor@'%';`,
   );
   await server.query(
     `CREATE TABLE items (${COLUMNS}); INSERT INTO items VALUES ${EDGES};
@@ -204,6 +205,33 @@ describe('a MariaDB cdc table', () => {
     expect(await expectEqualToCopy()).toBe(6);
   });
 
+  it('empties the table at a DROP and CREATE among its changes, and reads it whole after a table is renamed into its place', async () => {
+    await server.query(
+      `CREATE TABLE tmp LIKE items; DROP TABLE items; CREATE TABLE items LIKE tmp; DROP TABLE tmp;
+       INSERT INTO items (id, v) VALUES (80, 'after the drop');`,
+      'shop',
+    );
+    expect(await syncCdc()).toMatchObject({ phase: 'committed', changes: { inserts: 1, updates: 0, deletes: 0 } });
+    expect(await expectEqualToCopy()).toBe(1);
+    await server.query(
+      `CREATE TABLE swap LIKE items; INSERT INTO swap (id, v) VALUES (90, 'swapped'), (91, 'in');
+       RENAME TABLE items TO old_items, swap TO items; DROP TABLE old_items;`,
+      'shop',
+    );
+    await syncEnded(api, cdcId);
+    const latest = (await call('GET', `/sources/${cdcId}`)).latest_sync as Json;
+    expect((latest.tables as Json[]).find((t) => t.table === 'shop.items')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/replaced at the source .* the next sync reads it whole/),
+    });
+    expect(await syncCdc()).toMatchObject({
+      phase: 'committed',
+      completed: 2,
+      changes: { inserts: 0, updates: 0, deletes: 0 },
+    });
+    expect(await expectEqualToCopy()).toBe(2);
+  });
+
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {
     const created = await call('POST', '/sources', {
       connector: 'mysql',
@@ -216,11 +244,28 @@ describe('a MariaDB cdc table', () => {
     const failedWith = async (): Promise<string> => {
       await syncEnded(api, created.id as string);
       const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
-      const table = (latest.tables as Json[])[0] as Json;
+      const table = (latest.tables as Json[]).find((t) => t.table === 'shop.items') as Json;
       expect(table.phase).toBe('failed');
       return table.error as string;
     };
     expect(await failedWith()).toMatch(/may not read the binary log.*GRANT REPLICATION CLIENT, REPLICATION SLAVE/);
+    // May read where the log stands but not the log itself: the copy is made, and the first changes say what to grant.
+    const monitor = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'monitor',
+      config: { port: server.port, database: 'shop' },
+      host: server.host,
+      user: 'monitor',
+    });
+    await call('PATCH', `/sources/${monitor.id}`, { tables: [{ schema: 'shop', name: 'quiet', mode: 'cdc' }] });
+    await syncSucceeded(api, monitor.id as string);
+    await server.query('INSERT INTO quiet VALUES (2)', 'shop');
+    await syncEnded(api, monitor.id as string);
+    const monitored = ((await call('GET', `/sources/${monitor.id}`)).latest_sync.tables as Json[]).find(
+      (t) => t.table === 'shop.quiet',
+    ) as Json;
+    expect(monitored.phase).toBe('failed');
+    expect(monitored.error).toMatch(/may not read the binary log: GRANT REPLICATION CLIENT, REPLICATION SLAVE/);
     await server.query(`SET GLOBAL binlog_format = 'STATEMENT'`);
     try {
       expect(await failedWith()).toMatch(/logs changes in STATEMENT format: cdc needs binlog_format=ROW/);

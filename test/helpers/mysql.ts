@@ -21,21 +21,46 @@ export interface TestMysqlDatabase {
   drop(): Promise<void>;
 }
 
-async function adminConnection(database?: string): Promise<mysql.Connection> {
+/** Where and as whom a test runs statements as a server's administrator. */
+interface AdminLogin {
+  host: string;
+  port: number;
+  user: string;
+  password?: string;
+  /** The database a statement runs in when it names none. */
+  database?: string;
+}
+
+const MACHINE_ADMIN: AdminLogin = (() => {
   const url = new URL(MYSQL_ADMIN_URL);
-  return mysql.createConnection({
+  return {
     host: url.hostname,
     port: Number(url.port || 3306),
     user: decodeURIComponent(url.username || 'root'),
     password: decodeURIComponent(url.password),
-    database: database ?? (url.pathname.slice(1) || undefined),
+    database: url.pathname.slice(1) || undefined,
+  };
+})();
+
+/** Runs statements (several, separated by semicolons) on a connection of its own, in `database` when given. */
+async function runAsAdmin(login: AdminLogin, sql: string, database?: string): Promise<unknown[]> {
+  const connection = await mysql.createConnection({
+    ...login,
+    database: database ?? login.database,
     multipleStatements: true,
     // Every number exactly, as text: BIGINT and DECIMAL beyond what a JavaScript number holds.
     supportBigNumbers: true,
     bigNumberStrings: true,
-    // Zero dates and other values strict modes refuse are what a source may hold.
     timezone: 'Z',
   });
+  try {
+    // Zero dates and other values strict modes refuse are what a source may hold.
+    await connection.query("SET SESSION sql_mode = '', time_zone = '+00:00'");
+    const [rows] = await connection.query(sql);
+    return rows as unknown[];
+  } finally {
+    await connection.end();
+  }
 }
 
 /** A uniquely named database with a reader user, made before the file's tests and dropped after them. */
@@ -43,17 +68,7 @@ export function useTestMysqlDatabase(): TestMysqlDatabase {
   const tag = randomBytes(4).toString('hex');
   const database = `lake_test_${tag}`;
   const reader = `lake_reader_${tag}`;
-  const url = new URL(MYSQL_ADMIN_URL);
-  const run = async (sql: string, inDatabase?: string): Promise<unknown[]> => {
-    const connection = await adminConnection(inDatabase);
-    try {
-      await connection.query("SET SESSION sql_mode = '', time_zone = '+00:00'");
-      const [rows] = await connection.query(sql);
-      return rows as unknown[];
-    } finally {
-      await connection.end();
-    }
-  };
+  const run = (sql: string, inDatabase?: string): Promise<unknown[]> => runAsAdmin(MACHINE_ADMIN, sql, inDatabase);
   beforeAll(async () => {
     await run(
       `CREATE DATABASE ${database} CHARACTER SET utf8mb4; CREATE USER '${reader}'@'%'; GRANT SELECT ON ${database}.* TO '${reader}'@'%'`,
@@ -63,8 +78,8 @@ export function useTestMysqlDatabase(): TestMysqlDatabase {
     await run(`DROP DATABASE IF EXISTS ${database}; DROP USER IF EXISTS '${reader}'@'%'`);
   });
   return {
-    host: url.hostname,
-    port: Number(url.port || 3306),
+    host: MACHINE_ADMIN.host,
+    port: MACHINE_ADMIN.port,
     database,
     reader,
     query: (sql) => run(sql, database),
@@ -120,27 +135,8 @@ export async function startPrivateMariadb(settings: readonly string[] = []): Pro
     ],
     { stdio: 'ignore' },
   );
-  const connect = (database?: string): Promise<mysql.Connection> =>
-    mysql.createConnection({
-      host: '127.0.0.1',
-      port,
-      user: 'root',
-      ...(database ? { database } : {}),
-      multipleStatements: true,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      timezone: 'Z',
-    });
-  const query = async (sql: string, database?: string): Promise<unknown[]> => {
-    const connection = await connect(database);
-    try {
-      await connection.query("SET SESSION sql_mode = '', time_zone = '+00:00'");
-      const [rows] = await connection.query(sql);
-      return rows as unknown[];
-    } finally {
-      await connection.end();
-    }
-  };
+  const query = (sql: string, database?: string): Promise<unknown[]> =>
+    runAsAdmin({ host: '127.0.0.1', port, user: 'root' }, sql, database);
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {

@@ -72,8 +72,8 @@ export function startServeProcess(
 
 /**
  * The owner's view of a `lake serve` process over HTTP (the token lake serve wrote in `home`): `api` sends a request
- * and reads its JSON; `ended` waits for a job to end and returns it. `server` gives the process now (a test that
- * kills and starts it again keeps one client).
+ * and reads its JSON; `ended` waits for a job to end and returns it; `firstRow` runs a query and gives its first row.
+ * `server` gives the process now (a test that kills and starts it again keeps one client).
  */
 export function ownerApi(
   home: string,
@@ -81,6 +81,7 @@ export function ownerApi(
 ): {
   api: (path: string, init?: RequestInit) => Promise<Record<string, any>>;
   ended: (jobId: string) => Promise<Record<string, any>>;
+  firstRow: (sql: string) => Promise<Record<string, any>>;
 } {
   const token = readFileSync(join(home, 'owner.token'), 'utf8').trim();
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
@@ -94,5 +95,9 @@ export function ownerApi(
     }
     throw new Error(`job ${jobId} never ended`);
   };
-  return { api, ended };
+  const firstRow = async (sql: string): Promise<Record<string, any>> => {
+    const query = await api('/queries', { method: 'POST', body: JSON.stringify({ sql }) });
+    return (await api(`/queries/${query.id}?wait=30&format=inline`)).data[0];
+  };
+  return { api, ended, firstRow };
 }

@@ -1,6 +1,6 @@
 import type * as mysql from 'mysql2';
 import { mysqlQuery } from './mysql.js';
-import { CdcRefusal } from './postgres-slot.js';
+import { CdcRefusal } from './types.js';
 
 /** A place in a MySQL source's binary log: a file and a byte offset in it, kept as `binlog.000042:1187`. */
 export interface BinlogPosition {
@@ -31,6 +31,15 @@ export function comparePositions(a: BinlogPosition, b: BinlogPosition): number |
   const [baseB, sequenceB] = split(b.file);
   if (baseA !== baseB) return undefined;
   return sequenceA !== sequenceB ? sequenceA - sequenceB : a.position - b.position;
+}
+
+/**
+ * Whether a table's kept position can no longer be read from: its file was purged (or belongs to a log since
+ * renamed), or it lies past where the log stands now (the log was reset, RESET MASTER, and its file names begin
+ * again). The changes after it are gone: the table is read whole.
+ */
+export function positionLost(at: BinlogPosition, now: BinlogPosition, kept: ReadonlySet<string>): boolean {
+  return !kept.has(at.file) || (comparePositions(at, now) ?? 1) > 0;
 }
 
 /**

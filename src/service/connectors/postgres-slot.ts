@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { connectPostgres, postgresClient } from './postgres.js';
 import type { TenantConnections } from './tenant-connections.js';
-import type { ConnectorSettings } from './types.js';
+import { CdcRefusal, type ConnectorSettings } from './types.js';
 
 /**
  * The replication slot and the publication lake owns on a source for its cdc tables, both named after the source:
@@ -10,9 +10,6 @@ import type { ConnectorSettings } from './types.js';
 export function cdcName(sourceId: string): string {
   return `lake_${sourceId.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
 }
-
-/** A reason a source cannot do CDC, worded for the person who can fix it (never a host or a role's name). */
-export class CdcRefusal extends Error {}
 
 /** The slot as the source reports it; undefined when it does not exist. */
 export interface SlotState {

@@ -94,3 +94,6 @@ export interface Connector {
   /** The tables a new source offers. */
   discover?: (settings: ConnectorSettings) => Promise<Omit<SourceTable, 'enabled' | 'mode' | 'cursorColumn'>[]>;
 }
+
+/** A reason a source cannot do CDC, worded for the person who can fix it (never a host or a user's name). */
+export class CdcRefusal extends Error {}

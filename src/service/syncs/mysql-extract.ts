@@ -16,13 +16,13 @@ import { CDC_TAG } from './cdc/commit.js';
 import { prepareBinlog } from './cdc/mysql-cdc.js';
 import { compactionDeletes, compactionSql } from './compaction.js';
 import { stageKeys } from './pg-keys.js';
-import { csvLineOptions, tableFailureReason } from './pg-reads.js';
+import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { StagingBudget } from './staging-budget.js';
-import { failedTable } from './table-failure.js';
+import { failedTable, failureReason } from './table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
 const SYNC_MEMORY_LIMIT = '256MB';
@@ -376,9 +376,8 @@ async function syncTable(
       columns: summary,
     };
   } catch (error) {
-    const message = input.signal.aborted
-      ? 'cancelled'
-      : (stopped() ?? tableFailureReason(error, input.settings, input.lake.layout.homeRoot));
+    // A bound that closed the connection is the reason, unless the sync was cancelled.
+    const message = (input.signal.aborted ? undefined : stopped()) ?? failureReason(error, input);
     return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }
 }

@@ -19,7 +19,7 @@ import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
-import { failedTable } from './table-failure.js';
+import { failedTable, failureReason } from './table-failure.js';
 import { LakeServiceError } from '../core/errors.js';
 import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
 import { RangeBoard, RangeRead } from './table-ranges.js';
@@ -27,7 +27,7 @@ import type { TableResult, TableTask } from './types.js';
 import { startSourceCopy } from './pg-copy.js';
 import { planTableRead } from './pg-table-plan.js';
 import { DEFAULT_SYNC_CONNECTIONS, joinSnapshot, openSession } from './pg-session.js';
-import { csvLineOptions, readsExpected, syncFailure, tableFailureReason, tableRanges } from './pg-reads.js';
+import { csvLineOptions, readsExpected, syncFailure, tableRanges } from './pg-reads.js';
 
 /** DuckDB's memory while loading one table; with insertion order off, large tables stream through it. */
 const SYNC_MEMORY_LIMIT = '256MB';
@@ -444,9 +444,7 @@ async function syncTable(
       columns: summary,
     };
   } catch (error) {
-    const message = input.signal.aborted
-      ? 'cancelled'
-      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    const message = failureReason(error, input);
     return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }
 }

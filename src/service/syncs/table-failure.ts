@@ -1,4 +1,15 @@
+import type { ConnectorSettings } from '../connectors/types.js';
+import type { Lake } from '../storage/lake.js';
+import { tableFailureReason } from './pg-reads.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
+
+/** Why a table failed: `cancelled` once its sync was, else the error without the source's secrets or lake's paths. */
+export function failureReason(
+  error: unknown,
+  sync: { signal: AbortSignal; settings: ConnectorSettings; lake: Lake },
+): string {
+  return sync.signal.aborted ? 'cancelled' : tableFailureReason(error, sync.settings, sync.lake.layout.homeRoot);
+}
 
 /**
  * A table that failed, reported with its reason (already free of hosts, users and passwords): it keeps the cursor of

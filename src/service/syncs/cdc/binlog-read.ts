@@ -4,16 +4,21 @@ import { comparePositions, formatPosition, type BinlogPosition } from '../../con
 import { mysqlOptions } from '../../connectors/mysql.js';
 import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
+import { statementEffects } from './binlog-ddl.js';
 
 /** Row values by column name, as the decoder gives them (binlog-values.ts turns them into staged text). */
 export type BinlogRow = Record<string, unknown>;
 
-/** A change of one table: an insert, an update (with the row before it), a delete, or a TRUNCATE. */
+/**
+ * A change of one table: an insert, an update (with the row before it), a delete, the table emptied (TRUNCATE, DROP,
+ * CREATE), or its rows replaced by another table's (a RENAME: it must be read whole).
+ */
 export type BinlogChange =
   | { op: 'I'; row: BinlogRow }
   | { op: 'U'; row: BinlogRow; before: BinlogRow }
   | { op: 'D'; row: BinlogRow }
-  | { op: 'T' };
+  | { op: 'T' }
+  | { op: 'R' };
 
 /** A table whose changes are read: those of transactions at or after `from` are passed to `change`, in order. */
 export interface BinlogTarget {
@@ -128,9 +133,10 @@ export async function readBinlog(input: {
     const handle = (event: ZongJiEvent, at: BinlogPosition): void => {
       const type = event.getTypeName();
       if (type === 'Query') {
-        const table = truncatedTable(event.query ?? '', event.schema ?? '');
-        const target = table && targets.get(table);
-        if (target && (comparePositions(at, target.from) ?? -1) >= 0) target.change({ op: 'T' });
+        for (const { table, effect } of statementEffects(event.query ?? '', event.schema ?? '')) {
+          const target = targets.get(table);
+          if (target && (comparePositions(at, target.from) ?? -1) >= 0) target.change({ op: effect });
+        }
         return;
       }
       if (type !== 'WriteRows' && type !== 'UpdateRows' && type !== 'DeleteRows') return;
@@ -155,18 +161,4 @@ export async function readBinlog(input: {
       excludeEvents: ['annotaterows'],
     });
   });
-}
-
-const NAME = String.raw`(?:\x60(?:[^\x60]|\x60\x60)+\x60|[\w$]+)`;
-
-/** The table (`schema.table`) a TRUNCATE statement empties; undefined for any other statement. */
-export function truncatedTable(statement: string, schema: string): string | undefined {
-  const match = new RegExp(String.raw`^\s*truncate\s+(?:table\s+)?(${NAME})(?:\s*\.\s*(${NAME}))?\s*;?\s*$`, 'i').exec(
-    statement.replace(/\/\*.*?\*\//gs, ' '),
-  );
-  if (!match) return undefined;
-  const unquote = (name: string): string => (name.startsWith('`') ? name.slice(1, -1).replace(/``/g, '`') : name);
-  return match[2] === undefined
-    ? `${schema}.${unquote(match[1] as string)}`
-    : `${unquote(match[1] as string)}.${unquote(match[2])}`;
 }

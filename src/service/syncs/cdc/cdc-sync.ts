@@ -4,13 +4,12 @@ import type pg from 'pg';
 import type { from as CopyFrom, to as CopyTo } from 'pg-copy-streams';
 import { requireCommonJs } from '../../../support/load-commonjs.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
-import type { ConnectorSettings } from '../../connectors/types.js';
+import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
 import type { MergeCounts } from '../../storage/ducklake/merge.js';
 import { compareColumns, currentColumns } from '../pg-columns.js';
-import { tableFailureReason } from '../pg-reads.js';
 import { openSession } from '../pg-session.js';
 import { StagingBudget } from '../staging-budget.js';
-import { failedTable } from '../table-failure.js';
+import { failedTable, failureReason } from '../table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from '../types.js';
 import { convertChanges } from './apply.js';
 import { CDC_TAG, commitChanges } from './commit.js';
@@ -20,7 +19,6 @@ import { parseLsn } from './pgoutput.js';
 import {
   advanceSlot,
   cdcName,
-  CdcRefusal,
   checkCdcReady,
   createSlot,
   dropCdc,
@@ -239,9 +237,7 @@ async function applyAll(
   } catch (error) {
     // One stream carries every cdc table's changes: when it cannot be read (a change past the caps, say), each
     // table fails with the reason, and the slot stays where it was.
-    const message = signal.aborted
-      ? 'cancelled'
-      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
     return [
       ...results,
       ...ready.map(({ task, result }) =>
@@ -275,9 +271,7 @@ async function applyAll(
       });
     } catch (error) {
       allApplied = false;
-      const message = signal.aborted
-        ? 'cancelled'
-        : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+      const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
       results.push(failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns));
     } finally {
       for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });

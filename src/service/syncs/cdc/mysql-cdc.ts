@@ -9,19 +9,18 @@ import {
   formatPosition,
   keptLogFiles,
   parsePosition,
+  positionLost,
   type BinlogPosition,
 } from '../../connectors/mysql-binlog.js';
-import { CdcRefusal } from '../../connectors/postgres-slot.js';
-import type { ConnectorSettings } from '../../connectors/types.js';
+import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
 import { mark } from '../../../support/debug-timing.js';
 import { compareColumns } from '../pg-columns.js';
-import { tableFailureReason } from '../pg-reads.js';
 import type { ColumnPlan } from '../pg-types.js';
 import { currentColumns } from '../mysql-columns.js';
 import { planMysqlColumn, type MysqlColumn } from '../mysql-types.js';
 import { StagingBudget } from '../staging-budget.js';
-import { failedTable } from '../table-failure.js';
+import { failedTable, failureReason } from '../table-failure.js';
 import type { ExtractionContext, SyncReporter, TableResult, TableTask } from '../types.js';
 import type { ConvertedChanges } from './apply.js';
 import { binlogValueReader } from './binlog-values.js';
@@ -105,7 +104,7 @@ export async function prepareBinlog(
     const change = state ? compareColumns(state.columns, summary) : undefined;
     const changed = change !== undefined && change.added.length + change.dropped.length + change.retyped.length > 0;
     const at = parsePosition(table?.tags[CDC_TAG]);
-    const lost = at !== undefined && !kept.has(at.file);
+    const lost = at !== undefined && positionLost(at, start, kept);
     if (!table || !state || !at || lost || changed || task.cdcCopy === true || columns.length === 0)
       copyTasks.push({ ...task, incremental: false, cdcTag: formatPosition(start) });
     else deferred.push({ task, columns });
@@ -132,8 +131,13 @@ interface StagedTable {
   pending: string[];
   pendingBytes: number;
   counts: { inserts: number; updates: number; deletes: number };
+  /** Renamed into place at the source among the changes (a RENAME): read whole by the next sync instead. */
+  replaced: boolean;
   result: TableResult | undefined;
 }
+
+/** The position tag of a table that must be read whole: no position (parsePosition reads none in it). */
+const REPLACED = 'replaced at the source';
 
 /** Bytes of staged lines written at once. */
 const FLUSH_BYTES = 1 << 20;
@@ -152,7 +156,9 @@ async function applyAll(
   const results: TableResult[] = copied.filter((r) => r.error !== undefined);
   const ready = [
     ...deferred.map((d) => ({ ...d, result: undefined as TableResult | undefined })),
-    ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, columns: [], result: r })),
+    ...copied
+      .filter((r) => r.error === undefined)
+      .map((r) => ({ task: r.task, columns: undefined as MysqlColumn[] | undefined, result: r })),
   ];
   if (ready.length === 0) return results;
   const budget = new StagingBudget(input.limits);
@@ -164,7 +170,7 @@ async function applyAll(
     upto = await currentPosition(connection);
     for (const entry of ready) {
       const { task } = entry;
-      const columns = entry.columns.length > 0 ? entry.columns : await currentColumns(connection, task.table);
+      const columns = entry.columns ?? (await currentColumns(connection, task.table));
       const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
       const from = parsePosition(table?.tags[CDC_TAG]);
       if (!table || !from) throw new Error(`${task.key} has no change position; the next sync reads it whole`);
@@ -182,6 +188,7 @@ async function applyAll(
         pending: [],
         pendingBytes: 0,
         counts: { inserts: 0, updates: 0, deletes: 0 },
+        replaced: false,
         result: entry.result,
       };
       staged.push(entryStaged);
@@ -202,9 +209,8 @@ async function applyAll(
     // One log carries every table's changes: when it cannot be read, each table fails with the reason and keeps
     // its position.
     for (const table of staged) rmSync(table.file, { force: true });
-    const message = input.signal.aborted
-      ? 'cancelled'
-      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    // The replication rights are checked when the log is read: that refusal says what to grant.
+    const message = binlogPrivilegeRefusal(error)?.message ?? failureReason(error, input);
     return [
       ...results,
       ...ready.map(({ task, result }) =>
@@ -266,6 +272,11 @@ function stageChange(
     // The changes read so far, as a copy reports its rows.
     reporter.rows(table.task, table.counts.inserts + table.counts.updates + table.counts.deletes);
   };
+  if (table.replaced) return;
+  if (change.op === 'R') {
+    table.replaced = true;
+    return;
+  }
   if (change.op === 'T') return line('T', undefined);
   if (change.op === 'I') table.counts.inserts++;
   else if (change.op === 'D') table.counts.deletes++;
@@ -310,6 +321,17 @@ async function commitTable(
   const { task, counts } = table;
   const columns = table.columns.map((c) => ({ name: c.name, type: c.columnType }));
   try {
+    if (table.replaced) {
+      // No position: the next sync copies the table (prepareBinlog), as it is then.
+      await input.lake.tagTable(input.organizationId, task.lakeSchema, task.lakeTable, { [CDC_TAG]: REPLACED });
+      return failedTable(
+        input.reporter,
+        task,
+        `${task.key} was replaced at the source (a table renamed into its place) while its changes were read; the next sync reads it whole`,
+        input.states.get(task.key),
+        columns,
+      );
+    }
     const previous = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
     let deleted: number | undefined;
     if (table.bytes > 0) {
@@ -337,9 +359,7 @@ async function commitTable(
     const changes = counts.inserts + counts.updates + counts.deletes;
     return { task, rows, transferred: (table.result?.transferred ?? 0) + changes, cursorValue: null, columns };
   } catch (error) {
-    const message = input.signal.aborted
-      ? 'cancelled'
-      : tableFailureReason(error, input.settings, input.lake.layout.homeRoot);
+    const message = failureReason(error, input);
     return failedTable(input.reporter, task, message, input.states.get(task.key), columns);
   } finally {
     rmSync(table.file, { force: true });

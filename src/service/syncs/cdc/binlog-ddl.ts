@@ -1,0 +1,57 @@
+/** What a statement in the binary log does to a whole table: empties it (`T`), or gives it rows from elsewhere (`R`). */
+export interface TableEffect {
+  /** `schema.table`. */
+  table: string;
+  effect: 'T' | 'R';
+}
+
+const NAME = String.raw`(?:\x60(?:[^\x60]|\x60\x60)+\x60|[\w$]+)`;
+const QUALIFIED = String.raw`${NAME}(?:\s*\.\s*${NAME})?`;
+const AFTER_NAME = String.raw`(?=\s|\(|$)`;
+
+/**
+ * The tables a DDL statement logged in the binary log empties or replaces (the log carries no row for them): a
+ * TRUNCATE, a DROP TABLE, or a CREATE TABLE (OR REPLACE) leaves the table empty before the row changes after it (a
+ * CREATE … SELECT logs its rows after); a RENAME (RENAME TABLE, ALTER TABLE … RENAME) moves another table's rows in
+ * or this one's out, which no change says, so the table must be read whole. `schema` is the statement's default
+ * database. CREATE TABLE IF NOT EXISTS changes nothing that exists, and temporary tables are not logged.
+ */
+export function statementEffects(statement: string, schema: string): TableEffect[] {
+  const text = statement
+    .replace(/\/\*.*?\*\//gs, ' ')
+    .replace(/;\s*$/, '')
+    .trim();
+  const qualify = (name: string): string => {
+    const parts = [...name.matchAll(new RegExp(NAME, 'g'))].map(([part]) =>
+      part.startsWith('`') ? part.slice(1, -1).replace(/``/g, '`') : part,
+    );
+    return parts.length === 2 ? `${parts[0]}.${parts[1]}` : `${schema}.${parts[0]}`;
+  };
+  const names = (list: string): string[] => [...list.matchAll(new RegExp(QUALIFIED, 'g'))].map(([n]) => qualify(n));
+  const each = (tables: string[], effect: 'T' | 'R'): TableEffect[] => tables.map((table) => ({ table, effect }));
+  let match = new RegExp(String.raw`^truncate\s+(?:table\s+)?(${QUALIFIED})$`, 'i').exec(text);
+  if (match) return each([qualify(match[1] as string)], 'T');
+  match = new RegExp(
+    String.raw`^drop\s+table\s+(?:if\s+exists\s+)?(${QUALIFIED}(?:\s*,\s*${QUALIFIED})*)(?:\s+(?:restrict|cascade))?$`,
+    'i',
+  ).exec(text);
+  if (match) return each(names(match[1] as string), 'T');
+  match = new RegExp(
+    String.raw`^create\s+(or\s+replace\s+)?table\s+(if\s+not\s+exists\s+)?(${QUALIFIED})${AFTER_NAME}`,
+    'i',
+  ).exec(text);
+  if (match) return match[2] ? [] : each([qualify(match[3] as string)], 'T');
+  match = /^rename\s+tables?\s+(.*)$/is.exec(text);
+  if (match) return each(names((match[1] as string).replace(/\s+to\s+/gi, ', ')), 'R');
+  match = new RegExp(
+    String.raw`^alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(${QUALIFIED})${AFTER_NAME}(.*)$`,
+    'is',
+  ).exec(text);
+  const renamed =
+    match &&
+    new RegExp(String.raw`\brename\s+(?!column\b|index\b|key\b|constraint\b)(?:to\s+|as\s+)?(${QUALIFIED})`, 'i').exec(
+      match[2] as string,
+    );
+  if (match && renamed) return each([qualify(match[1] as string), qualify(renamed[1] as string)], 'R');
+  return [];
+}
