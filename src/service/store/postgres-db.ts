@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { MetadataUnavailableError, isConnectionFailure } from './unavailable.js';
 import { Notices } from './notices.js';
+import { TransactionContext } from './transaction-context.js';
 
 interface TransactionScope {
   client: pg.PoolClient;
@@ -34,7 +34,7 @@ function isCachedPlanChange(error: unknown): boolean {
 export class PostgresMetadataDb implements MetadataDb {
   readonly dialect = 'postgres' as const;
   private readonly texts = new Map<string, { text: string; name: string | undefined }>();
-  private readonly scope = new AsyncLocalStorage<TransactionScope>();
+  private readonly scope = new TransactionContext<TransactionScope>();
   private readonly notices = new Notices();
   /** The connection that LISTENs, opened on the first listen and opened again whenever it drops. */
   private listener: pg.Client | undefined;
@@ -77,7 +77,7 @@ export class PostgresMetadataDb implements MetadataDb {
 
   async transaction<T>(locks: LockName | readonly LockName[], fn: () => Promise<T>): Promise<T> {
     const names = typeof locks === 'string' ? [locks] : locks;
-    const outer = this.scope.getStore();
+    const outer = this.scope.current();
     if (outer?.open) {
       await this.takeLocks(outer, names);
       return fn();
@@ -107,13 +107,13 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   async snapshot<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.scope.getStore()?.open) return fn();
+    if (this.scope.current()?.open) return fn();
     return this.once([], fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   }
 
   async execScript(sql: string): Promise<void> {
     // A script has no parameters: sent as a simple query, which may hold several statements.
-    const scope = this.scope.getStore();
+    const scope = this.scope.current();
     try {
       if (scope?.open) await scope.client.query(sql);
       else await this.pool.query(sql);
@@ -211,7 +211,7 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
-    const scope = this.scope.getStore();
+    const scope = this.scope.current();
     const { text, name } = this.statement(sql);
     const config = { text, name, values: params as SqlParam[] };
     try {

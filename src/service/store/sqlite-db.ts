@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { Notices } from './notices.js';
+import { TransactionContext } from './transaction-context.js';
 
 /**
  * While one connection of this process holds a transaction, every connection of this process to the same file
@@ -32,7 +32,7 @@ export class SqliteMetadataDb implements MetadataDb {
   readonly dialect = 'sqlite' as const;
   private readonly statements = new Map<string, Statement>();
   /** Marks the work inside an open transaction; `open` turns false at its end, for timers that outlive it. */
-  private readonly inTransaction = new AsyncLocalStorage<TransactionScope>();
+  private readonly inTransaction = new TransactionContext<TransactionScope>();
   private readonly notices = new Notices();
   constructor(
     readonly connection: Database.Database,
@@ -80,7 +80,7 @@ export class SqliteMetadataDb implements MetadataDb {
   }
 
   private async within<T>(begin: string, fn: () => Promise<T>): Promise<T> {
-    if (this.inTransaction.getStore()?.open) return fn();
+    if (this.inTransaction.current()?.open) return fn();
     while (this.gate.busy) await this.gate.busy;
     let release!: () => void;
     this.gate.busy = new Promise((done) => (release = done));
@@ -105,7 +105,7 @@ export class SqliteMetadataDb implements MetadataDb {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
-    const scope = this.inTransaction.getStore();
+    const scope = this.inTransaction.current();
     if (scope?.open) scope.pending.push([channel, payload]);
     else queueMicrotask(() => this.notices.deliver(channel, payload));
   }
@@ -125,7 +125,7 @@ export class SqliteMetadataDb implements MetadataDb {
 
   /** Waits while another piece of work in this process holds a transaction open. */
   private async turn(): Promise<void> {
-    if (this.inTransaction.getStore()?.open) return;
+    if (this.inTransaction.current()?.open) return;
     while (this.gate.busy) await this.gate.busy;
   }
 
