@@ -118,6 +118,58 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     await db.close();
   });
 
+  it('a statement and its notice in one call: the notice after the commit, neither after a rollback', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    const heard: string[] = [];
+    db.listen('test_run_notify', (payload) => heard.push(payload));
+    await waitFor(
+      async () => {
+        await db.notify('test_run_notify', 'probe');
+        return heard.includes('probe');
+      },
+      (yes) => yes,
+      { intervalMs: 50 },
+    );
+    const insert = "INSERT INTO home_settings (key, value) VALUES (?, 'x')";
+    await expect(
+      db.transaction(lock.job('n'), async () => {
+        await db.runAndNotify(insert, ['gone'], 'test_run_notify', 'never');
+        throw new Error('stop');
+      }),
+    ).rejects.toThrow('stop');
+    const changed = await db.transaction(lock.job('n'), () =>
+      db.runAndNotify(insert, ['kept'], 'test_run_notify', 'committed'),
+    );
+    expect(changed.changes).toBe(1);
+    // A statement that changes nothing still announces, as run() then notify() does.
+    expect(
+      (await db.runAndNotify("DELETE FROM home_settings WHERE key = 'none'", [], 'test_run_notify', 'empty')).changes,
+    ).toBe(0);
+    await expect.poll(() => heard.filter((p) => p !== 'probe'), { timeout: 3000 }).toEqual(['committed', 'empty']);
+    expect(await db.get("SELECT key FROM home_settings WHERE key IN ('gone', 'kept')")).toEqual({ key: 'kept' });
+    await db.close();
+  });
+
+  it('lock names holding quotes, backslashes or SQL still serialize (and inject nothing)', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
+    await one.run("INSERT INTO home_settings (key, value) VALUES ('odd', '0')");
+    const names = [lock.job("it's'); DROP TABLE home_settings; --"), lock.job('back\\slash'), lock.job('plain')];
+    const bump = (db: MetadataDb, i: number) =>
+      db.transaction([names[i % 3]!, names[(i + 1) % 3]!], async () => {
+        const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'odd'"))!;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        await db.run("UPDATE home_settings SET value = ? WHERE key = 'odd'", [String(Number(value) + 1)]);
+      });
+    await Promise.all(Array.from({ length: 18 }, (_, i) => bump(i % 2 ? one! : two!, i)));
+    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'odd'")).toEqual({ value: '18' });
+    await one!.close();
+    await two!.close();
+  });
+
   it('transactions naming one lock never interleave (a read-then-write counter loses nothing)', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();

@@ -392,13 +392,14 @@ export class JobStore {
    */
   private async append(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
     const at = this.seconds();
-    // Numbered in the same statement that writes it: one round trip, not a read and a write.
-    await this.db.run(
+    // Numbered in the same statement that writes it, and announced by it: one round trip, not three. The notice is
+    // delivered after the surrounding transaction commits, so a listener reading the store sees the event.
+    await this.db.runAndNotify(
       `INSERT INTO job_events (job_id, seq, type, data, created)
          SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM job_events WHERE job_id = ?`,
       [jobId, type, JSON.stringify({ job: jobId, ...data, at }), at, jobId],
+      JOB_EVENTS_CHANNEL,
+      jobId,
     );
-    // Delivered after the surrounding transaction commits, so a listener reading the store sees the event.
-    await this.db.notify(JOB_EVENTS_CHANNEL, jobId);
   }
 }

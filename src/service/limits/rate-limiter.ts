@@ -32,7 +32,24 @@ export interface Admission {
   organization: { limit: number; remaining: number };
 }
 
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
+
+/** A budget to spend one request from: its key and the time each request pushes its arrival time on by. */
+export interface RateCell {
+  key: string;
+  intervalMs: number;
+}
+
+/** A cell's arrival time after one more request at `now`; the request fits when that is within a window of now. */
+export function nextArrival(storedTat: number | undefined, now: number, intervalMs: number): number {
+  return Math.max(storedTat ?? now, now) + intervalMs;
+}
+
+/** What an admission found and did: whether every cell had room (and so each was advanced), and each cell's arrival time before. */
+export interface CellAdmission {
+  admitted: boolean;
+  before: ReadonlyMap<string, number>;
+}
 
 /**
  * Where each key's theoretical arrival time lives: this process's memory (one process), or the metadata store,
@@ -40,13 +57,10 @@ const WINDOW_MS = 60_000;
  */
 export interface RateCells {
   /**
-   * Reads the keys' arrival times, lets decide() choose which to advance, and writes those, as one step that no
-   * other admission of the same keys interleaves with.
+   * Spends one request from every cell when each has room at `now` (nextArrival within WINDOW_MS of now), or from
+   * none, as one step that no other admission of the same cells interleaves with.
    */
-  update<T>(
-    keys: readonly string[],
-    decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> },
-  ): Promise<T>;
+  admit(cells: readonly RateCell[], now: number): Promise<CellAdmission>;
 }
 
 /** One process's cells. */
@@ -55,6 +69,18 @@ export class MemoryRateCells implements RateCells {
 
   constructor(private readonly clock: Clock) {}
 
+  async admit(cells: readonly RateCell[], now: number): Promise<CellAdmission> {
+    return this.update(
+      cells.map((cell) => cell.key),
+      (before) => {
+        const next = cells.map((cell) => [cell.key, nextArrival(before.get(cell.key), now, cell.intervalMs)] as const);
+        const admitted = next.every(([, tat]) => tat - WINDOW_MS <= now);
+        return { result: { admitted, before }, write: new Map(admitted ? next : []) };
+      },
+    );
+  }
+
+  /** Reads the keys' arrival times, lets decide() choose which to advance, and writes those. */
   async update<T>(
     keys: readonly string[],
     decide: (tats: ReadonlyMap<string, number>) => { result: T; write: ReadonlyMap<string, number> },
@@ -88,8 +114,7 @@ function probe(
   now: number,
 ): { admitAt: number; nextTat: number; remaining: number } {
   const interval = WINDOW_MS / limit;
-  const tat = Math.max(storedTat ?? now, now);
-  const nextTat = tat + interval;
+  const nextTat = nextArrival(storedTat, now, interval);
   const admitAt = nextTat - WINDOW_MS;
   return { admitAt, nextTat, remaining: Math.max(0, Math.floor((now + WINDOW_MS - nextTat) / interval)) };
 }
@@ -155,32 +180,29 @@ export class RateLimiter {
     const { perCaller, perOrganization } = this.settings;
     const callerKey = perCaller > 0 ? `caller:${caller}` : undefined;
     const orgKey = perOrganization > 0 && organization !== undefined ? `org:${organization}` : undefined;
-    const keys = [callerKey, orgKey].filter((k): k is string => k !== undefined);
+    const cells: RateCell[] = [
+      ...(callerKey ? [{ key: callerKey, intervalMs: WINDOW_MS / perCaller }] : []),
+      ...(orgKey ? [{ key: orgKey, intervalMs: WINDOW_MS / perOrganization }] : []),
+    ];
     const now = this.clock.now();
-    return this.cells.update(keys, (tats) => {
-      const c = callerKey ? probe(perCaller, tats.get(callerKey), now) : undefined;
-      const o = orgKey ? probe(perOrganization, tats.get(orgKey), now) : undefined;
-      const admitAt = Math.max(c?.admitAt ?? now, o?.admitAt ?? now);
-      const allowed = admitAt <= now;
-      const write = new Map<string, number>();
-      if (allowed) {
-        if (c && callerKey) write.set(callerKey, c.nextTat);
-        if (o && orgKey) write.set(orgKey, o.nextTat);
-      }
-      const result: Admission = {
-        allowed,
-        retryAfterSeconds: allowed ? 0 : Math.ceil((admitAt - now) / 1000),
-        // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
-        caller: {
-          limit: perCaller,
-          remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1,
-        },
-        organization: {
-          limit: perOrganization,
-          remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1,
-        },
-      };
-      return { result, write };
-    });
+    const { admitted: allowed, before } =
+      cells.length > 0 ? await this.cells.admit(cells, now) : { admitted: true, before: new Map<string, number>() };
+    const c = callerKey ? probe(perCaller, before.get(callerKey), now) : undefined;
+    const o = orgKey ? probe(perOrganization, before.get(orgKey), now) : undefined;
+    const admitAt = Math.max(c?.admitAt ?? now, o?.admitAt ?? now);
+    return {
+      allowed,
+      // Never 0 when refused: the cells decided, and a refusal always has a later moment to try again.
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((admitAt - now) / 1000)),
+      // A refused request spends nothing: each budget reports what it really has left (only the one that refused is 0).
+      caller: {
+        limit: perCaller,
+        remaining: c ? (allowed ? c.remaining : c.admitAt > now ? 0 : c.remaining + 1) : -1,
+      },
+      organization: {
+        limit: perOrganization,
+        remaining: o ? (allowed ? o.remaining : o.admitAt > now ? 0 : o.remaining + 1) : -1,
+      },
+    };
   }
 }

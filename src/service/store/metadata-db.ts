@@ -35,6 +35,11 @@ export interface MetadataDb {
    * process for SQLite), once the surrounding transaction commits, and never when it rolls back.
    */
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * run() and then notify(), as one round trip where the store allows it (PostgreSQL). The statement is an INSERT,
+   * UPDATE or DELETE without a RETURNING clause of its own.
+   */
+  runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult>;
   /** Calls handler for each notice on channel; returns the way to stop. */
   listen(channel: string, handler: (payload: string) => void): () => void;
   /** Runs a script of statements; for migrations only. */

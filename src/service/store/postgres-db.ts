@@ -97,6 +97,15 @@ export class PostgresMetadataDb implements MetadataDb {
     await this.query('SELECT pg_notify(?, ?)', [channel, payload]);
   }
 
+  async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
+    // The notice is sent whether or not a row changed, as run() then notify() would; NOTIFY waits for the commit.
+    const row = await this.get<{ changes: number }>(
+      `WITH changed AS (${sql} RETURNING 1) SELECT (SELECT count(*) FROM changed) AS changes, pg_notify(?, ?)`,
+      [...params, channel, payload],
+    );
+    return { changes: row?.changes ?? 0 };
+  }
+
   listen(channel: string, handler: (payload: string) => void): () => void {
     const known = this.notices.channels().includes(channel);
     const stop = this.notices.listen(channel, handler);
@@ -177,8 +186,7 @@ export class PostgresMetadataDb implements MetadataDb {
     const lost = (): void => void (broken = true);
     client.on('error', lost);
     try {
-      await client.query(begin);
-      await this.takeLocks(scope, names);
+      await this.begin(scope, begin, names);
       const result = await this.scope.run(scope, fn);
       await client.query('COMMIT');
       return result;
@@ -191,6 +199,26 @@ export class PostgresMetadataDb implements MetadataDb {
       client.off('error', lost);
       client.release(broken);
     }
+  }
+
+  /**
+   * BEGIN and the transaction's locks as one simple query (one round trip, where each used to be its own); a lock
+   * name that is not plain text for a literal (a backslash, a NUL) is taken on its own, as a parameter.
+   */
+  private async begin(scope: TransactionScope, begin: string, names: readonly LockName[]): Promise<void> {
+    const sorted = [...new Set(names)].sort();
+    if (sorted.length === 0 || sorted.some((name) => /[\\\0]/.test(name))) {
+      await scope.client.query(begin);
+      return this.takeLocks(scope, sorted);
+    }
+    // Statements of one simple query run in order: the locks are taken sorted, as takeLocks() takes them.
+    await scope.client.query(
+      [
+        begin,
+        ...sorted.map((name) => `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`),
+      ].join('; '),
+    );
+    for (const name of sorted) scope.locks.add(name);
   }
 
   /** Advisory locks held to the end of the transaction; sorted, so two transactions never wait on each other in a circle. */

@@ -110,6 +110,12 @@ export class SqliteMetadataDb implements MetadataDb {
     else queueMicrotask(() => this.notices.deliver(channel, payload));
   }
 
+  async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
+    const result = await this.run(sql, params);
+    await this.notify(channel, payload);
+    return result;
+  }
+
   listen(channel: string, handler: (payload: string) => void): () => void {
     return this.notices.listen(channel, handler);
   }
