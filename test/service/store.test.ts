@@ -39,6 +39,22 @@ const KINDS: StoreKind[] = [
   },
 ];
 
+/** Opens the store at target listening on channel, once a notice sent now is heard (on PostgreSQL, LISTEN is sent on its own connection). */
+async function listeningStore(target: string, channel: string): Promise<{ db: MetadataDb; heard: string[] }> {
+  const db = await openMetadataDb(target);
+  const heard: string[] = [];
+  db.listen(channel, (payload) => heard.push(payload));
+  await waitFor(
+    async () => {
+      await db.notify(channel, 'probe');
+      return heard.includes('probe');
+    },
+    (yes) => yes,
+    { intervalMs: 50 },
+  );
+  return { db, heard };
+}
+
 describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('applies new migrations in order, once, and records them', async () => {
     const { db } = await kind.fresh();
@@ -90,18 +106,7 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('a transaction commits all or nothing, and notices wait for the commit', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
-    const db = await openMetadataDb(target);
-    const heard: string[] = [];
-    db.listen('test_channel', (payload) => heard.push(payload));
-    // Listening once a notice sent now is heard (on PostgreSQL, LISTEN is sent on its own connection).
-    await waitFor(
-      async () => {
-        await db.notify('test_channel', 'probe');
-        return heard.includes('probe');
-      },
-      (yes) => yes,
-      { intervalMs: 50 },
-    );
+    const { db, heard } = await listeningStore(target, 'test_channel');
     await expect(
       db.transaction(lock.job('a'), async () => {
         await db.run("INSERT INTO home_settings (key, value) VALUES ('rolled', 'back')");
@@ -121,17 +126,7 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('a statement and its notice in one call: the notice after the commit, neither after a rollback', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
-    const db = await openMetadataDb(target);
-    const heard: string[] = [];
-    db.listen('test_run_notify', (payload) => heard.push(payload));
-    await waitFor(
-      async () => {
-        await db.notify('test_run_notify', 'probe');
-        return heard.includes('probe');
-      },
-      (yes) => yes,
-      { intervalMs: 50 },
-    );
+    const { db, heard } = await listeningStore(target, 'test_run_notify');
     const insert = "INSERT INTO home_settings (key, value) VALUES (?, 'x')";
     await expect(
       db.transaction(lock.job('n'), async () => {
