@@ -48,6 +48,25 @@ describe('shared rate-limit cells (PostgreSQL)', () => {
     expect(next.organization.remaining).toBe(1000 - 20 - 1);
   });
 
+  it("a new caller's burst over three pools, while the organization's cell exists: no deadlock, no error", async () => {
+    const clock = stillClock();
+    const pools = [await open(), await open(), await open()];
+    const limiters = pools.map(
+      (db) => new RateLimiter({ perCaller: 120, perOrganization: 60_000 }, clock, new StoredRateCells(db, clock)),
+    );
+    await limiters[0]!.admit('usr_first', 'org_busy');
+    // One request a millisecond: the organization's cell counts exactly (the store keeps whole milliseconds).
+    // Row locks taken inside one statement deadlocked here (40P01, a 500 to the caller): one admission held the
+    // organization's row and met the new caller's row another had just created and locked.
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 15 }, (_, i) => limiters[i % 3]!.admit(`key_${round}`, 'org_busy')),
+      );
+      expect(results.every((r) => r.allowed)).toBe(true);
+    }
+    expect((await limiters[0]!.admit('usr_last', 'org_busy')).organization.remaining).toBe(60_000 - 1 - 150 - 1);
+  });
+
   it('decides as one process would, request by request, refusals and refills included', async () => {
     const clock = stillClock();
     const stored = new RateLimiter(

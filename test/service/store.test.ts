@@ -147,6 +147,25 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     await db.close();
   });
 
+  it('a locked statement reads and writes exactly its parameters, whatever text they hold', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    const odd = ["it's", 'back\\slash', "'); DROP TABLE home_settings; --", 'plain ? mark'];
+    for (const [i, value] of odd.entries()) {
+      const rows = await db.allLocked<{ key: string; value: string }>(
+        [lock.job(value)],
+        'INSERT INTO home_settings (key, value) VALUES (?, ?) RETURNING key, value',
+        [`k${i}`, value],
+      );
+      expect(rows).toEqual([{ key: `k${i}`, value }]);
+    }
+    expect(
+      await db.all('SELECT value FROM home_settings WHERE key IN (?, ?, ?, ?) ORDER BY key', ['k0', 'k1', 'k2', 'k3']),
+    ).toEqual(odd.map((value) => ({ value })));
+    await db.close();
+  });
+
   it('lock names holding quotes, backslashes or SQL still serialize (and inject nothing)', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();

@@ -40,6 +40,12 @@ export interface MetadataDb {
    * UPDATE or DELETE without a RETURNING clause of its own.
    */
   runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult>;
+  /**
+   * One statement as a transaction of its own under these locks, in one round trip where the store allows it
+   * (PostgreSQL: the locks and the statement go as one simple query, which runs as one transaction, with the
+   * parameters written as literals). For a statement every request pays.
+   */
+  allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]>;
   /** Calls handler for each notice on channel; returns the way to stop. */
   listen(channel: string, handler: (payload: string) => void): () => void;
   /** Runs a script of statements; for migrations only. */

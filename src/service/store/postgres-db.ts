@@ -97,6 +97,28 @@ export class PostgresMetadataDb implements MetadataDb {
     await this.query('SELECT pg_notify(?, ?)', [channel, payload]);
   }
 
+  async allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]> {
+    const literals = params.map(sqlLiteral);
+    const names = [...new Set(locks)].sort();
+    if (this.scope.current()?.open || literals.includes(undefined) || !names.every(plainText))
+      return this.transaction(locks, () => this.all<T>(sql, params));
+    let n = 0;
+    const statement = sql.replace(/\?/g, () => literals[n++] as string);
+    const script = [...names.map(lockStatement), statement].join(';\n');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // A simple query of several statements runs as one transaction: the advisory locks are held until the
+        // statement after them ends, and that statement's snapshot is taken once they are held.
+        const results = (await this.pool.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
+        const last = Array.isArray(results) ? results[results.length - 1] : results;
+        return (last?.rows ?? []) as T[];
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (!(code && RETRYABLE.has(code)) || attempt >= 5) throw translate(error);
+      }
+    }
+  }
+
   async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
     // The notice is sent whether or not a row changed, as run() then notify() would; NOTIFY waits for the commit.
     const row = await this.get<{ changes: number }>(
@@ -207,17 +229,12 @@ export class PostgresMetadataDb implements MetadataDb {
    */
   private async begin(scope: TransactionScope, begin: string, names: readonly LockName[]): Promise<void> {
     const sorted = [...new Set(names)].sort();
-    if (sorted.length === 0 || sorted.some((name) => /[\\\0]/.test(name))) {
+    if (sorted.length === 0 || !sorted.every(plainText)) {
       await scope.client.query(begin);
       return this.takeLocks(scope, sorted);
     }
     // Statements of one simple query run in order: the locks are taken sorted, as takeLocks() takes them.
-    await scope.client.query(
-      [
-        begin,
-        ...sorted.map((name) => `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`),
-      ].join('; '),
-    );
+    await scope.client.query([begin, ...sorted.map(lockStatement)].join('; '));
     for (const name of sorted) scope.locks.add(name);
   }
 
@@ -282,6 +299,23 @@ const NUMBERS_AS_NUMBERS = {
     return types.getTypeParser(oid, format ?? 'text');
   }) as typeof pg.types.getTypeParser,
 };
+
+/** Text that is safe as a literal between single quotes (standard strings): no backslash, no NUL. */
+function plainText(text: string): boolean {
+  return !/[\\\0]/.test(text);
+}
+
+/** Takes an advisory lock, the name written as a literal (plainText names only). */
+function lockStatement(name: string): string {
+  return `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`;
+}
+
+/** A parameter as a literal for a simple query, or undefined when it cannot be one safely (it stays a parameter). */
+function sqlLiteral(value: SqlParam): string | undefined {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') return Number.isFinite(value) ? `(${String(value)})` : undefined;
+  return plainText(value) ? `'${value.replace(/'/g, "''")}'` : undefined;
+}
 
 function translate(error: unknown): unknown {
   return isConnectionFailure(error) ? new MetadataUnavailableError(error) : error;

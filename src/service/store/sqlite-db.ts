@@ -110,6 +110,10 @@ export class SqliteMetadataDb implements MetadataDb {
     else queueMicrotask(() => this.notices.deliver(channel, payload));
   }
 
+  allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]> {
+    return this.transaction(locks, () => this.all<T>(sql, params));
+  }
+
   async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
     const result = await this.run(sql, params);
     await this.notify(channel, payload);
