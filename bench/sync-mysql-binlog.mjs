@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createMysqlSourceArgs } from './mysql.mjs';
 
 const rows = Number(process.argv[2] ?? 2_000_000);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -86,24 +87,7 @@ try {
   );
   console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${seconds(started).toFixed(1)} s`);
   const source = JSON.parse(
-    run(
-      'sources',
-      'create',
-      '--connector',
-      'mysql',
-      '--name',
-      'shop',
-      '--config',
-      'host=127.0.0.1',
-      '--config',
-      `port=${port}`,
-      '--config',
-      'database=shop',
-      '--config',
-      'user=root',
-      '--no-password',
-      '--json',
-    ).stdout,
+    run(...createMysqlSourceArgs('shop', { host: '127.0.0.1', port, database: 'shop' })).stdout,
   ).id;
   run('sources', 'update', source, '--cdc', 'shop.events');
   const copy = run('sync', 'start', source, '--json');

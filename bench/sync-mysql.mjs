@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createMysqlSourceArgs } from './mysql.mjs';
 
 const rows = Number(process.argv[2] ?? 2_000_000);
 const server = new URL(process.env.LAKE_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
@@ -72,22 +73,12 @@ try {
 
   const source = JSON.parse(
     run(
-      'sources',
-      'create',
-      '--connector',
-      'mysql',
-      '--name',
-      'shop',
-      '--config',
-      `host=${server.hostname}`,
-      '--config',
-      `port=${server.port || 3306}`,
-      '--config',
-      `database=${database}`,
-      '--config',
-      `user=${decodeURIComponent(server.username || 'root')}`,
-      '--no-password',
-      '--json',
+      ...createMysqlSourceArgs('shop', {
+        host: server.hostname,
+        port: server.port || 3306,
+        database,
+        user: decodeURIComponent(server.username || 'root'),
+      }),
     ).stdout,
   ).id;
   run('sources', 'update', source, '--incremental', `${database}.events:updated_at`);

@@ -233,14 +233,19 @@ describe('a MariaDB cdc table', () => {
   });
 
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {
-    const created = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'plain',
-      config: { port: server.port, database: 'shop' },
-      host: server.host,
-      user: 'plain',
-    });
-    await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'shop', name: 'items', mode: 'cdc' }] });
+    /** A source reading one table of shop by cdc, as a user of its own. */
+    const cdcSource = async (user: string, table: string): Promise<Json> => {
+      const source = await call('POST', '/sources', {
+        connector: 'mysql',
+        name: user,
+        config: { port: server.port, database: 'shop' },
+        host: server.host,
+        user,
+      });
+      await call('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'shop', name: table, mode: 'cdc' }] });
+      return source;
+    };
+    const created = await cdcSource('plain', 'items');
     const failedWith = async (): Promise<string> => {
       await syncEnded(api, created.id as string);
       const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
@@ -250,14 +255,7 @@ describe('a MariaDB cdc table', () => {
     };
     expect(await failedWith()).toMatch(/may not read the binary log.*GRANT REPLICATION CLIENT, REPLICATION SLAVE/);
     // May read where the log stands but not the log itself: the copy is made, and the first changes say what to grant.
-    const monitor = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'monitor',
-      config: { port: server.port, database: 'shop' },
-      host: server.host,
-      user: 'monitor',
-    });
-    await call('PATCH', `/sources/${monitor.id}`, { tables: [{ schema: 'shop', name: 'quiet', mode: 'cdc' }] });
+    const monitor = await cdcSource('monitor', 'quiet');
     await syncSucceeded(api, monitor.id as string);
     await server.query('INSERT INTO quiet VALUES (2)', 'shop');
     await syncEnded(api, monitor.id as string);

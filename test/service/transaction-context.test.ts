@@ -28,8 +28,9 @@ describe('transaction context', () => {
       await context.run({ name: 'b' }, async () => void seen.push(`nested: ${context.current()?.name}`));
       release();
       await outside;
-      // Started inside, still running after the transaction ended.
-      late = new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() => {
+      // Started inside, still running after the transaction ended: an immediate runs after the microtasks that
+      // end run(), so this continuation comes after it, whatever the machine's speed.
+      late = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
         seen.push(`late: ${context.current()?.name}`);
       });
     });

@@ -3,8 +3,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /**
  * Which open transaction the running work is inside, found through async context. Node 20's AsyncLocalStorage,
  * once used, runs a hook for every promise the process makes from then on (measured: ~13 ms of an incremental
- * sync's 0.4 s on its main thread, and on every query of a server); this one is on only while a transaction is
- * open, and off again when the last one ends. Work outside every transaction sees none.
+ * sync's 0.4 s on its main thread); this one is on only while a transaction is open, and off again when the last
+ * one ends. Work outside every transaction sees none.
  */
 export class TransactionContext<Scope> {
   private readonly storage = new AsyncLocalStorage<Scope>();
