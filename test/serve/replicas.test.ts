@@ -162,7 +162,10 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     });
     await jobWhen(two, long.id, isRunning, 50);
     const started = performance.now();
-    const waiting = await json(one, 'POST', '/queries', { sql: 'select 41 + 1 as answer' });
+    const waiting = await json(one, 'POST', '/queries', {
+      sql: 'select 41 + 1 as answer',
+      tags: ['claimed-elsewhere'],
+    });
     expect(waiting.status).toBe('queued');
     // Waited for on the replica that queued it, though another runs it.
     const answered = await json(one, 'GET', `/queries/${waiting.id}?wait=10&format=inline`);
@@ -172,6 +175,9 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect((await json(two, 'GET', `/jobs/${long.id}`)).status).toBe('running');
     const events = await readSse(await call(two, 'GET', `/jobs/${waiting.id}/events`));
     expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
+    // The replica that ran it metered it under the tags it was accepted with elsewhere.
+    const byTag = (await json(two, 'GET', '/usage')).by_tag as Json[];
+    expect(byTag.find((t) => t.tag === 'claimed-elsewhere')).toMatchObject({ queries_run: 1 });
     await json(one, 'POST', `/jobs/${long.id}/cancel`);
   });
 

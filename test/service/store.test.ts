@@ -123,28 +123,93 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     await db.close();
   });
 
-  it('a statement and its notice in one call: the notice after the commit, neither after a rollback', async () => {
+  it('a write and its notice: the notice after the commit, neither after a rollback', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
     const { db, heard } = await listeningStore(target, 'test_run_notify');
     const insert = "INSERT INTO home_settings (key, value) VALUES (?, 'x')";
+    const notice = (payload: string) => ({ channel: 'test_run_notify', payload });
     await expect(
       db.transaction(lock.job('n'), async () => {
-        await db.runAndNotify(insert, ['gone'], 'test_run_notify', 'never');
+        await db.write(insert, ['gone'], notice('never'));
         throw new Error('stop');
       }),
     ).rejects.toThrow('stop');
-    const changed = await db.transaction(lock.job('n'), () =>
-      db.runAndNotify(insert, ['kept'], 'test_run_notify', 'committed'),
-    );
-    expect(changed.changes).toBe(1);
-    // A statement that changes nothing still announces, as run() then notify() does.
-    expect(
-      (await db.runAndNotify("DELETE FROM home_settings WHERE key = 'none'", [], 'test_run_notify', 'empty')).changes,
-    ).toBe(0);
+    await db.transaction(lock.job('n'), () => db.write(insert, ['kept'], notice('committed')));
+    // A write that changes nothing still announces, as run() then notify() does; outside a transaction, at once.
+    await db.write("DELETE FROM home_settings WHERE key = 'none'", [], notice('empty'));
     await expect.poll(() => heard.filter((p) => p !== 'probe'), { timeout: 3000 }).toEqual(['committed', 'empty']);
     expect(await db.get("SELECT key FROM home_settings WHERE key IN ('gone', 'kept')")).toEqual({ key: 'kept' });
     await db.close();
+  });
+
+  it("held writes: in order, seen by the transaction's next statement, whatever text their values hold", async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    const odd = [
+      "it's",
+      'back\\slash',
+      "'); DROP TABLE home_settings; --",
+      'plain ? mark',
+      'nul\u0000byte'.slice(0, 3),
+    ];
+    const seen = await db.transaction(lock.job('w'), async () => {
+      for (const [i, value] of odd.entries())
+        await db.write('INSERT INTO home_settings (key, value) VALUES (?, ?)', [`w${i}`, value]);
+      await db.write("UPDATE home_settings SET value = value || '!' WHERE key = ?", ['w0']);
+      return db.all<{ value: string }>("SELECT value FROM home_settings WHERE key LIKE 'w%' ORDER BY key");
+    });
+    expect(seen.map((r) => r.value)).toEqual([`${odd[0]}!`, ...odd.slice(1)]);
+    // The last writes of a transaction go with its commit.
+    await db.transaction(lock.job('w'), () => db.write("DELETE FROM home_settings WHERE key = 'w1'"));
+    expect(await db.get("SELECT key FROM home_settings WHERE key = 'w1'")).toBeUndefined();
+    await db.close();
+  });
+
+  it('a held write that fails fails its transaction, at the next statement or at the commit, and keeps nothing', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    await db.run("INSERT INTO home_settings (key, value) VALUES ('taken', '1')");
+    const duplicate = "INSERT INTO home_settings (key, value) VALUES ('taken', '2')";
+    await expect(
+      db.transaction(lock.job('f'), async () => {
+        await db.write("INSERT INTO home_settings (key, value) VALUES ('before', '1')");
+        await db.write(duplicate);
+        await db.get('SELECT 1 AS one');
+      }),
+    ).rejects.toThrow();
+    await expect(
+      db.transaction(lock.job('f'), async () => {
+        await db.write("INSERT INTO home_settings (key, value) VALUES ('before', '1')");
+        await db.write(duplicate);
+      }),
+    ).rejects.toThrow();
+    expect(await db.all("SELECT key, value FROM home_settings WHERE key IN ('before', 'taken')")).toEqual([
+      { key: 'taken', value: '1' },
+    ]);
+    await db.close();
+  });
+
+  it('a lock taken by a nested transaction still serializes its read-then-write', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
+    await one.run("INSERT INTO home_settings (key, value) VALUES ('nested', '0')");
+    const bump = (db: MetadataDb, i: number) =>
+      db.transaction(lock.job(`outer-${i}`), async () => {
+        await db.write("INSERT INTO home_settings (key, value) VALUES (?, 'x')", [`outer-${i}`]);
+        await db.transaction(lock.job('nested'), async () => {
+          const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'nested'"))!;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          await db.write("UPDATE home_settings SET value = ? WHERE key = 'nested'", [String(Number(value) + 1)]);
+        });
+      });
+    await Promise.all(Array.from({ length: 16 }, (_, i) => bump(i % 2 ? one! : two!, i)));
+    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'nested'")).toEqual({ value: '16' });
+    await one!.close();
+    await two!.close();
   });
 
   it('a locked statement reads and writes exactly its parameters, whatever text they hold', async () => {
@@ -200,6 +265,50 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     expect(await one!.get("SELECT value FROM home_settings WHERE key = 'counter'")).toEqual({ value: '20' });
     await one!.close();
     await two!.close();
+  });
+});
+
+describe('metadata store (postgres): round trips', () => {
+  it("sends a transaction's writes without waiting for each, and waits for them with its next statement", async () => {
+    const database = await createMetadataDatabase();
+    dropped.push(database.drop);
+    const db = await openMetadataDb(database.url);
+    const pool = (db as PostgresMetadataDb).pool;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let pipelined = true;
+    const counted = new WeakSet<object>();
+    pool.on('acquire', (client) => {
+      // Sent at once, not queued in the driver until the answer before: the connection pipelines.
+      pipelined &&= (client as { pipeline?: boolean }).pipeline === true;
+      if (counted.has(client)) return;
+      counted.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const answered = query(...args);
+        // A query with a callback (the pool's own) returns nothing to count.
+        if (answered === undefined) return answered;
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        answered.then(
+          () => inFlight--,
+          () => inFlight--,
+        );
+        return answered;
+      };
+    });
+    const value = await db.transaction(lock.job('rt'), async () => {
+      for (let i = 0; i < 5; i++)
+        await db.write('INSERT INTO home_settings (key, value) VALUES (?, ?)', [`rt${i}`, String(i)]);
+      const row = await db.get<{ n: number }>("SELECT count(*) AS n FROM home_settings WHERE key LIKE 'rt%'");
+      await db.write("UPDATE home_settings SET value = 'last' WHERE key = 'rt0'");
+      return row?.n;
+    });
+    expect(value).toBe(5);
+    // BEGIN with its lock, the five inserts and the count were on the wire together.
+    expect(mostInFlight).toBe(7);
+    expect(pipelined).toBe(true);
+    expect(await db.get("SELECT value FROM home_settings WHERE key = 'rt0'")).toEqual({ value: 'last' });
+    await db.close();
   });
 });
 

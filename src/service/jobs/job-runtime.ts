@@ -83,20 +83,22 @@ export class JobRuntime {
    * onCancel once someone asks to cancel it, here or on another replica, or its record ends without this process.
    * Returns the release.
    */
-  hold(id: string, onCancel: () => void): () => void {
+  hold(id: string, onCancel: () => void, options: { recordedJustNow?: boolean } = {}): () => void {
     let cancelled = false;
     const once = (): void => {
       if (cancelled) return;
       cancelled = true;
       onCancel();
     };
-    // A cancel asked on another replica arrives as an event of the job at once (NOTIFY on a shared store).
-    const unlisten = this.store.onEvent(id, () => this.checkCancel([id]));
+    // A cancel asked on another replica arrives at once (NOTIFY on a shared store).
+    const unlisten = this.store.onStopAsked(id, () => this.checkCancel([id]));
     let release = (): void => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     this.held.set(id, { onCancel: once, unlisten, released });
-    // A cancel asked while the job was being claimed or started came before the listener: look once now.
-    this.checkCancel([id]);
+    // A cancel asked while the job was being claimed or started came before the listener: look once now. A job
+    // this process recorded a moment ago has had no time for one (its id was not yet given out); should one have
+    // come, the next lease round finds it.
+    if (!options.recordedJustNow) this.checkCancel([id]);
     this.keepLeases();
     return () => {
       if (this.held.get(id)?.unlisten !== unlisten) return;
@@ -105,6 +107,11 @@ export class JobRuntime {
       release();
       if (this.held.size === 0) this.idle.abort();
     };
+  }
+
+  /** Whether this process holds the job: it is alive, and renews the job's lease. */
+  holds(id: string): boolean {
+    return this.held.has(id);
   }
 
   /** Settles when this process no longer holds the job (at once when it does not). */

@@ -4,6 +4,11 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 /** Carries the id of a job that has a new event, to every process sharing the store. */
 const JOB_EVENTS_CHANNEL = 'lake_job_events';
+/**
+ * Where a job's holder is told to look whether to stop it: a cancel was asked, or its record was ended by someone
+ * else. Apart from the events channel, so a holder is not sent to the store by the events it writes itself.
+ */
+const JOB_STOPS_CHANNEL = 'lake_job_stops';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled']);
@@ -103,7 +108,8 @@ export interface NewJob {
  */
 export class JobStore {
   private readonly appended = new EventEmitter();
-  /** Stops delivering the store's job event notices to this store's listeners. */
+  private readonly stopsAsked = new EventEmitter();
+  /** Stops delivering the store's job notices to this store's listeners. */
   readonly stopListening: () => void;
 
   constructor(
@@ -111,7 +117,12 @@ export class JobStore {
     readonly clock: Clock = REAL_CLOCK,
   ) {
     this.appended.setMaxListeners(0);
-    this.stopListening = db.listen(JOB_EVENTS_CHANNEL, (jobId) => this.appended.emit(jobId));
+    this.stopsAsked.setMaxListeners(0);
+    const unlisten = [
+      db.listen(JOB_EVENTS_CHANNEL, (jobId) => this.appended.emit(jobId)),
+      db.listen(JOB_STOPS_CHANNEL, (jobId) => this.stopsAsked.emit(jobId)),
+    ];
+    this.stopListening = () => unlisten.forEach((stop) => stop());
   }
 
   /** The store's clock, in milliseconds, for lease deadlines set by the processes that hold work. */
@@ -123,31 +134,35 @@ export class JobStore {
     return Math.floor(this.clock.now() / 1000);
   }
 
-  /** Records new work: running when it starts at once, queued otherwise (with the lease of the process holding it, if any). Call inside a transaction. */
-  async create(job: NewJob): Promise<JobRecord> {
+  /**
+   * Records new work: running when it starts at once, queued otherwise (with the lease of the process holding it,
+   * if any). Call inside a transaction. Returns what the store gave it, known without reading it back.
+   */
+  async create(job: NewJob): Promise<Pick<JobRecord, 'status' | 'created' | 'started'>> {
     const now = this.seconds();
     const running = job.lease !== undefined && !job.queued;
-    return this.db.transaction(lock.job(job.id), async () => {
-      await this.db.run(
+    const recorded = { status: running ? 'running' : 'queued', created: now, started: running ? now : null } as const;
+    await this.db.transaction(lock.job(job.id), async () => {
+      await this.db.write(
         `INSERT INTO jobs (id, organization_id, kind, status, principal_id, credential_id, created, started, lease_owner, lease_expires)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           job.id,
           job.organizationId,
           job.kind,
-          running ? 'running' : 'queued',
+          recorded.status,
           job.principalId,
           job.credentialId,
-          now,
-          running ? now : null,
+          recorded.created,
+          recorded.started,
           job.lease?.owner ?? null,
           job.lease?.expiresMs ?? null,
         ],
       );
-      await this.append(job.id, 'job.created', { status: running ? 'running' : 'queued' });
+      await this.append(job.id, 'job.created', { status: recorded.status });
       if (running) await this.append(job.id, 'job.running', { status: 'running' });
-      return (await this.getById(job.id)) as JobRecord;
     });
+    return recorded;
   }
 
   /**
@@ -158,6 +173,8 @@ export class JobStore {
     id: string,
     status: 'succeeded' | 'failed' | 'cancelled',
     error?: { code: string; message: string },
+    /** The process that holds the job ends it itself: it has nothing to be told (onStopAsked). */
+    byHolder = false,
   ): Promise<boolean> {
     return this.db.transaction(lock.job(id), async () => {
       const changed =
@@ -169,6 +186,8 @@ export class JobStore {
           )
         ).changes > 0;
       if (changed) await this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
+      // Ended by someone else (cancelled while queued, given up as lost): its holder, if any, stops it.
+      if (changed && !byHolder) await this.db.notify(JOB_STOPS_CHANNEL, id);
       return changed;
     });
   }
@@ -326,6 +345,15 @@ export class JobStore {
     return () => this.appended.off(jobId, listener);
   }
 
+  /**
+   * Calls listener when someone asks the job's holder to look whether to stop it (a cancel, an end by another
+   * process), from any process that shares the store; returns the way to stop listening.
+   */
+  onStopAsked(jobId: string, listener: () => void): () => void {
+    this.stopsAsked.on(jobId, listener);
+    return () => this.stopsAsked.off(jobId, listener);
+  }
+
   /** Asks the process running the job to stop it; marked once, with an event. True when the job is still running. */
   async requestCancel(id: string): Promise<boolean> {
     return this.db.transaction(lock.job(id), async () => {
@@ -336,7 +364,10 @@ export class JobStore {
             [id],
           )
         ).changes > 0;
-      if (changed) await this.append(id, 'job.cancel_requested', { status: 'running' });
+      if (changed) {
+        await this.append(id, 'job.cancel_requested', { status: 'running' });
+        await this.db.notify(JOB_STOPS_CHANNEL, id);
+      }
       return changed || (await this.getById(id))?.status === 'running';
     });
   }
@@ -392,14 +423,14 @@ export class JobStore {
    */
   private async append(jobId: string, type: string, data: Record<string, unknown>): Promise<void> {
     const at = this.seconds();
-    // Numbered in the same statement that writes it, and announced by it: one round trip, not three. The notice is
-    // delivered after the surrounding transaction commits, so a listener reading the store sees the event.
-    await this.db.runAndNotify(
+    // Numbered in the same statement that writes it, and announced by it; held to go with the transaction's next
+    // statement (write()). The notice is delivered after the transaction commits, so a listener reading the store
+    // sees the event.
+    await this.db.write(
       `INSERT INTO job_events (job_id, seq, type, data, created)
          SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM job_events WHERE job_id = ?`,
       [jobId, type, JSON.stringify({ job: jobId, ...data, at }), at, jobId],
-      JOB_EVENTS_CHANNEL,
-      jobId,
+      { channel: JOB_EVENTS_CHANNEL, payload: jobId },
     );
   }
 }

@@ -30,9 +30,10 @@ export interface AdmissionParts {
 export class QueryAdmission {
   constructor(private readonly parts: AdmissionParts) {}
 
-  async assertResultStorageLeft(organizationId: string): Promise<void> {
+  /** Refuses a query when the organization's kept results have reached its storage; returns the bytes kept. */
+  async assertResultStorageLeft(organizationId: string): Promise<number> {
     const kept = await this.parts.store.resultBytesKept(organizationId);
-    if (kept < this.parts.settings.orgResultStorageBytes) return;
+    if (kept < this.parts.settings.orgResultStorageBytes) return kept;
     const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
     throw new LakeServiceError(
       'result_storage_full',

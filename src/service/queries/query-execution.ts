@@ -14,7 +14,7 @@ import { FairQueue } from './fair-queue.js';
 import type { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
-import type { QueryPlan, QueryStore } from './store.js';
+import type { ClaimedQuery, QueryStore } from './store.js';
 
 /** A query this process accepted or claimed and has not finished: queued here, or running on the engine. */
 interface LiveQuery {
@@ -23,6 +23,13 @@ interface LiveQuery {
   /** When this process took it (performance.now()): its wait in the queue here is measured from this. */
   accepted: number;
   job: QueryJob;
+  /** The tags it was asked with, for metering by tag. */
+  tags: readonly string[];
+  /**
+   * The organization's kept result bytes as read when it was accepted here, for a query that starts at once: its
+   * start need not read them again a moment later (read again for a query that waited).
+   */
+  resultBytesKept?: number;
   running?: RunningQuery;
   done: Promise<void>;
   settle(): void;
@@ -95,9 +102,16 @@ export class QueryExecution {
   }
 
   /** Takes a recorded query: starts it when it was recorded running, queues it otherwise. */
-  async accept(id: string, organizationId: string, job: QueryJob, startNow: boolean): Promise<void> {
-    const live = this.track(id, organizationId, job);
+  async accept(
+    id: string,
+    organizationId: string,
+    job: QueryJob,
+    startNow: boolean,
+    accepted: { tags: readonly string[]; resultBytesKept: number },
+  ): Promise<void> {
+    const live = this.track(id, organizationId, job, accepted.tags, true);
     if (!startNow) return this.queue.enqueue(live);
+    live.resultBytesKept = accepted.resultBytesKept;
     this.queue.started(organizationId);
     await this.begin(live, true);
   }
@@ -165,7 +179,7 @@ export class QueryExecution {
     while (this.claimer && this.queue.hasIdleSlot()) {
       // The slot is held while the claim is made, so a query submitted meanwhile cannot take it too.
       this.queue.reserveSlot();
-      let claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null } | undefined;
+      let claimed: ({ id: string } & ClaimedQuery) | undefined;
       try {
         const taken = await this.runtime.claimNext('query', {
           organizationsFull: this.queue.organizationsAtShare(),
@@ -183,7 +197,7 @@ export class QueryExecution {
   }
 
   /** Runs a query another replica accepted, now claimed (running, under this process's lease). */
-  private async adopt(claimed: { id: string; organizationId: string; sql: string; plan: QueryPlan | null }) {
+  private async adopt(claimed: { id: string } & ClaimedQuery) {
     const { id, organizationId, sql, plan } = claimed;
     let job: QueryJob;
     try {
@@ -198,7 +212,7 @@ export class QueryExecution {
       await this.store.markEnded(id, 'failed', { code: 'query_abandoned', message }, 0);
       return;
     }
-    await this.begin(this.track(id, organizationId, job), true);
+    await this.begin(this.track(id, organizationId, job, claimed.tags, false), true);
   }
 
   /**
@@ -250,7 +264,14 @@ export class QueryExecution {
     return true;
   }
 
-  private track(id: string, organizationId: string, job: QueryJob): LiveQuery {
+  /** Holds a query here: `recordedJustNow` when this process recorded it in the same call, `false` when claimed. */
+  private track(
+    id: string,
+    organizationId: string,
+    job: QueryJob,
+    tags: readonly string[],
+    recordedJustNow: boolean,
+  ): LiveQuery {
     let settle = (): void => undefined;
     const done = new Promise<void>((resolve) => (settle = resolve));
     const live: LiveQuery = {
@@ -258,19 +279,24 @@ export class QueryExecution {
       organizationId,
       accepted: performance.now(),
       job,
+      tags,
       done,
       settle,
       release: () => undefined,
     };
     this.live.set(id, live);
     // Asked to cancel anywhere, or ended elsewhere while queued here: stopped, unless its outcome is being recorded.
-    live.release = this.runtime.hold(id, () => {
-      if (!live.ending)
-        inBackground(
-          () => this.stop(id, 'cancelled'),
-          (e) => this.runtime.failed('query cancel', e, id),
-        );
-    });
+    live.release = this.runtime.hold(
+      id,
+      () => {
+        if (!live.ending)
+          inBackground(
+            () => this.stop(id, 'cancelled'),
+            (e) => this.runtime.failed('query cancel', e, id),
+          );
+      },
+      { recordedJustNow },
+    );
     return live;
   }
 
@@ -342,7 +368,7 @@ export class QueryExecution {
     }
     this.metrics.queryStarted(live.organizationId, (performance.now() - live.accepted) / 1000);
     // Without the store, the per-result cap alone; the organization's storage was checked when it was accepted.
-    const limit = await this.resultLimit(live.organizationId).catch((error: unknown) => {
+    const limit = await this.resultLimit(live.organizationId, live.resultBytesKept).catch((error: unknown) => {
       this.runtime.failed('query result limit', error, live.id);
       return {};
     });
@@ -398,7 +424,7 @@ export class QueryExecution {
     );
     const file = join(live.job.resultDir, RESULT_FILE_NAME);
     try {
-      const tags = this.usage ? await this.store.tagsOf(live.id) : [];
+      const { tags } = live;
       if (outcome.status === 'succeeded') {
         // Kept where results are kept (uploaded, with an object store) before the query says where it is; a store
         // that fails here fails the query, with the store's reason.
@@ -413,15 +439,16 @@ export class QueryExecution {
         this.metrics.queryEnded('succeeded');
         await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) });
         this.results.keepFirstPage(live.id, outcome.firstRows);
-        await this.usage?.record(live.organizationId, 'result_bytes', outcome.resultBytes, tags);
+        // Metered once it has run: its result and the query itself, in one statement.
+        await this.usage?.recordEach(live.organizationId, { result_bytes: outcome.resultBytes, queries_run: 1 }, tags);
       } else {
         this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });
+        // Metered once it has run, whether it succeeded or not.
+        await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
       }
-      // Metered once it has run, whether it succeeded or not.
-      await this.usage?.record(live.organizationId, 'queries_run', 1, tags);
       mark('outcome recorded');
     } finally {
       this.untrack(live);
@@ -429,7 +456,7 @@ export class QueryExecution {
   }
 
   /** A query that ran but whose result could not be kept: failed with the store's reason, and counted so. */
-  private async finishFailed(live: LiveQuery, error: unknown, tags: string[]): Promise<void> {
+  private async finishFailed(live: LiveQuery, error: unknown, tags: readonly string[]): Promise<void> {
     const { code, message } =
       error instanceof LakeServiceError ? error : { code: 'internal_error', message: 'The result could not be kept.' };
     this.metrics.queryEnded(code);
@@ -447,8 +474,12 @@ export class QueryExecution {
   /** The bytes a result may take: the per-result cap, or what is left of the organization's storage if less. */
   private async resultLimit(
     organizationId: string,
+    kept?: number,
   ): Promise<Pick<QueryJob['limits'], 'maxResultBytes' | 'resultLimitCode'>> {
-    const left = Math.max(0, this.settings.orgResultStorageBytes - (await this.store.resultBytesKept(organizationId)));
+    const left = Math.max(
+      0,
+      this.settings.orgResultStorageBytes - (kept ?? (await this.store.resultBytesKept(organizationId))),
+    );
     return left < this.settings.maxResultBytes
       ? { maxResultBytes: left, resultLimitCode: 'result_storage_full' }
       : { maxResultBytes: this.settings.maxResultBytes, resultLimitCode: 'result_too_large' };

@@ -151,7 +151,7 @@ export class QueryService {
         : hashRequest(sql, JSON.stringify({ ...asked, tags }));
     const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
-    await this.admission.assertResultStorageLeft(principal.organizationId);
+    const resultBytesKept = await this.admission.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = {
@@ -202,7 +202,7 @@ export class QueryService {
       return { query: (await this.store.get(principal.organizationId, id)) as QueryRecord, replayed: false };
     }
     mark('recorded');
-    await this.execution.accept(id, principal.organizationId, job, startNow);
+    await this.execution.accept(id, principal.organizationId, job, startNow, { tags, resultBytesKept });
     return outcome;
   }
 
@@ -214,9 +214,10 @@ export class QueryService {
     await this.parts.permissions.assertServiceKeyAllowed(principal);
     let query = await this.store.get(principal.organizationId, id);
     // A query held by a process that died is failed here at the latest, when someone looks at it (one that has
-    // ended needs no look).
+    // ended, or that this process holds, needs no look).
     if (
       (query?.status === 'queued' || query?.status === 'running') &&
+      !this.parts.runtime.holds(id) &&
       (await this.parts.runtime.store.expireLeases(id)) > 0
     )
       query = await this.store.get(principal.organizationId, id);

@@ -116,6 +116,14 @@ export interface QueryPlan extends QueryAsked {
   statement?: string;
 }
 
+/** What a replica needs to run a query another one accepted. */
+export interface ClaimedQuery {
+  organizationId: string;
+  sql: string;
+  plan: QueryPlan | null;
+  tags: string[];
+}
+
 export const QUERY_SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
                        q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated, q.tags
                 FROM jobs j JOIN queries q ON q.id = j.id`;
@@ -139,7 +147,7 @@ export class QueryStore {
     plan: QueryPlan;
     tags?: readonly string[];
   }): Promise<QueryRecord> {
-    await this.jobs.create({
+    const job = await this.jobs.create({
       id: input.id,
       organizationId: input.organizationId,
       kind: 'query',
@@ -148,15 +156,34 @@ export class QueryStore {
       lease: input.lease,
       queued: input.status === 'queued',
     });
+    const row: QueryRow = {
+      id: input.id,
+      organization_id: input.organizationId,
+      principal_id: input.principalId,
+      ...job,
+      sql: input.sql,
+      finished: null,
+      duration_ms: null,
+      row_count: null,
+      result_file: null,
+      result_bytes: null,
+      columns: null,
+      error_code: null,
+      error_message: null,
+      plan: JSON.stringify(input.plan),
+      truncated: null,
+      tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
+    };
     // The catalog version is a column of its own: the collector keeps every version a live query reads.
-    await this.db.run('INSERT INTO queries (id, sql, catalog_version, plan, tags) VALUES (?, ?, ?, ?, ?)', [
-      input.id,
-      input.sql,
+    await this.db.write('INSERT INTO queries (id, sql, catalog_version, plan, tags) VALUES (?, ?, ?, ?, ?)', [
+      row.id,
+      row.sql,
       input.plan.catalogVersion,
-      JSON.stringify(input.plan),
-      input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
+      row.plan,
+      row.tags,
     ]);
-    return (await this.get(input.organizationId, input.id)) as QueryRecord;
+    // What was written, as get() would read it back.
+    return toQueryRecord(row);
   }
 
   async get(organizationId: string, id: string): Promise<QueryRecord | undefined> {
@@ -173,16 +200,10 @@ export class QueryStore {
     return row && toQueryRecord(row);
   }
 
-  /** A query claimed from the shared queue: its SQL, organization and plan. */
-  /** A query's tags (for metering by tag). */
-  async tagsOf(id: string): Promise<string[]> {
-    const row = await this.db.get<{ tags: string | null }>('SELECT tags FROM queries WHERE id = ?', [id]);
-    return row?.tags ? (JSON.parse(row.tags) as string[]) : [];
-  }
-
-  async claimed(id: string): Promise<{ organizationId: string; sql: string; plan: QueryPlan | null } | undefined> {
-    const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null }>(
-      'SELECT j.organization_id, q.sql, q.plan FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?',
+  /** A query claimed from the shared queue: its SQL, organization, plan and tags. */
+  async claimed(id: string): Promise<ClaimedQuery | undefined> {
+    const row = await this.db.get<{ organization_id: string; sql: string; plan: string | null; tags: string | null }>(
+      'SELECT j.organization_id, q.sql, q.plan, q.tags FROM jobs j JOIN queries q ON q.id = j.id WHERE j.id = ?',
       [id],
     );
     return (
@@ -190,6 +211,7 @@ export class QueryStore {
         organizationId: row.organization_id,
         sql: row.sql,
         plan: row.plan === null ? null : (JSON.parse(row.plan) as QueryPlan),
+        tags: row.tags === null ? [] : (JSON.parse(row.tags) as string[]),
       }
     );
   }
@@ -234,7 +256,7 @@ export class QueryStore {
     },
   ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
-      await this.db.run(
+      await this.db.write(
         'UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ?, truncated = ? WHERE id = ?',
         [
           Math.round(result.durationMs),
@@ -246,9 +268,10 @@ export class QueryStore {
           id,
         ],
       );
-      if (!(await this.jobs.finish(id, 'succeeded'))) return;
+      // Only the process that ran it records its success.
+      if (!(await this.jobs.finish(id, 'succeeded', undefined, true))) return;
       // Counted once, by the outcome that stands; last, as the organization's row is locked until the commit.
-      await this.db.run(
+      await this.db.write(
         `INSERT INTO result_storage (organization_id, bytes) SELECT organization_id, CAST(? AS BIGINT) FROM jobs WHERE id = ?
            ON CONFLICT (organization_id) DO UPDATE SET bytes = result_storage.bytes + excluded.bytes`,
         [result.resultBytes, id],
@@ -265,7 +288,7 @@ export class QueryStore {
   ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
       if ((await this.jobs.finish(id, status, error)) && durationMs !== null) {
-        await this.db.run('UPDATE queries SET duration_ms = ? WHERE id = ?', [Math.round(durationMs), id]);
+        await this.db.write('UPDATE queries SET duration_ms = ? WHERE id = ?', [Math.round(durationMs), id]);
       }
     });
   }

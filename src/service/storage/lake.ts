@@ -303,8 +303,13 @@ export class Lake {
    * keeps that one (its own files are left for collection).
    */
   async ensureDemo(organizationId: string): Promise<void> {
+    // Once seeded, always seeded (the mark is only ever added): known here, it costs no look at the store.
+    if (this.seeded.has(organizationId)) return;
     const key = `${DEMO_SEEDED_KEY}:${organizationId}`;
-    if ((await this.settings.get(key)) !== undefined) return;
+    if ((await this.settings.get(key)) !== undefined) {
+      this.seeded.add(organizationId);
+      return;
+    }
     // Requests of this process arriving at once seed once.
     let seeding = this.seeding.get(organizationId);
     if (!seeding) {
@@ -313,9 +318,12 @@ export class Lake {
     }
     await seeding;
     await this.settings.setIfAbsent(key, String(Math.floor(Date.now() / 1000)));
+    this.seeded.add(organizationId);
   }
 
   private readonly seeding = new Map<string, Promise<void>>();
+  /** Organizations whose demo tables this process has found seeded. */
+  private readonly seeded = new Set<string>();
 
   private async seedDemo(organizationId: string): Promise<void> {
     for (const table of DEMO_TABLES) {

@@ -36,10 +36,13 @@ export interface MetadataDb {
    */
   notify(channel: string, payload: string): Promise<void>;
   /**
-   * run() and then notify(), as one round trip where the store allows it (PostgreSQL). The statement is an INSERT,
-   * UPDATE or DELETE without a RETURNING clause of its own.
+   * A write whose result the caller does not need (an INSERT, UPDATE or DELETE without RETURNING; with
+   * `notice`, notify()'s announcement goes with it). Inside a transaction on PostgreSQL it is held and sent together with the transaction's next
+   * statement or its COMMIT, as one simple query with the parameters written as literals: one round trip for
+   * several statements, in the order they were made. An error in it fails that next statement (and so the
+   * transaction). Outside a transaction, or on SQLite, it runs at once.
    */
-  runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult>;
+  write(sql: string, params?: readonly SqlParam[], notice?: { channel: string; payload: string }): Promise<void>;
   /**
    * One statement as a transaction of its own under these locks, in one round trip where the store allows it
    * (PostgreSQL: the locks and the statement go as one simple query, which runs as one transaction, with the

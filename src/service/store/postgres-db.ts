@@ -9,6 +9,11 @@ interface TransactionScope {
   client: pg.PoolClient;
   open: boolean;
   locks: Set<LockName>;
+  /**
+   * Writes sent and not yet waited for (write()): the connection pipelines them, so they travel with the
+   * statements after them, and their outcome is looked at before the next result is used, or at COMMIT.
+   */
+  pending: Promise<unknown>[];
 }
 
 const INT8 = 20;
@@ -55,6 +60,8 @@ export class PostgresMetadataDb implements MetadataDb {
     const pool = new Pool({
       connectionString: url,
       max: options.max ?? 10,
+      // A transaction's writes are sent without waiting for each answer (write()); a connection answers in order.
+      pipeline: true,
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
       application_name: 'lake',
@@ -79,7 +86,7 @@ export class PostgresMetadataDb implements MetadataDb {
     const names = typeof locks === 'string' ? [locks] : locks;
     const outer = this.scope.current();
     if (outer?.open) {
-      await this.takeLocks(outer, names);
+      this.takeLocks(outer, names);
       return fn();
     }
     for (let attempt = 1; ; attempt++) {
@@ -98,12 +105,10 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   async allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]> {
-    const literals = params.map(sqlLiteral);
+    const statement = inlined(sql, params);
     const names = [...new Set(locks)].sort();
-    if (this.scope.current()?.open || literals.includes(undefined) || !names.every(plainText))
+    if (this.scope.current()?.open || statement === undefined || !names.every(plainText))
       return this.transaction(locks, () => this.all<T>(sql, params));
-    let n = 0;
-    const statement = sql.replace(/\?/g, () => literals[n++] as string);
     const script = [...names.map(lockStatement), statement].join(';\n');
     for (let attempt = 1; ; attempt++) {
       try {
@@ -119,13 +124,25 @@ export class PostgresMetadataDb implements MetadataDb {
     }
   }
 
-  async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
-    // The notice is sent whether or not a row changed, as run() then notify() would; NOTIFY waits for the commit.
-    const row = await this.get<{ changes: number }>(
-      `WITH changed AS (${sql} RETURNING 1) SELECT (SELECT count(*) FROM changed) AS changes, pg_notify(?, ?)`,
-      [...params, channel, payload],
+  async write(
+    sql: string,
+    params: readonly SqlParam[] = [],
+    notice?: { channel: string; payload: string },
+  ): Promise<void> {
+    const scope = this.scope.current();
+    const text = notice ? notifying(sql) : sql;
+    const values = notice ? [...params, notice.channel, notice.payload] : params;
+    if (!scope?.open) {
+      await this.query(text, values);
+      return;
+    }
+    // Sent now, waited for with the transaction's next statement: the error, if any, is kept (not thrown) until then.
+    scope.pending.push(
+      this.send(scope.client, text, values).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
     );
-    return { changes: row?.changes ?? 0 };
   }
 
   listen(channel: string, handler: (payload: string) => void): () => void {
@@ -146,8 +163,10 @@ export class PostgresMetadataDb implements MetadataDb {
     // A script has no parameters: sent as a simple query, which may hold several statements.
     const scope = this.scope.current();
     try {
-      if (scope?.open) await scope.client.query(sql);
-      else await this.pool.query(sql);
+      if (scope?.open) {
+        await this.settle(scope);
+        await scope.client.query(sql);
+      } else await this.pool.query(sql);
     } catch (error) {
       throw translate(error);
     }
@@ -201,16 +220,20 @@ export class PostgresMetadataDb implements MetadataDb {
 
   private async once<T>(names: readonly LockName[], fn: () => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await this.connect();
-    const scope: TransactionScope = { client, open: true, locks: new Set() };
+    const scope: TransactionScope = { client, open: true, locks: new Set(), pending: [] };
     let broken = false;
     // The pool listens for errors of idle clients only: a server that goes away while this transaction's code runs
     // between statements emits one here, which unheard would end the process.
     const lost = (): void => void (broken = true);
     client.on('error', lost);
     try {
-      await this.begin(scope, begin, names);
+      this.begin(scope, begin, names);
       const result = await this.scope.run(scope, fn);
-      await client.query('COMMIT');
+      // The COMMIT follows the writes not yet waited for; if one of them failed, PostgreSQL has turned the COMMIT
+      // into a ROLLBACK, and the write's error is what the caller gets.
+      const committed = client.query('COMMIT');
+      await this.settle(scope, committed);
+      if ((await committed).command !== 'COMMIT') throw new Error('The transaction was rolled back.');
       return result;
     } catch (error) {
       broken = isConnectionFailure(error);
@@ -224,25 +247,36 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   /**
-   * BEGIN and the transaction's locks as one simple query (one round trip, where each used to be its own); a lock
-   * name that is not plain text for a literal (a backslash, a NUL) is taken on its own, as a parameter.
+   * Sends BEGIN and the transaction's locks without waiting for them: its first statement goes behind them and is
+   * answered after them. The locks go in BEGIN's simple query, as literals; a name that is not plain text for one
+   * (a backslash, a NUL) is taken as a parameter, in the same sorted order.
    */
-  private async begin(scope: TransactionScope, begin: string, names: readonly LockName[]): Promise<void> {
+  private begin(scope: TransactionScope, begin: string, names: readonly LockName[]): void {
     const sorted = [...new Set(names)].sort();
-    if (sorted.length === 0 || !sorted.every(plainText)) {
-      await scope.client.query(begin);
-      return this.takeLocks(scope, sorted);
-    }
-    // Statements of one simple query run in order: the locks are taken sorted, as takeLocks() takes them.
-    await scope.client.query([begin, ...sorted.map(lockStatement)].join('; '));
-    for (const name of sorted) scope.locks.add(name);
+    const inline = sorted.every(plainText);
+    scope.pending.push(
+      scope.client.query([begin, ...(inline ? sorted.map(lockStatement) : [])].join('; ')).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+    if (inline) for (const name of sorted) scope.locks.add(name);
+    else this.takeLocks(scope, sorted);
   }
 
-  /** Advisory locks held to the end of the transaction; sorted, so two transactions never wait on each other in a circle. */
-  private async takeLocks(scope: TransactionScope, names: readonly LockName[]): Promise<void> {
-    for (const name of [...names].sort()) {
+  /**
+   * Advisory locks held to the end of the transaction; sorted, so two transactions never wait on each other in a
+   * circle. Sent without waiting (pipelined): every statement sent after them runs once they are held.
+   */
+  private takeLocks(scope: TransactionScope, names: readonly LockName[]): void {
+    for (const name of [...new Set(names)].sort()) {
       if (scope.locks.has(name)) continue;
-      await scope.client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+      scope.pending.push(
+        this.send(scope.client, 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [name]).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      );
       scope.locks.add(name);
     }
   }
@@ -255,12 +289,36 @@ export class PostgresMetadataDb implements MetadataDb {
     }
   }
 
+  /**
+   * Waits for the writes sent before (they were answered first: one connection answers in order) and throws the
+   * first one's error. `next`, a statement sent after them, is then failing too; its rejection is handled here.
+   */
+  private async settle(scope: TransactionScope, next?: Promise<unknown>): Promise<void> {
+    if (scope.pending.length === 0) return;
+    const outcomes = await Promise.all(scope.pending.splice(0));
+    const failed = outcomes.find((outcome) => outcome !== undefined);
+    if (failed === undefined) return;
+    next?.catch(() => undefined);
+    throw translate(failed);
+  }
+
+  /** Sends a statement on the connection (prepared once per connection, see statement()); the promise of its result. */
+  private send(client: pg.PoolClient, sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
+    const { text, name } = this.statement(sql);
+    return client.query({ text, name, values: params as SqlParam[] });
+  }
+
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const scope = this.scope.current();
     const { text, name } = this.statement(sql);
     const config = { text, name, values: params as SqlParam[] };
     try {
-      if (scope?.open) return await scope.client.query(config);
+      if (scope?.open) {
+        // Sent behind the writes not yet waited for, which are answered first.
+        const result = scope.client.query(config);
+        await this.settle(scope, result);
+        return await result;
+      }
       return await this.pool.query(config);
     } catch (error) {
       // A table changed under a prepared statement's result (a newer replica's migration): from now on that text
@@ -308,6 +366,22 @@ function plainText(text: string): boolean {
 /** Takes an advisory lock, the name written as a literal (plainText names only). */
 function lockStatement(name: string): string {
   return `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`;
+}
+
+/** The statement with its `?` parameters written as literals, or undefined when one cannot be (sqlLiteral). */
+function inlined(sql: string, params: readonly SqlParam[]): string | undefined {
+  const literals = params.map(sqlLiteral);
+  if (literals.includes(undefined)) return undefined;
+  let n = 0;
+  return sql.replace(/\?/g, () => literals[n++] as string);
+}
+
+/**
+ * A write that announces itself: the notice is sent whether or not a row changed, as run() then notify() would;
+ * NOTIFY waits for the commit.
+ */
+function notifying(sql: string): string {
+  return `WITH changed AS (${sql} RETURNING 1) SELECT (SELECT count(*) FROM changed) AS changes, pg_notify(?, ?)`;
 }
 
 /** A parameter as a literal for a simple query, or undefined when it cannot be one safely (it stays a parameter). */

@@ -114,10 +114,14 @@ export class SqliteMetadataDb implements MetadataDb {
     return this.transaction(locks, () => this.all<T>(sql, params));
   }
 
-  async runAndNotify(sql: string, params: readonly SqlParam[], channel: string, payload: string): Promise<RunResult> {
-    const result = await this.run(sql, params);
-    await this.notify(channel, payload);
-    return result;
+  async write(
+    sql: string,
+    params: readonly SqlParam[] = [],
+    notice?: { channel: string; payload: string },
+  ): Promise<void> {
+    // In process, a statement costs no round trip: nothing to gain by holding it.
+    await this.run(sql, params);
+    if (notice) await this.notify(notice.channel, notice.payload);
   }
 
   listen(channel: string, handler: (payload: string) => void): () => void {

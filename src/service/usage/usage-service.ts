@@ -76,10 +76,23 @@ export class UsageService {
 
   /** Adds to a metric's day; with tags (a query's), to each tag's sum of it too. */
   async record(organizationId: string, metric: Metric, quantity: number, tags: readonly string[] = []): Promise<void> {
-    if (quantity <= 0) return;
+    await this.recordEach(organizationId, { [metric]: quantity }, tags);
+  }
+
+  /** Adds to several metrics' day at once (one statement, and one per tag). */
+  async recordEach(
+    organizationId: string,
+    quantities: Partial<Record<Metric, number>>,
+    tags: readonly string[] = [],
+  ): Promise<void> {
+    const counted = Object.entries(quantities).filter(([, quantity]) => quantity !== undefined && quantity > 0) as [
+      Metric,
+      number,
+    ][];
+    if (counted.length === 0) return;
     const day = new Date(this.clock.now()).toISOString().slice(0, 10);
-    await this.store.add(organizationId, day, metric, quantity);
-    for (const tag of tags) await this.store.addForTag(organizationId, day, tag, metric, quantity);
+    await this.store.add(organizationId, day, counted);
+    for (const tag of tags) await this.store.add(organizationId, day, counted, tag);
   }
 
   /**

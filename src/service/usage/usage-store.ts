@@ -4,21 +4,29 @@ import type { MetadataDb } from '../store/metadata-db.js';
 export class UsageStore {
   constructor(private readonly db: MetadataDb) {}
 
-  /** Adds to the day's total in one statement, so concurrent meters (any replica) never lose a count. */
-  async add(organizationId: string, day: string, metric: string, quantity: number): Promise<void> {
+  /**
+   * Adds to the day's totals of these metrics in one statement, so concurrent meters (any replica) never lose a
+   * count; with `tag`, to that tag's totals instead.
+   */
+  async add(
+    organizationId: string,
+    day: string,
+    quantities: readonly (readonly [metric: string, quantity: number])[],
+    tag?: string,
+  ): Promise<void> {
+    if (quantities.length === 0) return;
+    const [table, key] = tag === undefined ? ['usage_daily', 'metric'] : ['usage_by_tag', 'tag, metric'];
+    const values = quantities.map(() => (tag === undefined ? '(?, ?, ?, ?)' : '(?, ?, ?, ?, ?)')).join(', ');
     await this.db.run(
-      `INSERT INTO usage_daily (organization_id, day, metric, quantity) VALUES (?, ?, ?, ?)
-       ON CONFLICT (organization_id, day, metric) DO UPDATE SET quantity = usage_daily.quantity + excluded.quantity`,
-      [organizationId, day, metric, Math.round(quantity)],
-    );
-  }
-
-  /** Adds to a tag's total of a metric for the day (a tagged query's), as add does. */
-  async addForTag(organizationId: string, day: string, tag: string, metric: string, quantity: number): Promise<void> {
-    await this.db.run(
-      `INSERT INTO usage_by_tag (organization_id, day, tag, metric, quantity) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (organization_id, day, tag, metric) DO UPDATE SET quantity = usage_by_tag.quantity + excluded.quantity`,
-      [organizationId, day, tag, metric, Math.round(quantity)],
+      `INSERT INTO ${table} (organization_id, day, ${key}, quantity) VALUES ${values}
+       ON CONFLICT (organization_id, day, ${key}) DO UPDATE SET quantity = ${table}.quantity + excluded.quantity`,
+      quantities.flatMap(([metric, quantity]) => [
+        organizationId,
+        day,
+        ...(tag === undefined ? [] : [tag]),
+        metric,
+        Math.round(quantity),
+      ]),
     );
   }
 
