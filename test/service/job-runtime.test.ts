@@ -166,6 +166,42 @@ describe.each(KINDS)('job runtime ($name)', (kind) => {
     expect((cancelledAt[0] as number) - asked).toBeLessThan(400);
   });
 
+  it('a holder is not sent to the store by the events it writes itself; an end by another process reaches it at once', async () => {
+    const { a, b, running } = await setup();
+    const id = await running();
+    let looks = 0;
+    const toStop = a.store.toStop.bind(a.store);
+    a.store.toStop = async (ids) => {
+      looks++;
+      return toStop(ids);
+    };
+    let started = false;
+    const endedAt: number[] = [];
+    const done = a.run(id, 'send', ORG, async (signal) => {
+      started = true;
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      endedAt.push(Date.now());
+    });
+    await waitFor(
+      () => started,
+      (yes) => yes,
+    );
+    // The look when it was first held (a cancel may have come while it was claimed).
+    await waitFor(
+      () => looks,
+      (n) => n >= 1,
+    );
+    const before = looks;
+    for (let i = 0; i < 5; i++) await a.store.appendEvent(id, 'send.progress', { rows: i });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(looks).toBe(before);
+    // Given up by another replica (as a lost lease is): the holder stops it through the notice, not a lease round.
+    const asked = Date.now();
+    expect(await b.store.finish(id, 'failed', { code: 'worker_lost', message: 'lost' })).toBe(true);
+    await done;
+    expect((endedAt[0] as number) - asked).toBeLessThan(400);
+  });
+
   it('a drain hands queued work back to the shared queue, where another replica claims it', async () => {
     const { a, b, queued } = await setup();
     const id = await queued('query', a.lease());

@@ -310,6 +310,23 @@ describe('metadata store (postgres): round trips', () => {
     expect(await db.get("SELECT value FROM home_settings WHERE key = 'rt0'")).toEqual({ value: 'last' });
     await db.close();
   });
+
+  it('a transaction whose failed statement was caught fails at its commit and keeps nothing', async () => {
+    const database = await createMetadataDatabase();
+    dropped.push(database.drop);
+    const db = await openMetadataDb(database.url);
+    await db.run("INSERT INTO home_settings (key, value) VALUES ('taken', '1')");
+    // PostgreSQL aborts the transaction at the failed statement and answers its COMMIT with ROLLBACK: an error,
+    // never a commit that silently kept nothing.
+    await expect(
+      db.transaction(lock.job('c'), async () => {
+        await db.run("INSERT INTO home_settings (key, value) VALUES ('first', '1')");
+        await db.run("INSERT INTO home_settings (key, value) VALUES ('taken', '2')").catch(() => undefined);
+      }),
+    ).rejects.toThrow(/rolled back/);
+    expect(await db.get("SELECT key FROM home_settings WHERE key = 'first'")).toBeUndefined();
+    await db.close();
+  });
 });
 
 describe('redaction', () => {
