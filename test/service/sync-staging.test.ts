@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 import { LoadQueue } from '../../src/service/syncs/load-queue.js';
-import { SegmentedStaging } from '../../src/service/syncs/segments.js';
+import { SegmentedStaging, type RecordChunk } from '../../src/service/syncs/segments.js';
 import { StagingBudget, StagingLimitError } from '../../src/service/syncs/staging-budget.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -52,6 +52,59 @@ describe('staging a COPY stream in segments', () => {
     ]);
     expect(counted).toBe(5);
     expect(readdirSync(dir).sort()).toEqual(['t.0.csv', 't.1.csv', 't.2.csv']);
+  });
+});
+
+describe('staging records whose bounds the driver knows (framed)', () => {
+  it('keeps every byte, cuts segments between chunks once they hold enough records, and bounds the longest record', async () => {
+    const dir = tempDir('lake-staging-framed');
+    const chunkOf = (records: string[]): RecordChunk => ({
+      bytes: Buffer.from(records.join('')),
+      records: records.length,
+      longest: Math.max(...records.map((r) => Buffer.byteLength(r))),
+    });
+    // Quotes and quoted newlines inside records: framed, nothing is scanned for them.
+    const chunks = [['1,"a\nb"\n', '2,"q""x"\n'], ['3,c\n'], ['4,"long value"\n', '5,e\n', '6,f\n']].map(chunkOf);
+    const announced: { path: string; longest: number }[] = [];
+    let counted = 0;
+    const staging = new SegmentedStaging(
+      dir,
+      'f',
+      3,
+      (path, longest) => void announced.push({ path, longest }),
+      (n) => (counted = n),
+      undefined,
+      { framed: true },
+    );
+    await pipeline(Readable.from(chunks), staging);
+    // Cut once a segment held 3 records: after the second chunk, then at the end.
+    expect(announced.map((a) => readFileSync(a.path, 'utf8'))).toEqual([
+      '1,"a\nb"\n2,"q""x"\n3,c\n',
+      '4,"long value"\n5,e\n6,f\n',
+    ]);
+    expect(announced.map((a) => a.longest)).toEqual([9, 15]);
+    expect(counted).toBe(6);
+    const budget = new StagingBudget({
+      maxRecordBytes: 12,
+      maxTableStagingBytes: 1 << 20,
+      maxSyncStagingBytes: 1 << 20,
+    });
+    await expect(
+      pipeline(
+        Readable.from(chunks),
+        new SegmentedStaging(
+          dir,
+          'g',
+          3,
+          () => {},
+          () => {},
+          { budget, table: 'g', maxSegmentBytes: 1 << 20 },
+          {
+            framed: true,
+          },
+        ),
+      ),
+    ).rejects.toBeInstanceOf(StagingLimitError);
   });
 });
 

@@ -20,7 +20,7 @@ import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
-import { SegmentedStaging } from './segments.js';
+import { SegmentedStaging, type RecordChunk } from './segments.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
@@ -56,14 +56,27 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       );
       await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       await mysqlQuery(connection, 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-      const results: TableResult[] = [];
+      // The connection moves on to the next table once a table's rows are read; its last load and commit finish
+      // meanwhile. The next table's loads wait for them (its rows are staged meanwhile), so one table at a time
+      // loads: DuckDB's memory stays one write's.
+      const finishing: Promise<TableResult>[] = [];
       for (const task of [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks]) {
         if (input.signal.aborted) break;
-        results.push(await syncTable(connection, task, input, staging, stopped));
+        if (finishing.length >= 2) await finishing[finishing.length - 2];
+        let sourceDone!: () => void;
+        const sourceRead = new Promise<void>((resolve) => (sourceDone = resolve));
+        const previous = finishing.at(-1) ?? Promise.resolve();
+        const result = syncTable(connection, task, input, staging, stopped, { sourceDone, loadsAfter: previous });
+        finishing.push(result);
+        await Promise.race([sourceRead, result]);
         // A connection closed by a bound ends the sync with that reason, and the tables after it with it.
         const reason = stopped();
-        if (reason && !input.signal.aborted) throw new Error(reason);
+        if (reason && !input.signal.aborted) {
+          await Promise.allSettled(finishing);
+          throw new Error(reason);
+        }
       }
+      const results = await allOrFirstFailure(finishing);
       await mysqlQuery(connection, 'COMMIT');
       const copied = results.filter((r) => r.task.table.mode === 'cdc');
       return [
@@ -138,39 +151,70 @@ async function wideDigits(
 /** Bytes of records passed on at once: one chunk per row would cost more than the rows. */
 const RECORDS_CHUNK_BYTES = 256 << 10;
 
-/** Rows of one query as CSV records, streamed: the server made each record (csvRecordSql). */
+/**
+ * Rows of one query as CSV records (the server made each one, csvRecordSql), streamed as RecordChunks: each row is
+ * one record, so staging need not scan the bytes for where records end (it did, byte by byte, since every record
+ * holds quotes: a quarter of a full sync's main thread).
+ */
 function recordStream(connection: mysql.Connection, sql: string, values: unknown[]): NodeJS.ReadableStream {
   const rows = connection.query({ sql, values }).stream({ highWaterMark: 1024 });
   const newline = Buffer.from('\n');
   let held: Buffer[] = [];
   let heldBytes = 0;
+  let longest = 0;
+  const chunk = (): RecordChunk => {
+    const records = held.length / 2;
+    const framed = { bytes: Buffer.concat(held, heldBytes), records, longest };
+    held = [];
+    heldBytes = 0;
+    longest = 0;
+    return framed;
+  };
   const records = new Transform({
-    writableObjectMode: true,
-    transform(row: (Buffer | string)[], _encoding, done) {
-      const record = row[0] as Buffer | string;
+    objectMode: true,
+    transform(row: (Buffer | string | null)[], _encoding, done) {
+      const record = row[0];
+      if (record === null || record === undefined)
+        return done(new Error('the source sent a row whose record is NULL (a NOT NULL column gave NULL)'));
       const bytes = typeof record === 'string' ? Buffer.from(record) : record;
       held.push(bytes, newline);
       heldBytes += bytes.length + 1;
+      if (bytes.length + 1 > longest) longest = bytes.length + 1;
       if (heldBytes < RECORDS_CHUNK_BYTES) return done();
-      const chunk = Buffer.concat(held, heldBytes);
-      held = [];
-      heldBytes = 0;
-      done(null, chunk);
+      done(null, chunk());
     },
     flush(done) {
-      done(null, heldBytes > 0 ? Buffer.concat(held, heldBytes) : undefined);
+      done(null, heldBytes > 0 ? chunk() : undefined);
     },
   });
   rows.on('error', (error) => records.destroy(error));
   return rows.pipe(records);
 }
 
+/** Every promise's value once all have settled, or the first failure then: none is left running behind a throw. */
+async function allOrFirstFailure<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * Syncs one table: reads it over `connection`, then loads and commits it. `turn.sourceDone` is called as soon as
+ * the table no longer needs the connection (read, or failed), so the next table's read can begin while this one's
+ * last load and commit finish.
+ */
 async function syncTable(
   connection: mysql.Connection,
   task: TableTask,
   input: MysqlSyncInput,
   staging: StagingBudget,
   stopped: () => string | undefined,
+  turn: {
+    sourceDone: () => void;
+    /** The table before it: this one's loads begin once that one has committed (or failed). */
+    loadsAfter: Promise<unknown>;
+  },
 ): Promise<TableResult> {
   const { table } = task;
   const state = input.states.get(task.key);
@@ -246,7 +290,11 @@ async function syncTable(
      */
     const stageAndLoad = async (load: (file: string, longest: number, index: number) => Promise<number>) => {
       let rows = 0;
-      let loads = Promise.resolve();
+      let closedUnderRead: string | undefined;
+      let loads: Promise<void> = turn.loadsAfter.then(
+        () => undefined,
+        () => undefined,
+      );
       let loadError: unknown;
       const onSegment = (file: string, longest: number, bytes: number): void => {
         segments.push({ file, longest, bytes });
@@ -264,7 +312,14 @@ async function syncTable(
       };
       try {
         await pipeline(
-          recordStream(connection, `SELECT ${csvRecordSql(plans)} FROM ${from}${where.sql}`, where.values),
+          recordStream(
+            connection,
+            `SELECT ${csvRecordSql(
+              plans,
+              columns.map((c) => c.notNull),
+            )} FROM ${from}${where.sql}`,
+            where.values,
+          ),
           new SegmentedStaging(
             input.stagingDir,
             base,
@@ -279,25 +334,36 @@ async function syncTable(
               table: task.key,
               maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
             },
+            { framed: true },
           ),
         );
+        // The source's keys, read in the same snapshot while the last parts load.
+        const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
+        if (detecting && loadError === undefined)
+          keys = await stageKeys({
+            keyPlans,
+            records: recordStream(
+              connection,
+              `SELECT ${csvRecordSql(
+                keyPlans,
+                lakeKey.map((k) => columns[lakeNames.indexOf(k)]?.notNull === true),
+              )} FROM ${from}`,
+              [],
+            ),
+            framed: true,
+            stagingDir: input.stagingDir,
+            base,
+            bounds: { budget: staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
+          });
       } finally {
+        // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: looked at
+        // before the next table may use the connection, and never committed.
+        closedUnderRead = stopped();
+        turn.sourceDone();
         await loads;
       }
       if (loadError !== undefined) throw loadError;
-      if (detecting) {
-        const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
-        keys = await stageKeys({
-          keyPlans,
-          records: recordStream(connection, `SELECT ${csvRecordSql(keyPlans)} FROM ${from}`, []),
-          stagingDir: input.stagingDir,
-          base,
-          bounds: { budget: staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
-        });
-      }
-      // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: never committed.
-      const reason = stopped();
-      if (reason) throw new Error(reason);
+      if (closedUnderRead) throw new Error(closedUnderRead);
       input.reporter.phase(task, 'loading');
       if (segments.length === 0) {
         const empty = join(input.stagingDir, `${base}.empty.csv`);

@@ -49,6 +49,8 @@ export async function readSourceKeys(
 export async function stageKeys(input: {
   keyPlans: readonly ColumnPlan[];
   records: NodeJS.ReadableStream;
+  /** The records come as RecordChunks (segments.ts), not bytes. */
+  framed?: boolean;
   stagingDir: string;
   base: string;
   bounds: SourceKeysInput['bounds'];
@@ -61,6 +63,7 @@ export async function stageKeys(input: {
     (file, longest, bytes) => void (staged = { file, longest, bytes }),
     () => undefined,
     input.bounds,
+    { framed: input.framed === true },
   );
   await pipeline(input.records, staging);
   const stagedFile = staged.file === '' ? undefined : staged.file;

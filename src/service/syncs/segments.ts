@@ -10,6 +10,18 @@ import type { StagingBudget } from './staging-budget.js';
 const WRITE_BYTES = 1 << 20;
 
 /**
+ * Whole records whose bounds their producer knows (a driver hands over one row at a time): staged as they are,
+ * without scanning every byte for the newlines and quotes that end them.
+ */
+export interface RecordChunk {
+  bytes: Buffer;
+  /** How many records the bytes hold, each ending with its newline. */
+  records: number;
+  /** The bytes of the longest of them, newline included. */
+  longest: number;
+}
+
+/**
  * Stages a CSV stream as numbered segment files of about `recordsPerSegment` records each, cut only between
  * records (a newline outside quotes), and announces each finished segment, so a loader can convert it while the
  * next one is still arriving. Writes are awaited before more is taken, so memory stays bounded.
@@ -46,12 +58,17 @@ export class SegmentedStaging extends Writable {
      * a segment is also cut once it holds `maxSegmentBytes` (rows of a few MB would otherwise make one huge file).
      */
     private readonly bounds?: { budget: StagingBudget; table: string; maxSegmentBytes: number },
+    /**
+     * With `framed`, the stream is of RecordChunks (whole records), and a segment is cut between chunks once it
+     * holds enough records; otherwise it is of bytes, scanned for where records end.
+     */
+    options: { framed?: boolean } = {},
   ) {
-    super();
+    super({ objectMode: options.framed === true });
   }
 
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    void this.take(chunk).then(() => done(), done);
+  override _write(chunk: Buffer | RecordChunk, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    void (Buffer.isBuffer(chunk) ? this.take(chunk) : this.takeRecords(chunk)).then(() => done(), done);
   }
 
   override _final(done: (error?: Error | null) => void): void {
@@ -99,6 +116,26 @@ export class SegmentedStaging extends Writable {
     // A record still open (no newline yet) is checked as it grows: a source that never ends one fills nothing.
     this.bounds?.budget.checkRecord(this.offset - this.recordStart);
     if (this.pendingBytes >= WRITE_BYTES) await this.flush();
+    this.onRecords(this.total);
+  }
+
+  private async takeRecords(chunk: RecordChunk): Promise<void> {
+    if (this.offset !== this.recordStart)
+      throw new Error('Framed records were staged after bytes that did not end a record.');
+    this.bounds?.budget.checkRecord(chunk.longest);
+    if (chunk.longest > this.longest) this.longest = chunk.longest;
+    this.put(chunk.bytes);
+    this.inSegment += chunk.records;
+    this.total += chunk.records;
+    this.offset += chunk.bytes.length;
+    this.recordStart = this.offset;
+    if (
+      this.inSegment >= this.recordsPerSegment ||
+      this.offset - this.segmentStart >= (this.bounds?.maxSegmentBytes ?? Number.POSITIVE_INFINITY)
+    ) {
+      this.segmentStart = this.offset;
+      await this.finishSegment();
+    } else if (this.pendingBytes >= WRITE_BYTES) await this.flush();
     this.onRecords(this.total);
   }
 
