@@ -55,6 +55,37 @@ async function listeningStore(target: string, channel: string): Promise<{ db: Me
   return { db, heard };
 }
 
+/**
+ * A read-then-write counter bumped `times` times, alternately through two stores (as two replicas, or two processes
+ * on one SQLite file, would): each bump reads the row, pauses and writes it plus one, inside `around`. A bump that
+ * interleaved with another would lose a count. Returns the row's final value and closes both stores.
+ */
+async function raceCounter(
+  target: string,
+  key: string,
+  times: number,
+  around: (db: MetadataDb, i: number, bump: () => Promise<void>) => Promise<void>,
+): Promise<string> {
+  const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
+  await one.run("INSERT INTO home_settings (key, value) VALUES (?, '0')", [key]);
+  const read = (db: MetadataDb) => db.get<{ value: string }>('SELECT value FROM home_settings WHERE key = ?', [key]);
+  const bump = (db: MetadataDb) => async () => {
+    const { value } = (await read(db))!;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await db.write('UPDATE home_settings SET value = ? WHERE key = ?', [String(Number(value) + 1), key]);
+  };
+  await Promise.all(
+    Array.from({ length: times }, (_, i) => {
+      const db = i % 2 ? one : two;
+      return around(db, i, bump(db));
+    }),
+  );
+  const { value } = (await read(one))!;
+  await one.close();
+  await two.close();
+  return value;
+}
+
 describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('applies new migrations in order, once, and records them', async () => {
     const { db } = await kind.fresh();
@@ -195,21 +226,13 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('a lock taken by a nested transaction still serializes its read-then-write', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
-    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
-    await one.run("INSERT INTO home_settings (key, value) VALUES ('nested', '0')");
-    const bump = (db: MetadataDb, i: number) =>
+    const value = await raceCounter(target, 'nested', 16, (db, i, bump) =>
       db.transaction(lock.job(`outer-${i}`), async () => {
         await db.write("INSERT INTO home_settings (key, value) VALUES (?, 'x')", [`outer-${i}`]);
-        await db.transaction(lock.job('nested'), async () => {
-          const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'nested'"))!;
-          await new Promise((resolve) => setTimeout(resolve, 2));
-          await db.write("UPDATE home_settings SET value = ? WHERE key = 'nested'", [String(Number(value) + 1)]);
-        });
-      });
-    await Promise.all(Array.from({ length: 16 }, (_, i) => bump(i % 2 ? one! : two!, i)));
-    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'nested'")).toEqual({ value: '16' });
-    await one!.close();
-    await two!.close();
+        await db.transaction(lock.job('nested'), bump);
+      }),
+    );
+    expect(value).toBe('16');
   });
 
   it('a locked statement reads and writes exactly its parameters, whatever text they hold', async () => {
@@ -234,37 +257,19 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
   it('lock names holding quotes, backslashes or SQL still serialize (and inject nothing)', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
-    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
-    await one.run("INSERT INTO home_settings (key, value) VALUES ('odd', '0')");
     const names = [lock.job("it's'); DROP TABLE home_settings; --"), lock.job('back\\slash'), lock.job('plain')];
-    const bump = (db: MetadataDb, i: number) =>
-      db.transaction([names[i % 3]!, names[(i + 1) % 3]!], async () => {
-        const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'odd'"))!;
-        await new Promise((resolve) => setTimeout(resolve, 2));
-        await db.run("UPDATE home_settings SET value = ? WHERE key = 'odd'", [String(Number(value) + 1)]);
-      });
-    await Promise.all(Array.from({ length: 18 }, (_, i) => bump(i % 2 ? one! : two!, i)));
-    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'odd'")).toEqual({ value: '18' });
-    await one!.close();
-    await two!.close();
+    const value = await raceCounter(target, 'odd', 18, (db, i, bump) =>
+      db.transaction([names[i % 3]!, names[(i + 1) % 3]!], bump),
+    );
+    expect(value).toBe('18');
   });
 
   it('transactions naming one lock never interleave (a read-then-write counter loses nothing)', async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();
-    // Two connections, as two replicas (or two processes on one SQLite file) would have.
-    const [one, two] = await Promise.all([openMetadataDb(target), openMetadataDb(target)]);
-    await one.run("INSERT INTO home_settings (key, value) VALUES ('counter', '0')");
-    const bump = (db: MetadataDb) =>
-      db.transaction(lock.job('counter'), async () => {
-        const { value } = (await db.get<{ value: string }>("SELECT value FROM home_settings WHERE key = 'counter'"))!;
-        await new Promise((resolve) => setTimeout(resolve, 2));
-        await db.run("UPDATE home_settings SET value = ? WHERE key = 'counter'", [String(Number(value) + 1)]);
-      });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => bump(i % 2 ? one! : two!)));
-    expect(await one!.get("SELECT value FROM home_settings WHERE key = 'counter'")).toEqual({ value: '20' });
-    await one!.close();
-    await two!.close();
+    expect(await raceCounter(target, 'counter', 20, (db, _i, bump) => db.transaction(lock.job('counter'), bump))).toBe(
+      '20',
+    );
   });
 });
 
