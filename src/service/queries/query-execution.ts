@@ -437,10 +437,13 @@ export class QueryExecution {
           return await this.finishFailed(live, kept, tags);
         }
         this.metrics.queryEnded('succeeded');
-        await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) });
+        // Metered once it has run (its result and the query itself), in the outcome's transaction.
+        await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) }, () =>
+          this.usage
+            ? this.usage.recordEach(live.organizationId, { result_bytes: outcome.resultBytes, queries_run: 1 }, tags)
+            : Promise.resolve(),
+        );
         this.results.keepFirstPage(live.id, outcome.firstRows);
-        // Metered once it has run: its result and the query itself, in one statement.
-        await this.usage?.recordEach(live.organizationId, { result_bytes: outcome.resultBytes, queries_run: 1 }, tags);
       } else {
         this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message) };

@@ -17,7 +17,8 @@ export class UsageStore {
     if (quantities.length === 0) return;
     const [table, key] = tag === undefined ? ['usage_daily', 'metric'] : ['usage_by_tag', 'tag, metric'];
     const values = quantities.map(() => (tag === undefined ? '(?, ?, ?, ?)' : '(?, ?, ?, ?, ?)')).join(', ');
-    await this.db.run(
+    // A write: inside a transaction (a query's outcome) it goes with the transaction's other statements.
+    await this.db.write(
       `INSERT INTO ${table} (organization_id, day, ${key}, quantity) VALUES ${values}
        ON CONFLICT (organization_id, day, ${key}) DO UPDATE SET quantity = ${table}.quantity + excluded.quantity`,
       quantities.flatMap(([metric, quantity]) => [
