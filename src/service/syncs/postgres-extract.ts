@@ -168,9 +168,15 @@ async function extractTables(input: PostgresSyncInput, cdcSnapshot: CdcSnapshot 
         }
       }),
     );
-    // Loads still running use DuckDB connections of their own: every one ends before the sync does.
+    // Every table is read: the source's snapshot and connections are let go now, while the last loads and commits
+    // (DuckDB's, on connections of their own) finish; every one ends before the sync does.
+    const sourceEnded = (async () => {
+      if (!connections.ended) await Promise.all(clients.map((client) => client.query('COMMIT')));
+      await connections.close();
+    })();
+    sourceEnded.catch(() => undefined);
     await Promise.allSettled(finishing);
-    if (!connections.ended) await Promise.all(clients.map((client) => client.query('COMMIT')));
+    await sourceEnded;
   } finally {
     await connections.close();
   }
