@@ -274,33 +274,38 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
 });
 
 describe('metadata store (postgres): round trips', () => {
-  it("sends a transaction's writes without waiting for each, and waits for them with its next statement", async () => {
-    const database = await createMetadataDatabase();
-    dropped.push(database.drop);
-    const db = await openMetadataDb(database.url);
-    const pool = (db as PostgresMetadataDb).pool;
-    let inFlight = 0;
-    let mostInFlight = 0;
+  /** Counts the statements a store's connections have sent and not yet had answered, at their most. */
+  function inFlight(db: MetadataDb): { most(): number; pipelined(): boolean } {
+    let now = 0;
+    let most = 0;
     let pipelined = true;
     const counted = new WeakSet<object>();
-    pool.on('acquire', (client) => {
+    (db as PostgresMetadataDb).pool.on('acquire', (client) => {
       // Sent at once, not queued in the driver until the answer before: the connection pipelines.
       pipelined &&= (client as { pipeline?: boolean }).pipeline === true;
       if (counted.has(client)) return;
       counted.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown> | undefined;
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const answered = query(...args);
         // A query with a callback (the pool's own) returns nothing to count.
         if (answered === undefined) return answered;
-        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        most = Math.max(most, ++now);
         answered.then(
-          () => inFlight--,
-          () => inFlight--,
+          () => now--,
+          () => now--,
         );
         return answered;
       };
     });
+    return { most: () => most, pipelined: () => pipelined };
+  }
+
+  it("sends a transaction's writes without waiting for each, and waits for them with its next statement", async () => {
+    const database = await createMetadataDatabase();
+    dropped.push(database.drop);
+    const db = await openMetadataDb(database.url);
+    const sent = inFlight(db);
     const value = await db.transaction(lock.job('rt'), async () => {
       for (let i = 0; i < 5; i++)
         await db.write('INSERT INTO home_settings (key, value) VALUES (?, ?)', [`rt${i}`, String(i)]);
@@ -310,9 +315,24 @@ describe('metadata store (postgres): round trips', () => {
     });
     expect(value).toBe(5);
     // BEGIN with its lock, the five inserts and the count were on the wire together.
-    expect(mostInFlight).toBe(7);
-    expect(pipelined).toBe(true);
+    expect(sent.most()).toBe(7);
+    expect(sent.pipelined()).toBe(true);
     expect(await db.get("SELECT value FROM home_settings WHERE key = 'rt0'")).toEqual({ value: 'last' });
+    await db.close();
+  });
+
+  it('sends a locked statement with its BEGIN, locks and COMMIT at once', async () => {
+    const database = await createMetadataDatabase();
+    dropped.push(database.drop);
+    const db = await openMetadataDb(database.url);
+    const sent = inFlight(db);
+    const rows = await db.allLocked<{ key: string }>(
+      [lock.job('a'), lock.job('b')],
+      "INSERT INTO home_settings (key, value) VALUES (?, 'x') RETURNING key",
+      ['locked'],
+    );
+    expect(rows).toEqual([{ key: 'locked' }]);
+    expect(sent.most()).toBe(3);
     await db.close();
   });
 

@@ -45,8 +45,8 @@ export interface MetadataDb {
   write(sql: string, params?: readonly SqlParam[], notice?: { channel: string; payload: string }): Promise<void>;
   /**
    * One statement as a transaction of its own under these locks, in one round trip where the store allows it
-   * (PostgreSQL: the locks and the statement go as one simple query, which runs as one transaction, with the
-   * parameters written as literals). For a statement every request pays.
+   * (PostgreSQL: BEGIN with the locks, the statement and COMMIT are sent together, pipelined, the statement
+   * prepared once per connection). For a statement every request pays.
    */
   allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]>;
   /** Calls handler for each notice on channel; returns the way to stop. */

@@ -89,13 +89,18 @@ export class PostgresMetadataDb implements MetadataDb {
       this.takeLocks(outer, names);
       return fn();
     }
-    for (let attempt = 1; ; attempt++) {
+    return this.retried(() => this.once(names, fn));
+  }
+
+  /** Runs a transaction again when PostgreSQL rolled it back for a deadlock or a serialisation failure. */
+  private async retried<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
       try {
-        return await this.once(names, fn);
+        return await attempt();
       } catch (error) {
         const code = (error as { code?: string }).code;
         if (!(code && RETRYABLE.has(code)) && !isCachedPlanChange(error)) throw error;
-        if (attempt >= 5) throw error;
+        if (tries >= 5) throw error;
       }
     }
   }
@@ -105,23 +110,9 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   async allLocked<T>(locks: readonly LockName[], sql: string, params: readonly SqlParam[]): Promise<T[]> {
-    const statement = inlined(sql, params);
-    const names = [...new Set(locks)].sort();
-    if (this.scope.current()?.open || statement === undefined || !names.every(plainText))
-      return this.transaction(locks, () => this.all<T>(sql, params));
-    const script = [...names.map(lockStatement), statement].join(';\n');
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // A simple query of several statements runs as one transaction: the advisory locks are held until the
-        // statement after them ends, and that statement's snapshot is taken once they are held.
-        const results = (await this.pool.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
-        const last = Array.isArray(results) ? results[results.length - 1] : results;
-        return (last?.rows ?? []) as T[];
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (!(code && RETRYABLE.has(code)) || attempt >= 5) throw translate(error);
-      }
-    }
+    if (this.scope.current()?.open) return this.transaction(locks, () => this.all<T>(sql, params));
+    // BEGIN with the locks, the statement (prepared once per connection) and COMMIT, pipelined: one wait in all.
+    return this.retried(() => this.once(locks, () => this.all<T>(sql, params), 'BEGIN', true));
   }
 
   async write(
@@ -218,7 +209,16 @@ export class PostgresMetadataDb implements MetadataDb {
     return this.listening;
   }
 
-  private async once<T>(names: readonly LockName[], fn: () => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  /**
+   * One transaction on a connection of its own. With `commitBehind`, fn sends every statement before it first
+   * waits (a single all() or get()), and the COMMIT is sent right behind them instead of after their answers.
+   */
+  private async once<T>(
+    names: readonly LockName[],
+    fn: () => Promise<T>,
+    begin = 'BEGIN',
+    commitBehind = false,
+  ): Promise<T> {
     const client = await this.connect();
     const scope: TransactionScope = { client, open: true, locks: new Set(), pending: [] };
     let broken = false;
@@ -228,10 +228,14 @@ export class PostgresMetadataDb implements MetadataDb {
     client.on('error', lost);
     try {
       this.begin(scope, begin, names);
-      const result = await this.scope.run(scope, fn);
+      const running = this.scope.run(scope, fn);
+      const early = commitBehind ? client.query('COMMIT') : undefined;
+      // Its answer is looked at below; a statement that failed first is the error the caller gets.
+      early?.catch(() => undefined);
+      const result = await running;
       // The COMMIT follows the writes not yet waited for; if one of them failed, PostgreSQL has turned the COMMIT
       // into a ROLLBACK, and the write's error is what the caller gets.
-      const committed = client.query('COMMIT');
+      const committed = early ?? client.query('COMMIT');
       await this.settle(scope, committed);
       if ((await committed).command !== 'COMMIT') throw new Error('The transaction was rolled back.');
       return result;
@@ -368,27 +372,12 @@ function lockStatement(name: string): string {
   return `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`;
 }
 
-/** The statement with its `?` parameters written as literals, or undefined when one cannot be (sqlLiteral). */
-function inlined(sql: string, params: readonly SqlParam[]): string | undefined {
-  const literals = params.map(sqlLiteral);
-  if (literals.includes(undefined)) return undefined;
-  let n = 0;
-  return sql.replace(/\?/g, () => literals[n++] as string);
-}
-
 /**
  * A write that announces itself: the notice is sent whether or not a row changed, as run() then notify() would;
  * NOTIFY waits for the commit.
  */
 function notifying(sql: string): string {
   return `WITH changed AS (${sql} RETURNING 1) SELECT (SELECT count(*) FROM changed) AS changes, pg_notify(?, ?)`;
-}
-
-/** A parameter as a literal for a simple query, or undefined when it cannot be one safely (it stays a parameter). */
-function sqlLiteral(value: SqlParam): string | undefined {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number') return Number.isFinite(value) ? `(${String(value)})` : undefined;
-  return plainText(value) ? `'${value.replace(/'/g, "''")}'` : undefined;
 }
 
 function translate(error: unknown): unknown {
