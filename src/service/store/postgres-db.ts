@@ -251,21 +251,17 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   /**
-   * Sends BEGIN and the transaction's locks without waiting for them: its first statement goes behind them and is
-   * answered after them. The locks go in BEGIN's simple query, as literals; a name that is not plain text for one
-   * (a backslash, a NUL) is taken as a parameter, in the same sorted order.
+   * Sends BEGIN and the transaction's locks (prepared statements, the names as parameters) without waiting for
+   * them: its first statement goes behind them and is answered after them.
    */
   private begin(scope: TransactionScope, begin: string, names: readonly LockName[]): void {
-    const sorted = [...new Set(names)].sort();
-    const inline = sorted.every(plainText);
     scope.pending.push(
-      scope.client.query([begin, ...(inline ? sorted.map(lockStatement) : [])].join('; ')).then(
+      scope.client.query(begin).then(
         () => undefined,
         (error: unknown) => error,
       ),
     );
-    if (inline) for (const name of sorted) scope.locks.add(name);
-    else this.takeLocks(scope, sorted);
+    this.takeLocks(scope, names);
   }
 
   /**
@@ -361,16 +357,6 @@ const NUMBERS_AS_NUMBERS = {
     return types.getTypeParser(oid, format ?? 'text');
   }) as typeof pg.types.getTypeParser,
 };
-
-/** Text that is safe as a literal between single quotes (standard strings): no backslash, no NUL. */
-function plainText(text: string): boolean {
-  return !/[\\\0]/.test(text);
-}
-
-/** Takes an advisory lock, the name written as a literal (plainText names only). */
-function lockStatement(name: string): string {
-  return `SELECT pg_advisory_xact_lock(hashtextextended('${name.replace(/'/g, "''")}', 0))`;
-}
 
 /**
  * A write that announces itself: the notice is sent whether or not a row changed, as run() then notify() would;
