@@ -232,6 +232,31 @@ describe.each(TRANSPORTS)('table permissions over $name', (transport) => {
       ]);
     });
 
+    it('switching them off and on again applies to the very next request (read with its credential)', async () => {
+      await api.services.permissions.setEnabled(org, false);
+      expect((await json('/catalog', member)).data.map((s: Json) => s.name)).toEqual(['demo', 'hr', 'reports']);
+      await api.services.permissions.setEnabled(org, true);
+      await expectError(await submit(api, 'select * from hr.salaries', { token: member }), 403, 'grant_table_denied');
+      expect((await json('/catalog', member)).data.map((s: Json) => s.name)).toEqual(['demo', 'reports']);
+    });
+
+    it('a request decides by the switch read with its credential only for a moment; later it reads it again', async () => {
+      const principal = {
+        kind: 'user' as const,
+        organizationId: org,
+        userId: memberUserId,
+        credentialId: 'x',
+        credentialKind: 'pat' as const,
+        scopes,
+      };
+      // Read as off a moment ago (the credential's read): that is what this request decides by.
+      const fresh = { ...principal, tablePermissions: { enabled: false, readAtMs: Date.now() } };
+      expect((await api.services.permissions.accessFor(fresh)).restricted).toBe(false);
+      // Read long ago (a stream's principal): the store says on.
+      const stale = { ...principal, tablePermissions: { enabled: false, readAtMs: Date.now() - 5000 } };
+      expect((await api.services.permissions.accessFor(stale)).restricted).toBe(true);
+    });
+
     it('the engine session of a restricted principal holds only the tables it may read', async () => {
       const access = await api.services.permissions.accessFor({
         kind: 'user',

@@ -42,12 +42,15 @@ interface CredentialRow {
 /** A credential with whether its organization and its person are still active (one read, on every request). */
 interface AuthenticatingRow extends CredentialRow {
   organization_deactivated: number | null;
+  organization_table_permissions: number;
   user_deactivated: number | null;
 }
 
 // The credential with its organization's and person's deactivation, so a deactivated one stops at once on every
-// replica without a second round trip.
-const AUTHENTICATING_SELECT = `SELECT c.*, o.deactivated AS organization_deactivated, u.deactivated AS user_deactivated
+// replica without a second round trip, and the organization's table-permissions switch, which the request's
+// access is decided by.
+const AUTHENTICATING_SELECT = `SELECT c.*, o.deactivated AS organization_deactivated, o.table_permissions AS organization_table_permissions,
+  u.deactivated AS user_deactivated
   FROM credentials c JOIN organizations o ON o.id = c.organization_id LEFT JOIN users u ON u.id = c.user_id`;
 
 const PREFIX_OF: Record<CredentialKind, { secret: SecretPrefix; id: string }> = {
@@ -189,7 +192,7 @@ export class CredentialStore {
         'invalid_credentials',
         'The stream URL was made for a credential that no longer exists.',
       );
-    return principalOf(toRecord(await this.live(row)));
+    return authenticated(row, toRecord(await this.live(row)));
   }
 
   /**
@@ -245,8 +248,16 @@ export class CredentialStore {
     if (!row || !accepted.includes(PREFIX_OF[row.kind].secret)) {
       throw new LakeServiceError('invalid_credentials', 'The credential is not valid: no such token exists.');
     }
-    return principalOf(toRecord(await this.live(row)));
+    return authenticated(row, toRecord(await this.live(row)));
   }
+}
+
+/** The principal of a credential just read, with its organization's table-permissions switch as read with it. */
+function authenticated(row: AuthenticatingRow, record: CredentialRecord): Principal {
+  return {
+    ...principalOf(record),
+    tablePermissions: { enabled: Number(row.organization_table_permissions) === 1, readAtMs: Date.now() },
+  };
 }
 
 /** The principal a credential stands for. */

@@ -48,6 +48,12 @@ const toGrant = (row: GrantRow): Grant => ({
   created: row.created,
 });
 
+/**
+ * How long the switch read with a request's credential stands for that request's decisions: a moment, so a request
+ * that waits (a long poll) or a stream reads it again.
+ */
+const SWITCH_READ_FRESH_MS = 1000;
+
 /** Names compare as DuckDB compares identifiers: without regard to case. */
 const fold = (name: string): string => name.toLowerCase();
 
@@ -136,9 +142,19 @@ export class PermissionStore {
     ).map(toGrant);
   }
 
+  /**
+   * The switch as the principal's request read it with the credential, if that was a moment ago (a stream's
+   * principal lives longer: it reads the switch again), else from the store.
+   */
+  private async enabledFor(principal: Principal): Promise<boolean> {
+    const read = principal.tablePermissions;
+    if (read && Date.now() - read.readAtMs < SWITCH_READ_FRESH_MS) return read.enabled;
+    return this.enabled(principal.organizationId);
+  }
+
   async accessFor(principal: Principal): Promise<TableAccess> {
     // A team API key reads every table on every canvas of its team, as the spec grants it.
-    if (principal.kind === 'team_key' || !(await this.enabled(principal.organizationId))) return UNRESTRICTED;
+    if (principal.kind === 'team_key' || !(await this.enabledFor(principal))) return UNRESTRICTED;
     const user = principal.userId ? await this.directory.user(principal.userId) : undefined;
     if (user?.role === 'owner') return UNRESTRICTED;
     const grants = (
@@ -158,7 +174,7 @@ export class PermissionStore {
 
   /** Service keys query and read the catalog only where table permissions are on, so their reach is explicit. */
   async assertServiceKeyAllowed(principal: Principal): Promise<void> {
-    if (principal.kind === 'service_key' && !(await this.enabled(principal.organizationId))) {
+    if (principal.kind === 'service_key' && !(await this.enabledFor(principal))) {
       throw new LakeServiceError(
         'service_key_permissions_off',
         'Service keys can query and read the catalog only in organizations that have turned table permissions on. Ask an owner to turn them on and grant this key its tables.',

@@ -14,6 +14,11 @@ export interface Principal {
   scopes: readonly Scope[];
   /** The API request it came in (what the audit log records); absent for work of lake's own. */
   origin?: { requestId: string; clientAddress: string };
+  /**
+   * Its organization's table-permissions switch as read with the credential, and when (epoch ms): what a request
+   * decides by instead of reading it again a moment later (PermissionStore).
+   */
+  tablePermissions?: { enabled: boolean; readAtMs: number };
 }
 
 export function hasScope(principal: Principal, scope: Scope): boolean {
