@@ -192,8 +192,15 @@ describe.each(KINDS)('job runtime ($name)', (kind) => {
       (n) => n >= 1,
     );
     const before = looks;
+    // The holder hears its own events as every process does; counted by a listener that hears them after it.
+    let heard = 0;
+    const unlisten = a.store.onEvent(id, () => heard++);
     for (let i = 0; i < 5; i++) await a.store.appendEvent(id, 'send.progress', { rows: i });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(
+      () => heard,
+      (n) => n >= 5,
+    );
+    unlisten();
     expect(looks).toBe(before);
     // Given up by another replica (as a lost lease is): the holder stops it through the notice, not a lease round.
     const asked = Date.now();

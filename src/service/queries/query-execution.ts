@@ -438,10 +438,12 @@ export class QueryExecution {
         }
         this.metrics.queryEnded('succeeded');
         // Metered once it has run (its result and the query itself), in the outcome's transaction.
-        await this.store.markSucceeded(live.id, { ...outcome, resultFile: this.results.relativePath(file) }, () =>
-          this.usage
-            ? this.usage.recordEach(live.organizationId, { result_bytes: outcome.resultBytes, queries_run: 1 }, tags)
-            : Promise.resolve(),
+        const usage = this.usage;
+        await this.store.markSucceeded(
+          live.id,
+          { ...outcome, resultFile: this.results.relativePath(file) },
+          usage &&
+            (() => usage.recordEach(live.organizationId, { result_bytes: outcome.resultBytes, queries_run: 1 }, tags)),
         );
         this.results.keepFirstPage(live.id, outcome.firstRows);
       } else {

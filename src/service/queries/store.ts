@@ -255,10 +255,10 @@ export class QueryStore {
       truncated?: boolean;
     },
     /** Writes that go in the outcome's transaction, whether the outcome stands or not (its metering). */
-    alongside: () => Promise<void> = async () => undefined,
+    alongside?: () => Promise<void>,
   ): Promise<void> {
     await this.db.transaction(lock.job(id), async () => {
-      await alongside();
+      await alongside?.();
       await this.db.write(
         'UPDATE queries SET duration_ms = ?, row_count = ?, result_file = ?, result_bytes = ?, columns = ?, truncated = ? WHERE id = ?',
         [

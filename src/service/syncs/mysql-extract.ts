@@ -62,6 +62,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       const finishing: Promise<TableResult>[] = [];
       for (const task of [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks]) {
         if (input.signal.aborted) break;
+        // At most the table before is still finishing: no more than two write instances are open at once.
         if (finishing.length >= 2) await finishing[finishing.length - 2];
         let sourceDone!: () => void;
         const sourceRead = new Promise<void>((resolve) => (sourceDone = resolve));
@@ -338,8 +339,8 @@ async function syncTable(
           ),
         );
         // The source's keys, read in the same snapshot while the last parts load.
-        const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
-        if (detecting && loadError === undefined)
+        if (detecting && loadError === undefined) {
+          const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
           keys = await stageKeys({
             keyPlans,
             records: recordStream(
@@ -355,6 +356,7 @@ async function syncTable(
             base,
             bounds: { budget: staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
           });
+        }
       } finally {
         // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: looked at
         // before the next table may use the connection, and never committed.
