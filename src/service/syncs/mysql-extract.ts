@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type * as mysql from 'mysql2';
 import { mysqlQuery, withMysql } from '../connectors/mysql.js';
@@ -20,7 +19,8 @@ import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
-import { SegmentedStaging, type RecordChunk } from './segments.js';
+import { SegmentedStaging } from './segments.js';
+import { recordStream } from './mysql-records.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
@@ -147,49 +147,6 @@ async function wideDigits(
     where.values,
   );
   return new Map(wide.map((c, i) => [c.name, Number(row?.[i] ?? 1)]));
-}
-
-/** Bytes of records passed on at once: one chunk per row would cost more than the rows. */
-const RECORDS_CHUNK_BYTES = 256 << 10;
-
-/**
- * Rows of one query as CSV records (the server made each one, csvRecordSql), streamed as RecordChunks: each row is
- * one record, so staging need not scan the bytes for where records end (it did, byte by byte, since every record
- * holds quotes: a quarter of a full sync's main thread).
- */
-function recordStream(connection: mysql.Connection, sql: string, values: unknown[]): NodeJS.ReadableStream {
-  const rows = connection.query({ sql, values }).stream({ highWaterMark: 1024 });
-  const newline = Buffer.from('\n');
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  let longest = 0;
-  const chunk = (): RecordChunk => {
-    const records = held.length / 2;
-    const framed = { bytes: Buffer.concat(held, heldBytes), records, longest };
-    held = [];
-    heldBytes = 0;
-    longest = 0;
-    return framed;
-  };
-  const records = new Transform({
-    objectMode: true,
-    transform(row: (Buffer | string | null)[], _encoding, done) {
-      const record = row[0];
-      if (record === null || record === undefined)
-        return done(new Error('the source sent a row whose record is NULL (a NOT NULL column gave NULL)'));
-      const bytes = typeof record === 'string' ? Buffer.from(record) : record;
-      held.push(bytes, newline);
-      heldBytes += bytes.length + 1;
-      if (bytes.length + 1 > longest) longest = bytes.length + 1;
-      if (heldBytes < RECORDS_CHUNK_BYTES) return done();
-      done(null, chunk());
-    },
-    flush(done) {
-      done(null, heldBytes > 0 ? chunk() : undefined);
-    },
-  });
-  rows.on('error', (error) => records.destroy(error));
-  return rows.pipe(records);
 }
 
 /** Every promise's value once all have settled, or the first failure then: none is left running behind a throw. */
