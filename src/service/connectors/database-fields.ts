@@ -43,6 +43,17 @@ export function connectionFields(described: {
   ];
 }
 
+/** How many connections a sync reads over at once, all in one snapshot of the source. */
+export const SYNC_CONNECTIONS_FIELD: FieldSpec = {
+  name: 'sync_connections',
+  type: 'integer',
+  required: false,
+  secret: false,
+  description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 2 to 3)',
+  min: 1,
+  max: 8,
+};
+
 /** What a row deleted in the source becomes in the lake, where lake sees deletes. */
 export const DELETES_FIELD: FieldSpec = {
   name: 'deletes',

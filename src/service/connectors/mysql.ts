@@ -2,7 +2,7 @@ import type * as mysql from 'mysql2';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { DISCOVERY_DEFAULTS } from './postgres.js';
-import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD } from './database-fields.js';
+import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -255,6 +255,7 @@ export const mysqlConnector: Connector = {
       port: 3306,
       database: 'database (schema) to discover and sync',
     }),
+    SYNC_CONNECTIONS_FIELD,
     DELETES_FIELD,
     SSL_MODE_FIELD,
   ],

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
-import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD } from './database-fields.js';
+import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -302,15 +302,7 @@ export const postgresConnector: Connector = {
       description: 'schemas to discover and sync',
       default: ['public'],
     },
-    {
-      name: 'sync_connections',
-      type: 'integer',
-      required: false,
-      secret: false,
-      description: 'connections a sync reads tables over at once, all in one snapshot (default: cores − 1, 2 to 3)',
-      min: 1,
-      max: 8,
-    },
+    SYNC_CONNECTIONS_FIELD,
     DELETES_FIELD,
     {
       name: 'slot_wal_warning_mb',

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type * as mysql from 'mysql2';
-import { mysqlQuery, withMysql } from '../connectors/mysql.js';
+import { endMysql, mysqlQuery, withMysql } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { DELETED_AT, SYNCED_AT, lakeColumnNames } from '../sources/lake-names.js';
@@ -21,6 +21,8 @@ import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { recordStream } from './mysql-records.js';
+import { keyRanges, startSnapshots } from './mysql-snapshot.js';
+import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
@@ -46,6 +48,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
   const staging = new StagingBudget(input.limits);
   return withMysql(input.settings, async (connection) => {
     const { stop, stopped } = watchConnection(connection, input);
+    let others: mysql.Connection[] = [];
     try {
       await mysqlQuery(connection, "SET SESSION time_zone = '+00:00'");
       // Where the binary log stands is read before the snapshot begins: the cdc tables it copies are as of then.
@@ -54,20 +57,32 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         input,
         input.tasks.filter((t) => t.table.mode === 'cdc'),
       );
+      const tasks = [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks];
       await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      await mysqlQuery(connection, 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+      // More connections in the same snapshot only when a table will be read in ranges over them.
+      const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
+      const extra = allowed > 1 && (await anyLargeTable(connection, tasks, input)) ? allowed - 1 : 0;
+      others = await startSnapshots(
+        input.settings,
+        connection,
+        tasks.map((t) => t.table),
+        extra,
+      );
       // The connection moves on to the next table once a table's rows are read; its last load and commit finish
       // meanwhile. The next table's loads wait for them (its rows are staged meanwhile), so one table at a time
       // loads: DuckDB's memory stays one write's.
       const finishing: Promise<TableResult>[] = [];
-      for (const task of [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks]) {
+      for (const task of tasks) {
         if (input.signal.aborted) break;
         // At most the table before is still finishing: no more than two write instances are open at once.
         if (finishing.length >= 2) await finishing[finishing.length - 2];
         let sourceDone!: () => void;
         const sourceRead = new Promise<void>((resolve) => (sourceDone = resolve));
         const previous = finishing.at(-1) ?? Promise.resolve();
-        const result = syncTable(connection, task, input, staging, stopped, { sourceDone, loadsAfter: previous });
+        const result = syncTable(connection, others, task, input, staging, stopped, {
+          sourceDone,
+          loadsAfter: previous,
+        });
         finishing.push(result);
         await Promise.race([sourceRead, result]);
         // A connection closed by a bound ends the sync with that reason, and the tables after it with it.
@@ -77,7 +92,11 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
           throw new Error(reason);
         }
       }
+      // Every table is read: the other connections go while the last loads and commits finish.
+      const othersEnded = Promise.all(others.map(endMysql));
+      others = [];
       const results = await allOrFirstFailure(finishing);
+      await othersEnded;
       await mysqlQuery(connection, 'COMMIT');
       const copied = results.filter((r) => r.task.table.mode === 'cdc');
       return [
@@ -90,8 +109,30 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       throw new Error(stopped() ?? (error as Error).message, { cause: error });
     } finally {
       stop();
+      await Promise.all(others.map(endMysql));
     }
   });
+}
+
+/**
+ * Whether a table the sync reads whole is large enough to be read in ranges (keyRanges): its size, from
+ * information_schema, against twice the smallest range. A table read incrementally is read on the leader alone.
+ */
+async function anyLargeTable(
+  connection: mysql.Connection,
+  tasks: readonly TableTask[],
+  input: MysqlSyncInput,
+): Promise<boolean> {
+  const whole = tasks.filter(
+    (t) => !(t.incremental && input.states.get(t.key)?.cursorValue != null) && t.table.primaryKey.length === 1,
+  );
+  if (whole.length === 0) return false;
+  const rows = await mysqlQuery(
+    connection,
+    `SELECT MAX(DATA_LENGTH) FROM information_schema.TABLES WHERE (TABLE_SCHEMA, TABLE_NAME) IN (${whole.map(() => '(?, ?)').join(', ')})`,
+    whole.flatMap((t) => [t.table.schema, t.table.name]),
+  );
+  return Number(rows[0]?.[0] ?? 0) >= 2 * MIN_RANGE_BYTES;
 }
 
 /**
@@ -164,6 +205,8 @@ async function allOrFirstFailure<T>(promises: readonly Promise<T>[]): Promise<T[
  */
 async function syncTable(
   connection: mysql.Connection,
+  /** More connections in the same snapshot, which a large table's ranges are read over (startSnapshots). */
+  others: readonly mysql.Connection[],
   task: TableTask,
   input: MysqlSyncInput,
   staging: StagingBudget,
@@ -268,33 +311,56 @@ async function syncTable(
           }
         });
       };
+      // A large table read whole is read in ranges of its key over every connection at once (keyRanges).
+      let ranges = [''];
+      let readCounts = [0];
+      const readRange = async (on: mysql.Connection, range: string, i: number): Promise<void> => {
+        // The leader is watched for the whole sync; another connection only while it reads (it idles between).
+        const watch = on === connection ? undefined : watchConnection(on, input);
+        try {
+          await pipeline(
+            recordStream(
+              on,
+              `SELECT ${csvRecordSql(
+                plans,
+                columns.map((c) => c.notNull),
+              )} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
+              where.values,
+            ),
+            new SegmentedStaging(
+              input.stagingDir,
+              ranges.length > 1 ? `${base}.r${i}` : base,
+              compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
+              onSegment,
+              (n) => {
+                readCounts[i] = n;
+                transferred = readCounts.reduce((a, b) => a + b, 0);
+                input.reporter.rows(task, transferred);
+              },
+              {
+                budget: staging,
+                table: task.key,
+                maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
+              },
+              { framed: true },
+            ),
+          );
+        } finally {
+          closedUnderRead ??= watch?.stopped();
+          watch?.stop();
+        }
+      };
       try {
-        await pipeline(
-          recordStream(
-            connection,
-            `SELECT ${csvRecordSql(
-              plans,
-              columns.map((c) => c.notNull),
-            )} FROM ${from}${where.sql}`,
-            where.values,
-          ),
-          new SegmentedStaging(
-            input.stagingDir,
-            base,
-            compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
-            onSegment,
-            (n) => {
-              transferred = n;
-              input.reporter.rows(task, n);
-            },
-            {
-              budget: staging,
-              table: task.key,
-              maxSegmentBytes: compacting ? Number.POSITIVE_INFINITY : MAX_SEGMENT_BYTES,
-            },
-            { framed: true },
-          ),
+        if (!incremental && !compacting && others.length > 0) {
+          const keyType = columns.find((c) => c.name === table.primaryKey[0])?.dataType;
+          ranges = await keyRanges(connection, table, keyType, 1 + others.length);
+          readCounts = ranges.map(() => 0);
+        }
+        const reads = await Promise.allSettled(
+          ranges.map((range, i) => readRange(i === 0 ? connection : (others[i - 1] as mysql.Connection), range, i)),
         );
+        const failed = reads.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
         // The source's keys, read in the same snapshot while the last parts load.
         if (detecting && loadError === undefined) {
           const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
@@ -317,7 +383,7 @@ async function syncTable(
       } finally {
         // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: looked at
         // before the next table may use the connection, and never committed.
-        closedUnderRead = stopped();
+        closedUnderRead ??= stopped();
         turn.sourceDone();
         await loads;
       }

@@ -1,15 +1,7 @@
-import { availableParallelism } from 'node:os';
 import type pg from 'pg';
 import { connectPostgres, postgresClient } from '../connectors/postgres.js';
 import type { TenantConnections } from '../connectors/tenant-connections.js';
 import type { ConnectorSettings } from '../connectors/types.js';
-
-/**
- * Connections a sync reads over when a source does not say (`sync_connections`): a core for each beyond the first,
- * at least two and at most three. Since a large table is read in ranges over them, two beat one by 12% on two cores
- * for 25 MB more memory, and a third bought nothing there (bench/sync-tables.mjs, docs/performance.md).
- */
-export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
 
 /**
  * A sync's connection to the source, with the settings every value's text is read in, in a REPEATABLE READ, READ

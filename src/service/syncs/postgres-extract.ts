@@ -22,11 +22,11 @@ import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
 import { LakeServiceError } from '../core/errors.js';
 import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
-import { RangeBoard, RangeRead } from './table-ranges.js';
+import { DEFAULT_SYNC_CONNECTIONS, RangeBoard, RangeRead } from './table-ranges.js';
 import type { TableResult, TableTask } from './types.js';
 import { startSourceCopy } from './pg-copy.js';
 import { planTableRead } from './pg-table-plan.js';
-import { DEFAULT_SYNC_CONNECTIONS, joinSnapshot, openSession } from './pg-session.js';
+import { joinSnapshot, openSession } from './pg-session.js';
 import { csvLineOptions, readsExpected, syncFailure, tableRanges } from './pg-reads.js';
 
 /** DuckDB's memory while loading one table; with insertion order off, large tables stream through it. */

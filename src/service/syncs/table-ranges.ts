@@ -1,3 +1,12 @@
+import { availableParallelism } from 'node:os';
+
+/**
+ * Connections a sync reads over when a source does not say (`sync_connections`): a core for each beyond the first,
+ * at least two and at most three. Since a large table is read in ranges over them, two beat one by 12% on two cores
+ * for 25 MB more memory, and a third bought nothing there (bench/sync-tables.mjs, docs/performance.md).
+ */
+export const DEFAULT_SYNC_CONNECTIONS = Math.min(3, Math.max(2, availableParallelism() - 1));
+
 /**
  * Smallest share of a table worth a connection of its own. Below it, the second COPY's start (a new segment, a
  * savepoint, a scan that reaches its first block) costs more than reading on one connection saves.
