@@ -25,6 +25,7 @@ import { keyRanges, startSnapshots } from './mysql-snapshot.js';
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
+import { mark } from '../../support/debug-timing.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
 const SYNC_MEMORY_LIMIT = '256MB';
@@ -62,6 +63,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       // More connections in the same snapshot only when a table will be read in ranges over them.
       const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
       const extra = allowed > 1 && (await anyLargeTable(connection, tasks, input)) ? allowed - 1 : 0;
+      mark('mysql: tables sized');
       others = await startSnapshots(
         input.settings,
         connection,
@@ -71,6 +73,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       // The connection moves on to the next table once a table's rows are read; its last load and commit finish
       // meanwhile. The next table's loads wait for them (its rows are staged meanwhile), so one table at a time
       // loads: DuckDB's memory stays one write's.
+      mark(`mysql: ${others.length + 1} snapshots started`);
       const finishing: Promise<TableResult>[] = [];
       for (const task of tasks) {
         if (input.signal.aborted) break;
@@ -223,6 +226,7 @@ async function syncTable(
   const base = `m_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
   try {
     const columns = await currentColumns(connection, table);
+    mark(`${task.key}: columns read`);
     if (columns.length === 0) throw new Error(`table ${task.key} no longer exists in the source`);
     summary = columns.map((c) => ({ name: c.name, type: c.columnType }));
     let incremental =
@@ -257,6 +261,7 @@ async function syncTable(
     const changedOnly = { sql: ` WHERE ${mysqlIdent(cursor ?? '')} >= ?`, values: [state?.cursorValue] };
     let where = incremental && cursor ? changedOnly : { sql: '', values: [] };
     let plans = await planFor(where);
+    mark(`${task.key}: planned`);
     // Changed rows merge into the table as it is typed; a column they would type otherwise reads the table whole.
     const lakeType = new Map((before?.snapshot.columns ?? []).map((c) => [c.name, c.type]));
     if (before && plans.some((p) => lakeType.has(p.name) && lakeType.get(p.name) !== p.lakeType)) {
@@ -267,6 +272,7 @@ async function syncTable(
     const newCursor = cursor
       ? ((await mysqlQuery(connection, `SELECT CAST(max(${mysqlIdent(cursor)}) AS CHAR) FROM ${from}`))[0]?.[0] ?? null)
       : null;
+    mark(`${task.key}: cursor read`);
     const lakeKey = table.primaryKey.map((k) => lakeNames[columns.findIndex((c) => c.name === k)] ?? k);
     const previous = incremental ? before : undefined;
     const merging = previous !== undefined && lakeKey.length > 0;
