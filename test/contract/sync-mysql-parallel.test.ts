@@ -2,6 +2,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
 import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { startTransfers } from '../helpers/transfers.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -79,22 +80,14 @@ describe('a large MariaDB table read over several connections', () => {
     expect(Number(size[0]?.b)).toBeGreaterThan(64 << 20);
     const sourceId = await sourceAs('ranged', locker);
     const writer = await admin();
-    let writing = true;
-    let moved = 0;
-    const writes = (async () => {
-      for (let i = 0; writing; i++) {
-        const from = 1 + ((i * 7919) % rows);
-        const to = 1 + ((i * 104_729) % rows);
-        await writer.beginTransaction();
-        await writer.query('UPDATE big SET amount = amount - 1 WHERE id = ?', [from]);
-        await writer.query('UPDATE big SET amount = amount + 1 WHERE id = ?', [to]);
-        await writer.commit();
-        moved++;
-      }
-    })();
+    const writes = startTransfers(rows, async (from, to) => {
+      await writer.beginTransaction();
+      await writer.query('UPDATE big SET amount = amount - 1 WHERE id = ?', [from]);
+      await writer.query('UPDATE big SET amount = amount + 1 WHERE id = ?', [to]);
+      await writer.commit();
+    });
     const { job, readers } = await readersDuring(() => syncSucceeded(api, sourceId));
-    writing = false;
-    await writes;
+    const moved = await writes.stop();
     await writer.end();
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
     expect(moved).toBeGreaterThan(10);

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_URL, adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { run, type Json } from '../helpers/queries.js';
+import { startTransfers } from '../helpers/transfers.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -184,18 +185,11 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
     const watcher = new pg.Client({ connectionString: url.toString() });
     await writer.connect();
     await watcher.connect();
-    let writing = true;
-    let moved = 0;
-    const writes = (async () => {
-      for (let i = 0; writing; i++) {
-        const from = 1 + ((i * 7919) % rows);
-        const to = 1 + ((i * 104_729) % rows);
-        await writer.query(
-          `BEGIN; UPDATE public.big SET amount = amount - 1 WHERE id = ${from}; UPDATE public.big SET amount = amount + 1 WHERE id = ${to}; COMMIT`,
-        );
-        moved++;
-      }
-    })();
+    const writes = startTransfers(rows, async (from, to) => {
+      await writer.query(
+        `BEGIN; UPDATE public.big SET amount = amount - 1 WHERE id = ${from}; UPDATE public.big SET amount = amount + 1 WHERE id = ${to}; COMMIT`,
+      );
+    });
     // Which server processes run a range's COPY of the table at once.
     const readers = new Set<number>();
     let watching = true;
@@ -221,9 +215,8 @@ describe('a large table is read in ranges side by side, from one snapshot', () =
       job = (await (await api.request(`/jobs/${accepted.id}`)).json()) as Json;
       await new Promise((r) => setTimeout(r, 50));
     }
-    writing = false;
+    const moved = await writes.stop();
     watching = false;
-    await writes;
     await watch;
     await writer.end();
     await watcher.end();

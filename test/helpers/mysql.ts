@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import mysql from 'mysql2/promise';
+import type { ConnectorSettings } from '../../src/service/connectors/types.js';
 import { freePort } from './postgres.js';
 
 /** The machine's MariaDB (or MySQL): root without a password on 127.0.0.1:3306 unless LAKE_TEST_MYSQL_URL says. */
@@ -19,6 +20,11 @@ export interface TestMysqlDatabase {
   /** Runs statements (several, separated by semicolons) in the database as the administrator. */
   query(sql: string): Promise<unknown[]>;
   drop(): Promise<void>;
+}
+
+/** A source's settings that reach the test database as its reader (for lake's own connections, mysqlConnection). */
+export function readerSettings(db: TestMysqlDatabase): ConnectorSettings {
+  return { config: { port: db.port, database: db.database }, secrets: { host: db.host, user: db.reader }, tables: [] };
 }
 
 /** Where and as whom a test runs statements as a server's administrator. */

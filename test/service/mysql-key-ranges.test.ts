@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysqlConnection, mysqlQuery } from '../../src/service/connectors/mysql.js';
 import { keyRanges } from '../../src/service/syncs/mysql-snapshot.js';
 import { MIN_RANGE_BYTES } from '../../src/service/syncs/table-ranges.js';
-import { useTestMysqlDatabase } from '../helpers/mysql.js';
+import { readerSettings, useTestMysqlDatabase } from '../helpers/mysql.js';
 
 /**
  * A large table's full read split into ranges of its integer key: together they hold every row once, whatever the
@@ -28,11 +28,7 @@ describe("splitting a MySQL table's read by its primary key", () => {
        CREATE TABLE two_keys (a int, b int, PRIMARY KEY (a, b));
        INSERT INTO two_keys VALUES (1, 1), (2, 2);`,
     );
-    connection = mysqlConnection({
-      config: { port: db.port, database: db.database },
-      secrets: { host: db.host, user: db.reader },
-      tables: [],
-    });
+    connection = mysqlConnection(readerSettings(db));
   });
   afterAll(() => {
     connection?.destroy();

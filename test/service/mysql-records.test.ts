@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysqlConnection, mysqlQuery } from '../../src/service/connectors/mysql.js';
 import { RECORDS_CHUNK_BYTES, recordStream } from '../../src/service/syncs/mysql-records.js';
 import type { RecordChunk } from '../../src/service/syncs/segments.js';
-import { useTestMysqlDatabase } from '../helpers/mysql.js';
+import { readerSettings, useTestMysqlDatabase } from '../helpers/mysql.js';
 
 /** The records a server builds, taken as chunks of whole records straight from the driver's rows. */
 describe('records read from a MySQL connection', () => {
@@ -16,11 +16,7 @@ describe('records read from a MySQL connection', () => {
        INSERT INTO record_lines SELECT seq, CONCAT('"row ', seq, '",', REPEAT('x', seq % 200)) FROM seq_1_to_50000;
        INSERT INTO record_lines VALUES (0, REPEAT('y', ${RECORDS_CHUNK_BYTES + 1000})), (-1, NULL);`,
     );
-    connection = mysqlConnection({
-      config: { port: db.port, database: db.database },
-      secrets: { host: db.host, user: db.reader },
-      tables: [],
-    });
+    connection = mysqlConnection(readerSettings(db));
   });
   afterAll(() => {
     connection?.destroy();
