@@ -16,7 +16,12 @@ beforeAll(async () => {
     `CREATE TABLE orders (id int PRIMARY KEY, customer varchar(40) NOT NULL, total decimal(10,2), updated_at datetime(6) NOT NULL);
      INSERT INTO orders SELECT seq, CONCAT('customer ', seq % 7), seq * 1.5, '2024-01-01 00:00:00' FROM seq_1_to_500;
      CREATE TABLE notes (body text);
-     INSERT INTO notes VALUES ('no key'), (NULL);`,
+     INSERT INTO notes VALUES ('no key'), (NULL);
+     CREATE TABLE texts (id int PRIMARY KEY, l varchar(20) CHARACTER SET latin1, u3 varchar(20) CHARACTER SET utf8mb3,
+                         g varchar(20) COLLATE utf8mb4_general_ci, b varchar(20) COLLATE utf8mb4_bin NOT NULL,
+                         u text COLLATE utf8mb4_unicode_ci);
+     INSERT INTO texts VALUES (1, 'café "x", y', 'naïve\nline', 'Ωmega 😀 "q"', 'bin,"', 'ünï 😀\r\n'),
+                              (2, NULL, '', NULL, '', NULL), (3, '"', '""', ',', '\n', '');`,
   );
   api = await inMemory.start();
   call = jsonClient(api);
@@ -98,6 +103,14 @@ describe('a MariaDB source', () => {
     expect((latest.tables as Json[]).find((t) => t.table === `${db.database}.orders`)?.completed).toBe(501);
     const usage = (await run(api, "select count(*) as n from lake.shop.orders where customer = 'new'")) as Json;
     expect(usage.data[0].n).toBe(1);
+  });
+
+  it('keeps the text of every character set and collation of one table exactly, quotes and line ends too', async () => {
+    await syncSucceeded(api, sourceId);
+    const inLake = (await run(api, 'select id, l, u3, g, b, u from lake.shop.texts order by id')) as Json;
+    const inSource = (await db.query('SELECT id, l, u3, g, b, u FROM texts ORDER BY id')) as Json[];
+    expect(inLake.data).toEqual(inSource.map((row) => ({ ...row, id: Number(row.id) })));
+    expect(inLake.data[0].g).toBe('Ωmega 😀 "q"');
   });
 
   it('fails a cdc table with what to do when the server keeps no binary log, and syncs the others', async () => {

@@ -327,10 +327,7 @@ async function syncTable(
           await pipeline(
             recordStream(
               on,
-              `SELECT ${csvRecordSql(
-                plans,
-                columns.map((c) => c.notNull),
-              )} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
+              `SELECT ${csvRecordSql(plans, columns)} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
               where.values,
             ),
             new SegmentedStaging(
@@ -376,7 +373,7 @@ async function syncTable(
               connection,
               `SELECT ${csvRecordSql(
                 keyPlans,
-                lakeKey.map((k) => columns[lakeNames.indexOf(k)]?.notNull === true),
+                lakeKey.map((k) => columns[lakeNames.indexOf(k)]),
               )} FROM ${from}`,
               [],
             ),
