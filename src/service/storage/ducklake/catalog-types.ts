@@ -98,4 +98,9 @@ export interface TableFileAt {
   beginSnapshot?: number;
   /** How many positions its delete file lists, when the reader knows it. */
   deleteCount?: number;
+  /**
+   * Its delete file's positions, when they are few and were read ahead (catalog-file.ts): tested as constants
+   * inside the Parquet scan instead of through a bitmap of the delete file.
+   */
+  deletedPositions?: readonly number[];
 }

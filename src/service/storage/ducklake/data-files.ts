@@ -241,10 +241,16 @@ function scanSql(
     );
   // A file with deletes is its own scan, its deleted positions a bitmap tested per row: measured on 12 files with
   // 480,000 deletes, a tenth faster than an anti-join on the position and a fifth faster than one scan of them all
-  // joined on (file, position). Every position a delete file lists is below its data file's record count.
+  // joined on (file, position). Every position a delete file lists is below its data file's record count. A file
+  // whose few positions were read ahead (as each merge leaves the rows it read again at its cursor's last value)
+  // tests them as constants, which DuckDB applies inside the scan, and its delete file is not read again (-1, a
+  // position no row has, keeps the list from being empty).
   for (const file of files.filter((f) => f.deletePath !== null))
     scans.push(
-      `SELECT ${projection} FROM read_parquet(${quoteLiteral(toAbsolute(file.path))}${schema}, file_row_number = true) d,
+      file.deletedPositions
+        ? `SELECT ${projection} FROM read_parquet(${quoteLiteral(toAbsolute(file.path))}${schema}, file_row_number = true) d
+            WHERE d.file_row_number NOT IN (${[-1, ...file.deletedPositions].map((p) => String(Math.trunc(p))).join(', ')})`
+        : `SELECT ${projection} FROM read_parquet(${quoteLiteral(toAbsolute(file.path))}${schema}, file_row_number = true) d,
          (SELECT bitstring_agg(pos, 0, ${Math.max(0, file.recordCount - 1)}) AS deleted
             FROM read_parquet(${quoteLiteral(toAbsolute(file.deletePath as string))})) x
         WHERE get_bit(x.deleted, d.file_row_number::INTEGER) = 0`,
