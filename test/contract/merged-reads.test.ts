@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine/duckdb.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { createPostgresSource, jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -19,20 +19,13 @@ describe('reading files with delete files', () => {
   beforeAll(async () => {
     await adminQuery(
       `CREATE TABLE public.items (id int PRIMARY KEY, v text, changed timestamptz NOT NULL);
-       INSERT INTO public.items SELECT g, 'v' || g, '2024-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 1000) g;
+       INSERT INTO public.items SELECT g, 'v' || g, '2020-01-01'::timestamptz + g * interval '1 hour' FROM generate_series(1, 1000) g;
        GRANT SELECT ON public.items TO ${db.reader};`,
       db.database,
     );
     api = await inMemory.start();
     const call = jsonClient(api);
-    const source = await call('POST', '/sources', {
-      connector: 'postgres',
-      name: 'merged',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
-    sourceId = source.id as string;
+    sourceId = (await createPostgresSource(api, db, 'merged')).id as string;
     await call('PATCH', `/sources/${sourceId}`, {
       tables: [{ schema: 'public', name: 'items', mode: 'incremental', cursor_column: 'changed' }],
     });
