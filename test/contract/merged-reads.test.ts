@@ -94,4 +94,32 @@ describe('reading files with delete files', () => {
     // Only the bitmap's delete file is named by the view: the other was read when the catalog file was built.
     expect(deleteFiles?.filter((f) => sql.includes(f.split('/').slice(-2).join('/')))).toHaveLength(1);
   });
+
+  it('writes nothing when the rows at the cursor’s last value are unchanged, and merges them when they are not', async () => {
+    const table = async () =>
+      (await api.services.lake.tables.get(api.home.organization.id, 'merged', 'items'))?.snapshot;
+    const before = await table();
+    await syncSucceeded(api, sourceId);
+    expect(await table()).toMatchObject({ id: before?.id, layers: before?.layers, files: before?.files });
+
+    // Changed in place, its cursor left as it was (what >= is there for): merged.
+    await adminQuery("UPDATE public.items SET v = 'same instant' WHERE id = 200", db.database);
+    await syncSucceeded(api, sourceId);
+    const changed = await table();
+    expect(changed?.id).toBeGreaterThan(before?.id as number);
+    await expectSourceRows();
+
+    // A row committed later with the cursor's last value: merged.
+    await adminQuery(
+      "INSERT INTO public.items SELECT 1001, 'late', changed FROM public.items WHERE id = 200",
+      db.database,
+    );
+    await syncSucceeded(api, sourceId);
+    expect((await table())?.id).toBeGreaterThan(changed?.id as number);
+    const lake = (await run(
+      api,
+      "select count(*) as n from lake.merged.items where v in ('late', 'same instant')",
+    )) as Json;
+    expect(lake.data[0].n).toBe(2);
+  });
 });

@@ -92,14 +92,15 @@ describe('incremental syncs in layers', () => {
     expect(layered.files.filter((f) => f.includes('/delete-'))).toHaveLength(1);
     await expectSameRows();
 
-    // A sync with nothing new re-reads only the rows at the last cursor value (>=, so none is missed): a small
-    // layer that changes no answer.
+    // A sync with nothing new re-reads only the rows at the last cursor value (>=, so none is missed), finds them
+    // as the table has them, and writes nothing: no snapshot, no layer, so quiet syncs never bring compaction nearer.
+    const quiet = await snapshot();
     const again = await sync();
-    expect((await snapshot()).layers).toBe(3);
     expect(again).toMatchObject({ status: 'succeeded' });
+    expect(await snapshot()).toMatchObject({ id: quiet.id, layers: 2, files: quiet.files });
     await expectSameRows();
 
-    for (let i = 3; i <= MAX_MERGES; i++) {
+    for (let i = 2; i <= MAX_MERGES; i++) {
       await adminQuery(
         `UPDATE public.items SET v = 'changed ${i}', changed = '2030-01-0${Math.min(9, i)}'::timestamptz + interval '${i} hours' WHERE id IN (${i}, 6, ${100 + i})`,
         db.database,

@@ -32,6 +32,8 @@ export interface WriteTableOptions {
     softDelete?: { column: string; at: string };
     /** Told what the merge did to the table's earlier rows. */
     onMerged?: (counts: MergeCounts) => void;
+    /** Columns a changed row may differ in and still be the row it replaces: nothing is written (MergeInput). */
+    ignoredWhenCompared?: readonly string[];
   };
   /** Column types the catalog records instead of what Parquet holds (an ENUM Parquet keeps as its labels). */
   columnTypes?: Record<string, string>;
@@ -183,7 +185,7 @@ export class TableWrites {
           );
         const before = await catalog.stateAt(write.snapshotId - 1);
         const previous = before.tables.find((t) => t.tableId === table.tableId);
-        const { presentKeys, deletedKeys, softDelete, onMerged } = options.mergeOn;
+        const { presentKeys, deletedKeys, softDelete, onMerged, ignoredWhenCompared } = options.mergeOn;
         const counts = await mergeChangedRows({
           write,
           connection,
@@ -202,9 +204,10 @@ export class TableWrites {
           ...(deletedKeys ? { deletedKeys: deletedKeys() } : {}),
           ...(softDelete ? { softDelete } : {}),
           markedFile: `${version}/deleted-rows.parquet`,
+          ...(ignoredWhenCompared ? { ignoredWhenCompared } : {}),
         });
         onMerged?.(counts);
-        unchanged = rowCount === 0 && counts.replaced + counts.deleted === 0;
+        unchanged = (rowCount === 0 || counts.unchanged === true) && counts.replaced + counts.deleted === 0;
         // The delete files (and a soft delete's marked rows) the merge wrote, kept before the commit names them.
         const parts = new Set(partFiles);
         await this.layout.files.publish(
@@ -213,7 +216,8 @@ export class TableWrites {
             .map((file) => join(dir, file)),
         );
       });
-      // Deletes were looked for and none found: no snapshot was made, and its empty part is no one's.
+      // Deletes were looked for and none found, or the changed rows were the table's already: no snapshot was made,
+      // and its parts are no one's (with an object store, their copies are swept as files no snapshot names).
       if (unchanged) rmSync(dir, { recursive: true, force: true });
       mark(`${schema}.${name}: committed`);
     } finally {

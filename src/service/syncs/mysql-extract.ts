@@ -441,6 +441,8 @@ async function syncTable(
                   ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
                   ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
                   onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
+                  // The rows read again at the cursor's last value, unchanged, change nothing: no snapshot, no layer.
+                  ignoredWhenCompared: [SYNCED_AT],
                 },
               }
             : {}),
