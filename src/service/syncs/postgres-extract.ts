@@ -428,8 +428,11 @@ async function syncTable(
                 ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
                 ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
                 onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
-                // The rows read again at the cursor's last value, unchanged, change nothing: no snapshot, no layer.
-                ignoredWhenCompared: [SYNCED_AT],
+                // No row's cursor moved past its last value: the rows read are those at it, read again, and if the
+                // table has them as they are they change nothing (no snapshot, no layer).
+                ...(incremental && newCursor !== null && newCursor === state?.cursorValue
+                  ? { ignoredWhenCompared: [SYNCED_AT] }
+                  : {}),
               },
             }
           : {}),
