@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPrivilegedConnection, quoteLiteral } from '../../src/service/engine/duckdb.js';
@@ -37,10 +37,13 @@ describe('reading files with delete files', () => {
   /** The view the newest catalog file of the organization holds for the table. */
   async function viewSql(): Promise<string> {
     const dir = api.services.lake.layout.catalogDir(api.home.organization.id);
-    const newest = readdirSync(dir)
-      .filter((name) => name.endsWith('.duckdb'))
-      .map((name) => join(dir, name))
-      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0] as string;
+    // The catalog file of the newest snapshot (`s<snapshot>.duckdb`).
+    const newest = join(
+      dir,
+      readdirSync(dir)
+        .filter((name) => /^s\d+\.duckdb$/.test(name))
+        .sort((a, b) => Number(b.slice(1, -7)) - Number(a.slice(1, -7)))[0] as string,
+    );
     const duck = await openPrivilegedConnection({});
     try {
       await duck.connection.run(`ATTACH ${quoteLiteral(newest)} AS c (READ_ONLY)`);

@@ -1,16 +1,21 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_DEFAULTS } from '../../src/service/net/outbound.js';
+import { SYNC_DEFAULTS } from '../../src/service/syncs/settings.js';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
-import { jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
 import { startTransfers } from '../helpers/transfers.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * A large MariaDB table is read in ranges of its key over two connections at once, and still from one point in time:
  * the connections' snapshots are started while another holds the tables locked. While it is read, a writer moves
  * amounts between rows in transactions of its own; from one snapshot every row arrives once and the amounts add
  * up. A user without the LOCK TABLES privilege, or a write transaction holding the table, leaves the read on one
- * connection, and the sync still succeeds.
+ * connection, and the sync still succeeds; a source that lets the more connections in and then says nothing ends
+ * the sync with the idle reason.
  */
 const db = useTestMysqlDatabase();
 const locker = `${db.reader.replace('reader', 'locker')}`;
@@ -120,5 +125,59 @@ describe('a large MariaDB table read over several connections', () => {
     expect(performance.now() - started).toBeGreaterThan(1000);
     const lake = (await run(api, 'select count(*) as n, sum(amount)::bigint as total from lake.held.big')) as Json;
     expect(lake.data[0]).toEqual({ n: rows, total: rows * 100 });
+  }, 180_000);
+
+  it('ends with the idle reason, never hanging, when the source lets the more connections in and then says nothing', async () => {
+    // A proxy to the server: connections pass through until the sync has asked for its tables' sizes; a connection
+    // opened after that is let in (its login passes) and its first statement is never answered.
+    let sized = false;
+    const silent = new Set<Socket>();
+    const proxy: Server = createServer((client) => {
+      const doomed = sized;
+      if (doomed) silent.add(client);
+      client.on('close', () => silent.delete(client));
+      const server = connect(db.port, db.host);
+      let cut = false;
+      server.on('error', () => client.destroy());
+      client.on('error', () => server.destroy());
+      client.on('close', () => server.destroy());
+      server.pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        // A statement is a packet of sequence 0 starting with COM_QUERY (3).
+        if (doomed && chunk.length > 4 && chunk[3] === 0 && chunk[4] === 0x03) cut = true;
+        if (!doomed && chunk.includes('DATA_LENGTH')) sized = true;
+        if (!cut) server.write(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const bounded = await inMemory.start({
+      services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 } },
+    });
+    try {
+      const source = await jsonClient(bounded)('POST', '/sources', {
+        connector: 'mysql',
+        name: 'silent',
+        config: { port: (proxy.address() as { port: number }).port, database: db.database, sync_connections: 2 },
+        host: '127.0.0.1',
+        user: locker,
+      });
+      // The connections opened while the snapshots start are bounded as the sync's first is: the sync ends after
+      // the idle timeout with that reason (it waited for ever before), and no table is committed.
+      const job = await syncEnded(bounded, source.id as string);
+      expect(job.status, JSON.stringify(job)).toBe('failed');
+      expect(job.error.message).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
+      expect(sized).toBe(true);
+      expect(
+        await waitFor(
+          () => silent.size,
+          (n) => n === 0,
+          5_000,
+        ),
+      ).toBe(0);
+      expect(await bounded.services.lake.tables.get(bounded.home.organization.id, 'silent', 'big')).toBeUndefined();
+    } finally {
+      await bounded.close();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   }, 180_000);
 });

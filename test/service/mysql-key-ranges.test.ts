@@ -1,7 +1,7 @@
 import type * as mysql from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysqlConnection, mysqlQuery } from '../../src/service/connectors/mysql.js';
-import { keyRanges } from '../../src/service/syncs/mysql-snapshot.js';
+import { keyRanges, tableSizes } from '../../src/service/syncs/mysql-snapshot.js';
 import { MIN_RANGE_BYTES } from '../../src/service/syncs/table-ranges.js';
 import { readerSettings, useTestMysqlDatabase } from '../helpers/mysql.js';
 
@@ -47,7 +47,7 @@ describe("splitting a MySQL table's read by its primary key", () => {
       ['small_keys', 'tinyint'],
     ] as const) {
       for (const connections of [2, 3]) {
-        const ranges = await keyRanges(connection, table(name), type, connections, 0);
+        const ranges = await keyRanges(connection, table(name), type, connections, 1, 0);
         expect(ranges, name).toHaveLength(connections);
         const perRange = await Promise.all(ranges.map((range) => ids(name, range)));
         const all = perRange.flat().sort();
@@ -58,10 +58,14 @@ describe("splitting a MySQL table's read by its primary key", () => {
   });
 
   it('reads whole a small table, a table keyed by text or by two columns, and a read over one connection', async () => {
-    expect(await keyRanges(connection, table('signed_keys'), 'bigint', 2)).toEqual(['']);
-    expect(MIN_RANGE_BYTES).toBeGreaterThan(1 << 20);
-    expect(await keyRanges(connection, table('text_keys'), 'varchar', 2, 0)).toEqual(['']);
-    expect(await keyRanges(connection, table('two_keys', ['a', 'b']), 'int', 2, 0)).toEqual(['']);
-    expect(await keyRanges(connection, table('signed_keys'), 'bigint', 1, 0)).toEqual(['']);
+    const sizes = await tableSizes(connection, [table('signed_keys'), table('text_keys'), table('missing')]);
+    const small = sizes.get(`${db.database}.signed_keys`) as number;
+    expect(small).toBeGreaterThan(0);
+    expect(small).toBeLessThan(2 * MIN_RANGE_BYTES);
+    expect(sizes.has(`${db.database}.missing`)).toBe(false);
+    expect(await keyRanges(connection, table('signed_keys'), 'bigint', 2, small)).toEqual(['']);
+    expect(await keyRanges(connection, table('text_keys'), 'varchar', 2, 1, 0)).toEqual(['']);
+    expect(await keyRanges(connection, table('two_keys', ['a', 'b']), 'int', 2, 1, 0)).toEqual(['']);
+    expect(await keyRanges(connection, table('signed_keys'), 'bigint', 1, 1, 0)).toEqual(['']);
   });
 });

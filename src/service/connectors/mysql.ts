@@ -197,18 +197,24 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
   return [...found.values()];
 }
 
-export async function withMysql<T>(
-  settings: ConnectorSettings,
-  work: (connection: mysql.Connection) => Promise<T>,
-): Promise<T> {
+/** A connection opened to the source (mysqlConnection's settings); one that never opened is destroyed. */
+export async function connectMysql(settings: ConnectorSettings): Promise<mysql.Connection> {
   const connection = mysqlConnection(settings);
   try {
     await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+    return connection;
   } catch (error) {
     // A connection that never opened has nobody to say goodbye to.
     connection.destroy();
     throw error;
   }
+}
+
+export async function withMysql<T>(
+  settings: ConnectorSettings,
+  work: (connection: mysql.Connection) => Promise<T>,
+): Promise<T> {
+  const connection = await connectMysql(settings);
   try {
     return await work(connection);
   } finally {

@@ -21,7 +21,7 @@ import { currentColumns } from './mysql-columns.js';
 import { csvRecordSql, mysqlIdent, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { recordStream } from './mysql-records.js';
-import { keyRanges, startSnapshots } from './mysql-snapshot.js';
+import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-snapshot.js';
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
@@ -51,7 +51,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
     const { stop, stopped } = watchConnection(connection, input);
     let others: mysql.Connection[] = [];
     try {
-      await mysqlQuery(connection, "SET SESSION time_zone = '+00:00'");
+      await prepareSession(connection);
       // Where the binary log stands is read before the snapshot begins: the cdc tables it copies are as of then.
       const cdc = await prepareBinlog(
         connection,
@@ -59,16 +59,27 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         input.tasks.filter((t) => t.table.mode === 'cdc'),
       );
       const tasks = [...input.tasks.filter((t) => t.table.mode !== 'cdc'), ...cdc.copyTasks];
-      await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      // More connections in the same snapshot only when a table will be read in ranges over them.
+      // More connections in the same snapshot only when a table will be read in ranges over them: one read whole
+      // (a table read from its cursor is read on the leader alone) with a single key and twice the smallest range.
       const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
-      const extra = allowed > 1 && (await anyLargeTable(connection, tasks, input)) ? allowed - 1 : 0;
+      const whole = tasks.filter(
+        (t) => !(t.incremental && input.states.get(t.key)?.cursorValue != null) && t.table.primaryKey.length === 1,
+      );
+      const sizes =
+        allowed > 1
+          ? await tableSizes(
+              connection,
+              whole.map((t) => t.table),
+            )
+          : new Map<string, number>();
+      const extra = [...sizes.values()].some((bytes) => bytes >= 2 * MIN_RANGE_BYTES) ? allowed - 1 : 0;
       mark('mysql: tables sized');
       others = await startSnapshots(
         input.settings,
         connection,
         tasks.map((t) => t.table),
         extra,
+        (opened) => watchConnection(opened, input).stop,
       );
       // The connection moves on to the next table once a table's rows are read; its last load and commit finish
       // meanwhile. The next table's loads wait for them (its rows are staged meanwhile), so one table at a time
@@ -82,7 +93,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         let sourceDone!: () => void;
         const sourceRead = new Promise<void>((resolve) => (sourceDone = resolve));
         const previous = finishing.at(-1) ?? Promise.resolve();
-        const result = syncTable(connection, others, task, input, staging, stopped, {
+        const result = syncTable(connection, { others, sizes }, task, input, staging, stopped, {
           sourceDone,
           loadsAfter: previous,
         });
@@ -115,27 +126,6 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
       await Promise.all(others.map(endMysql));
     }
   });
-}
-
-/**
- * Whether a table the sync reads whole is large enough to be read in ranges (keyRanges): its size, from
- * information_schema, against twice the smallest range. A table read incrementally is read on the leader alone.
- */
-async function anyLargeTable(
-  connection: mysql.Connection,
-  tasks: readonly TableTask[],
-  input: MysqlSyncInput,
-): Promise<boolean> {
-  const whole = tasks.filter(
-    (t) => !(t.incremental && input.states.get(t.key)?.cursorValue != null) && t.table.primaryKey.length === 1,
-  );
-  if (whole.length === 0) return false;
-  const rows = await mysqlQuery(
-    connection,
-    `SELECT MAX(DATA_LENGTH) FROM information_schema.TABLES WHERE (TABLE_SCHEMA, TABLE_NAME) IN (${whole.map(() => '(?, ?)').join(', ')})`,
-    whole.flatMap((t) => [t.table.schema, t.table.name]),
-  );
-  return Number(rows[0]?.[0] ?? 0) >= 2 * MIN_RANGE_BYTES;
 }
 
 /**
@@ -208,8 +198,11 @@ async function allOrFirstFailure<T>(promises: readonly Promise<T>[]): Promise<T[
  */
 async function syncTable(
   connection: mysql.Connection,
-  /** More connections in the same snapshot, which a large table's ranges are read over (startSnapshots). */
-  others: readonly mysql.Connection[],
+  /**
+   * More connections in the same snapshot, which a large table's ranges are read over (startSnapshots), and the
+   * tables' sizes that decide how many ranges (tableSizes).
+   */
+  { others, sizes }: { others: readonly mysql.Connection[]; sizes: ReadonlyMap<string, number> },
   task: TableTask,
   input: MysqlSyncInput,
   staging: StagingBudget,
@@ -356,7 +349,7 @@ async function syncTable(
       try {
         if (!incremental && !compacting && others.length > 0) {
           const keyType = columns.find((c) => c.name === table.primaryKey[0])?.dataType;
-          ranges = await keyRanges(connection, table, keyType, 1 + others.length);
+          ranges = await keyRanges(connection, table, keyType, 1 + others.length, sizes.get(task.key) ?? 0);
           readCounts = ranges.map(() => 0);
         }
         const reads = await Promise.allSettled(

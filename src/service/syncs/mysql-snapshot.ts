@@ -1,5 +1,5 @@
 import type * as mysql from 'mysql2';
-import { endMysql, mysqlConnection, mysqlQuery } from '../connectors/mysql.js';
+import { connectMysql, endMysql, mysqlQuery } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { mysqlIdent } from './mysql-types.js';
 import { MIN_RANGE_BYTES } from './table-ranges.js';
@@ -15,17 +15,6 @@ export async function prepareSession(connection: mysql.Connection): Promise<void
   await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
 }
 
-async function connected(settings: ConnectorSettings): Promise<mysql.Connection> {
-  const connection = mysqlConnection(settings);
-  try {
-    await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
-    return connection;
-  } catch (error) {
-    connection.destroy();
-    throw error;
-  }
-}
-
 /**
  * Starts the leader's snapshot and, where the source allows, `extra` more connections' at the same point in time.
  * MySQL cannot hand a snapshot to another connection (PostgreSQL exports one), so the snapshots are made to agree
@@ -34,25 +23,35 @@ async function connected(settings: ConnectorSettings): Promise<mysql.Connection>
  * (`START TRANSACTION WITH CONSISTENT SNAPSHOT`), and the lock is let go. No write to those tables can commit
  * between the first snapshot and the last, so all of them see the same rows. The lock needs the LOCK TABLES
  * privilege and is waited for at most a second (a long write transaction, which the waiting lock would hold new
- * writes behind); without it the sync reads over the leader alone, as before. Answers the extra connections
- * (none on that fallback), each ready to read; the caller ends them.
+ * writes behind); without it the sync reads over the leader alone, as before. Every connection opened here is
+ * bounded by `bound` while it is set up (a source that lets it in and then says nothing ends it as it would the
+ * leader), and the bounds are let go before this returns. Answers the extra connections (none on that fallback),
+ * each ready to read; the caller ends them.
  */
 export async function startSnapshots(
   settings: ConnectorSettings,
   leader: mysql.Connection,
   tables: readonly { schema: string; name: string }[],
   extra: number,
+  /** Bounds a connection as the sync's are (idle, time, cancel); answers what lets the bound go. */
+  bound: (connection: mysql.Connection) => () => void,
 ): Promise<mysql.Connection[]> {
   if (extra < 1 || tables.length === 0) {
     await mysqlQuery(leader, START_SNAPSHOT);
     return [];
   }
   const opened: mysql.Connection[] = [];
+  const unbound: (() => void)[] = [];
+  const bounded = async (): Promise<mysql.Connection> => {
+    const connection = await connectMysql(settings);
+    unbound.push(bound(connection));
+    return connection;
+  };
   let lock: mysql.Connection | undefined;
   try {
-    lock = await connected(settings);
+    lock = await bounded();
     for (let i = 0; i < extra; i++) {
-      const reader = await connected(settings);
+      const reader = await bounded();
       opened.push(reader);
       await prepareSession(reader);
     }
@@ -62,7 +61,9 @@ export async function startSnapshots(
       `LOCK TABLES ${tables.map((t) => `${mysqlIdent(t.schema)}.${mysqlIdent(t.name)} READ`).join(', ')}`,
     );
   } catch {
-    // No second connection, no privilege to lock, or a writer holding the tables: one connection reads them all.
+    // No second connection, no privilege to lock, a writer holding the tables, or a connection the source left
+    // silent: one connection reads them all.
+    for (const release of unbound) release();
     await Promise.all([...opened, ...(lock ? [lock] : [])].map(endMysql));
     await mysqlQuery(leader, START_SNAPSHOT);
     return [];
@@ -75,6 +76,7 @@ export async function startSnapshots(
     await Promise.all(opened.map(endMysql));
     throw error;
   } finally {
+    for (const release of unbound) release();
     await endMysql(lock);
   }
 }
@@ -91,18 +93,14 @@ export async function keyRanges(
   table: { schema: string; name: string; primaryKey: readonly string[] },
   keyType: string | undefined,
   connections: number,
+  /** The table's size on disk (tableSizes). */
+  bytes: number,
   /** The smallest range worth a connection (MIN_RANGE_BYTES; a test splits small tables). */
   minRangeBytes = MIN_RANGE_BYTES,
 ): Promise<string[]> {
   const whole = [''];
   const [key] = table.primaryKey;
   if (connections < 2 || table.primaryKey.length !== 1 || key === undefined || !isIntegerType(keyType)) return whole;
-  const [size] = await mysqlQuery(
-    connection,
-    'SELECT DATA_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?',
-    [table.schema, table.name],
-  );
-  const bytes = Number(size?.[0] ?? 0);
   const count = Math.min(connections, minRangeBytes > 0 ? Math.floor(bytes / minRangeBytes) : connections);
   if (count < 2) return whole;
   const column = mysqlIdent(key);
@@ -125,6 +123,24 @@ export async function keyRanges(
     ...text.slice(1).map((p, i) => `${column} >= ${text[i]} AND ${column} < ${p}`),
     `${column} >= ${text.at(-1)}`,
   ];
+}
+
+/**
+ * The sizes on disk (information_schema's DATA_LENGTH) of the tables, by `schema.name`, read once for the sync: whether
+ * any is worth more connections, and how many ranges each is read in (keyRanges). A table missing is 0.
+ */
+export async function tableSizes(
+  connection: mysql.Connection,
+  tables: readonly { schema: string; name: string }[],
+): Promise<Map<string, number>> {
+  if (tables.length === 0) return new Map();
+  const rows = await mysqlQuery(
+    connection,
+    `SELECT TABLE_SCHEMA, TABLE_NAME, DATA_LENGTH FROM information_schema.TABLES
+      WHERE (TABLE_SCHEMA, TABLE_NAME) IN (${tables.map(() => '(?, ?)').join(', ')})`,
+    tables.flatMap((t) => [t.schema, t.name]),
+  );
+  return new Map(rows.map(([schema, name, bytes]) => [`${String(schema)}.${String(name)}`, Number(bytes ?? 0)]));
 }
 
 const isIntegerType = (dataType: string | undefined): boolean =>

@@ -213,8 +213,8 @@ interface Hit {
  * rows are merged as any change is.
  */
 async function changesNothing(input: MergeInput, hits: readonly Hit[]): Promise<boolean> {
-  const ignored = new Set(input.ignoredWhenCompared?.map((name) => name.toLowerCase()) ?? []);
   if (!input.ignoredWhenCompared || hits.length === 0) return false;
+  const ignored = new Set(input.ignoredWhenCompared.map((name) => name.toLowerCase()));
   const changedRows = input.changed.reduce((sum, file) => sum + file.recordCount, 0);
   if (changedRows === 0 || changedRows > IDENTICAL_CHECK_ROWS) return false;
   const compared = input.columns.filter((c) => !ignored.has(c.name.toLowerCase()));
