@@ -25,6 +25,7 @@ import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-s
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
+import { rereadOnly } from './cursor-reread.js';
 import { mark } from '../../support/debug-timing.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
@@ -434,11 +435,7 @@ async function syncTable(
                   ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
                   ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
                   onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
-                  // No row's cursor moved past its last value: the rows read are those at it, read again, and if
-                  // the table has them as they are they change nothing (no snapshot, no layer).
-                  ...(incremental && newCursor !== null && String(newCursor) === state?.cursorValue
-                    ? { ignoredWhenCompared: [SYNCED_AT] }
-                    : {}),
+                  ...rereadOnly(incremental, newCursor === null ? null : String(newCursor), state?.cursorValue),
                 },
               }
             : {}),

@@ -20,6 +20,7 @@ import { SegmentedStaging } from './segments.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
+import { rereadOnly } from './cursor-reread.js';
 import { LakeServiceError } from '../core/errors.js';
 import { DELETED_AT, SYNCED_AT } from '../sources/lake-names.js';
 import { DEFAULT_SYNC_CONNECTIONS, RangeBoard, RangeRead } from './table-ranges.js';
@@ -428,11 +429,7 @@ async function syncTable(
                 ...(detecting ? { presentKeys: () => (keys as NonNullable<typeof keys>).sql } : {}),
                 ...(detecting && task.softDeletes ? { softDelete: { column: DELETED_AT, at: input.syncedAt } } : {}),
                 onMerged: (counts: MergeCounts) => void (deletedRows = counts.deleted),
-                // No row's cursor moved past its last value: the rows read are those at it, read again, and if the
-                // table has them as they are they change nothing (no snapshot, no layer).
-                ...(incremental && newCursor !== null && newCursor === state?.cursorValue
-                  ? { ignoredWhenCompared: [SYNCED_AT] }
-                  : {}),
+                ...rereadOnly(incremental, newCursor, state?.cursorValue),
               },
             }
           : {}),
