@@ -22,6 +22,29 @@ interface TransactionScope {
 
 type Statement = Database.Statement<SqlParam[]>;
 
+/** How long a statement waits for another process's lock before it fails with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 15_000;
+
+/**
+ * Turns a new file to WAL (a no-op once it is). SQLite answers SQLITE_BUSY at once, without its busy handler, when
+ * another process is writing the file while it is still in rollback mode: several processes opening a new home at
+ * the same moment all convert it, and one of them would fail with "database is locked". Retried here, with a short
+ * sleep, for as long as a statement would wait for a lock.
+ */
+function switchToWal(connection: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      connection.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      // Opening is synchronous (nothing else of this process can run before the home is open): a blocking pause.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
 /**
  * The embedded store: one better-sqlite3 connection per process. Statements run synchronously (fast: no thread
  * hop), so the async interface costs a resolved promise. A transaction holds the connection across awaits, so
@@ -42,11 +65,11 @@ export class SqliteMetadataDb implements MetadataDb {
 
   static open(file: string): SqliteMetadataDb {
     const SQLite = requireCommonJs('better-sqlite3') as typeof Database;
-    const connection = new SQLite(file, { timeout: 15_000 });
+    const connection = new SQLite(file, { timeout: BUSY_TIMEOUT_MS });
     // WAL lets readers in several `lake` processes run beside one writer; the busy timeout makes a second writer
     // wait for the lock instead of failing with SQLITE_BUSY.
-    connection.pragma('busy_timeout = 15000');
-    connection.pragma('journal_mode = WAL');
+    connection.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    switchToWal(connection);
     connection.pragma('synchronous = NORMAL');
     connection.pragma('foreign_keys = ON');
     const key = resolve(file);
