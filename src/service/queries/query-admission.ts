@@ -30,10 +30,9 @@ export interface AdmissionParts {
 export class QueryAdmission {
   constructor(private readonly parts: AdmissionParts) {}
 
-  /** Refuses a query when the organization's kept results have reached its storage; returns the bytes kept. */
-  async assertResultStorageLeft(organizationId: string): Promise<number> {
-    const kept = await this.parts.store.resultBytesKept(organizationId);
-    if (kept < this.parts.settings.orgResultStorageBytes) return kept;
+  /** Refuses a query when the organization's kept results (`kept` bytes) have reached its storage. */
+  private assertResultStorageLeft(kept: number): void {
+    if (kept < this.parts.settings.orgResultStorageBytes) return;
     const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
     throw new LakeServiceError(
       'result_storage_full',
@@ -43,7 +42,9 @@ export class QueryAdmission {
 
   /**
    * Records the query, queued or running, under the write lock, together with what must be decided atomically: a
-   * replay of the same Idempotency-Key (exactly one query per key) and the organization's in-flight ceiling.
+   * replay of the same Idempotency-Key (exactly one query per key), the organization's in-flight ceiling and its
+   * result storage. Also answers the bytes of results the organization keeps (read here, not before: on PostgreSQL
+   * the two reads go in one round trip with the transaction's locks).
    */
   async record(
     principal: Principal,
@@ -52,7 +53,7 @@ export class QueryAdmission {
     requestHash: string,
     query: { id: string; sql: string; plan: QueryPlan; tags?: readonly string[] },
     startsNow: (organizationId: string) => boolean,
-  ): Promise<SubmitOutcome> {
+  ): Promise<SubmitOutcome & { resultBytesKept?: number }> {
     const locks = [
       lock.queryAdmission(principal.organizationId),
       ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : []),
@@ -60,7 +61,12 @@ export class QueryAdmission {
     return this.parts.db.transaction(locks, async () => {
       const replayed = key ? await this.replay(scope, key, requestHash) : undefined;
       if (replayed) return replayed;
-      if ((await this.parts.store.countLive(principal.organizationId)) >= this.parts.settings.maxInFlight) {
+      const [live, resultBytesKept] = await Promise.all([
+        this.parts.store.countLive(principal.organizationId),
+        this.parts.store.resultBytesKept(principal.organizationId),
+      ]);
+      this.assertResultStorageLeft(resultBytesKept);
+      if (live >= this.parts.settings.maxInFlight) {
         throw new LakeServiceError(
           'too_many_queries',
           `Your organization already has ${this.parts.settings.maxInFlight} queries queued or running. Wait for one to finish.`,
@@ -84,7 +90,7 @@ export class QueryAdmission {
           resourceId: query.id,
           response: { status: record.status },
         });
-      return { query: record, replayed: false };
+      return { query: record, replayed: false, resultBytesKept };
     });
   }
 

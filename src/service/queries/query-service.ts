@@ -151,7 +151,6 @@ export class QueryService {
         : hashRequest(sql, JSON.stringify({ ...asked, tags }));
     const early = idempotencyKey ? await this.admission.replay(scope, idempotencyKey, requestHash) : undefined;
     if (early) return early;
-    const resultBytesKept = await this.admission.assertResultStorageLeft(principal.organizationId);
 
     const id = newId('qr');
     const job = {
@@ -165,7 +164,7 @@ export class QueryService {
       rmSync(job.resultDir, { recursive: true, force: true });
     };
     let parseError: string | undefined;
-    let outcome: SubmitOutcome;
+    let outcome: SubmitOutcome & { resultBytesKept?: number };
     let startNow = false;
     try {
       try {
@@ -202,8 +201,12 @@ export class QueryService {
       return { query: (await this.store.get(principal.organizationId, id)) as QueryRecord, replayed: false };
     }
     mark('recorded');
-    await this.execution.accept(id, principal.organizationId, job, startNow, { tags, resultBytesKept });
-    return outcome;
+    const { resultBytesKept, ...submitted } = outcome;
+    await this.execution.accept(id, principal.organizationId, job, startNow, {
+      tags,
+      resultBytesKept: resultBytesKept ?? 0,
+    });
+    return submitted;
   }
 
   /**
