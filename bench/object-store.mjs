@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import S3rver from 's3rver';
-import { admin, sourceConfigArgs } from './postgres.mjs';
+import { admin, createPostgresSourceArgs } from './postgres.mjs';
 
 const rows = Number(process.argv[2] ?? 3_000_000);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -60,22 +60,7 @@ try {
   );
   await admin('VACUUM public.events', database);
   const sync = async (env) => {
-    const source = JSON.parse(
-      (
-        await run(
-          env,
-          'sources',
-          'create',
-          '--connector',
-          'postgres',
-          '--name',
-          'bench',
-          ...sourceConfigArgs(database),
-          '--no-password',
-          '--json',
-        )
-      ).stdout,
-    );
+    const source = JSON.parse((await run(env, ...createPostgresSourceArgs('bench', database))).stdout);
     const { stdout, seconds } = await run(env, 'sync', 'start', source.id, '--json');
     const synced = JSON.parse(stdout);
     if (synced.status !== 'succeeded' || synced.rows !== rows) throw new Error(`sync did not complete: ${stdout}`);

@@ -46,3 +46,18 @@ export function sourceConfigArgs(database) {
     `user=${url.username || 'postgres'}`,
   ];
 }
+
+/** `lake sources create` arguments for a source named `name` over a database on the bench's server, printing JSON. */
+export function createPostgresSourceArgs(name, database) {
+  return [
+    'sources',
+    'create',
+    '--connector',
+    'postgres',
+    '--name',
+    name,
+    ...sourceConfigArgs(database),
+    '--no-password',
+    '--json',
+  ];
+}

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { admin, sourceConfigArgs } from './postgres.mjs';
+import { admin, createPostgresSourceArgs } from './postgres.mjs';
 
 const rows = Number(process.argv[2] ?? 6_000_000);
 const fraction = Number(process.argv[3] ?? 0.01);
@@ -49,20 +49,7 @@ try {
   );
   console.log(`setup: ${rows.toLocaleString('en-US')} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const createSource = (env) => {
-    const id = JSON.parse(
-      runIn(
-        env,
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'inc',
-        ...sourceConfigArgs(database),
-        '--no-password',
-        '--json',
-      ).stdout,
-    ).id;
+    const id = JSON.parse(runIn(env, ...createPostgresSourceArgs('inc', database)).stdout).id;
     runIn(env, 'sources', 'update', id, '--incremental', 'public.events:updated_at');
     return id;
   };

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { admin, copyAndDiscard, databaseUrl, pg, sourceConfigArgs } from './postgres.mjs';
+import { admin, copyAndDiscard, createPostgresSourceArgs, databaseUrl, pg } from './postgres.mjs';
 
 const scale = Number(process.argv[2] ?? 1);
 const lake = fileURLToPath(new URL('../bin/lake.js', import.meta.url));
@@ -74,19 +74,7 @@ try {
   for (const connections of [1, 2, 3]) {
     const name = `bench${connections}`;
     const source = JSON.parse(
-      run(
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        name,
-        ...sourceConfigArgs(database),
-        '--config',
-        `sync_connections=${connections}`,
-        '--no-password',
-        '--json',
-      ),
+      run(...createPostgresSourceArgs(name, database), '--config', `sync_connections=${connections}`),
     ).id;
     const timed = spawnSync(
       '/usr/bin/time',
