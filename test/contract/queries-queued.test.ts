@@ -1,10 +1,11 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkerPoolSettings } from '../../src/service/engine/worker-settings.js';
 import { applyMigrations } from '../../src/service/store/migrate.js';
 import { MIGRATIONS } from '../../src/service/store/migrations.js';
 import { busiestChild, processTree } from '../helpers/memory-guard.js';
-import { expectError, finished, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
+import { expectError, finished, jsonClient, SLOW_SQL, submit, submitOk, type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
@@ -226,8 +227,15 @@ describe('result limits in the local engine', () => {
       );
     await api.close();
     api = await overHttp.start({ homeDir, services: { querySettings: { orgResultStorageBytes: 2_000 } as never } });
+    const list = jsonClient(api);
+    const recorded = (await list('GET', '/queries?limit=100')).data.length;
+    const resultDirs = () => readdirSync(api?.services.lake.layout.resultsDir(api.home.organization.id) as string);
+    const dirsBefore = resultDirs().length;
     const body = await expectError(await submit(api, 'select 1'), 409, 'result_storage_full');
     expect(body.message).toMatch(/removed 48 h after their query/);
+    // Refused as it would be recorded: no query is recorded, and the folder made for its result is gone again.
+    expect((await list('GET', '/queries?limit=100')).data).toHaveLength(recorded);
+    expect(resultDirs()).toHaveLength(dirsBefore);
     expect(await api.services.queries.store.resultBytesKept(api.home.organization.id)).toBeGreaterThanOrEqual(2_000);
 
     // Retention removes them, and with them what they counted: queries are accepted again.

@@ -14,6 +14,9 @@ export interface SubmitOutcome {
   replayed: boolean;
 }
 
+/** A submission as recorded: with the bytes of results the organization keeps, read in the same transaction. */
+export type RecordedSubmission = SubmitOutcome & { resultBytesKept?: number };
+
 /** What admission reads and writes. */
 export interface AdmissionParts {
   db: MetadataDb;
@@ -53,7 +56,7 @@ export class QueryAdmission {
     requestHash: string,
     query: { id: string; sql: string; plan: QueryPlan; tags?: readonly string[] },
     startsNow: (organizationId: string) => boolean,
-  ): Promise<SubmitOutcome & { resultBytesKept?: number }> {
+  ): Promise<RecordedSubmission> {
     const locks = [
       lock.queryAdmission(principal.organizationId),
       ...(key ? [lock.idempotencyKey(scope.organizationId, scope.principalId, key)] : []),

@@ -16,7 +16,7 @@ import type { LakeMetrics } from '../metrics/metrics.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { QueryExecution, type Scheduling } from './query-execution.js';
-import { QueryAdmission, type SubmitOutcome } from './query-admission.js';
+import { QueryAdmission, type RecordedSubmission, type SubmitOutcome } from './query-admission.js';
 import { QueryGrants } from './query-grants.js';
 import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
@@ -164,7 +164,7 @@ export class QueryService {
       rmSync(job.resultDir, { recursive: true, force: true });
     };
     let parseError: string | undefined;
-    let outcome: SubmitOutcome & { resultBytesKept?: number };
+    let outcome: RecordedSubmission;
     let startNow = false;
     try {
       try {
