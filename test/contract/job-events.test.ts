@@ -4,7 +4,8 @@ import { JobStore } from '../../src/service/jobs/job-store.js';
 import { JOB_STREAM_TIMING } from '../../src/service/jobs/stream-timing.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, SLOW_SQL, submitOk } from '../helpers/queries.js';
-import { readSse } from '../helpers/sse.js';
+import { readSse, type SseItem } from '../helpers/sse.js';
+import { newMember } from '../helpers/members.js';
 
 // The services' clock runs 100 times faster: 25 s heartbeats take 250 ms, the 115 s close 1.15 s.
 const SPEED = 100;
@@ -89,6 +90,55 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     expect(lasted).toBeLessThan(120_000);
     expect(items.filter((i) => i.kind === 'comment').length).toBeGreaterThanOrEqual(4);
     await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+  });
+
+  /**
+   * Opens a member's stream of a running job, reads its first two events, then calls `refuse` and cancels the job a
+   * while later (ten state checks of the stream's clock). Returns what the stream wrote and what a reconnect got.
+   */
+  async function refusedMidStream(
+    member: { token: string },
+    refuse: () => Promise<unknown>,
+  ): Promise<{ items: SseItem[]; reconnect: Response }> {
+    const submitted = await api.request('/queries', {
+      method: 'POST',
+      token: member.token,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sql: SLOW_SQL }),
+    });
+    expect(submitted.status).toBe(202);
+    const slow = (await submitted.json()) as { id: string };
+    const response = await api.request(`/jobs/${slow.id}/events`, { token: member.token });
+    expect(response.status).toBe(200);
+    let refused: Promise<void> | undefined;
+    const items = await readSse(response, (seen) => {
+      if (!refused && seen.filter((i) => i.kind === 'event').length === 2)
+        refused = refuse().then(async () => {
+          await new Promise((resolve) => setTimeout(resolve, (10 * JOB_STREAM_TIMING.pollMs) / SPEED));
+          await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+        });
+      return false;
+    });
+    await refused;
+    return { items, reconnect: await api.request(`/jobs/${slow.id}/events`, { token: member.token }) };
+  }
+
+  it('ends the stream of a token revoked while it is open, within a state check; the reconnect is refused', async () => {
+    const member = await newMember(api, ['query:read', 'jobs:read']);
+    const { items, reconnect } = await refusedMidStream(member, () => api.home.credentials.revoke(member.credentialId));
+    // Before, the stream went on for as long as the job ran: the cancel and the job's end reached a revoked token.
+    expect(items.filter((i) => i.kind === 'event').map((e) => e.event)).toEqual(['job.created', 'job.running']);
+    expect(items.filter((i) => i.kind === 'comment')).toEqual([]);
+    await expectError(reconnect, 401, 'credentials_revoked');
+  });
+
+  it('ends the stream of a person deactivated while it is open; the reconnect says why', async () => {
+    const member = await newMember(api, ['query:read', 'jobs:read']);
+    const { items, reconnect } = await refusedMidStream(member, () =>
+      api.home.directory.setUserDeactivated(member.userId, true),
+    );
+    expect(items.filter((i) => i.kind === 'event').map((e) => e.event)).toEqual(['job.created', 'job.running']);
+    await expectError(reconnect, 401, 'user_deactivated');
   });
 
   it("400 invalid_last_event_id for an id that is not one of the stream's; 204 when a finished job has nothing left", async () => {

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/service/jobs/job-store.js';
 import type { Scope } from '../../src/service/auth/scopes.js';
 import { SERVE_DENY } from '../../src/service/net/outbound.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import pg from 'pg';
+import { JOB_STREAM_TIMING } from '../../src/service/jobs/stream-timing.js';
+import { ADMIN_URL, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startPasswordHarvester } from '../helpers/fake-postgres.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 import { expectError, type Json } from '../helpers/queries.js';
@@ -414,6 +416,62 @@ describe('a member gets exactly what they were granted', () => {
         const failed = seen.filter((i) => i.event === 'job.failed').pop();
         expect(failed?.data).toMatchObject({ error: { code: 'tables_failed' } });
         expect(JSON.stringify(failed), path).not.toContain('customers');
+      }
+    }, 60_000);
+    it('a sync stream open while a grant is revoked leaves out that table from then on', async () => {
+      const reader = await patFor(memberUserId, ['data:read', 'jobs:read']);
+      // A table of the source whose rows can be read only while the test does not hold an advisory lock (a row
+      // security policy waits for it): its rows come when the test says.
+      const gate = new pg.Client({ connectionString: new URL(`/${db.database}`, ADMIN_URL).toString() });
+      await gate.connect();
+      await gate.query(
+        `CREATE TABLE public.gated (id integer PRIMARY KEY);
+         INSERT INTO public.gated VALUES (1), (2);
+         ALTER TABLE public.gated ENABLE ROW LEVEL SECURITY;
+         CREATE POLICY gate ON public.gated USING (pg_advisory_xact_lock_shared(4242) IS NOT NULL);
+         GRANT SELECT ON public.gated TO ${db.reader}`,
+      );
+      await gate.query('SELECT pg_advisory_lock(4242)');
+      try {
+        const source = await ok(
+          await call('POST', '/sources', {
+            connector: 'postgres',
+            name: 'crm later',
+            config: { port: db.port, database: db.database },
+            host: db.host,
+            user: db.reader,
+          }),
+          201,
+        );
+        const schema = source.lake_schema as string;
+        for (const table of ['orders', 'gated'])
+          await api.services.permissions.grant(org, schema, table, 'user', memberUserId);
+        await ok(await call('POST', `/sources/${source.id}/sync`, {}), 202);
+        let revokedAt = Infinity;
+        let released: Promise<unknown> | undefined;
+        const stream = await api.request(`/sources/${source.id}/sync/stream`, { token: reader });
+        const opened = performance.now();
+        const events = await readSse(stream, (items) => {
+          if (!released && items.some((i) => i.event === 'sync.progress' && JSON.stringify(i.data).includes('orders')))
+            released = (async () => {
+              await api.services.permissions.revoke(org, schema, 'gated', 'user', memberUserId);
+              revokedAt = performance.now() - opened;
+              // Past the stream's next state check, the view's rows are let through.
+              await new Promise((resolve) => setTimeout(resolve, JOB_STREAM_TIMING.pollMs + 500));
+              await gate.query('SELECT pg_advisory_unlock(4242)');
+            })();
+          return items.some((i) => i.event === 'job.succeeded' || i.event === 'job.failed');
+        });
+        await released;
+        expect(events.filter((e) => e.event?.startsWith('job.')).pop()?.event).toBe('job.succeeded');
+        const later = events.filter((e) => e.kind === 'event' && e.at > revokedAt + JOB_STREAM_TIMING.pollMs);
+        expect(later.length).toBeGreaterThan(0);
+        // Before, the stream kept the view of the grants it opened with: the view's progress still reached the member.
+        expect(later.filter((e) => JSON.stringify(e.data ?? {}).includes('gated'))).toEqual([]);
+        expect(JSON.stringify(events.filter((e) => e.at < revokedAt))).toContain('gated');
+      } finally {
+        await gate.query('SELECT pg_advisory_unlock_all(); DROP TABLE IF EXISTS public.gated');
+        await gate.end();
       }
     }, 60_000);
   });

@@ -36,6 +36,11 @@ export interface EventFeed {
   /** The SSE id of an event, from its number within the job. */
   idOf(seq: number): string;
   view: EventView;
+  /**
+   * How the caller sees the stream now, checked again as when it was opened (a caller who may no longer see the
+   * job or source is refused with the same error): a long stream keeps to its caller's grants as they change.
+   */
+  viewAs(principal: Principal): Promise<EventView>;
 }
 
 /**
@@ -131,8 +136,11 @@ export class JobService {
       }
       afterSeq = Number(value);
     }
-    const view = (await this.eventViews.get(job.kind)?.(principal, id)) ?? (async (_type, data) => data);
-    return { jobId: id, afterSeq, idOf: String, view };
+    const viewAs = async (caller: Principal): Promise<EventView> => {
+      await this.get(caller, id);
+      return (await this.eventViews.get(job.kind)?.(caller, id)) ?? (async (_type, data) => data);
+    };
+    return { jobId: id, afterSeq, idOf: String, view: await viewAs(principal), viewAs };
   }
 
   /** True when a job has ended and has no event after `afterSeq`: a stream of it would have nothing to say. */

@@ -224,12 +224,11 @@ export class SyncService {
       if (match[1] === latest) after = Number(match[2]);
     }
     if (!latest) return null;
-    return {
-      jobId: latest,
-      afterSeq: after,
-      idOf: (seq) => `${latest}:${seq}`,
-      view: await this.sources.access.eventView(principal, source.id),
+    const viewAs = async (caller: Principal): Promise<EventView> => {
+      await this.sources.get(caller, source.id);
+      return this.sources.access.eventView(caller, source.id);
     };
+    return { jobId: latest, afterSeq: after, idOf: (seq) => `${latest}:${seq}`, view: await viewAs(principal), viewAs };
   }
 
   /** How the principal sees the events of a sync job (for GET /jobs/{id}/events). */

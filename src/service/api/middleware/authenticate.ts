@@ -174,6 +174,14 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
   await enforceRateLimit(c, principal.userId ?? principal.credentialId, principal.organizationId);
 }
 
+/**
+ * The caller of a request still in progress (a stream), read again as authentication reads it: refused with the
+ * same error once its credential is revoked or expired, or its organization or person deactivated.
+ */
+export async function callerNow(c: Context<ApiEnv>): Promise<Principal> {
+  return withOrigin(c, await c.get('services').credentials.principalById(c.get('principal').credentialId));
+}
+
 /** The principal, with the request it came in: what the audit log says of an action. */
 function withOrigin(c: Context<ApiEnv>, principal: Principal): Principal {
   return { ...principal, origin: originOf(c) };

@@ -7,15 +7,23 @@ import { JOB_STREAM_TIMING, TERMINAL_EVENTS } from '../../jobs/stream-timing.js'
 import type { ApiEnv } from '../env.js';
 import { signedStreamPath } from '../../files/url-signer.js';
 import { publicOrigin } from '../request-params.js';
+import { callerNow } from '../middleware/authenticate.js';
+import { LakeServiceError } from '../../core/errors.js';
 
 /**
  * Streams a job's events after `afterSeq` as Server-Sent Events: `retry` first, durable state read every 3 s
  * (events of other processes) and at once for events of this one, a heartbeat comment after 25 s of quiet, the end
  * after the job's final event or shortly before 120 s. `idOf` turns an event's number into its SSE id. A finished
  * job with nothing after `afterSeq` answers 204, which tells EventSource clients to stop reconnecting.
+ *
+ * The caller is checked again with every state check: nothing is written more than 3 s after its credential, its
+ * person and its organization were last seen in good standing and its grants last read. A caller refused now (a
+ * token revoked, an organization deactivated, the job or source no longer visible) has the stream ended; the
+ * EventSource's reconnect then gets the refusal itself.
  */
 export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Promise<Response> {
-  const { jobId, afterSeq, idOf, view } = feed;
+  const { jobId, afterSeq, idOf } = feed;
+  let view = feed.view;
   const { jobs, clock, closing } = c.get('services');
   if (await jobs.endedBefore(jobId, afterSeq)) return c.body(null, 204);
   c.header('Cache-Control', 'no-store');
@@ -36,11 +44,18 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
     });
     const opened = clock.now();
     let lastWrite = opened;
+    let standingCheckedAt = opened;
     let last = afterSeq;
     try {
       await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
       while (!gone.signal.aborted) {
         appended = false;
+        if (clock.now() - standingCheckedAt >= JOB_STREAM_TIMING.pollMs) {
+          const seen = await viewNow(c, feed);
+          if (!seen) return;
+          view = seen;
+          standingCheckedAt = clock.now();
+        }
         for (const event of await jobs.events(jobId, last)) {
           const data = await view(event.type, event.data as Record<string, unknown>);
           if (data !== undefined)
@@ -75,6 +90,16 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
       closing.removeEventListener('abort', stopOnClose);
     }
   });
+}
+
+/** How the stream's caller sees it now; undefined when the caller is refused now (the stream ends). */
+async function viewNow(c: Context<ApiEnv>, feed: EventFeed): Promise<EventFeed['view'] | undefined> {
+  try {
+    return await feed.viewAs(await callerNow(c));
+  } catch (error) {
+    if (error instanceof LakeServiceError) return undefined;
+    throw error;
+  }
 }
 
 /** GET /jobs/{id}/events: a job's stream; event ids are the events' numbers within the job. */
