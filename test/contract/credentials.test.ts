@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/service/auth/scopes.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
-import { expectError, submit, type Json } from '../helpers/queries.js';
+import { expectError, SLOW_SQL, submit, type Json } from '../helpers/queries.js';
 
 describe.each(TRANSPORTS)('credentials, scopes and the legacy table download over $name', (transport) => {
   let api: Harness;
@@ -97,6 +97,26 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
     );
     await expectError(await send('GET', '/whoami', undefined, {}, key.secret), 401, 'credentials_revoked');
     await expectError(await send('POST', '/service-keys/key_nope/revoke'), 404, 'key_not_found');
+  });
+
+  it('a long poll that outlasts its token answers as the caller is now: 401 for a token revoked while it waited', async () => {
+    const user = await api.home.directory.createUser(org, 'waiting', 'member');
+    const issued = await api.home.credentials.issue({
+      kind: 'pat',
+      organizationId: org,
+      userId: user.id,
+      name: 'poller',
+      scopes: ['query:read'],
+    });
+    const submitted = (await (await submit(api, SLOW_SQL, { token: issued.secret })).json()) as Json;
+    const waited = send('GET', `/queries/${submitted.id}?wait=30`, undefined, {}, issued.secret);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await api.home.credentials.revoke(issued.record.id);
+    // Past the 3 s a request in progress trusts what authentication read, the query ends and the wait with it.
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    await send('POST', `/jobs/${submitted.id}/cancel`);
+    // Before, the answer was the query as the token could see it when the request began (here: cancelled).
+    await expectError(await waited, 401, 'credentials_revoked');
   });
 
   it('team API keys: only owners create them, many allowed, shown once; a service key may not', async () => {

@@ -175,8 +175,14 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
 }
 
 /**
- * The caller of a request still in progress (a stream), read again as authentication reads it: refused with the
- * same error once its credential is revoked or expired, or its organization or person deactivated.
+ * How long a request in progress (a stream, a long poll) acts on its caller's standing as authentication read it:
+ * past this it reads the caller again (callerNow) before it writes anything more. The job stream's state check.
+ */
+export const STANDING_TRUSTED_MS = 3000;
+
+/**
+ * The caller of a request still in progress (a stream, a long poll), read again as authentication reads it: refused
+ * with the same error once its credential is revoked or expired, or its organization or person deactivated.
  */
 export async function callerNow(c: Context<ApiEnv>): Promise<Principal> {
   return withOrigin(c, await c.get('services').credentials.principalById(c.get('principal').credentialId));

@@ -7,7 +7,7 @@ import { JOB_STREAM_TIMING, TERMINAL_EVENTS } from '../../jobs/stream-timing.js'
 import type { ApiEnv } from '../env.js';
 import { signedStreamPath } from '../../files/url-signer.js';
 import { publicOrigin } from '../request-params.js';
-import { callerNow } from '../middleware/authenticate.js';
+import { callerNow, STANDING_TRUSTED_MS } from '../middleware/authenticate.js';
 import { LakeServiceError } from '../../core/errors.js';
 
 /**
@@ -50,7 +50,7 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
       await stream.write(`retry: ${JOB_STREAM_TIMING.retryMs}\n\n`);
       while (!gone.signal.aborted) {
         appended = false;
-        if (clock.now() - standingCheckedAt >= JOB_STREAM_TIMING.pollMs) {
+        if (clock.now() - standingCheckedAt >= STANDING_TRUSTED_MS) {
           const seen = await viewNow(c, feed);
           if (!seen) return;
           view = seen;

@@ -7,6 +7,7 @@ import { mount } from '../contract-route.js';
 import type { ApiEnv } from '../env.js';
 import { publicOrigin } from '../request-params.js';
 import { listBody } from '../pagination.js';
+import { callerNow, STANDING_TRUSTED_MS } from '../middleware/authenticate.js';
 
 const { createQuery: submit, getQuery: get, listQueries: list } = QUERY_ROUTES;
 
@@ -66,8 +67,11 @@ export function queryRoutes(app: Hono<ApiEnv>): void {
     let query = await queries.get(c.get('principal'), params.id);
     const offset = results.offsetOf(query, options.starting_after);
     if (wait > 0 && (query.status === 'running' || query.status === 'queued')) {
+      const waiting = performance.now();
       await queries.waitFor(params.id, wait * 1000);
-      query = await queries.get(c.get('principal'), params.id);
+      // After a long wait the answer is for the caller as it is now: a token revoked meanwhile gets its 401.
+      const caller = performance.now() - waiting >= STANDING_TRUSTED_MS ? await callerNow(c) : c.get('principal');
+      query = await queries.get(caller, params.id);
     }
     const body = queryObject(query);
     if (query.status !== 'succeeded' || !results.file(query)) return c.json(body);
