@@ -123,6 +123,7 @@ export const SERVICE_ROUTES = {
     errors: [
       'signed_url_invalid',
       'signed_url_expired',
+      'organization_deactivated',
       'range_not_satisfiable',
       'result_storage_full',
       'service_unavailable',

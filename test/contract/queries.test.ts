@@ -105,6 +105,20 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     );
   });
 
+  it("a link signed before its organization was deactivated is refused with the organization's credentials", async () => {
+    const done = await finished(api, (await submitOk(api, 'select 1 as x')).id);
+    const url = done.files[0].url as string;
+    expect((await api.request(url, { token: null })).status).toBe(200);
+    await api.home.directory.setOrganizationDeactivated(api.home.organization.id, true);
+    try {
+      // Before, the link served the file for the rest of its hour.
+      await expectError(await api.request(url, { token: null }), 401, 'organization_deactivated');
+    } finally {
+      await api.home.directory.setOrganizationDeactivated(api.home.organization.id, false);
+    }
+    expect((await api.request(url, { token: null })).status).toBe(200);
+  });
+
   it('a tampered, unsigned or expired URL gets a JSON error, never the file', async () => {
     const done = await finished(api, (await submitOk(api, 'select 1 as x')).id);
     const url = new URL(done.files[0].url);

@@ -192,13 +192,19 @@ export class QueryResults {
         'signed_url_expired',
         'This download URL has expired (they last one hour). Poll the query for a fresh one.',
       );
-    const query = await this.store.getById(queryId);
-    const file = query && this.file(query);
-    if (!query || !file)
+    const found = await this.store.forDownload(queryId);
+    const file = found && this.file(found.query);
+    if (!found || !file)
       throw new LakeServiceError(
         'query_not_found',
         'This result no longer exists; results are kept for a limited time.',
       );
-    return this.held(query, file, format);
+    // A link signed before the operator deactivated the organization stops with its credentials.
+    if (found.organizationDeactivated)
+      throw new LakeServiceError(
+        'organization_deactivated',
+        'This organization was deactivated by the service operator; its result links no longer work (its data is kept). Ask the operator.',
+      );
+    return this.held(found.query, file, format);
   }
 }

@@ -124,9 +124,10 @@ export interface ClaimedQuery {
   tags: string[];
 }
 
-export const QUERY_SELECT = `SELECT j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
-                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated, q.tags
-                FROM jobs j JOIN queries q ON q.id = j.id`;
+const QUERY_COLUMNS = `j.id, j.organization_id, j.principal_id, j.status, j.created, j.started, j.finished, j.error_code, j.error_message,
+                       q.sql, q.duration_ms, q.row_count, q.result_file, q.result_bytes, q.columns, q.plan, q.truncated, q.tags`;
+const QUERY_FROM = 'FROM jobs j JOIN queries q ON q.id = j.id';
+export const QUERY_SELECT = `SELECT ${QUERY_COLUMNS} ${QUERY_FROM}`;
 
 /** Query records: a job (status, timestamps, failure, events) plus the query's own fields. */
 export class QueryStore {
@@ -198,6 +199,19 @@ export class QueryStore {
   async getById(id: string): Promise<QueryRecord | undefined> {
     const row = await this.db.get<QueryRow>(`${QUERY_SELECT} WHERE j.id = ? AND j.kind = 'query'`, [id]);
     return row && toQueryRecord(row);
+  }
+
+  /**
+   * A query for its signed download, with whether its organization is deactivated now (one read: a download is a
+   * route of the organization's, refused like every other once the operator deactivates it).
+   */
+  async forDownload(id: string): Promise<{ query: QueryRecord; organizationDeactivated: boolean } | undefined> {
+    const row = await this.db.get<QueryRow & { organization_deactivated: number | null }>(
+      `SELECT o.deactivated AS organization_deactivated, ${QUERY_COLUMNS} ${QUERY_FROM}
+         JOIN organizations o ON o.id = j.organization_id WHERE j.id = ? AND j.kind = 'query'`,
+      [id],
+    );
+    return row && { query: toQueryRecord(row), organizationDeactivated: row.organization_deactivated !== null };
   }
 
   /** A query claimed from the shared queue: its SQL, organization, plan and tags. */
