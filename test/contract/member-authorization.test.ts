@@ -84,6 +84,18 @@ describe('a member gets exactly what they were granted', () => {
     expect(response.status, JSON.stringify(json)).toBe(status);
     return json;
   };
+  /** A source over the test database as its reading role, created by the owner (no password kept). */
+  const readerSource = async (name: string): Promise<Json> =>
+    ok(
+      await call('POST', '/sources', {
+        connector: 'postgres',
+        name,
+        config: { port: db.port, database: db.database },
+        host: db.host,
+        user: db.reader,
+      }),
+      201,
+    );
 
   describe('1. a stored password never follows a source elsewhere', () => {
     it('moving a source (port, host, database, user, TLS) drops its password unless the same request gives it again', async () => {
@@ -295,16 +307,7 @@ describe('a member gets exactly what they were granted', () => {
         'jobs:read',
         'query:read',
       ]);
-      const source = await ok(
-        await call('POST', '/sources', {
-          connector: 'postgres',
-          name: 'crm',
-          config: { port: db.port, database: db.database },
-          host: db.host,
-          user: db.reader,
-        }),
-        201,
-      );
+      const source = await readerSource('crm');
       await api.services.permissions.grant(org, 'crm', 'orders', 'user', memberUserId);
       const accepted = await ok(await call('POST', `/sources/${source.id}/sync`, {}), 202);
       const events = await readSse(await api.request(`/sources/${source.id}/sync/stream`, { token: reader }), (items) =>
@@ -433,16 +436,7 @@ describe('a member gets exactly what they were granted', () => {
       );
       await gate.query('SELECT pg_advisory_lock(4242)');
       try {
-        const source = await ok(
-          await call('POST', '/sources', {
-            connector: 'postgres',
-            name: 'crm later',
-            config: { port: db.port, database: db.database },
-            host: db.host,
-            user: db.reader,
-          }),
-          201,
-        );
+        const source = await readerSource('crm later');
         const schema = source.lake_schema as string;
         for (const table of ['orders', 'gated'])
           await api.services.permissions.grant(org, schema, table, 'user', memberUserId);
