@@ -3,6 +3,8 @@ import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
 import type { ServeProcess } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { SLOW_SQL } from '../helpers/queries.js';
+import { readSse } from '../helpers/sse.js';
 
 /**
  * PostgreSQL restarting under traffic (its own cluster, never the machine's): replicas answer 503 with Retry-After
@@ -26,6 +28,31 @@ describe('the metadata store restarting under traffic', () => {
   afterAll(async () => {
     await set?.stop();
     await postgres?.stop();
+  }, 60_000);
+
+  it('a stream open while the store goes away ends and says so in one log line, never a stack trace', async () => {
+    const [runner, watcher] = replicas as [ServeProcess, ServeProcess];
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const submitted = await fetch(`${runner.url}/queries`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ sql: SLOW_SQL }),
+    });
+    const { id } = (await submitted.json()) as { id: string };
+    const stream = await fetch(`${watcher.url}/jobs/${id}/events`, { headers });
+    expect(stream.status).toBe(200);
+    const requestId = stream.headers.get('Request-Id');
+    const reading = readSse(stream);
+    // Longer than a state check: the stream's next read of the store fails while it is away.
+    await postgres.restart(4000);
+    const items = await reading;
+    expect(items.filter((i) => i.kind === 'event').map((i) => i.event)).not.toContain('job.succeeded');
+    // Before, the failure was Hono's console.error: a raw stack trace on the server's stderr.
+    expect(watcher.stderr()).not.toMatch(/^\s+at /m);
+    expect(watcher.logLines()).toContainEqual(
+      expect.objectContaining({ msg: 'metadata store unavailable', request_id: requestId }),
+    );
+    await fetch(`${runner.url}/jobs/${id}/cancel`, { method: 'POST', headers }).catch(() => undefined);
   }, 60_000);
 
   it('gives 503 with Retry-After, never a 500, and recovers by itself', async () => {

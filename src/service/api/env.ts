@@ -17,5 +17,7 @@ export interface ApiEnv {
     clientAddresses: ClientAddresses;
     /** Origin for links in responses (--public-url, or the address lake serve listens on); else the request's own. */
     publicUrl: string | undefined;
+    /** The server's log, for what a response cannot carry (a stream that failed after its headers were sent). */
+    log: (line: object) => void;
   };
 }

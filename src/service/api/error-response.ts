@@ -54,16 +54,21 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
  */
 export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): Response {
   if (error instanceof LakeServiceError) return errorResponse(c, error);
+  return errorResponse(c, reportUnexpected(c, error, log));
+}
+
+/**
+ * Logs an error that is not a domain error as the server's one JSON line (a store out of reach without details, no
+ * URL; anything else with its stack, secrets redacted), and says what the caller is told of it.
+ */
+export function reportUnexpected(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): LakeServiceError {
   if (isConnectionFailure(error)) {
     // Nothing was changed; the pool reconnects by itself. Logged once per request without details (no URL).
     log({ level: 'warn', msg: 'metadata store unavailable', request_id: c.get('requestId') });
-    return errorResponse(
-      c,
-      new LakeServiceError(
-        'service_unavailable',
-        'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.',
-        { retryAfterSeconds: 2 },
-      ),
+    return new LakeServiceError(
+      'service_unavailable',
+      'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.',
+      { retryAfterSeconds: 2 },
     );
   }
   log({
@@ -72,11 +77,8 @@ export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log:
     request_id: c.get('requestId'),
     error: error instanceof Error ? redactSecrets(error.stack ?? `${error.name}: ${error.message}`) : typeof error,
   });
-  return errorResponse(
-    c,
-    new LakeServiceError(
-      'internal_error',
-      `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`,
-    ),
+  return new LakeServiceError(
+    'internal_error',
+    `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`,
   );
 }

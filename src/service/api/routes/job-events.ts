@@ -9,6 +9,7 @@ import { signedStreamPath } from '../../files/url-signer.js';
 import { publicOrigin } from '../request-params.js';
 import { callerNow, STANDING_TRUSTED_MS } from '../middleware/authenticate.js';
 import { LakeServiceError } from '../../core/errors.js';
+import { reportUnexpected } from '../error-response.js';
 
 /**
  * Streams a job's events after `afterSeq` as Server-Sent Events: `retry` first, durable state read every 3 s
@@ -85,6 +86,10 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
         await clock.sleep(wait, tick.signal);
         gone.signal.removeEventListener('abort', stopWaiting);
       }
+    } catch (error) {
+      // The headers are sent: the stream just ends (its reconnect gets the error as an answer), and the failure is
+      // the server's one log line, not a stack trace on its stderr.
+      if (!(error instanceof LakeServiceError)) reportUnexpected(c, error, c.get('log'));
     } finally {
       unsubscribe();
       closing.removeEventListener('abort', stopOnClose);

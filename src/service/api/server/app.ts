@@ -58,6 +58,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   app.use('*', requestContext(services));
   app.use('*', async (c, next) => {
     c.set('clientAddresses', addresses);
+    c.set('log', log);
     c.set('publicUrl', options.publicUrl?.());
     await next();
   });
