@@ -115,7 +115,8 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
       if (!refused && seen.filter((i) => i.kind === 'event').length === 2)
         refused = refuse().then(async () => {
           await new Promise((resolve) => setTimeout(resolve, (10 * JOB_STREAM_TIMING.pollMs) / SPEED));
-          await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+          // As another process would (an owner's request may be refused too: a deactivated organization).
+          await new JobStore(api.home.db).requestCancel(slow.id);
         });
       return false;
     });
@@ -139,6 +140,20 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     );
     expect(items.filter((i) => i.kind === 'event').map((e) => e.event)).toEqual(['job.created', 'job.running']);
     await expectError(reconnect, 401, 'user_deactivated');
+  });
+
+  it('ends the stream of an organization deactivated while it is open; the reconnect says why', async () => {
+    const member = await newMember(api, ['query:read', 'jobs:read']);
+    const organization = api.home.organization.id;
+    try {
+      const { items, reconnect } = await refusedMidStream(member, async () => {
+        await api.home.directory.setOrganizationDeactivated(organization, true);
+      });
+      expect(items.filter((i) => i.kind === 'event').map((e) => e.event)).toEqual(['job.created', 'job.running']);
+      await expectError(reconnect, 401, 'organization_deactivated');
+    } finally {
+      await api.home.directory.setOrganizationDeactivated(organization, false);
+    }
   });
 
   it("400 invalid_last_event_id for an id that is not one of the stream's; 204 when a finished job has nothing left", async () => {

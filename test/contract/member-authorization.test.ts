@@ -446,7 +446,8 @@ describe('a member gets exactly what they were granted', () => {
         const stream = await api.request(`/sources/${source.id}/sync/stream`, { token: reader });
         const opened = performance.now();
         const events = await readSse(stream, (items) => {
-          if (!released && items.some((i) => i.event === 'sync.progress' && JSON.stringify(i.data).includes('orders')))
+          // Once the member has seen the held table's read begin (its rows wait on the lock):
+          if (!released && items.some((i) => i.event === 'sync.progress' && JSON.stringify(i.data).includes('gated')))
             released = (async () => {
               await api.services.permissions.revoke(org, schema, 'gated', 'user', memberUserId);
               revokedAt = performance.now() - opened;
