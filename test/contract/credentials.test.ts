@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/service/auth/scopes.js';
 import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, SLOW_SQL, submit, type Json } from '../helpers/queries.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe.each(TRANSPORTS)('credentials, scopes and the legacy table download over $name', (transport) => {
   let api: Harness;
@@ -108,9 +109,15 @@ describe.each(TRANSPORTS)('credentials, scopes and the legacy table download ove
       name: 'poller',
       scopes: ['query:read'],
     });
-    const submitted = (await (await submit(api, SLOW_SQL, { token: issued.secret })).json()) as Json;
+    // Submitted by the owner (every member sees the organization's queries), so the poll is the token's first use.
+    const submitted = (await (await submit(api, SLOW_SQL)).json()) as Json;
     const waited = send('GET', `/queries/${submitted.id}?wait=30`, undefined, {}, issued.secret);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Revoked once the poll has been authenticated (its credential's first use is noted) and is waiting.
+    const used = await waitFor(
+      async () => (await api.home.credentials.get(issued.record.id))?.lastUsed ?? null,
+      (lastUsed) => lastUsed !== null,
+    );
+    expect(used).not.toBeNull();
     await api.home.credentials.revoke(issued.record.id);
     // Past the 3 s a request in progress trusts what authentication read, the query ends and the wait with it.
     await new Promise((resolve) => setTimeout(resolve, 3200));

@@ -136,11 +136,14 @@ export class JobService {
       }
       afterSeq = Number(value);
     }
+    const viewOf = async (caller: Principal): Promise<EventView> =>
+      (await this.eventViews.get(job.kind)?.(caller, id)) ?? (async (_type, data) => data);
+    // The opening caller was just checked (get, above); a later one is checked again.
     const viewAs = async (caller: Principal): Promise<EventView> => {
       await this.get(caller, id);
-      return (await this.eventViews.get(job.kind)?.(caller, id)) ?? (async (_type, data) => data);
+      return viewOf(caller);
     };
-    return { jobId: id, afterSeq, idOf: String, view: await viewAs(principal), viewAs };
+    return { jobId: id, afterSeq, idOf: String, view: await viewOf(principal), viewAs };
   }
 
   /** True when a job has ended and has no event after `afterSeq`: a stream of it would have nothing to say. */

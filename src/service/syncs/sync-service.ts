@@ -224,11 +224,13 @@ export class SyncService {
       if (match[1] === latest) after = Number(match[2]);
     }
     if (!latest) return null;
+    // The opening caller was just checked (sources.get, above); a later one is checked again.
     const viewAs = async (caller: Principal): Promise<EventView> => {
       await this.sources.get(caller, source.id);
       return this.sources.access.eventView(caller, source.id);
     };
-    return { jobId: latest, afterSeq: after, idOf: (seq) => `${latest}:${seq}`, view: await viewAs(principal), viewAs };
+    const view = await this.sources.access.eventView(principal, source.id);
+    return { jobId: latest, afterSeq: after, idOf: (seq) => `${latest}:${seq}`, view, viewAs };
   }
 
   /** How the principal sees the events of a sync job (for GET /jobs/{id}/events). */

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { hasScope, type Principal } from '../../auth/principal.js';
 import { checkStreamToken } from '../../files/url-signer.js';
+import { JOB_STREAM_TIMING } from '../../jobs/stream-timing.js';
 import type { Scope } from '../../auth/scopes.js';
 import { LakeServiceError } from '../../core/errors.js';
 import type { ApiEnv } from '../env.js';
@@ -178,7 +179,7 @@ async function authorize(c: Context<ApiEnv>, requirement: AuthRequirement, princ
  * How long a request in progress (a stream, a long poll) acts on its caller's standing as authentication read it:
  * past this it reads the caller again (callerNow) before it writes anything more. The job stream's state check.
  */
-export const STANDING_TRUSTED_MS = 3000;
+export const STANDING_TRUSTED_MS = JOB_STREAM_TIMING.pollMs;
 
 /**
  * The caller of a request still in progress (a stream, a long poll), read again as authentication reads it: refused
