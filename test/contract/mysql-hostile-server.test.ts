@@ -175,3 +175,146 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
     ).toBe(0);
   }, 40_000);
 });
+
+/** A length-encoded string of the MySQL protocol (shorter than 251 bytes). */
+const lenenc = (text: string): Buffer => Buffer.concat([Buffer.from([Buffer.byteLength(text)]), Buffer.from(text)]);
+
+/**
+ * A MySQL "server" that lets anyone in and answers every statement with a result of one text column and then either
+ * one row that never ends ('huge-row': packets continued in 16 MiB parts, as a row longer than 16 MiB travels) or
+ * rows without end ('endless-rows', 60 KB each). It sends no more than `cap` bytes of them, so a client that buffers
+ * them all cannot take the machine down (a connection at a time); `sent()` is how many its sockets took since
+ * `reset()`.
+ */
+async function hostileResults(mode: 'huge-row' | 'endless-rows', cap: number) {
+  const open = new Set<Socket>();
+  let sent = 0;
+  const server = createServer((socket: Socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    socket.on('error', () => {});
+    socket.write(greeting());
+    let authenticated = false;
+    socket.on('data', () => {
+      if (!authenticated) {
+        authenticated = true;
+        socket.write(ok(2));
+        return;
+      }
+      const column = Buffer.concat([
+        ...['def', '', '', '', 'x', ''].map(lenenc),
+        Buffer.from([0x0c, 0x21, 0x00, 0xff, 0xff, 0xff, 0x00, 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00]),
+      ]);
+      socket.write(
+        Buffer.concat([
+          packet(1, Buffer.from([0x01])),
+          packet(2, column),
+          packet(3, Buffer.from([0xfe, 0x00, 0x00, 0x02, 0x00])),
+        ]),
+      );
+      let seq = 4;
+      let mine = 0;
+      const part =
+        mode === 'huge-row'
+          ? Buffer.alloc(0xffffff, 0x78)
+          : Buffer.concat([Buffer.from([0xfc, 0x60, 0xea]), Buffer.alloc(60_000, 0x78)]);
+      const pump = (): void => {
+        while (!socket.destroyed && mine < cap) {
+          mine += part.length;
+          const next = packet(seq++ & 0xff, part);
+          sent += next.length;
+          if (!socket.write(next)) break;
+        }
+      };
+      socket.on('drain', pump);
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    sent: () => sent,
+    reset: () => void (sent = 0),
+    open: () => open.size,
+    stop: async () => {
+      for (const socket of open) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('a MySQL server that answers with more than lake reads', () => {
+  let api: Harness;
+  const servers: Awaited<ReturnType<typeof hostileResults>>[] = [];
+
+  beforeAll(async () => {
+    api = await inMemory.start({
+      services: {
+        outbound: LOCAL_DEFAULTS,
+        syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000, maxRecordBytes: 1 << 20 },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    for (const server of servers) await server.stop();
+  });
+
+  it('a row announced longer than the record cap ends the sync at the cap, before the driver holds it', async () => {
+    // mysql2 joins a row's 16 MiB parts whole before it hands the row on: without a bound on the wire it would take
+    // in the 96 MiB sent here (and gigabytes from a server that went on), then wait for the rest.
+    const server = await hostileResults('huge-row', 96 << 20);
+    servers.push(server);
+    const call = jsonClient(api);
+    const source = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'huge-row',
+      config: { port: server.port, database: 'shop' },
+      host: '127.0.0.1',
+      user: 'anyone',
+    });
+    await api.services.sources.store.update(source.id as string, {
+      tables: [
+        {
+          schema: 'shop',
+          name: 'orders',
+          columns: [{ name: 'id', type: 'int(11)', nullable: false }],
+          primaryKey: ['id'],
+          estimatedRows: 1,
+          enabled: true,
+          mode: 'full',
+          cursorColumn: null,
+        },
+      ],
+    });
+    server.reset();
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job)).toMatch(/larger than 1 MiB, the longest a sync takes \(LAKE_SYNC_MAX_RECORD_BYTES\)/);
+    // What the sockets' buffers on both sides held when the connection was ended, no more.
+    expect(server.sent()).toBeLessThan(48 << 20);
+    expect(await waitFor(server.open, (n) => n === 0, 2_000)).toBe(0);
+  }, 40_000);
+
+  it('rows without end to a connection test end it at the bytes a discovery reads, not at its timeout', async () => {
+    const server = await hostileResults('endless-rows', 160 << 20);
+    servers.push(server);
+    const call = jsonClient(api);
+    const source = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'endless-rows',
+      config: { port: server.port, database: 'shop' },
+      host: '127.0.0.1',
+      user: 'anyone',
+    });
+    server.reset();
+    const started = Date.now();
+    const tested = await call('POST', `/sources/${source.id}/test`);
+    // Without a bound the rows filled memory up to the server's cap, and the test waited for its 10 s timeout.
+    expect(tested).toMatchObject({ ok: false, reason: 'unknown' });
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(server.sent()).toBeLessThan(112 << 20);
+  }, 40_000);
+});

@@ -48,7 +48,9 @@ export async function startPasswordHarvester(): Promise<{
 }
 
 /** What a hostile PostgreSQL does once a sync's COPY starts. */
-export type CopyBehaviour = 'hang' | 'endless-record' | 'rows';
+/** What it does once a COPY starts, or ('huge-message') before: the sync's look at a table's columns gets one row
+ * announced 1.5 GiB long, of which it sends 96 MiB. */
+export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'rows';
 
 export interface FakePostgres {
   port: number;
@@ -60,6 +62,8 @@ export interface FakePostgres {
   copies(): number;
   /** Whether a statement it never answers (`hangOn`) has arrived. */
   hung(): boolean;
+  /** Bytes of its huge message it has handed to its sockets (what a client's kernel and driver took in). */
+  hugeBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -230,6 +234,7 @@ export async function startFakePostgres(
   const sockets = new Set<Socket>();
   let cancels = 0;
   let copies = 0;
+  let hugeBytes = 0;
   let hungOnce = false;
   const names = shape.names ?? Array.from({ length: shape.tables ?? 1 }, (_, i) => `t${i}`);
   const columns = shape.columns ?? 1;
@@ -265,6 +270,23 @@ export async function startFakePostgres(
       socket.on('drain', pump);
       pump();
     };
+    // One DataRow announced 1.5 GiB long, sent no further than 96 MiB (so a client that buffers it whole cannot take
+    // the machine down while it waits for the rest).
+    const hugeRow = (): void => {
+      const header = Buffer.alloc(5);
+      header.write('D', 0, 'latin1');
+      header.writeInt32BE(1536 << 20, 1);
+      socket.write(header);
+      const filler = Buffer.alloc(64 * 1024, 0x78);
+      const pump = (): void => {
+        while (!socket.destroyed && hugeBytes < 96 << 20) {
+          hugeBytes += filler.length;
+          if (!socket.write(filler)) break;
+        }
+      };
+      socket.on('drain', pump);
+      pump();
+    };
     const respond = (
       sql: string,
       extended: 'describe' | 'execute' | 'simple',
@@ -278,6 +300,11 @@ export async function startFakePostgres(
       }
       if (/^\s*copy/i.test(sql)) {
         if (extended !== 'describe') copy();
+        return;
+      }
+      // The sync's first look at a table's columns (discovery has had its answers).
+      if (behaviour === 'huge-message' && extended === 'execute' && sql.includes('enum_labels')) {
+        hugeRow();
         return;
       }
       const result = answer(sql, names, columns, values);
@@ -356,6 +383,7 @@ export async function startFakePostgres(
     cancels: () => cancels,
     copies: () => copies,
     hung: () => hungOnce,
+    hugeBytes: () => hugeBytes,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

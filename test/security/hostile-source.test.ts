@@ -238,6 +238,23 @@ describe('every read from a source is bounded', () => {
     expect(largest).toBeLessThan(3 << 20);
     expect(await closed(() => fake.open(), 3_000)).toBe(0);
   }, 30_000);
+
+  it('a message announced longer than the record cap ends the connection before the driver buffers it', async () => {
+    // node-postgres collects a message whole before it hands it on (a COPY's rows are streamed, a statement's are
+    // not): without a bound on the wire it would take in all 96 MiB the fake sends of one row of a catalog query (and
+    // 1.5 GiB from a server that sent it all), then wait for the rest.
+    const fake = await startFakePostgres('huge-message');
+    fakes.push(fake);
+    const call = await tenant(api, 'Huge');
+    const source = await call('POST', '/sources', fakeSource(fake, 'huge'));
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 20_000);
+    expect(job.status).toBe('failed');
+    expect(job.error.message).toMatch(/larger than 1 MiB, the longest a sync takes \(LAKE_SYNC_MAX_RECORD_BYTES\)/);
+    expect(await closed(() => fake.open(), 3_000)).toBe(0);
+    // What the sockets' buffers on both sides held when the connection was ended, no more.
+    expect(fake.hugeBytes()).toBeLessThan(32 << 20);
+  }, 30_000);
 });
 
 /** The honest version of finding 4: ^C during a large table left two backends holding the source's xmin. */

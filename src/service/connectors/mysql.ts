@@ -1,8 +1,17 @@
+import type { Duplex } from 'node:stream';
 import type * as mysql from 'mysql2';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { DISCOVERY_DEFAULTS } from './postgres.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
+import {
+  limitMessages,
+  limitReceived,
+  MAX_DISCOVERY_BYTES,
+  messageBound,
+  WireLimitExceeded,
+  type MessageBound,
+} from './wire-limits.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -60,20 +69,61 @@ export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
   });
   // A failed connection emits 'error' too; without a listener that would end the process.
   connection.on('error', () => {});
+  limitMysqlMessages(connection, messageBound(settings));
   return connection;
 }
 
-/** Runs one statement; the rows come as arrays of text (mysqlConnection's settings). */
+/**
+ * Bounds every packet the server sends, a packet continued in 16 MiB parts counted whole (wire-limits.ts); for
+ * lake's own connections and the binary log reader's. mysql2 moves a connection to TLS by taking every listener off
+ * its socket and reading from a TLS socket instead: the watch follows it there.
+ */
+export function limitMysqlMessages(connection: mysql.Connection, bound: MessageBound): void {
+  const socket = socketOf(connection);
+  const watch = limitMessages(socket, 'mysql', bound);
+  const follow = (event: string | symbol, listener: unknown): void => {
+    if (event !== 'data' || listener !== watch) return;
+    socket.off('removeListener', follow);
+    // The TLS socket is in place once the synchronous swap that removed the watch is over.
+    process.nextTick(() => {
+      const secure = socketOf(connection);
+      if (secure !== socket && !secure.destroyed) limitMessages(secure, 'mysql', bound);
+    });
+  };
+  socket.on('removeListener', follow);
+}
+
+/** mysql2's socket under a connection (the TLS one once swapped in); its typings do not name it. */
+function socketOf(connection: mysql.Connection): Duplex {
+  return (connection as unknown as { stream: Duplex }).stream;
+}
+
+/**
+ * Runs one statement; the rows come as arrays of text (mysqlConnection's settings). Every statement lake runs this
+ * way returns a few rows of a catalog or a plan, so what the server sends while it runs is bounded as a discovery's
+ * bytes are: a server that answers with more (a hostile one, ignoring the statement's LIMIT) has the connection ended
+ * instead of filling memory with rows the driver collects whole.
+ */
 export function mysqlQuery(
   connection: mysql.Connection,
   sql: string,
   values: unknown[] = [],
   timeout?: number,
 ): Promise<(string | null)[][]> {
+  const socket = socketOf(connection);
+  let received = 0;
+  const count = (chunk: Buffer): void => {
+    received += chunk.length;
+    if (received > MAX_DISCOVERY_BYTES && !socket.destroyed)
+      socket.destroy(new WireLimitExceeded('the source answered a statement with more than lake reads'));
+  };
+  socket.on('data', count);
   return new Promise((resolve, reject) => {
-    connection.query({ sql, values, ...(timeout ? { timeout } : {}) }, (error, rows) =>
-      error ? reject(error) : resolve(rows as (string | null)[][]),
-    );
+    connection.query({ sql, values, ...(timeout ? { timeout } : {}) }, (error, rows) => {
+      socket.removeListener('data', count);
+      if (error) reject(error);
+      else resolve(rows as (string | null)[][]);
+    });
   });
 }
 
@@ -198,8 +248,14 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
 }
 
 /** A connection opened to the source (mysqlConnection's settings); one that never opened is destroyed. */
-export async function connectMysql(settings: ConnectorSettings): Promise<mysql.Connection> {
+export async function connectMysql(settings: ConnectorSettings, maxReceivedBytes?: number): Promise<mysql.Connection> {
   const connection = mysqlConnection(settings);
+  if (maxReceivedBytes !== undefined)
+    limitReceived(
+      socketOf(connection),
+      maxReceivedBytes,
+      () => new WireLimitExceeded('the source sent more than a discovery reads'),
+    );
   try {
     await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
     return connection;
@@ -210,11 +266,13 @@ export async function connectMysql(settings: ConnectorSettings): Promise<mysql.C
   }
 }
 
+/** Work on a connection of its own, ended after; `maxReceivedBytes` bounds all the server may send it. */
 export async function withMysql<T>(
   settings: ConnectorSettings,
   work: (connection: mysql.Connection) => Promise<T>,
+  maxReceivedBytes?: number,
 ): Promise<T> {
-  const connection = await connectMysql(settings);
+  const connection = await connectMysql(settings, maxReceivedBytes);
   try {
     return await work(connection);
   } finally {
@@ -230,19 +288,24 @@ export async function withMysql<T>(
  */
 async function testMysql(settings: ConnectorSettings): Promise<ConnectionTest> {
   try {
-    return await withMysql(settings, async (connection) => {
-      await mysqlQuery(connection, 'SELECT 1', [], QUERY_TIMEOUT_MS);
-      const tables = await discoverWith(connection, settings);
-      const wanted = settings.tables.filter((t) => t.enabled);
-      for (const table of wanted.length > 0 ? wanted : tables) {
-        const allowed = await mysqlQuery(connection, 'SELECT 1 FROM ??.?? LIMIT 0', [table.schema, table.name]).then(
-          () => true,
-          () => false,
-        );
-        if (!allowed) return { ok: false, reason: 'permission_denied' as const, tables };
-      }
-      return { ok: true, reason: null, tables };
-    });
+    // A test reads a bounded catalog: far less than this from a real server, whatever a hostile one sends.
+    return await withMysql(
+      settings,
+      async (connection) => {
+        await mysqlQuery(connection, 'SELECT 1', [], QUERY_TIMEOUT_MS);
+        const tables = await discoverWith(connection, settings);
+        const wanted = settings.tables.filter((t) => t.enabled);
+        for (const table of wanted.length > 0 ? wanted : tables) {
+          const allowed = await mysqlQuery(connection, 'SELECT 1 FROM ??.?? LIMIT 0', [table.schema, table.name]).then(
+            () => true,
+            () => false,
+          );
+          if (!allowed) return { ok: false, reason: 'permission_denied' as const, tables };
+        }
+        return { ok: true, reason: null, tables };
+      },
+      MAX_DISCOVERY_BYTES,
+    );
   } catch (error) {
     return { ok: false, reason: classifyMysqlFailure(error) };
   }
@@ -267,5 +330,5 @@ export const mysqlConnector: Connector = {
   ],
   tableModes: { cdc: true, detectDeletes: true },
   test: testMysql,
-  discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings)),
+  discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings), MAX_DISCOVERY_BYTES),
 };

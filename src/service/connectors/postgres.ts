@@ -1,8 +1,17 @@
+import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import { requireCommonJs } from '../../support/load-commonjs.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
+import {
+  limitedReader,
+  limitReceived,
+  MAX_DISCOVERY_BYTES,
+  messageBound,
+  WireLimitExceeded,
+  type MessageBound,
+} from './wire-limits.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -31,7 +40,7 @@ export function postgresClient(
   const password = settings.secrets.password;
   if (!pinned || !settings.secrets.user)
     throw Object.assign(new Error('the source has no host or user'), { code: 'ENOTFOUND' });
-  return withoutAmbientSettings(
+  const client = withoutAmbientSettings(
     () =>
       new Client({
         host: pinned,
@@ -61,6 +70,36 @@ export function postgresClient(
         application_name: 'lake',
       }),
   );
+  limitPostgresMessages(client, messageBound(settings));
+  return client;
+}
+
+/**
+ * Bounds every message the server sends (wire-limits.ts), inside node-postgres's own reader of its socket (the TLS
+ * socket, once swapped in): that reader is the socket's one 'data' listener, which pg-copy-streams takes off while a
+ * COPY reads the socket itself (streamed, never a message whole, bounded by the sync's record cap) and puts back
+ * after, at a message boundary.
+ */
+function limitPostgresMessages(client: pg.Client, bound: MessageBound): void {
+  const connection = connectionOf(client);
+  const attach = connection.attachListeners.bind(connection);
+  connection.attachListeners = (stream) => {
+    attach(stream);
+    const [read] = stream.listeners('data') as ((chunk: Buffer) => void)[];
+    if (!read) return;
+    stream.removeListener('data', read);
+    stream.on('data', limitedReader(stream, 'postgres', bound, read));
+  };
+}
+
+/** node-postgres's connection under a client: its socket, and how it starts reading one. */
+interface PgConnectionInternals {
+  stream: Duplex;
+  attachListeners(stream: Duplex): void;
+}
+
+function connectionOf(client: pg.Client): PgConnectionInternals {
+  return (client as unknown as { connection: PgConnectionInternals }).connection;
 }
 
 /**
@@ -158,9 +197,6 @@ const DISCOVER_KEYS = `
 /** What discovery keeps of a source when its settings do not say (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). */
 export const DISCOVERY_DEFAULTS = { maxTables: 2_000, maxColumns: 20_000 };
 
-/** Bytes a discovery may receive from a source: far above what the bounded catalog queries return from a real one. */
-const MAX_DISCOVERY_BYTES = 64 << 20;
-
 /**
  * Tables, columns, types and primary keys from pg_catalog, which shows them even without SELECT on the table. A
  * source is bounded as a caller is: at most `maxTables` tables (in schema and name order), and columns for as many
@@ -222,19 +258,6 @@ async function discoverWith(client: pg.Client, settings: ConnectorSettings): Pro
   return [...tables.values()];
 }
 
-/** Ends a connection whose server sends more than a discovery can need (a hostile catalog of millions of rows). */
-function capReceived(client: pg.Client, bytes: number): void {
-  const stream = (client as unknown as { connection: { stream: import('node:net').Socket } }).connection.stream;
-  let received = 0;
-  stream.on('data', (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > bytes)
-      stream.destroy(
-        Object.assign(new Error('the source sent more than a discovery reads'), { code: 'catalog_too_large' }),
-      );
-  });
-}
-
 function schemasOf(settings: ConnectorSettings): string[] {
   return (settings.config.schemas as string[] | undefined) ?? ['public'];
 }
@@ -243,7 +266,12 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
   const client = postgresClient(settings);
   // A failed connection emits 'error' too; without a listener that would crash the process.
   client.on('error', () => {});
-  capReceived(client, MAX_DISCOVERY_BYTES);
+  // A discovery reads a bounded catalog: far less than this from a real server, whatever a hostile one sends.
+  limitReceived(
+    connectionOf(client).stream,
+    MAX_DISCOVERY_BYTES,
+    () => new WireLimitExceeded('the source sent more than a discovery reads'),
+  );
   try {
     await connectPostgres(client, settings);
     return await work(client);

@@ -72,6 +72,11 @@ export interface ConnectorSettings {
   ownDatabase?: OwnDatabaseGuard;
   /** What discovery keeps of a source: tables, and columns across them (LAKE_SOURCE_MAX_TABLES, _MAX_COLUMNS). */
   discovery?: { maxTables: number; maxColumns: number };
+  /**
+   * The longest row a sync takes (LAKE_SYNC_MAX_RECORD_BYTES): no protocol message from the server may be longer,
+   * with its framing (wire-limits.ts). Absent, the sync settings' default.
+   */
+  maxRecordBytes?: number;
 }
 
 export interface Connector {

@@ -1,4 +1,5 @@
-import { formatBytes } from './settings.js';
+import { formatBytes } from '../../support/format-bytes.js';
+import { recordTooLarge } from '../connectors/wire-limits.js';
 
 /** A cap of staging was reached: the table fails with this message (it names the limit and its setting). */
 export class StagingLimitError extends Error {}
@@ -41,9 +42,7 @@ export class StagingBudget {
   /** Throws when a record has grown past the longest allowed. */
   checkRecord(bytes: number): void {
     if (bytes > this.limits.maxRecordBytes) {
-      throw new StagingLimitError(
-        `a row of the source is larger than ${formatBytes(this.limits.maxRecordBytes)}, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`,
-      );
+      throw new StagingLimitError(recordTooLarge(this.limits.maxRecordBytes));
     }
   }
 }

@@ -411,7 +411,10 @@ export class SyncService {
       if (!extract) throw new Error(`the ${source.connector} connector does not sync`);
       results = await extract({
         source,
-        connectSettings: () => this.sources.connectSettings(source),
+        connectSettings: async () => ({
+          ...(await this.sources.connectSettings(source)),
+          maxRecordBytes: this.settings.maxRecordBytes,
+        }),
         onSlot: (slot) => this.recordSlot(source, id, slot),
         tasks,
         states,

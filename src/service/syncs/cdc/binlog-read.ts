@@ -1,7 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { ConnectorSettings } from '../../connectors/types.js';
 import { comparePositions, formatPosition, type BinlogPosition } from '../../connectors/mysql-binlog.js';
-import { mysqlOptions } from '../../connectors/mysql.js';
+import type * as mysql from 'mysql2';
+import { limitMysqlMessages, mysqlOptions } from '../../connectors/mysql.js';
+import { messageBound } from '../../connectors/wire-limits.js';
 import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
 import { statementEffects } from './binlog-ddl.js';
@@ -39,7 +41,9 @@ interface ZongJiEvent {
 
 interface ZongJiInstance {
   options: { filename?: string; position?: number };
-  connection?: { stream?: { destroy(): void } } | null;
+  /** The binary log's connection and the one that asks information_schema, made by start(). */
+  connection?: mysql.Connection | null;
+  ctrlConnection?: mysql.Connection | null;
   on(event: 'binlog', listener: (event: ZongJiEvent) => void): void;
   on(event: 'error', listener: (error: Error) => void): void;
   on(event: 'ready' | 'stopped', listener: () => void): void;
@@ -160,5 +164,8 @@ export async function readBinlog(input: {
       includeSchema,
       excludeEvents: ['annotaterows'],
     });
+    // Bounded as lake's own connections are: an event longer than the longest row a sync takes ends the read.
+    for (const connection of [reader.connection, reader.ctrlConnection])
+      if (connection) limitMysqlMessages(connection, messageBound(input.settings));
   });
 }

@@ -1,0 +1,123 @@
+import type { Duplex } from 'node:stream';
+import { formatBytes } from '../../support/format-bytes.js';
+
+/**
+ * Bounds on what a source's (or a destination's) server may send before its driver has it. node-postgres and mysql2
+ * both collect a protocol message whole before they hand it on, at whatever length the server announces: up to 2 GiB
+ * for a PostgreSQL message, and without end for a MySQL packet continued in 16 MiB parts. A hostile server (a tenant's
+ * own) could so fill lake's memory with one row, long before any record cap lake applies to the rows it is given.
+ * These watch the bytes as they arrive, read the framing alone, and end the connection at the first message announced
+ * longer than the bound, before the driver has buffered it.
+ */
+
+/** The protocol framing of a connection's messages. */
+export type WireProtocol = 'postgres' | 'mysql';
+
+/** What a bounded connection fails with: the caller's own words for the bound (its setting named). */
+export class WireLimitExceeded extends Error {
+  readonly code = 'wire_message_too_large';
+}
+
+/** What a protocol message may carry beyond the row itself: its header, field lengths, a binary log event's frame. */
+export const WIRE_FRAMING_BYTES = 1 << 20;
+
+/** The most a source's server may send to a discovery or a connection test in all (a hostile catalog's endless rows). */
+export const MAX_DISCOVERY_BYTES = 64 << 20;
+
+/** Why a sync stopped at a row longer than it takes, whether the row was sent whole or announced on the wire. */
+export function recordTooLarge(maxRecordBytes: number): string {
+  return `a row of the source is larger than ${formatBytes(maxRecordBytes)}, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`;
+}
+
+/** The longest message a connection takes, and what it fails with past it. */
+export interface MessageBound {
+  maxBytes: number;
+  tooLarge: () => WireLimitExceeded;
+}
+
+/** A connection's bound: a sync's record cap (LAKE_SYNC_MAX_RECORD_BYTES) and framing; others, a discovery's bytes. */
+export function messageBound(settings: { maxRecordBytes?: number }): MessageBound {
+  const record = settings.maxRecordBytes ?? MAX_DISCOVERY_BYTES;
+  return { maxBytes: record + WIRE_FRAMING_BYTES, tooLarge: () => new WireLimitExceeded(recordTooLarge(record)) };
+}
+
+/** A MySQL packet of this length is continued in the next one (the protocol's 16 MiB parts). */
+const MYSQL_CONTINUED = 0xffffff;
+
+/**
+ * Reads the framing of `protocol` from consecutive chunks of what a server sends (the first at a message boundary):
+ * true while every message announced fits `maxBytes`, false from the first one that does not, at its header.
+ */
+export function framingCheck(protocol: WireProtocol, maxBytes: number): (chunk: Buffer) => boolean {
+  const headerLength = protocol === 'postgres' ? 5 : 4;
+  const header = Buffer.alloc(headerLength);
+  let headerFill = 0;
+  let payloadLeft = 0;
+  // A MySQL message continued over several packets counts as one.
+  let messageBytes = 0;
+  let continued = false;
+  let over = false;
+  return (chunk) => {
+    let at = 0;
+    while (at < chunk.length && !over) {
+      if (payloadLeft > 0) {
+        const skipped = Math.min(payloadLeft, chunk.length - at);
+        at += skipped;
+        payloadLeft -= skipped;
+        continue;
+      }
+      const copied = chunk.copy(header, headerFill, at, at + headerLength - headerFill);
+      headerFill += copied;
+      at += copied;
+      if (headerFill < headerLength) break;
+      headerFill = 0;
+      if (protocol === 'postgres') {
+        // The length counts itself; a garbled one is the driver's to refuse.
+        payloadLeft = Math.max(0, header.readInt32BE(1) - 4);
+        messageBytes = headerLength + payloadLeft;
+      } else {
+        payloadLeft = header.readUIntLE(0, 3);
+        messageBytes = (continued ? messageBytes : 0) + headerLength + payloadLeft;
+        continued = payloadLeft === MYSQL_CONTINUED;
+      }
+      over = messageBytes > maxBytes;
+    }
+    return !over;
+  };
+}
+
+/** Watches what `stream` receives beside its driver, and ends it at the first message longer than the bound. */
+export function limitMessages(stream: Duplex, protocol: WireProtocol, bound: MessageBound): (chunk: Buffer) => void {
+  const fits = framingCheck(protocol, bound.maxBytes);
+  const watch = (chunk: Buffer): void => {
+    if (!fits(chunk) && !stream.destroyed) stream.destroy(bound.tooLarge());
+  };
+  stream.on('data', watch);
+  return watch;
+}
+
+/**
+ * The driver's own reader of `stream`, bounded: each chunk is looked at first, and one that announces a message
+ * longer than the bound ends the stream instead of reaching the driver.
+ */
+export function limitedReader(
+  stream: Duplex,
+  protocol: WireProtocol,
+  bound: MessageBound,
+  read: (chunk: Buffer) => void,
+): (chunk: Buffer) => void {
+  const fits = framingCheck(protocol, bound.maxBytes);
+  return (chunk) => {
+    if (fits(chunk)) read(chunk);
+    else if (!stream.destroyed) stream.destroy(bound.tooLarge());
+  };
+}
+
+/** Ends `stream` with `tooLarge()` once it has received more than `maxBytes` in all. */
+export function limitReceived(stream: Duplex, maxBytes: number, tooLarge: () => WireLimitExceeded): void {
+  let received = 0;
+  stream.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > maxBytes && !stream.destroyed) stream.destroy(tooLarge());
+  });
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { framingCheck } from '../../src/service/connectors/wire-limits.js';
+
+const pgMessage = (type: string, length: number): Buffer => {
+  const header = Buffer.alloc(5);
+  header.write(type, 0, 'latin1');
+  header.writeInt32BE(length + 4, 1);
+  return Buffer.concat([header, Buffer.alloc(length, 0x61)]);
+};
+const mysqlPacket = (length: number, seq: number): Buffer => {
+  const header = Buffer.alloc(4);
+  header.writeUIntLE(length, 0, 3);
+  header[3] = seq;
+  return Buffer.concat([header, Buffer.alloc(length, 0x61)]);
+};
+/** The bytes cut into pieces of `size`, as a socket may hand them on. */
+const pieces = (bytes: Buffer, size: number): Buffer[] =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+
+describe('the framing check on what a server sends', () => {
+  it('lets PostgreSQL messages up to the bound through, however the bytes are cut', () => {
+    const stream = Buffer.concat([pgMessage('T', 40), pgMessage('D', 1000), pgMessage('C', 10), pgMessage('Z', 1)]);
+    for (const size of [1, 2, 3, 4, 5, 7, 64, stream.length]) {
+      const fits = framingCheck('postgres', 1005);
+      expect(pieces(stream, size).every((piece) => fits(piece))).toBe(true);
+    }
+  });
+
+  it('stops at the header of a PostgreSQL message announced longer than the bound, before its body', () => {
+    const fits = framingCheck('postgres', 1 << 20);
+    expect(fits(pgMessage('Z', 1))).toBe(true);
+    const header = Buffer.alloc(5);
+    header.write('D', 0, 'latin1');
+    header.writeInt32BE(1536 << 20, 1);
+    expect(fits(header.subarray(0, 3))).toBe(true);
+    expect(fits(header.subarray(3))).toBe(false);
+    // Once over, it stays over.
+    expect(fits(pgMessage('Z', 1))).toBe(false);
+  });
+
+  it('counts a MySQL row continued over 16 MiB parts as one message, and a new one after it', () => {
+    const part = Buffer.alloc(4);
+    part.writeUIntLE(0xffffff, 0, 3);
+    // A row of two parts and an end: 16 MiB + 16 MiB + 10 bytes, headers included.
+    const fitsLarge = framingCheck('mysql', 40 << 20);
+    expect(fitsLarge(part)).toBe(true);
+    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe(true);
+    expect(fitsLarge(part)).toBe(true);
+    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe(true);
+    expect(fitsLarge(mysqlPacket(10, 3))).toBe(true);
+    // The next row starts from nothing.
+    expect(fitsLarge(mysqlPacket(1000, 4))).toBe(true);
+
+    const fitsSmall = framingCheck('mysql', 20 << 20);
+    expect(fitsSmall(part)).toBe(true);
+    expect(fitsSmall(Buffer.alloc(0xffffff))).toBe(true);
+    expect(fitsSmall(part)).toBe(false);
+  });
+
+  it('lets many MySQL packets through, cut anywhere', () => {
+    const stream = Buffer.concat(Array.from({ length: 50 }, (_, i) => mysqlPacket(100 + i * 7, i)));
+    for (const size of [1, 3, 4, 5, 333]) {
+      const fits = framingCheck('mysql', 500);
+      expect(pieces(stream, size).every((piece) => fits(piece))).toBe(true);
+    }
+  });
+});
