@@ -48,9 +48,9 @@ export async function startPasswordHarvester(): Promise<{
 }
 
 /** What a hostile PostgreSQL does once a sync's COPY starts. */
-/** What it does once a COPY starts, or ('huge-message') before: the sync's look at a table's columns gets one row
- * announced 1.5 GiB long, of which it sends 96 MiB. */
-export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'rows';
+/** What it does once a COPY starts, or before: the sync's look at a table's columns gets one row announced 1.5 GiB
+ * long, of which it sends 96 MiB ('huge-message'), or 64 MiB of rows that never end ('endless-rows'). */
+export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'endless-rows' | 'rows';
 
 export interface FakePostgres {
   port: number;
@@ -62,7 +62,7 @@ export interface FakePostgres {
   copies(): number;
   /** Whether a statement it never answers (`hangOn`) has arrived. */
   hung(): boolean;
-  /** Bytes of its huge message it has handed to its sockets (what a client's kernel and driver took in). */
+  /** Bytes of its huge message or endless rows it has handed to its sockets (what a client's kernel and driver took in). */
   hugeBytes(): number;
   stop(): Promise<void>;
 }
@@ -287,6 +287,20 @@ export async function startFakePostgres(
       socket.on('drain', pump);
       pump();
     };
+    // Rows of the columns statement's shape, 64 KiB each, without end (up to 64 MiB).
+    const endlessRows = (): void => {
+      const row = dataRow(['c0', 'x'.repeat(64 * 1024), null, 'f']);
+      let mine = 0;
+      const pump = (): void => {
+        while (!socket.destroyed && mine < 64 << 20) {
+          mine += row.length;
+          hugeBytes += row.length;
+          if (!socket.write(row)) break;
+        }
+      };
+      socket.on('drain', pump);
+      pump();
+    };
     const respond = (
       sql: string,
       extended: 'describe' | 'execute' | 'simple',
@@ -303,8 +317,15 @@ export async function startFakePostgres(
         return;
       }
       // The sync's first look at a table's columns (discovery has had its answers).
+      // Its answer never ends, so nothing after it (the Sync's ReadyForQuery) is answered.
       if (behaviour === 'huge-message' && extended === 'execute' && sql.includes('enum_labels')) {
+        hung = true;
         hugeRow();
+        return;
+      }
+      if (behaviour === 'endless-rows' && extended === 'execute' && sql.includes('enum_labels')) {
+        hung = true;
+        endlessRows();
         return;
       }
       const result = answer(sql, names, columns, values);

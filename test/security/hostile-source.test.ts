@@ -255,6 +255,22 @@ describe('every read from a source is bounded', () => {
     // What the sockets' buffers on both sides held when the connection was ended, no more.
     expect(fake.hugeBytes()).toBeLessThan(32 << 20);
   }, 30_000);
+
+  it("a plan statement answered with rows without end ends the connection at a few rows' worth", async () => {
+    // node-postgres keeps a statement's rows until it ends: without a bound it would take in all 64 MiB the fake
+    // sends (and without end from a server that went on), then wait.
+    const fake = await startFakePostgres('endless-rows');
+    fakes.push(fake);
+    const call = await tenant(api, 'Rows');
+    const source = await call('POST', '/sources', fakeSource(fake, 'rows'));
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 20_000);
+    expect(job.status).toBe('failed');
+    // Four of the longest rows the sync takes (1 MiB) and their framing.
+    expect(job.error.message).toMatch(/answered one statement with more than 8 MiB of rows, more than lake reads/);
+    expect(await closed(() => fake.open(), 3_000)).toBe(0);
+    expect(fake.hugeBytes()).toBeLessThan(32 << 20);
+  }, 30_000);
 });
 
 /** The honest version of finding 4: ^C during a large table left two backends holding the source's xmin. */

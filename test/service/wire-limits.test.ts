@@ -22,20 +22,20 @@ describe('the framing check on what a server sends', () => {
     const stream = Buffer.concat([pgMessage('T', 40), pgMessage('D', 1000), pgMessage('C', 10), pgMessage('Z', 1)]);
     for (const size of [1, 2, 3, 4, 5, 7, 64, stream.length]) {
       const fits = framingCheck('postgres', 1005);
-      expect(pieces(stream, size).every((piece) => fits(piece))).toBe(true);
+      expect(pieces(stream, size).every((piece) => fits(piece) === 'fits')).toBe(true);
     }
   });
 
   it('stops at the header of a PostgreSQL message announced longer than the bound, before its body', () => {
     const fits = framingCheck('postgres', 1 << 20);
-    expect(fits(pgMessage('Z', 1))).toBe(true);
+    expect(fits(pgMessage('Z', 1))).toBe('fits');
     const header = Buffer.alloc(5);
     header.write('D', 0, 'latin1');
     header.writeInt32BE(1536 << 20, 1);
-    expect(fits(header.subarray(0, 3))).toBe(true);
-    expect(fits(header.subarray(3))).toBe(false);
+    expect(fits(header.subarray(0, 3))).toBe('fits');
+    expect(fits(header.subarray(3))).toBe('message');
     // Once over, it stays over.
-    expect(fits(pgMessage('Z', 1))).toBe(false);
+    expect(fits(pgMessage('Z', 1))).toBe('message');
   });
 
   it('counts a MySQL row continued over 16 MiB parts as one message, and a new one after it', () => {
@@ -43,25 +43,34 @@ describe('the framing check on what a server sends', () => {
     part.writeUIntLE(0xffffff, 0, 3);
     // A row of two parts and an end: 16 MiB + 16 MiB + 10 bytes, headers included.
     const fitsLarge = framingCheck('mysql', 40 << 20);
-    expect(fitsLarge(part)).toBe(true);
-    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe(true);
-    expect(fitsLarge(part)).toBe(true);
-    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe(true);
-    expect(fitsLarge(mysqlPacket(10, 3))).toBe(true);
+    expect(fitsLarge(part)).toBe('fits');
+    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe('fits');
+    expect(fitsLarge(part)).toBe('fits');
+    expect(fitsLarge(Buffer.alloc(0xffffff))).toBe('fits');
+    expect(fitsLarge(mysqlPacket(10, 3))).toBe('fits');
     // The next row starts from nothing.
-    expect(fitsLarge(mysqlPacket(1000, 4))).toBe(true);
+    expect(fitsLarge(mysqlPacket(1000, 4))).toBe('fits');
 
     const fitsSmall = framingCheck('mysql', 20 << 20);
-    expect(fitsSmall(part)).toBe(true);
-    expect(fitsSmall(Buffer.alloc(0xffffff))).toBe(true);
-    expect(fitsSmall(part)).toBe(false);
+    expect(fitsSmall(part)).toBe('fits');
+    expect(fitsSmall(Buffer.alloc(0xffffff))).toBe('fits');
+    expect(fitsSmall(part)).toBe('message');
+  });
+
+  it("counts a PostgreSQL statement's rows until it is ready for the next, and stops past their bound", () => {
+    const rows = (n: number): Buffer[] => Array.from({ length: n }, () => pgMessage('D', 95));
+    const fits = framingCheck('postgres', 1000, 1000);
+    // Ten rows of 100 bytes each, then the statement's end: the next statement starts from nothing.
+    expect(fits(Buffer.concat([pgMessage('T', 20), ...rows(10), pgMessage('C', 9), pgMessage('Z', 1)]))).toBe('fits');
+    expect(fits(Buffer.concat([pgMessage('T', 20), ...rows(10)]))).toBe('fits');
+    expect(fits(Buffer.concat(rows(1)))).toBe('result');
   });
 
   it('lets many MySQL packets through, cut anywhere', () => {
     const stream = Buffer.concat(Array.from({ length: 50 }, (_, i) => mysqlPacket(100 + i * 7, i)));
     for (const size of [1, 3, 4, 5, 333]) {
       const fits = framingCheck('mysql', 500);
-      expect(pieces(stream, size).every((piece) => fits(piece))).toBe(true);
+      expect(pieces(stream, size).every((piece) => fits(piece) === 'fits')).toBe(true);
     }
   });
 });

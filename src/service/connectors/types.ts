@@ -77,6 +77,11 @@ export interface ConnectorSettings {
    * with its framing (wire-limits.ts). Absent, the sync settings' default.
    */
   maxRecordBytes?: number;
+  /**
+   * The rows one PostgreSQL statement may answer with in all (wire-limits.ts); absent, a few of the longest rows. The
+   * session that fetches a change stream sizes its own fetches and is given no bound.
+   */
+  maxResultBytes?: number;
 }
 
 export interface Connector {

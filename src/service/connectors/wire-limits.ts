@@ -29,26 +29,54 @@ export function recordTooLarge(maxRecordBytes: number): string {
   return `a row of the source is larger than ${formatBytes(maxRecordBytes)}, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`;
 }
 
-/** The longest message a connection takes, and what it fails with past it. */
+/**
+ * The rows one PostgreSQL statement may answer with in all, in the longest messages a connection takes: node-postgres
+ * keeps a statement's rows until it ends, so a server that answered a few-row catalog or plan statement with rows
+ * without end would fill memory. A few of the longest rows is far above what lake's statements read from a real
+ * server (64 MiB rows: 260 MiB); a COPY's rows are streamed and do not count, and the session that fetches a change
+ * stream sizes its own fetches (ConnectorSettings.maxResultBytes).
+ */
+const RESULT_MESSAGES = 4;
+
+/** The longest message a connection takes, a statement's rows in all, and what each fails with past it. */
 export interface MessageBound {
   maxBytes: number;
+  maxResultBytes: number;
   tooLarge: () => WireLimitExceeded;
+  resultTooLarge: () => WireLimitExceeded;
 }
 
 /** A connection's bound: a sync's record cap (LAKE_SYNC_MAX_RECORD_BYTES) and framing; others, a discovery's bytes. */
-export function messageBound(settings: { maxRecordBytes?: number }): MessageBound {
+export function messageBound(settings: { maxRecordBytes?: number; maxResultBytes?: number }): MessageBound {
   const record = settings.maxRecordBytes ?? MAX_DISCOVERY_BYTES;
-  return { maxBytes: record + WIRE_FRAMING_BYTES, tooLarge: () => new WireLimitExceeded(recordTooLarge(record)) };
+  const result = settings.maxResultBytes ?? RESULT_MESSAGES * (record + WIRE_FRAMING_BYTES);
+  return {
+    maxBytes: record + WIRE_FRAMING_BYTES,
+    maxResultBytes: result,
+    tooLarge: () => new WireLimitExceeded(recordTooLarge(record)),
+    resultTooLarge: () =>
+      new WireLimitExceeded(
+        `the source answered one statement with more than ${formatBytes(result)} of rows, more than lake reads at a time`,
+      ),
+  };
 }
+
+/** What the framing check found: all fits, a message too long, or (PostgreSQL) a statement's rows too many. */
+export type FramingVerdict = 'fits' | 'message' | 'result';
 
 /** A MySQL packet of this length is continued in the next one (the protocol's 16 MiB parts). */
 const MYSQL_CONTINUED = 0xffffff;
 
 /**
  * Reads the framing of `protocol` from consecutive chunks of what a server sends (the first at a message boundary):
- * true while every message announced fits `maxBytes`, false from the first one that does not, at its header.
+ * 'fits' while every message announced fits `maxBytes` and, on PostgreSQL, the rows (DataRow messages) since the last
+ * ReadyForQuery fit `maxResultBytes`; from the first header past either, what it passed, for good.
  */
-export function framingCheck(protocol: WireProtocol, maxBytes: number): (chunk: Buffer) => boolean {
+export function framingCheck(
+  protocol: WireProtocol,
+  maxBytes: number,
+  maxResultBytes = Number.POSITIVE_INFINITY,
+): (chunk: Buffer) => FramingVerdict {
   const headerLength = protocol === 'postgres' ? 5 : 4;
   const header = Buffer.alloc(headerLength);
   let headerFill = 0;
@@ -56,10 +84,11 @@ export function framingCheck(protocol: WireProtocol, maxBytes: number): (chunk: 
   // A MySQL message continued over several packets counts as one.
   let messageBytes = 0;
   let continued = false;
-  let over = false;
+  let resultBytes = 0;
+  let verdict: FramingVerdict = 'fits';
   return (chunk) => {
     let at = 0;
-    while (at < chunk.length && !over) {
+    while (at < chunk.length && verdict === 'fits') {
       if (payloadLeft > 0) {
         const skipped = Math.min(payloadLeft, chunk.length - at);
         at += skipped;
@@ -75,22 +104,26 @@ export function framingCheck(protocol: WireProtocol, maxBytes: number): (chunk: 
         // The length counts itself; a garbled one is the driver's to refuse.
         payloadLeft = Math.max(0, header.readInt32BE(1) - 4);
         messageBytes = headerLength + payloadLeft;
+        const type = header[0];
+        if (type === 0x44 /* D: DataRow */) resultBytes += messageBytes;
+        else if (type === 0x5a /* Z: ReadyForQuery */) resultBytes = 0;
       } else {
         payloadLeft = header.readUIntLE(0, 3);
         messageBytes = (continued ? messageBytes : 0) + headerLength + payloadLeft;
         continued = payloadLeft === MYSQL_CONTINUED;
       }
-      over = messageBytes > maxBytes;
+      if (messageBytes > maxBytes) verdict = 'message';
+      else if (resultBytes > maxResultBytes) verdict = 'result';
     }
-    return !over;
+    return verdict;
   };
 }
 
 /** Watches what `stream` receives beside its driver, and ends it at the first message longer than the bound. */
 export function limitMessages(stream: Duplex, protocol: WireProtocol, bound: MessageBound): (chunk: Buffer) => void {
-  const fits = framingCheck(protocol, bound.maxBytes);
+  const check = framingCheck(protocol, bound.maxBytes);
   const watch = (chunk: Buffer): void => {
-    if (!fits(chunk) && !stream.destroyed) stream.destroy(bound.tooLarge());
+    if (check(chunk) !== 'fits' && !stream.destroyed) stream.destroy(bound.tooLarge());
   };
   stream.on('data', watch);
   return watch;
@@ -98,7 +131,7 @@ export function limitMessages(stream: Duplex, protocol: WireProtocol, bound: Mes
 
 /**
  * The driver's own reader of `stream`, bounded: each chunk is looked at first, and one that announces a message
- * longer than the bound ends the stream instead of reaching the driver.
+ * longer than the bound, or a statement's rows past theirs, ends the stream instead of reaching the driver.
  */
 export function limitedReader(
   stream: Duplex,
@@ -106,11 +139,18 @@ export function limitedReader(
   bound: MessageBound,
   read: (chunk: Buffer) => void,
 ): (chunk: Buffer) => void {
-  const fits = framingCheck(protocol, bound.maxBytes);
-  return (chunk) => {
-    if (fits(chunk)) read(chunk);
-    else if (!stream.destroyed) stream.destroy(bound.tooLarge());
+  let check = framingCheck(protocol, bound.maxBytes, bound.maxResultBytes);
+  const reader = (chunk: Buffer): void => {
+    const verdict = check(chunk);
+    if (verdict === 'fits') read(chunk);
+    else if (!stream.destroyed) stream.destroy(verdict === 'message' ? bound.tooLarge() : bound.resultTooLarge());
   };
+  // pg-copy-streams takes the reader off while a COPY reads the socket itself, and puts it back with what follows
+  // the COPY's last message: the framing is read afresh from there.
+  stream.on('newListener', (event: string | symbol, listener: unknown) => {
+    if (event === 'data' && listener === reader) check = framingCheck(protocol, bound.maxBytes, bound.maxResultBytes);
+  });
+  return reader;
 }
 
 /** Ends `stream` with `tooLarge()` once it has received more than `maxBytes` in all. */

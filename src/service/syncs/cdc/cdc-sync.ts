@@ -95,7 +95,11 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
     close: () => connections.close(),
   });
   try {
-    control = await openSession(input.settings, connections, { transaction: false });
+    // Its FETCHes of the change stream are sized by the changes' own lengths (changes.ts), and may rightly hold more
+    // than a plan statement's few rows.
+    control = await openSession({ ...input.settings, maxResultBytes: Number.POSITIVE_INFINITY }, connections, {
+      transaction: false,
+    });
     await checkCdcReady(control);
     // A table the publication did not list (new to cdc, or enabled again) missed changes: it is copied.
     const published = await publishedTables(control, name);
