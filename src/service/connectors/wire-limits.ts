@@ -95,20 +95,32 @@ export function framingCheck(
         payloadLeft -= skipped;
         continue;
       }
-      const copied = chunk.copy(header, headerFill, at, at + headerLength - headerFill);
-      headerFill += copied;
-      at += copied;
-      if (headerFill < headerLength) break;
-      headerFill = 0;
+      // A header whole in the chunk is read where it is (the common case, and most of the cost: one per row); one
+      // cut between chunks is gathered first.
+      let from: Buffer;
+      let base: number;
+      if (headerFill === 0 && at + headerLength <= chunk.length) {
+        from = chunk;
+        base = at;
+        at += headerLength;
+      } else {
+        const copied = chunk.copy(header, headerFill, at, at + headerLength - headerFill);
+        headerFill += copied;
+        at += copied;
+        if (headerFill < headerLength) break;
+        headerFill = 0;
+        from = header;
+        base = 0;
+      }
       if (protocol === 'postgres') {
         // The length counts itself; a garbled one is the driver's to refuse.
-        payloadLeft = Math.max(0, header.readInt32BE(1) - 4);
+        payloadLeft = Math.max(0, from.readInt32BE(base + 1) - 4);
         messageBytes = headerLength + payloadLeft;
-        const type = header[0];
+        const type = from[base];
         if (type === 0x44 /* D: DataRow */) resultBytes += messageBytes;
         else if (type === 0x5a /* Z: ReadyForQuery */) resultBytes = 0;
       } else {
-        payloadLeft = header.readUIntLE(0, 3);
+        payloadLeft = (from[base] as number) | ((from[base + 1] as number) << 8) | ((from[base + 2] as number) << 16);
         messageBytes = (continued ? messageBytes : 0) + headerLength + payloadLeft;
         continued = payloadLeft === MYSQL_CONTINUED;
       }
