@@ -46,6 +46,24 @@ function greeting(): Buffer {
 
 const ok = (seq: number): Buffer => packet(seq, Buffer.from([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]));
 
+/** Gives a source the table a tenant once saw there (`shop.orders`), as if discovery had found it. */
+async function withOrdersTable(api: Harness, sourceId: string): Promise<void> {
+  await api.services.sources.store.update(sourceId, {
+    tables: [
+      {
+        schema: 'shop',
+        name: 'orders',
+        columns: [{ name: 'id', type: 'int(11)', nullable: false }],
+        primaryKey: ['id'],
+        estimatedRows: 1,
+        enabled: true,
+        mode: 'full',
+        cursorColumn: null,
+      },
+    ],
+  });
+}
+
 describe('a MySQL server that asks lake for its files', () => {
   const secret = join(tempDir('lake-hostile-mysql'), 'secret.txt');
   const received: Buffer[] = [];
@@ -148,20 +166,7 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
       user: 'anyone',
     });
     // Discovery found nothing (the server never answered it): the table a tenant once saw there.
-    await api.services.sources.store.update(source.id as string, {
-      tables: [
-        {
-          schema: 'shop',
-          name: 'orders',
-          columns: [{ name: 'id', type: 'int(11)', nullable: false }],
-          primaryKey: ['id'],
-          estimatedRows: 1,
-          enabled: true,
-          mode: 'full',
-          cursorColumn: null,
-        },
-      ],
-    });
+    await withOrdersTable(api, source.id as string);
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
     const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);
     expect(job.status).toBe('failed');
@@ -274,20 +279,7 @@ describe('a MySQL server that answers with more than lake reads', () => {
       host: '127.0.0.1',
       user: 'anyone',
     });
-    await api.services.sources.store.update(source.id as string, {
-      tables: [
-        {
-          schema: 'shop',
-          name: 'orders',
-          columns: [{ name: 'id', type: 'int(11)', nullable: false }],
-          primaryKey: ['id'],
-          estimatedRows: 1,
-          enabled: true,
-          mode: 'full',
-          cursorColumn: null,
-        },
-      ],
-    });
+    await withOrdersTable(api, source.id as string);
     server.reset();
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
     const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);

@@ -5,8 +5,8 @@ import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFai
 import { DISCOVERY_DEFAULTS } from './postgres.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
 import {
+  limitDiscovery,
   limitMessages,
-  limitReceived,
   MAX_DISCOVERY_BYTES,
   messageBound,
   WireLimitExceeded,
@@ -248,14 +248,9 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
 }
 
 /** A connection opened to the source (mysqlConnection's settings); one that never opened is destroyed. */
-export async function connectMysql(settings: ConnectorSettings, maxReceivedBytes?: number): Promise<mysql.Connection> {
+export async function connectMysql(settings: ConnectorSettings, catalogOnly = false): Promise<mysql.Connection> {
   const connection = mysqlConnection(settings);
-  if (maxReceivedBytes !== undefined)
-    limitReceived(
-      socketOf(connection),
-      maxReceivedBytes,
-      () => new WireLimitExceeded('the source sent more than a discovery reads'),
-    );
+  if (catalogOnly) limitDiscovery(socketOf(connection));
   try {
     await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
     return connection;
@@ -266,13 +261,13 @@ export async function connectMysql(settings: ConnectorSettings, maxReceivedBytes
   }
 }
 
-/** Work on a connection of its own, ended after; `maxReceivedBytes` bounds all the server may send it. */
+/** Work on a connection of its own, ended after; `catalogOnly` (a test, a discovery) bounds all it may receive. */
 export async function withMysql<T>(
   settings: ConnectorSettings,
   work: (connection: mysql.Connection) => Promise<T>,
-  maxReceivedBytes?: number,
+  catalogOnly = false,
 ): Promise<T> {
-  const connection = await connectMysql(settings, maxReceivedBytes);
+  const connection = await connectMysql(settings, catalogOnly);
   try {
     return await work(connection);
   } finally {
@@ -288,7 +283,6 @@ export async function withMysql<T>(
  */
 async function testMysql(settings: ConnectorSettings): Promise<ConnectionTest> {
   try {
-    // A test reads a bounded catalog: far less than this from a real server, whatever a hostile one sends.
     return await withMysql(
       settings,
       async (connection) => {
@@ -304,7 +298,7 @@ async function testMysql(settings: ConnectorSettings): Promise<ConnectionTest> {
         }
         return { ok: true, reason: null, tables };
       },
-      MAX_DISCOVERY_BYTES,
+      true,
     );
   } catch (error) {
     return { ok: false, reason: classifyMysqlFailure(error) };
@@ -330,5 +324,5 @@ export const mysqlConnector: Connector = {
   ],
   tableModes: { cdc: true, detectDeletes: true },
   test: testMysql,
-  discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings), MAX_DISCOVERY_BYTES),
+  discover: (settings) => withMysql(settings, (connection) => discoverWith(connection, settings), true),
 };

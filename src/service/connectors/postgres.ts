@@ -4,14 +4,7 @@ import { requireCommonJs } from '../../support/load-commonjs.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
-import {
-  limitedReader,
-  limitReceived,
-  MAX_DISCOVERY_BYTES,
-  messageBound,
-  WireLimitExceeded,
-  type MessageBound,
-} from './wire-limits.js';
+import { limitDiscovery, limitedReader, messageBound, type MessageBound } from './wire-limits.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -266,12 +259,7 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
   const client = postgresClient(settings);
   // A failed connection emits 'error' too; without a listener that would crash the process.
   client.on('error', () => {});
-  // A discovery reads a bounded catalog: far less than this from a real server, whatever a hostile one sends.
-  limitReceived(
-    connectionOf(client).stream,
-    MAX_DISCOVERY_BYTES,
-    () => new WireLimitExceeded('the source sent more than a discovery reads'),
-  );
+  limitDiscovery(connectionOf(client).stream);
   try {
     await connectPostgres(client, settings);
     return await work(client);

@@ -165,11 +165,15 @@ export function limitedReader(
   return reader;
 }
 
-/** Ends `stream` with `tooLarge()` once it has received more than `maxBytes` in all. */
-export function limitReceived(stream: Duplex, maxBytes: number, tooLarge: () => WireLimitExceeded): void {
+/**
+ * Ends `stream` once it has received more than a discovery reads in all (MAX_DISCOVERY_BYTES): a connection test or a
+ * discovery asks a real server for a bounded catalog, whatever a hostile one sends.
+ */
+export function limitDiscovery(stream: Duplex): void {
   let received = 0;
   stream.on('data', (chunk: Buffer) => {
     received += chunk.length;
-    if (received > maxBytes && !stream.destroyed) stream.destroy(tooLarge());
+    if (received > MAX_DISCOVERY_BYTES && !stream.destroyed)
+      stream.destroy(new WireLimitExceeded('the source sent more than a discovery reads'));
   });
 }
