@@ -46,6 +46,17 @@ function greeting(): Buffer {
 
 const ok = (seq: number): Buffer => packet(seq, Buffer.from([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]));
 
+/** A MySQL source of the tenant's at 127.0.0.1:`port` (database `shop`, any user). */
+function createSource(call: ReturnType<typeof jsonClient>, name: string, port: number): Promise<Json> {
+  return call('POST', '/sources', {
+    connector: 'mysql',
+    name,
+    config: { port, database: 'shop' },
+    host: '127.0.0.1',
+    user: 'anyone',
+  });
+}
+
 /** Gives a source the table a tenant once saw there (`shop.orders`), as if discovery had found it. */
 async function withOrdersTable(api: Harness, sourceId: string): Promise<void> {
   await api.services.sources.store.update(sourceId, {
@@ -106,13 +117,7 @@ describe('a MySQL server that asks lake for its files', () => {
 
   it('sends nothing of the file, fails with a generic reason, and keeps serving', async () => {
     const call = jsonClient(api);
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'hostile',
-      config: { port, database: 'shop' },
-      host: '127.0.0.1',
-      user: 'anyone',
-    });
+    const source = await createSource(call, 'hostile', port);
     const tested = await call('POST', `/sources/${source.id}/test`);
     expect(tested).toMatchObject({ ok: false, reason: 'unknown' });
     const sent = Buffer.concat(received).toString('latin1');
@@ -158,13 +163,7 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
 
   it('fails the sync after the idle timeout, its connection closed', async () => {
     const call = jsonClient(api);
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'silent',
-      config: { port, database: 'shop' },
-      host: '127.0.0.1',
-      user: 'anyone',
-    });
+    const source = await createSource(call, 'silent', port);
     // Discovery found nothing (the server never answered it): the table a tenant once saw there.
     await withOrdersTable(api, source.id as string);
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
@@ -272,13 +271,7 @@ describe('a MySQL server that answers with more than lake reads', () => {
     const server = await hostileResults('huge-row', 96 << 20);
     servers.push(server);
     const call = jsonClient(api);
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'huge-row',
-      config: { port: server.port, database: 'shop' },
-      host: '127.0.0.1',
-      user: 'anyone',
-    });
+    const source = await createSource(call, 'huge-row', server.port);
     await withOrdersTable(api, source.id as string);
     server.reset();
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
@@ -294,13 +287,7 @@ describe('a MySQL server that answers with more than lake reads', () => {
     const server = await hostileResults('endless-rows', 160 << 20);
     servers.push(server);
     const call = jsonClient(api);
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'endless-rows',
-      config: { port: server.port, database: 'shop' },
-      host: '127.0.0.1',
-      user: 'anyone',
-    });
+    const source = await createSource(call, 'endless-rows', server.port);
     server.reset();
     const started = Date.now();
     const tested = await call('POST', `/sources/${source.id}/test`);
