@@ -193,7 +193,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   {
     name: 'LAKE_SYNC_MAX_RECORD_BYTES',
     scope: 'all',
-    meaning: 'the largest row a sync takes from a source',
+    meaning:
+      'the largest row a sync takes from a source (its server may send no longer message, with 1 MiB of framing)',
     default: '67108864 (64 MiB)',
   },
   {
