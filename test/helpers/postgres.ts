@@ -188,9 +188,13 @@ export interface PrivatePostgres {
 
 /**
  * A PostgreSQL cluster of the test's own (trust auth, on a free port, with `settings` such as `wal_level=logical`),
- * for tests that must stop and start the server or change its settings: never the machine's shared one. Runs as the postgres user; gone after stop().
+ * for tests that must stop and start the server or change its settings (`tls`: with a self-signed certificate and
+ * `ssl=on`): never the machine's shared one. Runs as the postgres user; gone after stop().
  */
-export async function startPrivatePostgres(settings: readonly string[] = []): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(
+  settings: readonly string[] = [],
+  options: { tls?: boolean } = {},
+): Promise<PrivatePostgres> {
   if (!PG_BIN) throw new Error('PostgreSQL server binaries (initdb) are not installed');
   const bin = PG_BIN;
   const dir = mkdtempSync(join(tmpdir(), 'lake-pgown-'));
@@ -204,6 +208,33 @@ export async function startPrivatePostgres(settings: readonly string[] = []): Pr
     Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
   );
   asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync']);
+  if (options.tls) {
+    // A self-signed certificate of a day: clients that ask for TLS without verifying it (ssl_mode require) get it.
+    execFileSync(
+      'runuser',
+      [
+        '-u',
+        'postgres',
+        '--',
+        'openssl',
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'data', 'server.key'),
+        '-out',
+        join(dir, 'data', 'server.crt'),
+      ],
+      { stdio: 'ignore' },
+    );
+    settings = [...settings, 'ssl=on'];
+  }
   const start = (): void =>
     asPostgres('pg_ctl', [
       '-D',
