@@ -283,6 +283,18 @@ describe('a MySQL server that answers with more than lake reads', () => {
     expect(await waitFor(server.open, (n) => n === 0, 2_000)).toBe(0);
   }, 40_000);
 
+  it("rows without end to a sync's plan statement end its connection, not its idle timeout", async () => {
+    const server = await hostileResults('endless-rows', 160 << 20);
+    servers.push(server);
+    const call = jsonClient(api);
+    const source = await createSource(call, 'endless-plan', server.port);
+    await withOrdersTable(api, source.id as string);
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);
+    expect(job.status).toBe('failed');
+    expect(JSON.stringify(job)).toMatch(/answered a statement with more than lake reads/);
+  }, 40_000);
+
   it('rows without end to a connection test end it at the bytes a discovery reads, not at its timeout', async () => {
     const server = await hostileResults('endless-rows', 160 << 20);
     servers.push(server);
