@@ -77,18 +77,25 @@ export function cpuTicks(pid: number): number {
 
 /**
  * A probe for "a child of `root` is at work": each call gives the child (a worker) that has used the most CPU time
- * since the probe first saw it, in clock ticks. Tests wait on it (waitFor) before a kill or a cancel that needs the
- * work to be running, instead of pausing and hoping.
+ * since the probe first saw it, in clock ticks, once it has used at least three times as much as any other child;
+ * until then `{ pid: 0, ticks: 0 }`. A worker still starting up also burns CPU for a while, and on a loaded machine
+ * it could lead the one running the query for a moment: the kill then hit the idle worker and the test waited out
+ * the slow query. Tests wait on it (waitFor) before a kill or a cancel that needs the work to be running, instead of
+ * pausing and hoping.
  */
 export function busiestChild(root: number): () => { pid: number; ticks: number } {
   const firstSeen = new Map<number, number>();
   return () => {
     let busiest = { pid: 0, ticks: 0 };
+    let runnerUp = 0;
     for (const pid of processTree(root).slice(1)) {
       if (!firstSeen.has(pid)) firstSeen.set(pid, cpuTicks(pid));
       const ticks = cpuTicks(pid) - (firstSeen.get(pid) as number);
-      if (ticks > busiest.ticks) busiest = { pid, ticks };
+      if (ticks > busiest.ticks) {
+        runnerUp = busiest.ticks;
+        busiest = { pid, ticks };
+      } else runnerUp = Math.max(runnerUp, ticks);
     }
-    return busiest;
+    return busiest.ticks >= 3 * runnerUp ? busiest : { pid: 0, ticks: 0 };
   };
 }
