@@ -54,8 +54,10 @@ export interface CliOptions {
  * profiles (`lake auth login`) and default lake would otherwise decide where the tests' commands go.
  */
 let testHome: string | undefined;
+/** The tests' own HOME (hermetic.ts), read before a test can change it: the commands' HOME is made inside it. */
+const testsUserHome = process.env.HOME ?? tmpdir();
 export function hermeticHome(): string {
-  testHome ??= mkdtempSync(join(tmpdir(), 'lake-test-home-'));
+  testHome ??= mkdtempSync(join(testsUserHome, 'lake-test-home-'));
   return testHome;
 }
 

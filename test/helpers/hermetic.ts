@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 
 /**
  * Runs before every test file: the tests never see the user's lake settings. LAKE_* variables (but the test
@@ -12,4 +13,6 @@ for (const key of Object.keys(process.env)) {
 }
 const testHome = mkdtempSync(join(tmpdir(), 'lake-test-user-'));
 process.env.HOME = testHome;
-process.on('exit', () => rmSync(testHome, { recursive: true, force: true }));
+// Removed when the file's tests are done (a forked test worker is ended without its 'exit' handlers): what the CLI
+// helper's commands kept under it goes too.
+afterAll(() => rmSync(testHome, { recursive: true, force: true }));
