@@ -79,7 +79,7 @@ export interface ConnectorSettings {
   maxRecordBytes?: number;
   /**
    * The rows one PostgreSQL statement may answer with in all (wire-limits.ts); absent, a few of the longest rows. The
-   * session that fetches a change stream sizes its own fetches and is given no bound.
+   * session that reads a change stream, whose rows are taken as they arrive and not kept, is given no bound.
    */
   maxResultBytes?: number;
 }

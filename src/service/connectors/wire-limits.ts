@@ -33,8 +33,8 @@ export function recordTooLarge(maxRecordBytes: number): string {
  * The rows one PostgreSQL statement may answer with in all, in the longest messages a connection takes: node-postgres
  * keeps a statement's rows until it ends, so a server that answered a few-row catalog or plan statement with rows
  * without end would fill memory. A few of the longest rows is far above what lake's statements read from a real
- * server (64 MiB rows: 260 MiB); a COPY's rows are streamed and do not count, and the session that fetches a change
- * stream sizes its own fetches (ConnectorSettings.maxResultBytes).
+ * server (64 MiB rows: 260 MiB); a COPY's rows are streamed and do not count, and neither does the change stream of the
+ * session that reads it as it arrives (ConnectorSettings.maxResultBytes).
  */
 const RESULT_MESSAGES = 4;
 

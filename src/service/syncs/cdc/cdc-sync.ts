@@ -95,11 +95,7 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
     close: () => connections.close(),
   });
   try {
-    // Its FETCHes of the change stream are sized by the changes' own lengths (changes.ts), and may rightly hold more
-    // than a plan statement's few rows.
-    control = await openSession({ ...input.settings, maxResultBytes: Number.POSITIVE_INFINITY }, connections, {
-      transaction: false,
-    });
+    control = await openSession(input.settings, connections, { transaction: false });
     await checkCdcReady(control);
     // A table the publication did not list (new to cdc, or enabled again) missed changes: it is copied.
     const published = await publishedTables(control, name);
@@ -221,9 +217,16 @@ async function applyAll(
     positions.set(task.key, parseLsn(table?.tags[CDC_TAG] ?? task.cdcTag ?? '0/0'));
   }
   let staged: Map<string, StagedChanges>;
+  let stream: pg.Client | undefined;
   try {
+    // A session of its own for the change stream: its one statement may rightly answer with more than any bound on
+    // a statement's rows, and is read as it arrives, a bounded part at a time (changes.ts); the control session's
+    // catalog statements stay bounded. It is closed once the stream is read, or when the read stops early.
+    stream = await openSession({ ...input.settings, maxResultBytes: Number.POSITIVE_INFINITY }, session.connections, {
+      transaction: false,
+    });
     ({ staged } = await stageChanges({
-      client: control,
+      client: stream,
       slot: session.name,
       publication: session.name,
       upto,
@@ -238,7 +241,9 @@ async function applyAll(
       fileOf: (key, segment) => changesFile(input.stagingDir, base(key), segment),
       budget,
     }));
+    await stream.end();
   } catch (error) {
+    stream?.end().catch(() => undefined);
     // One stream carries every cdc table's changes: when it cannot be read (a change past the caps, say), each
     // table fails with the reason, and the slot stays where it was.
     const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });

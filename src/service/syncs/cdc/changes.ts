@@ -1,6 +1,7 @@
 import { appendFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
+import { streamRowBatches } from '../pg-row-stream.js';
 import type { StagingBudget } from '../staging-budget.js';
 import { decodePgoutput, parseLsn, UNCHANGED, type RelationColumn, type TupleValue } from './pgoutput.js';
 
@@ -41,15 +42,16 @@ export interface StagedChanges {
   truncates: number;
 }
 
-/** Messages fetched from the slot at a time, at most: bounds what a sync holds of a large backlog. */
-const FETCH_ROWS = 5000;
-
-/** About what one fetch may hold: with large rows, fewer are fetched at a time. */
-const FETCH_BYTES = 16 << 20;
+/**
+ * About the most of the change stream held at once, in its messages' bytes: the stream is read as it arrives, in
+ * batches, and the server is made to wait while a batch is staged (pg-row-stream.ts).
+ */
+export const STREAM_BATCH_BYTES = 16 << 20;
 
 /**
  * Reads the slot's changes up to `upto` (peeked, not consumed: the slot moves on only once they are in the lake)
- * and stages each target table's in a file of its own, in commit order. An update that changed the key is staged as
+ * and stages each target table's in a file of its own, in commit order. `client` is a session for this alone: it is
+ * destroyed if the read stops early. An update that changed the key is staged as
  * a delete of the old key and then the new row. Returns the staged changes per table, and the commit position the
  * last transaction read ended at.
  */
@@ -63,6 +65,8 @@ export async function stageChanges(input: {
   /** The staging file of a table's n-th segment (named by a digest: a source's names may be anything). */
   fileOf: (key: string, segment: number) => string;
   budget: StagingBudget;
+  /** What is held of the stream at once (STREAM_BATCH_BYTES unless given). */
+  batchBytes?: number;
 }): Promise<{ staged: Map<string, StagedChanges>; lastEnd: bigint | undefined }> {
   const { client } = input;
   const targets = new Map(input.targets.map((t) => [`${t.schema}.${t.name}`, t]));
@@ -77,110 +81,103 @@ export async function stageChanges(input: {
     made.set(key, n + 1);
     return input.fileOf(key, n);
   };
-  // Checked before it is written into the cursor's SQL (it came from the source; so do the names, lake's own).
+  // Checked before it is written into the statement's SQL (it came from the source; so do the names, lake's own).
   parseLsn(input.upto);
-  await client.query('BEGIN');
-  try {
-    // A message larger than the longest record a sync takes is not sent at all: the sync fails with the cap's name.
-    const maxBytes = input.budget.limits.maxRecordBytes;
-    await client.query(
-      `DECLARE lake_changes NO SCROLL CURSOR FOR
-         SELECT octet_length(data) AS size, CASE WHEN octet_length(data) <= ${maxBytes} THEN data END AS data
-           FROM pg_logical_slot_peek_binary_changes('${input.slot}', '${input.upto}'::pg_lsn, NULL,
-                'proto_version', '1', 'publication_names', '${input.publication}')`,
-    );
-    let fetch = FETCH_ROWS;
-    for (;;) {
-      const rows = (await client.query<{ size: number; data: Buffer | null }>(`FETCH ${fetch} FROM lake_changes`)).rows;
-      if (rows.length === 0) break;
-      const bytes = rows.reduce((sum, r) => sum + Number(r.size), 0);
-      fetch = Math.max(1, Math.min(FETCH_ROWS, Math.floor(FETCH_BYTES / Math.max(1, bytes / rows.length))));
-      // Lines by the segment (its file) they belong to.
-      const lines = new Map<ChangeSegment, string[]>();
-      const add = (target: ChangeTarget, op: string, values: readonly TupleValue[]): void => {
-        const entry = staged.get(target.key) as StagedChanges;
-        const segment = entry.segments.at(-1) as ChangeSegment;
-        const unchanged = values.flatMap((v, i) => (v === UNCHANGED ? [i] : []));
-        const line = [String(++seq), op, `{${unchanged.join(',')}}`, ...values.map(copyText)].join('\t');
-        const list = lines.get(segment) ?? [];
-        list.push(line);
-        lines.set(segment, list);
-        if (op === 'I') entry.inserts++;
-        else if (op === 'U') entry.updates++;
-        else if (op === 'D') entry.deletes++;
-        else entry.truncates++;
-      };
-      for (const { size, data } of rows) {
-        if (data === null) input.budget.checkRecord(Number(size));
-        const message = decodePgoutput(data as Buffer);
-        if (message.kind === 'begin') finalLsn = message.finalLsn;
-        else if (message.kind === 'commit') lastEnd = message.endLsn;
-        else if (message.kind === 'relation') {
-          const target = targets.get(`${message.schema}.${message.name}`);
-          const previous = relations.get(message.relationId)?.columns;
-          relations.set(message.relationId, { target, columns: message.columns });
-          if (target?.copied && previous && retyped(previous, message.columns) && staged.has(target.key)) {
-            const entry = staged.get(target.key) as StagedChanges;
-            for (const segment of entry.segments) await rm(segment.file, { force: true });
-            input.budget.release(target.key, entry.bytes);
-            staged.delete(target.key);
+  // A message larger than the longest record a sync takes is not sent at all: the sync fails with the cap's name.
+  const maxBytes = input.budget.limits.maxRecordBytes;
+  const stream = streamRowBatches<{ size: number; data: Buffer | null }>(
+    client,
+    `SELECT octet_length(data) AS size, CASE WHEN octet_length(data) <= ${maxBytes} THEN data END AS data
+       FROM pg_logical_slot_peek_binary_changes('${input.slot}', '${input.upto}'::pg_lsn, NULL,
+            'proto_version', '1', 'publication_names', '${input.publication}')`,
+    // A parsed row costs a little beside its message: counted, so a stream of tiny messages is bounded too.
+    (row) => Number(row.size) + 256,
+    input.batchBytes ?? STREAM_BATCH_BYTES,
+  );
+  for await (const rows of stream) {
+    // Lines by the segment (its file) they belong to.
+    const lines = new Map<ChangeSegment, string[]>();
+    const add = (target: ChangeTarget, op: string, values: readonly TupleValue[]): void => {
+      const entry = staged.get(target.key) as StagedChanges;
+      const segment = entry.segments.at(-1) as ChangeSegment;
+      const unchanged = values.flatMap((v, i) => (v === UNCHANGED ? [i] : []));
+      const line = [String(++seq), op, `{${unchanged.join(',')}}`, ...values.map(copyText)].join('\t');
+      const list = lines.get(segment) ?? [];
+      list.push(line);
+      lines.set(segment, list);
+      if (op === 'I') entry.inserts++;
+      else if (op === 'U') entry.updates++;
+      else if (op === 'D') entry.deletes++;
+      else entry.truncates++;
+    };
+    for (const { size, data } of rows) {
+      if (data === null) input.budget.checkRecord(Number(size));
+      const message = decodePgoutput(data as Buffer);
+      if (message.kind === 'begin') finalLsn = message.finalLsn;
+      else if (message.kind === 'commit') lastEnd = message.endLsn;
+      else if (message.kind === 'relation') {
+        const target = targets.get(`${message.schema}.${message.name}`);
+        const previous = relations.get(message.relationId)?.columns;
+        relations.set(message.relationId, { target, columns: message.columns });
+        if (target?.copied && previous && retyped(previous, message.columns) && staged.has(target.key)) {
+          const entry = staged.get(target.key) as StagedChanges;
+          for (const segment of entry.segments) await rm(segment.file, { force: true });
+          input.budget.release(target.key, entry.bytes);
+          staged.delete(target.key);
+        }
+        const names = message.columns.map((c) => c.name);
+        if (target && !staged.has(target.key))
+          staged.set(target.key, {
+            segments: [{ file: nextFile(target.key), bytes: 0, columns: names }],
+            bytes: 0,
+            columns: names,
+            inserts: 0,
+            updates: 0,
+            deletes: 0,
+            truncates: 0,
+          });
+        else if (target) {
+          const entry = staged.get(target.key) as StagedChanges;
+          // Announced again with other columns (ALTER TABLE … ADD or DROP COLUMN): its later changes are a
+          // segment of their own, loaded with their own column list.
+          if (names.join('\u0000') !== entry.columns.join('\u0000')) {
+            entry.segments.push({ file: nextFile(target.key), bytes: 0, columns: names });
+            entry.columns = names;
           }
-          const names = message.columns.map((c) => c.name);
-          if (target && !staged.has(target.key))
-            staged.set(target.key, {
-              segments: [{ file: nextFile(target.key), bytes: 0, columns: names }],
-              bytes: 0,
-              columns: names,
-              inserts: 0,
-              updates: 0,
-              deletes: 0,
-              truncates: 0,
-            });
-          else if (target) {
-            const entry = staged.get(target.key) as StagedChanges;
-            // Announced again with other columns (ALTER TABLE … ADD or DROP COLUMN): its later changes are a
-            // segment of their own, loaded with their own column list.
-            if (names.join('\u0000') !== entry.columns.join('\u0000')) {
-              entry.segments.push({ file: nextFile(target.key), bytes: 0, columns: names });
-              entry.columns = names;
-            }
-          }
-        } else if (message.kind === 'insert' || message.kind === 'update' || message.kind === 'delete') {
-          const relation = relations.get(message.relationId);
-          const target = relation?.target;
-          if (!target || finalLsn < target.from) continue;
-          if (message.kind === 'insert') add(target, 'I', message.row);
-          else if (message.kind === 'delete') add(target, 'D', message.key);
-          else {
-            if (message.key) add(target, 'D', message.key);
-            add(target, 'U', message.row);
-          }
-        } else if (message.kind === 'truncate') {
-          for (const id of message.relationIds) {
-            const relation = relations.get(id);
-            if (relation?.target && finalLsn >= relation.target.from)
-              add(
-                relation.target,
-                'T',
-                relation.columns.map(() => null),
-              );
-          }
+        }
+      } else if (message.kind === 'insert' || message.kind === 'update' || message.kind === 'delete') {
+        const relation = relations.get(message.relationId);
+        const target = relation?.target;
+        if (!target || finalLsn < target.from) continue;
+        if (message.kind === 'insert') add(target, 'I', message.row);
+        else if (message.kind === 'delete') add(target, 'D', message.key);
+        else {
+          if (message.key) add(target, 'D', message.key);
+          add(target, 'U', message.row);
+        }
+      } else if (message.kind === 'truncate') {
+        for (const id of message.relationIds) {
+          const relation = relations.get(id);
+          if (relation?.target && finalLsn >= relation.target.from)
+            add(
+              relation.target,
+              'T',
+              relation.columns.map(() => null),
+            );
         }
       }
-      for (const [key, entry] of staged)
-        for (const segment of entry.segments) {
-          const list = lines.get(segment);
-          if (!list) continue;
-          const text = `${list.join('\n')}\n`;
-          const bytes = Buffer.byteLength(text);
-          input.budget.reserve(key, bytes);
-          await appendFile(segment.file, text, { mode: 0o600 });
-          segment.bytes += bytes;
-          entry.bytes += bytes;
-        }
     }
-  } finally {
-    await client.query('ROLLBACK').catch(() => undefined);
+    for (const [key, entry] of staged)
+      for (const segment of entry.segments) {
+        const list = lines.get(segment);
+        if (!list) continue;
+        const text = `${list.join('\n')}\n`;
+        const bytes = Buffer.byteLength(text);
+        input.budget.reserve(key, bytes);
+        await appendFile(segment.file, text, { mode: 0o600 });
+        segment.bytes += bytes;
+        entry.bytes += bytes;
+      }
   }
   // A table announced (a relation message) whose changes were all applied before has nothing staged.
   for (const [key, entry] of staged) {
