@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createMetadataDatabase } from '../helpers/postgres.js';
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
 import type { ServeProcess } from '../helpers/serve.js';
@@ -268,6 +268,10 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(running.status).toBe('running');
     const killed = performance.now();
     await one.stop('SIGKILL');
+    // Started again whatever this test finds, so the tests after it have their three replicas.
+    onTestFinished(async () => {
+      replicas[0] = await set.start(1);
+    });
     const lost = await jobWhen(two, big.id, hasEnded, 200);
     expect(lost).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
     expect(performance.now() - killed).toBeLessThan(3000 + 2000);
@@ -287,7 +291,6 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([
       { n: 1600 },
     ]);
-    replicas[0] = await set.start(1);
   }, 90_000);
 
   it('a replica shutting down gives its queued queries back to the shared queue; another runs them once it has a worker free', async () => {
