@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TLSSocket } from 'node:tls';
 
 /**
  * A fake PostgreSQL server that asks every client for its password in clear text and keeps what it is told: what a
@@ -50,7 +55,7 @@ export async function startPasswordHarvester(): Promise<{
 /** What a hostile PostgreSQL does once a sync's COPY starts. */
 /** What it does once a COPY starts, or before: the sync's look at a table's columns gets one row announced 1.5 GiB
  * long, of which it sends 96 MiB ('huge-message'), or 64 MiB of rows that never end ('endless-rows'). */
-export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'endless-rows' | 'rows';
+export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'endless-rows' | 'endless-catalog' | 'rows';
 
 export interface FakePostgres {
   port: number;
@@ -224,13 +229,15 @@ function answer(
  * A PostgreSQL that a hostile tenant runs: it answers lake's catalog queries like a server with `tables` tables of
  * `columns` text columns each (trust auth; or tables named `names`), then, once a COPY starts, either never sends
  * another byte ('hang'), sends one record that never ends ('endless-record', as fast as it is read), or sends two
- * rows and ends ('rows'). It ignores cancel requests (and
- * counts them), as a hostile server would.
+ * rows and ends ('rows'). 'endless-catalog' answers discovery's list of tables with rows without end (up to 160 MiB).
+ * It ignores cancel requests (and counts them), as a hostile server would. With `tls` it takes a client's SSLRequest
+ * and speaks over TLS with a self-signed certificate of its own.
  */
 export async function startFakePostgres(
   behaviour: CopyBehaviour,
-  shape: { tables?: number; columns?: number; names?: string[]; hangOn?: RegExp } = {},
+  shape: { tables?: number; columns?: number; names?: string[]; hangOn?: RegExp; tls?: boolean } = {},
 ): Promise<FakePostgres> {
+  const certificate = shape.tls ? selfSigned() : undefined;
   const sockets = new Set<Socket>();
   let cancels = 0;
   let copies = 0;
@@ -238,10 +245,14 @@ export async function startFakePostgres(
   let hungOnce = false;
   const names = shape.names ?? Array.from({ length: shape.tables ?? 1 }, (_, i) => `t${i}`);
   const columns = shape.columns ?? 1;
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
+  const server: Server = createServer((raw) => {
+    sockets.add(raw);
+    raw.on('close', () => sockets.delete(raw));
+    raw.on('error', () => {});
+    serve(raw);
+  });
+  /** Speaks the protocol on `socket`: the client's own, or the TLS session over it. */
+  const serve = (socket: Socket): void => {
     let buffer = Buffer.alloc(0);
     let started = false;
     let pending = '';
@@ -301,6 +312,20 @@ export async function startFakePostgres(
       socket.on('drain', pump);
       pump();
     };
+    // Discovery's list of tables, each row naming a table of 64 KiB, without end (up to 160 MiB).
+    const endlessCatalog = (described: boolean): void => {
+      const shapeOf = answer('select column_count', names, columns);
+      if (described && 'columns' in shapeOf) socket.write(rowDescription(shapeOf.columns));
+      const row = dataRow(['public', 'x'.repeat(64 * 1024), '1000', '0', 't', '1']);
+      const pump = (): void => {
+        while (!socket.destroyed && hugeBytes < 160 << 20) {
+          hugeBytes += row.length;
+          if (!socket.write(row)) break;
+        }
+      };
+      socket.on('drain', pump);
+      pump();
+    };
     const respond = (
       sql: string,
       extended: 'describe' | 'execute' | 'simple',
@@ -323,6 +348,11 @@ export async function startFakePostgres(
         hugeRow();
         return;
       }
+      if (behaviour === 'endless-catalog' && extended !== 'describe' && sql.includes('column_count')) {
+        hung = true;
+        endlessCatalog(extended === 'simple');
+        return;
+      }
       if (behaviour === 'endless-rows' && extended === 'execute' && sql.includes('enum_labels')) {
         hung = true;
         endlessRows();
@@ -343,7 +373,7 @@ export async function startFakePostgres(
       for (const row of result.rows) socket.write(dataRow(row));
       socket.write(complete(`SELECT ${result.rows.length}`));
     };
-    socket.on('data', (data: Buffer) => {
+    const receive = (data: Buffer): void => {
       buffer = Buffer.concat([buffer, data]);
       if (!started) {
         if (buffer.length < 8) return;
@@ -354,6 +384,19 @@ export async function startFakePostgres(
         if (code === 80877102) {
           cancels++;
           socket.destroy();
+          return;
+        }
+        if (code === 80877103) {
+          // An SSLRequest: 'S' and the handshake with a certificate, or 'N' and the protocol in the clear.
+          if (!certificate) {
+            socket.write('N');
+            return;
+          }
+          socket.removeListener('data', receive);
+          socket.write('S');
+          const secure = new TLSSocket(socket, { isServer: true, ...certificate });
+          secure.on('error', () => {});
+          serve(secure);
           return;
         }
         started = true;
@@ -395,8 +438,9 @@ export async function startFakePostgres(
         else if (type === 'S') socket.write(ready());
         else if (type === 'X') socket.end();
       }
-    });
-  });
+    };
+    socket.on('data', receive);
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
@@ -411,4 +455,33 @@ export async function startFakePostgres(
         server.close(() => resolve());
       }),
   };
+}
+
+/** A self-signed certificate and its key, made for one fake server. */
+function selfSigned(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'lake-fake-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -273,6 +273,43 @@ describe('every read from a source is bounded', () => {
   }, 30_000);
 });
 
+/**
+ * A connection test or a discovery reads a bounded catalog in all, over TLS as in the clear. The bound was counted on
+ * the socket a connection opened with, which stops receiving once node-postgres reads through the TLS session over
+ * it: a catalog answered without end over TLS was taken up to the per-statement bound (260 MiB), 160 MiB here, and the
+ * test then waited for its timeout.
+ */
+describe('a discovery over TLS', () => {
+  let api: Harness;
+  let fake: FakePostgres;
+  beforeAll(async () => {
+    api = await startWith({});
+    fake = await startFakePostgres('endless-catalog', { tls: true });
+  });
+  afterAll(async () => {
+    await fake?.stop();
+    await api?.close();
+  });
+
+  it('is ended at the bytes a discovery reads when the catalog never ends', async () => {
+    const call = await tenant(api, 'Catalog');
+    const source = await call('POST', '/sources', {
+      ...fakeSource(fake, 'endless catalog'),
+      config: { port: fake.port, database: 'd', ssl_mode: 'require' },
+    });
+    expect(source.http, JSON.stringify(source)).toBe(201);
+    const started = Date.now();
+    const tested = await call('POST', `/sources/${source.id}/test`);
+    expect(tested).toMatchObject({ ok: false });
+    expect(Date.now() - started).toBeLessThan(8_000);
+    // The discovery's 64 MiB were read, and the connection ended before the fake's 160 MiB were all sent (what it
+    // counts is what it gave its TLS session, which buffers on its side beyond what lake read).
+    expect(fake.hugeBytes()).toBeGreaterThan(64 << 20);
+    expect(fake.hugeBytes()).toBeLessThan(160 << 20);
+    expect(await closed(() => fake.open(), 3_000)).toBe(0);
+  }, 30_000);
+});
+
 /** The honest version of finding 4: ^C during a large table left two backends holding the source's xmin. */
 describe('cancelling an honest sync mid-table', () => {
   let api: Harness;

@@ -5,7 +5,6 @@ import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFai
 import { DISCOVERY_DEFAULTS } from './postgres.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
 import {
-  limitDiscovery,
   limitMessages,
   MAX_DISCOVERY_BYTES,
   messageBound,
@@ -59,7 +58,7 @@ export function mysqlOptions(settings: ConnectorSettings): mysql.ConnectionOptio
  * for any file it can read, this server's secrets included), one statement per query, and every value arrives as
  * text (lake's SQL says how each column travels, mysql-types.ts).
  */
-export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
+export function mysqlConnection(settings: ConnectorSettings, catalogOnly = false): mysql.Connection {
   const driver = requireCommonJs('mysql2') as typeof mysql;
   const connection = driver.createConnection({
     ...mysqlOptions(settings),
@@ -69,7 +68,7 @@ export function mysqlConnection(settings: ConnectorSettings): mysql.Connection {
   });
   // A failed connection emits 'error' too; without a listener that would end the process.
   connection.on('error', () => {});
-  limitMysqlMessages(connection, messageBound(settings));
+  limitMysqlMessages(connection, messageBound(settings, { catalogOnly }));
   return connection;
 }
 
@@ -249,8 +248,7 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
 
 /** A connection opened to the source (mysqlConnection's settings); one that never opened is destroyed. */
 export async function connectMysql(settings: ConnectorSettings, catalogOnly = false): Promise<mysql.Connection> {
-  const connection = mysqlConnection(settings);
-  if (catalogOnly) limitDiscovery(socketOf(connection));
+  const connection = mysqlConnection(settings, catalogOnly);
   try {
     await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
     return connection;

@@ -4,7 +4,7 @@ import { requireCommonJs } from '../../support/load-commonjs.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
-import { limitDiscovery, limitedReader, messageBound, type MessageBound } from './wire-limits.js';
+import { limitedReader, messageBound, type MessageBound } from './wire-limits.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 10_000;
@@ -63,7 +63,8 @@ export function postgresClient(
         application_name: 'lake',
       }),
   );
-  limitPostgresMessages(client, messageBound(settings));
+  // A connection test, a discovery or a slot's removal reads a few catalog rows: bounded in all too.
+  limitPostgresMessages(client, messageBound(settings, { catalogOnly: purpose === 'check' }));
   return client;
 }
 
@@ -259,7 +260,6 @@ async function withClient<T>(settings: ConnectorSettings, work: (client: pg.Clie
   const client = postgresClient(settings);
   // A failed connection emits 'error' too; without a listener that would crash the process.
   client.on('error', () => {});
-  limitDiscovery(connectionOf(client).stream);
   try {
     await connectPostgres(client, settings);
     return await work(client);

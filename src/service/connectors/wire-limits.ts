@@ -38,26 +38,40 @@ export function recordTooLarge(maxRecordBytes: number): string {
  */
 const RESULT_MESSAGES = 4;
 
-/** The longest message a connection takes, a statement's rows in all, and what each fails with past it. */
+/**
+ * The longest message a connection takes, a statement's rows in all, what a catalog-only connection (a connection
+ * test, a discovery) receives in all, and what each fails with past it.
+ */
 export interface MessageBound {
   maxBytes: number;
   maxResultBytes: number;
+  maxTotalBytes: number;
   tooLarge: () => WireLimitExceeded;
   resultTooLarge: () => WireLimitExceeded;
+  totalTooLarge: () => WireLimitExceeded;
 }
 
-/** A connection's bound: a sync's record cap (LAKE_SYNC_MAX_RECORD_BYTES) and framing; others, a discovery's bytes. */
-export function messageBound(settings: { maxRecordBytes?: number; maxResultBytes?: number }): MessageBound {
+/**
+ * A connection's bound: a sync's record cap (LAKE_SYNC_MAX_RECORD_BYTES) and framing; others, a discovery's bytes.
+ * A catalog-only connection asks a real server for a bounded catalog, whatever a hostile one sends: it is also
+ * bounded in all (MAX_DISCOVERY_BYTES), counted where the driver reads (the TLS socket, once swapped in).
+ */
+export function messageBound(
+  settings: { maxRecordBytes?: number; maxResultBytes?: number },
+  options: { catalogOnly?: boolean } = {},
+): MessageBound {
   const record = settings.maxRecordBytes ?? MAX_DISCOVERY_BYTES;
   const result = settings.maxResultBytes ?? RESULT_MESSAGES * (record + WIRE_FRAMING_BYTES);
   return {
     maxBytes: record + WIRE_FRAMING_BYTES,
     maxResultBytes: result,
+    maxTotalBytes: options.catalogOnly ? MAX_DISCOVERY_BYTES : Number.POSITIVE_INFINITY,
     tooLarge: () => new WireLimitExceeded(recordTooLarge(record)),
     resultTooLarge: () =>
       new WireLimitExceeded(
         `the source answered one statement with more than ${formatBytes(result)} of rows, more than lake reads at a time`,
       ),
+    totalTooLarge: () => new WireLimitExceeded('the source sent more than a discovery reads'),
   };
 }
 
@@ -134,8 +148,12 @@ export function framingCheck(
 /** Watches what `stream` receives beside its driver, and ends it at the first message longer than the bound. */
 export function limitMessages(stream: Duplex, protocol: WireProtocol, bound: MessageBound): (chunk: Buffer) => void {
   const check = framingCheck(protocol, bound.maxBytes);
+  let received = 0;
   const watch = (chunk: Buffer): void => {
-    if (check(chunk) !== 'fits' && !stream.destroyed) stream.destroy(bound.tooLarge());
+    received += chunk.length;
+    if (stream.destroyed) return;
+    if (check(chunk) !== 'fits') stream.destroy(bound.tooLarge());
+    else if (received > bound.maxTotalBytes) stream.destroy(bound.totalTooLarge());
   };
   stream.on('data', watch);
   return watch;
@@ -152,10 +170,19 @@ export function limitedReader(
   read: (chunk: Buffer) => void,
 ): (chunk: Buffer) => void {
   let check = framingCheck(protocol, bound.maxBytes, bound.maxResultBytes);
+  let received = 0;
   const reader = (chunk: Buffer): void => {
+    received += chunk.length;
     const verdict = check(chunk);
-    if (verdict === 'fits') read(chunk);
-    else if (!stream.destroyed) stream.destroy(verdict === 'message' ? bound.tooLarge() : bound.resultTooLarge());
+    if (verdict === 'fits' && received <= bound.maxTotalBytes) read(chunk);
+    else if (!stream.destroyed)
+      stream.destroy(
+        verdict === 'message'
+          ? bound.tooLarge()
+          : verdict === 'result'
+            ? bound.resultTooLarge()
+            : bound.totalTooLarge(),
+      );
   };
   // pg-copy-streams takes the reader off while a COPY reads the socket itself, and puts it back with what follows
   // the COPY's last message: the framing is read afresh from there.
@@ -163,17 +190,4 @@ export function limitedReader(
     if (event === 'data' && listener === reader) check = framingCheck(protocol, bound.maxBytes, bound.maxResultBytes);
   });
   return reader;
-}
-
-/**
- * Ends `stream` once it has received more than a discovery reads in all (MAX_DISCOVERY_BYTES): a connection test or a
- * discovery asks a real server for a bounded catalog, whatever a hostile one sends.
- */
-export function limitDiscovery(stream: Duplex): void {
-  let received = 0;
-  stream.on('data', (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > MAX_DISCOVERY_BYTES && !stream.destroyed)
-      stream.destroy(new WireLimitExceeded('the source sent more than a discovery reads'));
-  });
 }
