@@ -1,5 +1,12 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { framingCheck } from '../../src/service/connectors/wire-limits.js';
+import {
+  framingCheck,
+  limitedReader,
+  limitMessages,
+  MAX_DISCOVERY_BYTES,
+  messageBound,
+} from '../../src/service/connectors/wire-limits.js';
 
 const pgMessage = (type: string, length: number): Buffer => {
   const header = Buffer.alloc(5);
@@ -73,4 +80,37 @@ describe('the framing check on what a server sends', () => {
       expect(pieces(stream, size).every((piece) => fits(piece) === 'fits')).toBe(true);
     }
   });
+});
+
+describe('a catalog-only connection is bounded in all', () => {
+  // 1 MiB MySQL packets and PostgreSQL rows, each short of the bound on one message: only the total stops them.
+  const cases = [
+    { protocol: 'mysql' as const, message: (i: number) => mysqlPacket(1 << 20, i % 256) },
+    { protocol: 'postgres' as const, message: () => pgMessage('D', 1 << 20) },
+  ];
+  for (const { protocol, message } of cases)
+    it(`${protocol}: ended past ${MAX_DISCOVERY_BYTES / 2 ** 20} MiB received, and not before; a sync's connection is not`, () => {
+      const ended = (catalogOnly: boolean): number => {
+        const stream = new PassThrough();
+        stream.on('error', (error) => expect(error.message).toBe('the source sent more than a discovery reads'));
+        let passed = 0;
+        const bound = messageBound({}, { catalogOnly });
+        // PostgreSQL's statement bound (260 MiB) is left out of this: a ReadyForQuery every 16 rows.
+        if (protocol === 'postgres')
+          stream.on(
+            'data',
+            limitedReader(stream, protocol, bound, () => passed++),
+          );
+        else limitMessages(stream, protocol, bound);
+        let sent = 0;
+        for (let i = 0; i < 100 && !stream.destroyed; i++) {
+          stream.write(message(i));
+          if (protocol === 'postgres' && i % 16 === 15) stream.write(pgMessage('Z', 1));
+          sent++;
+        }
+        return stream.destroyed ? sent : -1;
+      };
+      expect(ended(true)).toBe(64);
+      expect(ended(false)).toBe(-1);
+    });
 });

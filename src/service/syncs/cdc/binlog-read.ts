@@ -164,8 +164,11 @@ export async function readBinlog(input: {
       includeSchema,
       excludeEvents: ['annotaterows'],
     });
-    // Bounded as lake's own connections are: an event longer than the longest row a sync takes ends the read.
-    for (const connection of [reader.connection, reader.ctrlConnection])
-      if (connection) limitMysqlMessages(connection, messageBound(input.settings));
+    // Bounded as lake's own connections are: an event longer than the longest row a sync takes ends the read. The
+    // second connection only looks up tables' columns in information_schema (mysql2 keeps each answer whole until it
+    // ends): bounded in all as a discovery is.
+    if (reader.connection) limitMysqlMessages(reader.connection, messageBound(input.settings));
+    if (reader.ctrlConnection)
+      limitMysqlMessages(reader.ctrlConnection, messageBound(input.settings, { catalogOnly: true }));
   });
 }
