@@ -62,6 +62,7 @@ export function recordStream(connection: mysql.Connection, sql: string, values: 
     if (size > longest) longest = size;
   };
   const onEnd = (): void => {
+    connection.removeListener('error', onError);
     if (used > 0) pass();
     stream.push(null);
   };
@@ -69,11 +70,16 @@ export function recordStream(connection: mysql.Connection, sql: string, values: 
   query.on('result', onResult);
   query.on('end', onEnd);
   query.on('error', onError);
+  // A connection lost under the rows (closed by a wire bound, a timeout, the server) is told to the connection
+  // alone: mysql2 gives a fatal error to the statement only when it has a callback, which a streamed one has not,
+  // and the rows would wait for ever.
+  connection.on('error', onError);
   stream._destroy = (error, done) => {
     // Whatever rows are still to come are read and dropped, so the connection is free for the next statement.
     query.removeListener('result', onResult);
     query.removeListener('end', onEnd);
     query.removeListener('error', onError);
+    connection.removeListener('error', onError);
     query.on('error', () => undefined);
     if (paused) connection.resume();
     done(error);
