@@ -54,7 +54,9 @@ describe('a MySQL source reached over TLS', () => {
       `CREATE TABLE items (id int PRIMARY KEY, v varchar(200));
        INSERT INTO items SELECT seq, REPEAT('x', 100) FROM seq_1_to_200000;
        CREATE TABLE wide (id int PRIMARY KEY, body longtext);
-       INSERT INTO wide VALUES (1, REPEAT('y', 3 * 1024 * 1024));`,
+       INSERT INTO wide VALUES (1, REPEAT('y', 3 * 1024 * 1024));
+       CREATE TABLE grows (id int PRIMARY KEY, body longtext);
+       INSERT INTO grows VALUES (1, 'small');`,
       'shop',
     );
     api = await inMemory.start({
@@ -117,6 +119,18 @@ describe('a MySQL source reached over TLS', () => {
     );
     expect(changed.data[0]).toEqual({ n: 199991, changed: 1999, top: 300000 });
   }, 90_000);
+
+  it("a change in the binary log past the record cap fails its table with the cap's words, over TLS", async () => {
+    const id = await source('grows', 'require', [{ schema: 'shop', name: 'grows', mode: 'cdc' }]);
+    await syncedOnly(id, 'shop.grows');
+    await server.query("UPDATE grows SET body = REPEAT('z', 3 * 1024 * 1024)", 'shop');
+    const sync = await call('POST', `/sources/${id}/sync`, { tables: ['shop.grows'] });
+    const job = await jobWhen((path) => call('GET', path), sync.id as string, undefined, 15_000);
+    expect(job.status).toBe('failed');
+    const table = await tableOf(id, 'shop.grows');
+    expect(table.phase).toBe('failed');
+    expect(table.error).toMatch(/a row of the source is larger than 1 MiB, the longest a sync takes/);
+  }, 45_000);
 
   // The wire bound closes the connection under the streamed rows, which mysql2 tells the connection alone: the read
   // waited for ever (the idle timeout is the socket's, and the socket was gone), in the clear as over TLS.
