@@ -1,5 +1,6 @@
-import pg from 'pg';
 import type { Duplex } from 'node:stream';
+import type pg from 'pg';
+import { requireCommonJs } from '../../support/load-commonjs.js';
 
 /**
  * Runs `text` on `client` and hands its rows on in batches as they arrive, holding a bounded number of bytes: a
@@ -23,7 +24,9 @@ export async function* streamRowBatches<T extends pg.QueryResultRow>(
   let ended = false;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
-  const query = new pg.Query<T>(text);
+  // Loaded here, not at the module's top: a command that never reaches a source does not load pg (startup.test.ts).
+  const { Query } = requireCommonJs('pg') as typeof pg;
+  const query = new Query<T>(text);
   query.on('row', (row: T) => {
     rows.push(row);
     held += sizeOf(row);
