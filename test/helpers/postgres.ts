@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { writeSelfSigned } from './certificates.js';
 import { join } from 'node:path';
 import pg from 'pg';
 
@@ -209,30 +210,8 @@ export async function startPrivatePostgres(
   );
   asPostgres('initdb', ['-D', join(dir, 'data'), '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync']);
   if (options.tls) {
-    // A self-signed certificate of a day: clients that ask for TLS without verifying it (ssl_mode require) get it.
-    execFileSync(
-      'runuser',
-      [
-        '-u',
-        'postgres',
-        '--',
-        'openssl',
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        '/CN=localhost',
-        '-days',
-        '1',
-        '-keyout',
-        join(dir, 'data', 'server.key'),
-        '-out',
-        join(dir, 'data', 'server.crt'),
-      ],
-      { stdio: 'ignore' },
-    );
+    // Clients that ask for TLS without verifying the certificate (ssl_mode require) get it.
+    writeSelfSigned(join(dir, 'data', 'server.key'), join(dir, 'data', 'server.crt'), 'postgres');
     settings = [...settings, 'ssl=on'];
   }
   const start = (): void =>
