@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hermeticHome, LAKE_BIN, runLake } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** A `lake` on PATH (as an installed one would be), for the completion script to call back. */
 function lakeOnPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'lake-bin-'));
+  const dir = tempDir('lake-bin');
   const wrapper = join(dir, 'lake');
   writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${LAKE_BIN}" "$@"\n`);
   chmodSync(wrapper, 0o755);
@@ -15,12 +15,12 @@ function lakeOnPath(): string {
 }
 
 describe('shell completion', () => {
-  const home = join(mkdtempSync(join(tmpdir(), 'lake-complete-')), 'home');
+  const home = join(tempDir('lake-complete'), 'home');
   const bin = lakeOnPath();
 
   /** What bash offers for `words` with the cursor at the end of the last one, through the printed script. */
   const complete = (script: string, words: string[]): string[] => {
-    const file = join(mkdtempSync(join(tmpdir(), 'lake-completion-')), 'lake.bash');
+    const file = join(tempDir('lake-completion'), 'lake.bash');
     writeFileSync(file, script);
     const quoted = words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(' ');
     const out = execFileSync(

@@ -1,11 +1,11 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('lake query result', () => {
-  const home = join(mkdtempSync(join(tmpdir(), 'lake-result-')), 'home');
+  const home = join(tempDir('lake-result'), 'home');
   const lake = (...args: string[]) => runLake(['--home', home, ...args], { timeoutMs: 60_000 });
   const latestJob = async (): Promise<string> =>
     (

@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCsv, runLake } from '../helpers/cli.js';
 import { startOnTerminal } from '../helpers/terminal.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** SQL scripts: several statements in a file, on stdin, piped to lake sql and typed in it, run one after another. */
 describe('SQL scripts', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lake-scripts-'));
+  const dir = tempDir('lake-scripts');
   const home = join(dir, 'home');
   const env = { LAKE_HOME: home };
   const script = [

@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startOnTerminal } from '../helpers/terminal.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The SQL shell as an analyst uses it all day (issue 31): completion, the pager, progress, \i, \e and \o. */
 describe('lake sql for a day of work', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lake-shell-day-'));
+  const dir = tempDir('lake-shell-day');
   const home = join(dir, 'home');
 
   const open = async (env: Record<string, string> = {}, size = { columns: 120, rows: 40 }) => {

@@ -1,14 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { startOnTerminal } from '../helpers/terminal.js';
 import { overHttp } from '../helpers/transports.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('lake sql, the interactive shell', () => {
-  const home = join(mkdtempSync(join(tmpdir(), 'lake-shell-')), 'home');
+  const home = join(tempDir('lake-shell'), 'home');
 
   it('runs statements (one or several lines), keeps going after an error, completes names, and has meta-commands', async () => {
     const shell = startOnTerminal(['--home', home, 'sql'], { columns: 120, rows: 40 });
@@ -128,7 +128,7 @@ describe('lake sql, the interactive shell', () => {
 
   it('works the same against lake serve: statements, \\conninfo, history beside the profiles', async () => {
     const api = await overHttp.start();
-    const config = mkdtempSync(join(tmpdir(), 'lake-shell-config-'));
+    const config = tempDir('lake-shell-config');
     try {
       const shell = startOnTerminal(['--base-url', api.baseUrl, '--token', api.home.ownerToken, 'sql'], {
         columns: 100,

@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { runOnTerminal } from '../helpers/terminal.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ESC = '\x1b';
 const BEL = '\x07';
@@ -13,7 +13,7 @@ const SQL = `select chr(27) || ']52;c;cHduZWQ=' || chr(7) || chr(27) || '[2J' as
 
 /** Finding 10: names and values with escape sequences reached the terminal and acted on it. */
 describe('control characters from data never act on the terminal', () => {
-  const home = join(mkdtempSync(join(tmpdir(), 'lake-escapes-')), 'home');
+  const home = join(tempDir('lake-escapes'), 'home');
 
   for (const output of ['table', 'vertical']) {
     it(`a ${output} on a terminal shows them escaped`, async () => {

@@ -1,14 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { runOnTerminal } from '../helpers/terminal.js';
+import { tempDir } from '../helpers/temp.js';
 
 const WIDE_SQL = `select ${Array.from({ length: 15 }, (_, i) => (i === 0 ? 'n as id' : i === 14 ? "'2026-11-22' as last_column" : `repeat('x', ${10 + i}) as column_${i}`)).join(', ')} from range(3) t(n)`;
 
 describe('output on a terminal', () => {
-  const home = join(mkdtempSync(join(tmpdir(), 'lake-terminal-')), 'home');
+  const home = join(tempDir('lake-terminal'), 'home');
 
   for (const columns of [60, 100, 200]) {
     it(`a 15-column table fits a ${columns}-column terminal`, async () => {
@@ -24,7 +24,7 @@ describe('output on a terminal', () => {
   }
 
   it('long output goes through the pager on a terminal, never in a pipe, and not with --no-pager', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'lake-pager-'));
+    const dir = tempDir('lake-pager');
     const paged = join(dir, 'paged.txt');
     const env = { LAKE_PAGER: `cat > ${paged}` };
     const sql = 'select n, n * n as square from range(50) t(n)';
