@@ -181,7 +181,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   {
     name: 'LAKE_SYNC_IDLE_TIMEOUT_SECONDS',
     scope: 'all',
-    meaning: 'a source connection that receives nothing this long ends its sync',
+    meaning: 'a source connection that receives nothing this long while a statement waits on it ends its sync',
     default: '1800',
   },
   {

@@ -596,6 +596,57 @@ describe('a cdc change larger than a sync takes', () => {
   });
 });
 
+/**
+ * The idle timeout is for a source that leaves lake waiting, not for a session lake asks nothing of just then. A cdc
+ * sync's control session waits while the tables are copied and while the change stream is read on a session of its
+ * own; it was ended at the idle timeout however busy the other sessions were, so a copy longer than the timeout (30
+ * min by default) failed every time ("Client has encountered a connection error").
+ */
+describe('a cdc sync longer than the idle timeout', () => {
+  let server: PrivatePostgres;
+  let source: pg.Client;
+  let api: Harness;
+  beforeAll(async () => {
+    server = await startPrivatePostgres(LOGICAL_REPLICATION);
+    source = new pg.Client({ connectionString: server.url });
+    await source.connect();
+    await source.query(
+      `CREATE TABLE public.rows (id int PRIMARY KEY, v text);
+       INSERT INTO public.rows SELECT g, md5(g::text) FROM generate_series(1, 2000000) g`,
+    );
+    api = await inMemory.start({ services: { syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 800 } } });
+  }, 120_000);
+  afterAll(async () => {
+    await api?.close();
+    await source?.end();
+    await server?.stop();
+  });
+
+  it('copies, then applies changes, while its control session waits longer than the timeout', async () => {
+    const call = jsonClient(api);
+    const created = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'long',
+      config: { port: Number(new URL(server.url).port), database: 'postgres', sync_connections: 1 },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'rows', mode: 'cdc' }] });
+    const started = Date.now();
+    await syncSucceeded(api, created.id as string);
+    // The copy itself took longer than the idle timeout, or this test shows nothing.
+    expect(Date.now() - started).toBeGreaterThan(800);
+    // A change whose read starts within the timeout (PostgreSQL decodes the whole change before its first row).
+    await source.query(`UPDATE public.rows SET v = 'changed' WHERE id % 100 = 0`);
+    await syncSucceeded(api, created.id as string);
+    const lake = await run(
+      api,
+      "select count(*) filter (where v = 'changed') as changed, count(*) as n from lake.long.rows",
+    );
+    expect(lake.data[0]).toEqual({ changed: 20000, n: 2000000 });
+  }, 90_000);
+});
+
 describe('cdc on a source that cannot serve it', () => {
   const db = useTestDatabase();
   let api: Harness;

@@ -8,9 +8,15 @@ interface ClientInternals {
   processID: number | null;
   secretKey: number | null;
   connection: { stream: Socket };
+  queryQueue: unknown[];
+  _getActiveQuery(): unknown;
 }
 
 const internals = (client: pg.Client): ClientInternals => client as unknown as ClientInternals;
+
+/** Whether `client` has a statement running or waiting to run: what its server's silence holds up. */
+const waitingOn = (client: pg.Client): boolean =>
+  internals(client)._getActiveQuery() != null || internals(client).queryQueue.length > 0;
 
 /** How long a cancel request may take to be delivered before lake stops waiting for it. */
 const CANCEL_REQUEST_MS = 2_000;
@@ -101,13 +107,17 @@ export class TenantConnections {
       return;
     }
     const seconds = Math.round(this.limits.idleTimeoutMs / 1000);
-    internals(client).connection.stream.setTimeout(this.limits.idleTimeoutMs, () =>
-      this.fail(
-        new Error(
-          `the ${this.names.peer} sent nothing for ${seconds} s${this.names.idleSetting ? ` (${this.names.idleSetting})` : ''}; its connections were closed`,
-        ),
-      ),
-    );
+    internals(client).connection.stream.setTimeout(this.limits.idleTimeoutMs, () => {
+      // A session lake asks nothing of just then (a CDC sync's control session while the tables are copied, a
+      // snapshot's other sessions between their reads) is not a silent source: its next statement starts the clock
+      // again (the socket's timer restarts with any traffic).
+      if (waitingOn(client))
+        this.fail(
+          new Error(
+            `the ${this.names.peer} sent nothing for ${seconds} s${this.names.idleSetting ? ` (${this.names.idleSetting})` : ''}; its connections were closed`,
+          ),
+        );
+    });
   }
 
   /** Ends every connection with this reason (the first reason given is kept). */
