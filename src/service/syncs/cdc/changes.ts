@@ -51,9 +51,8 @@ export const STREAM_BATCH_BYTES = 16 << 20;
 /**
  * Reads the slot's changes up to `upto` (peeked, not consumed: the slot moves on only once they are in the lake)
  * and stages each target table's in a file of its own, in commit order. `client` is a session for this alone: it is
- * destroyed if the read stops early. An update that changed the key is staged as
- * a delete of the old key and then the new row. Returns the staged changes per table, and the commit position the
- * last transaction read ended at.
+ * destroyed if the read stops early. An update that changed the key is staged as a delete of the old key and then
+ * the new row. Returns the staged changes per table, and the commit position the last transaction read ended at.
  */
 export async function stageChanges(input: {
   client: pg.Client;
