@@ -53,6 +53,13 @@ async function tenant(
   };
 }
 
+/** What the process warned of while sources were read: `lake serve` would print each into its log. */
+const warnings: string[] = [];
+process.on('warning', (warning) => warnings.push(`${warning.name}: ${warning.message}`));
+afterAll(() => {
+  expect(warnings).toEqual([]);
+});
+
 const hasEnded = (job: Json): boolean => job.status !== 'running' && job.status !== 'queued';
 
 /** Waits until a fake server has no connection open; gives the count left. */
@@ -188,6 +195,20 @@ describe('every read from a source is bounded', () => {
     fakes.push(fake);
     const call = await tenant(api, 'Idle');
     const source = await call('POST', '/sources', fakeSource(fake, 'idle'));
+    const sync = await call('POST', `/sources/${source.id}/sync`, {});
+    const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 10_000);
+    expect(job.status).toBe('failed');
+    expect(job.error.message).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
+    expect(await closed(() => fake.open(), 2_000)).toBe(0);
+  }, 30_000);
+
+  it('a source reached over TLS that stops sending fails the sync after the idle timeout too', async () => {
+    // node-postgres swaps its socket for a TLS one after the handshake; the idle watch is set on the first.
+    const fake = await startFakePostgres('hang', { tls: true });
+    fakes.push(fake);
+    const call = await tenant(api, 'Idle TLS');
+    const plain = fakeSource(fake, 'idle tls') as { config: object };
+    const source = await call('POST', '/sources', { ...plain, config: { ...plain.config, ssl_mode: 'require' } });
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
     const job = await waitFor(() => call('GET', `/jobs/${sync.id}`), hasEnded, 10_000);
     expect(job.status).toBe('failed');

@@ -14,9 +14,15 @@ interface ClientInternals {
 
 const internals = (client: pg.Client): ClientInternals => client as unknown as ClientInternals;
 
+/**
+ * The statement `client` is running, if any (node-postgres's own accessor; its public `activeQuery` prints a
+ * deprecation warning into the server's log on every read).
+ */
+export const runningStatement = (client: pg.Client): unknown => internals(client)._getActiveQuery();
+
 /** Whether `client` has a statement running or waiting to run: what its server's silence holds up. */
 const waitingOn = (client: pg.Client): boolean =>
-  internals(client)._getActiveQuery() != null || internals(client).queryQueue.length > 0;
+  runningStatement(client) != null || internals(client).queryQueue.length > 0;
 
 /** How long a cancel request may take to be delivered before lake stops waiting for it. */
 const CANCEL_REQUEST_MS = 2_000;

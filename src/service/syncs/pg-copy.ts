@@ -1,10 +1,6 @@
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
-import { requestCancel } from '../connectors/tenant-connections.js';
-
-/** Whether `query` is the statement `client` is running (node-postgres keeps it as activeQuery until it ends). */
-const isActiveQuery = (client: pg.Client, query: unknown): boolean =>
-  (client as unknown as { activeQuery: unknown }).activeQuery === query;
+import { requestCancel, runningStatement } from '../connectors/tenant-connections.js';
 
 /**
  * Starts `COPY … TO STDOUT` on a source connection; a cancel of the sync destroys it. `stop` forgets the cancel
@@ -24,7 +20,7 @@ export function startSourceCopy(
   // connection answers nothing else until it ends: the server is asked to stop it, so the table's savepoint
   // can be rolled back and the connection read the next table.
   copy.on('close', () => {
-    if (!copy.readableEnded && isActiveQuery(on, copy)) requestCancel(on);
+    if (!copy.readableEnded && runningStatement(on) === copy) requestCancel(on);
   });
   return { copy, stop: () => signal.removeEventListener('abort', abort) };
 }
