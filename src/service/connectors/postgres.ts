@@ -242,9 +242,10 @@ async function discoverWith(client: pg.Client, settings: ConnectorSettings): Pro
     });
   }
   let kept = 0;
+  const listed = new Set(oids);
   for (const row of columns) {
     const table = tables.get(String(row.oid));
-    if (!table || !oids.includes(String(row.oid)) || kept >= maxColumns) continue;
+    if (!table || !listed.has(String(row.oid)) || kept >= maxColumns) continue;
     table.columns.push({ name: row.column, type: row.type, nullable: row.nullable });
     kept++;
   }
