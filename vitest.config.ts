@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // The user's HOME, profiles and LAKE_* variables never reach a test.
-    setupFiles: ['test/helpers/hermetic.ts'],
+    setupFiles: ['test/helpers/hermetic.ts', 'test/helpers/no-warnings.ts'],
     // Native modules (SQLite, DuckDB) are safest in child processes rather than worker threads.
     pool: 'forks',
     // Two test files at a time at least (vitest's own default is one fewer than the cores: one on a 2-core machine,

@@ -53,13 +53,6 @@ async function tenant(
   };
 }
 
-/** What the process warned of while sources were read: `lake serve` would print each into its log. */
-const warnings: string[] = [];
-process.on('warning', (warning) => warnings.push(`${warning.name}: ${warning.message}`));
-afterAll(() => {
-  expect(warnings).toEqual([]);
-});
-
 const hasEnded = (job: Json): boolean => job.status !== 'running' && job.status !== 'queued';
 
 /** Waits until a fake server has no connection open; gives the count left. */

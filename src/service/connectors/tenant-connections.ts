@@ -8,21 +8,21 @@ interface ClientInternals {
   processID: number | null;
   secretKey: number | null;
   connection: { stream: Socket };
-  queryQueue: unknown[];
+  _queryQueue: unknown[];
   _getActiveQuery(): unknown;
 }
 
 const internals = (client: pg.Client): ClientInternals => client as unknown as ClientInternals;
 
 /**
- * The statement `client` is running, if any (node-postgres's own accessor; its public `activeQuery` prints a
- * deprecation warning into the server's log on every read).
+ * The statement `client` is running, if any (node-postgres's own accessor: its public `activeQuery` and
+ * `queryQueue` print a deprecation warning into the server's log).
  */
 export const runningStatement = (client: pg.Client): unknown => internals(client)._getActiveQuery();
 
 /** Whether `client` has a statement running or waiting to run: what its server's silence holds up. */
 const waitingOn = (client: pg.Client): boolean =>
-  runningStatement(client) != null || internals(client).queryQueue.length > 0;
+  runningStatement(client) != null || internals(client)._queryQueue.length > 0;
 
 /** How long a cancel request may take to be delivered before lake stops waiting for it. */
 const CANCEL_REQUEST_MS = 2_000;
