@@ -287,6 +287,40 @@ export async function withMysql<T>(
   }
 }
 
+/** Tables whose SELECT one statement checks (each a `SELECT … LIMIT 0` in a UNION): a few hundred opened at once. */
+const PRIVILEGE_CHECK_BATCH = 200;
+
+/**
+ * Whether the session may SELECT from every table: a UNION of `SELECT 1 … LIMIT 0` per table (a statement that
+ * reads no rows, and fails if any table is missing or not readable), a batch of tables a round trip. A statement
+ * per table was a round trip each: a source of 2,000 tables across a 20 ms link took 40 s to test.
+ */
+async function mayReadAll(
+  connection: mysql.Connection,
+  tables: readonly { schema: string; name: string }[],
+): Promise<boolean> {
+  for (let start = 0; start < tables.length; start += PRIVILEGE_CHECK_BATCH) {
+    const batch = tables.slice(start, start + PRIVILEGE_CHECK_BATCH);
+    const sql = batch.map(() => '(SELECT 1 FROM ??.?? LIMIT 0)').join(' UNION ALL ');
+    const values = batch.flatMap((t) => [t.schema, t.name]);
+    const readable = await mysqlQuery(connection, sql, values, QUERY_TIMEOUT_MS).then(
+      () => true,
+      (error: unknown) => {
+        // A table not readable, or gone since discovery; anything else (a timeout, a lost connection) is the
+        // test's failure and keeps its own reason.
+        if (
+          classifyMysqlFailure(error) === 'permission_denied' ||
+          (error as { code?: string }).code === 'ER_NO_SUCH_TABLE'
+        )
+          return false;
+        throw error;
+      },
+    );
+    if (!readable) return false;
+  }
+  return true;
+}
+
 /**
  * Connects live, runs a trivial query, discovers the tables, and checks SELECT on every table the source syncs
  * (a SELECT of no rows: MySQL's privileges come from several tables and roles). The answer is ok, or one generic
@@ -300,13 +334,8 @@ async function testMysql(settings: ConnectorSettings): Promise<ConnectionTest> {
         await mysqlQuery(connection, 'SELECT 1', [], QUERY_TIMEOUT_MS);
         const tables = await discoverWith(connection, settings);
         const wanted = settings.tables.filter((t) => t.enabled);
-        for (const table of wanted.length > 0 ? wanted : tables) {
-          const allowed = await mysqlQuery(connection, 'SELECT 1 FROM ??.?? LIMIT 0', [table.schema, table.name]).then(
-            () => true,
-            () => false,
-          );
-          if (!allowed) return { ok: false, reason: 'permission_denied' as const, tables };
-        }
+        const allowed = await mayReadAll(connection, wanted.length > 0 ? wanted : tables);
+        if (!allowed) return { ok: false, reason: 'permission_denied' as const, tables };
         return { ok: true, reason: null, tables };
       },
       true,

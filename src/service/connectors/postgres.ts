@@ -188,6 +188,11 @@ const DISCOVER_KEYS = `
   WHERE i.indisprimary AND i.indrelid = ANY($1::oid[])
   ORDER BY i.indrelid, array_position(i.indkey::int2[], a.attnum)`;
 
+/** How many of the tables (schemas and names, in two arrays) are missing or lack SELECT for the session's user. */
+const TABLES_NOT_READABLE = `
+  SELECT count(*) FILTER (WHERE c IS NULL OR NOT has_table_privilege(c, 'SELECT')) AS denied
+  FROM (SELECT to_regclass(format('%I.%I', s, t)) AS c FROM unnest($1::text[], $2::text[]) AS x(s, t)) tables`;
+
 /** What discovery keeps of a source when its settings do not say (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). */
 export const DISCOVERY_DEFAULTS = { maxTables: 2_000, maxColumns: 20_000 };
 
@@ -281,15 +286,19 @@ async function testPostgres(settings: ConnectorSettings): Promise<ConnectionTest
       const tables = await discoverWith(client, settings);
       const wanted = settings.tables.filter((t) => t.enabled);
       const check = wanted.length > 0 ? wanted : tables;
-      for (const table of check) {
-        const allowed = await client
-          .query<{ ok: boolean }>("SELECT has_table_privilege(format('%I.%I', $1::text, $2::text), 'SELECT') AS ok", [
-            table.schema,
-            table.name,
-          ])
-          .catch(() => ({ rows: [{ ok: false }] }));
-        if (!allowed.rows[0]?.ok) return { ok: false, reason: 'permission_denied' as const, tables };
-      }
+      // Every table in one statement: a statement per table was one round trip each, so a source of 2,000 tables
+      // across a 20 ms link took 40 s to test. A table gone since discovery counts as one it may not read.
+      const denied = await client
+        .query<{ denied: string }>(TABLES_NOT_READABLE, [check.map((t) => t.schema), check.map((t) => t.name)])
+        .then(
+          (result) => Number(result.rows[0]?.denied),
+          (error: unknown) => {
+            // A schema it may not use fails the lookup itself; anything else keeps its own reason.
+            if ((error as { code?: string }).code === '42501') return 1;
+            throw error;
+          },
+        );
+      if (denied > 0) return { ok: false, reason: 'permission_denied' as const, tables };
       return { ok: true, reason: null, tables };
     });
   } catch (error) {
