@@ -59,9 +59,15 @@ export function startServeProcess(
           child,
           logLines,
           stderr: () => stderr,
-          stop: (signal = 'SIGTERM') => {
+          stop: async (signal = 'SIGTERM') => {
             child.kill(signal);
-            return exited;
+            const code = await exited;
+            // Its log is one JSON line per request or event: anything else (a warning Node printed, a stack) is a
+            // line an operator's log pipeline cannot read. A process killed outright may leave a line cut short.
+            const odd = stdout.split('\n').filter((line) => line !== '' && !line.startsWith('{'));
+            if (signal !== 'SIGKILL' && (odd.length > 0 || stderr !== ''))
+              throw new Error(`lake serve printed outside its JSON log:\n${[...odd, stderr].join('\n')}`);
+            return code;
           },
         });
       }
