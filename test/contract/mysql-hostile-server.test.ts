@@ -8,43 +8,13 @@ import { jobWhen, jsonClient, type Json } from '../helpers/queries.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { greeting, lenenc, ok, packet } from '../helpers/fake-mysql.js';
 
 /**
  * A MySQL "server" that lets anyone in and answers every statement by asking the client for a file of its own
  * (`LOAD DATA LOCAL`'s request): the classic way a hostile server reads a client's files. lake must send nothing
  * of the file, fail the statement with the generic reason, and keep serving.
  */
-function packet(seq: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(4);
-  header.writeUIntLE(body.length, 0, 3);
-  header[3] = seq;
-  return Buffer.concat([header, body]);
-}
-
-function greeting(): Buffer {
-  const capabilities = 0x0001 | 0x0008 | 0x0080 | 0x0200 | 0x2000 | 0x8000 | 0x80000;
-  const fixed = Buffer.alloc(4 + 9 + 2 + 1 + 2 + 2 + 1 + 10);
-  let at = 0;
-  at = fixed.writeUInt32LE(7, at);
-  at += fixed.write('abcdefgh', at) + 1;
-  at = fixed.writeUInt16LE(capabilities & 0xffff, at);
-  at = fixed.writeUInt8(0x2d, at);
-  at = fixed.writeUInt16LE(0x0002, at);
-  at = fixed.writeUInt16LE(capabilities >>> 16, at);
-  fixed.writeUInt8(21, at);
-  return packet(
-    0,
-    Buffer.concat([
-      Buffer.from([0x0a]),
-      Buffer.from('10.11.0-hostile\0'),
-      fixed,
-      Buffer.from('ijklmnopqrst\0'),
-      Buffer.from('mysql_native_password\0'),
-    ]),
-  );
-}
-
-const ok = (seq: number): Buffer => packet(seq, Buffer.from([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]));
 
 /** A MySQL source of the tenant's at 127.0.0.1:`port` (database `shop`, any user). */
 function createSource(call: ReturnType<typeof jsonClient>, name: string, port: number): Promise<Json> {
@@ -179,9 +149,6 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
     ).toBe(0);
   }, 40_000);
 });
-
-/** A length-encoded string of the MySQL protocol (shorter than 251 bytes). */
-const lenenc = (text: string): Buffer => Buffer.concat([Buffer.from([Buffer.byteLength(text)]), Buffer.from(text)]);
 
 /**
  * A MySQL "server" that lets anyone in and answers every statement with a result of one text column and then either

@@ -117,8 +117,19 @@ export function mysqlQuery(
       socket.destroy(new WireLimitExceeded('the source answered a statement with more than lake reads'));
   };
   socket.on('data', count);
+  // The time bound is lake's own: mysql2's `timeout` option leaves its timer running when a statement fails another
+  // way (a server that breaks the protocol), which kept a finished `lake` command or a stopped `lake serve` alive for
+  // the rest of it. Past the bound the connection is closed, and the driver fails the statement.
+  const timer =
+    timeout === undefined
+      ? undefined
+      : setTimeout(() => {
+          if (!socket.destroyed)
+            socket.destroy(Object.assign(new Error('Query inactivity timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' }));
+        }, timeout);
   return new Promise((resolve, reject) => {
-    connection.query({ sql, values, ...(timeout ? { timeout } : {}) }, (error, rows) => {
+    connection.query({ sql, values }, (error, rows) => {
+      clearTimeout(timer);
       socket.removeListener('data', count);
       if (error) reject(error);
       else resolve(rows as (string | null)[][]);

@@ -4,6 +4,7 @@ import { startServer } from '../api/server/server.js';
 import { openHome } from '../home/home.js';
 import { listenForMetrics } from './metrics-listener.js';
 import { serviceOptions, type ServerSettings } from './settings.js';
+import { routeStrayOutput } from './stray-output.js';
 
 /** How long a stopping server lets requests and queries in flight finish. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -25,8 +26,16 @@ export async function startLakeServer(
   listen: { host: string; port: number },
   log: (line: object) => void,
 ): Promise<LakeServer> {
-  const home = await openHome(settings.homeDir, settings.home);
-  const closeHome = (): Promise<void> => home.close();
+  // What libraries print on their own becomes log lines too, from the start to the last close.
+  const restoreOutput = routeStrayOutput(log);
+  const home = await openHome(settings.homeDir, settings.home).catch((error: unknown) => {
+    restoreOutput();
+    throw error;
+  });
+  const closeHome = async (): Promise<void> => {
+    await home.close();
+    restoreOutput();
+  };
   try {
     // prom-client is loaded only when an operator asks for metrics.
     const metrics = settings.metricsAddress
