@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_DEFAULTS } from '../../src/service/net/outbound.js';
@@ -8,7 +8,7 @@ import { jobWhen, jsonClient, type Json } from '../helpers/queries.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
-import { greeting, lenenc, ok, packet } from '../helpers/fake-mysql.js';
+import { lenenc, ok, packet, startFakeMysql, type FakeMysql } from '../helpers/fake-mysql.js';
 
 /**
  * A MySQL "server" that lets anyone in and answers every statement by asking the client for a file of its own
@@ -50,44 +50,35 @@ describe('a MySQL server that asks lake for its files', () => {
   const received: Buffer[] = [];
   /** The length of each answer to a file request: 0 is an empty file. */
   const fileAnswers: number[] = [];
-  let server: Server;
-  let port = 0;
+  let server: FakeMysql;
   let api: Harness;
 
   beforeAll(async () => {
     writeFileSync(secret, 'the-server-secret-1234');
-    server = createServer((socket: Socket) => {
-      let stage: 'auth' | 'command' | 'file' = 'auth';
-      socket.on('error', () => {});
-      socket.write(greeting());
-      socket.on('data', (chunk: Buffer) => {
-        received.push(chunk);
-        if (stage === 'auth') {
-          stage = 'command';
-          socket.write(ok(2));
-        } else if (stage === 'command') {
-          stage = 'file';
-          socket.write(packet(1, Buffer.concat([Buffer.from([0xfb]), Buffer.from(secret)])));
-        } else {
-          fileAnswers.push(chunk.readUIntLE(0, 3));
-          stage = 'command';
-          socket.write(ok(3));
-        }
-      });
+    // Each connection's statements are answered by a file request, and the client's answer to that by OK.
+    const askedForFile = new WeakSet<Socket>();
+    server = await startFakeMysql((socket, chunk) => {
+      received.push(chunk);
+      if (!askedForFile.has(socket)) {
+        askedForFile.add(socket);
+        socket.write(packet(1, Buffer.concat([Buffer.from([0xfb]), Buffer.from(secret)])));
+      } else {
+        fileAnswers.push(chunk.readUIntLE(0, 3));
+        askedForFile.delete(socket);
+        socket.write(ok(3));
+      }
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
     api = await inMemory.start();
   });
 
   afterAll(async () => {
     await api?.close();
-    await new Promise((resolve) => server?.close(resolve));
+    await server?.stop();
   });
 
   it('sends nothing of the file, fails with a generic reason, and keeps serving', async () => {
     const call = jsonClient(api);
-    const source = await createSource(call, 'hostile', port);
+    const source = await createSource(call, 'hostile', server.port);
     const tested = await call('POST', `/sources/${source.id}/test`);
     expect(tested).toMatchObject({ ok: false, reason: 'unknown' });
     const sent = Buffer.concat(received).toString('latin1');
@@ -100,26 +91,11 @@ describe('a MySQL server that asks lake for its files', () => {
 });
 
 describe('a MySQL server that lets lake in and then says nothing', () => {
-  let server: Server;
-  let port = 0;
+  let server: FakeMysql;
   let api: Harness;
-  const open = new Set<Socket>();
 
   beforeAll(async () => {
-    server = createServer((socket: Socket) => {
-      open.add(socket);
-      socket.on('close', () => open.delete(socket));
-      socket.on('error', () => {});
-      socket.write(greeting());
-      let authenticated = false;
-      socket.on('data', () => {
-        if (authenticated) return;
-        authenticated = true;
-        socket.write(ok(2));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
+    server = await startFakeMysql(() => {});
     api = await inMemory.start({
       services: { outbound: LOCAL_DEFAULTS, syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 } },
     });
@@ -127,13 +103,12 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
 
   afterAll(async () => {
     await api?.close();
-    for (const socket of open) socket.destroy();
-    await new Promise((resolve) => server?.close(resolve));
+    await server?.stop();
   });
 
   it('fails the sync after the idle timeout, its connection closed', async () => {
     const call = jsonClient(api);
-    const source = await createSource(call, 'silent', port);
+    const source = await createSource(call, 'silent', server.port);
     // Discovery found nothing (the server never answered it): the table a tenant once saw there.
     await withOrdersTable(api, source.id as string);
     const sync = await call('POST', `/sources/${source.id}/sync`, {});
@@ -142,7 +117,7 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
     expect(JSON.stringify(job)).toMatch(/sent nothing for 1 s \(LAKE_SYNC_IDLE_TIMEOUT_SECONDS\)/);
     expect(
       await waitFor(
-        () => open.size,
+        () => server.open(),
         (n) => n === 0,
         2_000,
       ),
@@ -158,60 +133,37 @@ describe('a MySQL server that lets lake in and then says nothing', () => {
  * `reset()`.
  */
 async function hostileResults(mode: 'huge-row' | 'endless-rows', cap: number) {
-  const open = new Set<Socket>();
   let sent = 0;
-  const server = createServer((socket: Socket) => {
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('error', () => {});
-    socket.write(greeting());
-    let authenticated = false;
-    socket.on('data', () => {
-      if (!authenticated) {
-        authenticated = true;
-        socket.write(ok(2));
-        return;
+  const fake = await startFakeMysql((socket) => {
+    const column = Buffer.concat([
+      ...['def', '', '', '', 'x', ''].map(lenenc),
+      Buffer.from([0x0c, 0x21, 0x00, 0xff, 0xff, 0xff, 0x00, 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00]),
+    ]);
+    socket.write(
+      Buffer.concat([
+        packet(1, Buffer.from([0x01])),
+        packet(2, column),
+        packet(3, Buffer.from([0xfe, 0x00, 0x00, 0x02, 0x00])),
+      ]),
+    );
+    let seq = 4;
+    let mine = 0;
+    const part =
+      mode === 'huge-row'
+        ? Buffer.alloc(0xffffff, 0x78)
+        : Buffer.concat([Buffer.from([0xfc, 0x60, 0xea]), Buffer.alloc(60_000, 0x78)]);
+    const pump = (): void => {
+      while (!socket.destroyed && mine < cap) {
+        mine += part.length;
+        const next = packet(seq++ & 0xff, part);
+        sent += next.length;
+        if (!socket.write(next)) break;
       }
-      const column = Buffer.concat([
-        ...['def', '', '', '', 'x', ''].map(lenenc),
-        Buffer.from([0x0c, 0x21, 0x00, 0xff, 0xff, 0xff, 0x00, 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00]),
-      ]);
-      socket.write(
-        Buffer.concat([
-          packet(1, Buffer.from([0x01])),
-          packet(2, column),
-          packet(3, Buffer.from([0xfe, 0x00, 0x00, 0x02, 0x00])),
-        ]),
-      );
-      let seq = 4;
-      let mine = 0;
-      const part =
-        mode === 'huge-row'
-          ? Buffer.alloc(0xffffff, 0x78)
-          : Buffer.concat([Buffer.from([0xfc, 0x60, 0xea]), Buffer.alloc(60_000, 0x78)]);
-      const pump = (): void => {
-        while (!socket.destroyed && mine < cap) {
-          mine += part.length;
-          const next = packet(seq++ & 0xff, part);
-          sent += next.length;
-          if (!socket.write(next)) break;
-        }
-      };
-      socket.on('drain', pump);
-      pump();
-    });
+    };
+    socket.on('drain', pump);
+    pump();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    sent: () => sent,
-    reset: () => void (sent = 0),
-    open: () => open.size,
-    stop: async () => {
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return { ...fake, sent: () => sent, reset: () => void (sent = 0) };
 }
 
 describe('a MySQL server that answers with more than lake reads', () => {

@@ -1,7 +1,6 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { greeting, lenenc, ok, packet } from '../helpers/fake-mysql.js';
+import { lenenc, packet, startFakeMysql, type FakeMysql } from '../helpers/fake-mysql.js';
 import { ownerApi, startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -12,41 +11,17 @@ import { tempDir } from '../helpers/temp.js';
  * stderr as raw text and a stack trace, as often as a source's server liked; now each is one JSON log line
  * without a stack, at most 30 a minute.
  */
-function protocolBreaker(): Promise<{ port: number; stop: () => Promise<void> }> {
-  const open = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('error', () => {});
-    socket.write(greeting());
-    let authenticated = false;
-    socket.on('data', () => {
-      if (!authenticated) {
-        authenticated = true;
-        socket.write(ok(2));
-        return;
-      }
-      const column = Buffer.concat([lenenc('def'), Buffer.from([0xff]), Buffer.alloc(20)]);
-      for (let i = 0; i < 5; i++) socket.write(packet(40 + i, Buffer.from([0x01])));
-      socket.write(packet(9, column));
-    });
+function protocolBreaker(): Promise<FakeMysql> {
+  return startFakeMysql((socket) => {
+    const column = Buffer.concat([lenenc('def'), Buffer.from([0xff]), Buffer.alloc(20)]);
+    for (let i = 0; i < 5; i++) socket.write(packet(40 + i, Buffer.from([0x01])));
+    socket.write(packet(9, column));
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        port: (server.address() as { port: number }).port,
-        stop: async () => {
-          for (const socket of open) socket.destroy();
-          await new Promise((done) => server.close(done));
-        },
-      }),
-    ),
-  );
 }
 
 describe('lake serve when a library prints on its own', () => {
   let server: ServeProcess;
-  let fake: Awaited<ReturnType<typeof protocolBreaker>>;
+  let fake: FakeMysql;
   let api: ReturnType<typeof ownerApi>['api'];
   beforeAll(async () => {
     fake = await protocolBreaker();
