@@ -237,6 +237,18 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     });
   });
 
+  it('a JSON value nested past 1,000 levels fails its query saying what to do, not with a stack overflow', async () => {
+    const nested = (depth: number): string => `json('${'['.repeat(depth)}${']'.repeat(depth)}')`;
+    // Node's JSON.stringify ran out of stack near 5,000 levels: "Maximum call stack size exceeded".
+    const deep = await run(api, `select ${nested(6000)} as j`);
+    expect(deep.status).toBe('failed');
+    expect(deep.error.message).toMatch(/nests deeper than 1,000 levels.*cast to VARCHAR/);
+    const limit = await run(api, `select ${nested(1000)} as j, ${nested(6000)}::varchar as t`);
+    expect(limit.status, JSON.stringify(limit.error)).toBe('succeeded');
+    expect(JSON.stringify(limit.data[0].j)).toBe(`${'['.repeat(1000)}${']'.repeat(1000)}`);
+    expect(limit.data[0].t).toHaveLength(12000);
+  });
+
   it('keeps ORDER BY order and exposes duplicate column names distinctly', async () => {
     const body = await run(api, 'select range as v, 1 as a, 2 as a from range(5) order by v desc');
     expect(body.data.map((r: Json) => r.v)).toEqual([4, 3, 2, 1, 0]);

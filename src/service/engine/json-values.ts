@@ -63,6 +63,39 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const DATE_INFINITY_DAYS = 2_147_483_647;
 const TIMESTAMP_INFINITY = 9_223_372_036_854_775_807n;
 
+/**
+ * How deep a JSON value may nest and still be returned as JSON: a page, a worker's message and a response are
+ * written by JSON.stringify, which runs out of stack near 5,000 levels (and lake's own walks over a value recurse).
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** How deep `text` nests, counted until it passes `limit` (brackets inside strings do not count). */
+function nestingPasses(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) i++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** A JSON column's value as JSON, refused with what to do instead when it nests deeper than MAX_JSON_DEPTH. */
+function parseJson(text: string): JsonValue {
+  // A value nests at most half as deep as it is long: short ones need no count.
+  if (text.length > 2 * MAX_JSON_DEPTH && nestingPasses(text, MAX_JSON_DEPTH))
+    throw new Error(
+      `A JSON value nests deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels, more than lake returns as JSON. Select it as text instead (the column cast to VARCHAR).`,
+    );
+  return JSON.parse(text) as JsonValue;
+}
+
 /** Integers are JSON numbers while exact in a double (|n| ≤ 2^53−1), and decimal strings beyond. */
 function integer(value: DuckDBValue): JsonValue {
   if (typeof value === 'bigint') return value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value.toString();
@@ -219,7 +252,7 @@ export function converterFor(type: DuckDBType): ValueConverter {
     case T.BLOB:
       return nullable((v) => Buffer.from((v as DuckDBBlobValue).bytes).toString('base64'));
     case T.VARCHAR:
-      if (type.alias === 'JSON') return nullable((v) => JSON.parse(v as string) as JsonValue);
+      if (type.alias === 'JSON') return nullable((v) => parseJson(v as string));
       return nullable((v) => v as string);
     case T.LIST:
     case T.ARRAY: {
