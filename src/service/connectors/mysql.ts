@@ -92,6 +92,12 @@ export function limitMysqlMessages(connection: mysql.Connection, bound: MessageB
   socket.on('removeListener', follow);
 }
 
+/**
+ * A MySQL identifier quoted whole. mysql2's `??` placeholder splits a name at its dots (`x.y` becomes `x`.`y`), so
+ * a table named with a dot would be read as another; names are quoted with this instead.
+ */
+export const mysqlIdent = (name: string): string => `\`${name.replace(/`/g, '``')}\``;
+
 /** mysql2's socket under a connection (the TLS one once swapped in); its typings do not name it. */
 function socketOf(connection: mysql.Connection): Duplex {
   return (connection as unknown as { stream: Duplex }).stream;
@@ -312,9 +318,10 @@ async function mayReadAll(
 ): Promise<boolean> {
   for (let start = 0; start < tables.length; start += PRIVILEGE_CHECK_BATCH) {
     const batch = tables.slice(start, start + PRIVILEGE_CHECK_BATCH);
-    const sql = batch.map(() => '(SELECT 1 FROM ??.?? LIMIT 0)').join(' UNION ALL ');
-    const values = batch.flatMap((t) => [t.schema, t.name]);
-    const readable = await mysqlQuery(connection, sql, values, QUERY_TIMEOUT_MS).then(
+    const sql = batch
+      .map((t) => `(SELECT 1 FROM ${mysqlIdent(t.schema)}.${mysqlIdent(t.name)} LIMIT 0)`)
+      .join(' UNION ALL ');
+    const readable = await mysqlQuery(connection, sql, [], QUERY_TIMEOUT_MS).then(
       () => true,
       (error: unknown) => {
         // A table not readable, or gone since discovery; anything else (a timeout, a lost connection) is the

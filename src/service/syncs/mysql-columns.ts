@@ -1,7 +1,7 @@
 import type * as mysql from 'mysql2';
-import { mysqlQuery } from '../connectors/mysql.js';
+import { mysqlIdent, mysqlQuery } from '../connectors/mysql.js';
 import type { TableTask } from './types.js';
-import { mysqlIdent, type MysqlColumn } from './mysql-types.js';
+import type { MysqlColumn } from './mysql-types.js';
 
 /** The table's columns now, with what types them: collations, and MariaDB's JSON (a LONGTEXT with json_valid). */
 export async function currentColumns(connection: mysql.Connection, table: TableTask['table']): Promise<MysqlColumn[]> {

@@ -1,7 +1,6 @@
 import type * as mysql from 'mysql2';
-import { connectMysql, endMysql, mysqlQuery } from '../connectors/mysql.js';
+import { connectMysql, endMysql, mysqlIdent, mysqlQuery } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
-import { mysqlIdent } from './mysql-types.js';
 import { MIN_RANGE_BYTES } from './table-ranges.js';
 
 /** How long the tables' read lock is waited for before the sync reads over one connection instead (seconds). */

@@ -1,3 +1,4 @@
+import { mysqlIdent } from '../connectors/mysql.js';
 import { quoteLiteral } from '../engine/duckdb.js';
 import type { ColumnPlan } from './pg-types.js';
 
@@ -17,8 +18,6 @@ export interface MysqlColumn {
 
 /** What the rows a sync reads hold in a DECIMAL wider than DuckDB's 38 digits: the integer digits they need. */
 export type WideDecimalDigits = ReadonlyMap<string, number>;
-
-export const mysqlIdent = (name: string): string => `\`${name.replace(/`/g, '``')}\``;
 
 const INTEGERS: Record<string, [string, string]> = {
   tinyint: ['TINYINT', 'UTINYINT'],
