@@ -25,6 +25,8 @@ const HINTS: Record<string, string> = {
   credentials_revoked: 'Create a new token (`lake admin pat create` on the server) and log in with it.',
   missing_scope: 'Use a token that has the scope named above, or create one with it.',
   rate_limited: 'Wait a little and run the command again.',
+  too_many_streams:
+    'Stop another command that follows a job or a sync (`lake jobs events`, `lake sync start --follow`), then run this one again.',
   grant_introspection_denied: 'Browse the tables you may read with `lake catalog ls`.',
   service_key_permissions_off:
     'An owner turns table permissions on with `lake admin permissions on` and grants the key its tables.',

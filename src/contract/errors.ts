@@ -202,6 +202,12 @@ export const ERROR_CATALOGUE = {
     description:
       'Your organization has too many queries in flight. Wait for some to finish; Retry-After says when to try again.',
   },
+  too_many_streams: {
+    status: 429,
+    type: 'rate_limit_error',
+    description:
+      'This credential (20) or your organization (100) has as many event streams open on this server as it may. Close one, or poll instead; Retry-After says when to try again.',
+  },
   result_storage_full: {
     status: 409,
     type: 'invalid_request_error',

@@ -75,7 +75,7 @@ export const JOB_ROUTES = {
     params: id('A job id.'),
     requestHeaders: ['Last-Event-ID'],
     responses: { 200: events, 204: { description: 'The job has ended and no event is left after Last-Event-ID.' } },
-    errors: ['job_not_found', 'invalid_last_event_id'],
+    errors: ['job_not_found', 'invalid_last_event_id', 'too_many_streams'],
   }),
   createJobStreamUrl: defineRoute({
     operationId: 'createJobStreamUrl',

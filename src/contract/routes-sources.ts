@@ -150,7 +150,7 @@ export const SOURCE_ROUTES = {
       200: events,
       204: { description: 'The source has never synced, or its latest sync ended before Last-Event-ID.' },
     },
-    errors: ['source_not_found', 'invalid_last_event_id'],
+    errors: ['source_not_found', 'invalid_last_event_id', 'too_many_streams'],
   }),
   listLogs: defineRoute({
     operationId: 'listLogs',

@@ -6,6 +6,7 @@ import { TRANSPORTS, type Harness } from '../helpers/transports.js';
 import { expectError, finished, SLOW_SQL, submitOk } from '../helpers/queries.js';
 import { readSse, type SseItem } from '../helpers/sse.js';
 import { newMember } from '../helpers/members.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The services' clock runs 100 times faster: 25 s heartbeats take 250 ms, the 115 s close 1.15 s.
 const SPEED = 100;
@@ -167,5 +168,52 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     expect(
       (await readSse(await events(`/jobs/${done.id}/events`, '2'))).filter((i) => i.kind === 'event').map((e) => e.id),
     ).toEqual(['3']);
+  });
+});
+
+/**
+ * Every open stream reads the store every 3 s, and the rate limits count only its opening: one caller could hold
+ * 240 (and an organization 2,400), hundreds of store reads a second shared with every tenant. Now 20 a credential
+ * and 100 an organization, per server.
+ */
+describe.each(TRANSPORTS)('open event streams over $name', (transport) => {
+  let api: Harness;
+  beforeAll(async () => {
+    api = await transport.start({ services: { querySettings: { timeoutMs: 60_000 } as never } });
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it('are limited to 20 a credential: one more is refused with 429 too_many_streams until one ends', async () => {
+    const member = await newMember(api, ['query:read', 'jobs:read']);
+    const other = await newMember(api, ['query:read', 'jobs:read']);
+    const slow = await submitOk(api, SLOW_SQL);
+    const open = (token: string): Promise<Response> => api.request(`/jobs/${slow.id}/events`, { token });
+    const streams: Response[] = [];
+    try {
+      for (let i = 0; i < 20; i++) streams.push(await open(member.token));
+      expect(streams.map((s) => s.status)).toEqual(Array(20).fill(200));
+      const refused = await open(member.token);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      const error = await expectError(refused, 429, 'too_many_streams');
+      expect(error.message).toMatch(/This credential has 20 event streams open/);
+      // Another credential of the organization is not held up by this one's streams.
+      const others = await open(other.token);
+      expect(others.status).toBe(200);
+      streams.push(others);
+      // A stream whose client goes gives its place back.
+      await streams.shift()?.body?.cancel();
+      const again = await waitFor(
+        () => open(member.token),
+        (response) => response.status === 200,
+        5_000,
+      );
+      expect(again.status).toBe(200);
+      streams.push(again);
+    } finally {
+      for (const stream of streams) await stream.body?.cancel();
+      await api.request(`/jobs/${slow.id}/cancel`, { method: 'POST' });
+    }
   });
 });

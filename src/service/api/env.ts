@@ -2,6 +2,7 @@ import type { OperatorPrincipal } from '../auth/operator-credentials.js';
 import type { Principal } from '../auth/principal.js';
 import type { LakeServices } from '../assembly/services.js';
 import type { ClientAddresses } from './client-address.js';
+import type { StreamSlots } from './stream-slots.js';
 
 /** What every request handler can read from the Hono context. */
 export interface ApiEnv {
@@ -19,5 +20,7 @@ export interface ApiEnv {
     publicUrl: string | undefined;
     /** The server's log, for what a response cannot carry (a stream that failed after its headers were sent). */
     log: (line: object) => void;
+    /** The event streams open on this server, by caller and organization (STREAM_LIMITS). */
+    streamSlots: StreamSlots;
   };
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mark } from '../../support/debug-timing.js';
 import { inBackground, repeat } from '../core/repeat.js';
 import { CredentialStore } from '../auth/credentials.js';
@@ -300,6 +301,9 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     );
   }
   const closing = new AbortController();
+  // Every open event stream listens for the close (up to 100 an organization): not a leak, so Node's warning past
+  // ten listeners would only be noise in the log.
+  setMaxListeners(0, closing.signal);
   const timers: NodeJS.Timeout[] = [];
   const personalTokens = new PersonalTokens(home.credentials, audit);
   return {

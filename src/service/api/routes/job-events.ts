@@ -10,6 +10,7 @@ import { publicOrigin } from '../request-params.js';
 import { callerNow, STANDING_TRUSTED_MS } from '../middleware/authenticate.js';
 import { LakeServiceError } from '../../core/errors.js';
 import { reportUnexpected } from '../error-response.js';
+import { STREAM_LIMITS } from '../stream-slots.js';
 
 /**
  * Streams a job's events after `afterSeq` as Server-Sent Events: `retry` first, durable state read every 3 s
@@ -27,6 +28,7 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
   let view = feed.view;
   const { jobs, clock, closing } = c.get('services');
   if (await jobs.endedBefore(jobId, afterSeq)) return c.body(null, 204);
+  const slot = takeStreamSlot(c);
   c.header('Cache-Control', 'no-store');
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
@@ -91,10 +93,27 @@ export async function streamJobEvents(c: Context<ApiEnv>, feed: EventFeed): Prom
       // the server's one log line, not a stack trace on its stderr.
       if (!(error instanceof LakeServiceError)) reportUnexpected(c, error, c.get('log'));
     } finally {
+      slot.release();
       unsubscribe();
       closing.removeEventListener('abort', stopOnClose);
     }
   });
+}
+
+/** A slot for the caller's stream on this server, or 429 too_many_streams naming the limit it reached. */
+function takeStreamSlot(c: Context<ApiEnv>): { release: () => void } {
+  const principal = c.get('principal');
+  const slot = c.get('streamSlots').take(principal.credentialId, principal.organizationId);
+  if ('release' in slot) return slot;
+  const [count, holder] =
+    slot.refused === 'caller'
+      ? [STREAM_LIMITS.perCaller, 'This credential has']
+      : [STREAM_LIMITS.perOrganization, 'Your organization has'];
+  throw new LakeServiceError(
+    'too_many_streams',
+    `${holder} ${count} event streams open on this server, the most it may. Close one, or poll GET /jobs/{id} instead, and try again.`,
+    { retryAfterSeconds: JOB_STREAM_TIMING.retryMs / 1000 },
+  );
 }
 
 /** How the stream's caller sees it now; undefined when the caller is refused now (the stream ends). */

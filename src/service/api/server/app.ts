@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { LinearRouter } from 'hono/router/linear-router';
 import { LakeServiceError } from '../../core/errors.js';
 import { ClientAddresses } from '../client-address.js';
+import { StreamSlots } from '../stream-slots.js';
 import type { LakeServices } from '../../assembly/services.js';
 import type { ApiEnv } from '../env.js';
 import { errorResponse, unexpectedErrorResponse } from '../error-response.js';
@@ -55,9 +56,11 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   const app = options.routing === 'one-shot' ? new Hono<ApiEnv>({ router: new LinearRouter() }) : new Hono<ApiEnv>();
 
   const addresses = options.clientAddresses ?? new ClientAddresses([]);
+  const streamSlots = new StreamSlots();
   app.use('*', requestContext(services));
   app.use('*', async (c, next) => {
     c.set('clientAddresses', addresses);
+    c.set('streamSlots', streamSlots);
     c.set('log', log);
     c.set('publicUrl', options.publicUrl?.());
     await next();
