@@ -16,13 +16,25 @@ export interface LocalLake {
  */
 export async function openLocalLake(
   homeDir: string,
-  options: { runSyncs?: boolean; env?: Record<string, string | undefined> } = {},
+  options: {
+    runSyncs?: boolean;
+    env?: Record<string, string | undefined>;
+    /** Where a line a library prints on its own goes (a driver's console output, Node's warnings): never a stack. */
+    onLibraryOutput?: (text: string) => void;
+  } = {},
 ): Promise<LocalLake> {
-  const [{ openHome }, { createServices }, { createApp }, { parseServerSettings, serviceOptions }] = await Promise.all([
+  const [
+    { openHome },
+    { createServices },
+    { createApp },
+    { parseServerSettings, serviceOptions },
+    { routeStrayOutput },
+  ] = await Promise.all([
     import('../service/home/home.js'),
     import('../service/assembly/services.js'),
     import('../service/api/server/app.js'),
     import('../service/server/settings.js'),
+    import('../service/server/stray-output.js'),
   ]);
   // The CLI's own environment, never the process's: a command and its local lake read the same settings.
   const settings = parseServerSettings(options.env ?? {}, 'local', { homeDir });
@@ -30,12 +42,22 @@ export async function openLocalLake(
   const home = await openHome(homeDir, settings.home);
   const services = await createServices(home, { ...serviceOptions(settings), runSyncs: options.runSyncs ?? true });
   const app = createApp(services, { routing: 'one-shot' });
+  // The sources a command reads may make their drivers print (a MySQL server that breaks its protocol makes mysql2
+  // print a stack): a line of lake's own instead, as lake serve logs one.
+  const onLibraryOutput = options.onLibraryOutput;
+  const restoreOutput = onLibraryOutput
+    ? routeStrayOutput((line) => onLibraryOutput(libraryLine(line as { msg: string; text?: string; count?: number })))
+    : () => {};
   return {
     fetch: (request) => Promise.resolve(app.fetch(request)),
     ownerToken: home.ownerToken,
     async close() {
-      await services.close();
-      await home.close();
+      try {
+        await services.close();
+        await home.close();
+      } finally {
+        restoreOutput();
+      }
     },
   };
 }
@@ -54,4 +76,9 @@ export async function remoteFetch(): Promise<FetchFunction> {
     });
     return response as unknown as Response;
   };
+}
+
+/** One line of what a library printed, or of how many lines were left out. */
+function libraryLine(line: { msg: string; text?: string; count?: number }): string {
+  return line.text !== undefined ? `a library printed: ${line.text}` : `${line.count ?? 0} more library lines left out`;
 }

@@ -1,6 +1,7 @@
 import { ProfileStore } from '../config/profiles.js';
 import { resolveConnectionSettings, type ConnectionSettings } from '../config/settings.js';
 import type { IOStreams } from '../render/iostreams.js';
+import { terminalSafe } from '../render/terminal-text.js';
 import type { LakeClient } from '../client/lake-client.js';
 import { packageVersion } from '../support/version.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -112,7 +113,11 @@ export class CommandContext {
       });
     }
     const local = await transport
-      .openLocalLake(settings.homeDir.value as string, { runSyncs: this.localRunsSyncs, env: this.env })
+      .openLocalLake(settings.homeDir.value as string, {
+        runSyncs: this.localRunsSyncs,
+        env: this.env,
+        onLibraryOutput: (text) => this.io.stderr.write(`lake: ${terminalSafe(text)}\n`),
+      })
       .catch((error: unknown) => {
         if (error instanceof Error && error.name === 'InvalidSetting')
           throw new CliError(
