@@ -249,6 +249,14 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     expect(limit.data[0].t).toHaveLength(12000);
   });
 
+  it('an engine message does not advise a SET the query cannot run', async () => {
+    const deep = await run(api, `select ${Array(1200).fill('1').join(' + ')} as x`);
+    expect(deep.status).toBe('failed');
+    expect(deep.error.message).toMatch(/Max expression depth limit of 1000 exceeded/);
+    expect(deep.error.message).toMatch(/a setting of the server, which a query cannot change/);
+    expect(deep.error.message).not.toMatch(/SET max_expression_depth/);
+  });
+
   it('keeps ORDER BY order and exposes duplicate column names distinctly', async () => {
     const body = await run(api, 'select range as v, 1 as a, 2 as a from range(5) order by v desc');
     expect(body.data.map((r: Json) => r.v)).toEqual([4, 3, 2, 1, 0]);

@@ -81,3 +81,15 @@ export async function openPrivilegedConnection(
     },
   };
 }
+
+/**
+ * DuckDB's message without its advice to change a setting (`Use "SET max_expression_depth TO x" to increase …`):
+ * a query cannot run SET, and its sandbox's configuration is locked, so the advice would only send the caller to a
+ * refusal. What the message says of the error itself is kept.
+ */
+export function withoutSettingAdvice(message: string): string {
+  return message.replace(
+    /\s*Use "(?:SET|PRAGMA|RESET) [^"]*"[^.]*\./g,
+    ' (a setting of the server, which a query cannot change)',
+  );
+}

@@ -2,6 +2,7 @@ import { mark } from '../../support/debug-timing.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
 import { dynamicPivot } from './pivot.js';
+import { withoutSettingAdvice } from './duckdb.js';
 import { looksLikeFile, tableReferences, type TableReference } from './table-refs.js';
 
 /**
@@ -119,5 +120,5 @@ function assertOneStatement(count: number): void {
 /** The splitter's parse error as DuckDB words it for the statement alone: "Parser Error: … LINE 1: … ^". */
 function parseMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^Failed to extract statements: /, '').trimEnd();
+  return withoutSettingAdvice(message.replace(/^Failed to extract statements: /, '')).trimEnd();
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResult, DuckDBResultReader } from '@duckdb/node-api';
 import { bindParameters, type QueryParameter } from './parameters.js';
 import { LakeServiceError } from '../core/errors.js';
-import { loadDuckDB, quoteIdentifier, quoteLiteral } from './duckdb.js';
+import { loadDuckDB, quoteIdentifier, quoteLiteral, withoutSettingAdvice } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
 import { dynamicPivot, PIVOT_VALUE_BYTES, PIVOT_VALUE_LIMIT } from './pivot.js';
 import { asCopySource, withLakeMeaning } from './statement-forms.js';
@@ -347,7 +347,7 @@ export function resultLimitFailure(
 
 /** DuckDB's message; its LINE n: excerpt only when that shows the caller's SQL, not the COPY lake wrapped it in. */
 function engineMessage(error: unknown, keepExcerpt: boolean): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = withoutSettingAdvice(error instanceof Error ? error.message : String(error));
   return keepExcerpt ? message.trimEnd() : message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();
 }
 
