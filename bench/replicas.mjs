@@ -7,7 +7,7 @@
 // Usage: [LAKE_BENCH_BASE=dir] [LAKE_BENCH_SETUPS=A,D,B,C] node bench/replicas.mjs [queries-per-round] [rounds]
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +45,11 @@ async function prepare(kind, replicas, bin = root) {
   if (kind === 'sqlite') {
     const home = join(dir, 'home');
     const token = JSON.parse(lake(bin, ['init', '--json'], { LAKE_HOME: home })).token.secret;
-    return { token, envs: [{ ...quiet, LAKE_HOME: home }], drop: async () => {} };
+    return {
+      token,
+      envs: [{ ...quiet, LAKE_HOME: home }],
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const database = `lake_bench_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${database}`);
@@ -70,6 +74,7 @@ async function prepare(kind, replicas, bin = root) {
     drop: async () => {
       await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'`);
       await admin(`DROP DATABASE IF EXISTS ${database}`);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
