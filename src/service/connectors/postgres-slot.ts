@@ -41,17 +41,33 @@ export async function checkCdcReady(client: pg.Client): Promise<void> {
     );
 }
 
-/** The publication lists exactly these tables (created, or its list set); refused without the tables' ownership. */
+/**
+ * The publication lists exactly these tables (created, or its list set); refused without the tables' ownership.
+ * A partitioned table's changes are published as its own (`publish_via_partition_root`, PostgreSQL 13 and later):
+ * without it they came as each partition's and the publication listed the partitions, so a cdc table partitioned
+ * at the source read as unpublished and was copied whole at every sync.
+ */
 export async function ensurePublication(
   client: pg.Client,
   name: string,
   tables: readonly { schema: string; name: string }[],
 ): Promise<void> {
   const list = tables.map((t) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`).join(', ');
-  const exists = (await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name])).rowCount === 1;
+  const found = await client.query<{ exists: boolean; version: number }>(
+    "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1) AS exists, current_setting('server_version_num')::int AS version",
+    [name],
+  );
+  const viaRoot = (found.rows[0]?.version ?? 0) >= 130000;
   try {
-    if (!exists) await client.query(`CREATE PUBLICATION ${quoteIdent(name)} FOR TABLE ${list}`);
-    else await client.query(`ALTER PUBLICATION ${quoteIdent(name)} SET TABLE ${list}`);
+    if (!found.rows[0]?.exists)
+      await client.query(
+        `CREATE PUBLICATION ${quoteIdent(name)} FOR TABLE ${list}${viaRoot ? ' WITH (publish_via_partition_root = true)' : ''}`,
+      );
+    else {
+      await client.query(`ALTER PUBLICATION ${quoteIdent(name)} SET TABLE ${list}`);
+      // A publication made by an earlier lake published partitions' changes as theirs.
+      if (viaRoot) await client.query(`ALTER PUBLICATION ${quoteIdent(name)} SET (publish_via_partition_root = true)`);
+    }
   } catch (error) {
     if ((error as { code?: string }).code === '42501')
       throw new CdcRefusal(

@@ -173,7 +173,7 @@ const DISCOVER_TABLES = `
          c.reltuples >= 0 AS analyzed,
          (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS column_count
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE c.relkind IN ('r', 'p') AND n.nspname = ANY($1)
+  WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1)
   ORDER BY 1, 2 LIMIT $2`;
 
 const DISCOVER_COLUMNS = `
@@ -198,6 +198,7 @@ export const DISCOVERY_DEFAULTS = { maxTables: 2_000, maxColumns: 20_000 };
 
 /**
  * Tables, columns, types and primary keys from pg_catalog, which shows them even without SELECT on the table. A
+ * partition is not listed: its partitioned table holds its rows (listed too, its rows were synced twice). A
  * source is bounded as a caller is: at most `maxTables` tables (in schema and name order), and columns for as many
  * of them as fit `maxColumns` in all; a table past that keeps its column count and no column list (a sync reads
  * its columns live). What a server sends is cut to the same bounds, whatever its queries answered.
