@@ -23,7 +23,10 @@ describe('a table partitioned at a PostgreSQL source', () => {
     await admin.query(`CREATE TABLE m (id int, d date, v text, PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
       CREATE TABLE m_2024 PARTITION OF m FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
       CREATE TABLE m_2025 PARTITION OF m FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
-      INSERT INTO m VALUES (1, '2024-05-01', 'a'), (2, '2025-05-01', 'b');`);
+      INSERT INTO m VALUES (1, '2024-05-01', 'a'), (2, '2025-05-01', 'b');
+      CREATE SCHEMA legacy; CREATE TABLE legacy.p (id int PRIMARY KEY, v text);
+      CREATE TABLE legacy.c (extra int) INHERITS (legacy.p); CREATE TABLE legacy.q (id int PRIMARY KEY);
+      INSERT INTO legacy.p VALUES (1, 'parent'); INSERT INTO legacy.c VALUES (2, 'child', 9); INSERT INTO legacy.q VALUES (1);`);
     api = await inMemory.start();
     call = jsonClient(api);
   }, 60_000);
@@ -65,4 +68,36 @@ describe('a table partitioned at a PostgreSQL source', () => {
       }
     }, 60_000);
   }
+
+  /**
+   * Inheritance that is not partitioning: a copy of the parent holds its children's rows (as a SELECT of it does at
+   * the source), but the publication sends a child's changes as the child's, so as a cdc table its children's rows
+   * would go stale. It is refused with what to do instead; a full sync has them, and the other tables sync.
+   */
+  it('a table that others inherit from is refused as a cdc table, saying what to do; a full sync holds its children', async () => {
+    const created = await call('POST', '/sources', {
+      connector: 'postgres',
+      name: 'legacy',
+      host: 'localhost',
+      user: 'postgres',
+      config: { port: Number(new URL(server.url).port), database: 'postgres', schemas: ['legacy'] },
+    });
+    const tables = [
+      { schema: 'legacy', name: 'p', mode: 'cdc' },
+      { schema: 'legacy', name: 'q', mode: 'cdc' },
+      { schema: 'legacy', name: 'c', enabled: false },
+    ];
+    await call('PATCH', `/sources/${created.id}`, { tables });
+    expect((await syncEnded(api, created.id as string)).status).toBe('failed');
+    const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
+    const byName = Object.fromEntries((latest.tables as Json[]).map((t) => [t.table, t]));
+    expect(byName['legacy.p']?.error).toMatch(/tables that inherit from it.*full or incremental mode/);
+    expect(byName['legacy.q']?.phase).toBe('committed');
+    await call('PATCH', `/sources/${created.id}`, { tables: [{ ...tables[0], mode: 'full' }, tables[1], tables[2]] });
+    expect((await syncEnded(api, created.id as string)).status).toBe('succeeded');
+    expect((await run(api, 'select id, v from legacy.legacy_p order by id')).data).toEqual([
+      { id: 1, v: 'parent' },
+      { id: 2, v: 'child' },
+    ]);
+  }, 60_000);
 });

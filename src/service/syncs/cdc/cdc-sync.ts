@@ -81,7 +81,8 @@ const NO_CDC: CdcRun = {
  * when it has no lake table or position yet, or its columns changed (documented: a resnapshot), as of the slot's
  * confirmed position, and its changes since then are applied on top.
  */
-export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): Promise<CdcRun> {
+export async function prepareCdc(input: CdcInput, cdcTasks: readonly TableTask[]): Promise<CdcRun> {
+  let tasks = cdcTasks;
   const name = cdcName(input.sourceId);
   if (tasks.length === 0) {
     if (input.hadSlot) await dropUnused(input, name);
@@ -89,22 +90,32 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
   }
   const connections = new TenantConnections(input.limits, input.signal);
   let control: pg.Client | undefined;
+  // Tables failed already (each reported once), and the rest when the source refuses cdc altogether.
+  let refused: TableResult[] = [];
   const refuse = (message: string): CdcRun => ({
     ...NO_CDC,
-    refused: tasks.map((task) => failedTable(input.reporter, task, message, input.states.get(task.key))),
+    refused: [
+      ...refused,
+      ...tasks.map((task) => failedTable(input.reporter, task, message, input.states.get(task.key))),
+    ],
     close: () => connections.close(),
   });
   try {
     control = await openSession(input.settings, connections, { transaction: false });
     await checkCdcReady(control);
+    const inheriting = await tablesWithChildren(control, [...input.cdcTables, ...tasks.map((t) => t.table)]);
+    refused = tasks
+      .filter((task) => inheriting.has(task.key))
+      .map((task) => failedTable(input.reporter, task, INHERITED_REFUSAL, input.states.get(task.key)));
+    tasks = tasks.filter((task) => !inheriting.has(task.key));
+    if (tasks.length === 0) return { ...NO_CDC, refused, close: () => connections.close() };
     // A table the publication did not list (new to cdc, or enabled again) missed changes: it is copied.
     const published = await publishedTables(control, name);
-    const tables = [...input.cdcTables, ...tasks.map((t) => t.table)];
-    await ensurePublication(
-      control,
-      name,
-      tables.filter((t, i) => tables.findIndex((o) => o.schema === t.schema && o.name === t.name) === i),
+    const all = [...input.cdcTables, ...tasks.map((t) => t.table)].filter(
+      (t) => !inheriting.has(`${t.schema}.${t.name}`),
     );
+    const tables = all.filter((t, i) => all.findIndex((o) => o.schema === t.schema && o.name === t.name) === i);
+    await ensurePublication(control, name, tables);
     let slot = await slotState(control, name);
     let snapshot: CdcSnapshot | undefined;
     let from: string;
@@ -145,12 +156,12 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
       (await control.query<{ s: number }>("SELECT scale('0'::money::numeric) AS s")).rows[0]?.s ?? 2,
     );
     // The slot may move on only past changes every published table has taken: a sync of some of them leaves it.
-    const whole = input.cdcTables.every((t) => tasks.some((task) => task.key === `${t.schema}.${t.name}`));
+    const whole = tables.every((t) => tasks.some((task) => task.key === `${t.schema}.${t.name}`));
     const session = { control, name, moneyScale, connections, whole };
     return {
       snapshot,
       copyTasks,
-      refused: [],
+      refused,
       applyChanges: (copied, signal) => applyAll(input, session, deferred, copied, signal),
       close: () => connections.close(),
     };
@@ -162,6 +173,30 @@ export async function prepareCdc(input: CdcInput, tasks: readonly TableTask[]): 
     await connections.close();
     throw error;
   }
+}
+
+/**
+ * Why a table with inheriting tables (`INHERITS`, not partitions) cannot be a cdc table: its copy holds its
+ * children's rows, as a SELECT of it does, but the publication sends a child's changes as the child's own, so those
+ * rows would go stale.
+ */
+const INHERITED_REFUSAL =
+  "this table has tables that inherit from it: a copy of it holds their rows, but their changes are not the table's own, so cdc would let those rows go stale. Sync it in full or incremental mode (PATCH the source's tables), or make the inheriting tables cdc tables of their own";
+
+/** Which of the tables (`schema.table`) have tables inheriting from them that are not partitions. */
+async function tablesWithChildren(
+  client: pg.Client,
+  tables: readonly { schema: string; name: string }[],
+): Promise<Set<string>> {
+  const rows = await client.query<{ key: string }>(
+    `SELECT DISTINCT t.s || '.' || t.n AS key
+       FROM unnest($1::text[], $2::text[]) AS t(s, n)
+       JOIN pg_inherits i ON i.inhparent = to_regclass(format('%I.%I', t.s, t.n))
+       JOIN pg_class child ON child.oid = i.inhrelid
+      WHERE NOT child.relispartition`,
+    [tables.map((t) => t.schema), tables.map((t) => t.name)],
+  );
+  return new Set(rows.rows.map((r) => r.key));
 }
 
 /** The tables the publication lists now (`schema.table`); none before it exists. */
