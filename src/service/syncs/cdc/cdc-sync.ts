@@ -183,7 +183,11 @@ export async function prepareCdc(input: CdcInput, cdcTasks: readonly TableTask[]
 const INHERITED_REFUSAL =
   "this table has tables that inherit from it: a copy of it holds their rows, but their changes are not the table's own, so cdc would let those rows go stale. Sync it in full or incremental mode (PATCH the source's tables), or make the inheriting tables cdc tables of their own";
 
-/** Which of the tables (`schema.table`) have tables inheriting from them that are not partitions. */
+/**
+ * Which of the tables (`schema.table`) have tables inheriting from them that are not partitions. Looked up by name
+ * in the catalog (to_regclass would fail the whole sync on a schema the role may not use, where the publication's
+ * own refusal says what to do).
+ */
 async function tablesWithChildren(
   client: pg.Client,
   tables: readonly { schema: string; name: string }[],
@@ -191,7 +195,9 @@ async function tablesWithChildren(
   const rows = await client.query<{ key: string }>(
     `SELECT DISTINCT t.s || '.' || t.n AS key
        FROM unnest($1::text[], $2::text[]) AS t(s, n)
-       JOIN pg_inherits i ON i.inhparent = to_regclass(format('%I.%I', t.s, t.n))
+       JOIN pg_namespace n ON n.nspname = t.s
+       JOIN pg_class parent ON parent.relnamespace = n.oid AND parent.relname = t.n
+       JOIN pg_inherits i ON i.inhparent = parent.oid
        JOIN pg_class child ON child.oid = i.inhrelid
       WHERE NOT child.relispartition`,
     [tables.map((t) => t.schema), tables.map((t) => t.name)],
