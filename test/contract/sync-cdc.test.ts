@@ -4,6 +4,7 @@ import { jobWhen, jsonClient, run, syncEnded, syncSucceeded, type Json } from '.
 import {
   LOGICAL_REPLICATION,
   startPrivatePostgres,
+  useLogicalSource,
   useTestDatabase,
   type PrivatePostgres,
 } from '../helpers/postgres.js';
@@ -555,40 +556,27 @@ describe('the cdc slot lifecycle', () => {
 });
 
 describe('a cdc change larger than a sync takes', () => {
-  let server: PrivatePostgres;
-  let source: pg.Client;
+  const cluster = useLogicalSource(
+    `CREATE TABLE public.blobs (id int PRIMARY KEY, body text); INSERT INTO public.blobs VALUES (1, 'small')`,
+  );
   let api: Harness;
   beforeAll(async () => {
-    server = await startPrivatePostgres(LOGICAL_REPLICATION);
-    source = new pg.Client({ connectionString: server.url });
-    await source.connect();
-    await source.query(
-      `CREATE TABLE public.blobs (id int PRIMARY KEY, body text); INSERT INTO public.blobs VALUES (1, 'small')`,
-    );
     api = await inMemory.start({ services: { syncSettings: { ...SYNC_DEFAULTS, maxRecordBytes: 64 << 10 } } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await api?.close();
-    await source?.end();
-    await server?.stop();
   });
 
   it('fails the table naming the cap, without reading the change into memory, and the slot stays', async () => {
     const call = jsonClient(api);
-    const created = await call('POST', '/sources', {
-      connector: 'postgres',
-      name: 'big change',
-      config: { port: Number(new URL(server.url).port), database: 'postgres' },
-      host: 'localhost',
-      user: 'postgres',
-    });
+    const created = await call('POST', '/sources', cluster.sourceBody('big change'));
     await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'blobs', mode: 'cdc' }] });
     await syncSucceeded(api, created.id as string);
     const at = async (): Promise<string> =>
-      (await source.query<{ lsn: string }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots')).rows[0]
-        ?.lsn as string;
+      (await cluster.admin.query<{ lsn: string }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots'))
+        .rows[0]?.lsn as string;
     const before = await at();
-    await source.query(`INSERT INTO public.blobs VALUES (2, repeat(md5(random()::text), 10000))`);
+    await cluster.admin.query(`INSERT INTO public.blobs VALUES (2, repeat(md5(random()::text), 10000))`);
     expect((await syncEnded(api, created.id as string)).status).toBe('failed');
     const table = ((await call('GET', `/sources/${created.id}`)).latest_sync.tables as Json[])[0] as Json;
     expect(table.error).toContain('LAKE_SYNC_MAX_RECORD_BYTES');
@@ -603,42 +591,29 @@ describe('a cdc change larger than a sync takes', () => {
  * min by default) failed every time ("Client has encountered a connection error").
  */
 describe('a cdc sync longer than the idle timeout', () => {
-  let server: PrivatePostgres;
-  let source: pg.Client;
+  const cluster = useLogicalSource(
+    `CREATE TABLE public.rows (id int PRIMARY KEY, v text);
+     INSERT INTO public.rows SELECT g, md5(g::text) FROM generate_series(1, 3000000) g`,
+  );
   let api: Harness;
   beforeAll(async () => {
-    server = await startPrivatePostgres(LOGICAL_REPLICATION);
-    source = new pg.Client({ connectionString: server.url });
-    await source.connect();
-    await source.query(
-      `CREATE TABLE public.rows (id int PRIMARY KEY, v text);
-       INSERT INTO public.rows SELECT g, md5(g::text) FROM generate_series(1, 3000000) g`,
-    );
     // The copy takes 1.1 s on a fast day of this machine (2,000,000 rows took 0.75 s, under the 0.8 s once set).
     api = await inMemory.start({ services: { syncSettings: { ...SYNC_DEFAULTS, idleTimeoutMs: 600 } } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await api?.close();
-    await source?.end();
-    await server?.stop();
   });
 
   it('copies, then applies changes, while its control session waits longer than the timeout', async () => {
     const call = jsonClient(api);
-    const created = await call('POST', '/sources', {
-      connector: 'postgres',
-      name: 'long',
-      config: { port: Number(new URL(server.url).port), database: 'postgres', sync_connections: 1 },
-      host: 'localhost',
-      user: 'postgres',
-    });
+    const created = await call('POST', '/sources', cluster.sourceBody('long', { sync_connections: 1 }));
     await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'rows', mode: 'cdc' }] });
     const started = Date.now();
     await syncSucceeded(api, created.id as string);
     // The copy itself took longer than the idle timeout, or this test shows nothing.
     expect(Date.now() - started).toBeGreaterThan(600);
     // A change whose read starts within the timeout (PostgreSQL decodes the whole change before its first row).
-    await source.query(`UPDATE public.rows SET v = 'changed' WHERE id % 100 = 0`);
+    await cluster.admin.query(`UPDATE public.rows SET v = 'changed' WHERE id % 100 = 0`);
     await syncSucceeded(api, created.id as string);
     const lake = await run(
       api,

@@ -1,6 +1,5 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGICAL_REPLICATION, startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { useLogicalSource } from '../helpers/postgres.js';
 import { jsonClient, run, syncEnded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
@@ -12,51 +11,38 @@ import { inMemory, type Harness } from '../helpers/transports.js';
  * listed, and the publication sends their changes as the partitioned table's.
  */
 describe('a table partitioned at a PostgreSQL source', () => {
-  let server: PrivatePostgres;
-  let admin: pg.Client;
+  const source = useLogicalSource(`CREATE TABLE m (id int, d date, v text, PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
+    CREATE TABLE m_2024 PARTITION OF m FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+    CREATE TABLE m_2025 PARTITION OF m FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+    INSERT INTO m VALUES (1, '2024-05-01', 'a'), (2, '2025-05-01', 'b');
+    CREATE SCHEMA legacy; CREATE TABLE legacy.p (id int PRIMARY KEY, v text);
+    CREATE TABLE legacy.c (extra int) INHERITS (legacy.p); CREATE TABLE legacy.q (id int PRIMARY KEY);
+    INSERT INTO legacy.p VALUES (1, 'parent'); INSERT INTO legacy.c VALUES (2, 'child', 9); INSERT INTO legacy.q VALUES (1);`);
   let api: Harness;
   let call: ReturnType<typeof jsonClient>;
   beforeAll(async () => {
-    server = await startPrivatePostgres(LOGICAL_REPLICATION);
-    admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-    await admin.query(`CREATE TABLE m (id int, d date, v text, PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
-      CREATE TABLE m_2024 PARTITION OF m FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
-      CREATE TABLE m_2025 PARTITION OF m FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
-      INSERT INTO m VALUES (1, '2024-05-01', 'a'), (2, '2025-05-01', 'b');
-      CREATE SCHEMA legacy; CREATE TABLE legacy.p (id int PRIMARY KEY, v text);
-      CREATE TABLE legacy.c (extra int) INHERITS (legacy.p); CREATE TABLE legacy.q (id int PRIMARY KEY);
-      INSERT INTO legacy.p VALUES (1, 'parent'); INSERT INTO legacy.c VALUES (2, 'child', 9); INSERT INTO legacy.q VALUES (1);`);
     api = await inMemory.start();
     call = jsonClient(api);
-  }, 60_000);
+  });
   afterAll(async () => {
     await api?.close();
-    await admin?.end();
-    await server?.stop();
   });
 
   const sourceRows = async (): Promise<Json[]> =>
-    (await admin.query('SELECT id, d::text AS d, v FROM m ORDER BY id')).rows as Json[];
+    (await source.admin.query('SELECT id, d::text AS d, v FROM m ORDER BY id')).rows as Json[];
   const lakeRows = async (schema: string): Promise<Json[]> =>
     (await run(api, `select id, d::varchar as d, v from ${schema}.m order by id`)).data as Json[];
 
   for (const mode of ['full', 'cdc'] as const) {
     it(`is one table, with its partitions' rows once, and follows its source (${mode})`, async () => {
       const schema = `part_${mode}`;
-      const created = await call('POST', '/sources', {
-        connector: 'postgres',
-        name: schema,
-        host: 'localhost',
-        user: 'postgres',
-        config: { port: Number(new URL(server.url).port), database: 'postgres' },
-      });
+      const created = await call('POST', '/sources', source.sourceBody(schema));
       expect((created.tables as Json[]).map((t) => t.name)).toEqual(['m']);
       await call('PATCH', `/sources/${created.id}`, { tables: [{ schema: 'public', name: 'm', mode }] });
       expect((await syncEnded(api, created.id as string)).status).toBe('succeeded');
       expect(await lakeRows(schema)).toEqual(await sourceRows());
       const key = mode === 'full' ? 10 : 20;
-      await admin.query(
+      await source.admin.query(
         `INSERT INTO m VALUES (${key}, '2024-06-01', 'c'); UPDATE m SET v = v || '${mode}' WHERE id = 2;
          DELETE FROM m WHERE id = (SELECT min(id) FROM m WHERE id <> 2)`,
       );
@@ -75,13 +61,7 @@ describe('a table partitioned at a PostgreSQL source', () => {
    * would go stale. It is refused with what to do instead; a full sync has them, and the other tables sync.
    */
   it('a table that others inherit from is refused as a cdc table, saying what to do; a full sync holds its children', async () => {
-    const created = await call('POST', '/sources', {
-      connector: 'postgres',
-      name: 'legacy',
-      host: 'localhost',
-      user: 'postgres',
-      config: { port: Number(new URL(server.url).port), database: 'postgres', schemas: ['legacy'] },
-    });
+    const created = await call('POST', '/sources', source.sourceBody('legacy', { schemas: ['legacy'] }));
     const tables = [
       { schema: 'legacy', name: 'p', mode: 'cdc' },
       { schema: 'legacy', name: 'q', mode: 'cdc' },

@@ -239,3 +239,41 @@ export async function startPrivatePostgres(
     },
   };
 }
+
+/** A source cluster of a test file's own with logical replication (useLogicalSource). */
+export interface LogicalSource {
+  server: PrivatePostgres;
+  /** A superuser session on it, for the test's changes at the source. */
+  admin: pg.Client;
+  port: number;
+  /** The body of POST /sources for a PostgreSQL source of this cluster, as its superuser. */
+  sourceBody(name: string, config?: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * A cluster with logical replication (startPrivatePostgres(LOGICAL_REPLICATION)) with `sql` run on it, started
+ * before the file's (or describe block's) tests and stopped after them. Filled in by beforeAll; after hooks run in
+ * reverse, so a harness made in a later beforeAll is closed before the cluster stops.
+ */
+export function useLogicalSource(sql: string): LogicalSource {
+  const source = {} as LogicalSource;
+  source.sourceBody = (name, config = {}) => ({
+    connector: 'postgres',
+    name,
+    host: 'localhost',
+    user: 'postgres',
+    config: { port: source.port, database: 'postgres', ...config },
+  });
+  beforeAll(async () => {
+    source.server = await startPrivatePostgres(LOGICAL_REPLICATION);
+    source.port = Number(new URL(source.server.url).port);
+    source.admin = new pg.Client({ connectionString: source.server.url });
+    await source.admin.connect();
+    await source.admin.query(sql);
+  }, 120_000);
+  afterAll(async () => {
+    await source.admin?.end();
+    await source.server?.stop();
+  });
+  return source;
+}

@@ -1,6 +1,5 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGICAL_REPLICATION, startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { useLogicalSource } from '../helpers/postgres.js';
 import { jsonClient, run, syncEnded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
@@ -10,38 +9,31 @@ import { inMemory, type Harness } from '../helpers/transports.js';
  * column named like lake's own, a dot, PostgreSQL's longest name and non-ASCII ones, read whole, by cursor and
  * from the write-ahead log (pgoutput names each relation apart from its namespace: nothing is parsed from text).
  */
-let server: PrivatePostgres;
-let admin: pg.Client;
-let api: Harness;
-let call: ReturnType<typeof jsonClient>;
-
 const SCHEMA = 'we"ird s';
 const LONG = 'n'.repeat(63);
 const q = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 const TABLES = ['T', 't', 'a/b', 'x.y', LONG, 'Åäö 😀'];
 const CURSORS: Record<string, string> = { T: 'id', t: 'id', 'a/b': 'x"y', 'x.y': 'id', [LONG]: LONG, 'Åäö 😀': 'ñ' };
 
+const S = q(SCHEMA);
+const source = useLogicalSource(`CREATE SCHEMA ${S};
+  CREATE TABLE ${S}."T" (id int PRIMARY KEY, v int); INSERT INTO ${S}."T" VALUES (1, 1);
+  CREATE TABLE ${S}.t (id int PRIMARY KEY, w int); INSERT INTO ${S}.t VALUES (1, 2), (2, 2);
+  CREATE TABLE ${S}."a/b" ("x""y" int PRIMARY KEY, _synced_at text, "sp ace" int, "select" int);
+  INSERT INTO ${S}."a/b" VALUES (1, 'theirs', 2, 3);
+  CREATE TABLE ${S}."x.y" (id int PRIMARY KEY); INSERT INTO ${S}."x.y" VALUES (7);
+  CREATE TABLE ${S}.${q(LONG)} (${q(LONG)} int PRIMARY KEY); INSERT INTO ${S}.${q(LONG)} VALUES (9);
+  CREATE TABLE ${S}."Åäö 😀" ("ñ" int PRIMARY KEY); INSERT INTO ${S}."Åäö 😀" VALUES (5);`);
+let api: Harness;
+let call: ReturnType<typeof jsonClient>;
+
 beforeAll(async () => {
-  server = await startPrivatePostgres(LOGICAL_REPLICATION);
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  const s = q(SCHEMA);
-  await admin.query(`CREATE SCHEMA ${s};
-    CREATE TABLE ${s}."T" (id int PRIMARY KEY, v int); INSERT INTO ${s}."T" VALUES (1, 1);
-    CREATE TABLE ${s}.t (id int PRIMARY KEY, w int); INSERT INTO ${s}.t VALUES (1, 2), (2, 2);
-    CREATE TABLE ${s}."a/b" ("x""y" int PRIMARY KEY, _synced_at text, "sp ace" int, "select" int);
-    INSERT INTO ${s}."a/b" VALUES (1, 'theirs', 2, 3);
-    CREATE TABLE ${s}."x.y" (id int PRIMARY KEY); INSERT INTO ${s}."x.y" VALUES (7);
-    CREATE TABLE ${s}.${q(LONG)} (${q(LONG)} int PRIMARY KEY); INSERT INTO ${s}.${q(LONG)} VALUES (9);
-    CREATE TABLE ${s}."Åäö 😀" ("ñ" int PRIMARY KEY); INSERT INTO ${s}."Åäö 😀" VALUES (5);`);
   api = await inMemory.start();
   call = jsonClient(api);
-}, 120_000);
+});
 
 afterAll(async () => {
   await api?.close();
-  await admin?.end();
-  await server?.stop();
 });
 
 /** Every row of a lake table, its sync time left out, in key order. */
@@ -55,13 +47,7 @@ describe('odd names from a PostgreSQL source, in every mode', () => {
   for (const [index, mode] of (['full', 'incremental', 'cdc'] as const).entries()) {
     it(`each table lands in a table of its own and follows its source (${mode})`, async () => {
       const schema = `odd_${mode}`;
-      const created = await call('POST', '/sources', {
-        connector: 'postgres',
-        name: schema,
-        host: 'localhost',
-        user: 'postgres',
-        config: { port: Number(new URL(server.url).port), database: 'postgres', schemas: [SCHEMA] },
-      });
+      const created = await call('POST', '/sources', source.sourceBody(schema, { schemas: [SCHEMA] }));
       const discovered = created.tables as Json[];
       // The connection test reads every table by its name, in one statement.
       expect(await call('POST', `/sources/${created.id}/test`)).toMatchObject({ ok: true, reason: null });
@@ -80,14 +66,14 @@ describe('odd names from a PostgreSQL source, in every mode', () => {
       });
       // Each mode's changes are its own (the three tests share the source): a row of x.y to delete after the first sync.
       const key = 10 + index;
-      await admin.query(`INSERT INTO ${q(SCHEMA)}."x.y" VALUES (${key})`);
+      await source.admin.query(`INSERT INTO ${q(SCHEMA)}."x.y" VALUES (${key})`);
       expect((await syncEnded(api, created.id as string)).status).toBe('succeeded');
-      await admin.query(
+      await source.admin.query(
         `INSERT INTO ${q(SCHEMA)}.t VALUES (${key}, 3); UPDATE ${q(SCHEMA)}."a/b" SET "sp ace" = ${key}, "x""y" = ${key};
          INSERT INTO ${q(SCHEMA)}."Åäö 😀" VALUES (${key}); DELETE FROM ${q(SCHEMA)}."x.y"`,
       );
       expect((await syncEnded(api, created.id as string)).status).toBe('succeeded');
-      const sourceCount = Number((await admin.query(`SELECT count(*) AS n FROM ${q(SCHEMA)}.t`)).rows[0].n);
+      const sourceCount = Number((await source.admin.query(`SELECT count(*) AS n FROM ${q(SCHEMA)}.t`)).rows[0].n);
       expect(await lakeRows(schema, lakeName('t'))).toHaveLength(sourceCount);
       expect(await lakeRows(schema, lakeName('T'))).toEqual([{ id: 1, v: 1 }]);
       expect(await lakeRows(schema, lakeName(LONG))).toEqual([{ [LONG]: 9 }]);
