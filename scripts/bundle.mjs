@@ -9,17 +9,20 @@ import { Readable } from 'node:stream';
 import { build } from 'esbuild';
 
 /**
- * esbuild hoists a bundled module's external imports to the top of the bundle, so bundling the Ink view would load
- * Ink and React (~300 ms) on every command. The view stays a separate module (tsc's dist/render/sync-view.js),
- * imported only by `lake sync start --follow` on a terminal.
+ * Modules of lake's own that stay separate (tsc's files in dist/), imported only when used:
+ * - esbuild hoists a bundled module's external imports to the top of the bundle, so bundling the Ink view would load
+ *   Ink and React (~300 ms) on every command; it is imported only by `lake sync start --follow` on a terminal.
+ * - The binary log's row reader imports @vlasky/zongji's modules by their path, which an import() in the bundle
+ *   cannot (only string literals are left, below); it is imported only by a sync that reads a binary log.
  */
-const inkViewsStayOutside = {
-  name: 'ink-views-stay-outside',
+const STAY_OUTSIDE = ['render/sync-view.js', 'service/syncs/cdc/binlog-rows.js'];
+const modulesStayOutside = {
+  name: 'modules-stay-outside',
   setup(builder) {
-    builder.onResolve({ filter: /\/render\/sync-view\.js$/ }, () => ({
-      path: './render/sync-view.js',
-      external: true,
-    }));
+    builder.onResolve({ filter: /\.js$/ }, (args) => {
+      const path = STAY_OUTSIDE.find((kept) => join(args.resolveDir, args.path).endsWith(join('dist', kept)));
+      return path ? { path: `./${path}`, external: true } : undefined;
+    });
   },
 };
 
@@ -33,7 +36,7 @@ const common = {
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning',
-  plugins: [inkViewsStayOutside],
+  plugins: [modulesStayOutside],
   external: [
     'better-sqlite3',
     '@duckdb/node-bindings',

@@ -71,6 +71,9 @@ export async function readBinlog(input: {
   const { default: ZongJi } = (await import('@vlasky/zongji')) as unknown as {
     default: new (options: object) => ZongJiInstance;
   };
+  // Loaded on its own, outside the CLI bundle: it reaches zongji's modules by their path (scripts/bundle.mjs).
+  const rowImages = await import('./binlog-rows.js');
+  const lakeReads = await rowImages.useLakeRowImages();
   const targets = new Map(input.targets.map((t) => [`${t.schema}.${t.name}`, t]));
   const includeSchema: Record<string, string[]> = {};
   for (const t of input.targets) (includeSchema[t.schema] ??= []).push(t.name);
@@ -90,7 +93,10 @@ export async function readBinlog(input: {
         // Stopping a reader that never connected has nothing to close.
       }
       if (error) reject(error);
-      else resolve();
+      else {
+        mark(`binlog: read, ${lakeReads ? rowImages.rowImagesRead() : 'no'} row images by lake's reader`);
+        resolve();
+      }
     };
     const seconds = Math.round(input.limits.idleTimeoutMs / 1000);
     const watch = (): void => {

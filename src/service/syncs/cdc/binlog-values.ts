@@ -10,7 +10,9 @@ export class BinlogFitError extends Error {}
  * plan's staged form), so a change loads through the same column plan and reads exactly as a copy of the row would.
  * Null is NULL.
  */
-export function binlogValueReader(column: MysqlColumn, plan: ColumnPlan): (value: unknown) => string | null {
+export type BinlogValueReader = (value: unknown) => string | null;
+
+export function binlogValueReader(column: MysqlColumn, plan: ColumnPlan): BinlogValueReader {
   const type = column.dataType.toLowerCase();
   const labels = type === 'enum' || type === 'set' ? labelsByDecoded(column.columnType) : undefined;
   return (value) => {

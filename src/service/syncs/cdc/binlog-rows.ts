@@ -1,0 +1,446 @@
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { requireCommonJs } from '../../../support/load-commonjs.js';
+
+/**
+ * Lake's own reading of binary log row images, in place of @vlasky/zongji's, for the column types most tables hold
+ * (integers, floats, DECIMAL, text in UTF-8 or latin1, binary strings, DATE, DATETIME, TIMESTAMP); any other column
+ * is read by zongji's own `readMysqlValue`, so every value is what zongji gives (test/service/binlog-rows.test.ts
+ * reads one log both ways and compares). Why: zongji builds each value through general helpers (a 32-character
+ * string cut for every date part and decimal group, a copy of every DECIMAL, a codec looked up for every latin1
+ * string, the row's bit counts per row), which made reading a 1% change of a 6,000,000-row table from the log most
+ * of its sync (docs/performance.md). zongji's package exports none of its row classes, so the module is reached by
+ * its path and its three row events read their rows here; the version is pinned in package.json, and when the shape
+ * read here is not there, zongji's own reading stays.
+ */
+
+/** zongji's parser over one event's bytes (lib/reader.js). */
+interface EventParser {
+  _buffer: Buffer;
+  _offset: number;
+}
+
+/** One column as zongji's table map holds it (lib/binlog_event.js): the log's type code and metadata. */
+interface MappedColumn {
+  name: string;
+  charset: string | null | undefined;
+  type: number;
+  metadata?: Record<string, number>;
+}
+
+interface MappedTable {
+  columns: MappedColumn[];
+  columnSchemas: { COLUMN_TYPE: string; UNSIGNED?: boolean }[];
+}
+
+interface ReaderOptions {
+  connection?: { config?: { dateStrings?: unknown; timezone?: string; decimalNumbers?: unknown } } | null;
+}
+
+type ZongjiValueReader = (
+  parser: EventParser,
+  column: MappedColumn,
+  schema: MappedTable['columnSchemas'][number],
+  table: MappedTable,
+  zongji: ReaderOptions,
+) => unknown;
+
+interface RowsEventShape {
+  tableId: number;
+  tableMap: Record<number, MappedTable>;
+  columns_present_bitmap: Buffer;
+  columns_present_bitmap2?: Buffer;
+  _zongji: ReaderOptions;
+}
+
+/** Where the row image being read stands: the event's bytes and the next byte to read. */
+interface Cursor {
+  buf: Buffer;
+  at: number;
+  parser: EventParser;
+}
+
+type ColumnReader = (cursor: Cursor) => unknown;
+
+/** The binary log's column type codes (MySQL's enum_field_types) read here. */
+const TYPE = {
+  TINY: 1,
+  SHORT: 2,
+  LONG: 3,
+  FLOAT: 4,
+  DOUBLE: 5,
+  LONGLONG: 8,
+  INT24: 9,
+  DATE: 10,
+  VARCHAR: 15,
+  TIMESTAMP2: 17,
+  DATETIME2: 18,
+  NEWDECIMAL: 246,
+  TINY_BLOB: 249,
+  MEDIUM_BLOB: 250,
+  LONG_BLOB: 251,
+  BLOB: 252,
+  STRING: 254,
+} as const;
+
+let installing: Promise<boolean> | undefined;
+let imagesRead = 0;
+
+/** How many row images lake's reader decoded in this process (the debug timing reports it; tests check it ran). */
+export function rowImagesRead(): number {
+  return imagesRead;
+}
+
+/** Makes zongji's row events read their rows here; false when its modules are not shaped as this reader expects. */
+export function useLakeRowImages(): Promise<boolean> {
+  installing ??= install();
+  return installing;
+}
+
+async function install(): Promise<boolean> {
+  const lib = join(dirname(requireCommonJs.resolve('@vlasky/zongji')), 'lib');
+  const load = (file: string): Promise<Record<string, unknown>> =>
+    import(pathToFileURL(join(lib, file)).href) as Promise<Record<string, unknown>>;
+  let rows: Record<string, unknown>;
+  let common: Record<string, unknown>;
+  try {
+    [rows, common] = await Promise.all([load('rows_event.js'), load('common.js')]);
+  } catch {
+    return false;
+  }
+  const readValue = common.readMysqlValue as ZongjiValueReader | undefined;
+  const classes = [rows.WriteRows, rows.DeleteRows, rows.UpdateRows] as (
+    { prototype: Record<string, unknown> } | undefined
+  )[];
+  if (typeof readValue !== 'function' || !classes.every((c) => typeof c?.prototype._fetchOneRow === 'function'))
+    return false;
+  const [writeRows, deleteRows, updateRows] = classes as { prototype: Record<string, unknown> }[];
+  const oneImage = function (this: RowsEventShape, parser: EventParser): Record<string, unknown> {
+    const table = this.tableMap[this.tableId] as MappedTable;
+    return readImage(parser, plan(table, this._zongji, readValue), this.columns_present_bitmap);
+  };
+  (writeRows as { prototype: Record<string, unknown> }).prototype._fetchOneRow = oneImage;
+  (deleteRows as { prototype: Record<string, unknown> }).prototype._fetchOneRow = oneImage;
+  (updateRows as { prototype: Record<string, unknown> }).prototype._fetchOneRow = function (
+    this: RowsEventShape,
+    parser: EventParser,
+  ) {
+    const table = this.tableMap[this.tableId] as MappedTable;
+    const readers = plan(table, this._zongji, readValue);
+    return {
+      before: readImage(parser, readers, this.columns_present_bitmap),
+      after: readImage(parser, readers, this.columns_present_bitmap2 as Buffer),
+    };
+  };
+  return true;
+}
+
+interface TablePlan {
+  names: string[];
+  readers: ColumnReader[];
+  cursor: Cursor;
+}
+
+/** Each table map event gives its table a new columns array: the plan is made once per map, for its row events. */
+const plans = new WeakMap<MappedColumn[], TablePlan>();
+
+function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueReader): TablePlan {
+  const known = plans.get(table.columns);
+  if (known) return known;
+  const config = zongji.connection?.config ?? {};
+  const made: TablePlan = {
+    names: table.columns.map((c) => c.name),
+    readers: table.columns.map((column, i) => {
+      const schema = table.columnSchemas[i] as MappedTable['columnSchemas'][number];
+      const zongjis: ColumnReader = (cursor) => {
+        cursor.parser._offset = cursor.at;
+        const value = readValue(cursor.parser, column, schema, table, zongji);
+        cursor.at = cursor.parser._offset;
+        return value;
+      };
+      return columnReader(column, schema, config) ?? zongjis;
+    }),
+    cursor: { buf: Buffer.alloc(0), at: 0, parser: { _buffer: Buffer.alloc(0), _offset: 0 } },
+  };
+  plans.set(table.columns, made);
+  return made;
+}
+
+/** A row image: the null bitmap of the columns present, then each present, non-null value (zongji's readRow). */
+function readImage(parser: EventParser, plan: TablePlan, present: Buffer): Record<string, unknown> {
+  const cursor = plan.cursor;
+  const buf = parser._buffer;
+  cursor.buf = buf;
+  cursor.parser = parser;
+  let presentCount = 0;
+  for (let i = 0; i < present.length; i++) presentCount += BITS_SET[present[i] as number] as number;
+  const nulls = parser._offset;
+  cursor.at = nulls + ((presentCount + 7) >> 3);
+  const row: Record<string, unknown> = {};
+  const { names, readers } = plan;
+  for (let i = 0, n = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (((present[i >> 3] as number) & (1 << (i & 7))) === 0) {
+      row[name] = null;
+      continue;
+    }
+    row[name] =
+      ((buf[nulls + (n >> 3)] as number) & (1 << (n & 7))) !== 0 ? null : (readers[i] as ColumnReader)(cursor);
+    n++;
+  }
+  parser._offset = cursor.at;
+  imagesRead++;
+  return row;
+}
+
+const BITS_SET = Array.from({ length: 256 }, (_, byte) => {
+  let count = 0;
+  for (let b = byte; b > 0; b >>= 1) count += b & 1;
+  return count;
+});
+
+/** A reader of this column's values, or undefined where zongji's own reading stays. */
+function columnReader(
+  column: MappedColumn,
+  schema: MappedTable['columnSchemas'][number],
+  config: { dateStrings?: unknown; timezone?: string; decimalNumbers?: unknown },
+): ColumnReader | undefined {
+  // zongji's rule: the log's signedness when it carries it, else the column's declared type.
+  const unsigned = schema.UNSIGNED ?? schema.COLUMN_TYPE.includes('unsigned');
+  const meta = column.metadata ?? {};
+  // Dates as MySQL's text (zongji's dateStrings), TIMESTAMP in UTC: how lake's reader is configured.
+  const dateText = config.dateStrings === true;
+  switch (column.type) {
+    case TYPE.TINY:
+      return unsigned ? fixed(1, (b, at) => b.readUInt8(at)) : fixed(1, (b, at) => b.readInt8(at));
+    case TYPE.SHORT:
+      return unsigned ? fixed(2, (b, at) => b.readUInt16LE(at)) : fixed(2, (b, at) => b.readInt16LE(at));
+    case TYPE.INT24:
+      return unsigned ? fixed(3, (b, at) => b.readUIntLE(at, 3)) : fixed(3, (b, at) => b.readIntLE(at, 3));
+    case TYPE.LONG:
+      return unsigned ? fixed(4, (b, at) => b.readUInt32LE(at)) : fixed(4, (b, at) => b.readInt32LE(at));
+    case TYPE.LONGLONG:
+      return fixed(8, unsigned ? readUnsigned64 : readSigned64);
+    case TYPE.FLOAT:
+      return fixed(4, (b, at) => b.readFloatLE(at));
+    case TYPE.DOUBLE:
+      return fixed(8, (b, at) => b.readDoubleLE(at));
+    case TYPE.NEWDECIMAL:
+      return config.decimalNumbers ? undefined : decimalReader(meta.precision ?? 0, meta.decimals ?? 0);
+    case TYPE.VARCHAR:
+    case TYPE.STRING: {
+      // Only text CHAR and VARCHAR: MariaDB's UUID, INET and VECTOR and fixed BINARY ride on these codes too.
+      if (!/^(var)?char\(/.test(schema.COLUMN_TYPE)) return undefined;
+      const text = textDecoder(column.charset);
+      const lengthBytes = (meta.max_length ?? 0) > 255 ? 2 : 1;
+      return text && lengthed(lengthBytes, text);
+    }
+    case TYPE.TINY_BLOB:
+    case TYPE.MEDIUM_BLOB:
+    case TYPE.LONG_BLOB:
+    case TYPE.BLOB: {
+      const lengthBytes = meta.length_size ?? 0;
+      if (lengthBytes < 1 || lengthBytes > 4) return undefined;
+      // zongji's rule: no character set (null) is binary; one not given (undefined) is UTF-8.
+      if (column.charset === null) return lengthed(lengthBytes, (b, start, end) => b.subarray(start, end));
+      const text = textDecoder(column.charset);
+      return text && lengthed(lengthBytes, text);
+    }
+    case TYPE.DATE:
+      return dateText ? fixed(3, readDate) : undefined;
+    case TYPE.DATETIME2:
+      return dateText ? dateTimeReader(meta.decimals ?? 0) : undefined;
+    case TYPE.TIMESTAMP2:
+      return dateText && config.timezone === 'Z' ? timestampReader(meta.decimals ?? 0) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function fixed(size: number, read: (buf: Buffer, at: number) => unknown): ColumnReader {
+  return (cursor) => {
+    const value = read(cursor.buf, cursor.at);
+    cursor.at += size;
+    return value;
+  };
+}
+
+function lengthed(lengthBytes: number, read: (buf: Buffer, start: number, end: number) => unknown): ColumnReader {
+  return (cursor) => {
+    const length = cursor.buf.readUIntLE(cursor.at, lengthBytes);
+    const start = cursor.at + lengthBytes;
+    cursor.at = start + length;
+    return read(cursor.buf, start, cursor.at);
+  };
+}
+
+/**
+ * Text in the column's character set: UTF-8 as is (undefined means UTF-8 to zongji); latin1 is MySQL's latin1,
+ * Windows-1252 with its five unassigned bytes (0x81, 0x8D, 0x8F, 0x90, 0x9D) as the control characters of the same
+ * number, which is how the server converts it for a query and so how a full sync reads it (zongji's codec made
+ * those five U+FFFD, so a change read from the log differed from a copy of the same row). Undefined for other
+ * character sets: zongji decodes them.
+ */
+function textDecoder(
+  charset: string | null | undefined,
+): ((b: Buffer, start: number, end: number) => string) | undefined {
+  if (charset === undefined || charset === 'utf8mb4' || charset === 'utf8mb3' || charset === 'utf8')
+    return (b, start, end) => b.toString('utf8', start, end);
+  if (charset !== 'latin1') return undefined;
+  // Read as ISO-8859-1 (the same but for 0x80–0x9F, which it reads as the C1 controls), then those mapped.
+  return (b, start, end) => b.toString('latin1', start, end).replace(C1_CONTROLS, windows1252);
+}
+
+const C1_CONTROLS = /[\x80-\x9f]/g;
+
+/**
+ * MySQL's latin1 for 0x80–0x9F (strings/ctype-latin1.c): Windows-1252, with 0x81, 0x8D, 0x8F, 0x90 and 0x9D as the
+ * controls of the same number. Written out because Node's TextDecoder reads 'windows-1252' as ISO-8859-1.
+ */
+const LATIN1_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+
+const windows1252 = (control: string): string => LATIN1_HIGH[control.charCodeAt(0) - 0x80] as string;
+
+/** Unsigned 64-bit: a number up to 2^53 − 1, the exact digits beyond (zongji's parseUInt64). */
+function readUnsigned64(b: Buffer, at: number): number | string {
+  const high = b.readUInt32LE(at + 4);
+  if (high >>> 21 === 0) return high * 0x1_0000_0000 + b.readUInt32LE(at);
+  return b.readBigUInt64LE(at).toString();
+}
+
+/** Signed 64-bit: a number within ±(2^53 − 1), the exact digits beyond. */
+function readSigned64(b: Buffer, at: number): number | string {
+  const high = b.readUInt32LE(at + 4);
+  if (high >>> 21 === 0) return high * 0x1_0000_0000 + b.readUInt32LE(at);
+  const value = b.readBigInt64LE(at);
+  return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
+}
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Bytes of a DECIMAL group of 0–9 digits (MySQL's dig2bytes). */
+const GROUP_BYTES = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4] as const;
+
+/**
+ * A DECIMAL(precision, scale) as its exact digits: groups of nine digits in four big-endian bytes, a shorter leading
+ * and trailing group, the sign in the first bit and a negative number's bits all flipped (zongji's parseNewDecimal).
+ */
+function decimalReader(precision: number, scale: number): ColumnReader {
+  const integral = precision - scale;
+  const wholeIntegral = Math.floor(integral / 9);
+  const wholeFraction = Math.floor(scale / 9);
+  const leadDigits = integral - wholeIntegral * 9;
+  const tailDigits = scale - wholeFraction * 9;
+  const leadBytes = GROUP_BYTES[leadDigits] as number;
+  const tailBytes = GROUP_BYTES[tailDigits] as number;
+  const size = leadBytes + wholeIntegral * 4 + wholeFraction * 4 + tailBytes;
+  return (cursor) => {
+    const { buf, at } = cursor;
+    if (at + size > buf.length) throw new RangeError('a DECIMAL value runs past the end of its event');
+    cursor.at += size;
+    const positive = ((buf[at] as number) & 0x80) !== 0;
+    const mask = positive ? 0 : -1;
+    let pos = at;
+    let whole = '';
+    if (leadBytes > 0) {
+      whole += String(group(buf, pos, leadBytes, at) ^ mask);
+      pos += leadBytes;
+    }
+    for (let i = 0; i < wholeIntegral; i++, pos += 4) whole += pad(group(buf, pos, 4, at) ^ mask, 9);
+    const digits = whole.replace(/^0+(?=\d)/, '') || '0';
+    if (scale === 0) return positive ? digits : `-${digits}`;
+    let fraction = '';
+    for (let i = 0; i < wholeFraction; i++, pos += 4) fraction += pad(group(buf, pos, 4, at) ^ mask, 9);
+    if (tailBytes > 0) fraction += pad(group(buf, pos, tailBytes, at) ^ mask, tailDigits);
+    return `${positive ? '' : '-'}${digits}.${fraction}`;
+  };
+}
+
+/**
+ * A big-endian signed group of a DECIMAL's bytes, read where it lies (no copy), with the sign bit of the value's first
+ * byte (at `first`) flipped as the format stores it.
+ */
+function group(buf: Buffer, at: number, bytes: number, first: number): number {
+  let value = 0;
+  for (let j = 0; j < bytes; j++) value = value * 256 + ((buf[at + j] as number) ^ (at + j === first ? 0x80 : 0));
+  const top = 2 ** (8 * bytes - 1);
+  return value >= top ? value - 2 * top : value;
+}
+
+/** A DATE: day, month and year packed into three little-endian bytes. */
+function readDate(b: Buffer, at: number): string {
+  const raw = b.readUIntLE(at, 3);
+  return dateText(bits(raw, 9, 24), bits(raw, 5, 9), bits(raw, 0, 5));
+}
+
+/** DATETIME(n): 40 bits of year×13+month, day, hour, minute, second, then the fraction (zongji's DATETIME2). */
+function dateTimeReader(decimals: number): ColumnReader {
+  const fraction = fractionReader(decimals);
+  return (cursor) => {
+    const { buf, at } = cursor;
+    const high = buf.readInt32BE(at);
+    const low = buf.readInt32BE(at + 1);
+    cursor.at = at + 5;
+    const yearMonth = bits(high, 14, 31);
+    return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${pad(bits(low, 12, 17), 2)}:${pad(bits(low, 6, 12), 2)}:${pad(bits(low, 0, 6), 2)}${fraction(cursor)}`;
+  };
+}
+
+/** TIMESTAMP(n): seconds since the epoch, big-endian, then the fraction; MySQL's zero TIMESTAMP is the epoch. */
+function timestampReader(decimals: number): ColumnReader {
+  const fraction = fractionReader(decimals);
+  return (cursor) => {
+    const seconds = cursor.buf.readInt32BE(cursor.at);
+    cursor.at += 4;
+    const fractionAt = cursor.at;
+    const text = fraction(cursor);
+    const value = decimals === 0 ? 0 : fractionValue(cursor.buf, fractionAt, decimals);
+    if (seconds === 0 && value === 0) return `0000-00-00 00:00:00${text}`;
+    const time = new Date(seconds * 1000 + fractionMilliseconds(value, decimals));
+    return `${dateText(time.getUTCFullYear(), time.getUTCMonth() + 1, time.getUTCDate())} ${pad(time.getUTCHours(), 2)}:${pad(time.getUTCMinutes(), 2)}:${pad(time.getUTCSeconds(), 2)}${text}`;
+  };
+}
+
+/** The fraction of a second of a temporal value with `decimals` digits, as `.ddd` (empty for none). */
+function fractionReader(decimals: number): (cursor: Cursor) => string {
+  if (decimals === 0) return () => '';
+  const size = Math.ceil(decimals / 2);
+  return (cursor) => {
+    const value = fractionValue(cursor.buf, cursor.at, decimals);
+    cursor.at += size;
+    return `.${pad(value, decimals)}`;
+  };
+}
+
+/** A stored fraction: big-endian, a digit more than asked for when `decimals` is odd, never negative. */
+function fractionValue(buf: Buffer, at: number, decimals: number): number {
+  let value = buf.readIntBE(at, Math.ceil(decimals / 2));
+  if (decimals % 2 !== 0) value /= 10;
+  return value < 0 ? -value : value;
+}
+
+function fractionMilliseconds(value: number, decimals: number): number {
+  if (decimals > 3) return Math.floor(value / 10 ** (decimals - 3));
+  return decimals < 3 ? value * 10 ** (3 - decimals) : value;
+}
+
+function dateText(year: number, month: number, day: number): string {
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+}
+
+/** Bits start…end−1 of a 32-bit value (zongji's sliceBits, the same arithmetic). */
+function bits(value: number, start: number, end: number): number {
+  return (value & (((1 << end) - 1) ^ ((1 << start) - 1))) >> start;
+}
+
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+
+/** The last `size` characters of the number zero-padded (zongji's zeroPad), without its 32-character string. */
+function pad(value: number, size: number): string {
+  if (size === 2 && value >= 0 && value < 100 && Number.isInteger(value)) return TWO_DIGITS[value] as string;
+  const text = String(value);
+  if (text.length === size) return text;
+  if (text.length < size) return text.padStart(size, '0');
+  return text.slice(text.length - size);
+}
