@@ -91,3 +91,33 @@ export function binlogPrivilegeRefusal(error: unknown): CdcRefusal | undefined {
     ? new CdcRefusal(`the source user may not read the binary log: ${PRIVILEGES}`)
     : undefined;
 }
+
+/**
+ * The named character sets of the source with one byte a character, each as its 256 characters the way the server
+ * converts them to UTF-8 (MySQL's own tables: a change read from the log is then the text a copy of the row reads).
+ * Character sets of several bytes a character are left out.
+ */
+export async function singleByteCharsets(
+  connection: mysql.Connection,
+  names: readonly string[],
+): Promise<Map<string, string[]>> {
+  const tables = new Map<string, string[]>();
+  if (names.length === 0) return tables;
+  const rows = await mysqlQuery(
+    connection,
+    `SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS WHERE CHARACTER_SET_NAME IN (${names.map(() => '?').join(', ')})`,
+    [...names],
+  );
+  const everyByte = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0')).join('');
+  for (const [name, maxLength] of rows) {
+    // A character set's name is a word (information_schema's own): it goes into the statement as one.
+    if (String(maxLength) !== '1' || !/^\w+$/.test(String(name))) continue;
+    const [row] = await mysqlQuery(
+      connection,
+      `SELECT CONVERT(CONVERT(UNHEX('${everyByte}') USING ${String(name)}) USING utf8mb4)`,
+    );
+    const characters = [...String(row?.[0] ?? '')];
+    if (characters.length === 256) tables.set(String(name), characters);
+  }
+  return tables;
+}

@@ -64,6 +64,8 @@ export async function readBinlog(input: {
   from: BinlogPosition;
   upto: BinlogPosition;
   targets: readonly BinlogTarget[];
+  /** Single-byte character sets of the targets' text, each as the server converts its 256 bytes. */
+  charsets?: ReadonlyMap<string, readonly string[]>;
   limits: SyncSettings;
   signal: AbortSignal;
 }): Promise<void> {
@@ -78,6 +80,7 @@ export async function readBinlog(input: {
   const includeSchema: Record<string, string[]> = {};
   for (const t of input.targets) (includeSchema[t.schema] ??= []).push(t.name);
   const reader = new ZongJi({ ...mysqlOptions(input.settings), dateStrings: true, jsonStrings: true });
+  if (input.charsets) rowImages.readCharsets(reader, input.charsets);
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let idle: NodeJS.Timeout | undefined;

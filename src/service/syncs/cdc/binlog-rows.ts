@@ -91,6 +91,14 @@ export function rowImagesRead(): number {
   return imagesRead;
 }
 
+/** Character sets a reader's text is in, beyond those read as they are: each byte's character, by reader. */
+const readersCharsets = new WeakMap<object, ReadonlyMap<string, readonly string[]>>();
+
+/** Text in these single-byte character sets is read by their tables (the server's conversion) by this reader. */
+export function readCharsets(reader: object, charsets: ReadonlyMap<string, readonly string[]>): void {
+  readersCharsets.set(reader, charsets);
+}
+
 /** Makes zongji's row events read their rows here; false when its modules are not shaped as this reader expects. */
 export function useLakeRowImages(): Promise<boolean> {
   installing ??= install();
@@ -158,7 +166,7 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
         cursor.at = cursor.parser._offset;
         return value;
       };
-      return columnReader(column, schema, config) ?? zongjis;
+      return columnReader(column, schema, config, readersCharsets.get(zongji)) ?? zongjis;
     }),
     cursor: { buf: Buffer.alloc(0), at: 0, parser: { _buffer: Buffer.alloc(0), _offset: 0 } },
   };
@@ -204,6 +212,7 @@ function columnReader(
   column: MappedColumn,
   schema: MappedTable['columnSchemas'][number],
   config: { dateStrings?: unknown; timezone?: string; decimalNumbers?: unknown },
+  charsets: ReadonlyMap<string, readonly string[]> | undefined,
 ): ColumnReader | undefined {
   // zongji's rule: the log's signedness when it carries it, else the column's declared type.
   const unsigned = schema.UNSIGNED ?? schema.COLUMN_TYPE.includes('unsigned');
@@ -231,7 +240,7 @@ function columnReader(
     case TYPE.STRING: {
       // Only text CHAR and VARCHAR: MariaDB's UUID, INET and VECTOR and fixed BINARY ride on these codes too.
       if (!/^(var)?char\(/.test(schema.COLUMN_TYPE)) return undefined;
-      const text = textDecoder(column.charset);
+      const text = textDecoder(column.charset, charsets);
       const lengthBytes = (meta.max_length ?? 0) > 255 ? 2 : 1;
       return text && lengthed(lengthBytes, text);
     }
@@ -243,7 +252,7 @@ function columnReader(
       if (lengthBytes < 1 || lengthBytes > 4) return undefined;
       // zongji's rule: no character set (null) is binary; one not given (undefined) is UTF-8.
       if (column.charset === null) return lengthed(lengthBytes, (b, start, end) => b.subarray(start, end));
-      const text = textDecoder(column.charset);
+      const text = textDecoder(column.charset, charsets);
       return text && lengthed(lengthBytes, text);
     }
     case TYPE.DATE:
@@ -283,15 +292,27 @@ function lengthed(lengthBytes: number, read: (buf: Buffer, start: number, end: n
  */
 function textDecoder(
   charset: string | null | undefined,
+  charsets: ReadonlyMap<string, readonly string[]> | undefined,
 ): ((b: Buffer, start: number, end: number) => string) | undefined {
   if (charset === undefined || charset === 'utf8mb4' || charset === 'utf8mb3' || charset === 'utf8')
     return (b, start, end) => b.toString('utf8', start, end);
+  const table = charset ? charsets?.get(charset) : undefined;
+  if (table) return byTable(table);
   if (charset !== 'latin1') return undefined;
   // Read as ISO-8859-1 (the same but for 0x80–0x9F, which it reads as the C1 controls), then those mapped.
   return (b, start, end) => b.toString('latin1', start, end).replace(C1_CONTROLS, windows1252);
 }
 
 const C1_CONTROLS = /[\x80-\x9f]/g;
+
+/** Text in a single-byte character set, each byte by the server's table. */
+function byTable(table: readonly string[]): (b: Buffer, start: number, end: number) => string {
+  return (b, start, end) => {
+    let text = '';
+    for (let i = start; i < end; i++) text += table[b[i] as number] as string;
+    return text;
+  };
+}
 
 /**
  * MySQL's latin1 for 0x80–0x9F (strings/ctype-latin1.c): Windows-1252, with 0x81, 0x8D, 0x8F, 0x90 and 0x9D as the

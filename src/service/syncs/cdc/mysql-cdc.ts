@@ -10,6 +10,7 @@ import {
   keptLogFiles,
   parsePosition,
   positionLost,
+  singleByteCharsets,
   type BinlogPosition,
 } from '../../connectors/mysql-binlog.js';
 import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
@@ -87,6 +88,7 @@ export async function prepareBinlog(
   const copyTasks: TableTask[] = [];
   const deferred: DeferredTable[] = [];
   const refused: TableResult[] = [];
+  const charsets = new Map<string, string[] | undefined>();
   for (const task of tasks) {
     const columns = await currentColumns(connection, task.table);
     const spatial = columns.filter((c) => SPATIAL.test(c.dataType)).map((c) => c.name);
@@ -95,6 +97,16 @@ export async function prepareBinlog(
         refusedResult(
           task,
           `cdc cannot read spatial columns (${spatial.join(', ')}) from the binary log; sync the table incremental or in full`,
+        ),
+      );
+      continue;
+    }
+    const unreadable = await unreadableText(connection, columns, charsets);
+    if (unreadable.length > 0) {
+      refused.push(
+        refusedResult(
+          task,
+          `cdc cannot read text in the ${[...new Set(unreadable.map((c) => textCharset(c)))].join(', ')} character set (${unreadable.map((c) => c.name).join(', ')}) from the binary log as the server converts it; sync the table incremental or in full`,
         ),
       );
       continue;
@@ -113,8 +125,41 @@ export async function prepareBinlog(
   return {
     copyTasks,
     refused,
-    applyChanges: (copied) => applyAll(connection, input, deferred, copied),
+    applyChanges: (copied) =>
+      applyAll(connection, input, deferred, copied, new Map([...charsets].flatMap(([n, t]) => (t ? [[n, t]] : [])))),
   };
+}
+
+/**
+ * Text columns in a character set lake cannot read from the log exactly as the server converts it for a copy: one
+ * of several bytes a character (sjis, gbk, big5, …) other than Unicode's, whose tables differ from the decoder's
+ * (sjis's 0x815F is `\` to MySQL, `＼` to iconv-lite). Single-byte sets are read by the server's own table, fetched
+ * once into `charsets`; UTF-8, latin1 and Unicode's own encodings are read as they are.
+ */
+async function unreadableText(
+  connection: mysql.Connection,
+  columns: readonly MysqlColumn[],
+  charsets: Map<string, string[] | undefined>,
+): Promise<MysqlColumn[]> {
+  const foreign = columns.filter((c) => {
+    const charset = textCharset(c);
+    return charset !== undefined && !READ_AS_IS.has(charset);
+  });
+  const unknown = [...new Set(foreign.map((c) => textCharset(c) as string))].filter((n) => !charsets.has(n));
+  if (unknown.length > 0) {
+    const found = await singleByteCharsets(connection, unknown);
+    for (const name of unknown) charsets.set(name, found.get(name));
+  }
+  return foreign.filter((c) => charsets.get(textCharset(c) as string) === undefined);
+}
+
+/** Character sets whose text the log's reader decodes as the server does: UTF-8, latin1 and Unicode's encodings. */
+const READ_AS_IS = new Set(['utf8', 'utf8mb3', 'utf8mb4', 'latin1', 'ucs2', 'utf16', 'utf16le', 'utf32']);
+
+/** A text column's character set (its collation's first word); undefined for other columns. */
+function textCharset(column: MysqlColumn): string | undefined {
+  if (!/^(var)?char$|text$/i.test(column.dataType) || !column.collation) return undefined;
+  return column.collation.split('_')[0]?.toLowerCase();
 }
 
 /** One table's changes staged as the CSV a cdc commit reads (changeRowsSql): `seq, op, unchanged, columns…`. */
@@ -153,6 +198,7 @@ async function applyAll(
   input: BinlogCdcInput,
   deferred: readonly DeferredTable[],
   copied: readonly TableResult[],
+  charsets: ReadonlyMap<string, readonly string[]>,
 ): Promise<TableResult[]> {
   const results: TableResult[] = copied.filter((r) => r.error !== undefined);
   const ready = [
@@ -208,6 +254,7 @@ async function applyAll(
       from,
       upto,
       targets,
+      charsets,
       limits: input.limits,
       signal: input.signal,
     });
