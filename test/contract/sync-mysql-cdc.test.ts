@@ -47,27 +47,32 @@ beforeAll(async () => {
   );
   api = await inMemory.start();
   call = jsonClient(api);
-  const source = async (name: string, mode: string, user = 'reader'): Promise<string> => {
-    const created = await call('POST', '/sources', {
-      connector: 'mysql',
-      name,
-      config: { port: server.port, database: 'shop' },
-      host: server.host,
-      user,
-    });
-    const tables = [{ schema: 'shop', name: 'items', mode }];
-    if (mode === 'cdc') tables.push({ schema: 'shop', name: 'quiet', mode });
-    await call('PATCH', `/sources/${created.id}`, { tables });
-    return created.id as string;
-  };
-  cdcId = await source('binlog', 'cdc');
-  copyId = await source('fullcopy', 'full');
+  const table = (name: string, mode: string) => ({ schema: 'shop', name, mode });
+  cdcId = (await shopSource('binlog', [table('items', 'cdc'), table('quiet', 'cdc')])).id as string;
+  copyId = (await shopSource('fullcopy', [table('items', 'full')])).id as string;
 }, 120_000);
 
 afterAll(async () => {
   await api?.close();
   await server?.stop();
 });
+
+/** A source of the shop database reading `tables`, as `user`. */
+async function shopSource(name: string, tables: Json[], user = 'reader'): Promise<Json> {
+  const source = await call('POST', '/sources', {
+    connector: 'mysql',
+    name,
+    config: { port: server.port, database: 'shop' },
+    host: server.host,
+    user,
+  });
+  await call('PATCH', `/sources/${source.id}`, { tables });
+  return source;
+}
+
+/** A source reading one table of shop by cdc, named `name`, as `user` (a user of its own by default). */
+const cdcSource = (name: string, table: string, user = name): Promise<Json> =>
+  shopSource(name, [{ schema: 'shop', name: table, mode: 'cdc' }], user);
 
 /** The cdc table's latest sync entry. */
 async function syncCdc(): Promise<Json> {
@@ -225,14 +230,7 @@ describe('a MariaDB cdc table', () => {
       `CREATE TABLE jp (id int PRIMARY KEY, s varchar(10) CHARACTER SET sjis); INSERT INTO jp VALUES (1, x'815f');`,
       'shop',
     );
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'jp',
-      config: { port: server.port, database: 'shop' },
-      host: server.host,
-      user: 'reader',
-    });
-    await call('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'shop', name: 'jp', mode: 'cdc' }] });
+    const source = await cdcSource('jp', 'jp', 'reader');
     await syncEnded(api, source.id as string);
     const latest = (await call('GET', `/sources/${source.id}`)).latest_sync as Json;
     expect((latest.tables as Json[]).find((t) => t.table === 'shop.jp')).toMatchObject({
@@ -270,18 +268,6 @@ describe('a MariaDB cdc table', () => {
   });
 
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {
-    /** A source reading one table of shop by cdc, as a user of its own. */
-    const cdcSource = async (user: string, table: string): Promise<Json> => {
-      const source = await call('POST', '/sources', {
-        connector: 'mysql',
-        name: user,
-        config: { port: server.port, database: 'shop' },
-        host: server.host,
-        user,
-      });
-      await call('PATCH', `/sources/${source.id}`, { tables: [{ schema: 'shop', name: table, mode: 'cdc' }] });
-      return source;
-    };
     const created = await cdcSource('plain', 'items');
     const failedWith = async (): Promise<string> => {
       await syncEnded(api, created.id as string);
