@@ -20,17 +20,18 @@ const COLUMNS = `id int NOT NULL, v varchar(20), w varchar(20) COLLATE utf8mb4_b
   big bigint unsigned, i tinyint, at datetime(6), ts timestamp(3) NULL DEFAULT NULL, d date, t time(2),
   e enum('b','a','it''s'), s set('x','y','z'), b bit(10), y year, bin binary(4), blb blob, j json, f float,
   dbl double, l varchar(12) CHARACTER SET latin1, lt text CHARACTER SET latin1, g varchar(8) CHARACTER SET greek,
-  h text CHARACTER SET hebrew, m varchar(8) CHARACTER SET macroman, k char(4) CHARACTER SET dec8, u uuid, i4 inet4, i6 inet6, PRIMARY KEY (id)`;
+  h text CHARACTER SET hebrew, m varchar(8) CHARACTER SET macroman, k char(4) CHARACTER SET dec8, u uuid, i4 inet4, i6 inet6, gz varchar(20) CHARACTER SET greek COMPRESSED, lz text CHARACTER SET latin1 COMPRESSED,
+  uz text COMPRESSED, bz blob COMPRESSED, PRIMARY KEY (id)`;
 
 const EDGES = `(1, 'ABC ', 'abc', '-12345678901234567890123456789012345.123456789012345678901234567890', 1.25,
    18446744073709551615, -128, '0000-00-00 00:00:00', '1970-01-01 00:00:01.5', '0000-00-00', '-838:59:59', 0,
-   'x,z', b'1010101010', 0, 'ab', x'00ff', '{"a": [1, 2]}', 3.14, -0.0, x'41818d8f909d', x'809fe9ff', x'a1a2a4a5c1', x'afa1e0', x'bddbf041', x'a1b0c4', '00112233-4455-6677-8899-aabbccddeeff', '10.0.0.1', '::ffff:1.2.3.4'),
+   'x,z', b'1010101010', 0, 'ab', x'00ff', '{"a": [1, 2]}', 3.14, -0.0, x'41818d8f909d', x'809fe9ff', x'a1a2a4a5c1', x'afa1e0', x'bddbf041', x'a1b0c4', '00112233-4455-6677-8899-aabbccddeeff', '10.0.0.1', '::ffff:1.2.3.4', x'a1a2c1', x'41818d8f909d', REPEAT('😀 Åke ', 40), REPEAT(x'00ff', 100)),
   (2, '', '', 0, -0.01, 0, 127, '2024-02-29 23:59:59.999999', '2038-01-19 03:14:07', '2024-00-10', '838:59:59.99',
-   'it''s', '', b'0', 1901, x'00000000', '', 'null', 1e38, 1.7976931348623157e308, '', 'plain', '', '', '', '', '00000000-0000-0000-0000-000000000000', '0.0.0.0', '::'),
-  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+   'it''s', '', b'0', 1901, x'00000000', '', 'null', 1e38, 1.7976931348623157e308, '', 'plain', '', '', '', '', '00000000-0000-0000-0000-000000000000', '0.0.0.0', '::', '', '', '', ''),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
   (4, '😀 Åke', 'ß', '99999999999999999999999999999999999.999999999999999999999999999999', 99999999.99,
    9223372036854775808, 0, '1000-01-01 00:00:00', NULL, '9999-12-31', '-00:00:01', 'a', 'x,y,z', b'1111111111', 2155,
-   'a"b,', x'22', '[]', -1.5e-30, 2.5e-308, x'e9c4a0', x'8e9a', 'abc', 'plain', 'x', 'y', 'ffffffff-ffff-1fff-8fff-ffffffffffff', '255.255.255.255', '2001:db8::1')`;
+   'a"b,', x'22', '[]', -1.5e-30, 2.5e-308, x'e9c4a0', x'8e9a', 'abc', 'plain', 'x', 'y', 'ffffffff-ffff-1fff-8fff-ffffffffffff', '255.255.255.255', '2001:db8::1', 'abc', x'80', 'short', x'01')`;
 
 beforeAll(async () => {
   server = await startPrivateMariadb();
@@ -114,6 +115,10 @@ async function expectEqualToCopy(): Promise<number> {
     'u',
     'i4',
     'i6',
+    'gz',
+    'lz',
+    'uz',
+    'bz',
   ]
     .map((c) => `"${c}"`)
     .join(', ');

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowImagesRead, useLakeRowImages } from '../../src/service/syncs/cdc/binlog-rows.js';
+import { readWith, rowImagesRead, useLakeRowImages, type RowReading } from '../../src/service/syncs/cdc/binlog-rows.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../helpers/mysql.js';
 
 /**
@@ -45,8 +45,8 @@ const ROWS = `
    '2024-03-31 02:30:00.1', '1970-01-01 00:00:01.000001', '-00:00:01', 'b', 'y', b'1111111111', 0, '"text"',
    'ffffffff-ffff-ffff-ffff-ffffffffffff')`;
 
-/** Every row image in the log up to where it stands now, as zongji's row events hold them. */
-async function readLog(): Promise<unknown[]> {
+/** Every row image of `table` in the log up to where it stands now, as zongji's row events hold them. */
+async function readLog(table = 't', reading?: RowReading): Promise<unknown[]> {
   const [status] = (await server.query('SHOW MASTER STATUS')) as { File: string; Position: number }[];
   const end = status as { File: string; Position: number };
   const { default: ZongJi } = (await import('@vlasky/zongji')) as unknown as {
@@ -67,6 +67,7 @@ async function readLog(): Promise<unknown[]> {
     dateStrings: true,
     jsonStrings: true,
   });
+  if (reading) readWith(reader, reading);
   const images: unknown[] = [];
   await new Promise<void>((resolve, reject) => {
     reader.on('error', reject);
@@ -81,7 +82,7 @@ async function readLog(): Promise<unknown[]> {
       serverId: randomInt(0x40000000, 0x7fffffff),
       filename: 'binlog.000001',
       position: 4,
-      includeSchema: { shop: ['t'] },
+      includeSchema: { shop: [table] },
       excludeEvents: ['annotaterows'],
     });
   });
@@ -96,7 +97,8 @@ beforeAll(async () => {
     `${TABLE}; INSERT INTO t VALUES ${ROWS};
      UPDATE t SET vc = 'changed', d1 = d1 + 1, t6 = '2001-01-01 01:01:01.5', s3 = NULL, ti = ti - 1 WHERE id IN (2, 4);
      UPDATE t SET id = 5 WHERE id = 3;
-     DELETE FROM t WHERE id = 1;`,
+     DELETE FROM t WHERE id = 1;
+     CREATE TABLE z (id int PRIMARY KEY, v mediumtext COMPRESSED); INSERT INTO z VALUES (1, REPEAT('a', 2000000));`,
     'shop',
   );
 }, 120_000);
@@ -129,5 +131,15 @@ describe("lake's reader of binary log row images", () => {
       dt: '0000-00-00',
     });
     expect((byLake[3] as { row: Record<string, unknown> }).row.vl).toBe('€ŸŽšA');
+  });
+
+  it('inflates a compressed value no further than the longest record a sync takes', async () => {
+    expect(await useLakeRowImages()).toBe(true);
+    const whole = (await readLog('z', { charsets: new Map(), maxValueBytes: 4_000_000 })) as { row: { v: string } }[];
+    expect(whole[0]?.row.v).toHaveLength(2_000_000);
+    // A few kilobytes of the log that would inflate to 2 MB: the read ends, saying why.
+    await expect(readLog('z', { charsets: new Map(), maxValueBytes: 1_000_000 })).rejects.toThrow(
+      'a compressed value of a changed row inflates past 1000000 bytes, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)',
+    );
   });
 });

@@ -80,7 +80,10 @@ export async function readBinlog(input: {
   const includeSchema: Record<string, string[]> = {};
   for (const t of input.targets) (includeSchema[t.schema] ??= []).push(t.name);
   const reader = new ZongJi({ ...mysqlOptions(input.settings), dateStrings: true, jsonStrings: true });
-  if (input.charsets) rowImages.readCharsets(reader, input.charsets);
+  rowImages.readWith(reader, {
+    charsets: input.charsets ?? new Map(),
+    maxValueBytes: messageBound(input.settings).maxBytes,
+  });
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let idle: NodeJS.Timeout | undefined;

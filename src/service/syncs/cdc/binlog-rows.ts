@@ -1,5 +1,7 @@
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { inflateRawSync, inflateSync } from 'node:zlib';
+import buffer from 'node:buffer';
 import { requireCommonJs } from '../../../support/load-commonjs.js';
 
 /**
@@ -75,6 +77,8 @@ const TYPE = {
   VARCHAR: 15,
   TIMESTAMP2: 17,
   DATETIME2: 18,
+  BLOB_COMPRESSED: 140,
+  VARCHAR_COMPRESSED: 141,
   NEWDECIMAL: 246,
   TINY_BLOB: 249,
   MEDIUM_BLOB: 250,
@@ -91,12 +95,19 @@ export function rowImagesRead(): number {
   return imagesRead;
 }
 
-/** Character sets a reader's text is in, beyond those read as they are: each byte's character, by reader. */
-const readersCharsets = new WeakMap<object, ReadonlyMap<string, readonly string[]>>();
+/** What a reader's rows are read with beyond its connection's options. */
+export interface RowReading {
+  /** Single-byte character sets of its tables' text, each byte's character as the server converts it. */
+  charsets: ReadonlyMap<string, readonly string[]>;
+  /** The longest value a compressed column may inflate to (a sync's longest record). */
+  maxValueBytes: number;
+}
 
-/** Text in these single-byte character sets is read by their tables (the server's conversion) by this reader. */
-export function readCharsets(reader: object, charsets: ReadonlyMap<string, readonly string[]>): void {
-  readersCharsets.set(reader, charsets);
+const readings = new WeakMap<object, RowReading>();
+
+/** How this reader's row images are read (its tables' character sets, the bound on a compressed value). */
+export function readWith(reader: object, reading: RowReading): void {
+  readings.set(reader, reading);
 }
 
 /** Makes zongji's row events read their rows here; false when its modules are not shaped as this reader expects. */
@@ -166,7 +177,7 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
         cursor.at = cursor.parser._offset;
         return value;
       };
-      return columnReader(column, schema, config, readersCharsets.get(zongji)) ?? zongjis;
+      return columnReader(column, schema, config, readings.get(zongji)) ?? zongjis;
     }),
     cursor: { buf: Buffer.alloc(0), at: 0, parser: { _buffer: Buffer.alloc(0), _offset: 0 } },
   };
@@ -212,8 +223,9 @@ function columnReader(
   column: MappedColumn,
   schema: MappedTable['columnSchemas'][number],
   config: { dateStrings?: unknown; timezone?: string; decimalNumbers?: unknown },
-  charsets: ReadonlyMap<string, readonly string[]> | undefined,
+  reading: RowReading | undefined,
 ): ColumnReader | undefined {
+  const charsets = reading?.charsets;
   // zongji's rule: the log's signedness when it carries it, else the column's declared type.
   const unsigned = schema.UNSIGNED ?? schema.COLUMN_TYPE.includes('unsigned');
   const meta = column.metadata ?? {};
@@ -254,6 +266,22 @@ function columnReader(
       if (column.charset === null) return lengthed(lengthBytes, (b, start, end) => b.subarray(start, end));
       const text = textDecoder(column.charset, charsets);
       return text && lengthed(lengthBytes, text);
+    }
+    case TYPE.VARCHAR_COMPRESSED:
+    case TYPE.BLOB_COMPRESSED: {
+      // MariaDB's COMPRESSED columns: each value in an envelope of its own, then as the plain type. A binary one is
+      // left to zongji (it returns the bytes); text is read here so its character set is read as above.
+      const varchar = column.type === TYPE.VARCHAR_COMPRESSED;
+      const lengthBytes = varchar ? ((meta.max_length ?? 0) > 255 ? 2 : 1) : (meta.length_size ?? 0);
+      const binary = varchar ? !/^(var)?char\(/.test(schema.COLUMN_TYPE) : column.charset === null;
+      const text = binary || lengthBytes < 1 || lengthBytes > 4 ? undefined : textDecoder(column.charset, charsets);
+      return (
+        text &&
+        lengthed(lengthBytes, (b, start, end) => {
+          const value = uncompressed(b.subarray(start, end), reading?.maxValueBytes ?? Number.MAX_SAFE_INTEGER);
+          return text(value, 0, value.length);
+        })
+      );
     }
     case TYPE.DATE:
       return dateText ? fixed(3, readDate) : undefined;
@@ -321,6 +349,30 @@ function byTable(table: readonly string[]): (b: Buffer, start: number, end: numb
 const LATIN1_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
 
 const windows1252 = (control: string): string => LATIN1_HIGH[control.charCodeAt(0) - 0x80] as string;
+
+/**
+ * A MariaDB COMPRESSED column's value out of its envelope: a header byte (method in the high four bits: 0 stored, 8
+ * zlib; then whether the stream is raw deflate, and how many bytes of original length follow), as zongji reads it.
+ */
+function uncompressed(value: Buffer, maxBytes: number): Buffer {
+  if (value.length === 0) return value;
+  const header = value[0] as number;
+  const method = header >> 4;
+  if (method === 0) return value.subarray(1);
+  if (method !== 8) throw new Error(`a compressed column's value uses a method lake does not know (${method})`);
+  const body = value.subarray(1 + (header & 0x07));
+  // Bounded as a row is: a few bytes of the log may inflate to gigabytes.
+  const options = { maxOutputLength: Math.min(maxBytes, buffer.kMaxLength) };
+  try {
+    return header & 0x08 ? inflateRawSync(body, options) : inflateSync(body, options);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new Error(
+        `a compressed value of a changed row inflates past ${maxBytes} bytes, the longest a sync takes (LAKE_SYNC_MAX_RECORD_BYTES)`,
+      );
+    throw error;
+  }
+}
 
 /** Unsigned 64-bit: a number up to 2^53 − 1, the exact digits beyond (zongji's parseUInt64). */
 function readUnsigned64(b: Buffer, at: number): number | string {
