@@ -1,4 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWith, rowImagesRead, useLakeRowImages, type RowReading } from '../../src/service/syncs/cdc/binlog-rows.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../helpers/mysql.js';
@@ -131,6 +134,35 @@ describe("lake's reader of binary log row images", () => {
       dt: '0000-00-00',
     });
     expect((byLake[3] as { row: Record<string, unknown> }).row.vl).toBe('€ŸŽšA');
+  });
+
+  it('refuses a row image that does not fit its event, where zongji would read the event forever', async () => {
+    expect(await useLakeRowImages()).toBe(true);
+    const lib = join(dirname(createRequire(import.meta.url).resolve('@vlasky/zongji')), 'lib');
+    const { WriteRows } = (await import(pathToFileURL(join(lib, 'rows_event.js')).href)) as {
+      WriteRows: { prototype: object };
+    };
+    /** A row event of one column as a server that lies could send it: its bitmap of columns present, then `bytes`. */
+    const image = (column: object, columnType: string, present: number, bytes: number[]): unknown => {
+      const event = Object.assign(Object.create(WriteRows.prototype) as Record<string, unknown>, {
+        tableId: 7,
+        tableMap: { 7: { columns: [{ name: 'c', ...column }], columnSchemas: [{ COLUMN_TYPE: columnType }] } },
+        columns_present_bitmap: Buffer.from([present]),
+        _zongji: { connection: { config: { dateStrings: true, timezone: 'Z' } } },
+      }) as unknown as { _fetchOneRow(parser: { _buffer: Buffer; _offset: number }): unknown };
+      return event._fetchOneRow({ _buffer: Buffer.from(bytes), _offset: 0 });
+    };
+    const varchar = { charset: 'utf8mb4', type: 15, metadata: { max_length: 40 } };
+    expect(image(varchar, 'varchar(10)', 1, [0, 2, 0x41, 0x42])).toEqual({ c: 'AB' });
+    // No column present: an image of no bytes, which would never move the reading on.
+    expect(() => image(varchar, 'varchar(10)', 0, [0, 2, 0x41, 0x42])).toThrow('does not fit its event');
+    // A length past the event's end.
+    expect(() => image(varchar, 'varchar(10)', 1, [0, 200, 0x41])).toThrow('does not fit its event');
+    // A DECIMAL whose metadata MySQL never writes (more digits after the point than in all) is left to zongji,
+    // which refuses it.
+    expect(() =>
+      image({ charset: null, type: 246, metadata: { precision: 10, decimals: 20 } }, 'decimal(10,20)', 1, [0, 1, 2]),
+    ).toThrow();
   });
 
   it('inflates a compressed value no further than the longest record a sync takes', async () => {

@@ -207,6 +207,10 @@ function readImage(parser: EventParser, plan: TablePlan, present: Buffer): Recor
       ((buf[nulls + (n >> 3)] as number) & (1 << (n & 7))) !== 0 ? null : (readers[i] as ColumnReader)(cursor);
     n++;
   }
+  // zongji reads row images until its parser reaches the event's end: an image that took no bytes, or ran past the
+  // event's bytes (a length or a type's metadata from a server that lies), would have it read forever.
+  if (!(cursor.at > nulls && cursor.at <= buf.length))
+    throw new RangeError('a row image of the binary log does not fit its event; the log cannot be read');
   parser._offset = cursor.at;
   imagesRead++;
   return row;
@@ -247,7 +251,10 @@ function columnReader(
     case TYPE.DOUBLE:
       return fixed(8, (b, at) => b.readDoubleLE(at));
     case TYPE.NEWDECIMAL:
-      return config.decimalNumbers ? undefined : decimalReader(meta.precision ?? 0, meta.decimals ?? 0);
+      // MySQL's bounds (65 digits, 30 after the point); other metadata is left to zongji, which refuses it.
+      return config.decimalNumbers || !validDecimal(meta.precision, meta.decimals)
+        ? undefined
+        : decimalReader(meta.precision as number, meta.decimals as number);
     case TYPE.VARCHAR:
     case TYPE.STRING: {
       // Only text CHAR and VARCHAR: MariaDB's UUID, INET and VECTOR and fixed BINARY ride on these codes too.
@@ -391,6 +398,17 @@ function readSigned64(b: Buffer, at: number): number | string {
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function validDecimal(precision: number | undefined, scale: number | undefined): boolean {
+  return (
+    Number.isInteger(precision) &&
+    Number.isInteger(scale) &&
+    (precision as number) >= 1 &&
+    (precision as number) <= 65 &&
+    (scale as number) >= 0 &&
+    (scale as number) <= Math.min(30, precision as number)
+  );
+}
 
 /** Bytes of a DECIMAL group of 0–9 digits (MySQL's dig2bytes). */
 const GROUP_BYTES = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4] as const;
