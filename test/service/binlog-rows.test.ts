@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWith, rowImagesRead, useLakeRowImages, type RowReading } from '../../src/service/syncs/cdc/binlog-rows.js';
+import { unreadableEvents } from '../../src/service/syncs/cdc/binlog-read.js';
 import { startPrivateMariadb, type PrivateMariadb } from '../helpers/mysql.js';
 
 /**
@@ -163,6 +164,23 @@ describe("lake's reader of binary log row images", () => {
     expect(() =>
       image({ charset: null, type: 246, metadata: { precision: 10, decimals: 20 } }, 'decimal(10,20)', 1, [0, 1, 2]),
     ).toThrow();
+  });
+
+  it("says what to set when the source logs changes in a form the reader cannot decode, in lake's words", async () => {
+    const lib = join(dirname(createRequire(import.meta.url).resolve('@vlasky/zongji')), 'lib');
+    const events = (await import(pathToFileURL(join(lib, 'binlog_event.js')).href)) as Record<
+      string,
+      { unsupportedReason: string }
+    >;
+    // zongji's own words at the first such event (it emits them as an error): named for it, not for what to do here.
+    const compressed = unreadableEvents(new Error(events.TransactionPayload?.unsupportedReason));
+    expect(compressed?.message).toBe(
+      "the source's binary log compresses its transactions (binlog_transaction_compression=ON), which lake cannot read: SET GLOBAL binlog_transaction_compression = OFF (and in the server's configuration), then run lake sync start --full-refresh to read the tables whole",
+    );
+    expect(unreadableEvents(new Error(events.PartialUpdateRows?.unsupportedReason))?.message).toMatch(
+      /partial JSON updates .*SET GLOBAL binlog_row_value_options = ''/,
+    );
+    expect(unreadableEvents(new Error('connect ECONNREFUSED'))).toBeUndefined();
   });
 
   it('inflates a compressed value no further than the longest record a sync takes', async () => {

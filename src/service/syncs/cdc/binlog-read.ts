@@ -144,7 +144,7 @@ export async function readBinlog(input: {
       else if (order >= 0) finish();
       else before = at;
     });
-    reader.on('error', (error) => finish(error));
+    reader.on('error', (error) => finish(unreadableEvents(error) ?? error));
     reader.on('ready', () => mark('binlog: reader ready'));
     const handle = (event: ZongJiEvent, at: BinlogPosition): void => {
       const type = event.getTypeName();
@@ -183,4 +183,29 @@ export async function readBinlog(input: {
     if (reader.ctrlConnection)
       limitMysqlMessages(reader.ctrlConnection, messageBound(input.settings, { catalogOnly: true }));
   });
+}
+
+/**
+ * What to do when the source logs changes in a form the reader cannot decode (MySQL 8's compressed transactions and
+ * partial JSON updates): zongji says so at the first such event, naming itself. The events already in the log stay
+ * unreadable, so the tables are read whole once the server logs plainly again.
+ */
+export function unreadableEvents(error: Error): Error | undefined {
+  const setting = /TRANSACTION_PAYLOAD_EVENT/.test(error.message)
+    ? {
+        what: 'compresses its transactions (binlog_transaction_compression=ON)',
+        fix: 'binlog_transaction_compression = OFF',
+      }
+    : /PARTIAL_UPDATE_ROWS_EVENT/.test(error.message)
+      ? {
+          what: 'logs partial JSON updates (binlog_row_value_options=PARTIAL_JSON)',
+          fix: "binlog_row_value_options = ''",
+        }
+      : undefined;
+  return (
+    setting &&
+    new Error(
+      `the source's binary log ${setting.what}, which lake cannot read: SET GLOBAL ${setting.fix} (and in the server's configuration), then run lake sync start --full-refresh to read the tables whole`,
+    )
+  );
 }
