@@ -73,7 +73,8 @@ async function readLog(table = 't', reading?: RowReading): Promise<unknown[]> {
   });
   if (reading) readWith(reader, reading);
   const images: unknown[] = [];
-  await new Promise<void>((resolve, reject) => {
+  // Stopped however the read ends: a read that fails would leave its connections open into the next test.
+  const read = new Promise<void>((resolve, reject) => {
     reader.on('error', reject);
     reader.on('binlog', (event: { getTypeName(): string; rows?: unknown[] }) => {
       const type = event.getTypeName();
@@ -90,7 +91,11 @@ async function readLog(table = 't', reading?: RowReading): Promise<unknown[]> {
       excludeEvents: ['annotaterows'],
     });
   });
-  reader.stop();
+  try {
+    await read;
+  } finally {
+    reader.stop();
+  }
   return images;
 }
 

@@ -467,48 +467,46 @@ function readDate(b: Buffer, at: number): string {
 
 /** DATETIME(n): 40 bits of year×13+month, day, hour, minute, second, then the fraction (zongji's DATETIME2). */
 function dateTimeReader(decimals: number): ColumnReader {
-  const fraction = fractionReader(decimals);
   return (cursor) => {
     const { buf, at } = cursor;
     const high = buf.readInt32BE(at);
     const low = buf.readInt32BE(at + 1);
     cursor.at = at + 5;
     const yearMonth = bits(high, 14, 31);
-    return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${pad(bits(low, 12, 17), 2)}:${pad(bits(low, 6, 12), 2)}:${pad(bits(low, 0, 6), 2)}${fraction(cursor)}`;
+    const fraction = fractionText(readFraction(cursor, decimals), decimals);
+    return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${pad(bits(low, 12, 17), 2)}:${pad(bits(low, 6, 12), 2)}:${pad(bits(low, 0, 6), 2)}${fraction}`;
   };
 }
 
 /** TIMESTAMP(n): seconds since the epoch, big-endian, then the fraction; MySQL's zero TIMESTAMP is the epoch. */
 function timestampReader(decimals: number): ColumnReader {
-  const fraction = fractionReader(decimals);
   return (cursor) => {
     const seconds = cursor.buf.readInt32BE(cursor.at);
     cursor.at += 4;
-    const fractionAt = cursor.at;
-    const text = fraction(cursor);
-    const value = decimals === 0 ? 0 : fractionValue(cursor.buf, fractionAt, decimals);
-    if (seconds === 0 && value === 0) return `0000-00-00 00:00:00${text}`;
+    const value = readFraction(cursor, decimals);
+    const fraction = fractionText(value, decimals);
+    if (seconds === 0 && value === 0) return `0000-00-00 00:00:00${fraction}`;
     const time = new Date(seconds * 1000 + fractionMilliseconds(value, decimals));
-    return `${dateText(time.getUTCFullYear(), time.getUTCMonth() + 1, time.getUTCDate())} ${pad(time.getUTCHours(), 2)}:${pad(time.getUTCMinutes(), 2)}:${pad(time.getUTCSeconds(), 2)}${text}`;
+    return `${dateText(time.getUTCFullYear(), time.getUTCMonth() + 1, time.getUTCDate())} ${pad(time.getUTCHours(), 2)}:${pad(time.getUTCMinutes(), 2)}:${pad(time.getUTCSeconds(), 2)}${fraction}`;
   };
 }
 
-/** The fraction of a second of a temporal value with `decimals` digits, as `.ddd` (empty for none). */
-function fractionReader(decimals: number): (cursor: Cursor) => string {
-  if (decimals === 0) return () => '';
+/**
+ * The stored fraction of a second of a temporal value with `decimals` digits (none: 0): big-endian, a digit more
+ * than asked for when `decimals` is odd, never negative.
+ */
+function readFraction(cursor: Cursor, decimals: number): number {
+  if (decimals === 0) return 0;
   const size = Math.ceil(decimals / 2);
-  return (cursor) => {
-    const value = fractionValue(cursor.buf, cursor.at, decimals);
-    cursor.at += size;
-    return `.${pad(value, decimals)}`;
-  };
-}
-
-/** A stored fraction: big-endian, a digit more than asked for when `decimals` is odd, never negative. */
-function fractionValue(buf: Buffer, at: number, decimals: number): number {
-  let value = buf.readIntBE(at, Math.ceil(decimals / 2));
+  let value = cursor.buf.readIntBE(cursor.at, size);
+  cursor.at += size;
   if (decimals % 2 !== 0) value /= 10;
   return value < 0 ? -value : value;
+}
+
+/** A fraction as `.ddd` (empty for none). */
+function fractionText(value: number, decimals: number): string {
+  return decimals === 0 ? '' : `.${pad(value, decimals)}`;
 }
 
 function fractionMilliseconds(value: number, decimals: number): number {

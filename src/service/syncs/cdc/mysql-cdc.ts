@@ -16,7 +16,6 @@ import {
 import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
 import { lakeColumnNames } from '../../sources/lake-names.js';
 import { mark } from '../../../support/debug-timing.js';
-import { loadDuckDB } from '../../engine/duckdb.js';
 import { compareColumns } from '../pg-columns.js';
 import type { ColumnPlan } from '../pg-types.js';
 import { currentColumns } from '../mysql-columns.js';
@@ -249,7 +248,7 @@ async function applyAll(
     for (const table of staged) input.reporter.phase(table.task, 'extracting', { completed: 0, total: null });
     const from = targets.map((t) => t.from).reduce((a, b) => ((comparePositions(a, b) ?? 0) <= 0 ? a : b));
     mark('binlog: tables planned');
-    const reading = readBinlog({
+    await readBinlog({
       settings: input.settings,
       from,
       upto,
@@ -258,9 +257,6 @@ async function applyAll(
       limits: input.limits,
       signal: input.signal,
     });
-    // The changes are committed through DuckDB: its module loads while the reader connects (tens of milliseconds).
-    if (staged.length > 0) void loadDuckDB().catch(() => undefined);
-    await reading;
     for (const table of staged) flush(table, budget);
     mark(`binlog: ${seq} changes read`);
   } catch (error) {
