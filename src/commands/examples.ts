@@ -50,7 +50,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'sources get': ['lake sources get shop'],
   'sources create': [
     'lake sources create --connector postgres --name shop --config host=db.internal --config user=reader --config database=shop',
-    'lake sources create --connector sample --name demo',
+    'lake sources create --connector mysql --name orders --config host=mysql.internal --config user=reader --config database=orders',
     'lake sources create --from-file source.json --password-stdin < password.txt',
   ],
   'sources update': [

@@ -232,6 +232,28 @@ describe('lake query', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/result_too_large: The result grew past the 1 MB limit/);
     expect(result.stderr).toMatch(/Query id: qr_/);
+    // What to do, for the limit that ended it.
+    expect(result.stderr).toMatch(/hint: +Keep less of the result \(an aggregate, --row-limit or --byte-limit\)/);
+  });
+
+  it('a failed query says what to do, on the command that ran it and on lake query result and download', async () => {
+    const run = await runLake(['query', 'select * from no_such_schema.no_such_table'], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/error query_failed: .*no_such_table/);
+    expect(run.stderr).toMatch(/request id: req_/);
+    expect(run.stderr).toMatch(/hint: +Fix the SQL and run it again; `lake catalog ls` lists the tables you may read/);
+    const id = /Query id: (qr_[0-9a-z]+)/.exec(run.stderr)?.[1];
+    expect(id).toBeDefined();
+    for (const again of [
+      ['query', 'result', id as string],
+      ['query', 'download', id as string, '-o', '-'],
+    ]) {
+      const result = await runLake(again, { env });
+      expect(result.code, again.join(' ')).toBe(1);
+      expect(result.stderr).toMatch(/error query_failed: /);
+      expect(result.stderr).toContain(`Fix the SQL and run it again`);
+      expect(result.stderr).toContain(`Query id: ${id}`);
+    }
   });
 
   it('--wait in local mode stops the query it gave up on and says so (it said "check it with lake query poll"); poll agrees', async () => {

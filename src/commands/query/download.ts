@@ -8,6 +8,7 @@ import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { ResultFileObject } from '../../contract/types.js';
+import { queryEndedError } from './ended.js';
 
 const MAX_ATTEMPTS = 5;
 
@@ -34,16 +35,8 @@ export async function queryResultFile(
     );
   }
   const file = query.files?.[0];
-  if (query.status !== 'succeeded' || !file) {
-    throw new CliError(
-      query.status === 'failed' ? (query.error?.code ?? 'query_failed') : `query_${query.status}`,
-      query.error?.message ?? `Query ${id} has no result.`,
-      EXIT.failed,
-      undefined,
-      { query: id },
-      answer.headers.get('Request-Id') ?? undefined,
-    );
-  }
+  if (query.status !== 'succeeded' || !file)
+    throw queryEndedError(query, answer.headers.get('Request-Id') ?? undefined);
   return file;
 }
 

@@ -3,6 +3,7 @@ import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { rowOutput } from './run.js';
+import { queryEndedError } from './ended.js';
 
 /**
  * `lake query result <id>`: a finished query's rows again, in any output format, paged through the API as
@@ -28,15 +29,7 @@ export async function printResult(
       { query: id },
     );
   }
-  if (query.status !== 'succeeded') {
-    throw new CliError(
-      query.error?.code ?? `query_${query.status}`,
-      query.error?.message ?? `Query ${id} ${query.status}; it has no rows.`,
-      EXIT.failed,
-      undefined,
-      { query: id },
-    );
-  }
+  if (query.status !== 'succeeded') throw queryEndedError(query);
   const printed = await printQueryRows(
     client,
     ctx.io,

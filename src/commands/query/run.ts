@@ -16,6 +16,7 @@ import type { LakeClient } from '../../client/lake-client.js';
 import { printError } from '../errors.js';
 import { printRows } from '../listing.js';
 import { waitForQuery, type QueryPage } from './wait.js';
+import { queryEndedError } from './ended.js';
 
 export interface RunOptions {
   file?: string;
@@ -276,18 +277,8 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
     ctx.exitCode = EXIT.stillRunning;
     return;
   }
-  if (page.status !== 'succeeded') {
-    // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …).
-    const code = page.status === 'failed' ? (page.error?.code ?? 'query_failed') : `query_${page.status}`;
-    throw new CliError(
-      code,
-      page.error?.message ?? `The query ${page.status}.`,
-      EXIT.failed,
-      `Query id: ${id}`,
-      { query: id },
-      requestId,
-    );
-  }
+  // A failed query says which limit or error ended it (query_timeout, query_memory_limit, …) and what to do.
+  if (page.status !== 'succeeded') throw queryEndedError(page, requestId);
   mark('first page received');
   if (page.dry_run) {
     // Nothing ran: what it would return is its columns and their types.

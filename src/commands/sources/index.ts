@@ -14,7 +14,7 @@ export function registerSources(program: Command, ctx: CommandContext): void {
   const idOf = async (ref: string): Promise<string> => (await import('../resolve.js')).resolveId(ctx, 'source', ref);
   const sources = program
     .command('sources')
-    .description('connect data sources (PostgreSQL, sample data) and manage them');
+    .description('connect data sources (PostgreSQL, MySQL and MariaDB, sample data) and manage them');
 
   pageOptions(sources.command('ls').description('list sources, newest first')).action(async (o: PageOptions) =>
     (await verbs()).listSources(ctx, o),
@@ -28,7 +28,7 @@ export function registerSources(program: Command, ctx: CommandContext): void {
   sources
     .command('create')
     .description('create a source; the password comes from --password-stdin or a hidden prompt, never a flag')
-    .option('--connector <name>', 'postgres, sample, … (lake connectors ls)')
+    .option('--connector <name>', 'postgres, mysql, sample, … (lake connectors ls)')
     .option('--name <name>', 'a name to tell it apart')
     .option(
       '--config <key=value>',
@@ -104,6 +104,6 @@ export function registerSources(program: Command, ctx: CommandContext): void {
   connectors
     .command('get')
     .description("a connector's settings, which are credentials, and what each means")
-    .argument('<name>', 'connector name (postgres, sample, …)')
+    .argument('<name>', 'connector name (postgres, mysql, sample, …)')
     .action(async (name: string) => (await verbs()).getConnector(ctx, name));
 }
