@@ -35,6 +35,17 @@ const HINTS: Record<string, string> = {
   source_pause_failed: 'Cancel the running sync (`lake jobs cancel <sync id>`) or wait for it, then pause.',
   connection_failed: 'Check --base-url or LAKE_BASE_URL, and that `lake serve` is running there.',
   internal_error: 'Retry later; quote the request id to the operator if it keeps happening.',
+  // An id that names nothing the credential can see: where the ids it can see are listed.
+  query_not_found: "List your queries with `lake query ls` (an owner or admin sees everyone's with --creator all).",
+  job_not_found: 'List the jobs you can see with `lake jobs ls`.',
+  source_not_found: 'List the sources with `lake sources ls`.',
+  send_not_found: 'List the sends with `lake sends ls`.',
+  canvas_not_found: 'List the canvases with `lake canvas ls`.',
+  catalog_not_found: 'Browse the tables and views you may read with `lake catalog ls`.',
+  pat_not_found: 'List your tokens with `lake pats ls`.',
+  user_not_found: 'List the people of the organization with `lake admin user ls`.',
+  grant_not_found: 'List the grants with `lake admin grants ls`.',
+  organization_not_found: 'List the organizations with `lake admin org ls` (the service operator).',
 };
 
 /** Hints that name the job an error is about (the API names it in the message; the CLI says which command follows it). */

@@ -106,4 +106,21 @@ describe('README exit codes', () => {
 
     expect([...seen.keys()].sort((a, b) => a - b)).toEqual(readmeExitCodes());
   }, 90_000);
+
+  it('an id that names nothing says where the ids are listed', async () => {
+    const cases: [string[], string, string][] = [
+      [['query', 'download', 'qr_doesnotexist'], 'query_not_found', '`lake query ls`'],
+      [['jobs', 'get', 'sync_doesnotexist'], 'job_not_found', '`lake jobs ls`'],
+      [['sources', 'get', 'src_doesnotexist'], 'source_not_found', '`lake sources ls`'],
+      [['catalog', 'describe', 'nowhere.nothing'], 'catalog_not_found', '`lake catalog ls`'],
+      [['pats', 'revoke', 'pat_doesnotexist'], 'pat_not_found', '`lake pats ls`'],
+    ];
+    for (const [args, code, where] of cases) {
+      const result = await lake(...args);
+      expect(result.code, args.join(' ')).toBe(EXIT.failed);
+      expect(result.stderr).toContain(`error ${code}: `);
+      expect(result.stderr).toMatch(/request id: req_/);
+      expect(result.stderr).toMatch(new RegExp(`hint: +.*${where.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    }
+  });
 });
