@@ -2,9 +2,10 @@
 // a hundred saves ~55 ms on every `lake query` (docs/performance.md). Native packages, and packages only some
 // commands use, stay outside: they are loaded with require, or only when used. Commander, which every command
 // runs, is bundled, so it is in the code cache.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { build } from 'esbuild';
 
@@ -12,16 +13,22 @@ import { build } from 'esbuild';
  * Modules of lake's own that stay separate (tsc's files in dist/), imported only when used:
  * - esbuild hoists a bundled module's external imports to the top of the bundle, so bundling the Ink view would load
  *   Ink and React (~300 ms) on every command; it is imported only by `lake sync start --follow` on a terminal.
- * - The binary log's row reader imports @vlasky/zongji's modules by their path, which an import() in the bundle
- *   cannot (only string literals are left, below); it is imported only by a sync that reads a binary log.
  */
-const STAY_OUTSIDE = ['render/sync-view.js', 'service/syncs/cdc/binlog-rows.js'];
+const STAY_OUTSIDE = ['render/sync-view.js'];
+/**
+ * Modules of lake's own that the bundle has in another's place: the source drivers come from bundles of their own
+ * (below) instead of their packages' files.
+ */
+const REPLACED = { 'support/source-drivers.js': 'support/source-drivers-bundled.js' };
 const modulesStayOutside = {
   name: 'modules-stay-outside',
   setup(builder) {
     builder.onResolve({ filter: /\.js$/ }, (args) => {
-      const path = STAY_OUTSIDE.find((kept) => join(args.resolveDir, args.path).endsWith(join('dist', kept)));
-      return path ? { path: `./${path}`, external: true } : undefined;
+      const resolved = join(args.resolveDir, args.path);
+      const path = STAY_OUTSIDE.find((kept) => resolved.endsWith(join('dist', kept)));
+      if (path) return { path: `./${path}`, external: true };
+      const replaced = Object.keys(REPLACED).find((module) => resolved.endsWith(join('dist', module)));
+      return replaced ? { path: join(process.cwd(), 'dist', REPLACED[replaced]) } : undefined;
     });
   },
 };
@@ -98,3 +105,50 @@ await build({
     js: 'import { createRequire as __lakeCreateRequire } from "node:module"; const require = __lakeCreateRequire(import.meta.url);',
   },
 });
+
+// The source drivers: a bundle each, with its code cache, loaded only when a sync, a connection check or the
+// PostgreSQL store needs it (src/support/source-drivers-bundled.ts). zongji's bundle leaves mysql2 to its own, so a
+// process holds one mysql2; zongji's row events and common module are exported for lake's row image reader (its
+// package exports neither), from the same module instances its reader uses.
+const packages = createRequire(join(process.cwd(), 'package.json'));
+const zongjiLib = join(dirname(packages.resolve('@vlasky/zongji')), 'lib');
+const DRIVERS = {
+  pg: { format: 'cjs', contents: "module.exports = { pg: require('pg'), copyStreams: require('pg-copy-streams') };" },
+  mysql2: { format: 'cjs', contents: "module.exports = require('mysql2');" },
+  zongji: {
+    format: 'esm',
+    contents: [
+      "export { default as ZongJi } from '@vlasky/zongji';",
+      `export * as rowsEvent from ${JSON.stringify(join(zongjiLib, 'rows_event.js'))};`,
+      `export * as common from ${JSON.stringify(join(zongjiLib, 'common.js'))};`,
+    ].join('\n'),
+    external: ['mysql2'],
+  },
+};
+const driversDir = join('dist', 'drivers');
+rmSync(driversDir, { recursive: true, force: true });
+mkdirSync(driversDir, { recursive: true });
+for (const [name, driver] of Object.entries(DRIVERS)) {
+  await build({
+    stdin: { contents: driver.contents, resolveDir: process.cwd(), loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    // pg asks for its native binding only when told to use it, which lake never does.
+    external: ['pg-native', ...(driver.external ?? [])],
+    outfile: join(driversDir, `${name}.cjs`),
+  });
+}
+const { loadDriverBundle } = await import('../dist/support/source-drivers-bundled.js');
+const dir = join(process.cwd(), driversDir);
+const mysql2 = loadDriverBundle('mysql2', { dir, useCache: false });
+for (const [name, run] of [
+  ['pg', loadDriverBundle('pg', { dir, useCache: false })],
+  ['mysql2', mysql2],
+  ['zongji', loadDriverBundle('zongji', { dir, useCache: false, mysql2: mysql2.exports })],
+])
+  writeFileSync(join(dir, `${name}.cjs.cache`), run.script.createCachedData());

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type * as mysql from 'mysql2';
-import { requireCommonJs } from '../../support/load-commonjs.js';
+import { mysqlDriver } from '../../support/source-drivers.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { DISCOVERY_DEFAULTS } from './postgres.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
@@ -59,7 +59,7 @@ export function mysqlOptions(settings: ConnectorSettings): mysql.ConnectionOptio
  * text (lake's SQL says how each column travels, mysql-types.ts).
  */
 export function mysqlConnection(settings: ConnectorSettings, catalogOnly = false): mysql.Connection {
-  const driver = requireCommonJs('mysql2') as typeof mysql;
+  const driver = mysqlDriver();
   const connection = driver.createConnection({
     ...mysqlOptions(settings),
     // Text for every value: numbers beyond JavaScript's, dates before year 1000 and zero dates arrive exactly.

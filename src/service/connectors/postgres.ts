@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
-import { requireCommonJs } from '../../support/load-commonjs.js';
+import { pgDriver } from '../../support/source-drivers.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { Connector, ConnectionTest, ConnectorSettings, SourceTable, TestFailure } from './types.js';
 import { connectionFields, DELETES_FIELD, SSL_MODE_FIELD, SYNC_CONNECTIONS_FIELD } from './database-fields.js';
@@ -26,7 +26,7 @@ export function postgresClient(
   settings: ConnectorSettings,
   purpose: 'check' | 'sync' | 'replication' = 'check',
 ): pg.Client {
-  const { Client } = requireCommonJs('pg') as typeof pg;
+  const { Client } = pgDriver().pg;
   const sslMode = String(settings.config.ssl_mode ?? 'disable');
   const named = settings.secrets.host;
   const pinned = settings.connectHost ?? named;

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type pg from 'pg';
-import { requireCommonJs } from '../../support/load-commonjs.js';
+import { pgDriver } from '../../support/source-drivers.js';
 import type { LockName, MetadataDb, RunResult, SqlParam } from './metadata-db.js';
 import { MetadataUnavailableError, isConnectionFailure } from './unavailable.js';
 import { Notices } from './notices.js';
@@ -57,7 +57,7 @@ export class PostgresMetadataDb implements MetadataDb {
   }
 
   static open(url: string, options: { max?: number } = {}): PostgresMetadataDb {
-    const { Pool } = requireCommonJs('pg') as typeof pg;
+    const { Pool } = pgDriver().pg;
     const pool = new Pool({
       connectionString: url,
       max: options.max ?? 10,
@@ -180,7 +180,7 @@ export class PostgresMetadataDb implements MetadataDb {
    */
   private ensureListening(): Promise<void> {
     if (this.listening || this.listener || this.closed) return this.listening ?? Promise.resolve();
-    const { Client } = requireCommonJs('pg') as typeof pg;
+    const { Client } = pgDriver().pg;
     this.listening = (async () => {
       for (let delay = 250; !this.closed; delay = Math.min(delay * 2, 5_000)) {
         const client = new Client({
@@ -358,7 +358,7 @@ export class PostgresMetadataDb implements MetadataDb {
 const NUMBERS_AS_NUMBERS = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
-    const { types } = requireCommonJs('pg') as typeof pg;
+    const { types } = pgDriver().pg;
     return types.getTypeParser(oid, format ?? 'text');
   }) as typeof pg.types.getTypeParser,
 };

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
-import { requireCommonJs } from '../../support/load-commonjs.js';
+import { pgDriver } from '../../support/source-drivers.js';
 
 /**
  * Runs `text` on `client` and hands its rows on in batches as they arrive, holding a bounded number of bytes: a
@@ -25,7 +25,7 @@ export async function* streamRowBatches<T extends pg.QueryResultRow>(
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   // Loaded here, not at the module's top: a command that never reaches a source does not load pg (startup.test.ts).
-  const { Query } = requireCommonJs('pg') as typeof pg;
+  const { Query } = pgDriver().pg;
   const query = new Query<T>(text);
   query.on('row', (row: T) => {
     rows.push(row);

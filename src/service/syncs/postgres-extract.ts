@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
-import { requireCommonJs } from '../../support/load-commonjs.js';
+import { pgDriver } from '../../support/source-drivers.js';
 import { classifyPostgresFailure } from '../connectors/postgres.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import { MAX_MERGES } from '../storage/lake.js';
@@ -75,7 +75,7 @@ export async function syncPostgres(input: PostgresSyncInput): Promise<TableResul
 
 /** Reads the tasks' tables in one snapshot (a CDC slot's, when one was just created) and commits each. */
 async function extractTables(input: PostgresSyncInput, cdcSnapshot: CdcSnapshot | undefined): Promise<TableResult[]> {
-  const { to } = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo };
+  const { to } = pgDriver().copyStreams;
   const allowed = Math.max(1, Number(input.settings.config.sync_connections ?? DEFAULT_SYNC_CONNECTIONS));
   const clients: pg.Client[] = [];
   const connections = new TenantConnections(input.limits, input.signal);

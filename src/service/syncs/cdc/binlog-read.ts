@@ -7,6 +7,8 @@ import { messageBound } from '../../connectors/wire-limits.js';
 import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
 import { statementEffects } from './binlog-ddl.js';
+import { readWith, rowImagesRead, useLakeRowImages } from './binlog-rows.js';
+import { zongjiDriver } from '../../../support/source-drivers.js';
 
 /** Row values by column name, as the decoder gives them (binlog-values.ts turns them into staged text). */
 export type BinlogRow = Record<string, unknown>;
@@ -70,17 +72,13 @@ export async function readBinlog(input: {
   signal: AbortSignal;
 }): Promise<void> {
   if ((comparePositions(input.from, input.upto) ?? -1) >= 0) return;
-  const { default: ZongJi } = (await import('@vlasky/zongji')) as unknown as {
-    default: new (options: object) => ZongJiInstance;
-  };
-  // Loaded on its own, outside the CLI bundle: it reaches zongji's modules by their path (scripts/bundle.mjs).
-  const rowImages = await import('./binlog-rows.js');
-  const lakeReads = await rowImages.useLakeRowImages();
+  const ZongJi = (await zongjiDriver()).ZongJi as new (options: object) => ZongJiInstance;
+  const lakeReads = await useLakeRowImages();
   const targets = new Map(input.targets.map((t) => [`${t.schema}.${t.name}`, t]));
   const includeSchema: Record<string, string[]> = {};
   for (const t of input.targets) (includeSchema[t.schema] ??= []).push(t.name);
   const reader = new ZongJi({ ...mysqlOptions(input.settings), dateStrings: true, jsonStrings: true });
-  rowImages.readWith(reader, {
+  readWith(reader, {
     charsets: input.charsets ?? new Map(),
     maxValueBytes: messageBound(input.settings).maxBytes,
   });
@@ -100,7 +98,7 @@ export async function readBinlog(input: {
       }
       if (error) reject(error);
       else {
-        mark(`binlog: read, ${lakeReads ? rowImages.rowImagesRead() : 'no'} row images by lake's reader`);
+        mark(`binlog: read, ${lakeReads ? rowImagesRead() : 'no'} row images by lake's reader`);
         resolve();
       }
     };

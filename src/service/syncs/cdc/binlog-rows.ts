@@ -1,8 +1,6 @@
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { inflateRawSync, inflateSync } from 'node:zlib';
 import buffer from 'node:buffer';
-import { requireCommonJs } from '../../../support/load-commonjs.js';
+import { zongjiDriver } from '../../../support/source-drivers.js';
 
 /**
  * Lake's own reading of binary log row images, in place of @vlasky/zongji's, for the column types most tables hold
@@ -11,8 +9,8 @@ import { requireCommonJs } from '../../../support/load-commonjs.js';
  * reads one log both ways and compares). Why: zongji builds each value through general helpers (a 32-character
  * string cut for every date part and decimal group, a copy of every DECIMAL, a codec looked up for every latin1
  * string, the row's bit counts per row), which made reading a 1% change of a 6,000,000-row table from the log most
- * of its sync (docs/performance.md). zongji's package exports none of its row classes, so the module is reached by
- * its path and its three row events read their rows here; the version is pinned in package.json, and when the shape
+ * of its sync (docs/performance.md). zongji's package exports none of its row classes, so its module is reached by
+ * its path (source-drivers.ts) and its three row events read their rows here; the version is pinned in package.json, and when the shape
  * read here is not there, zongji's own reading stays.
  */
 
@@ -117,13 +115,10 @@ export function useLakeRowImages(): Promise<boolean> {
 }
 
 async function install(): Promise<boolean> {
-  const lib = join(dirname(requireCommonJs.resolve('@vlasky/zongji')), 'lib');
-  const load = (file: string): Promise<Record<string, unknown>> =>
-    import(pathToFileURL(join(lib, file)).href) as Promise<Record<string, unknown>>;
   let rows: Record<string, unknown>;
   let common: Record<string, unknown>;
   try {
-    [rows, common] = await Promise.all([load('rows_event.js'), load('common.js')]);
+    ({ rowsEvent: rows, common } = await zongjiDriver());
   } catch {
     return false;
   }

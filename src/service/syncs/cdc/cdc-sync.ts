@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import type pg from 'pg';
 import type { from as CopyFrom, to as CopyTo } from 'pg-copy-streams';
-import { requireCommonJs } from '../../../support/load-commonjs.js';
+import { pgDriver } from '../../../support/source-drivers.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
 import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
 import type { MergeCounts } from '../../storage/ducklake/merge.js';
@@ -241,7 +241,7 @@ async function applyAll(
   signal: AbortSignal,
 ): Promise<TableResult[]> {
   const { control } = session;
-  const copy = requireCommonJs('pg-copy-streams') as { to: typeof CopyTo; from: typeof CopyFrom };
+  const copy = pgDriver().copyStreams;
   const ready = [
     ...deferred.map(({ task, columns }) => ({ task, columns, result: undefined as TableResult | undefined })),
     ...copied.filter((r) => r.error === undefined).map((r) => ({ task: r.task, columns: r.columns, result: r })),
