@@ -82,6 +82,15 @@ describe('a table that fails in a sync says why, everywhere the sync is shown', 
       expect(text).not.toContain(db.database);
     }
   });
+
+  it('a sync whose every table fails says that none was committed', async () => {
+    const synced = await runLake(['sync', 'start', source, '--tables', 'public.locked', '--json'], { env });
+    expect(synced.code).toBe(1);
+    expect((JSON.parse(synced.stdout) as Json).error).toEqual({
+      code: 'tables_failed',
+      message: '1 of 1 table failed: public.locked (permission denied for table locked). No table was committed.',
+    });
+  });
 });
 
 /**

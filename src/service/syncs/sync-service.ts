@@ -486,9 +486,11 @@ export class SyncService {
     else if (failed.length > 0) {
       // Each table's reason, so the sync object, the stream's last event and a follower all say why.
       const reasons = failed.map((f) => `${f.task.key} (${f.error})`).join('; ');
+      const tables = `${tasks.length} table${tasks.length === 1 ? '' : 's'}`;
+      const committed = failed.length === tasks.length ? 'No table was committed.' : 'The other tables were committed.';
       await this.jobs.finish(id, 'failed', {
         code: 'tables_failed',
-        message: `${failed.length} of ${tasks.length} tables failed: ${reasons}. The other tables were committed.`,
+        message: `${failed.length} of ${tables} failed: ${reasons}. ${committed}`,
       });
     } else await this.jobs.finish(id, 'succeeded');
     return results.reduce((sum, r) => sum + (r.error ? 0 : r.transferred), 0);
