@@ -141,6 +141,20 @@ describe('lake sources and lake connectors', () => {
       reason: 'database_not_found',
     });
     expect(tested.stdout + tested.stderr).not.toContain(db.database);
+    // On a terminal or a pipe alike, the reason comes with what to check and the command that changes it.
+    expect(created.stderr).toContain(
+      `check its database's name (lake sources update ${source.id} --config database=…)`,
+    );
+    const plain = await lake(['sources', 'test', source.id]);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/reason\tdatabase_not_found/);
+    expect(plain.stderr).toContain(
+      `lake: the source could not be used: check its database's name (lake sources update ${source.id} --config database=…).`,
+    );
+    const unreachable = await lake(['sources', 'update', source.id, '--config', 'port=1']);
+    expect(unreachable.code, unreachable.stderr).toBe(0);
+    const refused = await lake(['sources', 'test', source.id]);
+    expect(refused.stderr).toContain(`check its host and port (lake sources update ${source.id} --config host=…`);
 
     const flagged = await lake(['sources', 'create', '--connector', 'postgres', '--config', 'password=hunter2']);
     expect(flagged.code).toBe(2);

@@ -59,7 +59,7 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .option('--full <schema.table>', 'sync this table by full refresh, repeatable', collect)
     .option(
       '--cdc <schema.table>',
-      "sync this table's changes through PostgreSQL logical replication (deletes included), repeatable",
+      "sync this table's changes from the source's log (PostgreSQL's logical replication, MySQL's binary log; deletes included), repeatable",
       collect,
     )
     .option(

@@ -7,6 +7,7 @@ import { LakeApiError } from '../../client/errors.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { assertOutputFlags, printList, printRows, readBodyFile, when, type PageOptions } from '../listing.js';
 import { readPassword, readSecret } from './secret-input.js';
+import { whatToCheck } from './test-hints.js';
 
 /** `key=value` settings typed by the connector's field list; credentials (host, user) go to the top level. */
 function applySettings(connector: ConnectorObject, pairs: readonly string[], body: Record<string, unknown>): void {
@@ -193,7 +194,7 @@ export async function createSource(ctx: CommandContext, options: Record<string, 
     const test = await client.read(SOURCE_ROUTES.testSource, { params: { id: created.id } });
     if (!test.ok) {
       ctx.io.stderr.write(
-        `lake: warning: ${created.id} was created, but its database could not be used (${test.reason ?? 'unknown'}), so no tables were discovered. Fix its settings with lake sources update ${created.id} --config …, then lake sources test ${created.id}.\n`,
+        `lake: warning: ${created.id} was created, but its database could not be used (${test.reason ?? 'unknown'}), so no tables were discovered: ${whatToCheck(test.reason, created.id)}; then lake sources test ${created.id}.\n`,
       );
     }
   }
@@ -291,7 +292,10 @@ export async function testSource(ctx: CommandContext, id: string): Promise<void>
       `lake: ${names.length} new table${names.length === 1 ? '' : 's'} found, off until enabled: ${names.join(', ')}. Turn one on with: lake sources update ${id} --enable ${names[0]}\n`,
     );
   }
-  if (result.supported && !result.ok) ctx.exitCode = EXIT.failed;
+  if (result.supported && !result.ok) {
+    if (!ctx.json) ctx.io.stderr.write(`lake: the source could not be used: ${whatToCheck(result.reason, id)}.\n`);
+    ctx.exitCode = EXIT.failed;
+  }
 }
 
 export async function deleteSource(ctx: CommandContext, id: string): Promise<void> {
