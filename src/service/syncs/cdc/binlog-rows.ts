@@ -10,8 +10,8 @@ import { zongjiDriver } from '../../../support/source-drivers.js';
  * string cut for every date part and decimal group, a copy of every DECIMAL, a codec looked up for every latin1
  * string, the row's bit counts per row), which made reading a 1% change of a 6,000,000-row table from the log most
  * of its sync (docs/performance.md). zongji's package exports none of its row classes, so its module is reached by
- * its path (source-drivers.ts) and its three row events read their rows here; the version is pinned in package.json, and when the shape
- * read here is not there, zongji's own reading stays.
+ * its path (source-drivers.ts) and its three row events read their rows here; the version is pinned in
+ * package.json, and when the shape read here is not there, zongji's own reading stays.
  */
 
 /** zongji's parser over one event's bytes (lib/reader.js). */
