@@ -75,7 +75,9 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
 
   query
     .command('download')
-    .description("download a query's result (Parquet, CSV or Arrow), resuming after interruptions and checking its size")
+    .description(
+      "download a query's result (Parquet, CSV or Arrow), resuming after interruptions and checking its size",
+    )
     .argument('<id>', 'query id (qr_…)')
     .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
     .option('--format <format>', 'parquet (the default), csv (RFC 4180, with a header) or arrow (an Arrow IPC stream)')
