@@ -8,6 +8,7 @@ import { runLake } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { sourceCreateArgs } from '../helpers/source-args.js';
 
 /** A terminal's standard input: raw mode is switched as readline asks, keys are what the test types. */
 function terminalInput(): PassThrough & { isTTY: boolean; setRawMode: (on: boolean) => void; raw: boolean[] } {
@@ -43,20 +44,12 @@ describe('the hidden password prompt on a terminal', () => {
     const err = new Capture(true);
     const io = new IOStreams(out, err, stdin, env);
     const args = [
-      'sources',
-      'create',
-      '--connector',
-      'postgres',
-      '--name',
-      name,
-      '--config',
-      'host=127.0.0.1',
-      '--config',
-      `port=${db.port}`,
-      '--config',
-      `database=${db.database}`,
-      '--config',
-      `user=${db.reader}`,
+      ...sourceCreateArgs('postgres', name, {
+        host: '127.0.0.1',
+        port: db.port,
+        database: db.database,
+        user: db.reader,
+      }),
       ...extra,
       '--json',
     ];
@@ -96,20 +89,12 @@ describe('the hidden password prompt on a terminal', () => {
   it('in a pipe, without --password-stdin or --no-password, is a usage error instead of a source with no password', async () => {
     const piped = await runLake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'piped',
-        '--config',
-        'host=127.0.0.1',
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.reader}`,
+        ...sourceCreateArgs('postgres', 'piped', {
+          host: '127.0.0.1',
+          port: db.port,
+          database: db.database,
+          user: db.reader,
+        }),
       ],
       { env, input: '' },
     );
@@ -117,20 +102,12 @@ describe('the hidden password prompt on a terminal', () => {
     expect(piped.stderr).toMatch(/--password-stdin.*--no-password|--no-password/s);
     const none = await runLake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'trusting',
-        '--config',
-        'host=127.0.0.1',
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.reader}`,
+        ...sourceCreateArgs('postgres', 'trusting', {
+          host: '127.0.0.1',
+          port: db.port,
+          database: db.database,
+          user: db.reader,
+        }),
         '--no-password',
         '--json',
       ],

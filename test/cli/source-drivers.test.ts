@@ -6,6 +6,7 @@ import { loadDriverBundle } from '../../src/support/source-drivers-bundled.js';
 import * as fromPackages from '../../src/support/source-drivers.js';
 import * as fromBundles from '../../src/support/source-drivers-bundled.js';
 import { runLake } from '../helpers/cli.js';
+import { sourceCreateArgs } from '../helpers/source-args.js';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
@@ -84,20 +85,12 @@ describe('the source drivers', () => {
         const db = connector === 'postgres' ? pgDb : mysqlDb;
         const created = await runLake(
           [
-            'sources',
-            'create',
-            '--connector',
-            connector,
-            '--name',
-            `${connector}-shop`,
-            '--config',
-            `host=${db.host}`,
-            '--config',
-            `port=${db.port}`,
-            '--config',
-            `database=${db.database}`,
-            '--config',
-            `user=${db.reader}`,
+            ...sourceCreateArgs(connector, `${connector}-shop`, {
+              host: db.host,
+              port: db.port,
+              database: db.database,
+              user: db.reader,
+            }),
             '--no-password',
             '--json',
           ],

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+import { sourceCreateArgs } from '../helpers/source-args.js';
 
 type Json = Record<string, any>;
 
@@ -17,20 +18,12 @@ describe('new tables in a source', () => {
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
     const created = await runLake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'grows',
-        '--config',
-        `host=${db.host}`,
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.reader}`,
+        ...sourceCreateArgs('postgres', 'grows', {
+          host: db.host,
+          port: db.port,
+          database: db.database,
+          user: db.reader,
+        }),
         '--password-stdin',
         '--json',
       ],

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+import { sourceCreateArgs } from '../helpers/source-args.js';
 
 describe('lake sources and lake connectors', () => {
   let env: Record<string, string>;
@@ -20,20 +21,12 @@ describe('lake sources and lake connectors', () => {
   it('creates a PostgreSQL source with the password from stdin, tests, changes, pauses, resumes and deletes it', async () => {
     const created = await lake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'shop',
-        '--config',
-        'host=localhost',
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.reader}`,
+        ...sourceCreateArgs('postgres', 'shop', {
+          host: 'localhost',
+          port: db.port,
+          database: db.database,
+          user: db.reader,
+        }),
         '--password-stdin',
         '--json',
       ],
@@ -110,18 +103,12 @@ describe('lake sources and lake connectors', () => {
 
   it('a failing test exits 1 with a generic reason; a password on the command line is refused', async () => {
     const created = await lake([
-      'sources',
-      'create',
-      '--connector',
-      'postgres',
-      '--config',
-      'host=localhost',
-      '--config',
-      `port=${db.port}`,
-      '--config',
-      `database=${db.database}_missing`,
-      '--config',
-      `user=${db.reader}`,
+      ...sourceCreateArgs('postgres', undefined, {
+        host: 'localhost',
+        port: db.port,
+        database: `${db.database}_missing`,
+        user: db.reader,
+      }),
       '--no-password',
       '--json',
     ]);

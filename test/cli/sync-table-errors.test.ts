@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { adminQuery, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+import { sourceCreateArgs } from '../helpers/source-args.js';
 
 type Json = Record<string, any>;
 
@@ -18,20 +19,12 @@ describe('a table that fails in a sync says why, everywhere the sync is shown', 
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
     const created = await runLake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'locked',
-        '--config',
-        `host=${db.host}`,
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.limited}`,
+        ...sourceCreateArgs('postgres', 'locked', {
+          host: db.host,
+          port: db.port,
+          database: db.database,
+          user: db.limited,
+        }),
         '--password-stdin',
         '--json',
       ],
@@ -114,20 +107,12 @@ describe('a table that fails while loading, with more of it still queued', () =>
     env = { LAKE_HOME: join(root, 'home'), LAKE_CONFIG_DIR: join(root, 'config') };
     const created = await runLake(
       [
-        'sources',
-        'create',
-        '--connector',
-        'postgres',
-        '--name',
-        'docs',
-        '--config',
-        `host=${db.host}`,
-        '--config',
-        `port=${db.port}`,
-        '--config',
-        `database=${db.database}`,
-        '--config',
-        `user=${db.reader}`,
+        ...sourceCreateArgs('postgres', 'docs', {
+          host: db.host,
+          port: db.port,
+          database: db.database,
+          user: db.reader,
+        }),
         '--config',
         'sync_connections=1',
         '--password-stdin',
