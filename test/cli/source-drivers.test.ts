@@ -13,7 +13,7 @@ import { tempDir } from '../helpers/temp.js';
 
 /**
  * The source drivers (pg, mysql2, zongji) load in the CLI from bundles of their own with the build's code cache
- * (scripts/bundle.mjs, decision 66), not from their packages' ~250 files: a sync pays that on every run.
+ * (scripts/bundle.mjs, decision 66), not from their packages' ~150 files: a sync pays that on every run.
  */
 const DRIVERS = fileURLToPath(new URL('../../dist/drivers/', import.meta.url));
 
