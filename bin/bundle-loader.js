@@ -2,25 +2,27 @@
 // machine's Node: V8 then skips parsing and compiling most of the bundle on every start (docs/performance.md).
 // Node 20 offers no code cache for ES modules, which is why the bundle is CommonJS. A cache that does not fit
 // (another Node, changed flags) is rejected by V8 and the bundle compiles as usual: slower, never wrong.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import vm from 'node:vm';
+// CommonJS itself (bin/package.json), as bin/lake.js is: see there.
+'use strict';
+const { readFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+const { pathToFileURL } = require('node:url');
+const vm = require('node:vm');
 
-export const BUNDLE = fileURLToPath(new URL('../dist/bundle.cjs', import.meta.url));
-export const CODE_CACHE = fileURLToPath(new URL('../dist/bundle.cache', import.meta.url));
+const BUNDLE = join(__dirname, '..', 'dist', 'bundle.cjs');
+const CODE_CACHE = join(__dirname, '..', 'dist', 'bundle.cache');
 const DIST_URL = pathToFileURL(dirname(BUNDLE) + '/');
 
 /**
- * The bundle's dynamic imports (ES-only packages such as Ink, and dist/render/sync-view.js) go through this ES
- * module: a script compiled by vm can only import() with an experimental loader option that warns on stderr.
+ * The bundle's dynamic imports (ES-only packages such as Ink, and dist/render/sync-view.js) go through this
+ * function: a script compiled by vm can only import() with an experimental loader option that warns on stderr.
  */
 function importForBundle(specifier) {
   return import(specifier.startsWith('.') ? new URL(specifier, DIST_URL).href : specifier);
 }
 
-export function loadBundle(options = {}) {
+function loadBundle(options = {}) {
   const source = readFileSync(BUNDLE, 'utf8');
   let cachedData;
   if (options.useCache !== false) {
@@ -42,3 +44,5 @@ export function loadBundle(options = {}) {
     cacheRejected: cachedData === undefined || script.cachedDataRejected === true,
   };
 }
+
+module.exports = { BUNDLE, CODE_CACHE, loadBundle };

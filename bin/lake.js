@@ -1,5 +1,13 @@
 #!/usr/bin/env node
 // Kept tiny on purpose: everything, including the heavy parts, loads from the build only when a command needs it.
-import { loadBundle } from './bundle-loader.js';
+// CommonJS (bin/package.json): Node starts a CommonJS entry without setting up its ES module loader, ~5 ms of every
+// command (docs/performance.md).
+'use strict';
+const { loadBundle } = require('./bundle-loader.js');
 
-process.exitCode = await loadBundle().exports.main(process.argv);
+// main never throws: it prints any failure and returns the exit code.
+void loadBundle()
+  .exports.main(process.argv)
+  .then((code) => {
+    process.exitCode = code;
+  });
