@@ -38,6 +38,25 @@ describe('the CLI bundle', () => {
     expect(bundle).not.toMatch(/\bimport\(/);
   });
 
+  it("starts without Node's ES module loader: a local query in a pipe loads none of it", () => {
+    // A CommonJS entry (bin/package.json) spares every command setting up the ES module loader (decision 14).
+    const dir = tempDir('lake-startup-cjs');
+    const preload = join(dir, 'report-esm.cjs');
+    writeFileSync(
+      preload,
+      "process.on('exit', () => require('node:fs').writeSync(2, '\\nESM ' + JSON.stringify(process.moduleLoadList.filter((m) => m.includes('modules/esm/'))) + '\\n'));\n",
+    );
+    const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, 'query', 'select 1'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: dir, LAKE_HOME: join(dir, 'home') },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const loaded = JSON.parse(/ESM (.*)/.exec(run.stderr)?.[1] ?? 'null') as string[];
+    expect(loaded.length).toBeGreaterThan(0);
+    for (const module of ['module_job', 'translators', 'resolve'])
+      expect(loaded).not.toContain(`NativeModule internal/modules/esm/${module}`);
+  });
+
   it('starts from the code cache the build made for this Node', () => {
     const loaded = loadBundle();
     expect(BUNDLE.endsWith('dist/bundle.cjs')).toBe(true);
