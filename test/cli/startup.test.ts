@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
@@ -8,25 +8,36 @@ import { BUNDLE, loadBundle } from '../../bin/bundle-loader.js';
 import { LAKE_BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
+/**
+ * Runs the built `lake` in a home of its own with a preload that prints `expression`, evaluated as the process exits,
+ * as JSON on stderr; returns the run and that value.
+ */
+function runReporting(args: string[], expression: string): { run: SpawnSyncReturns<string>; report: unknown } {
+  const dir = tempDir('lake-startup');
+  const preload = join(dir, 'report.cjs');
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeSync(2, '\\nREPORT ' + JSON.stringify(${expression}) + '\\n'));\n`,
+  );
+  const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: dir, LAKE_HOME: join(dir, 'home') },
+  });
+  return { run, report: JSON.parse(/REPORT (.*)/.exec(run.stderr)?.[1] ?? 'null') as unknown };
+}
+
 describe('the CLI bundle', () => {
   const bundle = readFileSync(fileURLToPath(new URL('../../dist/bundle.cjs', import.meta.url)), 'utf8');
 
   it('loads no package at start: Ink, React, DuckDB, pg, … load when a command needs them', () => {
     // esbuild turns a static import of an external package into a require() that runs when its module is
     // initialized, for most modules at start: Ink and React alone cost ~300 ms (docs/performance.md).
-    const dir = tempDir('lake-startup');
-    const preload = join(dir, 'report-modules.cjs');
-    writeFileSync(
-      preload,
-      "process.on('exit', () => require('node:fs').writeSync(2, '\\nMODULES ' + JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('node_modules'))) + '\\n'));\n",
+    const { run, report } = runReporting(
+      ['--help'],
+      "Object.keys(require.cache).filter((f) => f.includes('node_modules'))",
     );
-    const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, '--help'], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: dir },
-    });
     expect(run.status).toBe(0);
-    const loaded = JSON.parse(/MODULES (.*)/.exec(run.stderr)?.[1] ?? 'null') as string[];
-    expect(loaded).toEqual([]);
+    expect(report).toEqual([]);
     // Packages are required by name only where the code needs them: the only one inside the bundle is DuckDB's
     // native binding, required by DuckDB's bundled JavaScript when a query first loads it.
     const required = [...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1] as string);
@@ -40,18 +51,12 @@ describe('the CLI bundle', () => {
 
   it("starts without Node's ES module loader: a local query in a pipe loads none of it", () => {
     // A CommonJS entry (bin/package.json) spares every command setting up the ES module loader (decision 14).
-    const dir = tempDir('lake-startup-cjs');
-    const preload = join(dir, 'report-esm.cjs');
-    writeFileSync(
-      preload,
-      "process.on('exit', () => require('node:fs').writeSync(2, '\\nESM ' + JSON.stringify(process.moduleLoadList.filter((m) => m.includes('modules/esm/'))) + '\\n'));\n",
+    const { run, report } = runReporting(
+      ['query', 'select 1'],
+      "process.moduleLoadList.filter((m) => m.includes('modules/esm/'))",
     );
-    const run = spawnSync(process.execPath, ['-r', preload, LAKE_BIN, 'query', 'select 1'], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: dir, LAKE_HOME: join(dir, 'home') },
-    });
     expect(run.status, run.stderr).toBe(0);
-    const loaded = JSON.parse(/ESM (.*)/.exec(run.stderr)?.[1] ?? 'null') as string[];
+    const loaded = report as string[];
     expect(loaded.length).toBeGreaterThan(0);
     for (const module of ['module_job', 'translators', 'resolve'])
       expect(loaded).not.toContain(`NativeModule internal/modules/esm/${module}`);
