@@ -22,22 +22,29 @@ function importForBundle(specifier) {
   return import(specifier.startsWith('.') ? new URL(specifier, DIST_URL).href : specifier);
 }
 
-function loadBundle(options = {}) {
-  const source = readFileSync(BUNDLE, 'utf8');
+/**
+ * Runs a CommonJS file compiled with the V8 code cache in `cacheFile` when it fits: the CLI bundle, and the source
+ * drivers' bundles (src/support/source-drivers-bundled.ts). Returns the file's exports, and the script the build
+ * makes the cache from. `extra` names more parameters the file is given beside CommonJS's own.
+ */
+function runWithCodeCache(file, cacheFile, options = {}) {
   let cachedData;
   if (options.useCache !== false) {
     try {
-      cachedData = readFileSync(CODE_CACHE);
+      cachedData = readFileSync(cacheFile);
     } catch {
       cachedData = undefined;
     }
   }
-  const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, __lakeImport) {${source}\n})`,
-    { filename: BUNDLE, cachedData },
-  );
+  const extra = options.extra ?? {};
+  const params = ['exports', 'require', 'module', '__filename', '__dirname', ...Object.keys(extra)];
+  const script = new vm.Script(`(function (${params.join(', ')}) {${readFileSync(file, 'utf8')}\n})`, {
+    filename: file,
+    cachedData,
+  });
   const module = { exports: {} };
-  script.runInThisContext()(module.exports, createRequire(BUNDLE), module, BUNDLE, dirname(BUNDLE), importForBundle);
+  const requireInFile = options.require ?? createRequire(file);
+  script.runInThisContext()(module.exports, requireInFile, module, file, dirname(file), ...Object.values(extra));
   return {
     exports: module.exports,
     script,
@@ -45,4 +52,8 @@ function loadBundle(options = {}) {
   };
 }
 
-module.exports = { BUNDLE, CODE_CACHE, loadBundle };
+function loadBundle(options = {}) {
+  return runWithCodeCache(BUNDLE, CODE_CACHE, { useCache: options.useCache, extra: { __lakeImport: importForBundle } });
+}
+
+module.exports = { BUNDLE, CODE_CACHE, loadBundle, runWithCodeCache };

@@ -113,10 +113,9 @@ await build({
 const packages = createRequire(join(process.cwd(), 'package.json'));
 const zongjiLib = join(dirname(packages.resolve('@vlasky/zongji')), 'lib');
 const DRIVERS = {
-  pg: { format: 'cjs', contents: "module.exports = { pg: require('pg'), copyStreams: require('pg-copy-streams') };" },
-  mysql2: { format: 'cjs', contents: "module.exports = require('mysql2');" },
+  pg: { contents: "module.exports = { pg: require('pg'), copyStreams: require('pg-copy-streams') };" },
+  mysql2: { contents: "module.exports = require('mysql2');" },
   zongji: {
-    format: 'esm',
     contents: [
       "export { default as ZongJi } from '@vlasky/zongji';",
       `export * as rowsEvent from ${JSON.stringify(join(zongjiLib, 'rows_event.js'))};`,

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+import type vm from 'node:vm';
 import type * as mysql from 'mysql2';
 import type { PgDriver, ZongjiDriver } from './source-driver-types.js';
 
@@ -19,43 +18,34 @@ export type DriverBundleName = 'pg' | 'mysql2' | 'zongji';
 const DRIVERS = fileURLToPath(new URL('drivers/', import.meta.url));
 const loaded = new Map<DriverBundleName, unknown>();
 
+/** bin/bundle-loader.js's runner, which starts the CLI bundle from its code cache the same way. */
+interface CodeCacheRunner {
+  runWithCodeCache(
+    file: string,
+    cacheFile: string,
+    options: { useCache?: boolean; require?: NodeJS.Require },
+  ): { exports: unknown; script: vm.Script; cacheRejected: boolean };
+}
+
 /** Runs one driver bundle; the build calls it without the cache, to make the cache from what ran. */
 export function loadDriverBundle(
   name: DriverBundleName,
   options: { dir?: string; useCache?: boolean; mysql2?: unknown } = {},
 ): { exports: unknown; script: vm.Script; cacheRejected: boolean } {
-  const file = join(options.dir ?? DRIVERS, `${name}.cjs`);
-  let cachedData: Buffer | undefined;
-  if (options.useCache !== false) {
-    try {
-      cachedData = readFileSync(`${file}.cache`);
-    } catch {
-      cachedData = undefined;
-    }
-  }
-  const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
-    { filename: file, cachedData },
-  );
+  const dir = options.dir ?? DRIVERS;
+  const file = join(dir, `${name}.cjs`);
+  // The package's bin/, two folders above dist/drivers/ (loaded already when the CLI runs).
+  const runner = createRequire(file)(join(dir, '..', '..', 'bin', 'bundle-loader.js')) as CodeCacheRunner;
   // zongji's bundle leaves mysql2 out: it gets the one mysql2 this process loads, from that bundle.
   const nodeRequire = createRequire(file);
   const requireHere = Object.assign(
     (id: string): unknown => (id === 'mysql2' ? (options.mysql2 ?? mysqlDriver()) : nodeRequire(id)),
     nodeRequire,
   );
-  const module = { exports: {} as unknown };
-  (script.runInThisContext() as (...args: unknown[]) => void)(
-    module.exports,
-    requireHere,
-    module,
-    file,
-    options.dir ?? DRIVERS,
-  );
-  return {
-    exports: module.exports,
-    script,
-    cacheRejected: cachedData === undefined || script.cachedDataRejected === true,
-  };
+  return runner.runWithCodeCache(file, `${file}.cache`, {
+    ...(options.useCache === undefined ? {} : { useCache: options.useCache }),
+    require: requireHere,
+  });
 }
 
 function driver(name: DriverBundleName): unknown {
