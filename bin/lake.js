@@ -7,7 +7,7 @@ const { loadBundle } = require('./bundle-loader.js');
 
 // main never throws: it prints any failure and returns the exit code.
 void loadBundle()
-  .exports.main(process.argv)
+  .exports.main(process.argv, undefined, undefined, { ownsProcess: true })
   .then((code) => {
     process.exitCode = code;
   });

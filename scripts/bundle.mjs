@@ -88,6 +88,8 @@ try {
     ['node', 'lake', '--home', join(scratch, 'home'), 'query', 'select 1 as warm'],
     new cli.IOStreams(sink, sink, Readable.from([]), {}),
     { HOME: scratch },
+    // This build process is as much the command's own as a `lake` process is: the warm-up takes the same path.
+    { ownsProcess: true },
   );
   if (exit !== 0) throw new Error(`the warm-up query exited ${exit}`);
 } finally {

@@ -83,9 +83,11 @@ export async function main(
   argv: readonly string[],
   io: IOStreams = IOStreams.system(),
   env: Record<string, string | undefined> = process.env,
+  options: { ownsProcess?: boolean } = {},
 ): Promise<number> {
   mark('bundle loaded');
   const ctx = new CommandContext(io, env);
+  ctx.ownsProcess = options.ownsProcess === true;
   ctx.jsonRequested = argv.includes('--json');
   const program = buildProgram(ctx);
   try {

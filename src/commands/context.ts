@@ -3,6 +3,7 @@ import { resolveConnectionSettings, type ConnectionSettings } from '../config/se
 import type { IOStreams } from '../render/iostreams.js';
 import { terminalSafe } from '../render/terminal-text.js';
 import type { LakeClient } from '../client/lake-client.js';
+import { installInProcessFetchClasses } from '../client/in-process-fetch-classes.js';
 import { packageVersion } from '../support/version.js';
 import { CliError, EXIT } from './exit-codes.js';
 
@@ -33,6 +34,11 @@ export class CommandContext {
   mode: 'local' | 'remote' | undefined;
   /** Set before the client exists: false opens the local lake without running syncs (lake sync start --detach). */
   localRunsSyncs = true;
+  /**
+   * This command is the whole process (bin/lake.js), not a test's call of main: its local lake may then give the
+   * process light fetch classes of its own (decision 67), which nothing else in it will meet.
+   */
+  ownsProcess = false;
   /** --json was on the command line: known before parsing, so even a usage error can be said as JSON. */
   jsonRequested = false;
 
@@ -112,6 +118,8 @@ export class CommandContext {
         onRetry,
       });
     }
+    // Before anything makes a Request or a Response: the in-process requests need none of Node's undici.
+    if (this.ownsProcess) installInProcessFetchClasses();
     const local = await transport
       .openLocalLake(settings.homeDir.value as string, {
         runSyncs: this.localRunsSyncs,

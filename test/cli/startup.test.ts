@@ -62,6 +62,17 @@ describe('the CLI bundle', () => {
       expect(loaded).not.toContain(`NativeModule internal/modules/esm/${module}`);
   });
 
+  it("answers a local query without Node's fetch classes: its requests never leave the process", () => {
+    // Node builds Headers, Request and Response from its copy of undici on first use, ~20 ms (decision 67).
+    const { run, report } = runReporting(
+      ['query', 'select 42 as answer', '--json'],
+      "[process.moduleLoadList.filter((m) => m.includes('undici')), Response.name.endsWith('InProcessResponse'), typeof Object.getOwnPropertyDescriptor(globalThis, 'Request').value]",
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('"answer"');
+    expect(report).toEqual([[], true, 'function']);
+  });
+
   it('starts from the code cache the build made for this Node', () => {
     const loaded = loadBundle();
     expect(BUNDLE.endsWith('dist/bundle.cjs')).toBe(true);
