@@ -28,6 +28,8 @@ export type BinlogChange =
 export interface BinlogTarget {
   schema: string;
   name: string;
+  /** The table's key columns: an update's row before it is then read for its key alone unless the key changed. */
+  key?: readonly string[];
   from: BinlogPosition;
   change(change: BinlogChange): void;
 }
@@ -81,6 +83,7 @@ export async function readBinlog(input: {
   readWith(reader, {
     charsets: input.charsets ?? new Map(),
     maxValueBytes: messageBound(input.settings).maxBytes,
+    keys: new Map(input.targets.flatMap((t) => (t.key ? [[`${t.schema}.${t.name}`, t.key] as const] : []))),
   });
   return new Promise<void>((resolve, reject) => {
     let settled = false;

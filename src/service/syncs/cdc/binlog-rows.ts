@@ -29,6 +29,8 @@ interface MappedColumn {
 }
 
 interface MappedTable {
+  parentSchema?: string;
+  tableName?: string;
   columns: MappedColumn[];
   columnSchemas: { COLUMN_TYPE: string; UNSIGNED?: boolean }[];
 }
@@ -60,7 +62,12 @@ interface Cursor {
   parser: EventParser;
 }
 
-type ColumnReader = (cursor: Cursor) => unknown;
+/** Reads a column's value; `skip`, where there, only moves past it (its length known without decoding it). */
+type ColumnReader = ((cursor: Cursor) => unknown) & { skip?: (cursor: Cursor) => void };
+
+function withSkip(read: (cursor: Cursor) => unknown, skip: (cursor: Cursor) => void): ColumnReader {
+  return Object.assign(read, { skip });
+}
 
 /** The binary log's column type codes (MySQL's enum_field_types) read here. */
 const TYPE = {
@@ -99,6 +106,12 @@ export interface RowReading {
   charsets: ReadonlyMap<string, readonly string[]>;
   /** The longest value a compressed column may inflate to (a sync's longest record). */
   maxValueBytes: number;
+  /**
+   * Each table's key columns by `schema.table`: an update's row before it is then read for its key alone, unless
+   * the key changed (the sync needs the rest of that row only to delete the old key's row). Tables not here are
+   * read whole.
+   */
+  keys?: ReadonlyMap<string, readonly string[]>;
 }
 
 const readings = new WeakMap<object, RowReading>();
@@ -141,10 +154,24 @@ async function install(): Promise<boolean> {
   ) {
     const table = this.tableMap[this.tableId] as MappedTable;
     const readers = plan(table, this._zongji, readValue);
-    return {
-      before: readImage(parser, readers, this.columns_present_bitmap),
-      after: readImage(parser, readers, this.columns_present_bitmap2 as Buffer),
-    };
+    const { keyColumns } = readers;
+    if (keyColumns === undefined) {
+      return {
+        before: readImage(parser, readers, this.columns_present_bitmap),
+        after: readImage(parser, readers, this.columns_present_bitmap2 as Buffer),
+      };
+    }
+    // Half of a change's decoding is its row before: read its key alone, and the rest only when the key moved.
+    const start = parser._offset;
+    const keyBefore = readImage(parser, readers, this.columns_present_bitmap, keyColumns);
+    const after = readImage(parser, readers, this.columns_present_bitmap2 as Buffer);
+    if (readers.keyNames.every((name) => sameKeyValue(keyBefore[name], after[name])))
+      return { before: keyBefore, after };
+    const end = parser._offset;
+    parser._offset = start;
+    const before = readImage(parser, readers, this.columns_present_bitmap);
+    parser._offset = end;
+    return { before, after };
   };
   return true;
 }
@@ -152,6 +179,9 @@ async function install(): Promise<boolean> {
 interface TablePlan {
   names: string[];
   readers: ColumnReader[];
+  /** Which columns are the table's key (undefined: its key is not known, and rows before an update are read whole). */
+  keyColumns: boolean[] | undefined;
+  keyNames: string[];
   cursor: Cursor;
 }
 
@@ -162,8 +192,14 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
   const known = plans.get(table.columns);
   if (known) return known;
   const config = zongji.connection?.config ?? {};
+  const reading = readings.get(zongji);
+  const key = reading?.keys?.get(`${table.parentSchema}.${table.tableName}`);
+  // Every key column must be in the map: a key the log does not carry means reading the rows whole.
+  const keyKnown = key !== undefined && key.every((name) => table.columns.some((c) => c.name === name));
   const made: TablePlan = {
     names: table.columns.map((c) => c.name),
+    keyColumns: keyKnown ? table.columns.map((c) => key.includes(c.name)) : undefined,
+    keyNames: keyKnown ? [...key] : [],
     readers: table.columns.map((column, i) => {
       const schema = table.columnSchemas[i] as MappedTable['columnSchemas'][number];
       const zongjis: ColumnReader = (cursor) => {
@@ -172,7 +208,7 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
         cursor.at = cursor.parser._offset;
         return value;
       };
-      return columnReader(column, schema, config, readings.get(zongji)) ?? zongjis;
+      return columnReader(column, schema, config, reading) ?? zongjis;
     }),
     cursor: { buf: Buffer.alloc(0), at: 0, parser: { _buffer: Buffer.alloc(0), _offset: 0 } },
   };
@@ -180,8 +216,17 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
   return made;
 }
 
-/** A row image: the null bitmap of the columns present, then each present, non-null value (zongji's readRow). */
-function readImage(parser: EventParser, plan: TablePlan, present: Buffer): Record<string, unknown> {
+/**
+ * A row image: the null bitmap of the columns present, then each present, non-null value (zongji's readRow). With
+ * `only`, the row holds just those columns; the others are passed over without being decoded where their length is
+ * known from their bytes (and decoded and dropped where zongji reads them).
+ */
+function readImage(
+  parser: EventParser,
+  plan: TablePlan,
+  present: Buffer,
+  only?: readonly boolean[],
+): Record<string, unknown> {
   const cursor = plan.cursor;
   const buf = parser._buffer;
   cursor.buf = buf;
@@ -195,12 +240,17 @@ function readImage(parser: EventParser, plan: TablePlan, present: Buffer): Recor
   for (let i = 0, n = 0; i < names.length; i++) {
     const name = names[i] as string;
     if (((present[i >> 3] as number) & (1 << (i & 7))) === 0) {
-      row[name] = null;
+      if (only === undefined || only[i] === true) row[name] = null;
       continue;
     }
-    row[name] =
-      ((buf[nulls + (n >> 3)] as number) & (1 << (n & 7))) !== 0 ? null : (readers[i] as ColumnReader)(cursor);
+    const isNull = ((buf[nulls + (n >> 3)] as number) & (1 << (n & 7))) !== 0;
     n++;
+    if (only !== undefined && only[i] !== true) {
+      const reader = readers[i] as ColumnReader;
+      if (!isNull) (reader.skip ?? reader)(cursor);
+      continue;
+    }
+    row[name] = isNull ? null : (readers[i] as ColumnReader)(cursor);
   }
   // zongji reads row images until its parser reaches the event's end: an image that took no bytes, or ran past the
   // event's bytes (a length or a type's metadata from a server that lies), would have it read forever.
@@ -209,6 +259,11 @@ function readImage(parser: EventParser, plan: TablePlan, present: Buffer): Recor
   parser._offset = cursor.at;
   imagesRead++;
   return row;
+}
+
+/** Two decoded values of a key column are the same (bytes by content), as the sync compares them. */
+export function sameKeyValue(a: unknown, b: unknown): boolean {
+  return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
 }
 
 const BITS_SET = Array.from({ length: 256 }, (_, byte) => {
@@ -297,20 +352,30 @@ function columnReader(
 }
 
 function fixed(size: number, read: (buf: Buffer, at: number) => unknown): ColumnReader {
-  return (cursor) => {
-    const value = read(cursor.buf, cursor.at);
-    cursor.at += size;
-    return value;
-  };
+  return withSkip(
+    (cursor) => {
+      const value = read(cursor.buf, cursor.at);
+      cursor.at += size;
+      return value;
+    },
+    (cursor) => {
+      cursor.at += size;
+    },
+  );
 }
 
 function lengthed(lengthBytes: number, read: (buf: Buffer, start: number, end: number) => unknown): ColumnReader {
-  return (cursor) => {
-    const length = cursor.buf.readUIntLE(cursor.at, lengthBytes);
-    const start = cursor.at + lengthBytes;
-    cursor.at = start + length;
-    return read(cursor.buf, start, cursor.at);
-  };
+  return withSkip(
+    (cursor) => {
+      const length = cursor.buf.readUIntLE(cursor.at, lengthBytes);
+      const start = cursor.at + lengthBytes;
+      cursor.at = start + length;
+      return read(cursor.buf, start, cursor.at);
+    },
+    (cursor) => {
+      cursor.at += lengthBytes + cursor.buf.readUIntLE(cursor.at, lengthBytes);
+    },
+  );
 }
 
 /**
@@ -421,7 +486,10 @@ function decimalReader(precision: number, scale: number): ColumnReader {
   const leadBytes = GROUP_BYTES[leadDigits] as number;
   const tailBytes = GROUP_BYTES[tailDigits] as number;
   const size = leadBytes + wholeIntegral * 4 + wholeFraction * 4 + tailBytes;
-  return (cursor) => {
+  const skip = (cursor: Cursor): void => {
+    cursor.at += size;
+  };
+  return withSkip((cursor) => {
     const { buf, at } = cursor;
     if (at + size > buf.length) throw new RangeError('a DECIMAL value runs past the end of its event');
     cursor.at += size;
@@ -440,7 +508,7 @@ function decimalReader(precision: number, scale: number): ColumnReader {
     for (let i = 0; i < wholeFraction; i++, pos += 4) fraction += pad(group(buf, pos, 4, at) ^ mask, 9);
     if (tailBytes > 0) fraction += pad(group(buf, pos, tailBytes, at) ^ mask, tailDigits);
     return `${positive ? '' : '-'}${digits}.${fraction}`;
-  };
+  }, skip);
 }
 
 /**
@@ -462,7 +530,11 @@ function readDate(b: Buffer, at: number): string {
 
 /** DATETIME(n): 40 bits of year×13+month, day, hour, minute, second, then the fraction (zongji's DATETIME2). */
 function dateTimeReader(decimals: number): ColumnReader {
-  return (cursor) => {
+  const size = 5 + Math.ceil(decimals / 2);
+  const skip = (cursor: Cursor): void => {
+    cursor.at += size;
+  };
+  return withSkip((cursor) => {
     const { buf, at } = cursor;
     const high = buf.readInt32BE(at);
     const low = buf.readInt32BE(at + 1);
@@ -470,12 +542,16 @@ function dateTimeReader(decimals: number): ColumnReader {
     const yearMonth = bits(high, 14, 31);
     const fraction = fractionText(readFraction(cursor, decimals), decimals);
     return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${pad(bits(low, 12, 17), 2)}:${pad(bits(low, 6, 12), 2)}:${pad(bits(low, 0, 6), 2)}${fraction}`;
-  };
+  }, skip);
 }
 
 /** TIMESTAMP(n): seconds since the epoch, big-endian, then the fraction; MySQL's zero TIMESTAMP is the epoch. */
 function timestampReader(decimals: number): ColumnReader {
-  return (cursor) => {
+  const size = 4 + Math.ceil(decimals / 2);
+  const skip = (cursor: Cursor): void => {
+    cursor.at += size;
+  };
+  return withSkip((cursor) => {
     const seconds = cursor.buf.readInt32BE(cursor.at);
     cursor.at += 4;
     const value = readFraction(cursor, decimals);
@@ -483,7 +559,7 @@ function timestampReader(decimals: number): ColumnReader {
     if (seconds === 0 && value === 0) return `0000-00-00 00:00:00${fraction}`;
     const time = new Date(seconds * 1000 + fractionMilliseconds(value, decimals));
     return `${dateText(time.getUTCFullYear(), time.getUTCMonth() + 1, time.getUTCDate())} ${pad(time.getUTCHours(), 2)}:${pad(time.getUTCMinutes(), 2)}:${pad(time.getUTCSeconds(), 2)}${fraction}`;
-  };
+  }, skip);
 }
 
 /**

@@ -26,6 +26,7 @@ import type { ExtractionContext, SyncReporter, TableResult, TableTask } from '..
 import type { ConvertedChanges } from './apply.js';
 import { binlogValueReader, type BinlogValueReader } from './binlog-values.js';
 import { readBinlog, type BinlogChange, type BinlogTarget } from './binlog-read.js';
+import { sameKeyValue } from './binlog-rows.js';
 import { CDC_TAG, commitChanges } from './commit.js';
 import { changesFile } from './changes.js';
 
@@ -241,6 +242,7 @@ async function applyAll(
       targets.push({
         schema: task.table.schema,
         name: task.table.name,
+        key: task.table.primaryKey,
         from,
         change: (change) => stageChange(entryStaged, change, ++seq, budget, input.reporter),
       });
@@ -343,15 +345,10 @@ function stageChange(
   if (change.op === 'U') {
     // An update that changed the key deletes the old key first: its row is gone, the new one takes its place.
     const before = change.before;
-    const moved = table.task.table.primaryKey.some((k) => !sameValue(before[k], change.row[k]));
+    const moved = table.task.table.primaryKey.some((k) => !sameKeyValue(before[k], change.row[k]));
     if (moved) line('D', before);
   }
   line(change.op, change.row);
-}
-
-/** Two decoded values of a key column are the same (bytes by content). */
-function sameValue(a: unknown, b: unknown): boolean {
-  return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
 }
 
 function flush(table: StagedTable, budget: StagingBudget): void {
