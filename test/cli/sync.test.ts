@@ -70,4 +70,15 @@ describe('lake sync', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('sync_in_progress');
   });
+
+  it('--detach with the source named leaves the sync queued too: the name is looked up without running syncs', async () => {
+    const created = await lake('sources', 'create', '--connector', 'sample', '--name', 'Ledger', '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const detached = await lake('sync', 'start', 'Ledger', '--detach', '--json');
+    expect(detached.code, detached.stderr).toBe(0);
+    expect(JSON.parse(detached.stdout)).toMatchObject({ object: 'sync', status: 'queued' });
+    const queued = await lake('sync', 'status', 'Ledger');
+    expect(queued.stdout).toMatch(/status\tqueued/);
+    expect(queued.code).toBe(3);
+  });
 });

@@ -14,7 +14,7 @@ export function registerSync(program: Command, ctx: CommandContext): void {
     .option('--detach', 'return at once; in local mode the sync then waits in the queue for lake serve')
     .action(
       async (source: string, options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean }) =>
-        (await import('./verbs.js')).startSync(ctx, await idOf(source), options),
+        (await import('./verbs.js')).startSync(ctx, source, options, idOf),
     );
   sync
     .command('status')

@@ -91,11 +91,15 @@ async function follow(
 
 export async function startSync(
   ctx: CommandContext,
-  source: string,
+  sourceRef: string,
   options: { follow?: boolean; tables?: string; fullRefresh?: boolean; detach?: boolean },
+  resolveSource: (ref: string) => Promise<string>,
 ): Promise<void> {
   if (options.detach && options.follow) throw usageError('--detach and --follow contradict each other.');
+  // Before the name is looked up, which opens the local lake: a lake opened to run syncs would take this one, and
+  // cancel it as the command ends.
   if (options.detach) ctx.localRunsSyncs = false;
+  const source = await resolveSource(sourceRef);
   const client = await ctx.client();
   const body: { tables?: string[]; full_refresh?: boolean } = {};
   if (options.tables)
