@@ -32,8 +32,7 @@ export class CommandContext {
   private readonly closers: (() => void | Promise<void>)[] = [];
   /** local: the embedded lake in this process; remote: a service at a base URL. Known once the client exists. */
   mode: 'local' | 'remote' | undefined;
-  /** Set before the client exists: false opens the local lake without running syncs (lake sync start --detach). */
-  localRunsSyncs = true;
+  private localRunsSyncs = true;
   /**
    * This command is the whole process (bin/lake.js), not a test's call of main: its local lake may then give the
    * process light fetch classes of its own (decision 67), which nothing else in it will meet.
@@ -85,6 +84,16 @@ export class CommandContext {
   client(): Promise<LakeClient> {
     this.clientPromise ??= this.makeClient();
     return this.clientPromise;
+  }
+
+  /**
+   * The local lake is to be opened without running syncs (lake sync start --detach): a lake that runs them would take
+   * the sync this command queues and cancel it as the command ends. Only before the client exists, so a command
+   * that looks something up first (a source's name) cannot open the lake the other way unnoticed.
+   */
+  withoutLocalSyncs(): void {
+    if (this.clientPromise) throw new Error('withoutLocalSyncs must be called before the client is made.');
+    this.localRunsSyncs = false;
   }
 
   /** Runs when the command finishes, success or not. */

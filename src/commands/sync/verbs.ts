@@ -98,7 +98,7 @@ export async function startSync(
   if (options.detach && options.follow) throw usageError('--detach and --follow contradict each other.');
   // Before the name is looked up, which opens the local lake: a lake opened to run syncs would take this one, and
   // cancel it as the command ends.
-  if (options.detach) ctx.localRunsSyncs = false;
+  if (options.detach) ctx.withoutLocalSyncs();
   const source = await resolveSource(sourceRef);
   const client = await ctx.client();
   const body: { tables?: string[]; full_refresh?: boolean } = {};
