@@ -49,6 +49,18 @@ export class LakeApiError extends Error {
   }
 }
 
+/**
+ * A value given for a request (a token, an idempotency key) that an HTTP header cannot carry: a line break, a NUL or
+ * a character past U+00FF. Said before anything is sent, naming the value, never showing it (it may be a secret).
+ */
+export class LakeRequestError extends Error {
+  readonly code = 'invalid_header_value';
+  constructor(message: string) {
+    super(message);
+    this.name = 'LakeRequestError';
+  }
+}
+
 /** The server could not be reached at all (refused, reset, DNS, TLS). */
 export class LakeConnectionError extends Error {
   readonly code = 'connection_failed';

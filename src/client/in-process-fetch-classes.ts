@@ -10,6 +10,7 @@
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
@@ -99,7 +100,10 @@ function headerName(name: string): string {
 }
 
 function headerValue(name: string, value: string): string {
-  const text = String(value).replace(EDGE_WHITESPACE, '');
+  const given = String(value);
+  // A ByteString, as the standard's IDL has it: a character past U+00FF cannot be a byte of a header.
+  if (BEYOND_LATIN1.test(given)) throw new TypeError(`Headers: the value of ${name} holds a character past U+00FF.`);
+  const text = given.replace(EDGE_WHITESPACE, '');
   if (FORBIDDEN_IN_VALUE.test(text)) throw new TypeError(`Headers: the value of ${name} is not a valid header value.`);
   return text;
 }

@@ -1,6 +1,6 @@
 import type { RouteContract } from '../contract/route.js';
 import type { Static, TObject, TSchema } from '../contract/schema.js';
-import { LakeApiError, LakeConnectionError, parseRetryAfter } from './errors.js';
+import { LakeApiError, LakeConnectionError, LakeRequestError, parseRetryAfter } from './errors.js';
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from './retry.js';
 
 export type FetchFunction = (request: Request) => Promise<Response>;
@@ -95,6 +95,8 @@ export class LakeClient {
       try {
         response = await this.options.fetch(this.buildRequest(method, path, options));
       } catch (error) {
+        // A value no header can carry is the caller's to fix, not the network's to retry.
+        if (error instanceof LakeRequestError) throw error;
         if (!canRetry) throw new LakeConnectionError(describeConnectionFailure(this.options.baseUrl, error));
         await this.wait(attempt, undefined, 'the service could not be reached');
         continue;
@@ -146,7 +148,7 @@ export class LakeClient {
   ): Promise<Response> => {
     const headers = new Headers(init?.headers);
     headers.set('User-Agent', this.options.userAgent ?? 'lake-cli');
-    if (this.options.token) headers.set('Authorization', `Bearer ${this.options.token}`);
+    if (this.options.token) setHeader(headers, 'Authorization', `Bearer ${this.options.token}`, 'The token');
     return this.options.fetch(new Request(url, { method: init?.method ?? 'GET', headers, signal: init?.signal }));
   };
 
@@ -163,8 +165,8 @@ export class LakeClient {
     const headers = new Headers(options.headers);
     headers.set('Accept', 'application/json');
     headers.set('User-Agent', this.options.userAgent ?? 'lake-cli');
-    if (this.options.token) headers.set('Authorization', `Bearer ${this.options.token}`);
-    if (options.idempotencyKey) headers.set('Idempotency-Key', options.idempotencyKey);
+    if (this.options.token) setHeader(headers, 'Authorization', `Bearer ${this.options.token}`, 'The token');
+    if (options.idempotencyKey) setHeader(headers, 'Idempotency-Key', options.idempotencyKey, 'The idempotency key');
     let body: string | undefined;
     if (options.body !== undefined) {
       headers.set('Content-Type', 'application/json');
@@ -177,6 +179,17 @@ export class LakeClient {
     const delayMs = retryDelayMs(this.retry, attempt, retryAfterSeconds);
     this.options.onRetry?.({ attempt, delayMs, reason });
     await this.sleep(delayMs);
+  }
+}
+
+/** Sets a header from a value someone gave, refusing one no header can carry with what to fix (never the value). */
+function setHeader(headers: Headers, name: string, value: string, what: string): void {
+  try {
+    headers.set(name, value);
+  } catch {
+    throw new LakeRequestError(
+      `${what} holds a character an HTTP header cannot carry (a line break, a NUL, or one past U+00FF); nothing was sent.`,
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { terminalSafe } from '../render/terminal-text.js';
 import { CliError } from './exit-codes.js';
-import { LakeApiError, LakeConnectionError } from '../client/errors.js';
+import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
 import { redactSecrets } from '../service/core/redact.js';
 import { paletteFor } from '../render/colors.js';
@@ -79,6 +79,13 @@ export function describeError(error: unknown): DescribedError {
   }
   if (error instanceof LakeConnectionError)
     return { type: 'connection_error', code: error.code, message: error.message, hint: HINTS.connection_failed };
+  if (error instanceof LakeRequestError)
+    return {
+      type: 'cli_error',
+      code: error.code,
+      message: error.message,
+      hint: 'Give it again as it was issued (a token from `lake pats create` or `lake auth login`, in --token, LAKE_TOKEN or the profile).',
+    };
   if (error instanceof CliError)
     return {
       type: 'cli_error',

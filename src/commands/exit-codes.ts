@@ -1,6 +1,6 @@
 import { NoHomeDirectory } from '../config/paths.js';
 import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
-import { LakeApiError, LakeConnectionError } from '../client/errors.js';
+import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
 
 /** Every exit code lake uses; README lists the same table. */
@@ -72,6 +72,7 @@ export function asCliError(error: unknown): unknown {
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof LakeConnectionError) return EXIT.unavailable;
+  if (error instanceof LakeRequestError) return EXIT.usage;
   if (error instanceof LakeApiError) {
     if (error.status === 401 || error.status === 403) return EXIT.auth;
     if (error.status === 429 || error.status >= 500) return EXIT.unavailable;

@@ -107,6 +107,20 @@ describe('README exit codes', () => {
     expect([...seen.keys()].sort((a, b) => a - b)).toEqual(readmeExitCodes());
   }, 90_000);
 
+  it('a token no HTTP header can carry is said at once, locally and remotely, never retried as a lost connection', async () => {
+    const local = await runLake(['whoami'], { env: { ...env, LAKE_TOKEN: 'pat_secret\nline' } });
+    const remoteRun = await runLake(['--base-url', server.url, '--token', 'pat_secret😀', 'whoami'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+    });
+    for (const result of [local, remoteRun]) {
+      expect(result.code, result.stderr).toBe(EXIT.usage);
+      expect(result.stderr).toContain('invalid_header_value');
+      expect(result.stderr).toContain('The token holds a character an HTTP header cannot carry');
+      expect(result.stderr).not.toContain('retrying');
+      expect(result.stderr).not.toContain('pat_secret');
+    }
+  });
+
   it('an id that names nothing says where the ids are listed', async () => {
     const cases: [string[], string, string][] = [
       [['query', 'download', 'qr_doesnotexist'], 'query_not_found', '`lake query ls`'],

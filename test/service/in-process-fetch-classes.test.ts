@@ -64,6 +64,8 @@ describe('the in-process fetch classes behave as Node’s own', () => {
         [...new Headers([['k', 'v']])],
         await outcome(() => new Headers({ 'bad name': 'x' })),
         await outcome(() => new Headers({ ok: 'line\nbreak' })),
+        await outcome(() => new Headers({ ok: 'emoji 😀' })),
+        new Headers({ ok: 'café\u0001\u007f' }).get('ok'),
         await outcome(() => new Headers([['only-a-name']])),
         await outcome(() => headers.set('', 'x')),
         Object.prototype.toString.call(headers),
