@@ -164,4 +164,14 @@ function assertHttpUrl(value: string): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new CliError('invalid_base_url', `The base URL must use http or https, not ${url.protocol}`, EXIT.usage);
   }
+  // A request cannot be made to a URL that holds credentials (the Fetch standard refuses it): said here, without
+  // them, rather than as a service that could not be reached.
+  if (url.username !== '' || url.password !== '') {
+    throw new CliError(
+      'invalid_base_url',
+      'The base URL holds a user name or password; lake sends its credential as a token, never in the URL.',
+      EXIT.usage,
+      'Give the URL as http://host:port and the token with --token or LAKE_TOKEN.',
+    );
+  }
 }

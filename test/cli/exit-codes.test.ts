@@ -121,6 +121,17 @@ describe('README exit codes', () => {
     }
   });
 
+  it('a base URL that holds credentials is refused as such, without them, never tried', async () => {
+    const result = await runLake(['--base-url', server.url.replace('://', '://someone:hunter2@'), 'whoami'], {
+      env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },
+    });
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain('invalid_base_url');
+    expect(result.stderr).toContain('holds a user name or password');
+    expect(result.stderr).not.toContain('hunter2');
+    expect(result.stderr).not.toContain('retrying');
+  });
+
   it('an id that names nothing says where the ids are listed', async () => {
     const cases: [string[], string, string][] = [
       [['query', 'download', 'qr_doesnotexist'], 'query_not_found', '`lake query ls`'],
