@@ -2,6 +2,7 @@ import { NoHomeDirectory } from '../config/paths.js';
 import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
 import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
+import { FolderUnusable } from '../support/private-folder.js';
 
 /** Every exit code lake uses; README lists the same table. */
 export const EXIT = {
@@ -48,6 +49,13 @@ export function asCliError(error: unknown): unknown {
       error.message,
       EXIT.usage,
       'Say where the lake is with --home DIR or LAKE_HOME (or set HOME).',
+    );
+  if (error instanceof FolderUnusable)
+    return new CliError(
+      'folder_unusable',
+      error.message,
+      EXIT.usage,
+      `Choose another ${error.setting}: a folder this user can create and write.`,
     );
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {

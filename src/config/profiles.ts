@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Conf from 'conf';
+import { makePrivateFolder } from '../support/private-folder.js';
 import { resolveConfigDir } from './paths.js';
 
 /** The settings a profile can hold. docs and `lake config` list the same keys. */
@@ -84,6 +85,8 @@ export class ProfileStore {
 
   private async write(change: (data: ConfigFile) => ConfigFile): Promise<void> {
     if (!this.writer) {
+      // Made here, not by conf: its recursive mkdir never returns under /proc (makePrivateFolder).
+      makePrivateFolder(this.dir, 'LAKE_CONFIG_DIR');
       const { default: ConfClass } = await import('conf');
       this.writer = new ConfClass<ConfigFile>({
         cwd: this.dir,

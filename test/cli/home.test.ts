@@ -63,6 +63,26 @@ describe('the local home', () => {
     expect(openToOthers(home)).toEqual([]);
   }, 60_000);
 
+  it('a home or profiles folder that cannot be made is said with what to change, never a hang (Node hangs under /proc)', async () => {
+    const root = tempDir('lake-home-unusable');
+    writeFileSync(join(root, 'a-file'), '');
+    // Node 20's recursive mkdir never returns under /proc: the child is killed at 10 s if it hangs again.
+    for (const [args, env, setting] of [
+      [['--home', '/proc/lake-no-such/home', 'query', 'select 1'], {}, '--home or LAKE_HOME'],
+      [['--home', join(root, 'a-file', 'home'), 'init'], {}, '--home or LAKE_HOME'],
+      [
+        ['config', 'set', 'base_url', 'http://127.0.0.1:1'],
+        { LAKE_CONFIG_DIR: '/proc/lake-no-such/config' },
+        'LAKE_CONFIG_DIR',
+      ],
+    ] as const) {
+      const result = await runLake([...args], { env: { HOME: root, ...env }, timeoutMs: 10_000 });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain('folder_unusable');
+      expect(result.stderr).toContain(`Choose another ${setting}`);
+    }
+  });
+
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
     const home = join(tempDir('lake-init'), 'home');
     const first = await runLake(['--home', home, 'init', '--json']);

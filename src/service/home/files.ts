@@ -3,7 +3,6 @@ import {
   chmodSync,
   linkSync,
   lstatSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -11,6 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makePrivateFolder } from '../../support/private-folder.js';
 
 const PRIVATE_FILE = 0o600;
 
@@ -18,8 +18,9 @@ function tempPathBeside(file: string): string {
   return join(dirname(file), `.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** The home's folders: 0700, made one level at a time (makePrivateFolder says why), failing with what to change. */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makePrivateFolder(dir, '--home or LAKE_HOME');
 }
 
 /**
