@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Interface } from 'node:readline';
 import { resolveConfigDir } from '../../config/paths.js';
+import { makePrivateFolder } from '../../support/private-folder.js';
 import { printError } from '../errors.js';
 import { isOutputFormat } from '../../render/rows.js';
 import type { CommandContext } from '../context.js';
@@ -32,7 +33,8 @@ function loadHistory(file: string): string[] {
 
 function saveHistory(file: string, history: readonly string[]): void {
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Not Node's recursive mkdir, which never returns under /proc (a LAKE_CONFIG_DIR there).
+    makePrivateFolder(dirname(file), 'LAKE_CONFIG_DIR');
     writeFileSync(file, `${[...history].slice(0, HISTORY_SIZE).reverse().join('\n')}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);
   } catch {
