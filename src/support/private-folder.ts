@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /**
@@ -10,7 +10,11 @@ import { dirname, resolve } from 'node:path';
 export function makePrivateFolder(dir: string, setting: string): void {
   const missing: string[] = [];
   for (let path = resolve(dir); ; path = dirname(path)) {
-    if (existsSync(path)) break;
+    if (existsSync(path)) {
+      // A file where a folder is wanted (--home naming a file): said here, not at the first file opened in it.
+      if (!statSync(path).isDirectory()) throw new FolderUnusable(resolve(dir), path, 'ENOTDIR', setting);
+      break;
+    }
     missing.push(path);
     if (dirname(path) === path) break;
   }
@@ -31,7 +35,7 @@ const WHY: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'not permitted',
   EROFS: 'the file system is read-only',
-  ENOTDIR: 'a part of the path is a file',
+  ENOTDIR: 'a file is in the way',
   ENOSPC: 'the disk is full',
 };
 

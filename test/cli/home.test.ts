@@ -70,6 +70,7 @@ describe('the local home', () => {
     for (const [args, env, setting] of [
       [['--home', '/proc/lake-no-such/home', 'query', 'select 1'], {}, '--home or LAKE_HOME'],
       [['--home', join(root, 'a-file', 'home'), 'init'], {}, '--home or LAKE_HOME'],
+      [['--home', join(root, 'a-file'), 'query', 'select 1'], {}, '--home or LAKE_HOME'],
       [
         ['config', 'set', 'base_url', 'http://127.0.0.1:1'],
         { LAKE_CONFIG_DIR: '/proc/lake-no-such/config' },
