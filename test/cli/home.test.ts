@@ -84,6 +84,23 @@ describe('the local home', () => {
     }
   });
 
+  it("a folder that is not yet a lake home keeps its modes and its files': only a lake's own home is tightened", async () => {
+    // `--home /` or `--home /tmp` walked and chmodded everything beneath (and /dev/null, given as a home, lost 0666).
+    const root = tempDir('lake-home-foreign');
+    chmodSync(root, 0o755);
+    writeFileSync(join(root, 'shared.txt'), 'x', { mode: 0o644 });
+    chmodSync(join(root, 'shared.txt'), 0o644);
+    mkdirSync(join(root, 'public'), { mode: 0o755 });
+    chmodSync(join(root, 'public'), 0o755);
+    const result = await runLake(['--home', root, 'query', 'select 1 as n'], { env: { HOME: root } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(mode(root)).toBe(0o755);
+    expect(mode(join(root, 'shared.txt'))).toBe(0o644);
+    expect(mode(join(root, 'public'))).toBe(0o755);
+    // What lake made there is its user's alone all the same.
+    expect(mode(join(root, 'metadata.sqlite'))).toBe(0o600);
+  });
+
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
     const home = join(tempDir('lake-init'), 'home');
     const first = await runLake(['--home', home, 'init', '--json']);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  existsSync,
   linkSync,
   lstatSync,
   readdirSync,
@@ -23,13 +24,19 @@ export function ensurePrivateDir(dir: string): void {
   makePrivateFolder(dir, '--home or LAKE_HOME');
 }
 
+/** Files only a lake home holds: a folder without one is not tightened, whatever it is (`--home /` or `/tmp`). */
+const HOME_MARKERS = ['metadata.sqlite', 'owner.token', 'signing.key'];
+
 /**
  * Makes a home private to its user: every folder 0700 and file 0600 beneath `root` (symbolic links are left as
- * they are), when `root` itself is open to others. A home made by an older lake, or by hand, had 0755 folders and
- * 0644 files: its metadata, catalogs and Parquet files readable by every user of the machine.
+ * they are), when `root` itself is open to others and holds a lake's own files. A home made by an older lake had
+ * 0755 folders and 0644 files: its metadata, catalogs and Parquet files readable by every user of the machine. A
+ * folder that is not yet a lake home (an existing folder someone names with --home) is left as it is: walking it
+ * would change the modes of files that are not lake's (all of a machine's, for `--home /`).
  */
 export function tightenHome(root: string): boolean {
   if ((lstatSync(root).mode & 0o077) === 0) return false;
+  if (!HOME_MARKERS.some((name) => existsSync(join(root, name)))) return false;
   const walk = (path: string): void => {
     const stat = lstatSync(path);
     if (stat.isSymbolicLink()) return;
