@@ -101,6 +101,20 @@ describe('the local home', () => {
     expect(mode(join(root, 'metadata.sqlite'))).toBe(0o600);
   });
 
+  it('an older home whose only lake file is its secrets key (metadata on PostgreSQL) is tightened all the same', async () => {
+    const root = tempDir('lake-home-secrets-only');
+    chmodSync(root, 0o755);
+    writeFileSync(join(root, 'secrets.key'), 'k'.repeat(64), { mode: 0o644 });
+    chmodSync(join(root, 'secrets.key'), 0o644);
+    mkdirSync(join(root, 'old'), { mode: 0o755 });
+    chmodSync(join(root, 'old'), 0o755);
+    const result = await runLake(['--home', root, 'query', 'select 1 as n'], { env: { HOME: root } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(mode(root)).toBe(0o700);
+    expect(mode(join(root, 'secrets.key'))).toBe(0o600);
+    expect(mode(join(root, 'old'))).toBe(0o700);
+  });
+
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {
     const home = join(tempDir('lake-init'), 'home');
     const first = await runLake(['--home', home, 'init', '--json']);

@@ -24,8 +24,11 @@ export function ensurePrivateDir(dir: string): void {
   makePrivateFolder(dir, '--home or LAKE_HOME');
 }
 
-/** Files only a lake home holds: a folder without one is not tightened, whatever it is (`--home /` or `/tmp`). */
-const HOME_MARKERS = ['metadata.sqlite', 'owner.token', 'signing.key'];
+/**
+ * Files only a lake home holds (a home on PostgreSQL metadata has no metadata.sqlite, but its secrets.key): a folder
+ * without one is not tightened, whatever it is (`--home /` or `/tmp`).
+ */
+const HOME_MARKERS = ['metadata.sqlite', 'owner.token', 'signing.key', 'secrets.key'];
 
 /**
  * Makes a home private to its user: every folder 0700 and file 0600 beneath `root` (symbolic links are left as
