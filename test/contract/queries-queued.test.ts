@@ -72,15 +72,17 @@ describe('queued queries on the worker pool', () => {
     expect((await job(harness, second.id)).status).toBe('queued');
 
     // The neighbour's query takes the free worker at once, ahead of the two queued.
+    // "At once" is an order, not a clock: it runs and ends while the first organization's queue has not moved (a
+    // wall-time bound failed on a loaded machine, where a worker's start alone can take seconds).
     const token = await neighbourToken(harness);
-    const started = performance.now();
     const small = (await (await submit(harness, 'select 42 as n', { token })).json()) as Json;
     expect(small.status).toBe('running');
     const done = (await (
-      await harness.request(`/queries/${small.id}?wait=10&format=inline`, { token })
+      await harness.request(`/queries/${small.id}?wait=30&format=inline`, { token })
     ).json()) as Json;
     expect(done.data).toEqual([{ n: 42 }]);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect((await job(harness, second.id)).status).toBe('queued');
+    expect((await job(harness, first.id)).status).toBe('running');
 
     // When the first ends, the second (not the third) starts.
     await cancel(harness, first.id);
