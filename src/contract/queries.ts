@@ -157,8 +157,8 @@ export const QuerySubmission = Strict({
 export const QueryFormat = Type.Union([Type.Literal('files'), Type.Literal('inline')], { default: 'files' });
 
 /** What the signed links of format=files serve: the Parquet file, or the result as CSV (lake's addition). */
-export const ResultFileFormat = OneOf(['parquet', 'csv', 'arrow'], {
+export const ResultFileFormat = OneOf(['parquet', 'csv', 'arrow', 'arrow_zstd'], {
   default: 'parquet',
   description:
-    "Lake's addition, with format=files: the files' form. csv is RFC 4180 with a header, arrow an Arrow IPC stream; both made once from the Parquet.",
+    "Lake's addition, with format=files: the files' form. csv is RFC 4180 with a header, arrow an Arrow IPC stream, arrow_zstd the same with zstd-compressed bodies and repetitive text as dictionaries; each made once from the Parquet.",
 });

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tableFromIPC } from 'apache-arrow';
+import { compressionRegistry, CompressionType, tableFromIPC } from 'apache-arrow';
+import { zstdCodec } from '../../src/service/queries/arrow-compressed.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
@@ -213,6 +214,16 @@ describe('lake query', () => {
     const table = tableFromIPC(readFileSync(join(work, `${id}.arrows`)));
     expect(table.numRows).toBe(3);
     expect(table.schema.fields.map((f) => f.name)).toEqual(['n', 's']);
+    // Compressed Arrow: the same name and rows, zstd bodies (a reader needs the codec).
+    const out2 = join(work, 'zstd');
+    mkdirSync(out2);
+    const zstd = await runLake(['query', 'download', id, '--format', 'arrow_zstd'], { env, cwd: out2 });
+    expect(zstd.code, zstd.stderr).toBe(0);
+    const bytes = readFileSync(join(out2, `${id}.arrows`));
+    expect(() => tableFromIPC(bytes)).toThrow(/codec/);
+    compressionRegistry.set(CompressionType.ZSTD, await zstdCodec());
+    const compressed = tableFromIPC(bytes);
+    expect(compressed.toArray().map((row) => row?.toJSON())).toEqual(table.toArray().map((row) => row?.toJSON()));
   });
 
   it('statement parameters end as a clear error in local mode, never a crash or a stack trace', async () => {

@@ -47,7 +47,10 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
     .description("download a succeeded query job's result, Parquet or CSV (freshly signed, resumable)")
     .argument('<id>', 'job id')
     .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
-    .option('--format <format>', 'parquet (the default), csv (RFC 4180, with a header) or arrow (an Arrow IPC stream)')
+    .option(
+      '--format <format>',
+      'parquet (the default), csv (RFC 4180, with a header), arrow (an Arrow IPC stream) or arrow_zstd (compressed)',
+    )
     .action(async (id: string, options: { output?: string; format?: string }) =>
       (await import('./verbs.js')).jobResult(ctx, id, options.output, options.format),
     );

@@ -45,11 +45,11 @@ function sizeOf(path: string): number {
 }
 
 /** The forms `lake query download --format` takes. */
-export const DOWNLOAD_FORMATS = ['parquet', 'csv', 'arrow'] as const;
+export const DOWNLOAD_FORMATS = ['parquet', 'csv', 'arrow', 'arrow_zstd'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
 
-/** The file name's extension of each form (`.arrows`: the Arrow IPC stream format's own). */
-export const extensionOf = (format: DownloadFormat): string => (format === 'arrow' ? 'arrows' : format);
+/** The file name's extension of each form (`.arrows`: the Arrow IPC stream format's own, compressed or not). */
+export const extensionOf = (format: DownloadFormat): string => (format.startsWith('arrow') ? 'arrows' : format);
 
 export function downloadFormat(value: string | undefined): DownloadFormat {
   const format = value ?? 'parquet';

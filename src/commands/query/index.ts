@@ -80,7 +80,10 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
     )
     .argument('<id>', 'query id (qr_…)')
     .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
-    .option('--format <format>', 'parquet (the default), csv (RFC 4180, with a header) or arrow (an Arrow IPC stream)')
+    .option(
+      '--format <format>',
+      'parquet (the default), csv (RFC 4180, with a header), arrow (an Arrow IPC stream) or arrow_zstd (compressed)',
+    )
     .action(async (id: string, options: { output?: string; format?: string }) =>
       (await import('./download.js')).downloadQuery(ctx, id, options.output, options.format),
     );

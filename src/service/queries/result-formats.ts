@@ -2,18 +2,32 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { loadDuckDB, OFFLINE_CONFIG, quoteLiteral } from '../engine/duckdb.js';
 import { writeArrowStream } from './arrow-stream.js';
+import { writeCompressedArrowStream } from './arrow-compressed.js';
 import { LakeServiceError } from '../core/errors.js';
 
 /** The forms a result downloads in: the Parquet the query wrote, or one made from it. */
-export const RESULT_FILE_FORMATS = ['parquet', 'csv', 'arrow'] as const;
+export const RESULT_FILE_FORMATS = ['parquet', 'csv', 'arrow', 'arrow_zstd'] as const;
 export type ResultFileFormat = (typeof RESULT_FILE_FORMATS)[number];
 
-/** The file extension and media type of each form. */
-export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; mediaType: string }> = {
+/**
+ * The file extension and media type of each form, and what tells its file apart from another form's with the same
+ * extension beside the same Parquet (a compressed Arrow stream is still an `.arrows` file to the client).
+ */
+export const FILE_FORMAT_TYPES: Record<ResultFileFormat, { extension: string; mediaType: string; marker?: string }> = {
   parquet: { extension: 'parquet', mediaType: 'application/vnd.apache.parquet' },
   csv: { extension: 'csv', mediaType: 'text/csv; charset=utf-8; header=present' },
   arrow: { extension: 'arrows', mediaType: 'application/vnd.apache.arrow.stream' },
+  arrow_zstd: { extension: 'arrows', mediaType: 'application/vnd.apache.arrow.stream', marker: '.zstd' },
 };
+
+/**
+ * A text column is dictionary-encoded in a compressed Arrow stream when its distinct values are at most this share
+ * of the rows: then the dictionary and its indices are smaller than the strings, which Arrow cannot otherwise
+ * compress well (each string's int32 offset defeats zstd).
+ */
+const DICTIONARY_DISTINCT_SHARE = 0.25;
+/** …and at most this many: beyond, the dictionary would restart (TextDictionary's limit) and gain little. */
+const DICTIONARY_MAX_DISTINCT = 1_000_000;
 
 /** Conversions that run at once in a process; more wait for one of them to end. */
 const MAX_CONVERSIONS = 2;
@@ -61,7 +75,8 @@ export class ResultFormats {
 
   /** Where the form of a result is kept: beside its Parquet file. */
   target(parquet: string, format: ResultFileFormat): string {
-    return `${parquet.replace(/\.parquet$/, '')}.${FILE_FORMAT_TYPES[format].extension}`;
+    const { extension, marker = '' } = FILE_FORMAT_TYPES[format];
+    return `${parquet.replace(/\.parquet$/, '')}${marker}.${extension}`;
   }
 
   private converted(
@@ -76,7 +91,7 @@ export class ResultFormats {
       const partial = `${target}.partial`;
       run = this.oneAtATime(async () => {
         try {
-          await (format === 'csv' ? this.writeCsv(parquet, partial) : writeArrowStream(parquet, partial));
+          await this.write(format, parquet, partial);
           // Counted before it is served: a kill -9 between the two leaves it counted and never served (freed with
           // its query), not served and never counted.
           await onMade(statSync(partial).size);
@@ -104,6 +119,43 @@ export class ResultFormats {
       const next = this.waiting.shift();
       if (next) next();
       else this.active--;
+    }
+  }
+
+  private async write(format: Exclude<ResultFileFormat, 'parquet'>, parquet: string, target: string): Promise<void> {
+    if (format === 'csv') return this.writeCsv(parquet, target);
+    if (format === 'arrow') return writeArrowStream(parquet, target);
+    return writeCompressedArrowStream(parquet, target, await this.repetitiveTextColumns(parquet));
+  }
+
+  /**
+   * The positions of the text columns whose values repeat enough to be worth a dictionary, from one streaming pass
+   * of DuckDB's approximate distinct count (HyperLogLog: a few kilobytes a column, whatever the rows).
+   */
+  private async repetitiveTextColumns(parquet: string): Promise<Set<number>> {
+    const connection = await (await this.open()).connect();
+    try {
+      const source = `read_parquet(${quoteLiteral(parquet)})`;
+      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
+      const text = described
+        .getRowObjects()
+        .map((column, position) => ({ position, type: String(column.column_type) }))
+        .filter((column) => column.type === 'VARCHAR');
+      if (text.length === 0) return new Set();
+      // Positional references: a result's column names may repeat.
+      const counts = text.map((column) => `approx_count_distinct(#${column.position + 1})`).join(', ');
+      const row = (await connection.runAndReadAll(`SELECT count(*), ${counts} FROM ${source}`)).getRows()[0] ?? [];
+      const rows = Number(row[0] ?? 0);
+      return new Set(
+        text
+          .filter((_, i) => {
+            const distinct = Number(row[i + 1] ?? rows);
+            return distinct <= rows * DICTIONARY_DISTINCT_SHARE && distinct <= DICTIONARY_MAX_DISTINCT;
+          })
+          .map((column) => column.position),
+      );
+    } finally {
+      connection.closeSync();
     }
   }
 
