@@ -1,4 +1,5 @@
 import { terminalSafe } from './terminal-text.js';
+import { groupDigits } from '../support/group-digits.js';
 
 /** What a follower knows of a running sync, built from its stream events alone. */
 export interface TableLine {
@@ -80,7 +81,7 @@ export function bar(completed: number, total: number | null, width = 20): string
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = (n: number): string => groupDigits(n);
 
 /** ", 12 deleted" after a table's count, for a table that detects deletes. */
 export const deletedText = (deleted: unknown): string =>

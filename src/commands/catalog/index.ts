@@ -3,6 +3,7 @@ import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { assertOutputFlags, printRows, when } from '../listing.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 /** The contract's routes, loaded when a command runs (not for --help). */
 const routes = async () => (await import('../../contract/routes.js')).CATALOG_ROUTES;
@@ -74,7 +75,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       if (ctx.io.isStdoutTTY) {
         const size =
           body.kind === 'table'
-            ? `${(body.row_count ?? 0).toLocaleString('en-US')} rows, ${(body.bytes ?? 0).toLocaleString('en-US')} bytes, `
+            ? `${groupDigits(body.row_count ?? 0)} rows, ${groupDigits(body.bytes ?? 0)} bytes, `
             : '';
         ctx.io.stdout.write(`${body.qualified_name} (${body.kind}; ${size}updated ${at(body.updated)})\n`);
       }

@@ -6,6 +6,7 @@ import { EXIT, usageError } from '../exit-codes.js';
 import { downloadFormat, downloadResult, extensionOf, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
 import { oneLine, printList, sinceSeconds, type PageOptions } from '../listing.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 const when = (seconds: number | null): string =>
   seconds === null ? '' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -91,7 +92,7 @@ export async function waitJob(ctx: CommandContext, id: string, options: { timeou
 /** What an event says, in a few words: a table's phase and counts, a status, an error. */
 function eventDetails(event: { event: string; data: Record<string, unknown> }): string {
   const d = event.data;
-  const count = (n: unknown): string => (typeof n === 'number' ? n.toLocaleString('en-US') : '?');
+  const count = (n: unknown): string => (typeof n === 'number' ? groupDigits(n) : '?');
   if (event.event === 'sync.progress')
     return `${String(d.table)} ${String(d.phase)} ${count(d.completed)}/${d.total === null || d.total === undefined ? '?' : count(d.total)}${typeof d.error === 'string' ? `: ${d.error}` : ''}`;
   if (event.event === 'sync.schema_change') {

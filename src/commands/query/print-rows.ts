@@ -6,6 +6,7 @@ import { pagedOutput } from '../../render/pager.js';
 import { createRowWriter, type OutputFormat } from '../../render/rows.js';
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { QueryPage } from './wait.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 export const PAGE_SIZE = 1000;
 
@@ -114,7 +115,7 @@ export async function printQueryRows(
   await output.finish();
   const truncated = printed < total;
   if (truncated) {
-    const shown = `lake: showing the first ${printed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`;
+    const shown = `lake: showing the first ${groupDigits(printed)} of ${groupDigits(total)} rows`;
     io.stderr.write(
       paging.moreHint
         ? `${shown}; ${paging.moreHint}\n`

@@ -4,6 +4,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { PAGE_SIZE, printQueryRows, resultFileReader } from './print-rows.js';
 import { rowOutput } from './run.js';
 import { queryEndedError } from './ended.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 /**
  * `lake query result <id>`: a finished query's rows again, in any output format, paged through the API as
@@ -40,5 +41,5 @@ export async function printResult(
     resultFileReader(ctx, client, query.id),
   );
   if (ctx.io.isStderrTTY && format === 'table')
-    ctx.io.stderr.write(`(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'})\n`);
+    ctx.io.stderr.write(`(${groupDigits(printed.total)} row${printed.total === 1 ? '' : 's'})\n`);
 }

@@ -17,6 +17,7 @@ import { printError } from '../errors.js';
 import { printRows } from '../listing.js';
 import { waitForQuery, type QueryPage } from './wait.js';
 import { queryEndedError } from './ended.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 export interface RunOptions {
   file?: string;
@@ -297,13 +298,13 @@ async function runStatement(ctx: CommandContext, client: LakeClient, sql: string
   mark('rows printed');
   if (ctx.io.isStderrTTY && format === 'table') {
     ctx.io.stderr.write(
-      `(${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`,
+      `(${groupDigits(printed.total)} row${printed.total === 1 ? '' : 's'}, ${page.duration_ms ?? 0} ms)\n`,
     );
   }
   // Said on stderr, where it never mixes with the rows (with --json, stderr carries only errors).
   if (page.truncated === true && !ctx.json)
     ctx.io.stderr.write(
-      `lake: the result was cut to ${(page.row_count ?? 0).toLocaleString('en-US')} rows by ${page.row_limit !== undefined && page.row_count === page.row_limit ? '--row-limit' : '--byte-limit'}\n`,
+      `lake: the result was cut to ${groupDigits(page.row_count ?? 0)} rows by ${page.row_limit !== undefined && page.row_count === page.row_limit ? '--row-limit' : '--byte-limit'}\n`,
     );
 }
 

@@ -10,6 +10,7 @@ import type { CommandContext } from '../context.js';
 import { PAGE_SIZE, printQueryRows, resultFileReader } from '../query/print-rows.js';
 import { TABLE_DEFAULT_MAX_ROWS } from '../query/run.js';
 import { waitForQuery } from '../query/wait.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 /** How long a statement runs before the shell shows a spinner with its elapsed time. */
 const SPINNER_DELAY_MS = 1000;
@@ -158,7 +159,7 @@ export async function executeStatement(
       },
       resultFileReader(ctx, client, final.id),
     );
-    const count = `${printed.total.toLocaleString('en-US')} row${printed.total === 1 ? '' : 's'}`;
+    const count = `${groupDigits(printed.total)} row${printed.total === 1 ? '' : 's'}`;
     if (toFile) ctx.io.stdout.write(`(${count} written to ${toFile.path})\n`);
     else if (table) ctx.io.stdout.write(`(${count})\n`);
     if (state.timing)

@@ -12,6 +12,7 @@ import { EXIT, usageError } from '../exit-codes.js';
 import { HeldNotices } from '../../render/held-notices.js';
 import { onInterrupt } from '../interrupt.js';
 import { followStream, type StreamedEvent } from '../jobs/follow.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const outcomeCode = (status: string): number =>
@@ -30,7 +31,7 @@ function printSync(ctx: CommandContext, sync: SyncObject): void {
       (t) =>
         [
           t.lake_table,
-          `${t.phase} ${t.completed.toLocaleString('en-US')}${t.total === null ? '' : `/${t.total.toLocaleString('en-US')}`}${changeText(t.changes, t.deleted)}`,
+          `${t.phase} ${groupDigits(t.completed)}${t.total === null ? '' : `/${groupDigits(t.total)}`}${changeText(t.changes, t.deleted)}`,
         ] as [string, unknown],
     ),
     ...(sync.error ? ([['error', `${sync.error.code}: ${sync.error.message}`]] as [string, unknown][]) : []),

@@ -16,6 +16,7 @@ import type {
   DuckDBValue,
   DuckDBVector,
 } from '@duckdb/node-api';
+import { groupDigits } from '../../support/group-digits.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type ValueConverter = (value: DuckDBValue) => JsonValue;
@@ -91,7 +92,7 @@ function parseJson(text: string): JsonValue {
   // A value nests at most half as deep as it is long: short ones need no count.
   if (text.length > 2 * MAX_JSON_DEPTH && nestingPasses(text, MAX_JSON_DEPTH))
     throw new Error(
-      `A JSON value nests deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels, more than lake returns as JSON. Select it as text instead (the column cast to VARCHAR).`,
+      `A JSON value nests deeper than ${groupDigits(MAX_JSON_DEPTH)} levels, more than lake returns as JSON. Select it as text instead (the column cast to VARCHAR).`,
     );
   return JSON.parse(text) as JsonValue;
 }

@@ -15,6 +15,7 @@ import { intervalToIsoSql } from './json-values.js';
 import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason } from './query-engine.js';
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 /**
  * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE, a BIGNUM its digits anyway); their columns are
@@ -249,7 +250,7 @@ export class QueryRun {
         }
         if (found.length > PIVOT_VALUE_LIMIT)
           throw new Error(
-            `The PIVOT would make more than ${PIVOT_VALUE_LIMIT.toLocaleString('en-US')} columns; list the values you want with ON column IN (…).`,
+            `The PIVOT would make more than ${groupDigits(PIVOT_VALUE_LIMIT)} columns; list the values you want with ON column IN (…).`,
           );
         if (bytes > PIVOT_VALUE_BYTES)
           throw new Error(
@@ -333,7 +334,7 @@ export function resultLimitFailure(
   code: 'result_too_large' | 'result_storage_full',
   bytes: number,
 ): [QueryFailureCode, string] {
-  const size = `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+  const size = `${groupDigits(Math.round(bytes / 2 ** 20))} MB`;
   return code === 'result_too_large'
     ? [
         'result_too_large',

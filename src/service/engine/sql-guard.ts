@@ -1,6 +1,7 @@
 import { LakeServiceError } from '../core/errors.js';
 import { matchParameters, type QueryParameter, type StatementParameter } from './parameters.js';
 import { SqlTokenizeError, tokenize, type Token } from './sql-tokenizer.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 export const MAX_SQL_LENGTH = 100_000;
 
@@ -167,7 +168,7 @@ export function guardSql(sql: string, options: GuardOptions = {}): GuardedSql {
   if (sql.length > MAX_SQL_LENGTH) {
     throw new LakeServiceError(
       'sql_too_long',
-      `The SQL is ${sql.length.toLocaleString('en-US')} characters; the limit is 100,000.`,
+      `The SQL is ${groupDigits(sql.length)} characters; the limit is 100,000.`,
       { param: 'sql' },
     );
   }

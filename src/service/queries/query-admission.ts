@@ -7,6 +7,7 @@ import type { MetadataDb } from '../store/metadata-db.js';
 import type { QuerySettings } from './settings.js';
 import type { QueryStore } from './store.js';
 import type { QueryPlan, QueryRecord } from './store.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 export interface SubmitOutcome {
   /** The query; for a replayed Idempotency-Key, as the first submission answered it (its status then). */
@@ -36,7 +37,7 @@ export class QueryAdmission {
   /** Refuses a query when the organization's kept results (`kept` bytes) have reached its storage. */
   private assertResultStorageLeft(kept: number): void {
     if (kept < this.parts.settings.orgResultStorageBytes) return;
-    const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+    const mb = (bytes: number): string => `${groupDigits(Math.round(bytes / 2 ** 20))} MB`;
     throw new LakeServiceError(
       'result_storage_full',
       `Your organization keeps ${mb(kept)} of query results, its limit is ${mb(this.parts.settings.orgResultStorageBytes)}. Results are removed ${this.parts.settings.retentionSeconds / 3600} h after their query; try again when older ones have gone.`,

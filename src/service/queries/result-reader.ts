@@ -11,6 +11,7 @@ import {
   type RowGroup,
 } from '../engine/result-rows.js';
 import { LakeServiceError } from '../core/errors.js';
+import { groupDigits } from '../../support/group-digits.js';
 
 export interface ResultPage {
   columns: string[];
@@ -36,7 +37,7 @@ const CURSOR_IDLE_MS = 60_000;
 function tooLargeForInline(rowNumber: number): LakeServiceError {
   return new LakeServiceError(
     'inline_row_too_large',
-    `Row ${rowNumber.toLocaleString('en-US')} of this result is larger than a JSON page can hold (${INLINE_PAGE_MAX_BYTES / 2 ** 20} MB). Download the result as Parquet: GET the query with format=files.`,
+    `Row ${groupDigits(rowNumber)} of this result is larger than a JSON page can hold (${INLINE_PAGE_MAX_BYTES / 2 ** 20} MB). Download the result as Parquet: GET the query with format=files.`,
     { param: 'format' },
   );
 }
