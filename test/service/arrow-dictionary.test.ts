@@ -6,11 +6,13 @@ const TYPE = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), 0);
 const SCHEMA = new arrow.Schema([new arrow.Field('t', TYPE, true)]);
 
 /** Each batch's strings through one dictionary, written as one IPC stream and read back. */
-function roundTrip(batches: (string | null)[][], limits: { entries: number; bytes: number }) {
+function roundTrip(batches: (string | null)[][], limits: { entries: number; bytes: number }, skip = 0) {
   const dictionary = new TextDictionary(arrow, limits);
   const sizes: number[] = [];
   const encoded = batches.map((values) => {
-    const column = arrow.vectorFromArray(values, new arrow.Utf8()).data[0] as arrow.Data<arrow.Utf8>;
+    // `skip` reads each batch's column as a slice of a longer one (apache-arrow keeps the offset then).
+    const whole = arrow.vectorFromArray([...Array<string>(skip).fill('skipped'), ...values], new arrow.Utf8());
+    const column = whole.slice(skip).data[0] as arrow.Data<arrow.Utf8>;
     const data = dictionary.encode(column, TYPE);
     sizes.push(data.dictionary?.length ?? 0);
     const struct = arrow.makeData({ type: new arrow.Struct(SCHEMA.fields), length: values.length, children: [data] });
@@ -36,6 +38,18 @@ describe('a text column as one dictionary across a stream', () => {
     expect(values).toEqual(['a', 'b', null, 'a', 'b', 'c', 'a', null, '', 'é🙂', 'c']);
     // The dictionary holds each value once, whichever batch brought it.
     expect(sizes).toEqual([2, 3, 5]);
+  });
+
+  it('takes a batch of nulls alone first, and columns that are slices of longer ones', () => {
+    const batches = [
+      [null, null],
+      ['x', null, 'y'],
+      [null, 'x'],
+    ];
+    expect(roundTrip(batches, { entries: 100, bytes: 1000 }).values).toEqual(batches.flat());
+    const sliced = roundTrip(batches, { entries: 100, bytes: 1000 }, 3);
+    expect(sliced.values).toEqual(batches.flat());
+    expect(sliced.sizes).toEqual([0, 2, 2]);
   });
 
   it('starts afresh (a replacement) past its limits, so its memory is bounded, and reads back the same', () => {
