@@ -46,7 +46,7 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
     .command('result')
     .description("download a succeeded query job's result, Parquet or CSV (freshly signed, resumable)")
     .argument('<id>', 'job id')
-    .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
+    .option('-o, --output <file>', 'where to write (default <id>.parquet, .csv or .arrows; - for stdout)')
     .option(
       '--format <format>',
       'parquet (the default), csv (RFC 4180, with a header), arrow (an Arrow IPC stream) or arrow_zstd (compressed)',

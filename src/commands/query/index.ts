@@ -79,7 +79,7 @@ export function registerQuery(program: Command, ctx: CommandContext): void {
       "download a query's result (Parquet, CSV or Arrow), resuming after interruptions and checking its size",
     )
     .argument('<id>', 'query id (qr_…)')
-    .option('-o, --output <file>', 'where to write (default <id>.<format>; - for stdout)')
+    .option('-o, --output <file>', 'where to write (default <id>.parquet, .csv or .arrows; - for stdout)')
     .option(
       '--format <format>',
       'parquet (the default), csv (RFC 4180, with a header), arrow (an Arrow IPC stream) or arrow_zstd (compressed)',
