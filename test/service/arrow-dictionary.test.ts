@@ -40,6 +40,16 @@ describe('a text column as one dictionary across a stream', () => {
     expect(sizes).toEqual([2, 3, 5]);
   });
 
+  it('holds thousands of entries (its table grows) and finds each value again, whatever its bytes', () => {
+    // 6,000 distinct values over 30,000 rows, in a scrambled order: prefixes of one another, multi-byte, empty.
+    const value = (n: number): string | null =>
+      n % 997 === 0 ? null : n % 6000 === 1 ? '' : `${'é'.repeat(n % 3)}v${(n * 7919) % 6000}`;
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 10_000 }, (_, i) => value(b * 10_000 + i)));
+    const { values, sizes } = roundTrip(batches, { entries: 100_000, bytes: 10_000_000 });
+    expect(values).toEqual(batches.flat());
+    expect(sizes.at(-1)).toBe(new Set(batches.flat().filter((v) => v !== null)).size);
+  });
+
   it('takes a batch of nulls alone first, and columns that are slices of longer ones', () => {
     const batches = [
       [null, null],
