@@ -81,7 +81,7 @@ export function bar(completed: number, total: number | null, width = 20): string
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
 }
 
-const count = (n: number): string => groupDigits(n);
+const count = groupDigits;
 
 /** ", 12 deleted" after a table's count, for a table that detects deletes. */
 export const deletedText = (deleted: unknown): string =>

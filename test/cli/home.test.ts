@@ -21,6 +21,17 @@ function openToOthers(root: string): string[] {
   return found;
 }
 
+/** A folder open to others (0755) holding `file` (0644) and a folder `folder` (0755), as a shared folder is. */
+function openFolder(name: string, file: string, folder: string): string {
+  const root = tempDir(name);
+  chmodSync(root, 0o755);
+  writeFileSync(join(root, file), 'k'.repeat(64), { mode: 0o644 });
+  chmodSync(join(root, file), 0o644);
+  mkdirSync(join(root, folder), { mode: 0o755 });
+  chmodSync(join(root, folder), 0o755);
+  return root;
+}
+
 describe('the local home', () => {
   it("every file the lake makes is its user's alone (metadata and its WAL, catalogs, Parquet, results), and a looser home is tightened", async () => {
     const home = join(tempDir('lake-modes'), 'home');
@@ -86,12 +97,7 @@ describe('the local home', () => {
 
   it("a folder that is not yet a lake home keeps its modes and its files': only a lake's own home is tightened", async () => {
     // `--home /` or `--home /tmp` walked and chmodded everything beneath (and /dev/null, given as a home, lost 0666).
-    const root = tempDir('lake-home-foreign');
-    chmodSync(root, 0o755);
-    writeFileSync(join(root, 'shared.txt'), 'x', { mode: 0o644 });
-    chmodSync(join(root, 'shared.txt'), 0o644);
-    mkdirSync(join(root, 'public'), { mode: 0o755 });
-    chmodSync(join(root, 'public'), 0o755);
+    const root = openFolder('lake-home-foreign', 'shared.txt', 'public');
     const result = await runLake(['--home', root, 'query', 'select 1 as n'], { env: { HOME: root } });
     expect(result.code, result.stderr).toBe(0);
     expect(mode(root)).toBe(0o755);
@@ -102,12 +108,7 @@ describe('the local home', () => {
   });
 
   it('an older home whose only lake file is its secrets key (metadata on PostgreSQL) is tightened all the same', async () => {
-    const root = tempDir('lake-home-secrets-only');
-    chmodSync(root, 0o755);
-    writeFileSync(join(root, 'secrets.key'), 'k'.repeat(64), { mode: 0o644 });
-    chmodSync(join(root, 'secrets.key'), 0o644);
-    mkdirSync(join(root, 'old'), { mode: 0o755 });
-    chmodSync(join(root, 'old'), 0o755);
+    const root = openFolder('lake-home-secrets-only', 'secrets.key', 'old');
     const result = await runLake(['--home', root, 'query', 'select 1 as n'], { env: { HOME: root } });
     expect(result.code, result.stderr).toBe(0);
     expect(mode(root)).toBe(0o700);

@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
-const count = (n: number): string => groupDigits(n);
+const count = groupDigits;
 const bytes = (n: number): string =>
   n >= 1024 ** 3
     ? `${(n / 1024 ** 3).toFixed(2)} GB`

@@ -70,6 +70,10 @@ export async function writeCompressedArrowStream(
       const read = arrow.tableFromIPC(batch.intoIPCStream());
       encoder ??= new BatchEncoder(arrow, read.schema, dictionaryColumns);
       for (const recordBatch of read.batches) writer.write(encoder.encode(recordBatch));
+      // The writer queues whatever it is given: the next batch waits for the file to take this one (bounded memory
+      // on a slow disk too).
+      await new Promise((resolve) => setImmediate(resolve));
+      if (out.writableNeedDrain) await once(out, 'drain');
     }
     // A result of no rows is its schema alone.
     if (!encoder) {
