@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LinearRouter } from 'hono/router/linear-router';
 import { LakeServiceError } from '../../core/errors.js';
@@ -50,6 +50,26 @@ export interface AppOptions {
 
 export type LakeApp = Hono<ApiEnv>;
 
+/**
+ * Refuses a body over MAX_BODY_BYTES. One that states its length is judged by the header alone, its stream left
+ * untouched: hono's bodyLimit reaches for the stream to see whether there is a body, which ties the socket to a
+ * reader no one empties when the route never reads it (a 404 or a 403 answered first), and the node adapter then
+ * ended the connection half a second later, under whatever request a keep-alive client had sent on it since. A body
+ * without a length (chunked) is counted as hono's bodyLimit reads it.
+ */
+function refuseLargeBodies(): MiddlewareHandler<ApiEnv> {
+  const tooLarge = (): never => {
+    throw new LakeServiceError('request_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+  };
+  const counted = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  return async (c, next) => {
+    const length = c.req.header('Content-Length');
+    if (length === undefined || c.req.header('Transfer-Encoding') !== undefined) return counted(c, next);
+    if (Number(length) > MAX_BODY_BYTES) tooLarge();
+    await next();
+  };
+}
+
 /** The whole HTTP API as one Web-standard app: served over HTTP by `lake serve`, called in memory in local mode. */
 export function createApp(services: LakeServices, options: AppOptions = {}): LakeApp {
   const log = options.log ?? (() => {});
@@ -66,15 +86,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
     await next();
   });
   if (options.corsOrigins?.length) app.use('*', corsFor(options.corsOrigins));
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new LakeServiceError('request_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-      },
-    }),
-  );
+  app.use('*', refuseLargeBodies());
 
   serviceInfoRoutes(app);
   referenceRoutes(app);
