@@ -136,6 +136,7 @@ export async function printList<R extends RouteContract>(
 ): Promise<void> {
   const max = spec.max ?? 100;
   const limit = checkedPageOptions(ctx, options, max);
+  checkChoices(spec.route, spec.query ?? {});
   const client = await ctx.client();
   let page = await listPage(client, spec.route, spec.params, {
     ...spec.query,
@@ -155,6 +156,23 @@ export async function printList<R extends RouteContract>(
     page = { object: 'list', data, has_more: false, next_cursor: null };
   }
   await printPage(ctx, options.output, page, spec.columns, spec.row);
+}
+
+/**
+ * A filter flag whose parameter takes one of a few values (`--status`, `--kind`): a value the route would refuse is
+ * a usage error (exit 2, as any bad flag value), said before anything is sent, with the values it takes.
+ */
+function checkChoices(route: RouteContract, query: Record<string, string | number | undefined>): void {
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value !== 'string') continue;
+    const choices = (route.query?.properties[name] as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf?.map(
+      (option) => option.const,
+    );
+    if (!choices?.every((choice): choice is string => typeof choice === 'string') || choices.includes(value)) continue;
+    throw usageError(
+      `--${name.replace(/_/g, '-')} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1) ?? ''}, not '${value.slice(0, 40)}'.`,
+    );
+  }
 }
 
 /** The page size the paging options ask for, or a usage error for options that cannot go together. */
@@ -186,18 +204,4 @@ export async function printPage<T>(
 export function oneLine(sql: string, width: number): string {
   const flat = sql.replace(/\s+/g, ' ').trim();
   return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
-}
-
-/** --since (or another time flag): an age (30m, 2h, 7d), a date or time (2026-11-24, ISO), or epoch seconds. */
-export function sinceSeconds(value: string, flag = '--since'): number {
-  const age = /^(\d+)([mhd])$/.exec(value);
-  if (age)
-    return Math.floor(Date.now() / 1000) - Number(age[1]) * { m: 60, h: 3600, d: 86400 }[age[2] as 'm' | 'h' | 'd'];
-  if (/^\d+$/.test(value)) return Number(value);
-  const parsed = Date.parse(value);
-  if (Number.isNaN(parsed))
-    throw usageError(
-      `${flag} must be an age (30m, 2h, 7d), a date (2026-11-24) or epoch seconds, not '${value.slice(0, 40)}'.`,
-    );
-  return Math.floor(parsed / 1000);
 }

@@ -36,5 +36,15 @@ describe('jobs for scripts', () => {
     expect(parseCsv((await runLake(['jobs', 'ls', '--since', '2999-01-01'], { env })).stdout)).toHaveLength(1);
     const bad = await runLake(['jobs', 'ls', '--since', 'yesterdayish'], { env });
     expect(bad.code).toBe(2);
+    // Values the API would refuse are bad flag values (exit 2), said before anything is sent: Date.parse's loose
+    // forms and a status or kind no job has.
+    expect((await runLake(['jobs', 'ls', '--since', '-1'], { env })).code).toBe(2);
+    expect((await runLake(['jobs', 'ls', '--since', '2026-11-24T10:00Z'], { env })).code).toBe(0);
+    const status = await runLake(['jobs', 'ls', '--status', 'done'], { env });
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain("--status must be queued, running, succeeded, failed or cancelled, not 'done'");
+    const kind = await runLake(['jobs', 'ls', '--kind', 'sends', '--json'], { env });
+    expect(kind.code).toBe(2);
+    expect(JSON.parse(kind.stderr).error).toMatchObject({ code: 'usage' });
   });
 });

@@ -191,6 +191,8 @@ describe('lake query', () => {
     const found = await runLake(['query', 'ls', '--search', 'FIRST_ONE', '--json'], { env });
     expect((JSON.parse(found.stdout) as { data: unknown[] }).data).toHaveLength(1);
     expect((await runLake(['query', 'ls', '--since', 'yesterday-ish'], { env })).code).toBe(2);
+    expect((await runLake(['query', 'ls', '--before', 'March'], { env })).code).toBe(2);
+    expect((await runLake(['query', 'ls', '--status', 'finished'], { env })).code).toBe(2);
   });
 
   it('lake query download --format csv writes the result as CSV (default name <id>.csv)', async () => {

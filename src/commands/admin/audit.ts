@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { parseSince } from '../since.js';
+import { sinceSeconds } from '../since.js';
 
 /** Actors with no person behind them, by what they are. */
 const ACTOR_LABEL: Partial<Record<string, string>> = {
@@ -33,7 +33,7 @@ export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
             action: o.action,
             actor: o.actor,
             organization: o.org,
-            since: o.since === undefined ? undefined : parseSince(o.since),
+            since: o.since === undefined ? undefined : sinceSeconds(o.since),
             limit,
           },
         });

@@ -5,7 +5,8 @@ import type { CommandContext } from '../context.js';
 import { EXIT, usageError } from '../exit-codes.js';
 import { downloadFormat, downloadResult, extensionOf, type ResultFile } from '../query/download.js';
 import { followJob, type JobObject } from './follow.js';
-import { oneLine, printList, sinceSeconds, type PageOptions } from '../listing.js';
+import { oneLine, printList, type PageOptions } from '../listing.js';
+import { sinceSeconds } from '../since.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 const when = (seconds: number | null): string =>

@@ -3,7 +3,7 @@ import { printJson } from '../../render/record.js';
 import type { LogEntryObject } from '../../contract/types.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { parseSince } from '../since.js';
+import { sinceSeconds } from '../since.js';
 
 type Entry = LogEntryObject;
 
@@ -41,7 +41,7 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
         const query = {
           source,
           kind: o.kind,
-          since: o.since === undefined ? undefined : parseSince(o.since),
+          since: o.since === undefined ? undefined : sinceSeconds(o.since),
           limit: Number(o.limit),
         };
         const { SOURCE_ROUTES } = await import('../../contract/routes.js');

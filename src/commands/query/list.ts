@@ -1,6 +1,7 @@
 import { QUERY_ROUTES } from '../../contract/routes.js';
 import type { CommandContext } from '../context.js';
-import { oneLine, printList, sinceSeconds, when, type PageOptions } from '../listing.js';
+import { oneLine, printList, when, type PageOptions } from '../listing.js';
+import { sinceSeconds } from '../since.js';
 
 export interface QueryListOptions extends PageOptions {
   status?: string;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
+import { usageError } from '../exit-codes.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
@@ -29,6 +30,8 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
     .description('metered usage of a month, with its projected cost and a chart per day')
     .option('--month <yyyy-mm>', 'which month (default: this one)')
     .action(async (o: { month?: string }) => {
+      if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month))
+        throw usageError(`--month must be a month as yyyy-mm (2026-11), not '${o.month.slice(0, 40)}'.`);
       const { SERVICE_ROUTES } = await import('../../contract/routes.js');
       const body = await (await ctx.client()).read(SERVICE_ROUTES.getUsage, { query: { month: o.month } });
       if (ctx.json) return printJson(ctx.io, body);
