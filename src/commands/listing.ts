@@ -162,7 +162,7 @@ export async function printList<R extends RouteContract>(
  * A filter flag whose parameter takes one of a few values (`--status`, `--kind`): a value the route would refuse is
  * a usage error (exit 2, as any bad flag value), said before anything is sent, with the values it takes.
  */
-function checkChoices(route: RouteContract, query: Record<string, string | number | undefined>): void {
+export function checkChoices(route: RouteContract, query: Record<string, string | number | undefined>): void {
   for (const [name, value] of Object.entries(query)) {
     if (typeof value !== 'string') continue;
     const choices = (route.query?.properties[name] as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf?.map(

@@ -1,7 +1,7 @@
 /** The API's routes: Sources, syncs and logs. */
 import { StreamUrl } from './jobs.js';
 import { defineRoute } from './route.js';
-import { List, pageQuery, Type } from './schema.js';
+import { List, OneOf, pageQuery, Type } from './schema.js';
 import {
   Connector,
   LogEntry,
@@ -163,7 +163,7 @@ export const SOURCE_ROUTES = {
     query: Type.Object({
       ...pageQuery(50, 200),
       source: Type.Optional(Type.String({ description: 'Only this source.' })),
-      kind: Type.Optional(Type.String({ description: 'Only this kind (schema_change, error, warning).' })),
+      kind: Type.Optional(OneOf(['error', 'schema_change', 'warning'], { description: 'Only entries of this kind.' })),
       since: Type.Optional(
         Type.Integer({
           minimum: 0,

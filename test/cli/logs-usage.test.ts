@@ -73,6 +73,8 @@ describe('lake logs and lake usage', () => {
     expect((await runLake(['logs', '--kind', 'error', '--json'], { env })).stdout).toContain('permission denied');
     expect((await runLake(['logs', '--since', 'yesterday'], { env })).code).toBe(2);
     expect((await runLake(['logs', '--since', '-1'], { env })).code).toBe(2);
+    expect((await runLake(['logs', '--kind', 'errors'], { env })).code).toBe(2);
+    expect((await runLake(['logs', '--limit', '500'], { env })).code).toBe(2);
     expect((await runLake(['usage', '--month', '2026-13'], { env })).code).toBe(2);
 
     const usage = await runLake(['usage'], { env });
