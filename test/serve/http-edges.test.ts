@@ -1,8 +1,9 @@
-import { Agent, request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHome } from '../../src/service/home/home.js';
+import { keepAliveClient } from '../helpers/keep-alive.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -76,23 +77,9 @@ describe('lake serve at the edges of HTTP', () => {
     // The body limit reached for the body stream to see whether there was one, which tied it to a reader nobody
     // emptied: every such request ended its connection half a second later, under whatever request the client had
     // sent on it since (a 404 or 403 answered before the body was read, here a cancel of a job that does not exist).
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const sockets = new Set<Socket>();
-    const send = (method: string, path: string, body?: string): Promise<number> =>
-      new Promise((resolve, reject) => {
-        const headers: Record<string, string | number> = { Authorization: `Bearer ${token}` };
-        if (body !== undefined) {
-          headers['Content-Type'] = 'application/json';
-          headers['Content-Length'] = Buffer.byteLength(body);
-        }
-        const call = httpRequest(`${server.url}${path}`, { method, agent, headers }, (response) => {
-          sockets.add(response.socket);
-          response.resume();
-          response.on('end', () => resolve(response.statusCode ?? 0));
-        });
-        call.on('error', reject);
-        call.end(body);
-      });
+    const client = keepAliveClient(server.url, token);
+    const send = async (method: string, path: string, body?: string): Promise<number> =>
+      (await client.send(method, path, body)).status;
     try {
       const body = JSON.stringify({ reason: 'x'.repeat(200_000) });
       expect(await send('POST', '/jobs/job_00000000000000000000000000/cancel', body)).toBe(404);
@@ -103,9 +90,9 @@ describe('lake serve at the edges of HTTP', () => {
         answered++;
       }
       expect(answered).toBeGreaterThan(10);
-      expect(sockets.size).toBe(1);
+      expect(client.sockets.size).toBe(1);
     } finally {
-      agent.destroy();
+      client.close();
     }
   });
 

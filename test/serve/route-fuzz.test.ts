@@ -1,8 +1,7 @@
-import { Agent, request as httpRequest } from 'node:http';
-import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHome } from '../../src/service/home/home.js';
+import { keepAliveClient } from '../helpers/keep-alive.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -19,11 +18,6 @@ const ODD_BODIES = [
   '{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}',
   JSON.stringify({ sql: 'select ?', parameters: [{ value: { a: 1 }, type: 'DECIMAL(99,99)' }], tags: [1] }),
 ];
-
-interface Answer {
-  status: number;
-  body: string;
-}
 
 /**
  * Every route of the OpenAPI document, called with odd ids, query strings and bodies, all over one keep-alive
@@ -49,25 +43,7 @@ describe('every route of lake serve against odd input', () => {
   });
 
   it('answers each in the envelope, on one connection', async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const sockets = new Set<Socket>();
-    const send = (method: string, path: string, body?: string): Promise<Answer> =>
-      new Promise((resolve, reject) => {
-        const headers: Record<string, string | number> = { Authorization: `Bearer ${token}` };
-        if (body !== undefined) {
-          headers['Content-Type'] = 'application/json';
-          headers['Content-Length'] = Buffer.byteLength(body);
-        }
-        const call = httpRequest(`${server.url}${path}`, { method, agent, headers, timeout: 10_000 }, (response) => {
-          sockets.add(response.socket);
-          let text = '';
-          response.on('data', (d: Buffer) => (text += d.toString()));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-        });
-        call.on('timeout', () => call.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
-        call.on('error', reject);
-        call.end(body);
-      });
+    const { send, sockets, close } = keepAliveClient(server.url, token);
     const spec = JSON.parse((await send('GET', '/openapi.json')).body) as {
       paths: Record<string, Record<string, unknown>>;
     };
@@ -101,7 +77,7 @@ describe('every route of lake serve against odd input', () => {
         }
       }
     } finally {
-      agent.destroy();
+      close();
     }
     expect(wrong).toEqual([]);
     expect(sent).toBeGreaterThan(1000);
