@@ -9,6 +9,7 @@ import { pagedOutput } from '../render/pager.js';
 import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
+import { checkedLimit, checkedQuery } from './flag-values.js';
 
 /** Epoch seconds as a UTC timestamp for tables and fields. */
 export const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -136,7 +137,7 @@ export async function printList<R extends RouteContract>(
 ): Promise<void> {
   const max = spec.max ?? 100;
   const limit = checkedPageOptions(ctx, options, max);
-  checkChoices(spec.route, spec.query ?? {});
+  if (spec.route.query) checkedQuery({ ...spec.route, query: spec.route.query }, spec.query ?? {});
   const client = await ctx.client();
   let page = await listPage(client, spec.route, spec.params, {
     ...spec.query,
@@ -158,28 +159,9 @@ export async function printList<R extends RouteContract>(
   await printPage(ctx, options.output, page, spec.columns, spec.row);
 }
 
-/**
- * A filter flag whose parameter takes one of a few values (`--status`, `--kind`): a value the route would refuse is
- * a usage error (exit 2, as any bad flag value), said before anything is sent, with the values it takes.
- */
-export function checkChoices(route: RouteContract, query: Record<string, string | number | undefined>): void {
-  for (const [name, value] of Object.entries(query)) {
-    if (typeof value !== 'string') continue;
-    const choices = (route.query?.properties[name] as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf?.map(
-      (option) => option.const,
-    );
-    if (!choices?.every((choice): choice is string => typeof choice === 'string') || choices.includes(value)) continue;
-    throw usageError(
-      `--${name.replace(/_/g, '-')} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1) ?? ''}, not '${value.slice(0, 40)}'.`,
-    );
-  }
-}
-
 /** The page size the paging options ask for, or a usage error for options that cannot go together. */
 export function checkedPageOptions(ctx: CommandContext, options: PageOptions, max = 100): number {
-  const limit = Number(options.limit ?? 20);
-  if (!Number.isInteger(limit) || limit < 1 || limit > max)
-    throw usageError(`--limit must be a whole number from 1 to ${max}.`);
+  const limit = checkedLimit(options.limit, 20, max);
   if (options.all && options.startingAfter)
     throw usageError('--all and --starting-after contradict each other; give one.');
   assertOutputFlags(ctx, options.output);

@@ -89,7 +89,11 @@ export const SERVICE_ROUTES = {
     auth: { scopes: ['usage:read'] },
     query: Type.Object({
       month: Type.Optional(
-        Type.String({ pattern: '^\\d{4}-\\d{2}$', description: 'YYYY-MM; the current month when absent.' }),
+        Type.String({
+          pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
+          examples: ['2026-11'],
+          description: 'YYYY-MM; the current month when absent.',
+        }),
       ),
     }),
     responses: { 200: json('Usage by day, totals and cost.', Usage) },

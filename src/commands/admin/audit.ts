@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
-import { usageError } from '../exit-codes.js';
 import { sinceSeconds } from '../since.js';
 
 /** Actors with no person behind them, by what they are. */
@@ -23,9 +22,11 @@ export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(
       async (o: { action?: string; actor?: string; org?: string; since?: string; limit: string; output?: string }) => {
-        const limit = Number(o.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw usageError('--limit takes 1 to 200.');
-        const { SERVICE_ROUTES } = await import('../../contract/routes.js');
+        const [{ SERVICE_ROUTES }, { checkedLimit }] = await Promise.all([
+          import('../../contract/routes.js'),
+          import('../flag-values.js'),
+        ]);
+        const limit = checkedLimit(o.limit, 50, 200);
         const page = await (
           await ctx.client()
         ).read(SERVICE_ROUTES.listAuditEvents, {

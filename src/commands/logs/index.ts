@@ -35,21 +35,19 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
         } catch (error) {
           throw usageError((error as Error).message);
         }
-        const limit = Number(o.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 200)
-          throw usageError('--limit must be a whole number from 1 to 200.');
-        const sinceFlag = o.since === undefined ? undefined : sinceSeconds(o.since);
-        const [{ SOURCE_ROUTES }, { checkChoices }] = await Promise.all([
+        const [{ SOURCE_ROUTES }, { checkedLimit, checkedQuery }] = await Promise.all([
           import('../../contract/routes.js'),
-          import('../listing.js'),
+          import('../flag-values.js'),
         ]);
-        checkChoices(SOURCE_ROUTES.listLogs, { kind: o.kind });
+        const checked = checkedQuery(SOURCE_ROUTES.listLogs, {
+          kind: o.kind,
+          since: o.since === undefined ? undefined : sinceSeconds(o.since),
+          limit: checkedLimit(o.limit, 50, 200),
+        });
         const client = await ctx.client();
         const source =
           o.source === undefined ? undefined : await (await import('../resolve.js')).resolveId(ctx, 'source', o.source);
-        // The kind was checked against the route's choices above.
-        const kind = o.kind as 'error' | 'schema_change' | 'warning' | undefined;
-        const query = { source, kind, since: sinceFlag, limit };
+        const query = { ...checked, source };
         const first = await client.read(SOURCE_ROUTES.listLogs, { query });
         if (ctx.json && !o.follow) return printJson(ctx.io, first);
         // Rows like every listing (a table on a terminal, CSV with a header in a pipe); --follow --json: NDJSON.

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
-import { usageError } from '../exit-codes.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
@@ -30,10 +29,12 @@ export function registerUsage(program: Command, ctx: CommandContext): void {
     .description('metered usage of a month, with its projected cost and a chart per day')
     .option('--month <yyyy-mm>', 'which month (default: this one)')
     .action(async (o: { month?: string }) => {
-      if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month))
-        throw usageError(`--month must be a month as yyyy-mm (2026-11), not '${o.month.slice(0, 40)}'.`);
-      const { SERVICE_ROUTES } = await import('../../contract/routes.js');
-      const body = await (await ctx.client()).read(SERVICE_ROUTES.getUsage, { query: { month: o.month } });
+      const [{ SERVICE_ROUTES }, { checkedQuery }] = await Promise.all([
+        import('../../contract/routes.js'),
+        import('../flag-values.js'),
+      ]);
+      const query = checkedQuery(SERVICE_ROUTES.getUsage, { month: o.month });
+      const body = await (await ctx.client()).read(SERVICE_ROUTES.getUsage, { query });
       if (ctx.json) return printJson(ctx.io, body);
       if (!ctx.io.isStdoutTTY) {
         // In a pipe: one `name<TAB>value` line per figure, raw numbers, no chart (--json has the days).
