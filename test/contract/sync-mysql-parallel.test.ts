@@ -51,7 +51,7 @@ async function readersDuring(during: () => Promise<Json>): Promise<{ job: Json; 
     while (watching) {
       // This test's database only: other files' syncs (the crash tests) read tables named big on the same server.
       const [found] = await watcher.query('SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [
-        `SELECT CONCAT%FROM \`${db.database}\`.\`big\`%`,
+        `SELECT \`id\`, \`amount\`, \`payload\` FROM \`${db.database}\`.\`big\`%`,
       ]);
       for (const row of found as { ID: number }[]) readers.add(Number(row.ID));
       await new Promise((resolve) => setTimeout(resolve, 3));

@@ -1,41 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import { csvRecordSql, planMysqlColumn, type MysqlColumn } from '../../src/service/syncs/mysql-types.js';
+import { planMysqlColumn, recordSelect, type MysqlColumn } from '../../src/service/syncs/mysql-types.js';
 
 /**
- * The server-made CSV record (csvRecordSql): text already stored in utf8mb4 is quoted as it is, anything else is
- * converted to utf8mb4 first, so every value arrives in one character set under one collation.
+ * What a MySQL read selects (recordSelect): each column as its plan selects it, with no record built by the server,
+ * and which fields lake quotes when it makes the record: text, never a number or a date.
  */
-const column = (name: string, columnType: string, collation: string | null, notNull = false): MysqlColumn => ({
+const column = (name: string, columnType: string, collation: string | null): MysqlColumn => ({
   name,
   columnType,
   dataType: columnType.replace(/\(.*$/, ''),
   collation,
   json: false,
-  notNull,
+  notNull: false,
 });
 
-describe('the SQL of a MySQL record', () => {
-  it('converts only text that is not stored in utf8mb4, and never a number', () => {
+describe('the SQL of a MySQL read', () => {
+  it('selects every column as its plan says, and quotes text alone', () => {
     const columns = [
-      column('id', 'bigint(20)', null, true),
-      column('name', 'varchar(40)', 'utf8mb4_general_ci', true),
+      column('id', 'bigint(20)', null),
+      column('name', 'varchar(40)', 'utf8mb4_general_ci'),
       column('old', 'varchar(40)', 'latin1_swedish_ci'),
-      column('three', 'varchar(40)', 'utf8mb3_general_ci'),
       column('raw', 'varbinary(8)', null),
       column('mood', "enum('a','b')", 'utf8mb4_general_ci'),
+      column('amount', 'decimal(12,2)', null),
+      column('at', 'datetime(3)', null),
+      column('flags', 'bit(3)', null),
+      column('doc', 'json', 'utf8mb4_bin'),
     ];
-    const sql = csvRecordSql(
-      columns.map((c) => planMysqlColumn(c)),
-      columns,
-    );
-    expect(sql).toContain("CONCAT('\"', REPLACE(`name` COLLATE utf8mb4_bin, '\"', '\"\"'), '\"')");
-    expect(sql).toContain('CONVERT(`old` USING utf8mb4) COLLATE utf8mb4_bin');
-    expect(sql).toContain('CONVERT(`three` USING utf8mb4) COLLATE utf8mb4_bin');
-    // An expression (HEX) is in the connection's character set, whatever the column's: converted.
-    expect(sql).toContain('CONVERT(HEX(`raw`) USING utf8mb4)');
-    expect(sql).toContain('CONVERT(`mood` USING utf8mb4)');
-    expect(sql.startsWith('CONCAT(`id`, ')).toBe(true);
-    // Without the columns' facts every text is converted, as before.
-    expect(csvRecordSql(columns.map((c) => planMysqlColumn(c)))).toContain('CONVERT(`name` USING utf8mb4)');
+    const { sql, quoted } = recordSelect(columns.map((c) => planMysqlColumn(c)));
+    expect(sql).toBe('`id`, `name`, `old`, HEX(`raw`), `mood`, `amount`, `at`, `flags` + 0, `doc`');
+    expect(sql).not.toMatch(/CONCAT|REPLACE|IFNULL|CONVERT/);
+    expect(quoted).toEqual([false, true, true, true, true, false, false, false, true]);
   });
 });

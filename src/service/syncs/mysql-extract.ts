@@ -18,7 +18,7 @@ import { stageKeys } from './pg-keys.js';
 import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
-import { csvRecordSql, planMysqlColumn, type MysqlColumn } from './mysql-types.js';
+import { planMysqlColumn, recordSelect, type MysqlColumn } from './mysql-types.js';
 import { SegmentedStaging } from './segments.js';
 import { recordStream } from './mysql-records.js';
 import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-snapshot.js';
@@ -314,6 +314,7 @@ async function syncTable(
       // A large table read whole is read in ranges of its key over every connection at once (keyRanges).
       let ranges = [''];
       let readCounts = [0];
+      const record = recordSelect(plans);
       const readRange = async (on: mysql.Connection, range: string, i: number): Promise<void> => {
         // The leader is watched for the whole sync; another connection only while it reads (it idles between).
         const watch = on === connection ? undefined : watchConnection(on, input);
@@ -321,8 +322,9 @@ async function syncTable(
           await pipeline(
             recordStream(
               on,
-              `SELECT ${csvRecordSql(plans, columns)} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
+              `SELECT ${record.sql} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
               where.values,
+              record.quoted,
             ),
             new SegmentedStaging(
               input.stagingDir,
@@ -361,16 +363,10 @@ async function syncTable(
         // The source's keys, read in the same snapshot while the last parts load.
         if (detecting && loadError === undefined) {
           const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
+          const keyRecord = recordSelect(keyPlans);
           keys = await stageKeys({
             keyPlans,
-            records: recordStream(
-              connection,
-              `SELECT ${csvRecordSql(
-                keyPlans,
-                lakeKey.map((k) => columns[lakeNames.indexOf(k)]),
-              )} FROM ${from}`,
-              [],
-            ),
+            records: recordStream(connection, `SELECT ${keyRecord.sql} FROM ${from}`, [], keyRecord.quoted),
             framed: true,
             stagingDir: input.stagingDir,
             base,

@@ -135,43 +135,17 @@ export function planMysqlColumn(column: MysqlColumn, wide: WideDecimalDigits = n
 /** Lake types whose MySQL text is digits, signs, points, dashes and colons: never a quote, comma or line end. */
 const PLAIN_TEXT = /^(U?(TINYINT|SMALLINT|INTEGER|BIGINT)|DECIMAL|DOUBLE|FLOAT|BIGNUM|DATE|TIMESTAMP|INTERVAL)\b/;
 
-/** What csvRecordSql needs to know of a plan's source column beyond its plan. */
-export type RecordColumn = Pick<MysqlColumn, 'notNull' | 'collation' | 'dataType'>;
-
 /**
- * The MySQL expression selecting a row as one CSV record (RFC 4180, NULL left empty), built by the server. Numbers,
- * dates and times go as they are; text is quoted with its quotes doubled, as utf8mb4 under one collation so no mix
- * of collations fails (and an empty string, quoted, stays apart from NULL). Quoting only text made a 6-column
- * table's read a fifth faster than quoting every value; a text column already in utf8mb4 is not converted to it
- * (CONVERT … USING copies every value: about 0.1 s of the server's 1.55 s for 2,000,000 rows of two text columns).
- * A column declared NOT NULL (`columns`, by plan) goes without IFNULL: the server then does a seventh less work per
- * row (bench/sync-mysql.mjs); should one give NULL all the same, the record is NULL and the read fails
- * (recordStream), never a row with a value left out.
+ * What a read of these columns selects, and how each value becomes a field of its CSV record (recordStream): numbers,
+ * dates and times go as they are; text is quoted with its quotes doubled (so an empty string stays apart from NULL),
+ * and NULL is left empty. Quoting only text made a 6-column table's read a fifth faster than quoting every value.
+ * Each column is selected as it is, in the connection's utf8mb4, to which the server converts every text it sends;
+ * lake builds the records from the values, where the server built each with CONCAT and REPLACE before (about a third
+ * of its work per row in bench/sync-mysql.mjs).
  */
-export function csvRecordSql(
-  plans: readonly ColumnPlan[],
-  columns: readonly (RecordColumn | undefined)[] = [],
-): string {
-  return `CONCAT(${plans
-    .map((p, i) => {
-      const column = columns[i];
-      const value = PLAIN_TEXT.test(p.lakeType)
-        ? p.select
-        : `CONCAT('"', REPLACE(${asUtf8mb4(p, column)} COLLATE utf8mb4_bin, '"', '""'), '"')`;
-      return column?.notNull === true ? value : `IFNULL(${value}, '')`;
-    })
-    .join(", ',', ")})`;
-}
-
-/**
- * A plan's text as utf8mb4: a text column stored in utf8mb4 and selected as it is already is; anything else (another
- * character set, or an expression, whose result is in the connection's) is converted.
- */
-function asUtf8mb4(plan: ColumnPlan, column: RecordColumn | undefined): string {
-  const stored =
-    column !== undefined &&
-    /^`(?:[^`]|``)*`$/.test(plan.select) &&
-    TEXTS.has(column.dataType.toLowerCase()) &&
-    /^utf8mb4_/i.test(column.collation ?? '');
-  return stored ? plan.select : `CONVERT(${plan.select} USING utf8mb4)`;
+export function recordSelect(plans: readonly ColumnPlan[]): { sql: string; quoted: boolean[] } {
+  return {
+    sql: plans.map((p) => p.select).join(', '),
+    quoted: plans.map((p) => !PLAIN_TEXT.test(p.lakeType)),
+  };
 }
