@@ -121,6 +121,7 @@ export class TableWrites {
         selectSql: string,
       ): Promise<{ shapes: ColumnShape[]; columns: CatalogColumn[] }> => {
         const described = await connection.runAndReadAll(`DESCRIBE ${selectSql}`);
+        mark(`${schema}.${name}: part described`);
         const shapes = described.getRowObjectsJS().map((row) => {
           const column = String(row.column_name);
           const nullable = options.notNull !== 'all' && !options.notNull?.has(column);

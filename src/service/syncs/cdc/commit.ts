@@ -1,3 +1,4 @@
+import { mark } from '../../../support/debug-timing.js';
 import { quoteLiteral } from '../../engine/duckdb.js';
 import type { MergeCounts } from '../../storage/ducklake/merge.js';
 import { isTaggedType } from '../../storage/ducklake/types.js';
@@ -48,6 +49,7 @@ export async function commitChanges(
     async (writer) => {
       const connection = await writer.connection();
       await connection.run(`CREATE OR REPLACE TEMP TABLE lake_cdc AS ${changeRowsSql(converted)}`);
+      mark(`${task.key}: changes loaded`);
       const facts = (
         await connection.runAndReadAll(
           `SELECT count(*) FILTER (WHERE op = 'T') AS truncates,
@@ -57,6 +59,7 @@ export async function commitChanges(
         )
       ).getRowObjectsJS()[0] as { truncates: bigint; unchanged: string[] | null };
       truncated = Number(facts.truncates) > 0;
+      mark(`${task.key}: changes summed up`);
       net = netChangesSql(
         converted,
         new Set((facts.unchanged ?? []).map(Number)),
