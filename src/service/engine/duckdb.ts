@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import type * as DuckDB from '@duckdb/node-api';
+import { requireCommonJs } from '../../support/load-commonjs.js';
 
 let loaded: Promise<typeof DuckDB> | undefined;
 
@@ -11,6 +13,31 @@ let loaded: Promise<typeof DuckDB> | undefined;
 export function loadDuckDB(): Promise<typeof DuckDB> {
   loaded ??= import('@duckdb/node-api');
   return loaded;
+}
+
+let preloading: Promise<void> | undefined;
+
+/**
+ * Loads DuckDB's native library (a 70 MB shared object) on a thread of its own, ahead of a write that will need it:
+ * the system's loader maps and relocates it once a process, and Node's load of the binding on the main thread blocks
+ * it for that long (18–105 ms measured cold on the 2-core machine; 2 ms once another thread has loaded it). A sync
+ * calls this when its job starts, so the load runs beside its source's read instead of after it (a cdc sync's
+ * write begins only once the binary log is read) and a sync that writes nothing pays no main-thread time for it.
+ * Never fails: should the thread not load it, the main thread loads it as before, and reports what is wrong.
+ */
+export function preloadDuckDBLibrary(): Promise<void> {
+  preloading ??= new Promise<void>((resolve) => {
+    try {
+      const bindings = requireCommonJs.resolve('@duckdb/node-bindings');
+      const worker = new Worker(`require(${JSON.stringify(bindings)})`, { eval: true, stdout: true, stderr: true });
+      worker.unref();
+      worker.once('error', () => resolve());
+      worker.once('exit', () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+  return preloading;
 }
 
 /** Settings every instance gets: never reach the network for extensions (they would wait on it and fail). */
@@ -45,15 +72,59 @@ export function uncollated(type: string): string {
   return COLLATED.exec(type.trim())?.[1] ?? type;
 }
 
-/** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
-export async function openPrivilegedConnection(
-  options: { threads?: number; memoryLimit?: string; tempDirectory?: string } = {},
-): Promise<{
+/** The options of a privileged instance. */
+export interface PrivilegedOptions {
+  threads?: number;
+  memoryLimit?: string;
+  tempDirectory?: string;
+}
+
+/** A connection on a privileged instance, and the instance's other connections, closed with it. */
+export interface PrivilegedConnection {
   connection: DuckDB.DuckDBConnection;
   /** Another connection to the same instance (work in parallel on its database); closed with the instance. */
   connect(): Promise<DuckDB.DuckDBConnection>;
   close(): void;
-}> {
+}
+
+const optionsKey = (options: PrivilegedOptions): string =>
+  `${options.threads ?? ''}|${options.memoryLimit ?? ''}|${options.tempDirectory ?? ''}`;
+
+/** An instance opened ahead of the write that will ask for one with the same options (openAhead). */
+let ahead: { key: string; opened: Promise<PrivilegedConnection> } | undefined;
+
+/**
+ * Starts opening a privileged instance now, for the next openPrivilegedConnection with the same options: DuckDB
+ * builds an instance (its functions, its built-in extensions) on a thread of its own, tens of milliseconds that a
+ * write which can only begin later (a cdc sync's, once the log is read) then does not wait for. Answers what closes
+ * the instance if no write took it; one instance waits at most.
+ */
+export function openAhead(options: PrivilegedOptions): () => void {
+  if (ahead) return () => undefined;
+  const mine = { key: optionsKey(options), opened: openInstance(options) };
+  mine.opened.catch(() => undefined);
+  ahead = mine;
+  return () => {
+    if (ahead !== mine) return;
+    ahead = undefined;
+    void mine.opened.then(
+      (opened) => opened.close(),
+      () => undefined,
+    );
+  };
+}
+
+/** A connection on a private, unsandboxed instance, for lake's own work (writing snapshots, building catalogs). */
+export async function openPrivilegedConnection(options: PrivilegedOptions = {}): Promise<PrivilegedConnection> {
+  if (ahead?.key === optionsKey(options)) {
+    const taken = ahead.opened;
+    ahead = undefined;
+    return taken;
+  }
+  return openInstance(options);
+}
+
+async function openInstance(options: PrivilegedOptions): Promise<PrivilegedConnection> {
   const duckdb = await loadDuckDB();
   const config: Record<string, string> = { ...OFFLINE_CONFIG };
   if (options.threads) config.threads = String(options.threads);

@@ -80,6 +80,11 @@ export class Lake {
     return this.writeSnapshot(organizationId, schema, name, (parts) => parts.copy(selectSql, 0), options);
   }
 
+  /** A write will follow (TableWrites.openAhead): its DuckDB instance starts opening; answers what lets it go. */
+  openWriteAhead(memoryLimit?: string): () => void {
+    return this.writes.openAhead(memoryLimit);
+  }
+
   /**
    * Writes a new version of schema.name with `fill`, which writes one or more Parquet parts through a private
    * DuckDB connection and returns the row count; then commits it as a snapshot of the catalog. Until the commit,

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
+import { openAhead, openPrivilegedConnection, quoteLiteral, type PrivilegedOptions } from '../engine/duckdb.js';
 import { mark } from '../../support/debug-timing.js';
 import type { Release } from '../files/lake-files.js';
 import { newId } from '../core/ids.js';
@@ -80,6 +80,18 @@ export class TableWrites {
     private readonly layout: LakeLayout,
   ) {}
 
+  /**
+   * A write will follow once its rows are in (a cdc sync's, after the log is read): its DuckDB instance starts
+   * opening now (openAhead). Answers what closes the instance if no write took it.
+   */
+  openAhead(memoryLimit?: string): () => void {
+    return openAhead(this.instanceOptions(memoryLimit));
+  }
+
+  private instanceOptions(memoryLimit: string | undefined): PrivilegedOptions {
+    return { memoryLimit, tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb') };
+  }
+
   async write(
     organizationId: string,
     schema: string,
@@ -97,10 +109,7 @@ export class TableWrites {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     let releaseHeld: Release = () => undefined;
     // The instance starts (tens of milliseconds) while the fill begins: an incremental sync's source read overlaps it.
-    const opening = openPrivilegedConnection({
-      memoryLimit: options.memoryLimit,
-      tempDirectory: join(this.layout.homeRoot, 'tmp', 'duckdb'),
-    }).then(async (opened) => {
+    const opening = openPrivilegedConnection(this.instanceOptions(options.memoryLimit)).then(async (opened) => {
       // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
       if (options.memoryLimit)
         await opened.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {

@@ -27,6 +27,7 @@ import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
 import { progressReporter } from './progress-reporter.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
 import type { TableResult, TableTask } from './types.js';
+import { preloadDuckDBLibrary } from '../engine/duckdb.js';
 
 /** A sync as the domain knows it: its job's status and times, what was asked, and each table's progress. */
 export interface SyncView {
@@ -359,6 +360,8 @@ export class SyncService {
       return 0;
     }
     mark('sync: job running');
+    // Its write will load DuckDB: its library loads on another thread meanwhile (preloadDuckDBLibrary).
+    void preloadDuckDBLibrary();
     const lakeSchema = source.lakeSchema;
     // Names are unique now; sources made before that may share a schema, which only the oldest may write.
     const holder = await this.sources.store.schemaHolder(job.organizationId, lakeSchema, source.id);

@@ -259,6 +259,7 @@ async function applyAll(
   }
   let staged: Map<string, StagedChanges>;
   let stream: pg.Client | undefined;
+  let releaseAhead: (() => void) | undefined;
   try {
     // A session of its own for the change stream: its one statement may rightly answer with more than any bound on
     // a statement's rows, and is read as it arrives, a bounded part at a time (changes.ts); the control session's
@@ -279,11 +280,16 @@ async function applyAll(
         copied: result !== undefined,
       })),
       stagingDir: input.stagingDir,
-      fileOf: (key, segment) => changesFile(input.stagingDir, base(key), segment),
+      fileOf: (key, segment) => {
+        // A table's first change means a commit: its DuckDB instance opens while the rest of the stream is read.
+        releaseAhead ??= input.lake.openWriteAhead();
+        return changesFile(input.stagingDir, base(key), segment);
+      },
       budget,
     }));
     await stream.end();
   } catch (error) {
+    releaseAhead?.();
     stream?.end().catch(() => undefined);
     // One stream carries every cdc table's changes: when it cannot be read (a change past the caps, say), each
     // table fails with the reason, and the slot stays where it was.
@@ -296,36 +302,40 @@ async function applyAll(
     ];
   }
   let allApplied = true;
-  for (const { task, columns, result } of ready) {
-    const changes = staged.get(task.key);
-    try {
-      const applied = changes
-        ? await applyTable(input, session, copy, task, changes, upto, budget, base(task.key), signal)
-        : undefined;
-      const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
-      const rows = table?.snapshot.rowCount ?? 0;
-      input.reporter.phase(task, 'committed', {
-        completed: rows,
-        total: rows,
-        changes: changes
-          ? { inserts: changes.inserts, updates: changes.updates, deletes: changes.deletes }
-          : { inserts: 0, updates: 0, deletes: 0 },
-        ...(applied ? { deleted: applied.deleted } : {}),
-      });
-      results.push({
-        task,
-        rows,
-        transferred: (result?.transferred ?? 0) + (changes ? changes.inserts + changes.updates + changes.deletes : 0),
-        cursorValue: null,
-        columns,
-      });
-    } catch (error) {
-      allApplied = false;
-      const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
-      results.push(failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns));
-    } finally {
-      for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });
+  try {
+    for (const { task, columns, result } of ready) {
+      const changes = staged.get(task.key);
+      try {
+        const applied = changes
+          ? await applyTable(input, session, copy, task, changes, upto, budget, base(task.key), signal)
+          : undefined;
+        const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
+        const rows = table?.snapshot.rowCount ?? 0;
+        input.reporter.phase(task, 'committed', {
+          completed: rows,
+          total: rows,
+          changes: changes
+            ? { inserts: changes.inserts, updates: changes.updates, deletes: changes.deletes }
+            : { inserts: 0, updates: 0, deletes: 0 },
+          ...(applied ? { deleted: applied.deleted } : {}),
+        });
+        results.push({
+          task,
+          rows,
+          transferred: (result?.transferred ?? 0) + (changes ? changes.inserts + changes.updates + changes.deletes : 0),
+          cursorValue: null,
+          columns,
+        });
+      } catch (error) {
+        allApplied = false;
+        const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
+        results.push(failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns));
+      } finally {
+        for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });
+      }
     }
+  } finally {
+    releaseAhead?.();
   }
   // Only once every table's changes are committed may the source forget them. A cancelled sync leaves the slot
   // where it was: the next one reads the changes again, and each table skips those its tag says it has.

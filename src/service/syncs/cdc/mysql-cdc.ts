@@ -212,6 +212,7 @@ async function applyAll(
   const staged: StagedTable[] = [];
   const targets: BinlogTarget[] = [];
   let seq = 0;
+  let releaseAhead: (() => void) | undefined;
   let upto: BinlogPosition;
   try {
     upto = await currentPosition(connection);
@@ -244,7 +245,11 @@ async function applyAll(
         name: task.table.name,
         key: task.table.primaryKey,
         from,
-        change: (change) => stageChange(entryStaged, change, ++seq, budget, input.reporter),
+        change: (change) => {
+          // A change means a commit: its DuckDB instance opens while the rest of the log is read.
+          releaseAhead ??= input.lake.openWriteAhead();
+          stageChange(entryStaged, change, ++seq, budget, input.reporter);
+        },
       });
     }
     for (const table of staged) input.reporter.phase(table.task, 'extracting', { completed: 0, total: null });
@@ -264,6 +269,7 @@ async function applyAll(
   } catch (error) {
     // One log carries every table's changes: when it cannot be read, each table fails with the reason and keeps
     // its position.
+    releaseAhead?.();
     for (const table of staged) rmSync(table.file, { force: true });
     // The replication rights are checked when the log is read: that refusal says what to grant.
     const message = binlogPrivilegeRefusal(error)?.message ?? failureReason(error, input);
@@ -274,7 +280,11 @@ async function applyAll(
       ),
     ];
   }
-  for (const table of staged) results.push(await commitTable(input, table, upto, budget));
+  try {
+    for (const table of staged) results.push(await commitTable(input, table, upto, budget));
+  } finally {
+    releaseAhead?.();
+  }
   return results;
 }
 

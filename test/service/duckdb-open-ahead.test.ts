@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  loadDuckDB,
+  openAhead,
+  openPrivilegedConnection,
+  preloadDuckDBLibrary,
+} from '../../src/service/engine/duckdb.js';
+
+/**
+ * A write's instance opened ahead (openAhead): the next privileged connection with the same options takes it,
+ * one with other options does not, and one no write took is closed when let go. Instances are counted where
+ * DuckDB's module makes them.
+ */
+describe('a DuckDB instance opened ahead of its write', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lake-open-ahead-'));
+  const options = { tempDirectory: join(dir, 'spill') };
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const counted = async () => vi.spyOn((await loadDuckDB()).DuckDBInstance, 'create');
+  const answer = async (opened: Awaited<ReturnType<typeof openPrivilegedConnection>>): Promise<unknown> =>
+    (await opened.connection.runAndReadAll('SELECT 42 AS n')).getRowObjectsJS()[0]?.n;
+
+  it('is taken by the next connection with the same options, and kept when let go after', async () => {
+    const created = await counted();
+    const release = openAhead(options);
+    const opened = await openPrivilegedConnection(options);
+    expect(created).toHaveBeenCalledTimes(1);
+    release();
+    expect(await answer(opened)).toBe(42);
+    opened.close();
+    // Taken once: the next connection has an instance of its own.
+    const next = await openPrivilegedConnection(options);
+    expect(created).toHaveBeenCalledTimes(2);
+    next.close();
+  });
+
+  it('is not taken by a connection with other options, and is closed when let go untaken', async () => {
+    const created = await counted();
+    const release = openAhead(options);
+    const other = await openPrivilegedConnection({ ...options, memoryLimit: '64MB' });
+    expect(created).toHaveBeenCalledTimes(2);
+    other.close();
+    release();
+    // Let go: the same options now open an instance of their own.
+    const fresh = await openPrivilegedConnection(options);
+    expect(created).toHaveBeenCalledTimes(3);
+    expect(await answer(fresh)).toBe(42);
+    fresh.close();
+  });
+
+  it('waits one at a time: a second ask while one waits opens nothing more', async () => {
+    const created = await counted();
+    const release = openAhead(options);
+    const again = openAhead(options);
+    again();
+    const opened = await openPrivilegedConnection(options);
+    expect(created).toHaveBeenCalledTimes(1);
+    release();
+    expect(await answer(opened)).toBe(42);
+    opened.close();
+  });
+
+  it("loads DuckDB's library on another thread without failing, however often asked", async () => {
+    await expect(Promise.all([preloadDuckDBLibrary(), preloadDuckDBLibrary()])).resolves.toEqual([
+      undefined,
+      undefined,
+    ]);
+  });
+});
