@@ -1,13 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  loadDuckDB,
-  openAhead,
-  openPrivilegedConnection,
-  preloadDuckDBLibrary,
-} from '../../src/service/engine/duckdb.js';
+import { loadDuckDB, openAhead, openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 
 /**
  * A write's instance opened ahead (openAhead): the next privileged connection with the same options takes it,
@@ -64,10 +61,22 @@ describe('a DuckDB instance opened ahead of its write', () => {
     opened.close();
   });
 
-  it("loads DuckDB's library on another thread without failing, however often asked", async () => {
-    await expect(Promise.all([preloadDuckDBLibrary(), preloadDuckDBLibrary()])).resolves.toEqual([
-      undefined,
-      undefined,
-    ]);
+  it("loads DuckDB's library on another thread, in a process that has not loaded it, however often asked", () => {
+    // A fresh process of the build (this one may have loaded DuckDB already): the library is mapped once the
+    // preload resolves, without the main thread loading DuckDB's module.
+    const module = pathToFileURL(fileURLToPath(new URL('../../dist/service/engine/duckdb.js', import.meta.url))).href;
+    const script = `
+      const { readFileSync } = await import('node:fs');
+      const mapped = () => readFileSync('/proc/self/maps', 'utf8').includes('libduckdb');
+      const engine = await import(${JSON.stringify(module)});
+      const before = mapped();
+      // The thread does not hold the process open (a CLI that is done exits): this script does, until it is loaded.
+      const open = setInterval(() => undefined, 1000);
+      await Promise.all([engine.preloadDuckDBLibrary(), engine.preloadDuckDBLibrary()]);
+      clearInterval(open);
+      console.log(JSON.stringify({ before, after: mapped() }));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ before: false, after: true });
   });
 });

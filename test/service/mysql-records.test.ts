@@ -93,6 +93,11 @@ describe('records read from a MySQL connection', () => {
     expect(chunks[0]?.bytes.length).toBe(RECORDS_CHUNK_BYTES + 1003);
     expect(chunks[0]?.longest).toBe(RECORDS_CHUNK_BYTES + 1003);
     expect(chunks[0]?.bytes.toString()).toBe(`"${'y'.repeat(RECORDS_CHUNK_BYTES + 1000)}"\n`);
+    // One of quotes, each doubled: its chunk is sized by the quotes it holds, and holds them all.
+    const quotes = RECORDS_CHUNK_BYTES + 7;
+    const doubled = await readAll(recordStream(connection, `SELECT 1, REPEAT('"', ${quotes})`, [], [false, true]));
+    expect(doubled.map((c) => c.records)).toEqual([1]);
+    expect(doubled[0]?.bytes.toString()).toBe(`1,"${'"'.repeat(2 * quotes)}"\n`);
   });
 
   it("fails with the server's error, before or among the rows, and leaves the connection free", async () => {

@@ -288,6 +288,13 @@ class RowPackets {
   }
 }
 
+/** How many quote bytes data[start, end) holds: each a quoted text doubles is one of them. */
+function quotesIn(data: Buffer, start: number, end: number): number {
+  let count = 0;
+  for (let at = data.indexOf(QUOTE, start); at !== -1 && at < end; at = data.indexOf(QUOTE, at + 1)) count++;
+  return count;
+}
+
 function payloadLength(data: Buffer, at: number): number {
   return (data[at] as number) | ((data[at + 1] as number) << 8) | ((data[at + 2] as number) << 16);
 }
@@ -340,8 +347,10 @@ class RecordChunks {
     const bound = 2 * (end - start) + 3 * this.columns + 1;
     if (this.used + bound > this.chunk.length) {
       this.flush();
-      // A record longer than a chunk travels in a chunk of its own size (staging bounds how long one may be).
-      if (bound > this.chunk.length) this.chunk = Buffer.allocUnsafe(bound);
+      // A record longer than a chunk travels in a chunk of its own, sized by the quotes it holds (a row of tens of
+      // megabytes would otherwise take twice its size); staging bounds how long one may be.
+      if (bound > this.chunk.length)
+        this.chunk = Buffer.allocUnsafe(end - start + quotesIn(data, start, end) + 3 * this.columns + 1);
     }
     const out = this.chunk;
     const begin = this.used;
