@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type * as DuckDB from '@duckdb/node-api';
 import { requireCommonJs } from '../../support/load-commonjs.js';
@@ -29,10 +28,15 @@ let preloading: Promise<void> | undefined;
 export function preloadDuckDBLibrary(): Promise<void> {
   preloading ??= new Promise<void>((resolve) => {
     try {
-      const bindings = pathToFileURL(requireCommonJs.resolve('@duckdb/node-bindings')).href;
-      // import(), not require: the thread's code is a module when the process runs modules (--input-type=module).
-      // Its output is not the process's: a terminal's or a pipe's stdout carries only what the command prints.
-      const worker = new Worker(`import(${JSON.stringify(bindings)})`, { eval: true, stdout: true, stderr: true });
+      const bindings = requireCommonJs.resolve('@duckdb/node-bindings');
+      // CommonJS whatever the process's flags (execArgv: a process started with --input-type=module would make the
+      // thread's code a module, without require). Its output is not the process's: stdout carries only the command's.
+      const worker = new Worker(`require(${JSON.stringify(bindings)})`, {
+        eval: true,
+        execArgv: [],
+        stdout: true,
+        stderr: true,
+      });
       worker.unref();
       worker.once('error', () => resolve());
       worker.once('exit', () => resolve());
