@@ -504,13 +504,20 @@ function decimalReader(precision: number, scale: number): ColumnReader {
     const positive = ((buf[at] as number) & 0x80) !== 0;
     const mask = positive ? 0 : -1;
     let pos = at;
+    // The integral digits without leading zeros: groups of zero before the first other are left out, that one is
+    // written as it is, and the ones after it padded to nine digits.
     let whole = '';
     if (leadBytes > 0) {
-      whole += String(group(buf, pos, leadBytes, at) ^ mask);
+      const lead = group(buf, pos, leadBytes, at) ^ mask;
+      if (lead !== 0) whole = String(lead);
       pos += leadBytes;
     }
-    for (let i = 0; i < wholeIntegral; i++, pos += 4) whole += pad(group(buf, pos, 4, at) ^ mask, 9);
-    const digits = whole.replace(/^0+(?=\d)/, '') || '0';
+    for (let i = 0; i < wholeIntegral; i++, pos += 4) {
+      const value = group(buf, pos, 4, at) ^ mask;
+      if (whole !== '') whole += pad(value, 9);
+      else if (value !== 0) whole = value > 0 && value < 1e9 ? String(value) : pad(value, 9).replace(/^0+(?=\d)/, '');
+    }
+    const digits = whole === '' ? '0' : whole;
     if (scale === 0) return positive ? digits : `-${digits}`;
     let fraction = '';
     for (let i = 0; i < wholeFraction; i++, pos += 4) fraction += pad(group(buf, pos, 4, at) ^ mask, 9);
@@ -549,7 +556,8 @@ function dateTimeReader(decimals: number): ColumnReader {
     cursor.at = at + 5;
     const yearMonth = bits(high, 14, 31);
     const fraction = fractionText(readFraction(cursor, decimals), decimals);
-    return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${pad(bits(low, 12, 17), 2)}:${pad(bits(low, 6, 12), 2)}:${pad(bits(low, 0, 6), 2)}${fraction}`;
+    // Hour, minute and second are 5 and 6 bits: below 100, so each is its two digits as they are.
+    return `${dateText(Math.floor(yearMonth / 13), yearMonth % 13, bits(low, 17, 22))} ${TWO_DIGITS[bits(low, 12, 17)] as string}:${TWO_DIGITS[bits(low, 6, 12)] as string}:${TWO_DIGITS[bits(low, 0, 6)] as string}${fraction}`;
   }, skip);
 }
 
@@ -593,8 +601,14 @@ function fractionMilliseconds(value: number, decimals: number): number {
   return decimals < 3 ? value * 10 ** (3 - decimals) : value;
 }
 
+/** The last date made and its text: a log's changes often fall on one day, and one date's text is made once. */
+let lastDate = { year: -1, month: -1, day: -1, text: '' };
+
 function dateText(year: number, month: number, day: number): string {
-  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+  if (year === lastDate.year && month === lastDate.month && day === lastDate.day) return lastDate.text;
+  const text = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+  lastDate = { year, month, day, text };
+  return text;
 }
 
 /** Bits start…end−1 of a 32-bit value (zongji's sliceBits, the same arithmetic). */
