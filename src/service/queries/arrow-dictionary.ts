@@ -26,19 +26,18 @@ export class TextDictionary {
     private readonly limits = DICTIONARY_LIMITS,
   ) {}
 
-  /** The batch's column as indices into this dictionary, which keeps the batch's values. */
+  /**
+   * The batch's column as indices into this dictionary, which keeps the batch's values. A batch whose new values
+   * would take the dictionary past its limits is encoded again into a new one (however many values it has itself).
+   */
   encode(column: Arrow.Data<Arrow.Utf8>, type: Arrow.Dictionary<Arrow.Utf8, Arrow.Int32>): Arrow.Data {
-    const { length, valueOffsets, values, nullBitmap, nullCount } = column;
-    if (this.count + length > this.limits.entries || this.byteLength() + values.byteLength > this.limits.bytes)
+    const { length, nullBitmap, nullCount } = column;
+    let firstNew = this.count;
+    let indices = this.indicesOf(column, this.limits);
+    if (!indices) {
       this.restart();
-    const firstNew = this.count;
-    const indices = new Int32Array(length);
-    for (let row = 0; row < length; row++) {
-      // A null's index is never read; 0 keeps it in range.
-      if (nullCount > 0 && !column.getValid(row)) continue;
-      // apache-arrow slices a column's offsets with it; only its validity bits keep the column's offset.
-      const start = valueOffsets[row] ?? 0;
-      indices[row] = this.indexOf(values, start, valueOffsets[row + 1] ?? start);
+      firstNew = 0;
+      indices = this.indicesOf(column, { entries: Number.POSITIVE_INFINITY, bytes: Number.POSITIVE_INFINITY });
     }
     if (this.count > firstNew || this.chunks.length === 0) this.chunks.push(this.chunk(firstNew));
     return this.arrow.makeData({
@@ -50,6 +49,21 @@ export class TextDictionary {
       data: indices,
       dictionary: new this.arrow.Vector(this.chunks.slice()),
     });
+  }
+
+  /** Each row's index, adding the values not seen before; undefined as soon as the dictionary would pass `limits`. */
+  private indicesOf(column: Arrow.Data<Arrow.Utf8>, limits: typeof DICTIONARY_LIMITS): Int32Array | undefined {
+    const { length, valueOffsets, values, nullCount } = column;
+    const indices = new Int32Array(length);
+    for (let row = 0; row < length; row++) {
+      // A null's index is never read; 0 keeps it in range.
+      if (nullCount > 0 && !column.getValid(row)) continue;
+      // apache-arrow slices a column's offsets with it; only its validity bits keep the column's offset.
+      const start = valueOffsets[row] ?? 0;
+      indices[row] = this.indexOf(values, start, valueOffsets[row + 1] ?? start);
+      if (this.count > limits.entries || this.byteLength() > limits.bytes) return undefined;
+    }
+    return indices;
   }
 
   private restart(): void {
