@@ -63,7 +63,7 @@ describe('a result as a zstd-compressed Arrow stream', () => {
          FROM range(20480)`,
       2048,
     );
-    const { compressed, plain } = await bothStreams(file, [6], { rows: 6000, bytes: 1 << 30 });
+    const { compressed, plain } = await bothStreams(file, [6], { rows: 6144, bytes: 1 << 30 });
     expect(compressed.numRows).toBe(20_480);
     // Ten row groups of 2,048 rows (DuckDB's smallest) joined three at a time, the last batch what is left.
     expect(compressed.batches.map((b) => b.numRows)).toEqual([6144, 6144, 6144, 2048]);
@@ -89,8 +89,12 @@ describe('a result as a zstd-compressed Arrow stream', () => {
     );
     const byBytes = await bothStreams(flat, [], { rows: 1_000_000, bytes: 1_000_000 });
     expect(values(byBytes.compressed)).toEqual(values(byBytes.plain));
-    // About 440,000 bytes a row group as read: the third passes 1,000,000 bytes.
-    expect(byBytes.compressed.batches.map((b) => b.numRows)).toEqual([6144, 6144, 4096]);
+    // About 440,000 bytes a row group as read: a third would take a batch past 1,000,000 bytes.
+    expect(byBytes.compressed.batches.map((b) => b.numRows)).toEqual([4096, 4096, 4096, 4096]);
+    // A row group larger than the bound alone is a batch as it was read.
+    const alone = await bothStreams(flat, [], { rows: 1_000_000, bytes: 300_000 });
+    expect(values(alone.compressed)).toEqual(values(alone.plain));
+    expect(alone.compressed.batches.map((b) => b.numRows)).toEqual(Array(8).fill(2048));
   });
 
   it('grows a dictionary by deltas across joined batches, and compresses what repeats at a distance', async () => {
@@ -99,7 +103,7 @@ describe('a result as a zstd-compressed Arrow stream', () => {
     const sql = `SELECT 'customer ' || (range % 5000) AS customer FROM range(40000)`;
     const file = await parquet('repeats', sql, 2048);
     const rowGroups = await bothStreams(file, [0], { rows: 2048, bytes: 1 << 30 });
-    const joined = await bothStreams(file, [0], { rows: 20_000, bytes: 1 << 30 });
+    const joined = await bothStreams(file, [0], { rows: 20_480, bytes: 1 << 30 });
     expect(values(joined.compressed)).toEqual(values(joined.plain));
     expect(values(rowGroups.compressed)).toEqual(values(rowGroups.plain));
     expect(joined.compressed.batches.length).toBe(2);

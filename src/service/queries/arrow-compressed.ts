@@ -13,7 +13,7 @@ type Zstd = typeof import('@bokuweb/zstd-wasm');
 const BATCH_ROWS = 131_072;
 
 /**
- * The batches read are joined into batches of up to this many rows, or of this many bytes as read, before they are
+ * The batches read are joined into batches of at most this many rows and this many bytes as read, before they are
  * encoded and compressed: zstd compresses each buffer of a batch on its own, and a row group's buffer is too short
  * for it to find what repeats at a longer distance (a dictionary's indices, counting up within each row group,
  * took 19 MB of a 41 MB stream in batches of a row group, 2.5 MB in batches of 1,048,576 rows: docs/performance.md).
@@ -89,10 +89,14 @@ export async function writeCompressedArrowStream(
       const read = arrow.tableFromIPC(batch.intoIPCStream());
       encoder ??= new BatchEncoder(arrow, read.schema, dictionaryColumns);
       for (const recordBatch of read.batches) {
+        // Written before a batch would take them past either bound: a joined batch, and its copy, stay within them
+        // (a batch larger than the bound alone goes as it was read, uncopied).
+        const bytes = recordBatch.data.byteLength;
+        if (pendingRows + recordBatch.numRows > joined.rows || pendingBytes + bytes > joined.bytes)
+          writePending(encoder);
         pending.push(recordBatch);
         pendingRows += recordBatch.numRows;
-        pendingBytes += recordBatch.data.byteLength;
-        if (pendingRows >= joined.rows || pendingBytes >= joined.bytes) writePending(encoder);
+        pendingBytes += bytes;
       }
       // The writer queues whatever it is given: the next batch waits for the file to take this one (bounded memory
       // on a slow disk too).
