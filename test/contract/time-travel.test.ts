@@ -68,6 +68,15 @@ describe('time travel', () => {
         `select o.v as old, n.v as new, count(*) as n from shop.items o AT (VERSION => ${first}) join shop.items n using (id) group by all`,
       ),
     ).toEqual([{ old: 'first', new: 'second', n: 3 }]);
+    // A version written as a DOUBLE (DuckDB's parse tree writes it 1.0), and a DOUBLE elsewhere in the statement.
+    expect(await read(`select count(*) as n from shop.items AT (VERSION => ${first}e0) where id < 1e0`)).toEqual([
+      { n: 1 },
+    ]);
+    expect(await read(`select count(*) as n from shop.items AT (VERSION => ${first}.0::double)`)).toEqual([{ n: 3 }]);
+    // A DOUBLE JSON cannot hold (1e400 is infinite) in a statement that reads a version.
+    expect(
+      await read(`select count(*) as n, max(1e400) as inf from shop.items AT (VERSION => ${first}) where -1e400 < id`),
+    ).toEqual([{ n: 3, inf: 'Infinity' }]);
     // A table taken out still reads as it was.
     expect(await read(`select answer from shop.secret AT (VERSION => ${secretVersion})`)).toEqual([{ answer: 42 }]);
   });
@@ -79,10 +88,19 @@ describe('time travel', () => {
     const before = await run(api, "select * from shop.items AT (TIMESTAMP => TIMESTAMPTZ '2001-01-01 00:00:00+00')");
     expect(before.error.message).toMatch(/before the oldest snapshot kept/);
     // Values DuckDB cannot take as a version or a time fail the query with DuckDB's reason, never a 500.
-    for (const clause of ["TIMESTAMP => 'not a time'", 'VERSION => 1e30', "VERSION => 'seven'"]) {
+    for (const clause of [
+      "TIMESTAMP => 'not a time'",
+      'VERSION => 1e30',
+      'VERSION => 1e400',
+      "VERSION => 'seven'",
+      'VERSION => 99999999999999999999',
+      `VERSION => ${first}.5`,
+    ]) {
       const odd = await run(api, `select * from shop.items AT (${clause})`);
       expect(odd.status, clause).toBe('failed');
       expect(odd.error, clause).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/AT clause/) });
+      // The reason is DuckDB's, without the statement lake evaluated the clause with.
+      expect(odd.error.message, clause).not.toMatch(/LINE 1|SELECT|epoch_ms/);
     }
     const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
     expect(never.error.message).toMatch(/did not exist at snapshot/);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
 import { quoteLiteral } from './duckdb.js';
+import { parseTree, stringifyTree } from './sql-tree.js';
 
 /** A table a statement reads as of a snapshot or a time: DuckDB's `AT (VERSION => n)` / `AT (TIMESTAMP => t)`. */
 export interface AsOfReference {
@@ -56,21 +57,6 @@ function assertPlain(expression: unknown): void {
   );
 }
 
-/**
- * The parse tree holds 64-bit numbers (a BIGINT constant, "no position" as 2^64 - 1) that a JavaScript number would
- * round: each is carried through as a marked string and written back as it was, so no constant of the caller's
- * statement changes on its way through lake.
- */
-const BIG_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d{16,}/g;
-
-function parseLossless(text: string, marker: string): unknown {
-  return JSON.parse(text.replace(BIG_NUMBER, (token) => (token.startsWith('"') ? token : `"${marker}${token}"`)));
-}
-
-function stringifyLossless(tree: unknown, marker: string): string {
-  return JSON.stringify(tree).replace(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1');
-}
-
 interface Parsed {
   tree: { statements: Node[] };
   marker: string;
@@ -82,14 +68,14 @@ const parse = async (
   marker = `lake-big-${randomBytes(6).toString('hex')}:`,
 ): Promise<Parsed> => {
   const reader = await connection.runAndReadAll(`SELECT json_serialize_sql(${quoteLiteral(sql)}) AS tree`);
-  return { tree: parseLossless(String(reader.getRows()[0]?.[0]), marker) as Parsed['tree'], marker };
+  return { tree: parseTree(String(reader.getRows()[0]?.[0]), marker) as Parsed['tree'], marker };
 };
 
 const unparse = async (connection: DuckDBConnection, parsed: Parsed): Promise<string> =>
   String(
     (
       await connection.runAndReadAll(
-        `SELECT json_deserialize_sql(${quoteLiteral(stringifyLossless(parsed.tree, parsed.marker))}) AS sql`,
+        `SELECT json_deserialize_sql(${quoteLiteral(stringifyTree(parsed.tree, parsed.marker))}) AS sql`,
       )
     ).getRows()[0]?.[0],
   );
@@ -143,23 +129,28 @@ export async function findAsOf(
     const expression = (await unparse(connection, probe)).replace(/;\s*$/, '');
     const unit = clause.unit.toUpperCase();
     const computed = expression.replace(/^SELECT /i, '');
-    // A value DuckDB cannot take as a version or a time ('seven', 1e30) fails the query with DuckDB's reason.
-    const value = await connection
+    const name = `${schema}.${String(node.table_name).slice(0, 200)}`;
+    const notA = unit === 'VERSION' ? 'snapshot id' : 'time';
+    // A value DuckDB cannot take as a version or a time ('seven', 1e30) fails the query with DuckDB's reason (its
+    // first line: the rest shows the statement lake computed the clause with, not the caller's).
+    const row = await connection
       .runAndReadAll(
         unit === 'VERSION'
-          ? `SELECT CAST((${computed}) AS BIGINT) AS v`
+          ? `SELECT CAST((${computed}) AS BIGINT) AS v, CAST((${computed}) AS DOUBLE) AS exact`
           : `SELECT epoch_ms(CAST((${computed}) AS TIMESTAMPTZ)) AS v`,
       )
       .then(
-        (reader) => reader.getRowObjectsJS()[0]?.v,
+        (reader) => reader.getRowObjectsJS()[0],
         (error: unknown) => {
-          throw new AsOfError(
-            `The AT clause of ${schema}.${String(node.table_name).slice(0, 200)} is no ${unit === 'VERSION' ? 'snapshot id' : 'time'}: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`,
-          );
+          const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '').slice(0, 300) : String(error);
+          throw new AsOfError(`The AT clause of ${name} is no ${notA}: ${reason}`);
         },
       );
-    if (value === null || value === undefined)
-      throw new AsOfError(`The AT clause of ${schema}.${String(node.table_name).slice(0, 200)} is NULL.`);
+    const value = row?.v;
+    if (value === null || value === undefined) throw new AsOfError(`The AT clause of ${name} is NULL.`);
+    // A snapshot id is a whole number: 3.5 is none (a cast to BIGINT would round it to another snapshot).
+    if (unit === 'VERSION' && Number(value) !== Number(row?.exact))
+      throw new AsOfError(`The AT clause of ${name} is no ${notA}: ${String(row?.exact)} is not a whole number.`);
     references.push({
       schema,
       table: String(node.table_name),

@@ -1,6 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
 import { quoteLiteral } from './duckdb.js';
+import { parseTree } from './sql-tree.js';
+
+/** Numbers of the tree are not read here and the tree is not written back: any marker will do. */
+const TREE_MARKER = 'lake-number:';
 
 export interface TableReference {
   catalog: string;
@@ -29,7 +33,7 @@ export async function tableReferences(
 ): Promise<{ statementCount: number; references: TableReference[]; cteNames: Set<string>; tableFunctions: string[] }> {
   // A literal, not a bound parameter: one statement to run instead of a prepare and an execute.
   const reader = await connection.runAndReadAll(`SELECT json_serialize_sql(${quoteLiteral(statement)}) AS tree`);
-  const tree = JSON.parse(String(reader.getRows()[0]?.[0])) as {
+  const tree = parseTree(String(reader.getRows()[0]?.[0]), TREE_MARKER) as {
     error?: boolean;
     error_type?: string;
     error_message?: string;

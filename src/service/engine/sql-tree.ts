@@ -1,0 +1,63 @@
+/**
+ * DuckDB's parse trees (`json_serialize_sql`) as JavaScript values, and back (`json_deserialize_sql`). The text is
+ * not quite JSON, and JSON.parse would change some of it:
+ * - a DOUBLE constant JSON cannot write is a bare `Infinity`, `-Infinity` or `NaN` (`1e400`), which JSON.parse
+ *   refuses;
+ * - a 64-bit integer past 2^53 (a BIGINT constant, "no position" as 2^64 - 1) would be rounded;
+ * - a DOUBLE written with a fraction or an exponent (`10.0`) would come back as `10`, which json_deserialize_sql
+ *   refuses as no double.
+ * Each such token is carried through as a string marked with `marker` (random per statement, so no constant of the
+ * caller's can pass for one) and written back exactly as it was, so no constant of a statement changes on its way
+ * through lake.
+ */
+const TOKENS = /"(?:[^"\\]|\\.)*"|-?(?:Infinity|NaN)|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/** An integer JavaScript holds exactly: written back the same by JSON.stringify. */
+const SAFE_INTEGER = /^-?\d{1,15}$/;
+
+export function parseTree(text: string, marker: string): unknown {
+  return JSON.parse(
+    text.replace(TOKENS, (token) =>
+      token.startsWith('"') || SAFE_INTEGER.test(token) ? token : `"${marker}${token}"`,
+    ),
+  );
+}
+
+/**
+ * The tree as json_deserialize_sql reads it. A non-finite DOUBLE constant, which DuckDB writes but cannot read
+ * back, goes as the cast of its text (`CAST('inf' AS DOUBLE)`), the same value.
+ */
+export function stringifyTree(tree: unknown, marker: string): string {
+  const nonFinite = new Map([
+    [`${marker}Infinity`, 'inf'],
+    [`${marker}-Infinity`, '-inf'],
+    [`${marker}NaN`, 'nan'],
+    [`${marker}-NaN`, 'nan'],
+  ]);
+  const readable = (_key: string, node: unknown): unknown => {
+    const constant = node as { class?: unknown; alias?: unknown; query_location?: unknown; value?: ConstantValue };
+    const text = typeof constant?.value?.value === 'string' ? nonFinite.get(constant.value.value) : undefined;
+    if (constant?.class !== 'CONSTANT' || text === undefined) return node;
+    return {
+      class: 'CAST',
+      type: 'OPERATOR_CAST',
+      alias: constant.alias ?? '',
+      query_location: constant.query_location,
+      child: {
+        ...constant,
+        alias: '',
+        value: { type: { id: 'VARCHAR', type_info: null }, is_null: false, value: text },
+      },
+      cast_type: constant.value?.type,
+      try_cast: false,
+    };
+  };
+  return JSON.stringify(tree, readable).replace(new RegExp(`"${escapeRegExp(marker)}([^"]*)"`, 'g'), '$1');
+}
+
+interface ConstantValue {
+  type?: unknown;
+  value?: unknown;
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
