@@ -244,6 +244,31 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     });
   });
 
+  it('a JSON value keeps every number exactly: those a double cannot hold as strings, as in other columns', async () => {
+    const body = await run(
+      api,
+      `select '{"big": 12345678901234567890, "neg": -9007199254740993, "safe": 9007199254740991, "d": 1.5, "e": 1e400,
+                "odd": [NaN, Infinity, -Infinity], "s": "12345678901234567890", "n": null}'::json as j,
+              json_object('x', 'inf'::double, 'y', 'nan'::double) as o`,
+    );
+    expect(body.status, JSON.stringify(body.error)).toBe('succeeded');
+    expect(body.data).toEqual([
+      {
+        j: {
+          big: '12345678901234567890',
+          neg: '-9007199254740993',
+          safe: 9007199254740991,
+          d: 1.5,
+          e: 'Infinity',
+          odd: ['NaN', 'Infinity', '-Infinity'],
+          s: '12345678901234567890',
+          n: null,
+        },
+        o: { x: 'Infinity', y: 'NaN' },
+      },
+    ]);
+  });
+
   it('a JSON value nested past 1,000 levels fails its query saying what to do, not with a stack overflow', async () => {
     const nested = (depth: number): string => `json('${'['.repeat(depth)}${']'.repeat(depth)}')`;
     // Node's JSON.stringify ran out of stack near 5,000 levels: "Maximum call stack size exceeded".

@@ -16,6 +16,7 @@ import type {
   DuckDBValue,
   DuckDBVector,
 } from '@duckdb/node-api';
+import { randomBytes } from 'node:crypto';
 import { groupDigits } from '../../support/group-digits.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -94,7 +95,30 @@ function parseJson(text: string): JsonValue {
     throw new Error(
       `A JSON value nests deeper than ${groupDigits(MAX_JSON_DEPTH)} levels, more than lake returns as JSON. Select it as text instead (the column cast to VARCHAR).`,
     );
-  return JSON.parse(text) as JsonValue;
+  if (!MAY_BE_INEXACT.test(text)) return JSON.parse(text) as JsonValue;
+  // Written back by JSON.stringify, such numbers would change (12345678901234567890 as …000, NaN and 1e400 as
+  // null): each is its exact text instead, as a BIGINT past 2^53 and a DOUBLE that is not finite are.
+  const marked = text.replace(INEXACT_NUMBERS, (token) =>
+    token.startsWith('"') || Number.isSafeInteger(Number(token)) ? token : `"${EXACT_MARK}${token}"`,
+  );
+  return JSON.parse(marked, exactNumber) as JsonValue;
+}
+
+/** Whether JSON text may hold a number a double does not keep (false: it surely holds none). */
+const MAY_BE_INEXACT = /\d{16}|NaN|Infinity|[eE]\+?\d{3}/;
+
+/** Strings, and the tokens of numbers that may not fit a double: NaN and Infinity (DuckDB writes them), long integers. */
+const INEXACT_NUMBERS = /"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?(?:Infinity|NaN|\d{16,}(?![\w.+-]))/g;
+
+/** Marks a number's text through JSON.parse (random, so no string of a caller's value can pass for one). */
+const EXACT_MARK = `lake-exact-${randomBytes(6).toString('hex')}:`;
+
+function exactNumber(_key: string, value: unknown): unknown {
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? value : Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
+  if (typeof value !== 'string' || !value.startsWith(EXACT_MARK)) return value;
+  const token = value.slice(EXACT_MARK.length);
+  return token.endsWith('NaN') ? 'NaN' : token;
 }
 
 /** Integers are JSON numbers while exact in a double (|n| ≤ 2^53−1), and decimal strings beyond. */
