@@ -73,6 +73,12 @@ describe('time travel', () => {
       { n: 1 },
     ]);
     expect(await read(`select count(*) as n from shop.items AT (VERSION => ${first}.0::double)`)).toEqual([{ n: 3 }]);
+    // Its DOUBLE literals stay DOUBLE: written back as 0.1 they would read as DECIMAL, and 0.1 + 0.2 = 0.3 would hold.
+    expect(
+      await read(
+        `select typeof(2e0) as t, 0.1e0 + 0.2e0 = 0.3e0 as eq from shop.items AT (VERSION => ${first}) limit 1`,
+      ),
+    ).toEqual([{ t: 'DOUBLE', eq: false }]);
     // A DOUBLE JSON cannot hold (1e400 is infinite) in a statement that reads a version.
     expect(
       await read(`select count(*) as n, max(1e400) as inf from shop.items AT (VERSION => ${first}) where -1e400 < id`),

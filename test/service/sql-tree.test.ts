@@ -30,6 +30,8 @@ describe('parse trees through JavaScript', () => {
     ['infinite DOUBLE literals', 'select 1e400 as a, -1e400 as b, 1e400 - 1e400 as c'],
     ['doubles written with a fraction or an exponent', 'select 10.0e0 as a, 1e1 as b, 0.1e0 as c, -0.0e0 as d'],
     ['a subnormal double', 'select 1.5e-320 as a'],
+    ['doubles stay doubles, not decimals', 'select typeof(2.0e0) as t, 0.1e0 + 0.2e0 = 0.3e0 as eq, 2e0 / 3 as q'],
+    ['doubles in a struct and a list', "select {'a': 1.5e300 * 10, 'b': [1e-400, 2.0e0]} as st"],
     ['64-bit integers past 2^53', 'select 9007199254740993 as a, 18446744073709551615::ubigint as b'],
     ['a HUGEINT', 'select 170141183460469231731687303715884105727 as a'],
     ['decimals', 'select 12.50 as a, -0.001 as b'],

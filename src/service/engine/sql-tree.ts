@@ -24,20 +24,17 @@ export function parseTree(text: string, marker: string): unknown {
 }
 
 /**
- * The tree as json_deserialize_sql reads it. A non-finite DOUBLE constant, which DuckDB writes but cannot read
- * back, goes as the cast of its text (`CAST('inf' AS DOUBLE)`), the same value.
+ * The tree as json_deserialize_sql reads it, for SQL text that means the same. A DOUBLE (or FLOAT) constant goes as
+ * the cast of its text (`CAST('0.1' AS DOUBLE)`): DuckDB writes one back as `0.1`, which reads as a DECIMAL (so
+ * `0.1e0 + 0.2e0 = 0.3e0` would turn true), and cannot read one that is not finite at all.
  */
 export function stringifyTree(tree: unknown, marker: string): string {
-  const nonFinite = new Map([
-    [`${marker}Infinity`, 'inf'],
-    [`${marker}-Infinity`, '-inf'],
-    [`${marker}NaN`, 'nan'],
-    [`${marker}-NaN`, 'nan'],
-  ]);
   const readable = (_key: string, node: unknown): unknown => {
-    const constant = node as { class?: unknown; alias?: unknown; query_location?: unknown; value?: ConstantValue };
-    const text = typeof constant?.value?.value === 'string' ? nonFinite.get(constant.value.value) : undefined;
-    if (constant?.class !== 'CONSTANT' || text === undefined) return node;
+    const constant = node as ConstantNode | null;
+    const value = constant?.value;
+    if (constant?.class !== 'CONSTANT' || value?.is_null !== false || !FLOATING.has(String(value.type?.id)))
+      return node;
+    const raw = typeof value.value === 'string' ? value.value.replace(marker, '') : String(value.value);
     return {
       class: 'CAST',
       type: 'OPERATOR_CAST',
@@ -46,18 +43,25 @@ export function stringifyTree(tree: unknown, marker: string): string {
       child: {
         ...constant,
         alias: '',
-        value: { type: { id: 'VARCHAR', type_info: null }, is_null: false, value: text },
+        value: { type: { id: 'VARCHAR', type_info: null }, is_null: false, value: FLOAT_TEXT[raw] ?? raw },
       },
-      cast_type: constant.value?.type,
+      cast_type: value.type,
       try_cast: false,
     };
   };
   return JSON.stringify(tree, readable).replace(new RegExp(`"${escapeRegExp(marker)}([^"]*)"`, 'g'), '$1');
 }
 
-interface ConstantValue {
-  type?: unknown;
-  value?: unknown;
+const FLOATING = new Set(['DOUBLE', 'FLOAT']);
+
+/** DuckDB's text of the values JSON has no number for. */
+const FLOAT_TEXT: Record<string, string> = { Infinity: 'inf', '-Infinity': '-inf', NaN: 'nan', '-NaN': 'nan' };
+
+interface ConstantNode {
+  class?: unknown;
+  alias?: unknown;
+  query_location?: unknown;
+  value?: { type?: { id?: unknown }; is_null?: unknown; value?: unknown };
 }
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
