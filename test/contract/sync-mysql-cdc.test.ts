@@ -245,6 +245,22 @@ describe('a MariaDB cdc table', () => {
     });
   });
 
+  it('refuses a system-versioned table, whose log holds history rows a copy never reads, saying what to do', async () => {
+    await server.query(
+      `CREATE TABLE hist (id int PRIMARY KEY, v int) WITH SYSTEM VERSIONING; INSERT INTO hist VALUES (1, 1);`,
+      'shop',
+    );
+    const source = await cdcSource('hist', 'hist', 'reader');
+    await syncEnded(api, source.id as string);
+    const latest = (await call('GET', `/sources/${source.id}`)).latest_sync as Json;
+    expect((latest.tables as Json[]).find((t) => t.table === 'shop.hist')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(
+        /^cdc cannot follow a system-versioned table: .*sync the table incremental or in full$/,
+      ),
+    });
+  });
+
   it('empties the table at a DROP and CREATE among its changes, and reads it whole after a table is renamed into its place', async () => {
     await server.query(
       `CREATE TABLE tmp LIKE items; DROP TABLE items; CREATE TABLE items LIKE tmp; DROP TABLE tmp;

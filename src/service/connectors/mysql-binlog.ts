@@ -121,3 +121,21 @@ export async function singleByteCharsets(
   }
   return tables;
 }
+
+/**
+ * Which of these tables of the connection's database are MariaDB system-versioned tables: each change of one logs a
+ * history row beside the current one, rows a SELECT (so a copy) never reads.
+ */
+export async function systemVersionedTables(
+  connection: mysql.Connection,
+  names: readonly string[],
+): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await mysqlQuery(
+    connection,
+    `SELECT TABLE_NAME FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'SYSTEM VERSIONED' AND TABLE_NAME IN (${names.map(() => '?').join(', ')})`,
+    [...names],
+  );
+  return new Set(rows.map(([name]) => String(name)));
+}

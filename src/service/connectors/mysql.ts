@@ -203,7 +203,8 @@ export function classifyMysqlFailure(error: unknown): TestFailure {
 /**
  * Tables, columns, types and primary keys of the source's database from information_schema, bounded as a
  * PostgreSQL source's discovery is (LAKE_SOURCE_MAX_TABLES, LAKE_SOURCE_MAX_COLUMNS). A MySQL database is the
- * source's one schema.
+ * source's one schema. Its tables are the base tables and MariaDB's system-versioned ones (read as a SELECT reads
+ * them: their current rows); views and sequences are not tables to sync.
  */
 async function discoverWith(connection: mysql.Connection, settings: ConnectorSettings): Promise<DiscoveredTable[]> {
   const { maxTables, maxColumns } = settings.discovery ?? DISCOVERY_DEFAULTS;
@@ -212,7 +213,7 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
   const tables = await mysqlQuery(
     connection,
     `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES
-      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')
       ORDER BY TABLE_NAME, CAST(TABLE_NAME AS BINARY) LIMIT ?`,
     [maxTables],
     QUERY_TIMEOUT_MS,
@@ -271,8 +272,16 @@ async function discoverWith(connection: mysql.Connection, settings: ConnectorSet
     [[...described]],
     QUERY_TIMEOUT_MS,
   );
-  for (const [table, column] of keys)
-    if (described.has(String(table))) found.get(String(table))?.primaryKey.push(String(column));
+  for (const [table, column] of keys) {
+    const entry = described.has(String(table)) ? found.get(String(table)) : undefined;
+    // MariaDB puts a system-versioned table's row_end in each of its keys, a column no SELECT reads (the table's
+    // current rows are unique without it): the key is the table's own columns.
+    if (
+      entry &&
+      (entry.columns.length < (entry.columnCount ?? 0) || entry.columns.some((c) => c.name === String(column)))
+    )
+      entry.primaryKey.push(String(column));
+  }
   return [...found.values()];
 }
 

@@ -11,6 +11,7 @@ import {
   parsePosition,
   positionLost,
   singleByteCharsets,
+  systemVersionedTables,
   type BinlogPosition,
 } from '../../connectors/mysql-binlog.js';
 import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
@@ -89,7 +90,20 @@ export async function prepareBinlog(
   const deferred: DeferredTable[] = [];
   const refused: TableResult[] = [];
   const charsets = new Map<string, string[] | undefined>();
+  const versioned = await systemVersionedTables(
+    connection,
+    tasks.map((t) => t.table.name),
+  );
   for (const task of tasks) {
+    if (versioned.has(task.table.name)) {
+      refused.push(
+        refusedResult(
+          task,
+          'cdc cannot follow a system-versioned table: its binary log holds the history rows each change keeps, which a copy of the table does not read; sync the table incremental or in full',
+        ),
+      );
+      continue;
+    }
     const columns = await currentColumns(connection, task.table);
     const spatial = columns.filter((c) => SPATIAL.test(c.dataType)).map((c) => c.name);
     if (spatial.length > 0) {
