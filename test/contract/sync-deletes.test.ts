@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MERGES } from '../../src/service/storage/lake.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import { expectError, jsonClient, run, syncSucceeded, type Json } from '../helpers/queries.js';
+import { expectError, jsonClient, run, syncEnded, syncSucceeded, type Json } from '../helpers/queries.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /**
@@ -152,6 +152,50 @@ describe('incremental syncs that detect deletes', () => {
       mode: 'full',
       detect_deletes: false,
     });
+  });
+
+  it('fails a table whose key column is gone at the source with what to do, and takes the key set again', async () => {
+    await source(
+      `CREATE TABLE public.rekeyed (id int PRIMARY KEY, code int NOT NULL, v text, changed timestamptz NOT NULL);
+       INSERT INTO public.rekeyed SELECT g, 100 + g, 'r' || g, '2024-01-01' FROM generate_series(1, 5) g;
+       GRANT SELECT ON public.rekeyed TO ${db.reader};`,
+    );
+    const created = await json('POST', '/sources', {
+      connector: 'postgres',
+      name: 'rekeyed',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
+    const id = created.id as string;
+    await json('PATCH', `/sources/${id}`, {
+      tables: (created.tables as Json[]).map((t) =>
+        t.name === 'rekeyed'
+          ? { schema: 'public', name: 'rekeyed', mode: 'incremental', cursor_column: 'changed', detect_deletes: true }
+          : { schema: 'public', name: t.name, enabled: false },
+      ),
+    });
+    await syncSucceeded(api, id);
+    await source(`ALTER TABLE public.rekeyed DROP COLUMN id; ALTER TABLE public.rekeyed ADD PRIMARY KEY (code);`);
+    await syncEnded(api, id);
+    const failed = ((await json('GET', `/sources/${id}`)).latest_sync.tables as Json[])[0] as Json;
+    expect(failed).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/^its primary key names a column the table does not have \(id\); set the key again/),
+    });
+    await json('PATCH', `/sources/${id}`, { tables: [{ schema: 'public', name: 'rekeyed', primary_key: ['code'] }] });
+    await syncSucceeded(api, id);
+    await source(
+      `UPDATE public.rekeyed SET v = 'x', changed = '2024-02-01' WHERE code = 102; DELETE FROM public.rekeyed WHERE code = 103;`,
+    );
+    await syncSucceeded(api, id);
+    const rows = await run(api, 'select code, v from lake.rekeyed.rekeyed order by code');
+    expect(rows.data).toEqual([
+      { code: 101, v: 'r1' },
+      { code: 102, v: 'x' },
+      { code: 104, v: 'r4' },
+      { code: 105, v: 'r5' },
+    ]);
   });
 });
 

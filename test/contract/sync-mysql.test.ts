@@ -173,6 +173,50 @@ describe('a MariaDB source', () => {
     expect(await lakeSums()).toMatchObject(await sourceSums());
   });
 
+  it('fails a keyed table whose key column is gone with what to do, and takes the key set again', async () => {
+    await db.query(
+      `CREATE TABLE rekeyed (id int PRIMARY KEY, code int NOT NULL, v int NOT NULL);
+       INSERT INTO rekeyed SELECT seq, 100 + seq, seq FROM seq_1_to_5;`,
+    );
+    const source = await call('POST', '/sources', {
+      connector: 'mysql',
+      name: 'rekeyed',
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
+    const id = source.id as string;
+    await call('PATCH', `/sources/${id}`, {
+      tables: (source.tables as Json[]).map((t) =>
+        t.name === 'rekeyed'
+          ? { schema: db.database, name: 'rekeyed', mode: 'incremental', cursor_column: 'v', detect_deletes: true }
+          : { schema: db.database, name: t.name, enabled: false },
+      ),
+    });
+    await syncSucceeded(api, id);
+    await db.query(
+      `ALTER TABLE rekeyed DROP PRIMARY KEY, DROP COLUMN id, ADD PRIMARY KEY (code); DELETE FROM rekeyed WHERE code = 101`,
+    );
+    await syncEnded(api, id);
+    const failed = ((await call('GET', `/sources/${id}`)).latest_sync.tables as Json[])[0] as Json;
+    expect(failed).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/^its primary key names a column the table does not have \(id\); set the key again/),
+    });
+    await call('PATCH', `/sources/${id}`, {
+      tables: [{ schema: db.database, name: 'rekeyed', primary_key: ['code'] }],
+    });
+    await syncSucceeded(api, id);
+    await db.query(`UPDATE rekeyed SET v = 10 WHERE code = 102; DELETE FROM rekeyed WHERE code = 103`);
+    await syncSucceeded(api, id);
+    const rows = (await run(api, 'select code, v from lake.rekeyed.rekeyed order by code')) as Json;
+    expect(rows.data).toEqual([
+      { code: 102, v: 10 },
+      { code: 104, v: 4 },
+      { code: 105, v: 5 },
+    ]);
+  });
+
   it('takes a system-versioned table as its current rows, keyed without the row_end MariaDB adds to its keys', async () => {
     // Its TABLE_TYPE is SYSTEM VERSIONED, not BASE TABLE; its key is (id, row_end) to the server, and row_end is no
     // column a SELECT reads.

@@ -26,6 +26,7 @@ import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
 import { rereadOnly } from './cursor-reread.js';
+import { checkKeyColumns } from './key-columns.js';
 import { mark } from '../../support/debug-timing.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
@@ -240,6 +241,10 @@ async function syncTable(
       throw new Error(
         `its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`,
       );
+    checkKeyColumns(
+      table,
+      columns.map((c) => c.name),
+    );
     const from = `${mysqlIdent(table.schema)}.${mysqlIdent(table.name)}`;
     const lakeNames = lakeColumnNames(
       columns.map((c) => c.name),

@@ -3,6 +3,7 @@ import { lakeColumnNames } from '../sources/lake-names.js';
 import { compareColumns, currentColumns, shapesAsTable, valueShapes, type SourceColumn } from './pg-columns.js';
 import { keepsText, planColumn, type ColumnPlan, type SourceFacts } from './pg-types.js';
 import type { SyncReporter, TableState, TableTask } from './types.js';
+import { checkKeyColumns } from './key-columns.js';
 
 const pgIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 const pgLiteral = (text: string): string => `'${text.replace(/'/g, "''")}'`;
@@ -66,6 +67,10 @@ export async function planTableRead(
     throw new Error(
       `its cursor column ${cursor} is not a column of the table; choose another (PATCH the source's tables)`,
     );
+  checkKeyColumns(
+    task.table,
+    columns.map((c) => c.name),
+  );
   const incrementalWhere =
     incremental && cursor && state?.cursorValue
       ? ` WHERE ${pgIdent(cursor)} >= ${pgLiteral(state.cursorValue)}::${cursorType}`

@@ -10,6 +10,7 @@ import { compareColumns, currentColumns } from '../pg-columns.js';
 import { openSession } from '../pg-session.js';
 import { StagingBudget } from '../staging-budget.js';
 import { failedTable, failureReason } from '../table-failure.js';
+import { keyColumnsProblem } from '../key-columns.js';
 import type { ExtractionContext, TableResult, TableTask } from '../types.js';
 import { convertChanges } from './apply.js';
 import { CDC_TAG, commitChanges } from './commit.js';
@@ -138,6 +139,14 @@ export async function prepareCdc(input: CdcInput, cdcTasks: readonly TableTask[]
       const table = await input.lake.tables.get(input.organizationId, task.lakeSchema, task.lakeTable);
       const state = input.states.get(task.key);
       const columns = await currentColumns(control, task.table.schema, task.table.name);
+      const keyProblem = keyColumnsProblem(
+        task.table,
+        columns.map((c) => c.name),
+      );
+      if (keyProblem) {
+        refused.push(failedTable(input.reporter, task, keyProblem, state));
+        continue;
+      }
       const change = state ? compareColumns(state.columns, columns) : undefined;
       // Logged as any sync logs a schema change. A column added comes with the changes (earlier rows NULL), one
       // dropped stops being written; a retyped one copies the table whole (documented: a resnapshot).

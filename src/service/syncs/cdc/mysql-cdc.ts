@@ -23,6 +23,7 @@ import { currentColumns } from '../mysql-columns.js';
 import { planMysqlColumn, type MysqlColumn } from '../mysql-types.js';
 import { StagingBudget } from '../staging-budget.js';
 import { failedTable, failureReason } from '../table-failure.js';
+import { keyColumnsProblem } from '../key-columns.js';
 import type { ExtractionContext, SyncReporter, TableResult, TableTask } from '../types.js';
 import type { ConvertedChanges } from './apply.js';
 import { binlogValueReader, type BinlogValueReader } from './binlog-values.js';
@@ -105,6 +106,14 @@ export async function prepareBinlog(
       continue;
     }
     const columns = await currentColumns(connection, task.table);
+    const keyProblem = keyColumnsProblem(
+      task.table,
+      columns.map((c) => c.name),
+    );
+    if (keyProblem) {
+      refused.push(refusedResult(task, keyProblem));
+      continue;
+    }
     const spatial = columns.filter((c) => SPATIAL.test(c.dataType)).map((c) => c.name);
     if (spatial.length > 0) {
       refused.push(
