@@ -244,6 +244,18 @@ describe.each(TRANSPORTS)('queries over $name', (transport) => {
     });
   });
 
+  it("DuckDB's newer types come as their text: GEOMETRY as WKT, VARIANT as its JSON value", async () => {
+    const body = await run(
+      api,
+      `select 'POINT(1 2)'::geometry as g, {'a': 1, 'b': [1.5, null]}::variant as v, 'x'::variant as s,
+              12345678901234567890::hugeint::variant as big, ['POINT(0 0)'::geometry] as gl`,
+    );
+    expect(body.status, JSON.stringify(body.error)).toBe('succeeded');
+    expect(body.data).toEqual([
+      { g: 'POINT (1 2)', v: { a: 1, b: [1.5, null] }, s: 'x', big: '12345678901234567890', gl: "['POINT (0 0)']" },
+    ]);
+  });
+
   it('a JSON value keeps every number exactly: those a double cannot hold as strings, as in other columns', async () => {
     const body = await run(
       api,

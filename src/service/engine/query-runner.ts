@@ -18,12 +18,13 @@ import type { Sandbox, SandboxSpec } from './sandbox.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 /**
- * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE, a BIGNUM its digits anyway); their columns are
- * written as exact text. An
- * INTERVAL column too, as ISO 8601 (the text its JSON value always was): Parquet's INTERVAL holds neither negative
- * values nor microseconds.
+ * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE, a BIGNUM its digits anyway), and DuckDB's newer
+ * types whose values the node API gives as its own text rather than DuckDB's (a GEOMETRY as escaped WKB bytes, a
+ * VARIANT as a SQL literal; one holding a HUGEINT cannot even be written to Parquet): their columns are written as
+ * DuckDB's exact text, a GEOMETRY as WKT. A VARIANT column is written as its JSON value. An INTERVAL column too, as
+ * ISO 8601 (the text its JSON value always was): Parquet's INTERVAL holds neither negative values nor microseconds.
  */
-const NEEDS_TEXT = /\b(U?HUGEINT|UNION|BIGNUM)\b/;
+const NEEDS_TEXT = /\b(U?HUGEINT|UNION|BIGNUM|GEOMETRY|VARIANT)\b/;
 /** How often a running query's result size is looked at. */
 const WATCH_EVERY_MS = 100;
 
@@ -154,7 +155,7 @@ export class QueryRun {
       const asText = (c: { name: string; type: string }): string =>
         c.type === 'INTERVAL'
           ? intervalToIsoSql(quoteIdentifier(c.name))
-          : `CAST(${quoteIdentifier(c.name)} AS VARCHAR)`;
+          : `CAST(${quoteIdentifier(c.name)} AS ${c.type === 'VARIANT' ? 'JSON' : 'VARCHAR'})`;
       const whole =
         textColumns.length === 0
           ? `${statement}\n`
