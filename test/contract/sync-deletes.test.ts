@@ -25,13 +25,7 @@ describe('incremental syncs that detect deletes', () => {
       db.database,
     );
     api = await inMemory.start({ services: { gcSettings: { retentionSeconds: 0, intervalMs: 600_000 } } });
-    const source = await json('POST', '/sources', {
-      connector: 'postgres',
-      name: 'deletes',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await postgresSource('deletes');
     sourceId = source.id as string;
     const incremental = { mode: 'incremental', cursor_column: 'changed' };
     await json('PATCH', `/sources/${sourceId}`, {
@@ -49,6 +43,15 @@ describe('incremental syncs that detect deletes', () => {
   });
 
   const json = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
+  /** A source of the test database, read as its reader, named `name`. */
+  const postgresSource = (name: string): Promise<Json> =>
+    json('POST', '/sources', {
+      connector: 'postgres',
+      name,
+      config: { port: db.port, database: db.database },
+      host: db.host,
+      user: db.reader,
+    });
   /** A sync that succeeded, as its sync object (each table's phase, counts and deletes). */
   const sync = async (): Promise<Json> => {
     const job = await syncSucceeded(api, sourceId);
@@ -160,13 +163,7 @@ describe('incremental syncs that detect deletes', () => {
        INSERT INTO public.rekeyed SELECT g, 100 + g, 'r' || g, '2024-01-01' FROM generate_series(1, 5) g;
        GRANT SELECT ON public.rekeyed TO ${db.reader};`,
     );
-    const created = await json('POST', '/sources', {
-      connector: 'postgres',
-      name: 'rekeyed',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const created = await postgresSource('rekeyed');
     const id = created.id as string;
     await json('PATCH', `/sources/${id}`, {
       tables: (created.tables as Json[]).map((t) =>

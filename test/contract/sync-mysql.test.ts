@@ -31,6 +31,16 @@ afterAll(async () => {
   await api?.close();
 });
 
+/** A source of the test database, read as its reader, named `name`. */
+const mysqlSource = (name: string): Promise<Json> =>
+  call('POST', '/sources', {
+    connector: 'mysql',
+    name,
+    config: { port: db.port, database: db.database },
+    host: db.host,
+    user: db.reader,
+  });
+
 const lakeSums = async (): Promise<Json> =>
   ((await run(api, 'select count(*) as n, sum(total) as total, max(updated_at) as at from lake.shop.orders')) as Json)
     .data[0];
@@ -43,13 +53,7 @@ describe('a MariaDB source', () => {
   let sourceId: string;
 
   it('is discovered live with its tables, columns and keys, and tests ok', async () => {
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'shop',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await mysqlSource('shop');
     sourceId = source.id as string;
     const orders = (source.tables as Json[]).find((t) => t.name === 'orders') as Json;
     expect(orders).toMatchObject({ schema: db.database, primary_key: ['id'], enabled: true });
@@ -178,13 +182,7 @@ describe('a MariaDB source', () => {
       `CREATE TABLE rekeyed (id int PRIMARY KEY, code int NOT NULL, v int NOT NULL);
        INSERT INTO rekeyed SELECT seq, 100 + seq, seq FROM seq_1_to_5;`,
     );
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'rekeyed',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await mysqlSource('rekeyed');
     const id = source.id as string;
     await call('PATCH', `/sources/${id}`, {
       tables: (source.tables as Json[]).map((t) =>
@@ -224,13 +222,7 @@ describe('a MariaDB source', () => {
       `CREATE TABLE versioned (id int PRIMARY KEY, v int NOT NULL) WITH SYSTEM VERSIONING;
        INSERT INTO versioned VALUES (1, 1), (2, 1), (3, 1); UPDATE versioned SET v = 2 WHERE id = 1;`,
     );
-    const source = await call('POST', '/sources', {
-      connector: 'mysql',
-      name: 'versioned',
-      config: { port: db.port, database: db.database },
-      host: db.host,
-      user: db.reader,
-    });
+    const source = await mysqlSource('versioned');
     const versioned = (source.tables as Json[]).find((t) => t.name === 'versioned') as Json;
     expect(versioned).toMatchObject({ primary_key: ['id'], enabled: true });
     expect(versioned.columns.map((c: Json) => c.name)).toEqual(['id', 'v']);
