@@ -243,6 +243,26 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
       'invalid_source_parameters',
       'tables[0].cursor_column',
     );
+    // A key naming a column twice, and one table changed twice in one request (which change wins?), are refused.
+    await expectError(
+      await send('PATCH', `/sources/${source.id}`, {
+        tables: [{ schema: 'public', name: 'orders', primary_key: ['order_id', 'order_id'] }],
+      }),
+      400,
+      'invalid_source_parameters',
+      'tables[0].primary_key',
+    );
+    await expectError(
+      await send('PATCH', `/sources/${source.id}`, {
+        tables: [
+          { schema: 'public', name: 'customers', enabled: true },
+          { schema: 'public', name: 'customers', enabled: false },
+        ],
+      }),
+      400,
+      'invalid_source_parameters',
+      'tables[1].name',
+    );
     await expectError(
       await send('PATCH', `/sources/${source.id}`, { paused: 'yes' }),
       400,

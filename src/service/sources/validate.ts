@@ -129,6 +129,13 @@ export function applyTableChanges(
         `${at}.name`,
         `The source has no table ${String(change.schema)}.${String(change.name)} (see its tables, or test it to discover again).`,
       );
+    // Two entries for one table would leave which change wins to their order: each table is changed once.
+    const earlier = changes.findIndex((c) => c.schema === change.schema && c.name === change.name);
+    if (earlier < i)
+      throw invalid(
+        `${at}.name`,
+        `tables[${earlier}] changes ${table.schema}.${table.name} already: give each table's changes in one entry.`,
+      );
     const columnNames = new Set(table.columns.map((c) => c.name));
     // A table past discovery's column budget lists no columns: its names are checked by the sync, against the source.
     const known = (name: string): boolean => columnNames.has(name) || (table.columnCount ?? 0) > table.columns.length;
@@ -136,6 +143,8 @@ export function applyTableChanges(
     if (change.primary_key !== undefined) {
       if (!change.primary_key.every(known))
         throw invalid(`${at}.primary_key`, 'primary_key must list columns of the table.');
+      if (new Set(change.primary_key).size !== change.primary_key.length)
+        throw invalid(`${at}.primary_key`, 'primary_key must list each column once.');
       table.primaryKey = change.primary_key;
     }
     if (change.cursor_column !== undefined) {
