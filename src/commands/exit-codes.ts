@@ -2,6 +2,7 @@ import { NoHomeDirectory } from '../config/paths.js';
 import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
 import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
+import { HomeSettingError } from '../service/home/home-setting-error.js';
 import { FolderUnusable } from '../support/private-folder.js';
 
 /** Every exit code lake uses; README lists the same table. */
@@ -49,6 +50,13 @@ export function asCliError(error: unknown): unknown {
       error.message,
       EXIT.usage,
       'Say where the lake is with --home DIR or LAKE_HOME (or set HOME).',
+    );
+  if (error instanceof HomeSettingError)
+    return new CliError(
+      'invalid_setting',
+      error.message,
+      EXIT.usage,
+      `Set ${error.setting} as said, then run the command again.`,
     );
   if (error instanceof FolderUnusable)
     return new CliError(

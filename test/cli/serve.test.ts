@@ -26,6 +26,27 @@ describe('lake serve', () => {
     expect(log).not.toContain('s3cr3t');
   });
 
+  it('refuses to start on a shared PostgreSQL store without its key files, as a setting to fix (exit 2)', async () => {
+    const home = join(tempDir('lake-serve'), 'home');
+    // Nothing listens at port 1: the settings are refused before any connection is tried.
+    const url = 'postgres://lake@127.0.0.1:1/none';
+    const missing = await runLake(['serve', '--port', '0'], { env: { LAKE_HOME: home, LAKE_METADATA_URL: url } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('invalid_setting');
+    expect(missing.stderr).toContain('set LAKE_SIGNING_KEY_FILE to a key file every replica reads');
+    expect(missing.stderr).not.toContain('bug in lake');
+    const absent = await runLake(['serve', '--port', '0'], {
+      env: {
+        LAKE_HOME: home,
+        LAKE_METADATA_URL: url,
+        LAKE_SIGNING_KEY_FILE: join(home, 'nope.key'),
+        LAKE_SECRETS_KEY_FILE: join(home, 'nope.key'),
+      },
+    });
+    expect(absent.code).toBe(2);
+    expect(absent.stderr).toContain('LAKE_SIGNING_KEY_FILE names');
+  });
+
   it('takes browser origins from LAKE_CORS_ORIGINS, and refuses a malformed one at start (exit 2)', async () => {
     const home = join(tempDir('lake-serve'), 'home');
     const refused = await runLake(['serve', '--port', '0'], {

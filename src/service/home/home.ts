@@ -8,6 +8,7 @@ import { openMetadataDb, isPostgresUrl } from '../store/database.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 import { SettingsStore } from './settings-store.js';
+import { HomeSettingError } from './home-setting-error.js';
 import {
   cacheFromEnv,
   DEFAULT_CACHE_BYTES,
@@ -109,11 +110,13 @@ function assertSharedKeys(options: HomeOptions): void {
     [options.secretsKeyFile, 'LAKE_SECRETS_KEY_FILE'],
   ] as const) {
     if (!file)
-      throw new Error(
+      throw new HomeSettingError(
+        variable,
         `A PostgreSQL metadata store is shared by replicas: set ${variable} to a key file every replica reads (lake init --metadata-url writes one).`,
       );
     if (!existsSync(file))
-      throw new Error(
+      throw new HomeSettingError(
+        variable,
         `${variable} names ${file}, which does not exist. Copy the key file that lake init wrote to every replica.`,
       );
   }
