@@ -174,6 +174,21 @@ describe.each(KINDS)('metadata store ($name)', (kind) => {
     await db.close();
   });
 
+  it('stores text holding a NUL character, as U+FFFD where PostgreSQL cannot hold it; looks one up as nothing', async () => {
+    const { db: raw, target } = await kind.fresh();
+    await raw.close();
+    const db = await openMetadataDb(target);
+    await db.run('INSERT INTO home_settings (key, value) VALUES (?, ?)', ['nul', 'a\u0000b']);
+    const stored = await db.get<{ value: string }>('SELECT value FROM home_settings WHERE key = ?', ['nul']);
+    expect(stored?.value).toBe(kind.name === 'postgres' ? 'a\uFFFDb' : 'a\u0000b');
+    expect(await db.get('SELECT value FROM home_settings WHERE key = ?', ['nul\u0000'])).toBeUndefined();
+    await db.transaction(lock.job('n'), () =>
+      db.write('INSERT INTO home_settings (key, value) VALUES (?, ?)', ['held', '\u0000']),
+    );
+    expect(await db.get('SELECT key FROM home_settings WHERE key = ?', ['held'])).toEqual({ key: 'held' });
+    await db.close();
+  });
+
   it("held writes: in order, seen by the transaction's next statement, whatever text their values hold", async () => {
     const { db: raw, target } = await kind.fresh();
     await raw.close();

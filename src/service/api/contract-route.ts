@@ -5,6 +5,7 @@ import type { Scope } from '../auth/scopes.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
 import { readJsonObject } from './json-body.js';
+import { nulProblem } from './nul-check.js';
 import { authenticate, publicRateLimit } from './middleware/authenticate.js';
 
 export type RouteHandler<R extends RouteContract> = (
@@ -68,17 +69,25 @@ function queryValues(c: Context<ApiEnv>, schema: { properties: Properties }): Re
 export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R, handler: RouteHandler<R>): void {
   const validated: MiddlewareHandler<ApiEnv> = async (c) => {
     const input: Record<string, unknown> = { params: c.req.param(), query: {}, body: undefined };
+    const nulIn = nulProblem(input.params, '');
+    if (nulIn) throw refusal(route, nulIn, 'path');
     if (route.params) {
       const result = check(route.params, input.params);
       if (!result.ok) throw refusal(route, result.problem, 'path');
     }
     if (route.query) {
-      const result = check(route.query, queryValues(c, route.query as unknown as { properties: Properties }));
+      const values = queryValues(c, route.query as unknown as { properties: Properties });
+      const nulInQuery = nulProblem(values, '');
+      if (nulInQuery) throw refusal(route, nulInQuery, 'query');
+      const result = check(route.query, values);
       if (!result.ok) throw refusal(route, result.problem, 'query');
       input.query = result.value;
     }
     if (route.body) {
-      const result = check(route.body, await readJsonObject(c));
+      const body = await readJsonObject(c);
+      const nulInBody = nulProblem(body, '');
+      if (nulInBody) throw refusal(route, nulInBody, 'body');
+      const result = check(route.body, body);
       if (!result.ok) throw refusal(route, result.problem, 'body');
       input.body = result.value;
     }

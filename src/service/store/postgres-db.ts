@@ -309,13 +309,13 @@ export class PostgresMetadataDb implements MetadataDb {
   private send(client: pg.PoolClient, sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const { text, name } = this.statement(sql);
     sendTogether(client);
-    return client.query({ text, name, values: params as SqlParam[] });
+    return client.query({ text, name, values: storable(params) });
   }
 
   private async query(sql: string, params: readonly SqlParam[]): Promise<pg.QueryResult> {
     const scope = this.scope.current();
     const { text, name } = this.statement(sql);
-    const config = { text, name, values: params as SqlParam[] };
+    const config = { text, name, values: storable(params) };
     try {
       if (scope?.open) {
         // Sent behind the writes not yet waited for, which are answered first.
@@ -394,4 +394,15 @@ function sendTogether(client: pg.ClientBase): void {
 
 function translate(error: unknown): unknown {
   return isConnectionFailure(error) ? new MetadataUnavailableError(error) : error;
+}
+
+/**
+ * Values PostgreSQL's text can hold. It refuses U+0000 anywhere in a text value (the statement fails: a 500, where
+ * SQLite stores it), and a request's input with one is refused before it gets here (api/nul-check.ts); what is left is
+ * lake's own text quoting what a source sent (a failed table's reason): its NUL is kept as U+FFFD, the character
+ * that stands for one that cannot be shown.
+ */
+function storable(params: readonly SqlParam[]): SqlParam[] {
+  if (!params.some((p) => typeof p === 'string' && p.includes('\u0000'))) return params as SqlParam[];
+  return params.map((p) => (typeof p === 'string' ? p.replaceAll('\u0000', '\uFFFD') : p));
 }
