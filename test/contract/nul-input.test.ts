@@ -52,6 +52,20 @@ describe('a NUL character in a request', () => {
     const sql = await send('POST', '/queries', { sql: 'select 1 -- \u0000' });
     expect(sql.status).toBe(400);
     expect(sql.body.error).toMatchObject({ code: 'parameter_invalid', param: 'sql' });
+    // Looked for without recursion: a body nested as deep as its megabyte allows is answered, not a stack overflow.
+    const deep = (inner: string): string => `${'['.repeat(200_000)}${inner}${']'.repeat(200_000)}`;
+    const post = async (config: string): Promise<Response> =>
+      api.request('/sources', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: `{"connector":"sample","name":"deep","config":${config}}`,
+      });
+    const nested = await post(deep(''));
+    expect(nested.status).toBe(400);
+    expect(((await nested.json()) as Json).error).toMatchObject({ code: 'invalid_source_parameters', param: 'config' });
+    const nulDeep = await post(deep('"\\u0000"'));
+    expect(nulDeep.status).toBe(400);
+    expect(((await nulDeep.json()) as Json).error.param).toMatch(/^config(\[0\]){200000}$/);
     // Nothing was made.
     const sources = await send('GET', '/sources');
     expect(sources.body.data).toEqual([]);

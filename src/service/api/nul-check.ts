@@ -4,31 +4,37 @@ import type { Problem } from '../../contract/validate.js';
  * The first place a request's input holds a NUL character (U+0000), as a problem naming it; undefined when none.
  * No name, id, filter or setting lake keeps can hold one: PostgreSQL's text refuses it (the request failed there with
  * a 500 while SQLite took it), and none of the systems lake connects to takes one in a host, a user or a password.
- * Keys of objects are looked at too. `at` is where `value` is in the request (`name`, `tables[0].name`).
+ * Keys of objects are looked at too. `at` is where `value` is in the request (`name`, `tables[0].name`). The walk
+ * keeps its own stack, not the call stack: a body may nest as deep as its megabyte allows.
  */
 export function nulProblem(value: unknown, at: string): Problem | undefined {
-  if (typeof value === 'string') {
-    const nul = value.indexOf('\u0000');
-    return nul < 0
-      ? undefined
-      : {
-          kind: 'invalid',
-          param: at,
-          message: `${at} holds a NUL character (at position ${nul + 1}), which no value here can contain.`,
-        };
-  }
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = nulProblem(item, `${at}[${i}]`);
+  const pending: { value: unknown; at: string }[] = [{ value, at }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const here = next.at;
+    if (typeof next.value === 'string') {
+      const found = nulIn(next.value, here);
       if (found) return found;
+    } else if (Array.isArray(next.value)) {
+      // Pushed last to first, so the first place in the request is the one found.
+      for (let i = next.value.length - 1; i >= 0; i--) pending.push({ value: next.value[i], at: `${here}[${i}]` });
+    } else if (next.value !== null && typeof next.value === 'object') {
+      const entries = Object.entries(next.value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i] as [string, unknown];
+        const path = here === '' ? key : `${here}.${key}`;
+        pending.push({ value: item, at: path }, { value: key, at: path });
+      }
     }
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const here = at === '' ? key : `${at}.${key}`;
-    const found = nulProblem(key, here) ?? nulProblem(item, here);
-    if (found) return found;
   }
   return undefined;
+}
+
+function nulIn(text: string, at: string): Problem | undefined {
+  const nul = text.indexOf('\u0000');
+  if (nul < 0) return undefined;
+  return {
+    kind: 'invalid',
+    param: at,
+    message: `${at} holds a NUL character (at position ${nul + 1}), which no value here can contain.`,
+  };
 }
