@@ -1,7 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteLiteral } from '../../src/service/engine/duckdb.js';
-import { parseTree, stringifyTree } from '../../src/service/engine/sql-tree.js';
+import { parseTree, readTree, stringifyTree } from '../../src/service/engine/sql-tree.js';
 
 /**
  * A statement's parse tree taken into JavaScript and written back (as time travel rewrites a statement) must be the
@@ -48,5 +48,6 @@ describe('parse trees through JavaScript', () => {
     const text = await single(`SELECT json_serialize_sql('select 1e400')`);
     expect(() => JSON.parse(text)).toThrow();
     expect(parseTree(text, 'm:')).toMatchObject({ error: false });
+    expect(readTree(text)).toMatchObject({ error: false });
   });
 });

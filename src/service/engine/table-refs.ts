@@ -1,10 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
 import { quoteLiteral } from './duckdb.js';
-import { parseTree } from './sql-tree.js';
-
-/** Numbers of the tree are not read here and the tree is not written back: any marker will do. */
-const TREE_MARKER = 'lake-number:';
+import { readTree } from './sql-tree.js';
 
 export interface TableReference {
   catalog: string;
@@ -33,7 +30,7 @@ export async function tableReferences(
 ): Promise<{ statementCount: number; references: TableReference[]; cteNames: Set<string>; tableFunctions: string[] }> {
   // A literal, not a bound parameter: one statement to run instead of a prepare and an execute.
   const reader = await connection.runAndReadAll(`SELECT json_serialize_sql(${quoteLiteral(statement)}) AS tree`);
-  const tree = parseTree(String(reader.getRows()[0]?.[0]), TREE_MARKER) as {
+  const tree = readTree(String(reader.getRows()[0]?.[0])) as {
     error?: boolean;
     error_type?: string;
     error_message?: string;
