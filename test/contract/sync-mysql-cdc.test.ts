@@ -75,6 +75,13 @@ async function shopSource(name: string, tables: Json[], user = 'reader'): Promis
 const cdcSource = (name: string, table: string, user = name): Promise<Json> =>
   shopSource(name, [{ schema: 'shop', name: table, mode: 'cdc' }], user);
 
+/** A sync of the source, to its end, and what it says of one table of shop. */
+async function tableAfterSync(sourceId: string, table: string): Promise<Json> {
+  await syncEnded(api, sourceId);
+  const latest = (await call('GET', `/sources/${sourceId}`)).latest_sync as Json;
+  return (latest.tables as Json[]).find((t) => t.table === `shop.${table}`) as Json;
+}
+
 /** The cdc table's latest sync entry. */
 async function syncCdc(): Promise<Json> {
   await syncSucceeded(api, cdcId);
@@ -236,9 +243,7 @@ describe('a MariaDB cdc table', () => {
       'shop',
     );
     const source = await cdcSource('jp', 'jp', 'reader');
-    await syncEnded(api, source.id as string);
-    const latest = (await call('GET', `/sources/${source.id}`)).latest_sync as Json;
-    expect((latest.tables as Json[]).find((t) => t.table === 'shop.jp')).toMatchObject({
+    expect(await tableAfterSync(source.id as string, 'jp')).toMatchObject({
       phase: 'failed',
       error:
         'cdc cannot read text in the sjis character set (s) from the binary log as the server converts it; sync the table incremental or in full',
@@ -251,14 +256,32 @@ describe('a MariaDB cdc table', () => {
       'shop',
     );
     const source = await cdcSource('hist', 'hist', 'reader');
-    await syncEnded(api, source.id as string);
-    const latest = (await call('GET', `/sources/${source.id}`)).latest_sync as Json;
-    expect((latest.tables as Json[]).find((t) => t.table === 'shop.hist')).toMatchObject({
+    expect(await tableAfterSync(source.id as string, 'hist')).toMatchObject({
       phase: 'failed',
       error: expect.stringMatching(
         /^cdc cannot follow a system-versioned table: .*sync the table incremental or in full$/,
       ),
     });
+  });
+
+  it('fails a cdc table whose key column is gone with what to do, and follows it again once the key is set', async () => {
+    await server.query(
+      `CREATE TABLE rk (id int PRIMARY KEY, code int NOT NULL, v int); INSERT INTO rk VALUES (1, 101, 1), (2, 102, 2);`,
+      'shop',
+    );
+    const source = await cdcSource('rk', 'rk', 'reader');
+    const id = source.id as string;
+    expect(await tableAfterSync(id, 'rk')).toMatchObject({ phase: 'committed' });
+    await server.query(`ALTER TABLE rk DROP PRIMARY KEY, DROP COLUMN id, ADD PRIMARY KEY (code)`, 'shop');
+    expect(await tableAfterSync(id, 'rk')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/^its primary key names a column the table does not have \(id\); set the key again/),
+    });
+    await call('PATCH', `/sources/${id}`, { tables: [{ schema: 'shop', name: 'rk', primary_key: ['code'] }] });
+    expect(await tableAfterSync(id, 'rk')).toMatchObject({ phase: 'committed' });
+    await server.query(`UPDATE rk SET v = 9 WHERE code = 102; DELETE FROM rk WHERE code = 101`, 'shop');
+    expect(await tableAfterSync(id, 'rk')).toMatchObject({ phase: 'committed', changes: { updates: 1, deletes: 1 } });
+    expect((await run(api, 'select code, v from lake.rk.rk order by code')).data).toEqual([{ code: 102, v: 9 }]);
   });
 
   it('empties the table at a DROP and CREATE among its changes, and reads it whole after a table is renamed into its place', async () => {
