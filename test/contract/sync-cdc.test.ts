@@ -390,6 +390,51 @@ describe('cdc syncs', () => {
     await request('PATCH', `/sources/${sourceId}`, { tables: tables.slice(0, 2) });
   });
 
+  it('fails a cdc table whose key column is gone with what to do, and follows it again once the key is set', async () => {
+    await source.query(
+      `CREATE TABLE public.rekeyed (id int PRIMARY KEY, code int NOT NULL, v text);
+       INSERT INTO public.rekeyed VALUES (1, 101, 'a'), (2, 102, 'b');`,
+    );
+    const created = await request('POST', '/sources', {
+      connector: 'postgres',
+      name: 'rekeyed',
+      config: { port, database: 'postgres' },
+      host: 'localhost',
+      user: 'postgres',
+    });
+    const id = created.id as string;
+    await request('PATCH', `/sources/${id}`, {
+      tables: (created.tables as Json[]).map((t) =>
+        t.name === 'rekeyed'
+          ? { schema: 'public', name: 'rekeyed', mode: 'cdc' }
+          : { schema: t.schema, name: t.name, enabled: false },
+      ),
+    });
+    const rekeyed = async (): Promise<Json> => {
+      await syncEnded(api, id);
+      const latest = (await request('GET', `/sources/${id}`)).latest_sync as Json;
+      return (latest.tables as Json[]).find((t) => t.table === 'public.rekeyed') as Json;
+    };
+    expect(await rekeyed()).toMatchObject({ phase: 'committed' });
+    await source.query(
+      `ALTER TABLE public.rekeyed DROP COLUMN id; ALTER TABLE public.rekeyed ADD PRIMARY KEY (code);
+       UPDATE public.rekeyed SET v = 'changed' WHERE code = 102;`,
+    );
+    expect(await rekeyed()).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/^its primary key names a column the table does not have \(id\); set the key again/),
+    });
+    await request('PATCH', `/sources/${id}`, {
+      tables: [{ schema: 'public', name: 'rekeyed', primary_key: ['code'] }],
+    });
+    expect(await rekeyed()).toMatchObject({ phase: 'committed' });
+    expect((await run(api, 'select code, v from lake.rekeyed.rekeyed order by code')).data).toEqual([
+      { code: 101, v: 'a' },
+      { code: 102, v: 'changed' },
+    ]);
+    await request('DELETE', `/sources/${id}`);
+  });
+
   it('random changes between syncs end equal every time', async () => {
     await source.query(
       `INSERT INTO public.items SELECT g, 'r' || g, g, CASE WHEN g % 3 = 0 THEN repeat(md5(g::text), 400) END, now() FROM generate_series(100, 400) g`,
