@@ -148,11 +148,14 @@ export const CATALOG_ROUTES = {
     path: '/catalog/{schema}/{table}/history',
     tag: 'Catalog',
     summary: "List a table's versions within retention (time travel)",
-    description: "Lake's addition. Newest first; a query reads one with AT (VERSION => snapshot_id).",
+    description:
+      "Lake's addition. Newest first, paged (next_cursor is the last version's snapshot_id); a query reads one with AT (VERSION => snapshot_id).",
     auth: { scopes: ['data:read', 'query:read'] },
     params: Type.Object({ schema: Type.String({ minLength: 1 }), table: Type.String({ minLength: 1 }) }),
-    responses: { 200: json('The versions kept.', List(TableVersion)) },
-    errors: ['catalog_not_found'],
+    query: Type.Object(pageQuery(20, 100)),
+    paramErrors: cursorErrors,
+    responses: { 200: json('A page of the versions kept.', List(TableVersion)) },
+    errors: ['catalog_not_found', 'invalid_cursor'],
   }),
   getDuckLakeAttach: defineRoute({
     operationId: 'getDuckLakeAttach',

@@ -163,6 +163,70 @@ describe('time travel', () => {
     }
   });
 
+  it("pages a table's history: limit, next_cursor as starting_after, and a cursor that is no version refused", async () => {
+    const lake = api.services.lake;
+    const written: number[] = [];
+    for (let i = 1; i <= 7; i++)
+      written.push((await lake.writeTable(org, 'shop', 'paged', `SELECT range AS id FROM range(${i})`)).snapshot.id);
+    // Another table written in between is not this one's version, nor a cursor into its history.
+    const foreign = (await lake.writeTable(org, 'shop', 'between', 'SELECT 1 AS x')).snapshot.id;
+    await lake.writeTable(org, 'shop', 'paged', 'SELECT range AS id FROM range(8)');
+    const whole = (await (await api.request('/catalog/shop/paged/history?limit=100')).json()) as Json;
+    expect(whole).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
+    expect(whole.data.map((v: Json) => v.row_count)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+    expect(whole.data.map((v: Json) => v.operation)).toEqual([...Array(7).fill('replaced'), 'created']);
+    // The default page is 20; here every version fits.
+    expect(((await (await api.request('/catalog/shop/paged/history')).json()) as Json).data).toEqual(whole.data);
+    const pages: Json[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await (
+        await api.request(`/catalog/shop/paged/history?limit=3${cursor ? `&starting_after=${cursor}` : ''}`)
+      ).json()) as Json;
+      pages.push(page);
+      expect(page.data.length).toBeLessThanOrEqual(3);
+      cursor = page.next_cursor as string | null;
+      if (page.has_more) expect(cursor).toBe(String(page.data[page.data.length - 1].snapshot_id));
+      else expect(cursor).toBeNull();
+    } while (cursor !== null);
+    expect(pages.map((p) => p.data.length)).toEqual([3, 3, 2]);
+    expect(pages.flatMap((p) => p.data)).toEqual(whole.data);
+    for (const bad of ['abc', '-1', '1.5', String(foreign), String((written[6] as number) + 100), '9'.repeat(30)])
+      await expectError(
+        await api.request(`/catalog/shop/paged/history?starting_after=${bad}`),
+        400,
+        'invalid_cursor',
+        'starting_after',
+      );
+    // Every kind of version, each judged against the one before it, on a page of one as on a page of all.
+    await lake.writeTable(org, 'shop', 'ops', 'SELECT range AS id, 1 AS v FROM range(4)');
+    await lake.writeTable(org, 'shop', 'ops', 'SELECT 1::BIGINT AS id, 2 AS v', { mergeOn: { key: ['id'] } });
+    await lake.writeTable(org, 'shop', 'ops', "SELECT 2::BIGINT AS id, 3 AS v, 'x' AS w", { mergeOn: { key: ['id'] } });
+    await lake.writeTable(org, 'shop', 'ops', 'SELECT 7 AS id');
+    await lake.tables.retire(org, 'shop', 'ops');
+    await lake.writeTable(org, 'shop', 'ops', 'SELECT 8 AS id');
+    const ops = (await (await api.request('/catalog/shop/ops/history')).json()) as Json;
+    expect(ops.data.map((v: Json) => [v.operation, v.row_count])).toEqual([
+      ['created', 1],
+      ['dropped', null],
+      ['replaced', 1],
+      ['altered', 4],
+      ['merged', 4],
+      ['created', 4],
+    ]);
+    const single: Json[] = [];
+    for (let after: string | null = null, i = 0; i === 0 || after !== null; i++) {
+      const page = (await (
+        await api.request(`/catalog/shop/ops/history?limit=1${after ? `&starting_after=${after}` : ''}`)
+      ).json()) as Json;
+      single.push(...page.data);
+      after = page.next_cursor as string | null;
+    }
+    expect(single).toEqual(ops.data);
+    await expectError(await api.request('/catalog/shop/paged/history?limit=0'), 400, 'parameter_invalid', 'limit');
+    await expectError(await api.request('/catalog/shop/paged/history?limit=101'), 400, 'parameter_invalid', 'limit');
+  });
+
   it.runIf(TEST_STORE === 'sqlite')('lake catalog history and lake query AT, from the command line', async () => {
     const env = { LAKE_HOME: homeDir, LAKE_CONFIG_DIR: tempDir('lake-time-travel-config') };
     const history = await runLake(['catalog', 'history', 'shop.items'], { env });
@@ -172,6 +236,17 @@ describe('time travel', () => {
     );
     const json = JSON.parse((await runLake(['catalog', 'history', 'shop.items', '--json'], { env })).stdout) as Json;
     expect(json.data[1]).toMatchObject({ snapshot_id: first, operation: 'created' });
+    // Paged as every list: one version, and on stderr how to get the next page.
+    const one = await runLake(['catalog', 'history', 'shop.items', '--limit', '1'], { env });
+    expect(one.stdout).toMatch(new RegExp(`^version,created,operation,rows\\n${second},[^,]+,replaced,5\\n$`));
+    expect(one.stderr).toContain(`--starting-after ${second}`);
+    const rest = await runLake(['catalog', 'history', 'shop.items', '--starting-after', String(second)], { env });
+    expect(rest.stdout).toMatch(new RegExp(`^version,created,operation,rows\\n${first},[^,]+,created,3\\n$`));
+    const all = await runLake(['catalog', 'history', 'shop.items', '--limit', '1', '--all', '--json'], { env });
+    expect((JSON.parse(all.stdout) as Json).data.map((v: Json) => v.snapshot_id)).toEqual([second, first]);
+    const bad = await runLake(['catalog', 'history', 'shop.items', '--starting-after', 'x'], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('invalid_cursor');
     const old = await runLake(['query', `select min(v) as v from shop.items AT (VERSION => ${first})`], { env });
     expect(old.stdout).toBe('v\nfirst\n');
   });

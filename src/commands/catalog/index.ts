@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { assertOutputFlags, printRows, when } from '../listing.js';
+import { assertOutputFlags, pageOptions, printList, printRows, when, type PageOptions } from '../listing.js';
 import { groupDigits } from '../../support/group-digits.js';
 
 /** The contract's routes, loaded when a command runs (not for --help). */
@@ -88,27 +88,19 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
       if (ctx.io.isStdoutTTY && body.sql) ctx.io.stdout.write(`\n${body.sql}\n`);
     });
 
-  catalog
-    .command('history')
-    .description("list a table's versions within retention, newest first: what AT (VERSION => n) reads")
-    .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
-    .argument('[name]', 'the table, when the schema name holds dots')
-    .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
-    .action(async (first: string, second: string | undefined, options: { output?: string }) => {
-      assertOutputFlags(ctx, options.output);
-      const [schema, table] = splitName(first, second);
-      const body = await (await ctx.client()).read((await routes()).getTableHistory, { params: { schema, table } });
-      if (ctx.json) return printJson(ctx.io, body);
-      await printRows(
-        ctx,
-        options.output,
-        ['version', 'created', 'operation', 'rows'],
-        body.data.map((v) => ({
-          version: v.snapshot_id,
-          created: at(v.created),
-          operation: v.operation,
-          rows: v.row_count,
-        })),
-      );
+  pageOptions(
+    catalog
+      .command('history')
+      .description("list a table's versions within retention, newest first: what AT (VERSION => n) reads")
+      .argument('<table>', '<schema>.<table>, or the schema when the table is given separately')
+      .argument('[name]', 'the table, when the schema name holds dots'),
+  ).action(async (first: string, second: string | undefined, options: PageOptions) => {
+    const [schema, table] = splitName(first, second);
+    await printList(ctx, options, {
+      route: (await routes()).getTableHistory,
+      params: { schema, table },
+      columns: ['version', 'created', 'operation', 'rows'],
+      row: (v) => ({ version: v.snapshot_id, created: at(v.created), operation: v.operation, rows: v.row_count }),
     });
+  });
 }

@@ -97,18 +97,26 @@ export class CatalogService {
   }
 
   /**
-   * A table's versions still kept (newest first), for time travel: what `AT (VERSION => n)` may name. A table the
-   * caller may not read, at any snapshot, answers as one that never existed.
+   * One page of a table's versions still kept (newest first), for time travel: what `AT (VERSION => n)` may name.
+   * The cursor is a version's snapshot id. A table the caller may not read, at any snapshot, answers as one that
+   * never existed.
    */
-  async history(principal: Principal, schema: string, name: string): Promise<TableVersionEntry[]> {
+  async history(
+    principal: Principal,
+    schema: string,
+    name: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: TableVersionEntry[]; hasMore: boolean }> {
     await this.permissions.assertServiceKeyAllowed(principal);
     const access = await this.permissions.accessFor(principal);
-    const versions =
+    const after = startingAfter === undefined ? undefined : versionCursor(startingAfter);
+    const page =
       access.restricted && !access.canRead(schema, name)
-        ? []
-        : await this.lake.history.versions(principal.organizationId, schema, name);
-    if (versions.length === 0) throw notFound(`${schema}.${name}`);
-    return versions;
+        ? undefined
+        : await this.lake.history.versions(principal.organizationId, schema, name, limit, after);
+    if (!page) throw notFound(`${schema}.${name}`);
+    return page;
   }
 
   private async entriesFor(principal: Principal): Promise<CatalogEntry[]> {
@@ -129,4 +137,15 @@ function notFound(name: string): LakeServiceError {
     'catalog_not_found',
     `No schema or table '${name.slice(0, 200)}' is visible to this credential.`,
   );
+}
+
+/** A history cursor: a snapshot id, as the page before gave it (next_cursor). */
+function versionCursor(text: string): number {
+  if (!/^[0-9]{1,15}$/.test(text))
+    throw new LakeServiceError(
+      'invalid_cursor',
+      'starting_after is not a next_cursor of this history: a version is named by its snapshot id, a whole number.',
+      { param: 'starting_after' },
+    );
+  return Number(text);
 }

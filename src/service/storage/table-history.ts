@@ -2,6 +2,7 @@ import type { TableAccess } from '../auth/permissions.js';
 import { LakeServiceError } from '../core/errors.js';
 import { AsOfError, type AsOfReference } from '../engine/as-of.js';
 import type { CatalogStates } from './catalog-states.js';
+import type { CatalogState, TableState } from './ducklake/catalog-state.js';
 import type { LakeLayout } from './layout.js';
 import { lakeTableOf, type LakeTable } from './tables.js';
 
@@ -74,40 +75,87 @@ export class TableHistory {
     return resolved;
   }
 
-  /** The versions of schema.name still kept, newest first: each snapshot that changed it, and when. */
-  async versions(organizationId: string, schema: string, name: string): Promise<TableVersionEntry[]> {
+  /**
+   * One page of schema.name's versions still kept, newest first: each snapshot that changed it, and when. After
+   * `startingAfter` (a version's snapshot id, the cursor of the page before); undefined when the table has no version
+   * kept. Each version is decided by its snapshot and the one before it, so a page reads the states of its own
+   * versions and one more, however long retention is.
+   */
+  async versions(
+    organizationId: string,
+    schema: string,
+    name: string,
+    limit: number,
+    startingAfter?: number,
+  ): Promise<{ data: TableVersionEntry[]; hasMore: boolean } | undefined> {
     const current = await this.states.current(organizationId);
     const kept = [...current.snapshotTimes.keys()].sort((a, b) => a - b);
-    // The oldest kept snapshot (the table as retention keeps it), then each later one that changed the table.
+    // The oldest kept snapshot (the table as retention keeps it), then each later one that may have changed it.
     const changing = new Set(await (await this.states.catalog(organizationId)).snapshotsChanging(schema, name));
-    const snapshots = kept.filter((s, i) => i === 0 || changing.has(s));
-    const entries: TableVersionEntry[] = [];
-    let before: { changedAt: number; rowCount: number; files: number; columns: string } | undefined;
-    for (const snapshot of snapshots) {
-      const state = await this.states.at(organizationId, snapshot);
-      const table = state.tables.find((t) => same(t.schema, schema) && same(t.name, name));
-      const created = Math.floor((state.snapshotTimes.get(snapshot)?.getTime() ?? 0) / 1000);
-      if (!table) {
-        if (before) entries.push({ snapshot, created, operation: 'dropped', rowCount: null });
-        before = undefined;
-        continue;
+    const candidates = kept.filter((s, i) => i === 0 || changing.has(s));
+    const versionAt = (index: number): Promise<TableVersionEntry | undefined> =>
+      this.versionAt(organizationId, schema, name, candidates, index);
+    let start = candidates.length - 1;
+    if (startingAfter !== undefined) {
+      const index = candidates.indexOf(startingAfter);
+      if (index < 0 || !(await versionAt(index))) {
+        for (let i = candidates.length - 1; i >= 0; i--) if (await versionAt(i)) throw invalidCursor(startingAfter);
+        return undefined;
       }
-      if (before && table.changedAt === before.changedAt) continue;
-      const lake = lakeTableOf(organizationId, state, table, this.layout).snapshot;
-      const columns = JSON.stringify(lake.columns);
-      const survivors = table.files.filter((f) => f.beginSnapshot < snapshot).length;
-      const operation: TableVersionEntry['operation'] = !before
-        ? table.changedAt < snapshot
-          ? 'kept'
-          : 'created'
-        : survivors === 0
-          ? 'replaced'
-          : columns !== before.columns && survivors === before.files
-            ? 'altered'
-            : 'merged';
-      entries.push({ snapshot, created, operation, rowCount: lake.rowCount });
-      before = { changedAt: table.changedAt, rowCount: lake.rowCount, files: table.files.length, columns };
+      start = index - 1;
     }
-    return entries.reverse();
+    const data: TableVersionEntry[] = [];
+    for (let i = start; i >= 0 && data.length <= limit; i--) {
+      const version = await versionAt(i);
+      if (version) data.push(version);
+    }
+    if (startingAfter === undefined && data.length === 0) return undefined;
+    return { data: data.slice(0, limit), hasMore: data.length > limit };
   }
+
+  /**
+   * The version candidates[index] is, judged against the candidate before it: undefined when it did not change the
+   * table (another table's change, of a table of the same name elsewhere) or the table was not there.
+   */
+  private async versionAt(
+    organizationId: string,
+    schema: string,
+    name: string,
+    candidates: readonly number[],
+    index: number,
+  ): Promise<TableVersionEntry | undefined> {
+    const snapshot = candidates[index] as number;
+    const find = (state: CatalogState): TableState | undefined =>
+      state.tables.find((t) => same(t.schema, schema) && same(t.name, name));
+    const state = await this.states.at(organizationId, snapshot);
+    const table = find(state);
+    const earlierSnapshot = index > 0 ? candidates[index - 1] : undefined;
+    const earlierState =
+      earlierSnapshot === undefined ? undefined : await this.states.at(organizationId, earlierSnapshot);
+    const earlier = earlierState && find(earlierState);
+    const created = Math.floor((state.snapshotTimes.get(snapshot)?.getTime() ?? 0) / 1000);
+    if (!table) return earlier ? { snapshot, created, operation: 'dropped', rowCount: null } : undefined;
+    if (earlier && table.changedAt === earlier.changedAt) return undefined;
+    const lake = lakeTableOf(organizationId, state, table, this.layout).snapshot;
+    const survivors = table.files.filter((f) => f.beginSnapshot < snapshot).length;
+    let operation: TableVersionEntry['operation'];
+    if (!earlier || !earlierState) operation = table.changedAt < snapshot ? 'kept' : 'created';
+    else if (survivors === 0) operation = 'replaced';
+    else {
+      const columnsBefore = lakeTableOf(organizationId, earlierState, earlier, this.layout).snapshot.columns;
+      operation =
+        JSON.stringify(lake.columns) !== JSON.stringify(columnsBefore) && survivors === earlier.files.length
+          ? 'altered'
+          : 'merged';
+    }
+    return { snapshot, created, operation, rowCount: lake.rowCount };
+  }
+}
+
+function invalidCursor(startingAfter: number): LakeServiceError {
+  return new LakeServiceError(
+    'invalid_cursor',
+    `starting_after ${startingAfter} is not a version of this table still kept: give the next_cursor of the page before (a version past retention is no longer listed).`,
+    { param: 'starting_after' },
+  );
 }

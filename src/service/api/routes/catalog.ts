@@ -17,19 +17,24 @@ export function catalogRoutes(app: Hono<ApiEnv>): void {
   mount(app, listTables, async (c, { params }) =>
     c.json(list((await c.get('services').catalog.entries(c.get('principal'), params.schema)).map(summaryObject))),
   );
-  mount(app, getTableHistory, async (c, { params }) => {
-    const versions = await c.get('services').catalog.history(c.get('principal'), params.schema, params.table);
-    return c.json(
-      list(
-        versions.map((v): TableVersionObject => ({
-          object: 'table_version',
-          snapshot_id: v.snapshot,
-          created: v.created,
-          operation: v.operation,
-          row_count: v.rowCount,
-        })),
-      ),
-    );
+  mount(app, getTableHistory, async (c, { params, query }) => {
+    const page = await c
+      .get('services')
+      .catalog.history(c.get('principal'), params.schema, params.table, query.limit ?? 20, query.starting_after);
+    const last = page.data[page.data.length - 1];
+    return c.json({
+      object: 'list',
+      data: page.data.map((v): TableVersionObject => ({
+        object: 'table_version',
+        snapshot_id: v.snapshot,
+        created: v.created,
+        operation: v.operation,
+        row_count: v.rowCount,
+      })),
+      has_more: page.hasMore,
+      // A version's cursor is its snapshot id, as text like every cursor.
+      next_cursor: page.hasMore && last ? String(last.snapshot) : null,
+    });
   });
   mount(app, getDuckLakeAttach, async (c) => {
     const attach = await c.get('services').ducklakeAttach.describe(c.get('principal'));
