@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckLakeAttachService } from '../../src/service/catalog/ducklake-attach.js';
 import { LakeCatalogs } from '../../src/service/storage/ducklake/lake-catalogs.js';
 import { openMetadataDb } from '../../src/service/store/database.js';
 import { expectError, type Json } from '../helpers/queries.js';
@@ -54,6 +55,18 @@ describe('attaching the lake from DuckDB', () => {
       );
       expect(body.attach).not.toMatch(/password/i);
     }
+  });
+
+  it("names no secret and no file of the server's, whatever the metadata URL carries", async () => {
+    const url =
+      'postgres://lake:s3cret@db.internal:6432/lakemeta?sslmode=require&password=p2&sslpassword=keypass&passfile=/etc/lake/pgpass&sslkey=/etc/lake/client.key&sslcert=/etc/lake/client.crt&sslrootcert=/etc/lake/ca.crt&application_name=lake';
+    const attach = new DuckLakeAttachService(api.home.directory, api.services.lake.layout, url);
+    const principal = await api.services.credentials.authenticate(api.home.ownerToken, ['pat']);
+    const body = await attach.describe(principal);
+    expect(body.attach).toMatch(
+      /^ATTACH 'ducklake:postgres:dbname=lakemeta host=db\.internal port=6432 user=lake sslmode=require application_name=lake' AS lake/,
+    );
+    expect(body.attach).not.toMatch(/s3cret|p2|keypass|pass|\/etc\/lake/);
   });
 
   it('is not told to members or keys: 403 owner_required', async () => {

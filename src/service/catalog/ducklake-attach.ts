@@ -16,8 +16,14 @@ export interface DuckLakeAttach {
 }
 
 /**
- * The connection string DuckDB's postgres extension takes (libpq's key=value form), without a password: lake never
- * shows one; the reader supplies it as for psql (PGPASSWORD, ~/.pgpass).
+ * What a metadata URL may carry that the statement never shows: secrets (a password, an SSL key's passphrase), and
+ * files of the server's own (its password file, client key and certificates), which a reader elsewhere has its own of.
+ */
+const SERVER_ONLY = /pass|^ssl(key|cert|rootcert|crl|crldir)$/i;
+
+/**
+ * The connection string DuckDB's postgres extension takes (libpq's key=value form), without a password or the
+ * server's own files: the reader supplies its credentials as for psql (PGPASSWORD, ~/.pgpass).
  */
 function libpqConninfo(metadataUrl: string): string {
   const url = new URL(metadataUrl);
@@ -26,7 +32,7 @@ function libpqConninfo(metadataUrl: string): string {
   if (url.hostname) parts.push(['host', decodeURIComponent(url.hostname).replace(/^\[|\]$/g, '')]);
   if (url.port) parts.push(['port', url.port]);
   if (url.username) parts.push(['user', decodeURIComponent(url.username)]);
-  for (const [key, value] of url.searchParams) if (key !== 'password') parts.push([key, value]);
+  for (const [key, value] of url.searchParams) if (!SERVER_ONLY.test(key)) parts.push([key, value]);
   return parts.map(([key, value]) => `${key}=${quote(value)}`).join(' ');
 }
 
