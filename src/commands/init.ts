@@ -9,6 +9,8 @@ import type { HomeOptions } from '../service/home/home.js';
 function replicaEnvironment(options: HomeOptions): Record<string, string> {
   const url = new URL(options.metadataUrl as string);
   if (url.password) url.password = '****';
+  // libpq also takes a password (and an SSL key's passphrase) as a parameter of the URL.
+  for (const key of [...url.searchParams.keys()]) if (/password/i.test(key)) url.searchParams.set(key, '****');
   return {
     LAKE_METADATA_URL: url.toString(),
     LAKE_SIGNING_KEY_FILE: options.signingKeyFile as string,
