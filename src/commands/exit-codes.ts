@@ -3,6 +3,7 @@ import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
 import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
 import { HomeSettingError } from '../service/home/home-setting-error.js';
+import { MetadataStoreUnreachable } from '../service/home/metadata-store-error.js';
 import { FolderUnusable } from '../support/private-folder.js';
 
 /** Every exit code lake uses; README lists the same table. */
@@ -57,6 +58,13 @@ export function asCliError(error: unknown): unknown {
       error.message,
       EXIT.usage,
       `Set ${error.setting} as said, then run the command again.`,
+    );
+  if (error instanceof MetadataStoreUnreachable)
+    return new CliError(
+      'metadata_store_unavailable',
+      error.message,
+      EXIT.unavailable,
+      'Check that the PostgreSQL server LAKE_METADATA_URL names is up and that this machine reaches it (host and port), then run the command again.',
     );
   if (error instanceof FolderUnusable)
     return new CliError(

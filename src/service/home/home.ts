@@ -9,6 +9,9 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 import { SettingsStore } from './settings-store.js';
 import { HomeSettingError } from './home-setting-error.js';
+import { MetadataStoreUnreachable, metadataStoreName } from './metadata-store-error.js';
+import { MetadataUnavailableError, isConnectionFailure } from '../store/unavailable.js';
+import { redactSecrets } from '../core/redact.js';
 import {
   cacheFromEnv,
   DEFAULT_CACHE_BYTES,
@@ -141,7 +144,7 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
     readOrCreatePrivateFile(paths.signingSecret, () => randomBytes(32).toString('hex')).trim(),
     'hex',
   );
-  const db = await openMetadataDb(shared ? (options.metadataUrl as string) : paths.metadataDb);
+  const db = shared ? await openSharedStore(options.metadataUrl as string) : await openMetadataDb(paths.metadataDb);
   try {
     const directory = new Directory(db);
     const credentials = new CredentialStore(db);
@@ -183,6 +186,33 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
     throw error;
   }
 }
+
+/**
+ * Opens the PostgreSQL metadata store: one lake cannot reach is said as such, and one that refuses it (no such
+ * database, a wrong password, a privilege missing, an option it rejects) as LAKE_METADATA_URL to fix. What lake's own
+ * code got wrong (a TypeError, …) stays what it is.
+ */
+async function openSharedStore(metadataUrl: string): Promise<MetadataDb> {
+  try {
+    return await openMetadataDb(metadataUrl);
+  } catch (error) {
+    if (!(error instanceof Error) || PROGRAMMING_ERRORS.has(error.name)) throw error;
+    const where = metadataStoreName(metadataUrl);
+    if (isConnectionFailure(error)) {
+      const cause = error instanceof MetadataUnavailableError && error.cause instanceof Error ? error.cause : error;
+      throw new MetadataStoreUnreachable(
+        `lake cannot reach its metadata store at ${where} (${redactSecrets(cause.message)}).`,
+        { cause: error },
+      );
+    }
+    throw new HomeSettingError(
+      'LAKE_METADATA_URL',
+      `The metadata store at ${where} refused lake: ${redactSecrets(error.message)}.`,
+    );
+  }
+}
+
+const PROGRAMMING_ERRORS = new Set(['TypeError', 'ReferenceError', 'RangeError', 'SyntaxError']);
 
 /** A random name for this home, made once: what tells its records apart on a store that several homes share. */
 function homeId(paths: HomePaths): string {
