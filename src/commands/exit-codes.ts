@@ -2,6 +2,7 @@ import { NoHomeDirectory } from '../config/paths.js';
 import { ConflictingSettings, PRECEDENCE_RULE } from '../config/settings.js';
 import { LakeApiError, LakeConnectionError, LakeRequestError } from '../client/errors.js';
 import { LakeServiceError } from '../service/core/errors.js';
+import { HomeDamaged } from '../service/home/home-damaged.js';
 import { HomeSettingError } from '../service/home/home-setting-error.js';
 import { MetadataStoreUnreachable } from '../service/home/metadata-store-error.js';
 import { FolderUnusable } from '../support/private-folder.js';
@@ -58,6 +59,13 @@ export function asCliError(error: unknown): unknown {
       error.message,
       EXIT.usage,
       `Set ${error.setting} as said, then run the command again.`,
+    );
+  if (error instanceof HomeDamaged)
+    return new CliError(
+      'home_damaged',
+      error.message,
+      EXIT.failed,
+      `Restore ${error.file} from a backup of the home, or move the home aside (lake makes a new, empty one at first use).`,
     );
   if (error instanceof MetadataStoreUnreachable)
     return new CliError(

@@ -25,7 +25,7 @@ function openToOthers(root: string): string[] {
 function openFolder(name: string, file: string, folder: string): string {
   const root = tempDir(name);
   chmodSync(root, 0o755);
-  writeFileSync(join(root, file), 'k'.repeat(64), { mode: 0o644 });
+  writeFileSync(join(root, file), 'ab'.repeat(32), { mode: 0o644 });
   chmodSync(join(root, file), 0o644);
   mkdirSync(join(root, folder), { mode: 0o755 });
   chmodSync(join(root, folder), 0o755);
@@ -114,6 +114,37 @@ describe('the local home', () => {
     expect(mode(root)).toBe(0o700);
     expect(mode(join(root, 'secrets.key'))).toBe(0o600);
     expect(mode(join(root, 'old'))).toBe(0o700);
+  });
+
+  it('a key file that holds no usable key, or a damaged metadata file, is said with what to do, and nothing runs', async () => {
+    const home = join(tempDir('lake-damaged'), 'home');
+    expect(await runLake(['--home', home, 'query', 'select 1']).then((r) => r.code)).toBe(0);
+    const expectRefused = async (setting: string): Promise<void> => {
+      const out = await runLake(['--home', home, '--json', 'query', 'select 1']);
+      expect(out.code, out.stderr).toBe(2);
+      const { error } = JSON.parse(out.stderr) as { error: { code: string; message: string; hint: string } };
+      expect(error.code).toBe('invalid_setting');
+      expect(error.hint).toContain(setting);
+      expect(out.stdout).toBe('');
+    };
+    // An empty or cut signing key would sign stream and download URLs with a key anyone can guess.
+    for (const damaged of ['', 'zz\n', 'ab'.repeat(8), `${'0'.repeat(63)}x`]) {
+      writeFileSync(join(home, 'signing.key'), damaged);
+      await expectRefused('LAKE_SIGNING_KEY_FILE');
+    }
+    writeFileSync(join(home, 'signing.key'), 'ab'.repeat(32));
+    expect((await runLake(['--home', home, 'query', 'select 1'])).code).toBe(0);
+    writeFileSync(join(home, 'secrets.key'), 'not a key');
+    await expectRefused('LAKE_SECRETS_KEY_FILE');
+    writeFileSync(join(home, 'secrets.key'), 'cd'.repeat(32));
+    expect((await runLake(['--home', home, 'query', 'select 1'])).code).toBe(0);
+    writeFileSync(join(home, 'metadata.sqlite'), 'not a database');
+    const broken = await runLake(['--home', home, '--json', 'query', 'select 1']);
+    expect(broken.code, broken.stderr).toBe(1);
+    const { error } = JSON.parse(broken.stderr) as { error: { code: string; message: string; hint: string } };
+    expect(error.code).toBe('home_damaged');
+    expect(error.message).toContain(join(home, 'metadata.sqlite'));
+    expect(error.hint).toMatch(/backup/);
   });
 
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { secretsKeyFile } from '../../src/service/home/key-files.js';
 import { SecretBox } from '../../src/service/sources/secret-box.js';
 import { manualClock } from '../helpers/clock.js';
 import { tempDir } from '../helpers/temp.js';
@@ -310,7 +311,7 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
         sql: 'select 1 as x',
         destination: { type: 'webhook', url: receiver.url, secret: 'shared-secret-never-logged' },
       });
-      const otherKey = new SecretBox(join(tempDir('lake-other-key'), 'secrets.key'));
+      const otherKey = new SecretBox(secretsKeyFile(join(tempDir('lake-other-key'), 'secrets.key')));
       await api.home.db.run('UPDATE sends SET secrets = ? WHERE id = ?', [
         otherKey.seal(send.id, { secret: 'shared-secret-never-logged' }),
         send.id,

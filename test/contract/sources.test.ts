@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/service/jobs/job-store.js';
+import { secretsKeyFile } from '../../src/service/home/key-files.js';
 import { SecretBox } from '../../src/service/sources/secret-box.js';
 import { tempDir } from '../helpers/temp.js';
 import {
@@ -437,7 +438,7 @@ describe.each(TRANSPORTS)('sources over $name', (transport) => {
 
     it('credentials sealed with another key (a replica given the wrong key file): 503 with what to fix, never a 500; a sync fails saying so', async () => {
       const source = await create(postgres());
-      const otherKey = new SecretBox(join(tempDir('lake-other-key'), 'secrets.key'));
+      const otherKey = new SecretBox(secretsKeyFile(join(tempDir('lake-other-key'), 'secrets.key')));
       await api.home.db.run('UPDATE sources SET secrets = ? WHERE id = ?', [
         otherKey.seal(source.id, { host: db.host, user: db.reader, password: PASSWORD }),
         source.id,

@@ -7,6 +7,7 @@ import { DuckLakeAttachService } from '../catalog/ducklake-attach.js';
 import { PersonalTokens } from '../auth/personal-tokens.js';
 import { Signer } from '../files/url-signer.js';
 import type { Home } from '../home/home.js';
+import { secretsKeyFile } from '../home/key-files.js';
 import { OrgKeys } from '../auth/org-keys.js';
 import { CanvasService } from '../canvases/canvas-service.js';
 import { CanvasStore } from '../canvases/canvas-store.js';
@@ -206,7 +207,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     directory: home.directory,
   });
   await queries.purgeExpired();
-  const secretBox = new SecretBox(home.paths.secretsKey);
+  const secretBox = new SecretBox(secretsKeyFile(home.paths.secretsKey));
   const outbound = options.outbound ?? outboundSettingsFromEnv({}, 'local');
   const syncSettings = options.syncSettings ?? syncSettingsFromEnv({});
   const ownDatabase = home.metadataUrl

@@ -9,6 +9,8 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { ensurePrivateDir, readFileIfExists, readOrCreatePrivateFile, tightenHome, writePrivateFile } from './files.js';
 import { SettingsStore } from './settings-store.js';
 import { HomeSettingError } from './home-setting-error.js';
+import { readOrCreateKey, secretsKeyFile, signingKeyFile } from './key-files.js';
+import { HomeDamaged, isDamagedDatabase } from './home-damaged.js';
 import { MetadataStoreUnreachable, metadataStoreName } from './metadata-store-error.js';
 import { MetadataUnavailableError, isConnectionFailure } from '../store/unavailable.js';
 import { redactSecrets } from '../core/redact.js';
@@ -140,11 +142,11 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
   ensurePrivateDir(root);
   tightenHome(root);
   if (paths.data !== root) ensurePrivateDir(paths.data);
-  const signingSecret = Buffer.from(
-    readOrCreatePrivateFile(paths.signingSecret, () => randomBytes(32).toString('hex')).trim(),
-    'hex',
-  );
-  const db = shared ? await openSharedStore(options.metadataUrl as string) : await openMetadataDb(paths.metadataDb);
+  const signingSecret = readOrCreateKey(signingKeyFile(paths.signingSecret));
+  // The secrets key is read when a source's secrets are first sealed or opened; checked here, so a damaged one stops
+  // the command or the server at start instead of failing each request that needs it.
+  readOrCreateKey(secretsKeyFile(paths.secretsKey));
+  const db = shared ? await openSharedStore(options.metadataUrl as string) : await openLocalStore(paths.metadataDb);
   try {
     const directory = new Directory(db);
     const credentials = new CredentialStore(db);
@@ -208,6 +210,19 @@ async function openSharedStore(metadataUrl: string): Promise<MetadataDb> {
     throw new HomeSettingError(
       'LAKE_METADATA_URL',
       `The metadata store at ${where} refused lake: ${redactSecrets(error.message)}.`,
+    );
+  }
+}
+
+/** Opens the home's own SQLite metadata file: one that is not a database, or a damaged one, is said as such. */
+async function openLocalStore(file: string): Promise<MetadataDb> {
+  try {
+    return await openMetadataDb(file);
+  } catch (error) {
+    if (!isDamagedDatabase(error)) throw error;
+    throw new HomeDamaged(
+      file,
+      `The home's metadata file ${file} is not a database lake can read (${(error as Error).message}): it is damaged, or another file took its place.`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { LakeServiceError } from '../core/errors.js';
-import { readOrCreatePrivateFile } from '../home/files.js';
+import { readOrCreateKey, type KeyFile } from '../home/key-files.js';
 
 /**
  * Source secrets at rest: AES-256-GCM with a 256-bit key kept in the home (mode 0600, made on first use). Each
@@ -10,7 +10,7 @@ import { readOrCreatePrivateFile } from '../home/files.js';
 export class SecretBox {
   private key: Buffer | undefined;
 
-  constructor(private readonly keyFile: string) {}
+  constructor(private readonly keyFile: KeyFile) {}
 
   seal(sourceId: string, secrets: Record<string, string>): string {
     const nonce = randomBytes(12);
@@ -45,10 +45,7 @@ export class SecretBox {
   }
 
   private loadKey(): Buffer {
-    this.key ??= Buffer.from(
-      readOrCreatePrivateFile(this.keyFile, () => randomBytes(32).toString('hex')).trim(),
-      'hex',
-    );
+    this.key ??= readOrCreateKey(this.keyFile);
     return this.key;
   }
 }
