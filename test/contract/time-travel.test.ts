@@ -68,6 +68,20 @@ describe('time travel', () => {
         `select o.v as old, n.v as new, count(*) as n from shop.items o AT (VERSION => ${first}) join shop.items n using (id) group by all`,
       ),
     ).toEqual([{ old: 'first', new: 'second', n: 3 }]);
+    // A column is named as the statement names it: lake's rewrite of the version it reads does not show.
+    const named = await run(
+      api,
+      `select (select count(*) from shop.items AT (VERSION => ${first})), (select count(*) from shop.items) as now_n, 1 + 1 from (select * from (select (select max(v) from shop.items AT (VERSION => ${first})))) t`,
+    );
+    expect(named.status, JSON.stringify(named.error)).toBe('succeeded');
+    expect(named.columns).toEqual([
+      `(SELECT count_star() FROM shop.items AT (VERSION => ${first}))`,
+      'now_n',
+      '(1 + 1)',
+    ]);
+    const inner = await run(api, `select * from (select (select max(v) from shop.items AT (VERSION => ${first})))`);
+    expect(inner.columns).toEqual([`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]);
+    expect(inner.data).toEqual([{ [`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]: 'first' }]);
     // A version written as a DOUBLE (DuckDB's parse tree writes it 1.0), and a DOUBLE elsewhere in the statement.
     expect(await read(`select count(*) as n from shop.items AT (VERSION => ${first}e0) where id < 1e0`)).toEqual([
       { n: 1 },

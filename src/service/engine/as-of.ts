@@ -94,6 +94,42 @@ function nodesWithAt(tree: unknown): Node[] {
   return found;
 }
 
+/**
+ * Names each unnamed column whose expression reads a table AT a version or time as the statement names it (DuckDB
+ * names such a column by the expression's text): the rewrite reads a relation named `orders@42` instead, and the
+ * column would otherwise be named after that. One round trip for all of them, each told apart by a marker alias.
+ */
+async function nameAsWritten(connection: DuckDBConnection, parsed: Parsed, atNodes: ReadonlySet<Node>): Promise<void> {
+  const unnamed: Node[] = [];
+  const readsAt = (node: unknown): boolean =>
+    Array.isArray(node)
+      ? node.some(readsAt)
+      : node !== null && typeof node === 'object' && (atNodes.has(node as Node) || Object.values(node).some(readsAt));
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Node;
+    if (record.type === 'SELECT_NODE' && Array.isArray(record.select_list))
+      for (const expression of record.select_list as Node[])
+        if (expression.alias === '' && expression.class !== 'STAR' && readsAt(expression)) unnamed.push(expression);
+    Object.values(record).forEach(walk);
+  };
+  walk(parsed.tree);
+  if (unnamed.length === 0) return;
+  const marker = `lake_name_${randomBytes(6).toString('hex')}_`;
+  const probe = await parse(connection, 'SELECT 1', parsed.marker);
+  (probe.tree.statements[0] as { node: { select_list: unknown[] } }).node.select_list = unnamed.map((e, i) => ({
+    ...e,
+    alias: `${marker}${i}`,
+  }));
+  const text = (await unparse(connection, probe)).replace(/^SELECT /i, '').replace(/;\s*$/, '');
+  const parts = text.split(new RegExp(` AS "?${marker}(\\d+)"?(?:, |$)`));
+  for (const [i, expression] of unnamed.entries()) {
+    const written = parts[i * 2];
+    if (written !== undefined && parts[i * 2 + 1] === String(i)) expression.alias = written;
+  }
+}
+
 /** Whether a statement may hold an AT clause at all: most do not, and need no parse for it. */
 export const mayHoldAsOf = (statement: string): boolean => /\bAT\s*\(/i.test(statement);
 
@@ -160,6 +196,7 @@ export async function findAsOf(
   return {
     references,
     rewrite: async (name) => {
+      await nameAsWritten(connection, parsed, new Set(nodes));
       for (const [index, node] of nodes.entries()) {
         const target = name(references[index] as AsOfReference, index);
         node.catalog_name = 'lake';
