@@ -82,6 +82,27 @@ describe('time travel', () => {
     const inner = await run(api, `select * from (select (select max(v) from shop.items AT (VERSION => ${first})))`);
     expect(inner.columns).toEqual([`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]);
     expect(inner.data).toEqual([{ [`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]: 'first' }]);
+    // Columns qualified by the table's name bind as they would without AT.
+    expect(
+      await read(`select items.v, count(*) as n from shop.items AT (VERSION => ${first}) group by items.v`),
+    ).toEqual([{ v: 'first', n: 3 }]);
+    // DuckDB's errors name the table as the statement does: no relation of lake's rewrite, no statement it wrote.
+    const failed = await run(api, `select nosuchcol from shop.items AT (VERSION => ${first})`);
+    // Two reads of one table need aliases, as without AT; the relation is named as written.
+    const self = await run(
+      api,
+      `select * from shop.items AT (VERSION => ${first}) natural join shop.items AT (VERSION => ${first})`,
+    );
+    if (self.status === 'failed') expect(self.error.message).not.toMatch(/@/);
+    expect(failed.status).toBe('failed');
+    expect(failed.error.message).toContain('nosuchcol');
+    expect(failed.error.message).not.toMatch(/@|LINE 1|lake\.shop/);
+    const ambiguous = await run(
+      api,
+      `select v from shop.items AT (VERSION => ${first}), shop.items AT (VERSION => ${second})`,
+    );
+    expect(ambiguous.error.message).toContain('Ambiguous reference to column name "v"');
+    expect(ambiguous.error.message).not.toMatch(/@/);
     // A version written as a DOUBLE (DuckDB's parse tree writes it 1.0), and a DOUBLE elsewhere in the statement.
     expect(await read(`select count(*) as n from shop.items AT (VERSION => ${first}e0) where id < 1e0`)).toEqual([
       { n: 1 },

@@ -199,6 +199,8 @@ export async function findAsOf(
       await nameAsWritten(connection, parsed, new Set(nodes));
       for (const [index, node] of nodes.entries()) {
         const target = name(references[index] as AsOfReference, index);
+        // Without an alias of its own, the table keeps binding under its name (`orders.status`), not lake's.
+        if (!node.alias) node.alias = node.table_name;
         node.catalog_name = 'lake';
         node.schema_name = target.schema;
         node.table_name = target.table;
@@ -207,4 +209,20 @@ export async function findAsOf(
       return (await unparse(connection, parsed)).replace(/;\s*$/, '');
     },
   };
+}
+
+/**
+ * DuckDB's message about a statement lake rewrote to read tables AT versions, as about the statement sent: a
+ * relation of the rewrite (`lake.shop."items@42"`) named as the statement names it (`shop.items AT (VERSION =>
+ * 42)`), and without the line of context DuckDB quotes, which shows the rewritten statement, not the caller's.
+ */
+export function messageAsWritten(message: string): string {
+  return message
+    .replace(/\n\s*LINE \d+:[\s\S]*$/, '')
+    .replace(
+      /(?:lake\.)?(?:("?)([^".\s]+)\1\.)?"([^"]+)@(\d+)"/g,
+      (_all, _q: string, schema: string | undefined, table: string, n: string) =>
+        `${schema ? `${schema}.` : ''}${table} AT (VERSION => ${n})`,
+    )
+    .trim();
 }

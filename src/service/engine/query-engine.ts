@@ -32,6 +32,11 @@ export interface QueryJob {
   byteLimit?: number;
   /** Prepare and bind, write the result's columns with no rows: nothing is read. */
   dryRun?: boolean;
+  /**
+   * The statement was rewritten to read tables AT versions (as lake's relations for them): DuckDB's messages are
+   * said as about the statement sent (messageAsWritten).
+   */
+  readsVersions?: boolean;
 }
 
 export interface QueryLimits {

@@ -448,7 +448,7 @@ export class QueryExecution {
         this.results.keepFirstPage(live.id, outcome.firstRows);
       } else {
         this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
-        const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message) };
+        const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message, live.job) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });
         // Metered once it has run, whether it succeeded or not.

@@ -4,7 +4,7 @@ import { UNRESTRICTED } from '../auth/permissions.js';
 import { tableNamesIn } from '../engine/table-names.js';
 import type { TableAccess } from '../auth/permissions.js';
 import type { QueryJob } from '../engine/query-engine.js';
-import { AsOfError, findAsOf, mayHoldAsOf } from '../engine/as-of.js';
+import { AsOfError, findAsOf, mayHoldAsOf, messageAsWritten } from '../engine/as-of.js';
 import { openPrivilegedConnection } from '../engine/duckdb.js';
 import type { Lake } from '../storage/lake.js';
 import type { QuerySettings } from './settings.js';
@@ -107,6 +107,7 @@ export class QueryJobs {
       ...(plan.rowLimit !== undefined ? { rowLimit: plan.rowLimit } : {}),
       ...(plan.byteLimit !== undefined ? { byteLimit: plan.byteLimit } : {}),
       ...(plan.dryRun ? { dryRun: true } : {}),
+      ...(plan.statement !== undefined ? { readsVersions: true } : {}),
       limits: {
         // A caller's own time limit only shortens the server's.
         timeoutMs: Math.min(this.settings.timeoutMs, (plan.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000),
@@ -153,7 +154,11 @@ export class QueryJobs {
   }
 
   /** Engine messages help, but must not show where the lake lives on disk. */
-  cleanMessage(message: string): string {
-    return message.split(this.lake.layout.homeRoot).join('<lake>').trim();
+  /** A message for the caller: no path of the home, and about the statement as sent (not as lake rewrote it). */
+  cleanMessage(message: string, job?: QueryJob): string {
+    return (job?.readsVersions ? messageAsWritten(message) : message)
+      .split(this.lake.layout.homeRoot)
+      .join('<lake>')
+      .trim();
   }
 }
