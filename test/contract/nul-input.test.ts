@@ -42,6 +42,27 @@ describe('a NUL character in a request', () => {
     expect(answer.body.error.message).toMatch(/holds a NUL character/);
   });
 
+  it('a lone surrogate in a body (a \\uD800 escape with no pair) is refused too: it is no character, and would be kept as U+FFFD', async () => {
+    const raw = async (path: string, text: string): Promise<{ status: number; body: Json }> => {
+      const response = await api.request(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: text,
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    const named = await raw('/sources', '{"connector":"sample","name":"a\\ud800b"}');
+    expect(named.status, JSON.stringify(named.body)).toBe(400);
+    expect(named.body.error).toMatchObject({ code: 'invalid_source_parameters', param: 'name' });
+    expect(named.body.error.message).toMatch(/lone surrogate \\uD800 \(at position 2\)/);
+    const trailing = await raw('/queries', '{"sql":"select \'\\udc00\'"}');
+    expect(trailing.status).toBe(400);
+    expect(trailing.body.error).toMatchObject({ code: 'parameter_invalid', param: 'sql' });
+    // A pair is one character, and is kept as sent.
+    const paired = await raw('/queries', '{"sql":"select \'\\ud83d\\ude00\' as s"}');
+    expect(paired.status, JSON.stringify(paired.body)).toBe(202);
+  });
+
   it('in a body, by the field that holds it, keys too', async () => {
     const named = await send('POST', '/sources', { connector: 'sample', name: 'x\u0000y' });
     expect(named.status).toBe(400);

@@ -5,7 +5,7 @@ import type { Scope } from '../auth/scopes.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
 import { readJsonObject } from './json-body.js';
-import { nulProblem } from './nul-check.js';
+import { textProblem } from './text-check.js';
 import { authenticate, publicRateLimit } from './middleware/authenticate.js';
 
 export type RouteHandler<R extends RouteContract> = (
@@ -69,7 +69,7 @@ function queryValues(c: Context<ApiEnv>, schema: { properties: Properties }): Re
 export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R, handler: RouteHandler<R>): void {
   const validated: MiddlewareHandler<ApiEnv> = async (c) => {
     const input: Record<string, unknown> = { params: c.req.param(), query: {}, body: undefined };
-    const nulIn = nulProblem(input.params, '');
+    const nulIn = textProblem(input.params, '');
     if (nulIn) throw refusal(route, nulIn, 'path');
     if (route.params) {
       const result = check(route.params, input.params);
@@ -77,7 +77,7 @@ export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R
     }
     if (route.query) {
       const values = queryValues(c, route.query as unknown as { properties: Properties });
-      const nulInQuery = nulProblem(values, '');
+      const nulInQuery = textProblem(values, '');
       if (nulInQuery) throw refusal(route, nulInQuery, 'query');
       const result = check(route.query, values);
       if (!result.ok) throw refusal(route, result.problem, 'query');
@@ -85,7 +85,7 @@ export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R
     }
     if (route.body) {
       const body = await readJsonObject(c);
-      const nulInBody = nulProblem(body, '');
+      const nulInBody = textProblem(body, '');
       if (nulInBody) throw refusal(route, nulInBody, 'body');
       const result = check(route.body, body);
       if (!result.ok) throw refusal(route, result.problem, 'body');

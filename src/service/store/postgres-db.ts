@@ -398,7 +398,7 @@ function translate(error: unknown): unknown {
 
 /**
  * Values PostgreSQL's text can hold. It refuses U+0000 anywhere in a text value (the statement fails: a 500, where
- * SQLite stores it), and a request's input with one is refused before it gets here (api/nul-check.ts); what is left is
+ * SQLite stores it), and a request's input with one is refused before it gets here (api/text-check.ts); what is left is
  * lake's own text quoting what a source sent (a failed table's reason): its NUL is kept as U+FFFD, the character
  * that stands for one that cannot be shown.
  */
