@@ -129,7 +129,7 @@ describe('the DuckLake catalog', () => {
         );
         expect(changes.map((c) => c.changes_made)).toEqual([
           'created_schema:"main"',
-          `created_schema:"shop",created_table:"orders",inserted_into_table:${tableId}`,
+          `created_schema:"shop",created_table:"shop"."orders",inserted_into_table:${tableId}`,
           `altered_table:${tableId},inserted_into_table:${tableId}`,
           `inserted_into_table:${tableId},deleted_from_table:${tableId}`,
         ]);
@@ -145,6 +145,40 @@ describe('the DuckLake catalog', () => {
         ).rejects.toThrow('killed halfway');
         expect(await catalog.currentSnapshot()).toBe(before);
         expect((await catalog.tablesAt(before)).map((t) => t.schema)).not.toContain('half');
+      });
+
+      it("writes every change as the extension parses it, and puts right an older catalog's changes on open", async () => {
+        const before = await catalog.currentSnapshot();
+        await catalog.commit({}, async (write) => {
+          const schema = await write.schema('we"ird, schema');
+          await write.table(schema, 'a "b", c', 'odd_1/', COLUMNS);
+          await write.view(schema, 'v"1', 'SELECT 1');
+        });
+        const rows = async (): Promise<string[]> =>
+          (
+            await db.all<{ changes_made: string }>(
+              `SELECT changes_made FROM ${prefix}ducklake_snapshot_changes WHERE snapshot_id > ? ORDER BY snapshot_id`,
+              [before],
+            )
+          ).map((r) => r.changes_made);
+        expect(await rows()).toEqual([
+          'created_schema:"we""ird, schema",created_table:"we""ird, schema"."a ""b"", c",created_view:"we""ird, schema"."v""1"',
+        ]);
+        const all = await db.all<{ changes_made: string }>(
+          `SELECT changes_made FROM ${prefix}ducklake_snapshot_changes`,
+        );
+        for (const { changes_made } of all) expect(() => parseAsTheExtension(changes_made), changes_made).not.toThrow();
+        // A catalog an earlier build wrote named created tables and views without their schema.
+        await db.run(`UPDATE ${prefix}ducklake_snapshot_changes SET changes_made = ? WHERE snapshot_id = ?`, [
+          'created_schema:"we""ird, schema",created_table:"a ""b"", c",created_view:"v""1"',
+          before + 1,
+        ]);
+        await new DuckLakeCatalog(db, prefix, 'catalog:org_test').initialize('/lake/org_test/tables', 'lake test');
+        expect(await rows()).toEqual([
+          'created_schema:"we""ird, schema",created_table:"we""ird, schema"."a ""b"", c",created_view:"we""ird, schema"."v""1"',
+        ]);
+        expect(await catalog.snapshotsChanging('we"ird, schema', 'a "b", c')).toContain(before + 1);
+        expect(await catalog.snapshotsChanging('other', 'a "b", c')).not.toContain(before + 1);
       });
 
       it('commits racing each other get consecutive snapshot ids, and none is lost', async () => {
@@ -167,3 +201,40 @@ describe('the DuckLake catalog', () => {
     });
   }
 });
+
+/**
+ * The grammar the DuckLake extension (v1.5-variegata, ducklake_transaction_changes.cpp) reads changes_made with:
+ * entries split on commas outside quotes, `type:value`; a created table or view is `"schema"."name"`, a created
+ * schema `"name"`, anything else an id. Throws where the extension would.
+ */
+function parseAsTheExtension(changesMade: string): void {
+  const quoted = (text: string, at: number): number => {
+    if (text[at] !== '"') throw new Error(`expected a quote at ${at} of ${text}`);
+    for (let i = at + 1; i < text.length; i++)
+      if (text[i] === '"') {
+        if (text[i + 1] === '"') i++;
+        else return i + 1;
+      }
+    throw new Error(`unterminated quote in ${text}`);
+  };
+  const entries: string[] = [];
+  let start = 0;
+  let inQuotes = false;
+  for (let i = 0; i <= changesMade.length; i++) {
+    if (i === changesMade.length || (!inQuotes && changesMade[i] === ',')) {
+      entries.push(changesMade.slice(start, i));
+      start = i + 1;
+    } else if (changesMade[i] === '"') inQuotes = !inQuotes;
+  }
+  for (const entry of entries) {
+    const colon = entry.indexOf(':');
+    const [type, value] = [entry.slice(0, colon), entry.slice(colon + 1)];
+    if (type === 'created_table' || type === 'created_view') {
+      const dot = quoted(value, 0);
+      if (value[dot] !== '.') throw new Error(`expected a dot in ${entry}`);
+      if (quoted(value, dot + 1) !== value.length) throw new Error(`trailing data in ${entry}`);
+    } else if (type === 'created_schema') {
+      if (quoted(value, 0) !== value.length) throw new Error(`trailing data in ${entry}`);
+    } else if (!/^\d+$/.test(value)) throw new Error(`expected an id in ${entry}`);
+  }
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetadataDb, SqlParam } from '../../store/metadata-db.js';
 import { shapeKey, type CatalogColumn, type DeleteFileFacts, type NewDataFile } from './catalog-types.js';
+import { qualifiedName, quotedName } from './changes-made.js';
 import { assignColumnIds, liveColumns } from './column-ids.js';
 import { TYPE_TAG, type ColumnShape } from './types.js';
 
@@ -11,6 +12,23 @@ import { TYPE_TAG, type ColumnShape } from './types.js';
 export class CatalogWrite {
   readonly changes: string[] = [];
   schemaChanged = false;
+
+  /** The names of the schemas this commit looked up or made, by id: a created table or view is named with its own. */
+  private readonly schemaNames = new Map<number, string>();
+
+  /** `"schema"."name"`, as the extension writes (and parses) a created table or view in changes_made. */
+  private async qualified(schemaId: number, name: string): Promise<string> {
+    let schema = this.schemaNames.get(schemaId);
+    if (schema === undefined) {
+      const row = await this.db.get<{ schema_name: string }>(
+        `SELECT schema_name FROM ${this.t('ducklake_schema')} WHERE schema_id = ?`,
+        [schemaId],
+      );
+      schema = String(row?.schema_name);
+      this.schemaNames.set(schemaId, schema);
+    }
+    return qualifiedName(schema, name);
+  }
 
   /** Records a change once in the snapshot's changes_made. */
   private note(change: string): void {
@@ -38,11 +56,15 @@ export class CatalogWrite {
       `SELECT schema_id FROM ${this.t('ducklake_schema')} WHERE schema_name = ? AND end_snapshot IS NULL`,
       [name],
     );
-    if (found) return Number(found.schema_id);
+    if (found) {
+      this.schemaNames.set(Number(found.schema_id), name);
+      return Number(found.schema_id);
+    }
     const id = this.ids.nextCatalogId++;
+    this.schemaNames.set(id, name);
     // Lake keeps a table's files under the data path by table, not by schema: the schema's path adds nothing.
     await this.insert('ducklake_schema', [id, randomUUID(), this.snapshotId, null, name, '', 1]);
-    this.note(`created_schema:${quoted(name)}`);
+    this.note(`created_schema:${quotedName(name)}`);
     this.schemaChanged = true;
     return id;
   }
@@ -73,7 +95,7 @@ export class CatalogWrite {
       tableId = this.ids.nextCatalogId++;
       await this.insert('ducklake_table', [tableId, randomUUID(), this.snapshotId, null, schemaId, name, path, 1]);
       await this.insert('ducklake_table_stats', [tableId, 0, 0, 0]);
-      this.note(`created_table:${quoted(name)}`);
+      this.note(`created_table:${await this.qualified(schemaId, name)}`);
       this.schemaChanged = true;
     }
     const assigned = assignColumnIds(live.current, live.highestEver, columns);
@@ -189,7 +211,7 @@ export class CatalogWrite {
     await this.insert('ducklake_view', [id, randomUUID(), this.snapshotId, null, schemaId, name, 'duckdb', sql, null]);
     for (const [key, value] of Object.entries(tags))
       await this.insert('ducklake_tag', [id, this.snapshotId, null, key, value]);
-    this.note(existing ? `altered_view:${id}` : `created_view:${quoted(name)}`);
+    this.note(existing ? `altered_view:${id}` : `created_view:${await this.qualified(schemaId, name)}`);
     this.schemaChanged = true;
     return id;
   }
@@ -364,9 +386,4 @@ export class CatalogWrite {
 /** Columns' ids and shapes, in order, as one comparable text (whatever order their properties were set in). */
 function idsKey(columns: readonly CatalogColumn[]): string {
   return JSON.stringify(columns.map((c): unknown => [c.id, shapeKey(c), idsKey(c.children ?? [])]));
-}
-
-/** A name in changes_made: double-quoted, with a double quote doubled. */
-function quoted(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }

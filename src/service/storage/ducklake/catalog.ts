@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LockName, MetadataDb } from '../../store/metadata-db.js';
+import { changeEntries, isUnqualifiedCreation, qualifiedName, quotedName, unquotedName } from './changes-made.js';
 import { CatalogWrite } from './catalog-write.js';
 import { readCatalogState, type CatalogState } from './catalog-state.js';
 import { columnTree, type CatalogColumn, type ColumnRow, type TableFileAt } from './catalog-types.js';
@@ -32,8 +33,8 @@ export class DuckLakeCatalog {
    * extension's does), and the metadata naming the format version and where the data lives. Idempotent.
    */
   async initialize(dataPath: string, createdBy: string): Promise<void> {
-    // Every process opens the catalog: one read when it exists already, no write transaction.
-    if (await this.exists()) return;
+    // Every process opens the catalog: one read when it exists already (and one for changes an older build wrote).
+    if (await this.exists()) return this.qualifyCreations();
     await this.db.transaction(this.lockName, async () => {
       // On PostgreSQL the catalog is a schema of its own (the extension's METADATA_SCHEMA).
       if (this.prefix !== '') await this.db.run(`CREATE SCHEMA IF NOT EXISTS ${this.prefix.slice(0, -1)}`);
@@ -58,6 +59,45 @@ export class DuckLakeCatalog {
       await this.db.run(`INSERT INTO ${this.t('ducklake_schema')} VALUES (0, ?, 0, NULL, 'main', '', TRUE)`, [
         randomUUID(),
       ]);
+    });
+  }
+
+  /**
+   * Names each created table and view in changes_made with its schema, where an earlier build of lake wrote the name
+   * alone (`created_table:"orders"`): the extension reads `"schema"."name"` and fails on anything else, so
+   * `ducklake_snapshots()` did on every catalog lake had written. The schema is the one of the table or view that
+   * snapshot created. Idempotent; under the catalog's lock, so replicas opening it at once rewrite it once.
+   */
+  private async qualifyCreations(): Promise<void> {
+    const unqualified = async (): Promise<{ snapshot_id: number; changes_made: string }[]> =>
+      (
+        await this.db.all<{ snapshot_id: number; changes_made: string }>(
+          `SELECT snapshot_id, changes_made FROM ${this.t('ducklake_snapshot_changes')}
+            WHERE changes_made LIKE '%created_table:"%' OR changes_made LIKE '%created_view:"%'`,
+        )
+      ).filter((row) => changeEntries(row.changes_made).some(isUnqualifiedCreation));
+    if ((await unqualified()).length === 0) return;
+    await this.db.transaction(this.lockName, async () => {
+      for (const row of await unqualified()) {
+        const created = await this.db.all<{ kind: string; name: string; schema_name: string }>(
+          `SELECT 'created_table' AS kind, t.table_name AS name, s.schema_name FROM ${this.t('ducklake_table')} t
+             JOIN ${this.t('ducklake_schema')} s ON s.schema_id = t.schema_id WHERE t.begin_snapshot = ?
+           UNION ALL
+           SELECT 'created_view' AS kind, v.view_name AS name, s.schema_name FROM ${this.t('ducklake_view')} v
+             JOIN ${this.t('ducklake_schema')} s ON s.schema_id = v.schema_id WHERE v.begin_snapshot = ?`,
+          [row.snapshot_id, row.snapshot_id],
+        );
+        const entries = changeEntries(row.changes_made).map((entry) => {
+          if (!isUnqualifiedCreation(entry)) return `${entry.type}:${entry.value}`;
+          const name = unquotedName(entry.value);
+          const made = created.find((c) => c.kind === entry.type && c.name === name);
+          return `${entry.type}:${made ? qualifiedName(made.schema_name, name) : entry.value}`;
+        });
+        await this.db.run(`UPDATE ${this.t('ducklake_snapshot_changes')} SET changes_made = ? WHERE snapshot_id = ?`, [
+          entries.join(','),
+          row.snapshot_id,
+        ]);
+      }
     });
   }
 
@@ -203,13 +243,17 @@ export class DuckLakeCatalog {
     const changes = await this.db.all<{ snapshot_id: number; changes_made: string | null }>(
       `SELECT snapshot_id, changes_made FROM ${this.t('ducklake_snapshot_changes')} ORDER BY snapshot_id`,
     );
-    const byId = new RegExp(`(^|,)[a-z_]+_table:(${ids.join('|')})(,|$)`);
-    const created = `created_table:"${name.replace(/"/g, '""')}"`;
+    const tableIds = new Set(ids.map(String));
+    const created = qualifiedName(schema, name).toLowerCase();
+    // An older catalog may still name a created table without its schema (put right when it is opened).
+    const createdByName = quotedName(name).toLowerCase();
     return changes
-      .filter(
-        (c) =>
-          byId.test(c.changes_made ?? '') ||
-          (c.changes_made ?? '').split(',').some((x) => x.toLowerCase() === created.toLowerCase()),
+      .filter((c) =>
+        changeEntries(c.changes_made ?? '').some((e) =>
+          e.type === 'created_table'
+            ? [created, createdByName].includes(e.value.toLowerCase())
+            : e.type.endsWith('_table') && tableIds.has(e.value),
+        ),
       )
       .map((c) => Number(c.snapshot_id));
   }
