@@ -52,7 +52,7 @@ import { SourceService } from '../sources/source-service.js';
 import { SyncService } from '../syncs/sync-service.js';
 import { SourceViews } from '../syncs/source-views.js';
 import { OutboundPolicy, outboundSettingsFromEnv, type OutboundSettings } from '../net/outbound.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { OwnDatabaseGuard } from '../net/own-database.js';
 import { metadataIdentity } from '../store/database-identity.js';
@@ -183,7 +183,14 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       msg: 'background work failed',
       work,
       ...(jobId ? { job: jobId } : {}),
-      error: redactSecrets(error instanceof Error ? error.message : String(error)),
+      // An error of lake's own code keeps its stack: it is what whoever fixes it needs.
+      error: redactSecrets(
+        isProgrammingError(error)
+          ? (error.stack ?? error.message)
+          : error instanceof Error
+            ? error.message
+            : String(error),
+      ),
     });
   const runtime = new JobRuntime(jobStore, jobSettings, failed);
   const signer = new Signer(home.signingSecret);
@@ -238,6 +245,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     clock,
     syncSettings,
     metrics,
+    failed,
   );
   // A sync's events name its tables: a restricted caller sees only those it may read.
   jobs.viewEventsOf('sync', (principal, id) => syncs.eventView(principal, id));

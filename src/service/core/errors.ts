@@ -25,3 +25,11 @@ export class LakeServiceError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
+
+/**
+ * An error of lake's own code (reading a property of undefined, a name not defined), not of its input or of what it
+ * connects to: the caller is told lake failed, and the details go to the server's log, never to a tenant.
+ */
+export function isProgrammingError(error: unknown): error is Error {
+  return error instanceof TypeError || error instanceof ReferenceError;
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Principal } from '../auth/principal.js';
 import { REAL_CLOCK, type Clock } from '../core/clock.js';
 import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import { hashRequest, type IdempotencyStore } from '../idempotency/idempotency.js';
 import { newId } from '../core/ids.js';
 import type { JobRecord, JobStore } from '../jobs/job-store.js';
@@ -12,7 +12,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import { JobPool } from '../jobs/job-pool.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import { nextRunAfter } from '../sources/source-schedule.js';
-import type { JobRuntime } from '../jobs/job-runtime.js';
+import type { FailureReport, JobRuntime } from '../jobs/job-runtime.js';
 import type { Lake } from '../storage/lake.js';
 import { principalIdOf } from '../auth/ownership.js';
 import { lakeTableNames } from '../sources/lake-names.js';
@@ -24,6 +24,7 @@ import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { extractorFor } from './extractors.js';
 import type { SlotReport } from './cdc/cdc-sync.js';
 import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
+import { INTERNAL_SYNC_FAILURE } from './table-failure.js';
 import { progressReporter } from './progress-reporter.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
 import type { TableResult, TableTask } from './types.js';
@@ -73,6 +74,8 @@ export class SyncService {
     clock?: Clock,
     private readonly settings: SyncSettings = SYNC_DEFAULTS,
     private readonly metrics: LakeMetrics = NO_METRICS,
+    /** The server's log of background work: where an error of lake's own code in a sync goes, with its stack. */
+    private readonly failed: FailureReport = () => undefined,
   ) {
     this.store = new SyncStore(db, clock);
     this.pool = new JobPool(runtime, 'sync', settings, (id, _organizationId, signal) => this.runClaimed(id, signal));
@@ -428,6 +431,7 @@ export class SyncService {
         reporter,
         signal,
         limits: this.settings,
+        reportInternal: (error) => this.failed('sync', error, id),
       });
     } catch (error) {
       if (signal.aborted) {
@@ -437,7 +441,12 @@ export class SyncService {
         });
         return 0;
       }
-      const message = error instanceof Error ? error.message : String(error);
+      if (isProgrammingError(error)) this.failed('sync', error, id);
+      const message = isProgrammingError(error)
+        ? INTERNAL_SYNC_FAILURE
+        : error instanceof Error
+          ? error.message
+          : String(error);
       await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
       await this.jobs.finish(id, 'failed', {
         code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed',

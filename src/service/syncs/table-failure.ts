@@ -1,14 +1,27 @@
 import type { ConnectorSettings } from '../connectors/types.js';
+import { isProgrammingError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
 import { tableFailureReason } from './pg-reads.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
-/** Why a table failed: `cancelled` once its sync was, else the error without the source's secrets or lake's paths. */
+/** What a table or a sync that failed on an error of lake's own code says: not the error, which the log has. */
+export const INTERNAL_SYNC_FAILURE =
+  "lake failed on an error of its own (not the source's doing; the server's log has it). The next sync tries again; if it fails the same way, report it to whoever runs lake";
+
+/**
+ * Why a table failed: `cancelled` once its sync was; for an error of lake's own code, that (reported to the log);
+ * else the error without the source's secrets or lake's paths.
+ */
 export function failureReason(
   error: unknown,
-  sync: { signal: AbortSignal; settings: ConnectorSettings; lake: Lake },
+  sync: { signal: AbortSignal; settings: ConnectorSettings; lake: Lake; reportInternal?: (error: Error) => void },
 ): string {
-  return sync.signal.aborted ? 'cancelled' : tableFailureReason(error, sync.settings, sync.lake.layout.homeRoot);
+  if (sync.signal.aborted) return 'cancelled';
+  if (isProgrammingError(error)) {
+    sync.reportInternal?.(error);
+    return INTERNAL_SYNC_FAILURE;
+  }
+  return tableFailureReason(error, sync.settings, sync.lake.layout.homeRoot);
 }
 
 /**

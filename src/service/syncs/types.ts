@@ -14,6 +14,8 @@ export interface ExtractionContext {
   /** Idle and time bounds on the source, and the staging caps. */
   limits: SyncSettings;
   signal: AbortSignal;
+  /** Where an error of lake's own code goes (the server's log), when a table fails on one (failureReason). */
+  reportInternal?: (error: Error) => void;
 }
 
 export type TablePhase = 'queued' | 'extracting' | 'loading' | 'committed' | 'failed';

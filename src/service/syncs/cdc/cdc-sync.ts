@@ -302,7 +302,7 @@ async function applyAll(
     stream?.end().catch(() => undefined);
     // One stream carries every cdc table's changes: when it cannot be read (a change past the caps, say), each
     // table fails with the reason, and the slot stays where it was.
-    const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
+    const message = failureReason(error, { ...input, signal, settings: input.settings });
     return [
       ...results,
       ...ready.map(({ task, result }) =>
@@ -337,7 +337,7 @@ async function applyAll(
         });
       } catch (error) {
         allApplied = false;
-        const message = failureReason(error, { signal, settings: input.settings, lake: input.lake });
+        const message = failureReason(error, { ...input, signal, settings: input.settings });
         results.push(failedTable(input.reporter, task, message, input.states.get(task.key), result?.columns));
       } finally {
         for (const segment of changes?.segments ?? []) rmSync(segment.file, { force: true });
