@@ -82,6 +82,22 @@ describe('time travel', () => {
     const inner = await run(api, `select * from (select (select max(v) from shop.items AT (VERSION => ${first})))`);
     expect(inner.columns).toEqual([`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]);
     expect(inner.data).toEqual([{ [`(SELECT max(v) FROM shop.items AT (VERSION => ${first}))`]: 'first' }]);
+    // A PIVOT whose values lake finds first (no IN list) reads the version too, named directly or in a subquery.
+    expect(await read(`pivot shop.items AT (VERSION => ${first}) on v using count(*) order by id`)).toEqual([
+      { id: 0, first: 1 },
+      { id: 1, first: 1 },
+      { id: 2, first: 1 },
+    ]);
+    expect(await read(`pivot (select v from shop.items i AT (VERSION => ${first})) on v using count(*)`)).toEqual([
+      { first: 3 },
+    ]);
+    expect(
+      await read(`pivot (select v from shop.items AT (VERSION => ${first})) on v in ('first') using count(*)`),
+    ).toEqual([{ first: 3 }]);
+    // Text before the table that is not ASCII (DuckDB gives a reference's place in bytes), and a quoted alias.
+    expect(
+      await read(`pivot (select 'é' as e, "Ï".v from shop.items "Ï" AT (VERSION => ${first})) on v using count(*)`),
+    ).toEqual([{ e: 'é', first: 3 }]);
     // Columns qualified by the table's name bind as they would without AT.
     expect(
       await read(`select items.v, count(*) as n from shop.items AT (VERSION => ${first}) group by items.v`),

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LakeServiceError } from '../core/errors.js';
-import { quoteLiteral } from './duckdb.js';
+import { quoteIdentifier, quoteLiteral } from './duckdb.js';
+import { dynamicPivot } from './pivot.js';
+import { tokenize, type Token } from './sql-tokenizer.js';
 import { parseTree, stringifyTree } from './sql-tree.js';
 
 /** A table a statement reads as of a snapshot or a time: DuckDB's `AT (VERSION => n)` / `AT (TIMESTAMP => t)`. */
@@ -130,6 +132,70 @@ async function nameAsWritten(connection: DuckDBConnection, parsed: Parsed, atNod
   }
 }
 
+/**
+ * The statement with each table read AT a version replaced, in its text, by lake's relation for that version under
+ * the table's name or alias (`demo.orders o AT (VERSION => 2)` → `lake.demo."orders@2" AS o`): for a statement whose
+ * parse tree DuckDB cannot write back (a PIVOT lake finds the values of). Each reference is found at the place the
+ * tree gives (a byte offset) and must read there as `name [[AS] alias] AT (…)`; else the query fails saying so.
+ */
+function rewriteInText(
+  statement: string,
+  parsedText: string,
+  rewrites: { node: Node; target: { schema: string; table: string } }[],
+): string {
+  const bytes = Buffer.from(parsedText);
+  const spans = rewrites.map(({ node, target }) => {
+    const at = bytes.subarray(0, Number(node.query_location)).toString().length;
+    const span = referenceSpan(parsedText, at);
+    if (!span || parsedText.slice(0, span.end) !== statement.slice(0, span.end))
+      throw new AsOfError(
+        `lake cannot read ${String(node.table_name).slice(0, 200)} AT a version in this PIVOT: list the values of its ON columns (ON column IN (…)), or read the table in a subquery before the PIVOT.`,
+      );
+    const alias = span.alias ?? quoteIdentifier(String(node.table_name));
+    return {
+      ...span,
+      start: at,
+      text: `lake.${quoteIdentifier(target.schema)}.${quoteIdentifier(target.table)} AS ${alias}`,
+    };
+  });
+  let rewritten = statement;
+  for (const span of spans.sort((a, b) => b.start - a.start))
+    rewritten = rewritten.slice(0, span.start) + span.text + rewritten.slice(span.end);
+  return rewritten;
+}
+
+/** Where a table reference `name [[AS] alias] AT (…)` that starts at `start` ends, and its alias as written. */
+function referenceSpan(sql: string, start: number): { end: number; alias?: string } | undefined {
+  let tokens: Token[];
+  try {
+    tokens = tokenize(sql.slice(start));
+  } catch {
+    return undefined;
+  }
+  const isName = (t: Token | undefined): boolean => t?.kind === 'quoted_identifier' || t?.kind === 'word';
+  let i = 0;
+  if (!isName(tokens[i])) return undefined;
+  i++;
+  while (tokens[i]?.kind === 'symbol' && tokens[i]?.value === '.' && isName(tokens[i + 1])) i += 2;
+  let alias: string | undefined;
+  if (tokens[i]?.kind === 'word' && tokens[i]?.value === 'as') i++;
+  const next = tokens[i];
+  if (next && isName(next) && !(next.kind === 'word' && next.value === 'at')) {
+    alias = sql.slice(start + next.start, start + next.end);
+    i++;
+  }
+  if (!(tokens[i]?.kind === 'word' && tokens[i]?.value === 'at')) return undefined;
+  if (!(tokens[i + 1]?.kind === 'symbol' && tokens[i + 1]?.value === '(')) return undefined;
+  let depth = 0;
+  for (let j = i + 1; j < tokens.length; j++) {
+    const token = tokens[j] as Token;
+    if (token.kind !== 'symbol') continue;
+    if (token.value === '(') depth++;
+    if (token.value === ')' && --depth === 0) return { end: start + token.end, ...(alias ? { alias } : {}) };
+  }
+  return undefined;
+}
+
 /** Whether a statement may hold an AT clause at all: most do not, and need no parse for it. */
 export const mayHoldAsOf = (statement: string): boolean => /\bAT\s*\(/i.test(statement);
 
@@ -147,7 +213,11 @@ export async function findAsOf(
   references: AsOfReference[];
   rewrite: (name: (ref: AsOfReference, index: number) => { schema: string; table: string }) => Promise<string>;
 }> {
-  const parsed = await parse(connection, statement);
+  // A PIVOT without its values is no SELECT DuckDB can serialize: it is parsed with stand-in values (which come after
+  // the tables it reads, so their places are the same in both texts), and rewritten in its own text.
+  const pivot = dynamicPivot(statement);
+  const parsedText = pivot ? pivot.withValues(pivot.valueQueries.map(() => [''])) : statement;
+  const parsed = await parse(connection, parsedText);
   const nodes = nodesWithAt(parsed.tree);
   const references: AsOfReference[] = [];
   for (const node of nodes) {
@@ -196,6 +266,12 @@ export async function findAsOf(
   return {
     references,
     rewrite: async (name) => {
+      if (pivot)
+        return rewriteInText(
+          statement,
+          parsedText,
+          nodes.map((node, index) => ({ node, target: name(references[index] as AsOfReference, index) })),
+        );
       await nameAsWritten(connection, parsed, new Set(nodes));
       for (const [index, node] of nodes.entries()) {
         const target = name(references[index] as AsOfReference, index);
