@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { paletteFor } from '../render/colors.js';
 import { assertFormatsAgree, resolveOutputFormat, UnknownFormatError } from '../render/output-format.js';
 import { createRowWriter } from '../render/rows.js';
@@ -10,6 +9,7 @@ import { printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 import { checkedLimit, checkedQuery } from './flag-values.js';
+import { readTextFile } from './text-input.js';
 
 /** Epoch seconds as a UTC timestamp for tables and fields. */
 export const when = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -52,8 +52,9 @@ export async function printRows(
 
 /** A request body from `--from-file`: a JSON object, or a usage error that says what is wrong with the file. */
 export function readBodyFile(file: string): Record<string, unknown> {
+  const text = readTextFile(file);
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    const parsed = JSON.parse(text) as unknown;
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed as Record<string, unknown>;
   } catch (error) {

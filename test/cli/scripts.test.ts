@@ -18,6 +18,52 @@ describe('SQL scripts', () => {
     'select 3 as d',
   ].join('\n');
 
+  it('reads SQL as UTF-8 whole, a character across two reads of a pipe too, and refuses a file that is not UTF-8', async () => {
+    // 90,000 two-byte characters after an odd number of bytes: a read of the pipe (64 KiB) ends inside one.
+    const sql = `select length('${'é'.repeat(90_000)}') as n`;
+    for (const args of [['query', '-'], ['query']]) {
+      const result = await runLake(args, { env, input: sql });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe('n\n90000\n');
+    }
+    const file = join(dir, 'latin1.sql');
+    writeFileSync(file, Buffer.from("select 'caf\xe9' as s", 'latin1'));
+    for (const args of [
+      ['query', '-f', file],
+      ['sends', 'create', '--name', 'x', '--sql-file', file],
+    ]) {
+      const refused = await runLake([...args, '--json'], { env });
+      expect(refused.code, refused.stderr).toBe(2);
+      const { error } = JSON.parse(refused.stderr) as { error: { code: string; message: string } };
+      expect(error.code).toBe('file_not_utf8');
+      expect(error.message).toContain(`${file} is not UTF-8 text`);
+      expect(error.message).toContain('0xE9 at byte 12');
+    }
+    // A password read from standard input is refused the same way, without a byte of it in the message.
+    const password = await runLake(
+      [
+        'sources',
+        'create',
+        '--connector',
+        'postgres',
+        '--name',
+        'p',
+        '--config',
+        'host=db.example.com',
+        '--config',
+        'database=d',
+        '--config',
+        'user=u',
+        '--password-stdin',
+        '--json',
+      ],
+      { env, input: Buffer.from('s\xe9cret\n', 'latin1') },
+    );
+    expect(password.code, password.stderr).toBe(2);
+    expect(password.stderr).toContain('standard input is not UTF-8 text: a byte at byte 2');
+    expect(password.stderr).not.toMatch(/0xE9|cret/);
+  });
+
   it('lake query -f FILE, lake query - and piped lake sql run every statement in order, each with its header', async () => {
     const file = join(dir, 'report.sql');
     writeFileSync(file, script);

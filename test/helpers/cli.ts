@@ -43,7 +43,7 @@ export interface CliResult {
 
 export interface CliOptions {
   env?: Record<string, string | undefined>;
-  input?: string;
+  input?: string | Buffer;
   timeoutMs?: number;
   /** The working directory (where a command writes files it names itself). */
   cwd?: string;

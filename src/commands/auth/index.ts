@@ -5,11 +5,10 @@ import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { whoAmI, type WhoamiResponse } from '../whoami.js';
 import { maskSetting } from '../config/index.js';
+import { readStdinText } from '../text-input.js';
 
 async function readStdin(ctx: CommandContext): Promise<string> {
-  let text = '';
-  for await (const chunk of ctx.io.stdin) text += String(chunk);
-  return text.trim();
+  return (await readStdinText(ctx, true)).trim();
 }
 
 export function registerAuth(program: Command, ctx: CommandContext): void {

@@ -1,12 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { CommandContext } from '../context.js';
-import { CliError, EXIT, usageError } from '../exit-codes.js';
-
-async function readAll(ctx: CommandContext): Promise<string> {
-  let text = '';
-  for await (const chunk of ctx.io.stdin) text += String(chunk);
-  return text;
-}
+import { usageError } from '../exit-codes.js';
+import { readStdinText, readTextFile } from '../text-input.js';
 
 /** SQL from the argument, from -f FILE, or from standard input (`-`, or nothing given in a pipe). */
 export async function readSql(
@@ -16,19 +10,9 @@ export async function readSql(
 ): Promise<string> {
   if (argument !== undefined && file !== undefined)
     throw usageError('Give the SQL as an argument or with -f, not both.');
-  if (file !== undefined) {
-    try {
-      return file === '-' ? await readAll(ctx) : readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new CliError(
-        'file_unreadable',
-        `Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}.`,
-        EXIT.usage,
-      );
-    }
-  }
-  if (argument === '-') return readAll(ctx);
+  if (file !== undefined) return file === '-' ? readStdinText(ctx) : readTextFile(file);
+  if (argument === '-') return readStdinText(ctx);
   if (argument !== undefined) return argument;
-  if ((ctx.io.stdin as { isTTY?: boolean }).isTTY !== true) return readAll(ctx);
+  if ((ctx.io.stdin as { isTTY?: boolean }).isTTY !== true) return readStdinText(ctx);
   throw usageError('Give the SQL to run.', 'For example: lake query "select * from lake.demo.orders limit 5"');
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { printFields, printJson } from '../../render/record.js';
 import { startSpinner } from '../../render/spinner.js';
 import { SEND_ROUTES } from '../../contract/routes.js';
@@ -8,6 +7,7 @@ import { EXIT, usageError } from '../exit-codes.js';
 import { followJob } from '../jobs/follow.js';
 import { printList, readBodyFile, when, type PageOptions } from '../listing.js';
 import { readPassword, readSecret } from '../sources/secret-input.js';
+import { readTextFile } from '../text-input.js';
 
 type RunObject = SendRunObject;
 
@@ -104,7 +104,7 @@ export async function createSend(ctx: CommandContext, options: Record<string, un
   const body = options.fromFile ? readBodyFile(String(options.fromFile)) : {};
   if (options.name !== undefined) body.name = options.name;
   if (options.sql !== undefined) body.sql = options.sql;
-  if (options.sqlFile !== undefined) body.sql = readFileSync(String(options.sqlFile), 'utf8');
+  if (options.sqlFile !== undefined) body.sql = readTextFile(String(options.sqlFile));
   if (options.every !== undefined) body.schedule = { every_minutes: wholeNumber('--every', options.every) };
   if (options.paused) body.paused = true;
   if (options.to !== undefined || body.destination === undefined) body.destination = destinationFromFlags(options);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CATALOG_ROUTES, SERVICE_ROUTES } from '../../contract/routes.js';
@@ -9,6 +9,7 @@ import type { CommandContext } from '../context.js';
 import { printRows, when } from '../listing.js';
 import { useSchema, type ShellState, type TerminalHandover } from './shell-query.js';
 import { parseParameterFlags } from '../query/query-params.js';
+import { readTextFile } from '../text-input.js';
 import type { QueryParameterObject } from '../../contract/types.js';
 import { isComplete } from './statement.js';
 
@@ -186,9 +187,9 @@ async function include(session: ShellSession, path: string): Promise<void> {
   }
   let sql: string;
   try {
-    sql = readFileSync(resolve(path), 'utf8');
+    sql = readTextFile(resolve(path));
   } catch (error) {
-    session.ctx.io.stdout.write(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
+    session.ctx.io.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
     return;
   }
   await session.runSql(sql);
@@ -216,7 +217,7 @@ async function edit(session: ShellSession): Promise<void> {
       ctx.io.stdout.write(`The editor (${editor}) did not finish cleanly; nothing was run.\n`);
       return;
     }
-    const text = readFileSync(file, 'utf8').trim();
+    const text = readTextFile(file).trim();
     if (text === '') return;
     ctx.io.stdout.write(`${text}\n`);
     if (isComplete(text)) await session.runSql(text);

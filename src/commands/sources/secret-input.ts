@@ -2,11 +2,10 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { readStdinText } from '../text-input.js';
 
 async function readAllStdin(ctx: CommandContext): Promise<string> {
-  let text = '';
-  for await (const chunk of ctx.io.stdin) text += String(chunk);
-  return text.replace(/\r?\n$/, '');
+  return (await readStdinText(ctx, true)).replace(/\r?\n$/, '');
 }
 
 /**
