@@ -58,6 +58,16 @@ describe('a NUL character in a request', () => {
     const trailing = await raw('/queries', '{"sql":"select \'\\udc00\'"}');
     expect(trailing.status).toBe(400);
     expect(trailing.body.error).toMatchObject({ code: 'parameter_invalid', param: 'sql' });
+    // Bytes that are not UTF-8 (a client that sent Latin-1) are refused, not read as U+FFFD.
+    const latin1 = await api.request('/sources', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.from('{"connector":"sample","name":"caf\xe9"}', 'latin1'),
+    });
+    const refused = (await latin1.json()) as Json;
+    expect(latin1.status, JSON.stringify(refused)).toBe(400);
+    expect(refused.error.code).toBe('invalid_json');
+    expect(refused.error.message).toMatch(/not UTF-8/);
     // A pair is one character, and is kept as sent.
     const paired = await raw('/queries', '{"sql":"select \'\\ud83d\\ude00\' as s"}');
     expect(paired.status, JSON.stringify(paired.body)).toBe(202);

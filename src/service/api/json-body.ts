@@ -7,7 +7,7 @@ import type { ApiEnv } from './env.js';
  * are all optional can be called without one.
  */
 export async function readJsonObject(c: Context<ApiEnv>): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
+  const text = utf8Body(new Uint8Array(await c.req.arrayBuffer()));
   if (text.trim() === '') return {};
   const contentType = c.req.header('Content-Type') ?? '';
   if (!/^application\/(.+\+)?json\b/i.test(contentType.trim())) {
@@ -26,4 +26,19 @@ export async function readJsonObject(c: Context<ApiEnv>): Promise<Record<string,
     throw new LakeServiceError('invalid_json', 'The request body must be a JSON object.');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * The body as text: JSON is UTF-8 (RFC 8259), and bytes that are not (a client that sent Latin-1) are refused
+ * rather than read as U+FFFD, which would store a name or run SQL other than sent.
+ */
+function utf8Body(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new LakeServiceError(
+      'invalid_json',
+      'The request body is not UTF-8 text: send JSON encoded as UTF-8 (a character outside ASCII as its UTF-8 bytes, or escaped as \\uXXXX).',
+    );
+  }
 }
