@@ -16,6 +16,15 @@ export interface AsOfReference {
 
 type Node = Record<string, unknown>;
 
+/**
+ * The name of a table's version in a query's catalog: lake rewrites `AT` to read it (decision 48). Its separator is
+ * DEL (U+007F), which no lake table or view can hold (safeLakeName, checkObjectName), so it never names a table of
+ * its own: with `@`, a table called `orders@42` and version 42 of `orders` were one relation, and one was read
+ * for the other.
+ */
+const VERSION_SEPARATOR = '\u007f';
+export const versionName = (table: string, snapshot: number): string => `${table}${VERSION_SEPARATOR}${snapshot}`;
+
 /** A table read AT a version or time that cannot be: the query fails with this message, as DuckDB's would. */
 export class AsOfError extends Error {}
 
@@ -289,14 +298,14 @@ export async function findAsOf(
 
 /**
  * DuckDB's message about a statement lake rewrote to read tables AT versions, as about the statement sent: a
- * relation of the rewrite (`lake.shop."items@42"`) named as the statement names it (`shop.items AT (VERSION =>
+ * relation of the rewrite (`lake.shop."items␡42"`) named as the statement names it (`shop.items AT (VERSION =>
  * 42)`), and without the line of context DuckDB quotes, which shows the rewritten statement, not the caller's.
  */
 export function messageAsWritten(message: string): string {
   return message
     .replace(/\n\s*LINE \d+:[\s\S]*$/, '')
     .replace(
-      /(?:lake\.)?(?:("?)([^".\s]+)\1\.)?"([^"]+)@(\d+)"/g,
+      /(?:lake\.)?(?:("?)([^".\s]+)\1\.)?"([^"]+)\u007f(\d+)"/g,
       (_all, _q: string, schema: string | undefined, table: string, n: string) =>
         `${schema ? `${schema}.` : ''}${table} AT (VERSION => ${n})`,
     )

@@ -1,15 +1,12 @@
 import type { TableAccess } from '../auth/permissions.js';
 import { LakeServiceError } from '../core/errors.js';
-import { AsOfError, type AsOfReference } from '../engine/as-of.js';
+import { AsOfError, versionName, type AsOfReference } from '../engine/as-of.js';
 import type { CatalogStates } from './catalog-states.js';
 import type { CatalogState, TableState } from './ducklake/catalog-state.js';
 import type { LakeLayout } from './layout.js';
 import { lakeTableOf, type LakeTable } from './tables.js';
 
 const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
-
-/** The name a table's version has in a query's catalog: DuckDB's `AT` is rewritten to read it (decision 48). */
-export const versionName = (table: string, snapshot: number): string => `${table}@${snapshot}`;
 
 /** One version of a table, as `lake catalog history` lists it. */
 export interface TableVersionEntry {
