@@ -222,4 +222,35 @@ describe('lake snapshot garbage collection', () => {
       `s${await services.lake.tables.catalogVersion(org)}.duckdb`,
     ]);
   });
+
+  it('removes the catalog variants a query made for the versions it read AT, once nobody uses them, but not a live one', async () => {
+    const { services, home, org, api: harness } = await start();
+    const first = (await write(services, org, 10)).snapshot.id;
+    const second = (await write(services, org, 20)).snapshot.id;
+    await write(services, org, 30);
+    const catalogs = join(home.paths.root, 'lake', org, 'catalogs');
+    const variants = (): string[] => readdirSync(catalogs).filter((f) => /-r[0-9a-f]+\.duckdb$/.test(f));
+    // One query ends; another, reading another set of versions, runs on while the collector works.
+    const done = await finished(
+      harness,
+      (await submitOk(harness, `select count(*) as n from gc.t AT (VERSION => ${first})`)).id as string,
+    );
+    expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+    const idle = variants();
+    expect(idle).toHaveLength(1);
+    const running = await submitOk(
+      harness,
+      `select count(*) as n from gc.t a AT (VERSION => ${second}), gc.t b, range(100000000000) r`,
+    );
+    await waitFor(variants, (found) => found.length === 2);
+    // The current snapshot's own catalog stays, used or not.
+    await services.lake.catalogFile(org);
+    const report = await services.collector.collect();
+    expect(report.catalog_files).toBeGreaterThanOrEqual(1);
+    const left = variants();
+    expect(left).toHaveLength(1);
+    expect(left).not.toContain(idle[0]);
+    expect(readdirSync(catalogs)).toContain(`s${await services.lake.tables.catalogVersion(org)}.duckdb`);
+    await harness.request(`/queries/${running.id as string}/cancel`, { method: 'POST' });
+  });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { castSql, loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
 import type { LakeLayout } from './layout.js';
@@ -32,7 +32,9 @@ export async function ensureCatalogFile(
   seen?: ViewColumnsSeen,
 ): Promise<string> {
   const file = join(layout.catalogDir(organizationId), `${fileName}.duckdb`);
-  if (existsSync(file)) return file;
+  // Used again: its time is now, so the collector, which removes a variant nobody used for the retention window,
+  // leaves it (gone meanwhile, it is built again below).
+  if (touched(file)) return file;
   mkdirSync(layout.catalogDir(organizationId), { recursive: true, mode: 0o700 });
   const temp = join(layout.catalogDir(organizationId), `.build-${randomBytes(6).toString('hex')}.duckdb`);
   const duckdb = await loadDuckDB();
@@ -154,5 +156,16 @@ async function createLogicalViews(
     }
     if (failed.length === pending.length) return;
     pending = failed;
+  }
+}
+
+/** Sets a file's times to now; false when it is not there. */
+function touched(file: string): boolean {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+    return true;
+  } catch {
+    return existsSync(file);
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { JobStore } from '../jobs/job-store.js';
 import { GcStore } from './gc-store.js';
@@ -162,7 +162,10 @@ export class LakeCollector {
         report.orphaned_folders += await this.sweepResultObjects(organizationId, settledBefore, report);
       }
       const keepFrom = Math.min(await catalog.currentSnapshot(), oldestLive ?? Number.POSITIVE_INFINITY);
-      report.catalog_files += this.collectCatalogs(organizationId, keepFrom, cutoffMs, settledBefore, remove);
+      const live = new Set(
+        [...(await this.store.liveCatalogFiles(organizationId))].map((file) => basename(this.layout.toAbsolute(file))),
+      );
+      report.catalog_files += this.collectCatalogs(organizationId, keepFrom, live, cutoffMs, settledBefore, remove);
     }
 
     const staging = join(this.layout.homeRoot, 'staging');
@@ -235,10 +238,16 @@ export class LakeCollector {
     return stale.length;
   }
 
-  /** Session catalogs of snapshots older than the current one and than any a live query reads, past the window. */
+  /**
+   * Session catalogs of snapshots older than the current one and than any a live query reads, past the window; and
+   * variants of any snapshot (`-r…`: a restricted caller's tables, the versions a query reads AT) that no live query
+   * reads and nobody used for the window. A caller makes a variant per set of versions it names, so without the
+   * second rule an organization that commits nothing kept every one, and a caller could fill the disk with them.
+   */
   private collectCatalogs(
     organizationId: string,
     keepFrom: number,
+    live: ReadonlySet<string>,
     cutoffMs: number,
     settledBefore: number,
     remove: (path: string) => void,
@@ -250,7 +259,8 @@ export class LakeCollector {
       const found = CATALOG_FILE.exec(name);
       const building = BUILD_FILE.test(name);
       // A `v` file names a version of the catalog before DuckLake, which no session starts from any more.
-      const stale = found ? found[1] === 'v' || Number(found[2]) < keepFrom : building;
+      const variant = found?.[3] !== undefined && !live.has(name.replace(/\.wal$/, ''));
+      const stale = found ? found[1] === 'v' || Number(found[2]) < keepFrom || variant : building;
       const path = join(dir, name);
       if (!stale || newestChange(path) > (building ? settledBefore : cutoffMs)) continue;
       remove(path);

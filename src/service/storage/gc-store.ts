@@ -14,6 +14,21 @@ export class GcStore {
     return row?.version === null || row?.version === undefined ? undefined : Number(row.version);
   }
 
+  /** The session catalog files (as plans name them, relative to the home) the organization's live queries read. */
+  async liveCatalogFiles(organizationId: string): Promise<Set<string>> {
+    const rows = await this.db.all<{ plan: string | null }>(
+      `SELECT q.plan FROM queries q JOIN jobs j ON j.id = q.id
+         WHERE j.organization_id = ? AND j.kind = 'query' AND j.status IN ('queued', 'running')`,
+      [organizationId],
+    );
+    const files = new Set<string>();
+    for (const { plan } of rows) {
+      const file = plan ? (JSON.parse(plan) as { catalogFile?: unknown }).catalogFile : undefined;
+      if (typeof file === 'string') files.add(file);
+    }
+    return files;
+  }
+
   /** Every organization: each has a lake, whether or not this host holds any of its files. */
   async organizationIds(): Promise<string[]> {
     return (await this.db.all<{ id: string }>('SELECT id FROM organizations ORDER BY id')).map((row) => row.id);
