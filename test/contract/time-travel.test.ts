@@ -151,6 +151,18 @@ describe('time travel', () => {
     expect(failed.error).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/oldest kept/) });
     const before = await run(api, "select * from shop.items AT (TIMESTAMP => TIMESTAMPTZ '2001-01-01 00:00:00+00')");
     expect(before.error.message).toMatch(/before the oldest snapshot kept/);
+    // Lake computes each clause on the server: a statement naming more than 100 is refused before that work; 100
+    // naming one version are computed once.
+    const many = (n: number): string =>
+      `select ${Array.from({ length: n }, () => `(select count(*) from shop.items AT (VERSION => ${first}))`).join(' + ')} as n`;
+    const refused = await run(api, many(101));
+    expect(refused.error).toMatchObject({
+      code: 'query_failed',
+      message: expect.stringMatching(/at most 100 tables AT/),
+    });
+    const hundred = await run(api, many(100));
+    expect(hundred.status, JSON.stringify(hundred.error)).toBe('succeeded');
+    expect(hundred.data).toEqual([{ n: 300 }]);
     // Values DuckDB cannot take as a version or a time fail the query with DuckDB's reason, never a 500.
     for (const clause of [
       "TIMESTAMP => 'not a time'",

@@ -205,6 +205,9 @@ function referenceSpan(sql: string, start: number): { end: number; alias?: strin
   return undefined;
 }
 
+/** The most tables one statement may read AT a version or time. */
+const MAX_AT_REFERENCES = 100;
+
 /** Whether a statement may hold an AT clause at all: most do not, and need no parse for it. */
 export const mayHoldAsOf = (statement: string): boolean => /\bAT\s*\(/i.test(statement);
 
@@ -229,6 +232,14 @@ export async function findAsOf(
   const parsed = await parse(connection, parsedText);
   const nodes = nodesWithAt(parsed.tree);
   const references: AsOfReference[] = [];
+  // Each clause is computed by lake, on the server: a statement naming hundreds of them (about 900 fit in the SQL's
+  // length) took seconds of its CPU. More than anyone reads in one statement is refused, and a clause written again
+  // (the same version named twice) is computed once.
+  if (nodes.length > MAX_AT_REFERENCES)
+    throw new AsOfError(
+      `A statement may read at most ${MAX_AT_REFERENCES} tables AT a version or time; this one names ${nodes.length}. Read a version once, in a CTE, and use that.`,
+    );
+  const computedClauses = new Map<string, AsOfReference['at']>();
   for (const node of nodes) {
     const catalog = String(node.catalog_name ?? '');
     const schema = String(node.schema_name ?? '') || (catalog === '' ? (defaultSchema ?? '') : '');
@@ -238,6 +249,13 @@ export async function findAsOf(
       );
     const clause = node.at_clause as { unit: string; expr: unknown };
     assertPlain(clause.expr);
+    // The clause as written, wherever it stands in the statement.
+    const clauseKey = JSON.stringify(clause, (key, value: unknown) => (key === 'query_location' ? undefined : value));
+    const known = computedClauses.get(clauseKey);
+    if (known) {
+      references.push({ schema, table: String(node.table_name), at: known });
+      continue;
+    }
     // The expression alone, as a SELECT of its own: DuckDB writes it back as SQL and computes it.
     const probe = await parse(connection, 'SELECT 1', parsed.marker);
     (probe.tree.statements[0] as { node: { select_list: unknown[] } }).node.select_list[0] = clause.expr;
@@ -266,11 +284,9 @@ export async function findAsOf(
     // A snapshot id is a whole number: 3.5 is none (a cast to BIGINT would round it to another snapshot).
     if (unit === 'VERSION' && Number(value) !== Number(row?.exact))
       throw new AsOfError(`The AT clause of ${name} is no ${notA}: ${String(row?.exact)} is not a whole number.`);
-    references.push({
-      schema,
-      table: String(node.table_name),
-      at: unit === 'VERSION' ? { version: Number(value) } : { time: Number(value) },
-    });
+    const at = unit === 'VERSION' ? { version: Number(value) } : { time: Number(value) };
+    computedClauses.set(clauseKey, at);
+    references.push({ schema, table: String(node.table_name), at });
   }
   return {
     references,
