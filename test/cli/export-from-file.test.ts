@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCsv, runLake } from '../helpers/cli.js';
@@ -20,6 +21,24 @@ const TEXT_EXACT = `select range as i, (range - 2500)::bigint * 3689348814741910
   from range(5000)`;
 
 describe('large results come from the result file', () => {
+  it('removes its private copy of the file when the reader stops early (| head)', async () => {
+    const tmp = tempDir('lake-export-tmp');
+    const home = tempDir('lake-export-stop');
+    const lake = join(process.cwd(), 'bin/lake.js');
+    const shell = (command: string): Promise<number | null> =>
+      new Promise((resolve) => {
+        const child = spawn('/bin/sh', ['-c', command], {
+          env: { PATH: process.env.PATH, TMPDIR: tmp, LAKE_HOME: home },
+          stdio: 'ignore',
+        });
+        child.once('exit', resolve);
+      });
+    expect(await shell(`"${process.execPath}" "${lake}" query "select 1"`)).toBe(0);
+    // head takes two lines and leaves: lake's next write meets a closed pipe.
+    await shell(`"${process.execPath}" "${lake}" query "select * from range(300000)" --output csv | head -2`);
+    expect(readdirSync(tmp).filter((name) => name.startsWith('lake-result-'))).toEqual([]);
+  }, 60_000);
+
   it('CSV and TSV written by DuckDB for text-exact types equal what the pages print', async () => {
     const env = { LAKE_HOME: tempDir('lake-export-text') };
     for (const output of ['csv', 'tsv']) {

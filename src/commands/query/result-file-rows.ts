@@ -1,8 +1,8 @@
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import { mark } from '../../support/debug-timing.js';
+import { temporaryFolder } from '../../support/temporary-folder.js';
 import type { LakeClient } from '../../client/lake-client.js';
 import { loadDuckDB, OFFLINE_CONFIG, quoteIdentifier, quoteLiteral } from '../../service/engine/duckdb.js';
 import { vectorConverterFor } from '../../service/engine/json-values.js';
@@ -55,7 +55,8 @@ export async function readResultFile(
   limit: number,
   sink: ResultSink,
 ): Promise<number | undefined> {
-  const dir = mkdtempSync(join(tmpdir(), 'lake-result-'));
+  const folder = temporaryFolder('lake-result-');
+  const dir = folder.dir;
   const file = join(dir, 'result.parquet');
   try {
     await downloadResult(ctx, client, queryId, file, () => queryResultFile(client, queryId), { quiet: true });
@@ -72,7 +73,7 @@ export async function readResultFile(
       instance.closeSync();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    folder.remove();
   }
 }
 

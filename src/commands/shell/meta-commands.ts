@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CATALOG_ROUTES, SERVICE_ROUTES } from '../../contract/routes.js';
 import type { LakeClient } from '../../client/lake-client.js';
@@ -9,6 +8,7 @@ import type { CommandContext } from '../context.js';
 import { printRows, when } from '../listing.js';
 import { useSchema, type ShellState, type TerminalHandover } from './shell-query.js';
 import { parseParameterFlags } from '../query/query-params.js';
+import { temporaryFolder } from '../../support/temporary-folder.js';
 import { readTextFile } from '../text-input.js';
 import type { QueryParameterObject } from '../../contract/types.js';
 import { isComplete } from './statement.js';
@@ -202,8 +202,8 @@ async function include(session: ShellSession, path: string): Promise<void> {
 async function edit(session: ShellSession): Promise<void> {
   const { ctx } = session;
   const editor = ctx.env.VISUAL || ctx.env.EDITOR || 'vi';
-  const dir = mkdtempSync(join(tmpdir(), 'lake-edit-'));
-  const file = join(dir, 'statement.sql');
+  const folder = temporaryFolder('lake-edit-');
+  const file = join(folder.dir, 'statement.sql');
   try {
     writeFileSync(file, `${session.state.lastSql ?? ''}\n`, { mode: 0o600 });
     const ran = await session.terminal.whileAway(() =>
@@ -223,7 +223,7 @@ async function edit(session: ShellSession): Promise<void> {
     if (isComplete(text)) await session.runSql(text);
     else session.continueWith(text);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    folder.remove();
   }
 }
 
