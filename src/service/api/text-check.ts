@@ -6,8 +6,9 @@ import type { Problem } from '../../contract/validate.js';
  * it, and a request with one failed there with a 500 while SQLite took it), and none of the systems lake connects to
  * takes one in a host, a user or a password. A lone surrogate (a JSON `\\uD800` escape with no pair): it is no
  * character, and each store kept it as replacement characters (one on PostgreSQL, three on SQLite), so a name or
- * SQL came back other than sent. Keys of objects are looked at too. `at` is where `value` is in the request (`name`, `tables[0].name`). The walk
- * keeps its own stack, not the call stack: a body may nest as deep as its megabyte allows.
+ * SQL came back other than sent. Keys of objects are looked at too. `at` is where `value` is in the request
+ * (`name`, `tables[0].name`). The walk keeps its own stack, not the call stack: a body may nest as deep as its
+ * megabyte allows.
  */
 export function textProblem(value: unknown, at: string): Problem | undefined {
   const pending: { value: unknown; at: string }[] = [{ value, at }];

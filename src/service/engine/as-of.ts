@@ -107,8 +107,8 @@ function nodesWithAt(tree: unknown): Node[] {
 
 /**
  * Names each unnamed column whose expression reads a table AT a version or time as the statement names it (DuckDB
- * names such a column by the expression's text): the rewrite reads a relation named `orders@42` instead, and the
- * column would otherwise be named after that. One round trip for all of them, each told apart by a marker alias.
+ * names such a column by the expression's text): the rewrite reads lake's relation for the version instead (versionName),
+ * and the column would otherwise be named after that. One round trip for all of them, each told apart by a marker alias.
  */
 async function nameAsWritten(connection: DuckDBConnection, parsed: Parsed, atNodes: ReadonlySet<Node>): Promise<void> {
   const unnamed: Node[] = [];
@@ -143,7 +143,7 @@ async function nameAsWritten(connection: DuckDBConnection, parsed: Parsed, atNod
 
 /**
  * The statement with each table read AT a version replaced, in its text, by lake's relation for that version under
- * the table's name or alias (`demo.orders o AT (VERSION => 2)` → `lake.demo."orders@2" AS o`): for a statement whose
+ * the table's name or alias (`demo.orders o AT (VERSION => 2)` → `lake.demo."orders␡2" AS o`): for a statement whose
  * parse tree DuckDB cannot write back (a PIVOT lake finds the values of). Each reference is found at the place the
  * tree gives (a byte offset) and must read there as `name [[AS] alias] AT (…)`; else the query fails saying so.
  */

@@ -14,6 +14,7 @@ import { HomeDamaged, isDamagedDatabase } from './home-damaged.js';
 import { MetadataStoreUnreachable, metadataStoreName } from './metadata-store-error.js';
 import { MetadataUnavailableError, isConnectionFailure } from '../store/unavailable.js';
 import { redactSecrets } from '../core/redact.js';
+import { isProgrammingError } from '../core/errors.js';
 import {
   cacheFromEnv,
   DEFAULT_CACHE_BYTES,
@@ -198,7 +199,9 @@ async function openSharedStore(metadataUrl: string): Promise<MetadataDb> {
   try {
     return await openMetadataDb(metadataUrl);
   } catch (error) {
-    if (!(error instanceof Error) || PROGRAMMING_ERRORS.has(error.name)) throw error;
+    // (The guard's answer kept as a boolean: as a type guard its `false` would rule out every Error.)
+    const ownBug: boolean = isProgrammingError(error);
+    if (!(error instanceof Error) || ownBug) throw error;
     const where = metadataStoreName(metadataUrl);
     if (isConnectionFailure(error)) {
       const cause = error instanceof MetadataUnavailableError && error.cause instanceof Error ? error.cause : error;
@@ -226,8 +229,6 @@ async function openLocalStore(file: string): Promise<MetadataDb> {
     );
   }
 }
-
-const PROGRAMMING_ERRORS = new Set(['TypeError', 'ReferenceError', 'RangeError', 'SyntaxError']);
 
 /** A random name for this home, made once: what tells its records apart on a store that several homes share. */
 function homeId(paths: HomePaths): string {

@@ -441,12 +441,9 @@ export class SyncService {
         });
         return 0;
       }
-      if (isProgrammingError(error)) this.failed('sync', error, id);
-      const message = isProgrammingError(error)
-        ? INTERNAL_SYNC_FAILURE
-        : error instanceof Error
-          ? error.message
-          : String(error);
+      const internal = isProgrammingError(error);
+      if (internal) this.failed('sync', error, id);
+      const message = internal ? INTERNAL_SYNC_FAILURE : error instanceof Error ? error.message : String(error);
       await this.store.log(job.organizationId, source.id, 'error', null, `The sync failed: ${message}`, { sync: id });
       await this.jobs.finish(id, 'failed', {
         code: error instanceof LakeServiceError && error.code === 'host_not_allowed' ? error.code : 'sync_failed',

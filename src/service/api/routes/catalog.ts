@@ -4,6 +4,7 @@ import type { ApiEnv } from '../env.js';
 import { schemaObject, summaryObject, tableObject } from '../wire/catalog.js';
 import { CATALOG_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
+import { listBody } from '../pagination.js';
 
 const { listSchemas, listTables, getTable, getTableHistory, getDuckLakeAttach } = CATALOG_ROUTES;
 
@@ -21,20 +22,22 @@ export function catalogRoutes(app: Hono<ApiEnv>): void {
     const page = await c
       .get('services')
       .catalog.history(c.get('principal'), params.schema, params.table, query.limit ?? 20, query.starting_after);
-    const last = page.data[page.data.length - 1];
-    return c.json({
-      object: 'list',
-      data: page.data.map((v): TableVersionObject => ({
-        object: 'table_version',
-        snapshot_id: v.snapshot,
-        created: v.created,
-        operation: v.operation,
-        row_count: v.rowCount,
-      })),
-      has_more: page.hasMore,
-      // A version's cursor is its snapshot id, as text like every cursor.
-      next_cursor: page.hasMore && last ? String(last.snapshot) : null,
-    });
+    return c.json(
+      listBody(
+        {
+          data: page.data.map((v): TableVersionObject => ({
+            object: 'table_version',
+            snapshot_id: v.snapshot,
+            created: v.created,
+            operation: v.operation,
+            row_count: v.rowCount,
+          })),
+          hasMore: page.hasMore,
+        },
+        // A version's cursor is its snapshot id, as text like every cursor.
+        (v) => String(v.snapshot_id),
+      ),
+    );
   });
   mount(app, getDuckLakeAttach, async (c) => {
     const attach = await c.get('services').ducklakeAttach.describe(c.get('principal'));
