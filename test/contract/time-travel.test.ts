@@ -109,6 +109,15 @@ describe('time travel', () => {
     expect(
       await read(`select items.v, count(*) as n from shop.items AT (VERSION => ${first}) group by items.v`),
     ).toEqual([{ v: 'first', n: 3 }]);
+    // And columns qualified by its schema too, with or without the catalog, as DuckDB binds them without AT.
+    expect(
+      await read(
+        `select shop.items.v, lake.shop.items.id as id, count(*) as n from lake.shop.items AT (VERSION => ${first}) where shop.items.id < 2 group by all order by id`,
+      ),
+    ).toEqual([
+      { v: 'first', id: 0, n: 1 },
+      { v: 'first', id: 1, n: 1 },
+    ]);
     // DuckDB's errors name the table as the statement does: no relation of lake's rewrite, no statement it wrote.
     const failed = await run(api, `select nosuchcol from shop.items AT (VERSION => ${first})`);
     // Two reads of one table need aliases, as without AT; the relation is named as written.

@@ -142,6 +142,33 @@ async function nameAsWritten(connection: DuckDBConnection, parsed: Parsed, atNod
 }
 
 /**
+ * Column references qualified by the schema of a table read AT a version (`demo.orders.status`,
+ * `lake.demo.orders.status`) written as `orders.status`: the rewrite binds that table under its name alone, as an
+ * alias, and DuckDB binds no schema to an alias. A scope binds a table's name once (DuckDB refuses two `orders`
+ * without aliases), so the shorter name reads the same table.
+ */
+function unqualifyColumns(tree: unknown, boundByName: readonly AsOfReference[]): void {
+  if (boundByName.length === 0) return;
+  const same = (a: unknown, b: string): boolean => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Node;
+    const names = record.class === 'COLUMN_REF' ? record.column_names : undefined;
+    if (Array.isArray(names) && names.length >= 3) {
+      // `lake.demo.orders.status`, else `demo.orders.status` (`demo.orders.address.city` is a struct's field).
+      const start = [names.length >= 4 && same(names[0], 'lake') ? 1 : undefined, 0].find(
+        (at) =>
+          at !== undefined && boundByName.some((ref) => same(names[at], ref.schema) && same(names[at + 1], ref.table)),
+      );
+      if (start !== undefined) record.column_names = names.slice(start + 1);
+    }
+    Object.values(record).forEach(walk);
+  };
+  walk(tree);
+}
+
+/**
  * The statement with each table read AT a version replaced, in its text, by lake's relation for that version under
  * the table's name or alias (`demo.orders o AT (VERSION => 2)` → `lake.demo."orders␡2" AS o`): for a statement whose
  * parse tree DuckDB cannot write back (a PIVOT lake finds the values of). Each reference is found at the place the
@@ -298,15 +325,21 @@ export async function findAsOf(
           nodes.map((node, index) => ({ node, target: name(references[index] as AsOfReference, index) })),
         );
       await nameAsWritten(connection, parsed, new Set(nodes));
+      const boundByName: AsOfReference[] = [];
       for (const [index, node] of nodes.entries()) {
-        const target = name(references[index] as AsOfReference, index);
+        const reference = references[index] as AsOfReference;
+        const target = name(reference, index);
         // Without an alias of its own, the table keeps binding under its name (`orders.status`), not lake's.
-        if (!node.alias) node.alias = node.table_name;
+        if (!node.alias) {
+          node.alias = node.table_name;
+          boundByName.push(reference);
+        }
         node.catalog_name = 'lake';
         node.schema_name = target.schema;
         node.table_name = target.table;
         node.at_clause = null;
       }
+      unqualifyColumns(parsed.tree, boundByName);
       return (await unparse(connection, parsed)).replace(/;\s*$/, '');
     },
   };
