@@ -29,19 +29,27 @@ export async function openLocalLake(
     { createApp },
     { parseServerSettings, serviceOptions },
     { routeStrayOutput },
+    { homeLog },
   ] = await Promise.all([
     import('../service/home/home.js'),
     import('../service/assembly/services.js'),
     import('../service/api/server/app.js'),
     import('../service/server/settings.js'),
     import('../service/server/stray-output.js'),
+    import('../service/home/home-log.js'),
   ]);
   // The CLI's own environment, never the process's: a command and its local lake read the same settings.
   const settings = parseServerSettings(options.env ?? {}, 'local', { homeDir });
   // A home whose metadata is on a shared PostgreSQL store (LAKE_METADATA_URL) is the same lake as its replicas'.
   const home = await openHome(homeDir, settings.home);
-  const services = await createServices(home, { ...serviceOptions(settings), runSyncs: options.runSyncs ?? true });
-  const app = createApp(services, { routing: 'one-shot' });
+  // What lake serve would log of its failures goes to the home's log, where an unexpected error's message points.
+  const { file: logFile, log } = homeLog(home.paths.root);
+  const services = await createServices(home, {
+    ...serviceOptions(settings),
+    runSyncs: options.runSyncs ?? true,
+    log,
+  });
+  const app = createApp(services, { routing: 'one-shot', log, unexpectedErrorDetails: logFile });
   // The sources a command reads may make their drivers print (a MySQL server that breaks its protocol makes mysql2
   // print a stack): a line of lake's own instead, as lake serve logs one.
   const onLibraryOutput = options.onLibraryOutput;

@@ -59,6 +59,12 @@ function jobHint(code: string, message: string): string | undefined {
   return undefined;
 }
 
+/** In local mode an unexpected error's message names the home's log: its reader is the operator. */
+function localLogHint(code: string, message: string): string | undefined {
+  if (code !== 'internal_error' || !/ is logged in .+ under request id /.test(message)) return undefined;
+  return 'Find the request id in that log: it says what failed (a damaged file names the file to restore); report anything else as a bug in lake.';
+}
+
 export function describeError(error: unknown): DescribedError {
   if (error instanceof LakeApiError) {
     const retry =
@@ -73,6 +79,7 @@ export function describeError(error: unknown): DescribedError {
       hint:
         retry ??
         jobHint(error.code, error.message) ??
+        localLogHint(error.code, error.message) ??
         HINTS[error.code] ??
         (error.status >= 500 ? HINTS.internal_error : undefined),
     };

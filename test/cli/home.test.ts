@@ -1,4 +1,13 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -145,6 +154,35 @@ describe('the local home', () => {
     expect(error.code).toBe('home_damaged');
     expect(error.message).toContain(join(home, 'metadata.sqlite'));
     expect(error.hint).toMatch(/backup/);
+  });
+
+  it('a damaged organization catalog: the command says where it logged what failed, and the log names the file', async () => {
+    const home = join(tempDir('lake-damaged-catalog'), 'home');
+    const made = await runLake(['--home', home, 'query', 'select 1']);
+    expect(made.code, made.stderr).toBe(0);
+    // Commands that succeed log nothing.
+    expect(existsSync(join(home, 'lake.log'))).toBe(false);
+    const catalog = readdirSync(join(home, 'lake')).map((org) =>
+      join(home, 'lake', org, 'ducklake.sqlite'),
+    )[0] as string;
+    writeFileSync(catalog, 'not a database'.repeat(400));
+    const broken = await runLake(['--home', home, '--json', 'catalog', 'ls']);
+    expect(broken.code, broken.stderr).toBe(5);
+    const { error } = JSON.parse(broken.stderr) as {
+      error: { code: string; message: string; hint: string; request_id: string };
+    };
+    expect(error.code).toBe('internal_error');
+    const log = join(home, 'lake.log');
+    expect(error.message).toContain(`logged in ${log} under request id ${error.request_id}`);
+    expect(error.hint).toMatch(/Find the request id in that log/);
+    expect(mode(log)).toBe(0o600);
+    const line = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as { level: string; request_id?: string; error?: string })
+      .find((entry) => entry.request_id === error.request_id);
+    expect(line?.level).toBe('error');
+    expect(line?.error).toContain(`DuckLake catalog file ${catalog} is not a database lake can read`);
   });
 
   it('lake init creates the home with private files, and running it twice destroys nothing', async () => {

@@ -52,16 +52,27 @@ export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Resp
  * The last line of defence: anything that is not a domain error is logged by the server (without the request
  * body or headers) and answered with a generic 500 in the envelope, never a stack trace.
  */
-export function unexpectedErrorResponse(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): Response {
+export function unexpectedErrorResponse(
+  c: Context<ApiEnv>,
+  error: unknown,
+  log: (line: object) => void,
+  /** Where the log is, when the caller reads it too (local mode's home log). */
+  detailsIn?: string,
+): Response {
   if (error instanceof LakeServiceError) return errorResponse(c, error);
-  return errorResponse(c, reportUnexpected(c, error, log));
+  return errorResponse(c, reportUnexpected(c, error, log, detailsIn));
 }
 
 /**
  * Logs an error that is not a domain error as the server's one JSON line (a store out of reach without details, no
  * URL; anything else with its stack, secrets redacted), and says what the caller is told of it.
  */
-export function reportUnexpected(c: Context<ApiEnv>, error: unknown, log: (line: object) => void): LakeServiceError {
+export function reportUnexpected(
+  c: Context<ApiEnv>,
+  error: unknown,
+  log: (line: object) => void,
+  detailsIn?: string,
+): LakeServiceError {
   if (isConnectionFailure(error)) {
     // Nothing was changed; the pool reconnects by itself. Logged once per request without details (no URL).
     log({ level: 'warn', msg: 'metadata store unavailable', request_id: c.get('requestId') });
@@ -79,6 +90,8 @@ export function reportUnexpected(c: Context<ApiEnv>, error: unknown, log: (line:
   });
   return new LakeServiceError(
     'internal_error',
-    `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`,
+    detailsIn === undefined
+      ? `The service failed unexpectedly. Quote request id ${c.get('requestId')} if this persists.`
+      : `The local lake failed unexpectedly; what went wrong is logged in ${detailsIn} under request id ${c.get('requestId')}.`,
   );
 }

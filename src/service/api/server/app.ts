@@ -44,6 +44,11 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** Whose X-Forwarded-For is believed (LAKE_TRUSTED_PROXIES); nobody's by default. */
   clientAddresses?: ClientAddresses;
+  /**
+   * Where an unexpected error's details are logged, said in its message (local mode: the home's log file). A
+   * server's caller is told only the request id: its log is the operator's.
+   */
+  unexpectedErrorDetails?: string;
   /** Origin for links in responses; each request's own when absent or undefined (local mode). */
   publicUrl?: () => string | undefined;
 }
@@ -108,7 +113,9 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
 
   app.notFound(unmatchedRoute(app));
   app.onError((error, c) =>
-    error instanceof LakeServiceError ? errorResponse(c, error) : unexpectedErrorResponse(c, error, log),
+    error instanceof LakeServiceError
+      ? errorResponse(c, error)
+      : unexpectedErrorResponse(c, error, log, options.unexpectedErrorDetails),
   );
   return app;
 }

@@ -7,6 +7,7 @@ import { openPrivilegedConnection } from '../../engine/duckdb.js';
 import { DuckLakeCatalog } from './catalog.js';
 import { convertToDuckLake } from './convert-lake.js';
 import { LegacyLake } from './legacy-lake.js';
+import { HomeDamaged, isDamagedDatabase } from '../../home/home-damaged.js';
 
 /**
  * Each organization's DuckLake catalog, opened (and created) on first use: on PostgreSQL a schema of the metadata
@@ -51,11 +52,15 @@ export class LakeCatalogs {
     } else {
       const file = this.layout.ducklakeFile(organizationId);
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      const db = SqliteMetadataDb.open(file);
+      const db = saidDamaged(file, () => SqliteMetadataDb.open(file));
       this.files.push(db);
       catalog = new DuckLakeCatalog(db, '', lock.catalog(organizationId));
+      await saidDamaged(file, () =>
+        catalog.initialize(this.layout.files.urlOf(this.layout.tablesDir(organizationId)), this.createdBy),
+      );
     }
-    await catalog.initialize(this.layout.files.urlOf(this.layout.tablesDir(organizationId)), this.createdBy);
+    if (this.db.dialect === 'postgres')
+      await catalog.initialize(this.layout.files.urlOf(this.layout.tablesDir(organizationId)), this.createdBy);
     await this.convertLegacy(organizationId, catalog);
     return catalog;
   }
@@ -81,5 +86,25 @@ export class LakeCatalogs {
   async close(): Promise<void> {
     this.open.clear();
     for (const file of this.files.splice(0)) await file.close();
+  }
+}
+
+/**
+ * An organization's catalog file that SQLite cannot read (damaged, or another file in its place) named as such: the
+ * error is logged (the caller sees internal_error and its request id), and the log says which file and why.
+ */
+function saidDamaged<T>(file: string, open: () => T): T {
+  const say = (error: unknown): never => {
+    if (!isDamagedDatabase(error)) throw error;
+    throw new HomeDamaged(
+      file,
+      `An organization's DuckLake catalog file ${file} is not a database lake can read (${(error as Error).message}): it is damaged, or another file took its place. Restore it from a backup.`,
+    );
+  };
+  try {
+    const result = open();
+    return result instanceof Promise ? (result.catch(say) as T) : result;
+  } catch (error) {
+    return say(error);
   }
 }
