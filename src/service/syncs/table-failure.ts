@@ -6,7 +6,7 @@ import type { SyncReporter, TableResult, TableState, TableTask } from './types.j
 
 /** What a table or a sync that failed on an error of lake's own code says: not the error, which the log has. */
 export const INTERNAL_SYNC_FAILURE =
-  "lake failed on an error of its own (not the source's doing; the server's log has it). The next sync tries again; if it fails the same way, report it to whoever runs lake";
+  "lake failed on an error of its own (not the source's doing; the server's log has it, or lake.log in a local lake's home). The next sync tries again; if it fails the same way, report it to whoever runs lake";
 
 /**
  * Why a table failed: `cancelled` once its sync was; for an error of lake's own code, that (reported to the log);
