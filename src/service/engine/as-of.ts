@@ -297,7 +297,7 @@ export async function findAsOf(
       .runAndReadAll(
         unit === 'VERSION'
           ? `SELECT CAST((${computed}) AS BIGINT) AS v, CAST((${computed}) AS DOUBLE) AS exact`
-          : `SELECT epoch_ms(CAST((${computed}) AS TIMESTAMPTZ)) AS v`,
+          : `SELECT epoch_ms(CAST((${computed}) AS TIMESTAMPTZ)) AS v, isinf(CAST((${computed}) AS TIMESTAMPTZ)) AS infinite`,
       )
       .then(
         (reader) => reader.getRowObjectsJS()[0],
@@ -307,7 +307,15 @@ export async function findAsOf(
         },
       );
     const value = row?.v;
+    // 'infinity' is a TIMESTAMPTZ without epoch milliseconds: no point in time a snapshot was made at.
+    if (row?.infinite === true)
+      throw new AsOfError(`The AT clause of ${name} is no ${notA}: an infinite timestamp is no point in time.`);
     if (value === null || value === undefined) throw new AsOfError(`The AT clause of ${name} is NULL.`);
+    // Snapshot ids are counted up from 0; past 2^53 a number would stand for another (9223372036854775807 read as …6000).
+    if (unit === 'VERSION' && !Number.isSafeInteger(Number(value)))
+      throw new AsOfError(
+        `The AT clause of ${name} is no ${notA}: ${String(value)} is past any snapshot lake numbers.`,
+      );
     // A snapshot id is a whole number: 3.5 is none (a cast to BIGINT would round it to another snapshot).
     if (unit === 'VERSION' && Number(value) !== Number(row?.exact))
       throw new AsOfError(`The AT clause of ${name} is no ${notA}: ${String(row?.exact)} is not a whole number.`);
