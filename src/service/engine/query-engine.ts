@@ -67,7 +67,14 @@ export type QueryOutcome =
       truncated?: boolean;
     }
   /** durationMs counts execution only: 0 for a query that ended before it executed (a bind error, a limit in prepare). */
-  | { status: 'failed' | 'cancelled'; code: QueryFailureCode; message: string; durationMs: number };
+  | {
+      status: 'failed' | 'cancelled';
+      code: QueryFailureCode;
+      message: string;
+      durationMs: number;
+      /** An error of lake's own code, with its stack: for the server's log, never the caller (isProgrammingError). */
+      internalError?: string;
+    };
 
 /** Codes a query's job ends with; docs/api.md ("Query failures") explains each. */
 export type QueryFailureCode =

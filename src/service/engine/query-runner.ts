@@ -5,7 +5,8 @@ import { renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResult, DuckDBResultReader } from '@duckdb/node-api';
 import { bindParameters, type QueryParameter } from './parameters.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import { loadDuckDB, quoteIdentifier, quoteLiteral, withoutSettingAdvice } from './duckdb.js';
 import type { InstancePool } from './instance-pool.js';
 import { dynamicPivot, PIVOT_VALUE_BYTES, PIVOT_VALUE_LIMIT } from './pivot.js';
@@ -327,6 +328,8 @@ export class QueryRun {
             : error instanceof LakeServiceError && error.code === 'write_not_allowed'
               ? ['write_not_allowed', error.message]
               : ['query_failed', engineMessage(error, keepExcerpt)];
+    if (reason === undefined && isProgrammingError(error))
+      return { status: 'failed', code, message: INTERNAL_QUERY_FAILURE, durationMs, internalError: stackOf(error) };
     return { status: 'failed', code, message, durationMs };
   }
 }
@@ -346,6 +349,12 @@ export function resultLimitFailure(
         `The result would take your organization past its result storage (${size} were left). Older results are removed as their retention ends; wait, or select less.`,
       ];
 }
+
+/** What a query that failed on an error of lake's own code says: not the error, which the server's log has. */
+export const INTERNAL_QUERY_FAILURE =
+  "lake failed on an error of its own running this query (not the SQL's doing; the server's log has it, or lake.log in a local lake's home). Run it again; if it fails the same way, report it to whoever runs lake.";
+
+const stackOf = (error: Error): string => redactSecrets(error.stack ?? `${error.name}: ${error.message}`);
 
 /** DuckDB's message; its LINE n: excerpt only when that shows the caller's SQL, not the COPY lake wrapped it in. */
 function engineMessage(error: unknown, keepExcerpt: boolean): string {

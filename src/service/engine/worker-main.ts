@@ -4,7 +4,7 @@
 import { openPrivilegedConnection } from './duckdb.js';
 import { inspectStatement } from './inspect.js';
 import { sharedInstancePool } from './instance-pool.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import { QueryRun } from './query-runner.js';
 import { SandboxCache } from './sandbox-cache.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
@@ -46,6 +46,8 @@ async function inspect(message: Extract<ToWorker, { type: 'inspect' }>): Promise
         requestId: message.requestId,
         refusal: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) },
       });
+    } else if (isProgrammingError(error)) {
+      send({ type: 'inspected', requestId: message.requestId, internalError: error.stack ?? String(error) });
     } else {
       send({
         type: 'inspected',

@@ -114,7 +114,10 @@ export class WorkerPool implements QueryEngine {
         else if (message.refusal && isErrorCode(message.refusal.code)) {
           const { code, message: text, param } = message.refusal;
           reject(new LakeServiceError(code, text, param ? { param } : {}));
-        } else reject(new Error(message.error ?? 'The statement could not be parsed.'));
+        } else if (message.internalError !== undefined)
+          // Said as lake's own error where it is caught (a 500 and the server's log), as in process.
+          reject(Object.assign(new TypeError('query worker'), { stack: message.internalError }));
+        else reject(new Error(message.error ?? 'The statement could not be parsed.'));
       });
       worker.onExit(() => {
         done();

@@ -24,4 +24,6 @@ export type FromWorker =
       references?: TableReference[];
       refusal?: { code: string; message: string; param?: string };
       error?: string;
+      /** An error of lake's own code in the parse, with its stack: the server logs it (isProgrammingError). */
+      internalError?: string;
     };

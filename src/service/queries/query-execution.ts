@@ -448,6 +448,13 @@ export class QueryExecution {
         this.results.keepFirstPage(live.id, outcome.firstRows);
       } else {
         this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
+        // An error of lake's own code: its caller was told only that; the stack is for the server's log.
+        if (outcome.internalError !== undefined)
+          this.runtime.failed(
+            'query',
+            Object.assign(new TypeError('query engine'), { stack: outcome.internalError }),
+            live.id,
+          );
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message, live.job) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });

@@ -4,7 +4,7 @@ import type { PermissionStore, TableAccess } from '../auth/permissions.js';
 import type { QueryEngine } from '../engine/query-engine.js';
 import { guardSql } from '../engine/sql-guard.js';
 import type { TableReference } from '../engine/table-refs.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Lake } from '../storage/lake.js';
 import type { QueryJobs } from './query-jobs.js';
@@ -33,7 +33,8 @@ export class QueryGrants {
       if (job.asOfError !== undefined) throw new Error(job.asOfError);
       references = await this.engine.inspect({ ...job, statement });
     } catch (error) {
-      if (error instanceof LakeServiceError) throw error;
+      // An error of lake's own code is no parse error of the caller's: a 500, logged with its stack.
+      if (error instanceof LakeServiceError || isProgrammingError(error)) throw error;
       throw new LakeServiceError(
         'parameter_invalid',
         `The SQL does not parse: ${this.jobs.cleanMessage(error instanceof Error ? error.message : String(error))}`,

@@ -6,7 +6,7 @@ import { assertNoIntrospection } from '../auth/introspection.js';
 import type { PermissionStore } from '../auth/permissions.js';
 import type { QueryEngine } from '../engine/query-engine.js';
 import { guardSql } from '../engine/sql-guard.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import { hashRequest, type IdempotencyScope, type IdempotencyStore } from '../idempotency/idempotency.js';
 import { newId } from '../core/ids.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
@@ -174,7 +174,8 @@ export class QueryService {
         if (access.restricted) await this.grants.assertReadable(principal.organizationId, access, references, schema);
       } catch (error) {
         // DuckDB could not parse it: a failed query, with nothing executed (docs/decisions.md, 12).
-        if (error instanceof LakeServiceError) throw error;
+        // An error of lake's own code is no parse error of the caller's: a 500, logged with its stack.
+        if (error instanceof LakeServiceError || isProgrammingError(error)) throw error;
         parseError = this.jobs.cleanMessage(error instanceof Error ? error.message : String(error));
       }
       mark('inspected');
