@@ -190,6 +190,10 @@ describe('time travel', () => {
       // The reason is DuckDB's, without the statement lake evaluated the clause with.
       expect(odd.error.message, clause).not.toMatch(/LINE 1|SELECT|epoch_ms|NULL|9223372036854776000/);
     }
+    // A view reads its tables as they are: one that named a version would break when retention removed it.
+    await expect(
+      api.services.lake.createView(org, 'shop', 'old_items', `select * from shop.items AT (VERSION => ${first})`),
+    ).rejects.toMatchObject({ code: 'parameter_invalid', message: expect.stringMatching(/not AT a version/) });
     const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
     expect(never.error.message).toMatch(/did not exist at snapshot/);
     await expectError(

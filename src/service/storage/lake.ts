@@ -18,7 +18,7 @@ import { SettingsStore } from '../home/settings-store.js';
 import { lakeTableOf, TableStore, tableSourceSql, type ColumnDescription, type LakeTable } from './tables.js';
 import { TableHistory } from './table-history.js';
 import { TableWrites, type PartWriter, type WriteTableOptions } from './table-writes.js';
-import type { AsOfReference } from '../engine/as-of.js';
+import { AsOfError, findAsOf, mayHoldAsOf, type AsOfReference } from '../engine/as-of.js';
 import { lakeViewOf, ViewStore, type LakeView, type ObjectName } from './views.js';
 
 export type { PartWriter, WriteTableOptions } from './table-writes.js';
@@ -275,6 +275,19 @@ export class Lake {
     const { connection, close } = await openPrivilegedConnection();
     try {
       await connection.run(`ATTACH ${quoteLiteral(file)} AS lake (READ_ONLY); USE lake`);
+      // A view reads its tables as they are when it is queried: a version it named would be gone with retention.
+      const readsVersions =
+        mayHoldAsOf(statement) &&
+        (await findAsOf(connection, statement).then(
+          (found) => found.references.length > 0,
+          (error: unknown) => error instanceof AsOfError,
+        ));
+      if (readsVersions)
+        throw new LakeServiceError(
+          'parameter_invalid',
+          'A view reads its tables as they are when it is queried, not AT a version or time (retention removes old versions); read the version in the query that uses the view instead.',
+          { param: 'sql' },
+        );
       const { prepared, references } = await (async () => {
         const references = await inspectStatement(connection, statement);
         return { references, prepared: await prepareSelect(connection, statement) };
