@@ -41,6 +41,7 @@ const HINTS: Record<string, string> = {
   source_not_found: 'List the sources with `lake sources ls`.',
   send_not_found: 'List the sends with `lake sends ls`.',
   canvas_not_found: 'List the canvases with `lake canvas ls`.',
+  canvas_full: 'Make another canvas (`lake canvas create`) for more tables.',
   catalog_not_found: 'Browse the tables and views you may read with `lake catalog ls`.',
   pat_not_found: 'List your tokens with `lake pats ls`.',
   user_not_found: 'List the people of the organization with `lake admin user ls`.',

@@ -30,7 +30,7 @@ export const ElementInput = Type.Object(
 
 export const CanvasCreation = Strict({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  elements: Type.Optional(Type.Array(ElementInput)),
+  elements: Type.Optional(Type.Array(ElementInput, { maxItems: 100, description: 'At most 100 table elements.' })),
 });
 
 export const TableDataRequest = Type.Object(

@@ -134,6 +134,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     description: 'No canvas with this id exists in your organization.',
   },
+  canvas_full: {
+    status: 409,
+    type: 'invalid_request_error',
+    description: 'The canvas holds the most table elements a canvas may (100); make another canvas for more.',
+  },
   element_not_found: {
     status: 404,
     type: 'invalid_request_error',

@@ -49,7 +49,7 @@ export const CANVAS_ROUTES = {
     params: id('A canvas id.'),
     body: ElementInput,
     responses: { 201: json('The element.', CanvasElement) },
-    errors: ['canvas_not_found', 'creator_required', 'grant_table_denied'],
+    errors: ['canvas_not_found', 'creator_required', 'grant_table_denied', 'canvas_full'],
   }),
   downloadTableData: defineRoute({
     operationId: 'downloadTableData',

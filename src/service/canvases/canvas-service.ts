@@ -19,6 +19,12 @@ export interface TableData {
   rowCount: number;
 }
 
+/**
+ * The most table elements a canvas holds. Each is a saved query judged for every restricted caller who looks at the
+ * canvas; without a bound, one member's canvas of thousands cost the server seconds at each look.
+ */
+export const MAX_CANVAS_ELEMENTS = 100;
+
 /** POST /data/table returns at most this many rows of an element's table; `truncated` says when there were more. */
 export const MAX_TABLE_ROWS = 10_000;
 
@@ -58,6 +64,12 @@ export class CanvasService {
 
   async create(principal: Principal, input: CanvasInput): Promise<Canvas> {
     const name = checkName(input.name, 'name');
+    if (input.elements.length > MAX_CANVAS_ELEMENTS)
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `A canvas holds at most ${MAX_CANVAS_ELEMENTS} table elements; this one names ${input.elements.length}.`,
+        { param: 'elements' },
+      );
     const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
     for (const element of checked) await this.assertAdderMayRead(principal, element);
     const id = newId('cnv');
@@ -80,16 +92,19 @@ export class CanvasService {
     await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(input, '');
     await this.assertAdderMayRead(principal, element);
-    const id = await this.store.addElement(canvas.id, element);
+    const id = await this.store.addElement(canvas.id, element, MAX_CANVAS_ELEMENTS);
+    if (id === undefined)
+      throw new LakeServiceError(
+        'canvas_full',
+        `Canvas ${canvas.id} holds ${MAX_CANVAS_ELEMENTS} table elements, the most a canvas may; make another canvas for more.`,
+      );
     return (await this.get(principal, canvasId)).elements.find((e) => e.id === id) as CanvasElement;
   }
 
   /** The canvas as the caller may see it: a restricted credential, only the elements whose tables it may read. */
   async get(principal: Principal, id: string): Promise<Canvas> {
     const canvas = await this.find(principal, id);
-    const readable = await Promise.all(
-      canvas.elements.map((e) => this.queries.mayRead(principal, e.sql ?? `SELECT * FROM lake.${e.table as string}`)),
-    );
+    const readable = await Promise.all(canvas.elements.map((e) => this.queries.mayRead(principal, elementSql(e))));
     return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
   }
 

@@ -64,14 +64,22 @@ export class CanvasStore {
         'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
         [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
       );
-      for (const element of input.elements) await this.addElement(input.id, element);
+      // The service bounds how many a new canvas names (MAX_CANVAS_ELEMENTS).
+      for (const element of input.elements) await this.addElement(input.id, element, Number.MAX_SAFE_INTEGER);
     });
   }
 
-  /** Adds an element after the canvas's last one (under the canvas's lock, so two never share a place); its id. */
-  async addElement(canvasId: string, element: NewElement): Promise<string> {
+  /**
+   * Adds an element after the canvas's last one (under the canvas's lock, so two never share a place): its id, or
+   * undefined when the canvas already holds `most` (nothing added).
+   */
+  async addElement(canvasId: string, element: NewElement, most: number): Promise<string | undefined> {
     const id = newId('el');
-    await this.db.transaction(lock.canvas(canvasId), async () => {
+    const added = await this.db.transaction(lock.canvas(canvasId), async () => {
+      const held = await this.db.get<{ n: number }>('SELECT count(*) AS n FROM canvas_elements WHERE canvas_id = ?', [
+        canvasId,
+      ]);
+      if (Number(held?.n ?? 0) >= most) return false;
       await this.db.run(
         `INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created, position)
          VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM canvas_elements WHERE canvas_id = ?))`,
@@ -87,8 +95,9 @@ export class CanvasStore {
         ],
       );
       await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvasId]);
+      return true;
     });
-    return id;
+    return added ? id : undefined;
   }
 
   async get(organizationId: string, id: string): Promise<Canvas | undefined> {

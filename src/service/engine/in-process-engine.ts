@@ -1,3 +1,4 @@
+import { openPrivilegedConnection } from './duckdb.js';
 import { inspectStatement } from './inspect.js';
 import { sharedInstancePool, type InstancePool } from './instance-pool.js';
 import type { QueryEngine, QueryEvents, QueryJob, RunningQuery } from './query-engine.js';
@@ -46,6 +47,14 @@ export class InProcessEngine implements QueryEngine {
     }
   }
 
+  /** A plain instance that parses and reads nothing: one serves every statement checked without running. */
+  private parser: ReturnType<typeof openPrivilegedConnection> | undefined;
+
+  async parse(statement: string): Promise<TableReference[]> {
+    this.parser ??= openPrivilegedConnection({ threads: 1, memoryLimit: '256MB' });
+    return inspectStatement((await this.parser).connection, statement);
+  }
+
   start(job: QueryJob, events?: QueryEvents): RunningQuery {
     const sandbox = this.inspected.get(job.queryId);
     this.inspected.delete(job.queryId);
@@ -65,6 +74,9 @@ export class InProcessEngine implements QueryEngine {
   async close(): Promise<void> {
     for (const id of [...this.inspected.keys()]) this.forget(id);
     this.sandboxes.close();
+    const parser = this.parser;
+    this.parser = undefined;
+    await parser?.then(({ close }) => close()).catch(() => undefined);
     await this.pool.release();
   }
 }

@@ -111,6 +111,11 @@ export interface QueryEngine {
    * (CTE names left out); refusals throw LakeServiceError with the spec's codes.
    */
   inspect(job: QueryJob): Promise<TableReference[]>;
+  /**
+   * The same checks and tables for a statement that will not run here (is a saved query readable by this caller?):
+   * DuckDB's parse alone, with no catalog and no sandbox made for it.
+   */
+  parse(statement: string): Promise<TableReference[]>;
   /** Runs a job that inspect accepted. Never rejects: every ending, a crash included, is an outcome. */
   start(job: QueryJob, events?: QueryEvents): RunningQuery;
   /** Lets go of anything inspect prepared for a job that will not start. */

@@ -80,7 +80,11 @@ export class WorkerPool implements QueryEngine {
 
   /** Parse-only checks, in a worker of their own, one at a time: they take milliseconds and never wait for a query. */
   inspect(job: QueryJob): Promise<TableReference[]> {
-    const result = this.inspections.then(() => this.inspectNow(job.statement));
+    return this.parse(job.statement);
+  }
+
+  parse(statement: string): Promise<TableReference[]> {
+    const result = this.inspections.then(() => this.inspectNow(statement));
     // The chain only orders inspections; each caller gets its own failure through `result`.
     this.inspections = result.catch(() => undefined);
     return result;
