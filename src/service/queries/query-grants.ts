@@ -10,10 +10,12 @@ import type { QueryJobs } from './query-jobs.js';
 
 /** Parses of saved SQL kept (by its text): a canvas holds at most 100 elements, a page of sends 100. */
 const PARSED_KEPT = 2000;
+const PARSED_KEPT_CHARACTERS = 4_000_000;
 
 /** What a query may read: every table or view it names must be one the caller's grants cover. */
 export class QueryGrants {
   private readonly parsed = new Map<string, readonly TableReference[]>();
+  private parsedLength = 0;
 
   constructor(
     private readonly lake: Lake,
@@ -50,7 +52,7 @@ export class QueryGrants {
 
   /**
    * The tables a statement names, by DuckDB's parse; the same saved SQL (a canvas element, a send) is judged at every
-   * look at it, and its parse does not change: the last PARSED_KEPT parses are kept.
+   * look at it, and its parse does not change: the latest parses are kept, up to PARSED_KEPT and their text's length.
    */
   private async referencesOf(statement: string): Promise<readonly TableReference[]> {
     const kept = this.parsed.get(statement);
@@ -60,8 +62,15 @@ export class QueryGrants {
       return kept;
     }
     const references = await this.engine.parse(statement);
+    // Two looks at once may both have parsed it: counted once.
+    if (!this.parsed.has(statement)) this.parsedLength += statement.length;
     this.parsed.set(statement, references);
-    if (this.parsed.size > PARSED_KEPT) this.parsed.delete(this.parsed.keys().next().value as string);
+    // Bounded by count and by text: a statement may be 100,000 characters.
+    while (this.parsed.size > PARSED_KEPT || this.parsedLength > PARSED_KEPT_CHARACTERS) {
+      const oldest = this.parsed.keys().next().value as string;
+      this.parsed.delete(oldest);
+      this.parsedLength -= oldest.length;
+    }
     return references;
   }
 
