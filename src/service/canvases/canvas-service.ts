@@ -104,7 +104,7 @@ export class CanvasService {
   /** The canvas as the caller may see it: a restricted credential, only the elements whose tables it may read. */
   async get(principal: Principal, id: string): Promise<Canvas> {
     const canvas = await this.find(principal, id);
-    const readable = await Promise.all(canvas.elements.map((e) => this.queries.mayRead(principal, elementSql(e))));
+    const readable = await this.queries.mayReadEach(principal, canvas.elements.map(elementSql));
     return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
   }
 

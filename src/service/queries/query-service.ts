@@ -327,6 +327,11 @@ export class QueryService {
     return this.grants.mayRead(principal, sql);
   }
 
+  /** mayRead for several saved queries at once, the caller's grants looked up once. */
+  mayReadEach(principal: Principal, sqls: readonly string[]): Promise<boolean[]> {
+    return this.grants.mayReadEach(principal, sqls);
+  }
+
   /** Deletes queries and results past retention, and expired idempotency keys. */
   async purgeExpired(now: number = Math.floor(Date.now() / 1000)): Promise<number> {
     const removed = await this.store.purgeCreatedBefore(now - this.settings.retentionSeconds);

@@ -232,7 +232,10 @@ export class SendService {
         { param: 'starting_after' },
       );
     const page = await this.store.list(principal.organizationId, limit, after);
-    const shown = await Promise.all(page.data.map((send) => this.queries.mayRead(principal, send.sql)));
+    const shown = await this.queries.mayReadEach(
+      principal,
+      page.data.map((send) => send.sql),
+    );
     const data = await Promise.all(page.data.filter((_, i) => shown[i]).map((send) => this.view(send)));
     return { data, hasMore: page.hasMore };
   }
