@@ -194,6 +194,9 @@ describe('time travel', () => {
     await expect(
       api.services.lake.createView(org, 'shop', 'old_items', `select * from shop.items AT (VERSION => ${first})`),
     ).rejects.toMatchObject({ code: 'parameter_invalid', message: expect.stringMatching(/not AT a version/) });
+    await api.services.lake.createView(org, 'shop', 'items_now', 'select * from shop.items');
+    const view = await run(api, `select * from shop.items_now AT (VERSION => ${first})`);
+    expect(view.error.message).toMatch(/shop.items_now is a view, which lake reads only as it is now/);
     const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
     expect(never.error.message).toMatch(/did not exist at snapshot/);
     await expectError(

@@ -61,7 +61,14 @@ export class TableHistory {
       }
       const state = await this.states.at(organizationId, snapshot);
       const table = state.tables.find((t) => same(t.schema, ref.schema) && same(t.name, ref.table));
-      if (!table) throw new AsOfError(`${written} did not exist at snapshot ${snapshot}.`);
+      if (!table) {
+        // A view has no versions of its own: it reads its tables as they are.
+        if (current.views.some((v) => same(v.schema, ref.schema) && same(v.name, ref.table)))
+          throw new AsOfError(
+            `${written} is a view, which lake reads only as it is now; read the tables it names AT a version instead.`,
+          );
+        throw new AsOfError(`${written} did not exist at snapshot ${snapshot}.`);
+      }
       const found = lakeTableOf(organizationId, state, table, this.layout);
       resolved.push({
         ...found,
