@@ -30,7 +30,12 @@ export const ElementInput = Type.Object(
 
 export const CanvasCreation = Strict({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  elements: Type.Optional(Type.Array(ElementInput, { maxItems: 100, description: 'At most 100 table elements.' })),
+  elements: Type.Optional(
+    Type.Array(ElementInput, {
+      maxItems: 100,
+      description: 'At most 100 table elements, with 100,000 characters of SQL in all.',
+    }),
+  ),
 });
 
 export const TableDataRequest = Type.Object(

@@ -137,7 +137,8 @@ export const ERROR_CATALOGUE = {
   canvas_full: {
     status: 409,
     type: 'invalid_request_error',
-    description: 'The canvas holds the most table elements a canvas may (100); make another canvas for more.',
+    description:
+      'The canvas holds the most a canvas may (100 table elements, 100,000 characters of SQL in all); make another canvas for more.',
   },
   element_not_found: {
     status: 404,

@@ -57,6 +57,25 @@ describe('canvas limits', () => {
     expect(shown.elements).toHaveLength(100);
   });
 
+  it('holds at most 100,000 characters of SQL in all, as one query may', async () => {
+    const long = (n: number, size: number) => ({
+      name: `long${n}`,
+      sql: `select ${n} as n /* ${'x'.repeat(size)} */ from demo.orders`,
+    });
+    await expectError(
+      await call('POST', '/canvases', { name: 'long', elements: [long(1, 60_000), long(2, 40_000)] }),
+      400,
+      'parameter_invalid',
+    );
+    const created = await call('POST', '/canvases', { name: 'long', elements: [long(1, 60_000)] });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as Json;
+    const past = await call('POST', `/canvases/${id}/elements`, long(2, 40_000));
+    const refused = await expectError(past, 409, 'canvas_full');
+    expect(JSON.stringify(refused)).toMatch(/100,000 characters of SQL/);
+    expect((await call('POST', `/canvases/${id}/elements`, long(3, 30_000))).status).toBe(201);
+  });
+
   it("shows a restricted caller the elements it may read without making a query's sandbox for each", async () => {
     const inspect = vi.spyOn(InProcessEngine.prototype, 'inspect');
     const mixed = [...elements(50), { name: 'hidden', sql: 'select * from demo.customers' }];
@@ -71,11 +90,19 @@ describe('canvas limits', () => {
       body: JSON.stringify({ name: 'hidden', sql: 'select * from demo.customers' }),
     });
     expect(added.status).toBe(201);
+    // What each element reads was kept when it was saved: the look parses nothing.
+    const parse = vi.spyOn(InProcessEngine.prototype, 'parse');
     const shown = (await (await call('GET', `/canvases/${id}`)).json()) as Json;
     expect(shown.elements).toHaveLength(50);
     expect(JSON.stringify(shown)).not.toContain('customers');
     const listed = (await (await call('GET', '/canvases?limit=100')).json()) as Json;
     expect(listed.data.length).toBeGreaterThan(0);
+    expect(parse).not.toHaveBeenCalled();
+    // Elements saved before that was kept are judged by their parse (here the parses kept), with the same answer.
+    await api.home.db.run('UPDATE canvas_elements SET reads = NULL');
+    const again = (await (await call('GET', `/canvases/${id}`)).json()) as Json;
+    expect(again.elements).toHaveLength(50);
+    expect(JSON.stringify(again)).not.toContain('customers');
     expect(inspect).not.toHaveBeenCalled();
   });
 });

@@ -10,6 +10,7 @@ import type { JsonValue } from '../engine/json-values.js';
 import type { QueryService } from '../queries/query-service.js';
 import type { QueryResults } from '../queries/query-results.js';
 import type { Canvas, CanvasElement, CanvasStore } from './canvas-store.js';
+import type { SavedReads } from '../queries/saved-reads.js';
 
 export interface TableData {
   canvas: Canvas;
@@ -24,6 +25,12 @@ export interface TableData {
  * canvas; without a bound, one member's canvas of thousands cost the server seconds at each look.
  */
 export const MAX_CANVAS_ELEMENTS = 100;
+
+/**
+ * The most characters of SQL a canvas's elements hold in all, as one query may: every list of canvases carries them,
+ * and a page of 100 canvases of 100 queries of 100,000 characters would have been a gigabyte.
+ */
+export const MAX_CANVAS_SQL = 100_000;
 
 /** POST /data/table returns at most this many rows of an element's table; `truncated` says when there were more. */
 export const MAX_TABLE_ROWS = 10_000;
@@ -70,8 +77,18 @@ export class CanvasService {
         `A canvas holds at most ${MAX_CANVAS_ELEMENTS} table elements; this one names ${input.elements.length}.`,
         { param: 'elements' },
       );
-    const checked = input.elements.map((e, i) => this.checkElement(e, `elements[${i}]`));
-    for (const element of checked) await this.assertAdderMayRead(principal, element);
+    const characters = input.elements.reduce((sum, e) => sum + (e.sql?.length ?? 0), 0);
+    if (characters > MAX_CANVAS_SQL)
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `A canvas's queries hold at most ${MAX_CANVAS_SQL.toLocaleString('en-US')} characters of SQL in all; these hold ${characters.toLocaleString('en-US')}.`,
+        { param: 'elements' },
+      );
+    const checked = [];
+    for (const [i, e] of input.elements.entries()) {
+      const element = this.checkElement(e, `elements[${i}]`);
+      checked.push({ ...element, reads: await this.assertAdderMayRead(principal, element) });
+    }
     const id = newId('cnv');
     await this.store.create({
       id,
@@ -91,20 +108,30 @@ export class CanvasService {
     const canvas = await this.find(principal, canvasId);
     await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
     const element = this.checkElement(input, '');
-    await this.assertAdderMayRead(principal, element);
-    const id = await this.store.addElement(canvas.id, element, MAX_CANVAS_ELEMENTS);
-    if (id === undefined)
+    const reads = await this.assertAdderMayRead(principal, element);
+    const added = await this.store.addElement(
+      canvas.id,
+      { ...element, reads },
+      { elements: MAX_CANVAS_ELEMENTS, sqlCharacters: MAX_CANVAS_SQL },
+    );
+    if ('full' in added)
       throw new LakeServiceError(
         'canvas_full',
-        `Canvas ${canvas.id} holds ${MAX_CANVAS_ELEMENTS} table elements, the most a canvas may; make another canvas for more.`,
+        added.full === 'elements'
+          ? `Canvas ${canvas.id} holds ${MAX_CANVAS_ELEMENTS} table elements, the most a canvas may; make another canvas for more.`
+          : `Canvas ${canvas.id} would hold more than ${MAX_CANVAS_SQL.toLocaleString('en-US')} characters of SQL in all with this query, the most a canvas may; make another canvas for it.`,
       );
+    const id = added.id;
     return (await this.get(principal, canvasId)).elements.find((e) => e.id === id) as CanvasElement;
   }
 
   /** The canvas as the caller may see it: a restricted credential, only the elements whose tables it may read. */
   async get(principal: Principal, id: string): Promise<Canvas> {
     const canvas = await this.find(principal, id);
-    const readable = await this.queries.mayReadEach(principal, canvas.elements.map(elementSql));
+    const readable = await this.queries.mayReadEach(
+      principal,
+      canvas.elements.map((e) => ({ sql: elementSql(e), reads: e.reads })),
+    );
     return { ...canvas, elements: canvas.elements.filter((_, i) => readable[i]) };
   }
 
@@ -178,10 +205,11 @@ export class CanvasService {
     return { name, sql: null, table: `${schema}.${table}` };
   }
 
-  private async assertAdderMayRead(
+  /** Refuses an element its adder may not read; what it reads, kept with it. */
+  private assertAdderMayRead(
     principal: Principal,
     element: { sql: string | null; table: string | null },
-  ): Promise<void> {
-    await this.queries.assertMayRead(principal, elementSql(element));
+  ): Promise<SavedReads | null> {
+    return this.queries.assertMayRead(principal, elementSql(element));
   }
 }

@@ -1,5 +1,6 @@
 import { newId } from '../core/ids.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { savedReadsOf, savedReadsText, type SavedReads } from '../queries/saved-reads.js';
 
 export interface CanvasElement {
   id: string;
@@ -8,6 +9,8 @@ export interface CanvasElement {
   sql: string | null;
   table: string | null;
   created: number;
+  /** What its query reads, as kept when it was added (undefined: not known). */
+  reads?: SavedReads;
 }
 
 export interface Canvas {
@@ -25,6 +28,7 @@ export interface NewElement {
   name: string;
   sql: string | null;
   table: string | null;
+  reads: SavedReads | null;
 }
 
 interface CanvasRow {
@@ -43,6 +47,7 @@ interface ElementRow {
   sql: string | null;
   table_ref: string | null;
   created: number;
+  reads: string | null;
 }
 
 const seconds = (): number => Math.floor(Date.now() / 1000);
@@ -64,25 +69,33 @@ export class CanvasStore {
         'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
         [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
       );
-      // The service bounds how many a new canvas names (MAX_CANVAS_ELEMENTS).
-      for (const element of input.elements) await this.addElement(input.id, element, Number.MAX_SAFE_INTEGER);
+      // The service bounds what a new canvas names (MAX_CANVAS_ELEMENTS, MAX_CANVAS_SQL).
+      const unbounded = { elements: Number.MAX_SAFE_INTEGER, sqlCharacters: Number.MAX_SAFE_INTEGER };
+      for (const element of input.elements) await this.addElement(input.id, element, unbounded);
     });
   }
 
   /**
    * Adds an element after the canvas's last one (under the canvas's lock, so two never share a place): its id, or
-   * undefined when the canvas already holds `most` (nothing added).
+   * which bound it would pass (nothing added): the number of elements, or the characters of their SQL in all.
    */
-  async addElement(canvasId: string, element: NewElement, most: number): Promise<string | undefined> {
+  async addElement(
+    canvasId: string,
+    element: NewElement,
+    most: { elements: number; sqlCharacters: number },
+  ): Promise<{ id: string } | { full: 'elements' | 'sqlCharacters' }> {
     const id = newId('el');
-    const added = await this.db.transaction(lock.canvas(canvasId), async () => {
-      const held = await this.db.get<{ n: number }>('SELECT count(*) AS n FROM canvas_elements WHERE canvas_id = ?', [
-        canvasId,
-      ]);
-      if (Number(held?.n ?? 0) >= most) return false;
+    return this.db.transaction(lock.canvas(canvasId), async () => {
+      const held = await this.db.get<{ n: number; characters: number | null }>(
+        'SELECT count(*) AS n, sum(length(sql)) AS characters FROM canvas_elements WHERE canvas_id = ?',
+        [canvasId],
+      );
+      if (Number(held?.n ?? 0) >= most.elements) return { full: 'elements' as const };
+      if (Number(held?.characters ?? 0) + (element.sql?.length ?? 0) > most.sqlCharacters)
+        return { full: 'sqlCharacters' as const };
       await this.db.run(
-        `INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created, position)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM canvas_elements WHERE canvas_id = ?))`,
+        `INSERT INTO canvas_elements (id, canvas_id, name, kind, sql, table_ref, created, reads, position)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(position), 0) + 1 FROM canvas_elements WHERE canvas_id = ?))`,
         [
           id,
           canvasId,
@@ -91,13 +104,13 @@ export class CanvasStore {
           element.sql,
           element.table,
           seconds(),
+          savedReadsText(element.reads),
           canvasId,
         ],
       );
       await this.db.run('UPDATE canvases SET updated = ? WHERE id = ?', [seconds(), canvasId]);
-      return true;
+      return { id };
     });
-    return added ? id : undefined;
   }
 
   async get(organizationId: string, id: string): Promise<Canvas | undefined> {
@@ -124,6 +137,7 @@ export class CanvasStore {
         sql: e.sql,
         table: e.table_ref,
         created: e.created,
+        ...(savedReadsOf(e.reads) ? { reads: savedReadsOf(e.reads) } : {}),
       })),
     };
   }

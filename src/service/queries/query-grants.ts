@@ -7,6 +7,7 @@ import type { TableReference } from '../engine/table-refs.js';
 import { LakeServiceError, isProgrammingError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
 import type { QueryJobs } from './query-jobs.js';
+import type { SavedReads } from './saved-reads.js';
 
 /** Parses of saved SQL kept (by its text): a canvas holds at most 100 elements, a page of sends 100. */
 const PARSED_KEPT = 2000;
@@ -26,18 +27,34 @@ export class QueryGrants {
 
   /**
    * Refuses SQL the principal could not run as a query (its guard, its introspection rule, its table grants), with
-   * the query's own codes: for what is saved to run later as that principal, or shown to it.
+   * the query's own codes: for what is saved to run later as that principal, or shown to it. Answers what the SQL
+   * reads, to be saved beside it (null: SQL an unrestricted principal saved that DuckDB does not parse), so that later
+   * looks at it (mayReadEach) need neither its guard nor its parse.
    */
-  async assertMayRead(principal: Principal, sql: string): Promise<void> {
-    const { statement, tokens } = guardSql(sql);
+  async assertMayRead(principal: Principal, sql: string): Promise<SavedReads | null> {
+    const { statement } = guardSql(sql);
     const access = await this.permissions.accessFor(principal);
-    if (!access.restricted) return;
-    assertNoIntrospection(tokens);
-    let references: readonly TableReference[];
+    if (!access.restricted) return this.readsOf(statement).catch(() => null);
+    const reads = await this.readsOf(statement);
+    if (reads.introspects) assertNoIntrospection(guardSql(sql).tokens);
+    await this.assertReadable(principal.organizationId, access, reads.tables);
+    return reads;
+  }
+
+  /** What a statement that passed the guard reads: its tables by DuckDB's parse, and whether it lists tables. */
+  private async readsOf(statement: string): Promise<SavedReads> {
+    const introspects = (() => {
+      try {
+        assertNoIntrospection(guardSql(statement).tokens);
+        return false;
+      } catch {
+        return true;
+      }
+    })();
     // A parse alone: nothing here runs, so no session catalog or sandbox is made for it (a canvas of many saved
     // queries, shown to a restricted caller, made one of each per element: seconds of the server per request).
     try {
-      references = await this.referencesOf(statement);
+      return { tables: [...(await this.referencesOf(statement))], introspects };
     } catch (error) {
       // An error of lake's own code is no parse error of the caller's: a 500, logged with its stack.
       if (error instanceof LakeServiceError || isProgrammingError(error)) throw error;
@@ -47,7 +64,6 @@ export class QueryGrants {
         { param: 'sql' },
       );
     }
-    await this.assertReadable(principal.organizationId, access, references);
   }
 
   /**
@@ -78,24 +94,29 @@ export class QueryGrants {
    * Whether the principal may see what names this SQL (a send, a canvas element): an unrestricted credential sees
    * everything of its organization, even SQL that no longer runs; a restricted one, what it could run (assertMayRead).
    */
-  async mayRead(principal: Principal, sql: string): Promise<boolean> {
-    return (await this.mayReadEach(principal, [sql]))[0] === true;
+  async mayRead(principal: Principal, sql: string, reads?: SavedReads | null): Promise<boolean> {
+    return (await this.mayReadEach(principal, [{ sql, reads }]))[0] === true;
   }
 
-  /** mayRead for several saved queries at once (a canvas's elements, a page of sends): the grants looked up once. */
-  async mayReadEach(principal: Principal, sqls: readonly string[]): Promise<boolean[]> {
+  /**
+   * mayRead for several saved queries at once (a canvas's elements, a page of sends), the grants looked up once. What
+   * each reads is taken as it was saved; SQL saved before that was kept (reads undefined) is guarded and parsed.
+   */
+  async mayReadEach(
+    principal: Principal,
+    saved: readonly { sql: string; reads?: SavedReads | null | undefined }[],
+  ): Promise<boolean[]> {
     const access = await this.permissions.accessFor(principal);
-    if (!access.restricted) return sqls.map(() => true);
+    if (!access.restricted) return saved.map(() => true);
     const visible = await this.visibleNames(principal.organizationId, access);
     return Promise.all(
-      sqls.map(async (sql) => {
-        try {
-          const { statement, tokens } = guardSql(sql);
-          assertNoIntrospection(tokens);
-          return (await this.referencesOf(statement)).every((ref) => readableIn(visible, ref));
-        } catch {
-          return false;
-        }
+      saved.map(async ({ sql, reads }) => {
+        const known =
+          reads ??
+          (await Promise.resolve()
+            .then(() => this.readsOf(guardSql(sql).statement))
+            .catch(() => null));
+        return known !== null && !known.introspects && known.tables.every((ref) => readableIn(visible, ref));
       }),
     );
   }

@@ -18,6 +18,7 @@ import type { UsageService } from '../usage/usage-service.js';
 import { QueryExecution, type Scheduling } from './query-execution.js';
 import { QueryAdmission, type RecordedSubmission, type SubmitOutcome } from './query-admission.js';
 import { QueryGrants } from './query-grants.js';
+import type { SavedReads } from './saved-reads.js';
 import { QueryJobs } from './query-jobs.js';
 import type { QueryResults } from './query-results.js';
 import type { QuerySettings } from './settings.js';
@@ -317,19 +318,22 @@ export class QueryService {
     return this.execution.drain(graceMs);
   }
 
-  /** Refuses SQL the principal could not run as a query (for what is saved to run later as that principal). */
-  assertMayRead(principal: Principal, sql: string): Promise<void> {
+  /**
+   * Refuses SQL the principal could not run as a query (for what is saved to run later as that principal); answers
+   * what it reads, to be saved beside it.
+   */
+  assertMayRead(principal: Principal, sql: string): Promise<SavedReads | null> {
     return this.grants.assertMayRead(principal, sql);
   }
 
-  /** Whether the principal may read what the SQL names. */
-  mayRead(principal: Principal, sql: string): Promise<boolean> {
-    return this.grants.mayRead(principal, sql);
+  /** Whether the principal may read what the SQL names (`reads`: as saved beside it). */
+  mayRead(principal: Principal, sql: string, reads?: SavedReads | null): Promise<boolean> {
+    return this.grants.mayRead(principal, sql, reads);
   }
 
   /** mayRead for several saved queries at once, the caller's grants looked up once. */
-  mayReadEach(principal: Principal, sqls: readonly string[]): Promise<boolean[]> {
-    return this.grants.mayReadEach(principal, sqls);
+  mayReadEach(principal: Principal, saved: readonly { sql: string; reads?: SavedReads | null }[]): Promise<boolean[]> {
+    return this.grants.mayReadEach(principal, saved);
   }
 
   /** Deletes queries and results past retention, and expired idempotency keys. */

@@ -141,7 +141,7 @@ export class SendService {
     await this.assertDestinationAllowed(checked.destination, checked.secrets.host);
     const everyMinutes = input.schedule?.every_minutes ?? null;
     // It will run as its creator: what the creator may not read now is refused now, not at every run.
-    await this.queries.assertMayRead(principal, sql);
+    const reads = (await this.queries.assertMayRead(principal, sql)) ?? undefined;
     const id = newId('snd');
     const now = this.now();
     const send: SendRecord = {
@@ -149,6 +149,7 @@ export class SendService {
       organizationId: principal.organizationId,
       name,
       sql,
+      reads,
       destination: checked.destination,
       secrets: this.secretBox.seal(id, checked.secrets),
       secretsSet: Object.keys(checked.secrets),
@@ -204,7 +205,7 @@ export class SendService {
 
   private async findVisible(principal: Principal, id: string): Promise<SendRecord> {
     const send = await this.find(principal, id);
-    if (!(await this.queries.mayRead(principal, send.sql)))
+    if (!(await this.queries.mayRead(principal, send.sql, send.reads)))
       throw new LakeServiceError('send_not_found', `There is no send ${id.slice(0, 64)} in your organization.`);
     return send;
   }
@@ -232,10 +233,7 @@ export class SendService {
         { param: 'starting_after' },
       );
     const page = await this.store.list(principal.organizationId, limit, after);
-    const shown = await this.queries.mayReadEach(
-      principal,
-      page.data.map((send) => send.sql),
-    );
+    const shown = await this.queries.mayReadEach(principal, page.data);
     const data = await Promise.all(page.data.filter((_, i) => shown[i]).map((send) => this.view(send)));
     return { data, hasMore: page.hasMore };
   }
@@ -253,7 +251,7 @@ export class SendService {
     if (change.name !== undefined) next.name = checkName(change.name);
     if (change.sql !== undefined) {
       next.sql = checkSql(change.sql);
-      await this.queries.assertMayRead(principal, next.sql);
+      next.reads = (await this.queries.assertMayRead(principal, next.sql)) ?? undefined;
       next.credentialId = principal.credentialId;
       next.principalId = principalIdOf(principal);
     }

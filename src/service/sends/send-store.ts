@@ -1,11 +1,14 @@
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { Destination } from './deliveries/destination.js';
+import { savedReadsOf, savedReadsText, type SavedReads } from '../queries/saved-reads.js';
 
 export interface SendRecord {
   id: string;
   organizationId: string;
   name: string;
   sql: string;
+  /** What its SQL reads, as kept when it was saved (undefined: not known). */
+  reads?: SavedReads | undefined;
   destination: Destination;
   /** Sealed destination secrets (database host, user, password; webhook signing secret). */
   secrets: string;
@@ -36,6 +39,7 @@ interface SendRow {
   organization_id: string;
   name: string;
   sql: string;
+  reads: string | null;
   destination: string;
   secrets: string;
   secrets_set: string;
@@ -53,6 +57,7 @@ const toSend = (r: SendRow): SendRecord => ({
   organizationId: r.organization_id,
   name: r.name,
   sql: r.sql,
+  reads: savedReadsOf(r.reads),
   destination: JSON.parse(r.destination) as Destination,
   secrets: r.secrets,
   secretsSet: JSON.parse(r.secrets_set) as string[],
@@ -91,13 +96,14 @@ export class SendStore {
 
   async insert(send: SendRecord): Promise<void> {
     await this.db.run(
-      `INSERT INTO sends (id, organization_id, name, sql, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO sends (id, organization_id, name, sql, reads, destination, secrets, secrets_set, every_minutes, paused, credential_id, principal_id, next_run, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         send.id,
         send.organizationId,
         send.name,
         send.sql,
+        savedReadsText(send.reads ?? null),
         JSON.stringify(send.destination),
         send.secrets,
         JSON.stringify(send.secretsSet),
@@ -114,10 +120,11 @@ export class SendStore {
 
   async update(send: SendRecord): Promise<void> {
     await this.db.run(
-      'UPDATE sends SET name = ?, sql = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?',
+      'UPDATE sends SET name = ?, sql = ?, reads = ?, every_minutes = ?, paused = ?, next_run = ?, updated = ?, credential_id = ?, principal_id = ? WHERE id = ?',
       [
         send.name,
         send.sql,
+        savedReadsText(send.reads ?? null),
         send.everyMinutes,
         send.paused ? 1 : 0,
         send.nextRun,

@@ -509,4 +509,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_events_by_time ON audit_events (created, id);
     `,
   },
+  {
+    version: 24,
+    name: 'what saved queries read',
+    // The tables a canvas element's or a send's SQL names (saved-reads.ts), kept when it is saved, so a restricted
+    // caller's look at it needs no parse. NULL: not known (saved before, or SQL that does not parse); judged afresh.
+    sql: `
+      ALTER TABLE canvas_elements ADD COLUMN reads TEXT;
+      ALTER TABLE sends ADD COLUMN reads TEXT;
+    `,
+  },
 ];
