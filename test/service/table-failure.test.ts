@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failureReason, INTERNAL_SYNC_FAILURE } from '../../src/service/syncs/table-failure.js';
+import { failedTable, failureReason, INTERNAL_SYNC_FAILURE } from '../../src/service/syncs/table-failure.js';
+import { failedTablesText } from '../../src/service/syncs/pg-reads.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
 
 /** Why a sync's table failed, as its tenant reads it: the source's errors said plainly, lake's own never quoted. */
@@ -44,5 +45,33 @@ describe('why a table failed', () => {
     expect(failureReason(new RangeError('Invalid string length'), syncOf(reported))).toBe('Invalid string length');
     expect(failureReason(new TypeError('x'), syncOf(reported, true))).toBe('cancelled');
     expect(reported).toEqual([]);
+  });
+});
+
+describe('what a sync says of many failed tables', () => {
+  it("names at most ten failed tables in the sync's message, each reason at most 1,000 characters", () => {
+    const failed = Array.from({ length: 2000 }, (_, i) => ({ key: `public.t${i}`, reason: 'permission denied' }));
+    const text = failedTablesText(failed);
+    expect(text).toBe(
+      `${failed
+        .slice(0, 10)
+        .map((f) => `${f.key} (permission denied)`)
+        .join('; ')}; and 1990 more tables`,
+    );
+    expect(failedTablesText(failed.slice(0, 2))).toBe('public.t0 (permission denied); public.t1 (permission denied)');
+    // A reason lake wrote from what the source holds (its column names) is cut like a source's own message.
+    const columns = Array.from({ length: 20_000 }, (_, i) => `column_${i}`).join(', ');
+    const reported: string[] = [];
+    const reporter = {
+      phase: (_task: unknown, _phase: string, info: { error?: string }) => reported.push(info.error ?? ''),
+    };
+    const result = failedTable(
+      reporter as never,
+      { key: 'public.wide' } as never,
+      `cdc cannot read spatial columns (${columns})`,
+      undefined,
+    );
+    expect(result.error?.length).toBe(1001);
+    expect(reported[0]).toBe(result.error);
   });
 });

@@ -91,7 +91,12 @@ function concise(message: string): string {
     .filter((line) => !line.startsWith('Original Line:') && !/^\s+[\w ]+ = /.test(line))
     .join('\n')
     .trim();
-  return kept.length > MAX_REASON_CHARS ? `${kept.slice(0, MAX_REASON_CHARS)}…` : kept;
+  return boundedReason(kept);
+}
+
+/** A reason cut to MAX_REASON_CHARS: whatever writes it (a source's message, its column names), it travels far. */
+export function boundedReason(reason: string): string {
+  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason;
 }
 
 /** Why a table failed, as its result says: no secret of the source, nor a path of this server (a staging or lake file). */
@@ -101,9 +106,21 @@ export function tableFailureReason(error: unknown, settings: ConnectorSettings, 
     .join('<lake>');
 }
 
+/** The most failed tables a sync's own message names; the sync's tables say why each failed. */
+const TABLES_NAMED = 10;
+
+/** Failed tables with their reasons, the first TABLES_NAMED of them: `a (why); b (why); and 3 more tables`. */
+export function failedTablesText(failed: readonly { key: string; reason: string }[]): string {
+  const named = failed.slice(0, TABLES_NAMED).map((f) => `${f.key} (${boundedReason(f.reason)})`);
+  const more = failed.length - named.length;
+  return more > 0 ? `${named.join('; ')}; and ${more} more table${more === 1 ? '' : 's'}` : named.join('; ');
+}
+
 /** A sync stopped by its connections (idle source, time bound), with the reasons of tables that had failed before. */
 export function syncFailure(stopped: unknown, results: readonly (TableResult | undefined)[]): Error {
-  const failedTables = results.filter((r) => r?.error).map((r) => `${r?.task.key} (${r?.error})`);
+  const failedTables = results.flatMap((r) => (r?.error ? [{ key: r.task.key, reason: r.error }] : []));
   const reason = stopped instanceof Error ? stopped.message : String(stopped);
-  return new Error(failedTables.length > 0 ? `${reason}; before that, table ${failedTables.join('; table ')}` : reason);
+  return new Error(
+    failedTables.length > 0 ? `${reason}; before that, failed: ${failedTablesText(failedTables)}` : reason,
+  );
 }

@@ -25,6 +25,7 @@ import { extractorFor } from './extractors.js';
 import type { SlotReport } from './cdc/cdc-sync.js';
 import { SYNC_DEFAULTS, type SyncSettings } from './settings.js';
 import { INTERNAL_SYNC_FAILURE } from './table-failure.js';
+import { failedTablesText } from './pg-reads.js';
 import { progressReporter } from './progress-reporter.js';
 import { SyncStore, type SyncRequest, type TableProgress } from './sync-store.js';
 import type { TableResult, TableTask } from './types.js';
@@ -493,8 +494,9 @@ export class SyncService {
         message: 'The sync was cancelled; tables committed before it stay.',
       });
     else if (failed.length > 0) {
-      // Each table's reason, so the sync object, the stream's last event and a follower all say why.
-      const reasons = failed.map((f) => `${f.task.key} (${f.error})`).join('; ');
+      // Each table's reason, so the sync object, the stream's last event and a follower all say why: the first few
+      // (a source of 2,000 failing tables made a message of megabytes, kept and shown with every list of jobs).
+      const reasons = failedTablesText(failed.map((f) => ({ key: f.task.key, reason: f.error ?? '' })));
       const tables = `${tasks.length} table${tasks.length === 1 ? '' : 's'}`;
       const committed = failed.length === tasks.length ? 'No table was committed.' : 'The other tables were committed.';
       await this.jobs.finish(id, 'failed', {

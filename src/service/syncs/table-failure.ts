@@ -1,7 +1,7 @@
 import type { ConnectorSettings } from '../connectors/types.js';
 import { isProgrammingError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
-import { tableFailureReason } from './pg-reads.js';
+import { boundedReason, tableFailureReason } from './pg-reads.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
 /** What a table or a sync that failed on an error of lake's own code says: not the error, which the log has. */
@@ -35,13 +35,15 @@ export function failedTable(
   state: TableState | undefined,
   columns?: { name: string; type: string }[],
 ): TableResult {
-  reporter.phase(task, 'failed', { error: message });
+  // Reasons name what the source holds (its columns, its messages): bounded, whatever they say.
+  const reason = boundedReason(message);
+  reporter.phase(task, 'failed', { error: reason });
   return {
     task,
     rows: 0,
     transferred: 0,
     cursorValue: state?.cursorValue ?? null,
     columns: columns ?? state?.columns ?? [],
-    error: message,
+    error: reason,
   };
 }
