@@ -228,6 +228,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '30',
   },
   {
+    name: 'LAKE_HISTORY_RETENTION_DAYS',
+    scope: 'serve',
+    meaning:
+      "how long finished syncs and send runs (with their events) and sources' log entries are kept; 0 keeps them",
+    default: '90',
+  },
+  {
     name: 'LAKE_SNAPSHOT_RETENTION_MINUTES',
     scope: 'all',
     meaning: 'how long a replaced table snapshot is kept for queries still reading it',

@@ -28,6 +28,7 @@ import { JobStore } from '../jobs/job-store.js';
 import { JobRuntime, type FailureReport } from '../jobs/job-runtime.js';
 import { QueryStore } from '../queries/store.js';
 import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
+import { HistoryStore } from '../jobs/history-store.js';
 import { Lake } from '../storage/lake.js';
 import { LakeLayout } from '../storage/layout.js';
 import { ObjectStoreFiles } from '../files/object-store-files.js';
@@ -193,6 +194,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
       ),
     });
   const runtime = new JobRuntime(jobStore, jobSettings, failed);
+  const history = new HistoryStore(home.db);
   const signer = new Signer(home.signingSecret);
   const queryStore = new QueryStore(home.db, jobStore);
   const results = new QueryResults(queryStore, layout, resultReader, signer, querySettings.orgResultStorageBytes);
@@ -383,9 +385,19 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
         );
       };
       inBackground(collect, failedAt('snapshot collection'));
+      // Past syncs and send runs, and sources' log entries, older than their retention (none when it is 0).
+      const retention = jobSettings.historyRetentionSeconds ?? 0;
+      const purgeHistory = async (): Promise<void> => {
+        if (retention === 0) return;
+        const cutoff = Math.floor(clock.now() / 1000) - retention;
+        await history.purgeJobsBefore(cutoff);
+        await history.purgeLogsBefore(cutoff);
+      };
+      inBackground(purgeHistory, failedAt('history retention'));
       timers.push(
         repeat(Math.max(1000, jobSettings.leaseMs / 2), sweep, failedAt('job sweep')),
         repeat(3_600_000, () => queries.purgeExpired(), failedAt('result retention')),
+        repeat(3_600_000, purgeHistory, failedAt('history retention')),
         repeat(60_000, async () => rateCells?.forgetIdle(), failedAt('rate limit cells')),
         repeat(collector.settings.intervalMs, collect, failedAt('snapshot collection')),
       );
