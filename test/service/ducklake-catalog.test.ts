@@ -135,6 +135,40 @@ describe('the DuckLake catalog', () => {
         ]);
       });
 
+      it('writes a schema version per table whose schema a snapshot began, and puts right an older catalog on open', async () => {
+        const versions = () =>
+          db.all<{ begin_snapshot: number; schema_version: number; table_id: number | null }>(
+            `SELECT begin_snapshot, schema_version, table_id FROM ${prefix}ducklake_schema_versions ORDER BY begin_snapshot, table_id`,
+          );
+        const snapshots = await db.all<{ snapshot_id: number; schema_version: number }>(
+          `SELECT snapshot_id, schema_version FROM ${prefix}ducklake_snapshot ORDER BY snapshot_id`,
+        );
+        const versionOf = (snapshot: number) =>
+          Number(snapshots.find((s) => Number(s.snapshot_id) === snapshot)?.schema_version);
+        const [orders] = await catalog.tablesAt(3);
+        const tableId = orders?.tableId as number;
+        // Created at 1, a column added at 2, only files at 3: as the extension, a row for each of the first two.
+        expect((await versions()).map((v) => [Number(v.begin_snapshot), Number(v.schema_version), v.table_id])).toEqual(
+          [
+            [1, versionOf(1), tableId],
+            [2, versionOf(2), tableId],
+          ],
+        );
+        // An earlier build wrote one row per schema change, without a table.
+        await db.run(`DELETE FROM ${prefix}ducklake_schema_versions`);
+        await db.run(`INSERT INTO ${prefix}ducklake_schema_versions VALUES (1, ?, NULL), (2, ?, NULL)`, [
+          versionOf(1),
+          versionOf(2),
+        ]);
+        await new DuckLakeCatalog(db, prefix, 'catalog:org_test').initialize('/lake/org_test/tables', 'lake test');
+        expect((await versions()).map((v) => [Number(v.begin_snapshot), Number(v.schema_version), v.table_id])).toEqual(
+          [
+            [1, versionOf(1), tableId],
+            [2, versionOf(2), tableId],
+          ],
+        );
+      });
+
       it('a commit that fails leaves the catalog at the snapshot before it', async () => {
         const before = await catalog.currentSnapshot();
         await expect(

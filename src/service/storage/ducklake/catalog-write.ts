@@ -12,6 +12,11 @@ import { TYPE_TAG, type ColumnShape } from './types.js';
 export class CatalogWrite {
   readonly changes: string[] = [];
   schemaChanged = false;
+  /**
+   * The tables this commit created or whose columns it changed: each gets a row of ducklake_schema_versions, as the
+   * extension writes (per table since its 0.4 catalogs).
+   */
+  readonly tablesWithNewSchema = new Set<number>();
 
   /** The names of the schemas this commit looked up or made, by id: a created table or view is named with its own. */
   private readonly schemaNames = new Map<number, string>();
@@ -97,6 +102,7 @@ export class CatalogWrite {
       await this.insert('ducklake_table_stats', [tableId, 0, 0, 0]);
       this.note(`created_table:${await this.qualified(schemaId, name)}`);
       this.schemaChanged = true;
+      this.tablesWithNewSchema.add(tableId);
     }
     const assigned = assignColumnIds(live.current, live.highestEver, columns);
     if (planned && idsKey(planned) !== idsKey(assigned.columns))
@@ -113,6 +119,7 @@ export class CatalogWrite {
         ]);
       this.note(`altered_table:${tableId}`);
       this.schemaChanged = true;
+      this.tablesWithNewSchema.add(tableId);
     }
     const insert = async (column: CatalogColumn, order: number, parent: number | null): Promise<void> => {
       await this.insert('ducklake_column', [

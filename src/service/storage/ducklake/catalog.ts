@@ -34,7 +34,10 @@ export class DuckLakeCatalog {
    */
   async initialize(dataPath: string, createdBy: string): Promise<void> {
     // Every process opens the catalog: one read when it exists already (and one for changes an older build wrote).
-    if (await this.exists()) return this.qualifyCreations();
+    if (await this.exists()) {
+      await this.qualifyCreations();
+      return this.schemaVersionsPerTable();
+    }
     await this.db.transaction(this.lockName, async () => {
       // On PostgreSQL the catalog is a schema of its own (the extension's METADATA_SCHEMA).
       if (this.prefix !== '') await this.db.run(`CREATE SCHEMA IF NOT EXISTS ${this.prefix.slice(0, -1)}`);
@@ -68,6 +71,30 @@ export class DuckLakeCatalog {
    * `ducklake_snapshots()` did on every catalog lake had written. The schema is the one of the table or view that
    * snapshot created. Idempotent; under the catalog's lock, so replicas opening it at once rewrite it once.
    */
+  /**
+   * A catalog an earlier build wrote has one ducklake_schema_versions row per schema change, without a table_id; the
+   * extension's 0.4 catalogs have one per table whose schema a snapshot began, and its own upgrade deletes rows
+   * without a table. Each such row becomes a row for every table whose columns began at that snapshot (a new table,
+   * or one whose columns changed: lake writes a changed table's columns again whole), under the catalog's lock; one
+   * cheap look when nothing is left to do.
+   */
+  private async schemaVersionsPerTable(): Promise<void> {
+    const versions = this.t('ducklake_schema_versions');
+    const global = async (): Promise<boolean> =>
+      (await this.db.get(`SELECT 1 AS found FROM ${versions} WHERE table_id IS NULL LIMIT 1`)) !== undefined;
+    if (!(await global())) return;
+    await this.db.transaction(this.lockName, async () => {
+      if (!(await global())) return;
+      await this.db.run(
+        `INSERT INTO ${versions} (begin_snapshot, schema_version, table_id)
+         SELECT DISTINCT sv.begin_snapshot, sv.schema_version, c.table_id
+           FROM ${versions} sv JOIN ${this.t('ducklake_column')} c ON c.begin_snapshot = sv.begin_snapshot
+          WHERE sv.table_id IS NULL`,
+      );
+      await this.db.run(`DELETE FROM ${versions} WHERE table_id IS NULL`);
+    });
+  }
+
   private async qualifyCreations(): Promise<void> {
     const unqualified = async (): Promise<{ snapshot_id: number; changes_made: string }[]> =>
       (
@@ -154,10 +181,12 @@ export class DuckLakeCatalog {
         info.message ?? null,
         info.extra ?? null,
       ]);
-      if (write.schemaChanged)
-        await this.db.run(`INSERT INTO ${this.t('ducklake_schema_versions')} VALUES (?, ?, NULL)`, [
+      // One row per table whose schema this snapshot began (made, or its columns changed), as the extension writes.
+      for (const tableId of write.tablesWithNewSchema)
+        await this.db.run(`INSERT INTO ${this.t('ducklake_schema_versions')} VALUES (?, ?, ?)`, [
           snapshotId,
           Number(last.schema_version) + 1,
+          tableId,
         ]);
       return { snapshotId, result };
     });
