@@ -21,7 +21,7 @@ export const QueryTags = Type.Array(
     pattern: '^[A-Za-z0-9_.:/=@+-]+$',
     description: 'Letters, digits and _ . : / = @ + -; for example team:finance.',
   }),
-  { maxItems: 10, uniqueItems: true, description: 'At most 10 tags; usage sums by tag (GET /usage?group_by=tag).' },
+  { maxItems: 10, uniqueItems: true, description: 'At most 10 tags; usage sums by tag (GET /usage, by_tag).' },
 );
 
 /** The types a parameter may be given as (Databricks' names); without one, a value is a STRING. */
