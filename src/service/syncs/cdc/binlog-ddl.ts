@@ -5,9 +5,13 @@ export interface TableEffect {
   effect: 'T' | 'R';
 }
 
-const NAME = String.raw`(?:\x60(?:[^\x60]|\x60\x60)+\x60|[\w$]+)`;
+// A quoted name as an unrolled loop (runs of other characters, then doubled backticks), so a name of millions of
+// characters is one step per run, not a choice kept per character.
+const NAME = String.raw`(?:\x60[^\x60]*(?:\x60\x60[^\x60]*)*\x60|[\w$]+)`;
 const QUALIFIED = String.raw`${NAME}(?:\s*\.\s*${NAME})?`;
 const AFTER_NAME = String.raw`(?=\s|\(|$)`;
+/** MariaDB's lock wait of a DDL statement (`WAIT 5`, `NOWAIT`), written after a table's name. */
+const WAIT = String.raw`(?:wait\s+\d+|nowait)`;
 
 /**
  * The tables a DDL statement logged in the binary log empties or replaces (the log carries no row for them): a
@@ -29,22 +33,36 @@ export function statementEffects(statement: string, schema: string): TableEffect
   };
   const names = (list: string): string[] => [...list.matchAll(new RegExp(QUALIFIED, 'g'))].map(([n]) => qualify(n));
   const each = (tables: string[], effect: 'T' | 'R'): TableEffect[] => tables.map((table) => ({ table, effect }));
-  let match = new RegExp(String.raw`^truncate\s+(?:table\s+)?(${QUALIFIED})$`, 'i').exec(text);
+  let match = new RegExp(String.raw`^truncate\s+(?:table\s+)?(${QUALIFIED})(?:\s+${WAIT})?$`, 'i').exec(text);
   if (match) return each([qualify(match[1] as string)], 'T');
-  match = new RegExp(
-    String.raw`^drop\s+table\s+(?:if\s+exists\s+)?(${QUALIFIED}(?:\s*,\s*${QUALIFIED})*)(?:\s+(?:restrict|cascade))?$`,
-    'i',
-  ).exec(text);
-  if (match) return each(names(match[1] as string), 'T');
+  match = /^drop\s+table\s+(?:if\s+exists\s+)?/i.exec(text);
+  if (match) {
+    // Its list is read name by name: one pattern over a list of a million names (a statement the source may log)
+    // ran out of stack, and failed every sync that read past it.
+    const listed = nameList(text, match[0].length);
+    // MariaDB's WAIT n / NOWAIT, then RESTRICT or CASCADE (which change nothing), may follow the list.
+    if (
+      listed &&
+      new RegExp(String.raw`^\s*(?:${WAIT}\s*)?(?:(?:restrict|cascade)\s*)?$`, 'i').test(text.slice(listed.end))
+    )
+      return each(listed.names.map(qualify), 'T');
+    return [];
+  }
   match = new RegExp(
     String.raw`^create\s+(or\s+replace\s+)?table\s+(if\s+not\s+exists\s+)?(${QUALIFIED})${AFTER_NAME}`,
     'i',
   ).exec(text);
   if (match) return match[2] ? [] : each([qualify(match[3] as string)], 'T');
-  match = /^rename\s+tables?\s+(.*)$/is.exec(text);
-  if (match) return each(names((match[1] as string).replace(/\s+to\s+/gi, ', ')), 'R');
+  match = /^rename\s+tables?\s+(?:if\s+exists\s+)?(.*)$/is.exec(text);
+  if (match)
+    return each(
+      names(
+        (match[1] as string).replace(new RegExp(String.raw`\s+${WAIT}(?=\s)`, 'gi'), ' ').replace(/\s+to\s+/gi, ', '),
+      ),
+      'R',
+    );
   match = new RegExp(
-    String.raw`^alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(${QUALIFIED})${AFTER_NAME}(.*)$`,
+    String.raw`^alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(?:if\s+exists\s+)?(${QUALIFIED})${AFTER_NAME}(.*)$`,
     'is',
   ).exec(text);
   const renamed =
@@ -54,4 +72,21 @@ export function statementEffects(statement: string, schema: string): TableEffect
     );
   if (match && renamed) return each([qualify(match[1] as string), qualify(renamed[1] as string)], 'R');
   return [];
+}
+
+/** The names of a comma-separated list of table names from `start`, and where it ends; undefined when none is there. */
+function nameList(text: string, start: number): { names: string[]; end: number } | undefined {
+  const name = new RegExp(String.raw`\s*(${QUALIFIED})\s*`, 'y');
+  const names: string[] = [];
+  let at = start;
+  for (;;) {
+    name.lastIndex = at;
+    const found = name.exec(text);
+    // None at the start, or none after a comma: no list.
+    if (!found) return undefined;
+    names.push(found[1] as string);
+    at = name.lastIndex;
+    if (text[at] !== ',') return { names, end: at };
+    at++;
+  }
 }
