@@ -318,6 +318,26 @@ describe('a MariaDB cdc table', () => {
     expect(await expectEqualToCopy()).toBe(2);
   });
 
+  it('reads a table whole after a partition of it is dropped: its rows went with no row event', async () => {
+    await server.query(
+      `CREATE TABLE parts (id int PRIMARY KEY, v varchar(10)) PARTITION BY RANGE (id)
+         (PARTITION old VALUES LESS THAN (100), PARTITION recent VALUES LESS THAN MAXVALUE);
+       INSERT INTO parts VALUES (1, 'old'), (2, 'old'), (150, 'recent');`,
+      'shop',
+    );
+    const parted = await shopSource('parted', [{ schema: 'shop', name: 'parts', mode: 'cdc' }]);
+    const rows = async (): Promise<Json[]> =>
+      (await run(api, 'select id from lake.parted.parts order by id')).data as Json[];
+    expect((await tableAfterSync(parted.id as string, 'parts')).phase).toBe('committed');
+    await server.query(`INSERT INTO parts VALUES (160, 'recent'); ALTER TABLE parts DROP PARTITION old;`, 'shop');
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/partition dropped, truncated or exchanged.*the next sync reads it whole/),
+    });
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
+    expect(await rows()).toEqual([{ id: 150 }, { id: 160 }]);
+  });
+
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {
     const created = await cdcSource('plain', 'items');
     const failedWith = async (): Promise<string> => {

@@ -63,6 +63,27 @@ describe('statements in the binary log', () => {
     ]);
   });
 
+  it('has a table read whole when partitions are dropped, truncated or exchanged, or a tablespace imported', () => {
+    for (const statement of [
+      'ALTER TABLE events DROP PARTITION p2023',
+      'alter table `events` truncate partition all',
+      'ALTER TABLE events IMPORT TABLESPACE',
+      'ALTER TABLE events IMPORT PARTITION p1 TABLESPACE',
+    ])
+      expect(statementEffects(statement, 'shop'), statement).toEqual([{ table: 'shop.events', effect: 'R' }]);
+    expect(statementEffects('ALTER TABLE events EXCHANGE PARTITION p1 WITH TABLE archive.old_events', 'shop')).toEqual([
+      { table: 'shop.events', effect: 'R' },
+      { table: 'archive.old_events', effect: 'R' },
+    ]);
+    // Partitions rearranged keep every row: nothing to read again.
+    expect(
+      statementEffects('ALTER TABLE events REORGANIZE PARTITION p1 INTO (PARTITION p1a VALUES LESS THAN (5))', 'shop'),
+    ).toEqual([]);
+    expect(statementEffects('ALTER TABLE events ADD PARTITION (PARTITION p9 VALUES LESS THAN (9))', 'shop')).toEqual(
+      [],
+    );
+  });
+
   it('has a renamed table read whole, on either side of the rename', () => {
     expect(statementEffects('RENAME TABLE `items` TO `old`, `swap` TO `items`', 'shop')).toEqual([
       { table: 'shop.items', effect: 'R' },

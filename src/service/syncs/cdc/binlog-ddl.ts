@@ -17,7 +17,8 @@ const WAIT = String.raw`(?:wait\s+\d+|nowait)`;
  * The tables a DDL statement logged in the binary log empties or replaces (the log carries no row for them): a
  * TRUNCATE, a DROP TABLE, or a CREATE TABLE (OR REPLACE) leaves the table empty before the row changes after it (a
  * CREATE … SELECT logs its rows after); a RENAME (RENAME TABLE, ALTER TABLE … RENAME) moves another table's rows in
- * or this one's out, which no change says, so the table must be read whole. `schema` is the statement's default
+ * or this one's out, and a partition dropped, truncated or exchanged (or a tablespace imported) takes rows out or
+ * brings them in, which no change says, so the table must be read whole. `schema` is the statement's default
  * database. CREATE TABLE IF NOT EXISTS changes nothing that exists, and temporary tables are not logged.
  */
 export function statementEffects(statement: string, schema: string): TableEffect[] {
@@ -71,6 +72,14 @@ export function statementEffects(statement: string, schema: string): TableEffect
       match[2] as string,
     );
   if (match && renamed) return each([qualify(match[1] as string), qualify(renamed[1] as string)], 'R');
+  // Partitions dropped, emptied or swapped with another table's rows (a common way to let old data go), and a
+  // tablespace imported: rows go or come with no row event, so the table (and the one swapped in) is read whole.
+  const rest = (match?.[2] as string | undefined) ?? '';
+  if (match && /\b(?:drop|truncate)\s+partition\b|\bimport\s+(?:partition\s+\S+\s+)?tablespace\b/i.test(rest))
+    return each([qualify(match[1] as string)], 'R');
+  const exchanged =
+    match && new RegExp(String.raw`\bexchange\s+partition\s+${NAME}\s+with\s+table\s+(${QUALIFIED})`, 'i').exec(rest);
+  if (match && exchanged) return each([qualify(match[1] as string), qualify(exchanged[1] as string)], 'R');
   return [];
 }
 
