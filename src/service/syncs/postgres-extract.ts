@@ -13,7 +13,7 @@ import { mergeableColumns, type MergeCounts } from '../storage/ducklake/merge.js
 import { isTaggedType } from '../storage/ducklake/types.js';
 import { readSourceKeys } from './pg-keys.js';
 import { compactionDeletes, compactionSql } from './compaction.js';
-import { CDC_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
+import { CDC_TAG, PARTITIONS_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
 import { SegmentedStaging } from './segments.js';
@@ -421,7 +421,14 @@ async function syncTable(
         // A compaction reads the table's rows as they are.
         ...(compacting ? { readsCurrent: true } : {}),
         columnTypes: Object.fromEntries(plans.filter((p) => isTaggedType(p.lakeType)).map((p) => [p.name, p.lakeType])),
-        ...(task.cdcTag !== undefined ? { tags: { [CDC_TAG]: task.cdcTag } } : {}),
+        ...(task.cdcTag !== undefined
+          ? {
+              tags: {
+                [CDC_TAG]: task.cdcTag,
+                ...(task.cdcPartitions !== undefined ? { [PARTITIONS_TAG]: task.cdcPartitions } : {}),
+              },
+            }
+          : {}),
         ...(layering
           ? {
               mergeOn: {

@@ -33,6 +33,8 @@ export interface TableTask {
   softDeletes: boolean;
   /** A cdc table copied whole: the change position its copy is as of, kept with it (the table's `lake.cdc_lsn`). */
   cdcTag?: string;
+  /** A partitioned cdc table copied whole: its partitions as the copy found them (the table's `lake.cdc_partitions`). */
+  cdcPartitions?: string;
   /** A cdc table a full refresh asked to copy whole again. */
   cdcCopy?: boolean;
 }

@@ -13,10 +13,11 @@ import { failedTable, failureReason } from '../table-failure.js';
 import { keyColumnsProblem } from '../key-columns.js';
 import type { ExtractionContext, TableResult, TableTask } from '../types.js';
 import { convertChanges } from './apply.js';
-import { CDC_TAG, commitChanges } from './commit.js';
+import { CDC_TAG, PARTITIONS_TAG, commitChanges } from './commit.js';
 import { needsResnapshot } from './columns.js';
 import { changesFile, stageChanges, type StagedChanges } from './changes.js';
 import { parseLsn } from './pgoutput.js';
+import { partitionsNow } from './partitions.js';
 import {
   advanceSlot,
   cdcName,
@@ -28,7 +29,7 @@ import {
   type SlotState,
 } from '../../connectors/postgres-slot.js';
 
-export { CDC_TAG } from './commit.js';
+export { CDC_TAG, PARTITIONS_TAG } from './commit.js';
 
 /** A slot's exported snapshot, for the sync's readers to import; `shared` once every reader has. */
 export interface CdcSnapshot {
@@ -157,8 +158,18 @@ export async function prepareCdc(input: CdcInput, cdcTasks: readonly TableTask[]
         table !== undefined &&
         needsResnapshot(state.columns, columns, new Set(table.snapshot.columns.map((c) => c.name)), task.softDeletes);
       const missed = !published.has(task.key);
-      if (snapshot || !table || table.tags[CDC_TAG] === undefined || changed || missed || task.cdcCopy === true)
-        copyTasks.push({ ...task, cdcTag: from });
+      const partitions = await partitionsNow(control, task.table.schema, task.table.name);
+      const moved = partitions !== undefined && table?.tags[PARTITIONS_TAG] !== partitions;
+      if (
+        snapshot ||
+        !table ||
+        table.tags[CDC_TAG] === undefined ||
+        changed ||
+        missed ||
+        moved ||
+        task.cdcCopy === true
+      )
+        copyTasks.push({ ...task, cdcTag: from, ...(partitions !== undefined ? { cdcPartitions: partitions } : {}) });
       else deferred.push({ task, columns: columns.map((c) => ({ name: c.name, type: c.type })) });
     }
     const moneyScale = Number(

@@ -11,6 +11,12 @@ import { rowsInTableColumns } from './columns.js';
 /** The table tag that holds the change position a cdc table is applied to (DuckLake tag, set in its commit). */
 export const CDC_TAG = 'lake.cdc_lsn';
 
+/**
+ * The table tag that holds a partitioned PostgreSQL cdc table's partitions as its last copy found them (partitions.ts):
+ * rows that come or go with a partition have no change in the stream.
+ */
+export const PARTITIONS_TAG = 'lake.cdc_partitions';
+
 type LakeTable = NonNullable<Awaited<ReturnType<Lake['tables']['get']>>>;
 
 /**
