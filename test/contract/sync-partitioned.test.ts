@@ -17,7 +17,8 @@ describe('a table partitioned at a PostgreSQL source', () => {
     INSERT INTO m VALUES (1, '2024-05-01', 'a'), (2, '2025-05-01', 'b');
     CREATE SCHEMA legacy; CREATE TABLE legacy.p (id int PRIMARY KEY, v text);
     CREATE TABLE legacy.c (extra int) INHERITS (legacy.p); CREATE TABLE legacy.q (id int PRIMARY KEY);
-    INSERT INTO legacy.p VALUES (1, 'parent'); INSERT INTO legacy.c VALUES (2, 'child', 9); INSERT INTO legacy.q VALUES (1);`);
+    INSERT INTO legacy.p VALUES (1, 'parent'); INSERT INTO legacy.c VALUES (2, 'child', 9); INSERT INTO legacy.q VALUES (1);
+    CREATE UNLOGGED TABLE legacy.u (id int PRIMARY KEY); INSERT INTO legacy.u VALUES (1);`);
   let api: Harness;
   let call: ReturnType<typeof jsonClient>;
   beforeAll(async () => {
@@ -83,6 +84,26 @@ describe('a table partitioned at a PostgreSQL source', () => {
     const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
     expect((latest.tables as Json[])[0]?.changes).toEqual({ inserts: 1, updates: 0, deletes: 0 });
   }, 120_000);
+
+  it('an UNLOGGED table is refused as a cdc table, saying what to do, and the other cdc tables sync', async () => {
+    const created = await call('POST', '/sources', source.sourceBody('unlogged', { schemas: ['legacy'] }));
+    await call('PATCH', `/sources/${created.id}`, {
+      tables: [
+        { schema: 'legacy', name: 'u', mode: 'cdc' },
+        { schema: 'legacy', name: 'q', mode: 'cdc' },
+      ],
+    });
+    // The publication cannot list it: that failed the whole sync, the other table with it.
+    const job = await syncEnded(api, created.id as string);
+    expect(job.error).toMatchObject({ code: 'tables_failed' });
+    const latest = (await call('GET', `/sources/${created.id}`)).latest_sync as Json;
+    const byName = Object.fromEntries((latest.tables as Json[]).map((t) => [t.table, t]));
+    expect(byName['legacy.q']?.phase).toBe('committed');
+    expect(byName['legacy.u']).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/UNLOGGED.*full or incremental mode.*SET LOGGED/),
+    });
+  });
 
   /**
    * Inheritance that is not partitioning: a copy of the parent holds its children's rows (as a SELECT of it does at

@@ -105,16 +105,18 @@ export async function prepareCdc(input: CdcInput, cdcTasks: readonly TableTask[]
   try {
     control = await openSession(input.settings, connections, { transaction: false });
     await checkCdcReady(control);
-    const inheriting = await tablesWithChildren(control, [...input.cdcTables, ...tasks.map((t) => t.table)]);
-    refused = tasks
-      .filter((task) => inheriting.has(task.key))
-      .map((task) => failedTable(input.reporter, task, INHERITED_REFUSAL, input.states.get(task.key)));
-    tasks = tasks.filter((task) => !inheriting.has(task.key));
+    const unstreamable = await tablesWithoutStream(control, [...input.cdcTables, ...tasks.map((t) => t.table)]);
+    refused = tasks.flatMap((task) => {
+      const reason = unstreamable.get(task.key);
+      return reason === undefined ? [] : [failedTable(input.reporter, task, reason, input.states.get(task.key))];
+    });
+    tasks = tasks.filter((task) => !unstreamable.has(task.key));
     if (tasks.length === 0) return { ...NO_CDC, refused, close: () => connections.close() };
     // A table the publication did not list (new to cdc, or enabled again) missed changes: it is copied.
     const published = await publishedTables(control, name);
+    // One the publication cannot list (an UNLOGGED table) would fail it for every other table too.
     const all = [...input.cdcTables, ...tasks.map((t) => t.table)].filter(
-      (t) => !inheriting.has(`${t.schema}.${t.name}`),
+      (t) => !unstreamable.has(`${t.schema}.${t.name}`),
     );
     const tables = all.filter((t, i) => all.findIndex((o) => o.schema === t.schema && o.name === t.name) === i);
     await ensurePublication(control, name, tables);
@@ -223,6 +225,32 @@ async function tablesWithChildren(
     [tables.map((t) => t.schema), tables.map((t) => t.name)],
   );
   return new Set(rows.rows.map((r) => r.key));
+}
+
+/**
+ * Why a table is UNLOGGED refused as a cdc table: PostgreSQL writes none of its changes to the WAL, so there are none
+ * to stream, and a publication cannot list it (it failed the whole sync, every other cdc table with it).
+ */
+const UNLOGGED_REFUSAL =
+  "this table is UNLOGGED: PostgreSQL writes none of its changes to the WAL, so cdc has nothing to read. Sync it in full or incremental mode (PATCH the source's tables), or make it logged (ALTER TABLE … SET LOGGED)";
+
+/** The tables (`schema.table`) whose changes cannot be streamed, each with the reason it is refused as a cdc table. */
+async function tablesWithoutStream(
+  client: pg.Client,
+  tables: readonly { schema: string; name: string }[],
+): Promise<Map<string, string>> {
+  const refused = new Map<string, string>();
+  for (const key of await tablesWithChildren(client, tables)) refused.set(key, INHERITED_REFUSAL);
+  const unlogged = await client.query<{ key: string }>(
+    `SELECT DISTINCT t.s || '.' || t.n AS key
+       FROM unnest($1::text[], $2::text[]) AS t(s, n)
+       JOIN pg_namespace n ON n.nspname = t.s
+       JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.n
+      WHERE c.relpersistence = 'u'`,
+    [tables.map((t) => t.schema), tables.map((t) => t.name)],
+  );
+  for (const { key } of unlogged.rows) refused.set(key, UNLOGGED_REFUSAL);
+  return refused;
 }
 
 /** The tables the publication lists now (`schema.table`); none before it exists. */
