@@ -231,7 +231,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     name: 'LAKE_HISTORY_RETENTION_DAYS',
     scope: 'serve',
     meaning:
-      "how long finished syncs and send runs (with their events) and sources' log entries are kept; 0 keeps them",
+      "how long finished syncs and send runs (with their events) and sources' log entries are kept (each source's newest sync and each send's newest run stay); 0 keeps them",
     default: '90',
   },
   {
