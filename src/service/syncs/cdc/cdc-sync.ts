@@ -240,16 +240,36 @@ async function tablesWithoutStream(
   tables: readonly { schema: string; name: string }[],
 ): Promise<Map<string, string>> {
   const refused = new Map<string, string>();
-  for (const key of await tablesWithChildren(client, tables)) refused.set(key, INHERITED_REFUSAL);
+  // The publication's tables and the sync's overlap: each looked at once.
+  const each = [...new Map(tables.map((t) => [`${t.schema}.${t.name}`, t])).values()];
+  for (const key of await tablesWithChildren(client, each)) refused.set(key, INHERITED_REFUSAL);
   const unlogged = await client.query<{ key: string }>(
     `SELECT DISTINCT t.s || '.' || t.n AS key
        FROM unnest($1::text[], $2::text[]) AS t(s, n)
        JOIN pg_namespace n ON n.nspname = t.s
        JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.n
       WHERE c.relpersistence = 'u'`,
-    [tables.map((t) => t.schema), tables.map((t) => t.name)],
+    [each.map((t) => t.schema), each.map((t) => t.name)],
   );
   for (const { key } of unlogged.rows) refused.set(key, UNLOGGED_REFUSAL);
+  // Generated columns (PostgreSQL 12 on; read through to_jsonb, as older servers have no attgenerated to name) are
+  // left out of every change the stream sends: a table holding one failed every sync after its copy, each saying the
+  // next would read it whole.
+  const generated = await client.query<{ key: string; columns: string }>(
+    `SELECT t.s || '.' || t.n AS key, string_agg(a.attname, ', ' ORDER BY a.attnum) AS columns
+       FROM unnest($1::text[], $2::text[]) AS t(s, n)
+       JOIN pg_namespace n ON n.nspname = t.s
+       JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.n
+       JOIN pg_attribute a ON a.attrelid = c.oid
+      WHERE a.attnum > 0 AND NOT a.attisdropped AND coalesce(to_jsonb(a) ->> 'attgenerated', '') <> ''
+      GROUP BY 1`,
+    [each.map((t) => t.schema), each.map((t) => t.name)],
+  );
+  for (const { key, columns } of generated.rows)
+    refused.set(
+      key,
+      `this table has generated columns (${columns.slice(0, 300)}), whose values PostgreSQL's logical replication leaves out of every change: its rows would go stale. Sync it in full or incremental mode (PATCH the source's tables)`,
+    );
   return refused;
 }
 
