@@ -318,6 +318,26 @@ describe('a MariaDB cdc table', () => {
     expect(await expectEqualToCopy()).toBe(2);
   });
 
+  it('refuses a table a foreign key changes by cascade (not in the log), saying what to do', async () => {
+    await server.query(
+      `CREATE TABLE owners (id int PRIMARY KEY); CREATE TABLE pets (id int PRIMARY KEY, owner int,
+         FOREIGN KEY (owner) REFERENCES owners (id) ON DELETE CASCADE);
+       INSERT INTO owners VALUES (1); INSERT INTO pets VALUES (10, 1);`,
+      'shop',
+    );
+    const cascaded = await shopSource('cascaded', [
+      { schema: 'shop', name: 'pets', mode: 'cdc' },
+      { schema: 'shop', name: 'owners', mode: 'cdc' },
+    ]);
+    // As read from the log, a DELETE of owner 1 takes pet 10 with it at the source and never in the lake.
+    expect(await tableAfterSync(cascaded.id as string, 'pets')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/foreign key \(`pets_ibfk_1` ON DELETE CASCADE\).*incremental or in full/),
+    });
+    const latest = (await call('GET', `/sources/${cascaded.id}`)).latest_sync as Json;
+    expect((latest.tables as Json[]).find((t) => t.table === 'shop.owners')?.phase).toBe('committed');
+  });
+
   it('reads a table whole after a partition of it is dropped: its rows went with no row event', async () => {
     await server.query(
       `CREATE TABLE parts (id int PRIMARY KEY, v varchar(10)) PARTITION BY RANGE (id)

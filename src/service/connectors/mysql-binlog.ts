@@ -1,5 +1,5 @@
 import type * as mysql from 'mysql2';
-import { mysqlQuery } from './mysql.js';
+import { mysqlIdent, mysqlQuery } from './mysql.js';
 import { CdcRefusal } from './types.js';
 
 /** A place in a MySQL source's binary log: a file and a byte offset in it, kept as `binlog.000042:1187`. */
@@ -126,6 +126,39 @@ export async function singleByteCharsets(
  * Which of these tables of the connection's database are MariaDB system-versioned tables: each change of one logs a
  * history row beside the current one, rows a SELECT (so a copy) never reads.
  */
+/**
+ * Of these tables (of the connection's database), those whose rows a foreign key changes when a parent row changes
+ * (ON DELETE or ON UPDATE CASCADE, SET NULL or SET DEFAULT), each with its first such constraint: InnoDB applies the
+ * cascade itself, and the binary log carries no row of it. Read from SHOW CREATE TABLE of the tables that have a
+ * foreign key: MariaDB shows a user who may only SELECT no row of information_schema's REFERENTIAL_CONSTRAINTS.
+ */
+export async function cascadingForeignKeys(
+  connection: mysql.Connection,
+  names: readonly string[],
+): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map();
+  const withKeys = await mysqlQuery(
+    connection,
+    `SELECT DISTINCT TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL AND TABLE_NAME IN (${names.map(() => '?').join(', ')})`,
+    [...names],
+  );
+  const found = new Map<string, string>();
+  for (const [name] of withKeys) {
+    const table = String(name);
+    const [created] = await mysqlQuery(connection, `SHOW CREATE TABLE ${mysqlIdent(table)}`);
+    for (const line of String(created?.[1] ?? '').split('\n')) {
+      // `CONSTRAINT `c` FOREIGN KEY (`p`) REFERENCES `parent` (`id`) ON DELETE CASCADE`, one a line.
+      const rule =
+        /^\s*CONSTRAINT\s+(`(?:[^`]|``)*`).*\bFOREIGN KEY\b.*\b(ON (?:DELETE|UPDATE) (?:CASCADE|SET NULL|SET DEFAULT))\b/i.exec(
+          line,
+        );
+      if (rule && !found.has(table)) found.set(table, `${rule[1] as string} ${rule[2] as string}`);
+    }
+  }
+  return found;
+}
+
 export async function systemVersionedTables(
   connection: mysql.Connection,
   names: readonly string[],

@@ -12,6 +12,7 @@ import {
   positionLost,
   singleByteCharsets,
   systemVersionedTables,
+  cascadingForeignKeys,
   type BinlogPosition,
 } from '../../connectors/mysql-binlog.js';
 import { CdcRefusal, type ConnectorSettings } from '../../connectors/types.js';
@@ -95,12 +96,26 @@ export async function prepareBinlog(
     connection,
     tasks.map((t) => t.table.name),
   );
+  const cascading = await cascadingForeignKeys(
+    connection,
+    tasks.map((t) => t.table.name),
+  );
   for (const task of tasks) {
     if (versioned.has(task.table.name)) {
       refused.push(
         refusedResult(
           task,
           'cdc cannot follow a system-versioned table: its binary log holds the history rows each change keeps, which a copy of the table does not read; sync the table incremental or in full',
+        ),
+      );
+      continue;
+    }
+    const cascade = cascading.get(task.table.name);
+    if (cascade !== undefined) {
+      refused.push(
+        refusedResult(
+          task,
+          `cdc cannot follow this table: its rows also change when a parent row's change cascades through its foreign key (${cascade.slice(0, 200)}), which the server applies without writing those rows to the binary log, so the lake would keep rows the source changed or removed; sync the table incremental or in full`,
         ),
       );
       continue;
