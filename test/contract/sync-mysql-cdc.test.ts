@@ -356,6 +356,17 @@ describe('a MariaDB cdc table', () => {
     });
     expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
     expect(await rows()).toEqual([{ id: 150 }, { id: 160 }]);
+    // A session that logs its changes as statements (the server's ROW format does not stop it): no row event either.
+    await server.query(
+      `SET SESSION binlog_format = 'STATEMENT'; INSERT INTO parts VALUES (170, 'stmt'); SET SESSION binlog_format = 'ROW';`,
+      'shop',
+    );
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/a change logged as a statement.*the next sync reads it whole/),
+    });
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
+    expect(await rows()).toEqual([{ id: 150 }, { id: 160 }, { id: 170 }]);
   });
 
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {

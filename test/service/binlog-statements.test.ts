@@ -84,6 +84,20 @@ describe('statements in the binary log', () => {
     );
   });
 
+  it('has every table a change logged as a statement names read whole (a session in STATEMENT format)', () => {
+    const effects = statementEffects("INSERT INTO items VALUES (1, 'TRUNCATE TABLE orders')", 'shop');
+    expect(effects).toContainEqual({ table: 'shop.items', effect: 'R' });
+    expect(effects.some((e) => e.effect === 'T')).toBe(false);
+    for (const statement of [
+      'UPDATE `shop`.`items` SET v = 1',
+      'DELETE FROM items WHERE id = 1',
+      'REPLACE INTO items SELECT * FROM staging',
+      "LOAD DATA INFILE '/tmp/x' INTO TABLE items",
+      'update other, items set items.v = other.v where other.id = items.id',
+    ])
+      expect(statementEffects(statement, 'shop'), statement).toContainEqual({ table: 'shop.items', effect: 'R' });
+  });
+
   it('has a renamed table read whole, on either side of the rename', () => {
     expect(statementEffects('RENAME TABLE `items` TO `old`, `swap` TO `items`', 'shop')).toEqual([
       { table: 'shop.items', effect: 'R' },
@@ -106,7 +120,6 @@ describe('statements in the binary log', () => {
       'ALTER TABLE items RENAME COLUMN v TO w',
       'ALTER TABLE items RENAME INDEX a TO b',
       'BEGIN',
-      "INSERT INTO items VALUES (1, 'TRUNCATE TABLE items')",
       'TRUNCATE TABLE items_archive extra',
     ])
       expect(statementEffects(statement, 'shop')).toEqual([]);

@@ -34,6 +34,9 @@ export function statementEffects(statement: string, schema: string): TableEffect
   };
   const names = (list: string): string[] => [...list.matchAll(new RegExp(QUALIFIED, 'g'))].map(([n]) => qualify(n));
   const each = (tables: string[], effect: 'T' | 'R'): TableEffect[] => tables.map((table) => ({ table, effect }));
+  // A change logged as a statement (a session that set binlog_format = STATEMENT, which the server's ROW format does
+  // not stop) carries no row: every table it names is read whole.
+  if (/^(?:insert|replace|update|delete|load\s+(?:data|xml))\b/i.test(text)) return each(names(text), 'R');
   let match = new RegExp(String.raw`^truncate\s+(?:table\s+)?(${QUALIFIED})(?:\s+${WAIT})?$`, 'i').exec(text);
   if (match) return each([qualify(match[1] as string)], 'T');
   match = /^drop\s+table\s+(?:if\s+exists\s+)?/i.exec(text);
