@@ -103,6 +103,10 @@ describe('a large MariaDB table read over several connections', () => {
       'select count(*) as n, count(distinct id) as ids, sum(amount)::bigint as total from lake.ranged.big',
     )) as Json;
     expect(lake.data[0]).toEqual({ n: rows, ids: rows, total: rows * 100 });
+    // The sync has ended: it holds no lock on the table, so a DDL that will not wait goes through at once.
+    const ddl = await admin();
+    await ddl.query(`ALTER TABLE big NOWAIT COMMENT 'synced'`);
+    await ddl.end();
   }, 180_000);
 
   it('is read over one connection by a user who may not lock tables, or while a writer holds the table', async () => {

@@ -108,8 +108,17 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
           throw new Error(reason);
         }
       }
-      // Every table is read: the other connections go while the last loads and commits finish.
-      const othersEnded = Promise.all(others.map(endMysql));
+      // Every table is read: the other connections go while the last loads and commits finish. Each commits first,
+      // so its snapshot's table locks are let go when the sync ends, not when the server gets round to the goodbye
+      // (a DDL with NOWAIT right after a sync failed on them).
+      const othersEnded = Promise.all(
+        others.map((other) =>
+          // A server that does not answer the COMMIT within a second is left as the goodbye leaves it.
+          Promise.race([mysqlQuery(other, 'COMMIT'), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
+            .catch(() => undefined)
+            .then(() => endMysql(other)),
+        ),
+      );
       others = [];
       const results = await allOrFirstFailure(finishing);
       await othersEnded;
