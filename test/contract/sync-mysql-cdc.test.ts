@@ -368,6 +368,21 @@ describe('a MariaDB cdc table', () => {
     });
     expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
     expect(await rows()).toEqual([{ id: 150 }, { id: 160 }, { id: 170 }]);
+    // A session that logs rows without all their columns (binlog_row_image MINIMAL): the rest would have read NULL.
+    await server.query(
+      `SET SESSION binlog_row_image = 'MINIMAL'; UPDATE parts SET v = 'minimal' WHERE id = 150; SET SESSION binlog_row_image = 'FULL';`,
+      'shop',
+    );
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/rows logged without all their columns.*the next sync reads it whole/),
+    });
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
+    expect((await run(api, 'select id, v from lake.parted.parts order by id')).data).toEqual([
+      { id: 150, v: 'minimal' },
+      { id: 160, v: 'recent' },
+      { id: 170, v: 'stmt' },
+    ]);
   });
 
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {

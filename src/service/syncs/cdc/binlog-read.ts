@@ -39,6 +39,10 @@ interface ZongJiEvent {
   tableId?: number;
   tableMap?: Record<number, { parentSchema: string; tableName: string }>;
   rows?: (BinlogRow | { before: BinlogRow; after: BinlogRow })[];
+  /** A rows event's columns, and which of them its images (its images after an update) hold. */
+  numberOfColumns?: number;
+  columns_present_bitmap?: Buffer;
+  columns_present_bitmap2?: Buffer;
   query?: string;
   schema?: string;
 }
@@ -160,6 +164,14 @@ export async function readBinlog(input: {
       const map = event.tableMap?.[event.tableId ?? -1];
       const target = map && targets.get(`${map.parentSchema}.${map.tableName}`);
       if (!target || (comparePositions(at, target.from) ?? -1) < 0) return;
+      // A row written or updated with some columns left out of its image (a session with binlog_row_image MINIMAL
+      // or NOBLOB, which the server's FULL does not stop): what they hold is not in the log, and they would have
+      // been written NULL. The table is read whole instead.
+      const image = type === 'UpdateRows' ? event.columns_present_bitmap2 : event.columns_present_bitmap;
+      if (type !== 'DeleteRows' && !holdsEveryColumn(image, event.numberOfColumns)) {
+        target.change({ op: 'R' });
+        return;
+      }
       for (const row of event.rows ?? []) {
         if (type === 'WriteRows') target.change({ op: 'I', row: row as BinlogRow });
         else if (type === 'DeleteRows') target.change({ op: 'D', row: row as BinlogRow });
@@ -209,4 +221,11 @@ export function unreadableEvents(error: Error): Error | undefined {
       `the source's binary log ${setting.what}, which lake cannot read: SET GLOBAL ${setting.fix} (and in the server's configuration), then run lake sync start --full-refresh to read the tables whole`,
     )
   );
+}
+
+/** Whether a rows event's bitmap holds each of its columns (an event without them, as zongji may give, is taken whole). */
+function holdsEveryColumn(bitmap: Buffer | undefined, columns: number | undefined): boolean {
+  if (bitmap === undefined || columns === undefined) return true;
+  for (let i = 0; i < columns; i++) if (((bitmap[i >> 3] ?? 0) & (1 << (i & 7))) === 0) return false;
+  return true;
 }
