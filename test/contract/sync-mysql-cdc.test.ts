@@ -383,6 +383,17 @@ describe('a MariaDB cdc table', () => {
       { id: 160, v: 'recent' },
       { id: 170, v: 'stmt' },
     ]);
+    // An XA transaction is logged when it is prepared; one rolled back after must leave nothing.
+    await server.query(
+      `XA START 'x1'; INSERT INTO parts VALUES (180, 'xa'); XA END 'x1'; XA PREPARE 'x1'; XA ROLLBACK 'x1';`,
+      'shop',
+    );
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({
+      phase: 'failed',
+      error: expect.stringMatching(/an XA transaction rolled back.*the next sync reads it whole/),
+    });
+    expect(await tableAfterSync(parted.id as string, 'parts')).toMatchObject({ phase: 'committed' });
+    expect(await rows()).toEqual([{ id: 150 }, { id: 160 }, { id: 170 }]);
   });
 
   it('fails with what to grant when the user may not read the log, and with what to set for statement logging', async () => {

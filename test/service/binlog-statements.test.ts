@@ -98,6 +98,11 @@ describe('statements in the binary log', () => {
       expect(statementEffects(statement, 'shop'), statement).toContainEqual({ table: 'shop.items', effect: 'R' });
   });
 
+  it('has every table read whole when an XA transaction, logged when prepared, is rolled back', () => {
+    expect(statementEffects("XA ROLLBACK 'x1'", 'shop')).toEqual([{ table: '*', effect: 'R' }]);
+    expect(statementEffects("XA COMMIT 'x1'", 'shop')).toEqual([]);
+  });
+
   it('has a renamed table read whole, on either side of the rename', () => {
     expect(statementEffects('RENAME TABLE `items` TO `old`, `swap` TO `items`', 'shop')).toEqual([
       { table: 'shop.items', effect: 'R' },

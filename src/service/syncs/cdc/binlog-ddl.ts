@@ -1,12 +1,15 @@
 /** What a statement in the binary log does to a whole table: empties it (`T`), or gives it rows from elsewhere (`R`). */
 export interface TableEffect {
-  /** `schema.table`. */
+  /** `schema.table`; EVERY_TABLE for a statement that may have changed any of them. */
   table: string;
   effect: 'T' | 'R';
 }
 
 // A quoted name as an unrolled loop (runs of other characters, then doubled backticks), so a name of millions of
 // characters is one step per run, not a choice kept per character.
+/** The table of an effect that may touch any table (statementEffects). */
+export const EVERY_TABLE = '*';
+
 const NAME = String.raw`(?:\x60[^\x60]*(?:\x60\x60[^\x60]*)*\x60|[\w$]+)`;
 const QUALIFIED = String.raw`${NAME}(?:\s*\.\s*${NAME})?`;
 const AFTER_NAME = String.raw`(?=\s|\(|$)`;
@@ -34,6 +37,9 @@ export function statementEffects(statement: string, schema: string): TableEffect
   };
   const names = (list: string): string[] => [...list.matchAll(new RegExp(QUALIFIED, 'g'))].map(([n]) => qualify(n));
   const each = (tables: string[], effect: 'T' | 'R'): TableEffect[] => tables.map((table) => ({ table, effect }));
+  // An XA transaction's rows are logged when it is prepared: one rolled back later took back rows the log gave, and
+  // which tables they were in is not said again.
+  if (/^xa\s+rollback\b/i.test(text)) return [{ table: EVERY_TABLE, effect: 'R' }];
   // A change logged as a statement (a session that set binlog_format = STATEMENT, which the server's ROW format does
   // not stop) carries no row: every table it names is read whole.
   if (/^(?:insert|replace|update|delete|load\s+(?:data|xml))\b/i.test(text)) return each(names(text), 'R');

@@ -6,7 +6,7 @@ import { limitMysqlMessages, mysqlOptions } from '../../connectors/mysql.js';
 import { messageBound } from '../../connectors/wire-limits.js';
 import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
-import { statementEffects } from './binlog-ddl.js';
+import { EVERY_TABLE, statementEffects } from './binlog-ddl.js';
 import { readWith, rowImagesRead, useLakeRowImages } from './binlog-rows.js';
 import { zongjiDriver } from '../../../support/source-drivers.js';
 
@@ -155,8 +155,8 @@ export async function readBinlog(input: {
       const type = event.getTypeName();
       if (type === 'Query') {
         for (const { table, effect } of statementEffects(event.query ?? '', event.schema ?? '')) {
-          const target = targets.get(table);
-          if (target && (comparePositions(at, target.from) ?? -1) >= 0) target.change({ op: effect });
+          for (const target of table === EVERY_TABLE ? targets.values() : [targets.get(table)])
+            if (target && (comparePositions(at, target.from) ?? -1) >= 0) target.change({ op: effect });
         }
         return;
       }

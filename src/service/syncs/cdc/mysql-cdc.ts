@@ -431,7 +431,7 @@ async function commitTable(
       return failedTable(
         input.reporter,
         task,
-        `${task.key} was replaced at the source while its changes were read (a table renamed into its place, a partition dropped, truncated or exchanged, a change logged as a statement, or rows logged without all their columns: rows the binary log does not carry whole); the next sync reads it whole`,
+        `${task.key} was replaced at the source while its changes were read (a table renamed into its place, a partition dropped, truncated or exchanged, a change logged as a statement, rows logged without all their columns, or an XA transaction rolled back after it was logged: rows the binary log does not carry whole); the next sync reads it whole`,
         input.states.get(task.key),
         columns,
       );
