@@ -96,6 +96,9 @@ describe('statements in the binary log', () => {
       'update other, items set items.v = other.v where other.id = items.id',
     ])
       expect(statementEffects(statement, 'shop'), statement).toContainEqual({ table: 'shop.items', effect: 'R' });
+    // A statement of a million values: every table may have changed, said once.
+    const values = Array.from({ length: 1_000_000 }, (_, i) => `(${i}, 'v${i}')`).join(', ');
+    expect(statementEffects(`INSERT INTO items VALUES ${values}`, 'shop')).toEqual([{ table: '*', effect: 'R' }]);
   });
 
   it('has every table read whole when an XA transaction, logged when prepared, is rolled back', () => {

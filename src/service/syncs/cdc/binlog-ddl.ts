@@ -10,6 +10,9 @@ export interface TableEffect {
 /** The table of an effect that may touch any table (statementEffects). */
 export const EVERY_TABLE = '*';
 
+/** The most names a change logged as a statement is read for, one by one (statementEffects). */
+const MAX_NAMES = 10_000;
+
 const NAME = String.raw`(?:\x60[^\x60]*(?:\x60\x60[^\x60]*)*\x60|[\w$]+)`;
 const QUALIFIED = String.raw`${NAME}(?:\s*\.\s*${NAME})?`;
 const AFTER_NAME = String.raw`(?=\s|\(|$)`;
@@ -42,7 +45,15 @@ export function statementEffects(statement: string, schema: string): TableEffect
   if (/^xa\s+rollback\b/i.test(text)) return [{ table: EVERY_TABLE, effect: 'R' }];
   // A change logged as a statement (a session that set binlog_format = STATEMENT, which the server's ROW format does
   // not stop) carries no row: every table it names is read whole.
-  if (/^(?:insert|replace|update|delete|load\s+(?:data|xml))\b/i.test(text)) return each(names(text), 'R');
+  if (/^(?:insert|replace|update|delete|load\s+(?:data|xml))\b/i.test(text)) {
+    // Each name once; a statement of millions of values names too many to tell apart, and may have changed any.
+    const named = new Set<string>();
+    for (const [name] of text.matchAll(new RegExp(QUALIFIED, 'g'))) {
+      named.add(qualify(name));
+      if (named.size > MAX_NAMES) return [{ table: EVERY_TABLE, effect: 'R' }];
+    }
+    return each([...named], 'R');
+  }
   let match = new RegExp(String.raw`^truncate\s+(?:table\s+)?(${QUALIFIED})(?:\s+${WAIT})?$`, 'i').exec(text);
   if (match) return each([qualify(match[1] as string)], 'T');
   match = /^drop\s+table\s+(?:if\s+exists\s+)?/i.exec(text);
