@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
+import { isProgrammingError, programmingErrorFrom } from '../../src/service/core/errors.js';
 import { InProcessEngine } from '../../src/service/engine/in-process-engine.js';
 import type { QueryJob } from '../../src/service/engine/query-engine.js';
 import { INTERNAL_QUERY_FAILURE } from '../../src/service/engine/query-runner.js';
@@ -48,5 +49,9 @@ describe("a query engine's own bug", () => {
     });
     expect(own).not.toHaveProperty('internalError');
     await engine.close();
+    // The stack, made an error again where the worker's answer arrives, is logged as lake's own error, as it was.
+    const again = programmingErrorFrom(String(outcome.status === 'failed' && outcome.internalError));
+    expect(isProgrammingError(again)).toBe(true);
+    expect(again.stack).toBe(outcome.status === 'failed' ? outcome.internalError : undefined);
   });
 });

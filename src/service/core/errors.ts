@@ -33,3 +33,11 @@ export class LakeServiceError extends Error {
 export function isProgrammingError(error: unknown): error is Error {
   return error instanceof TypeError || error instanceof ReferenceError;
 }
+
+/**
+ * Such an error again, from the stack another process sent (a query worker's): isProgrammingError holds for it, and
+ * the log shows the stack where it happened.
+ */
+export function programmingErrorFrom(stack: string): Error {
+  return Object.assign(new TypeError(stack.split('\n')[0] ?? ''), { stack });
+}

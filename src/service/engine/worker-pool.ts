@@ -1,6 +1,6 @@
 import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import { join } from 'node:path';
-import { LakeServiceError, isErrorCode } from '../core/errors.js';
+import { LakeServiceError, isErrorCode, programmingErrorFrom } from '../core/errors.js';
 import { parseByteSize, WORKER_BASE_BYTES, type WorkerPoolSettings } from './worker-settings.js';
 import type {
   QueryEngine,
@@ -120,7 +120,7 @@ export class WorkerPool implements QueryEngine {
           reject(new LakeServiceError(code, text, param ? { param } : {}));
         } else if (message.internalError !== undefined)
           // Said as lake's own error where it is caught (a 500 and the server's log), as in process.
-          reject(Object.assign(new TypeError('query worker'), { stack: message.internalError }));
+          reject(programmingErrorFrom(message.internalError));
         else reject(new Error(message.error ?? 'The statement could not be parsed.'));
       });
       worker.onExit(() => {

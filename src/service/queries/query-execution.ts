@@ -7,7 +7,7 @@ import { guardSql } from '../engine/sql-guard.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { TERMINAL_STATUSES } from '../jobs/job-store.js';
 import { inBackground, repeat } from '../core/repeat.js';
-import { LakeServiceError } from '../core/errors.js';
+import { LakeServiceError, programmingErrorFrom } from '../core/errors.js';
 import { NO_METRICS, type LakeMetrics } from '../metrics/metrics.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { FairQueue } from './fair-queue.js';
@@ -450,11 +450,7 @@ export class QueryExecution {
         this.metrics.queryEnded(outcome.status === 'cancelled' ? 'cancelled' : outcome.code);
         // An error of lake's own code: its caller was told only that; the stack is for the server's log.
         if (outcome.internalError !== undefined)
-          this.runtime.failed(
-            'query',
-            Object.assign(new TypeError('query engine'), { stack: outcome.internalError }),
-            live.id,
-          );
+          this.runtime.failed('query', programmingErrorFrom(outcome.internalError), live.id);
         const error = { code: outcome.code, message: this.jobs.cleanMessage(outcome.message, live.job) };
         await this.store.markEnded(live.id, outcome.status, error, outcome.durationMs);
         rmSync(file, { force: true });

@@ -32,20 +32,21 @@ export class QueryGrants {
    * looks at it (mayReadEach) need neither its guard nor its parse.
    */
   async assertMayRead(principal: Principal, sql: string): Promise<SavedReads | null> {
-    const { statement } = guardSql(sql);
+    const guarded = guardSql(sql);
     const access = await this.permissions.accessFor(principal);
-    if (!access.restricted) return this.readsOf(statement).catch(() => null);
-    const reads = await this.readsOf(statement);
-    if (reads.introspects) assertNoIntrospection(guardSql(sql).tokens);
+    if (!access.restricted) return this.readsOf(guarded).catch(() => null);
+    // Refused with the introspection rule's own message before anything is parsed.
+    assertNoIntrospection(guarded.tokens);
+    const reads = await this.readsOf(guarded);
     await this.assertReadable(principal.organizationId, access, reads.tables);
     return reads;
   }
 
-  /** What a statement that passed the guard reads: its tables by DuckDB's parse, and whether it lists tables. */
-  private async readsOf(statement: string): Promise<SavedReads> {
+  /** What SQL that passed the guard reads: its tables by DuckDB's parse, and whether it lists tables. */
+  private async readsOf({ statement, tokens }: ReturnType<typeof guardSql>): Promise<SavedReads> {
     const introspects = (() => {
       try {
-        assertNoIntrospection(guardSql(statement).tokens);
+        assertNoIntrospection(tokens);
         return false;
       } catch {
         return true;
@@ -114,7 +115,7 @@ export class QueryGrants {
         const known =
           reads ??
           (await Promise.resolve()
-            .then(() => this.readsOf(guardSql(sql).statement))
+            .then(() => this.readsOf(guardSql(sql)))
             .catch(() => null));
         return known !== null && !known.introspects && known.tables.every((ref) => readableIn(visible, ref));
       }),

@@ -45,24 +45,27 @@ export class UsageStore {
     const rows = quantities
       .map(() => 'SELECT CAST(? AS TEXT) AS metric, CAST(? AS BIGINT) AS quantity')
       .join(' UNION ALL ');
+    // The month's days as the key orders them (`2026-11-01` … `2026-11-31`).
+    const month = [`${day.slice(0, 7)}-01`, `${day.slice(0, 7)}-31`];
     await this.db.write(
       `INSERT INTO usage_by_tag (organization_id, day, tag, metric, quantity)
        SELECT CAST(? AS TEXT), CAST(? AS TEXT),
-         (SELECT CASE WHEN count(DISTINCT CASE WHEN tag <> '${OTHER_TAGS}' THEN tag END) < ?
-                        OR max(CASE WHEN tag = ? THEN 1 ELSE 0 END) = 1
-                      THEN CAST(? AS TEXT) ELSE '${OTHER_TAGS}' END
-            FROM usage_by_tag WHERE organization_id = ? AND day LIKE ?),
+         -- A tag the month already names (one look per day by the key) is counted as itself; only a new one has
+         -- the month's tags counted.
+         CASE WHEN EXISTS (SELECT 1 FROM usage_by_tag WHERE organization_id = ? AND day BETWEEN ? AND ? AND tag = ?)
+                THEN CAST(? AS TEXT)
+              WHEN (SELECT count(DISTINCT tag) FROM usage_by_tag
+                     WHERE organization_id = ? AND day BETWEEN ? AND ? AND tag <> '${OTHER_TAGS}') < ?
+                THEN CAST(? AS TEXT)
+              ELSE '${OTHER_TAGS}' END,
          m.metric, m.quantity
        FROM (${rows}) m WHERE true
        ON CONFLICT (organization_id, day, tag, metric) DO UPDATE SET quantity = usage_by_tag.quantity + excluded.quantity`,
       [
         organizationId,
         day,
-        MAX_TAGS_A_MONTH,
-        tag,
-        tag,
-        organizationId,
-        `${day.slice(0, 7)}-%`,
+        ...[organizationId, ...month, tag, tag],
+        ...[organizationId, ...month, MAX_TAGS_A_MONTH, tag],
         ...quantities.flatMap(([metric, quantity]) => [metric, Math.round(quantity)]),
       ],
     );
