@@ -7,6 +7,7 @@ import { messageBound } from '../../connectors/wire-limits.js';
 import { mark } from '../../../support/debug-timing.js';
 import type { SyncSettings } from '../settings.js';
 import { EVERY_TABLE, statementEffects } from './binlog-ddl.js';
+import { boundEventInflation } from './binlog-inflation.js';
 import { readWith, rowImagesRead, useLakeRowImages } from './binlog-rows.js';
 import { zongjiDriver } from '../../../support/source-drivers.js';
 
@@ -189,10 +190,17 @@ export async function readBinlog(input: {
       includeSchema,
       excludeEvents: ['annotaterows'],
     });
-    // Bounded as lake's own connections are: an event longer than the longest row a sync takes ends the read. The
-    // second connection only looks up tables' columns in information_schema (mysql2 keeps each answer whole until it
-    // ends): bounded in all as a discovery is.
-    if (reader.connection) limitMysqlMessages(reader.connection, messageBound(input.settings));
+    // Bounded as lake's own connections are: an event longer than the longest row a sync takes ends the read, and so
+    // does a compressed one that inflates past it. The second connection only looks up tables' columns in
+    // information_schema (mysql2 keeps each answer whole until it ends): bounded in all as a discovery is.
+    if (reader.connection) {
+      limitMysqlMessages(reader.connection, messageBound(input.settings));
+      try {
+        boundEventInflation(reader.connection, input.settings.maxRecordBytes ?? input.limits.maxRecordBytes);
+      } catch (error) {
+        finish(error as Error);
+      }
+    }
     if (reader.ctrlConnection)
       limitMysqlMessages(reader.ctrlConnection, messageBound(input.settings, { catalogOnly: true }));
   });

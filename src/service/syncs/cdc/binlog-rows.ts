@@ -1,6 +1,7 @@
 import { inflateRawSync, inflateSync } from 'node:zlib';
 import buffer from 'node:buffer';
 import { zongjiDriver } from '../../../support/source-drivers.js';
+import { checkJsonValue } from './binlog-json.js';
 
 /**
  * Lake's own reading of binary log row images, in place of @vlasky/zongji's, for the column types most tables hold
@@ -90,6 +91,7 @@ const TYPE = {
   LONG_BLOB: 251,
   BLOB: 252,
   STRING: 254,
+  JSON: 245,
 } as const;
 
 let installing: Promise<boolean> | undefined;
@@ -202,8 +204,11 @@ function plan(table: MappedTable, zongji: ReaderOptions, readValue: ZongjiValueR
     keyNames: keyKnown ? [...key] : [],
     readers: table.columns.map((column, i) => {
       const schema = table.columnSchemas[i] as MappedTable['columnSchemas'][number];
+      // MySQL 8's JSON is decoded by zongji, once it is known to be a document MySQL could have written.
+      const jsonLengthBytes = column.type === TYPE.JSON ? (column.metadata?.length_size ?? 0) : 0;
       const zongjis: ColumnReader = (cursor) => {
         cursor.parser._offset = cursor.at;
+        if (jsonLengthBytes > 0) checkJsonValue(cursor.buf, cursor.at, jsonLengthBytes);
         const value = readValue(cursor.parser, column, schema, table, zongji);
         cursor.at = cursor.parser._offset;
         return value;
