@@ -2,8 +2,8 @@
 import { WhoAmI } from './credentials.js';
 import { ResultFileFormat } from './queries.js';
 import { defineRoute } from './route.js';
-import { List, pageQuery, Type } from './schema.js';
-import { AuditEvent, ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
+import { List, OneOf, pageQuery, Type } from './schema.js';
+import { AUDIT_ACTIONS, AuditEvent, ErrorCodeInfo, Health, Readiness, Usage, Version } from './service.js';
 import { cursorErrors, id, json } from './route-helpers.js';
 
 export const SERVICE_ROUTES = {
@@ -45,7 +45,7 @@ export const SERVICE_ROUTES = {
     paramErrors: cursorErrors,
     query: Type.Object({
       ...pageQuery(50, 200),
-      action: Type.Optional(Type.String({ maxLength: 64, description: 'Only this action (pat.created, …).' })),
+      action: Type.Optional(OneOf(AUDIT_ACTIONS, { description: 'Only this action.' })),
       organization: Type.Optional(
         Type.String({ maxLength: 64, description: 'The operator: only this organization’s events.' }),
       ),

@@ -103,14 +103,45 @@ export const Usage = Strict({
   }),
 });
 
+/** Every action the audit log records, as the services that do them name it. */
+export const AUDIT_ACTIONS = [
+  'pat.created',
+  'pat.revoked',
+  'service_key.created',
+  'service_key.revoked',
+  'team_key.created',
+  'team_key.revoked',
+  'permissions.enabled',
+  'permissions.disabled',
+  'grant.created',
+  'grant.revoked',
+  'source.created',
+  'source.credentials_changed',
+  'source.destination_changed',
+  'source.deleted',
+  'send.created',
+  'send.updated',
+  'send.deleted',
+  'organization.created',
+  'organization.renamed',
+  'organization.deactivated',
+  'organization.reactivated',
+  'user.created',
+  'user.updated',
+  'user.role_changed',
+  'user.deactivated',
+  'user.reactivated',
+  'operator_token.created',
+  'operator_token.revoked',
+  'authentication.failed_burst',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 export const AuditEvent = Strict({
   object: Type.Literal('audit_event'),
   id: Type.String(),
   created: Timestamp,
-  action: Type.String({
-    description:
-      'What was done: pat.created, pat.revoked, service_key.created, service_key.revoked, team_key.created, team_key.revoked, permissions.enabled, permissions.disabled, grant.created, grant.revoked, source.created, source.credentials_changed, source.destination_changed, source.deleted, send.created, send.updated, send.deleted, organization.created, organization.renamed, organization.deactivated, organization.reactivated, user.created, user.updated, user.role_changed, user.deactivated, user.reactivated, operator_token.created, operator_token.revoked, authentication.failed_burst.',
-  }),
+  action: OneOf(AUDIT_ACTIONS, { description: 'What was done (docs/api.md, GET /audit_events).' }),
   actor: Strict({
     kind: Type.Union([
       Type.Literal('user'),

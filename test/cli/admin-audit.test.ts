@@ -39,5 +39,11 @@ describe('lake admin audit', () => {
 
     const bad = await lake('admin', 'audit', '--limit', '0');
     expect(bad.code).toBe(2);
+    // A misspelt action is a usage error naming the actions there are, not an empty log.
+    const misspelt = await lake('admin', 'audit', '--action', 'user.creatd');
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stdout).toBe('');
+    expect(misspelt.stderr).toContain('--action must be pat.created, pat.revoked,');
+    expect(misspelt.stderr).toContain("not 'user.creatd'");
   }, 90_000);
 });

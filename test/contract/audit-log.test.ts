@@ -137,5 +137,9 @@ describe.each(TRANSPORTS)('the audit log over $name', (transport) => {
     const bad = await call('GET', '/audit_events?starting_after=aud_nothing');
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_cursor', param: 'starting_after' });
+    // An action the log never records is refused, not answered with an empty page a misspelling would look like.
+    const misspelt = await call('GET', '/audit_events?action=pat.creatd');
+    expect(misspelt.status).toBe(400);
+    expect(misspelt.body.error).toMatchObject({ code: 'parameter_invalid', param: 'action' });
   });
 });

@@ -22,7 +22,7 @@ export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
     .option('--output <format>', 'table, vertical, csv, tsv, json, ndjson or markdown')
     .action(
       async (o: { action?: string; actor?: string; org?: string; since?: string; limit: string; output?: string }) => {
-        const [{ SERVICE_ROUTES }, { checkedLimit }] = await Promise.all([
+        const [{ SERVICE_ROUTES }, { checkedLimit, checkedQuery }] = await Promise.all([
           import('../../contract/routes.js'),
           import('../flag-values.js'),
         ]);
@@ -30,13 +30,14 @@ export function registerAdminAudit(admin: Command, ctx: CommandContext): void {
         const page = await (
           await ctx.client()
         ).read(SERVICE_ROUTES.listAuditEvents, {
-          query: {
+          // An action no event has is a usage error naming the ones there are, not an empty log.
+          query: checkedQuery(SERVICE_ROUTES.listAuditEvents, {
             action: o.action,
             actor: o.actor,
             organization: o.org,
             since: o.since === undefined ? undefined : sinceSeconds(o.since),
             limit,
-          },
+          }),
         });
         if (ctx.json) return printJson(ctx.io, page);
         const [{ createRowWriter }, { paletteFor }, { resolveOutputFormat }] = await Promise.all([

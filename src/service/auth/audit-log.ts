@@ -1,3 +1,4 @@
+import type { AuditAction } from '../../contract/service.js';
 import type { Directory } from './directory.js';
 import type { OperatorPrincipal } from './operator-credentials.js';
 import { assertOwner } from './ownership.js';
@@ -43,7 +44,7 @@ export class AuditLog {
   async record(
     organizationId: string | null,
     actor: AuditActor | Principal | OperatorPrincipal,
-    action: string,
+    action: AuditAction,
     target: { type: string; id: string },
     details: Record<string, unknown> = {},
   ): Promise<void> {
@@ -61,7 +62,7 @@ export class AuditLog {
   /** What `lake admin` does on the home itself, with no credential and no request. */
   recordLocal(
     organizationId: string,
-    action: string,
+    action: AuditAction,
     target: { type: string; id: string },
     details: Record<string, unknown> = {},
   ): Promise<void> {

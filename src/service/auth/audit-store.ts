@@ -1,3 +1,4 @@
+import type { AuditAction } from '../../contract/service.js';
 import type { MetadataDb } from '../store/metadata-db.js';
 
 /** Who did it: a credential (and the person behind it), or the home's own administrator (`lake admin`). */
@@ -15,14 +16,14 @@ export interface AuditEvent {
   organizationId: string | null;
   created: number;
   actor: AuditActor;
-  action: string;
+  action: AuditAction;
   target: { type: string; id: string };
   /** What changed, never a secret: names, scopes, hosts, booleans. */
   details: Record<string, unknown>;
 }
 
 export interface AuditFilter {
-  action?: string;
+  action?: AuditAction;
   /** A credential or user id. */
   actor?: string;
   since?: number;
@@ -36,7 +37,7 @@ interface AuditRow {
   actor_kind: AuditActor['kind'];
   actor_credential: string | null;
   actor_user: string | null;
-  action: string;
+  action: AuditAction;
   target_type: string;
   target_id: string;
   details: string;
