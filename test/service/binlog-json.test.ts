@@ -139,6 +139,13 @@ describe("a JSON column's value in the binary log", () => {
       expect(() => checkBinaryJson(doc)).not.toThrow();
       expect(decodeJson(doc)).toEqual(value);
     }
+    // A DATE inside JSON (CAST(d AS JSON)): an opaque value, its MySQL type (10) and its 8 packed bytes.
+    const packed = Buffer.alloc(8);
+    packed.writeInt32LE(((2024 * 13 + 2) << 14) | (29 << 9), 4);
+    const dated = container(0x00, ['d'], [{ type: 0x0f, data: Buffer.concat([Buffer.from([10, 8]), packed]) }]);
+    const datedDoc = Buffer.concat([Buffer.from([dated.type]), dated.data as Buffer]);
+    expect(() => checkBinaryJson(datedDoc)).not.toThrow();
+    expect(decodeJson(datedDoc)).toEqual({ d: '2024-02-29' });
     // Nested to MySQL's limit of 100, and one past it.
     let deep: Json = 'bottom';
     for (let i = 0; i < 100; i++) deep = [deep];

@@ -104,15 +104,10 @@ export function checkBinaryJson(doc: Buffer): void {
       case DOUBLE:
         within(at() + 1, 8);
         return;
-      case STRING: {
-        const start = at() + 1;
-        const [length, took] = lengthAt(start);
-        within(start + took, length);
-        spend(length);
-        return;
-      }
+      case STRING:
       case OPAQUE: {
-        const start = at() + 2;
+        // Its length, then its bytes; an opaque value has its MySQL type's byte first.
+        const start = at() + (type === OPAQUE ? 2 : 1);
         const [length, took] = lengthAt(start);
         within(start + took, length);
         spend(length);
