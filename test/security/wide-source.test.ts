@@ -56,7 +56,7 @@ describe('a wide source cannot stall the service', () => {
     expect(item.tables).toBeUndefined();
   });
 
-  it('/version answers within 100 ms while sources are read in parallel', async () => {
+  it('/version answers at once (within 400 ms) while sources are read in parallel', async () => {
     let slowest = 0;
     let reading = true;
     const probe = (async () => {
@@ -78,6 +78,9 @@ describe('a wide source cannot stall the service', () => {
     reading = false;
     await probe;
     expect(took).toBeLessThan(5_000);
-    expect(slowest).toBeLessThan(100);
+    // The stall this guards against was 9.6 s. An answer waits at most for one source object's serialization here
+    // (tens of ms); the bound leaves room for this 2-core machine on a slow day, sharing its cores with the test's
+    // other files (135 ms was seen), and still fails on any stall of the kind.
+    expect(slowest).toBeLessThan(400);
   });
 });
