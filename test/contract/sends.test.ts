@@ -216,6 +216,34 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     expect(JSON.stringify(outcome)).not.toMatch(/lake_no_such_db_9f3|localhost|127\.0\.0\.1/);
   });
 
+  it('a destination that refuses with a message of megabytes has the run and its job say the first thousand characters', async () => {
+    // A trigger's RAISE is the destination's to word: here 2,000,000 characters, which the run, its job, the job's
+    // event and every list of jobs carried whole.
+    const table = `loud_${transport.name.replace(/\W/g, '_')}`;
+    await adminQuery(
+      `CREATE TABLE public.${table} (id bigint);
+       CREATE FUNCTION public.${table}_refuse() RETURNS trigger LANGUAGE plpgsql
+         AS $$ BEGIN RAISE EXCEPTION '%', repeat('no! ', 500000); END $$;
+       CREATE TRIGGER refuse BEFORE INSERT ON public.${table} FOR EACH ROW EXECUTE FUNCTION public.${table}_refuse();`,
+      db.database,
+    );
+    const send = await json('POST', '/sends', {
+      name: 'loud',
+      sql: 'select 1::bigint as id',
+      destination: pgDestination(table, { mode: 'replace' }),
+    });
+    const failed = await runAndWait(send.id);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'delivery_failed' } });
+    const message = failed.error.message as string;
+    expect(message).toMatch(/^the destination database refused the delivery: (no! ){100}/);
+    expect(message).toMatch(/…/);
+    expect(message.length).toBeLessThan(1_200);
+    const job = await json('GET', `/jobs/${failed.id}`);
+    expect(job.error).toEqual(failed.error);
+    const events = await (await call('GET', `/jobs/${failed.id}/events`)).text();
+    expect(events.length).toBeLessThan(20_000);
+  });
+
   it('delivers to a webhook in signed JSON batches, retrying a 503, and in NDJSON', async () => {
     const receiver = await startReceiver([503]);
     try {

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { MAX_JOB_MESSAGE_CHARS, boundedReason } from '../core/bounded-text.js';
 import { REAL_CLOCK, type Clock } from '../core/clock.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 
@@ -176,16 +177,18 @@ export class JobStore {
     /** The process that holds the job ends it itself: it has nothing to be told (onStopAsked). */
     byHolder = false,
   ): Promise<boolean> {
+    // Whatever made the message (another server's words among them), the job and its event keep a bounded one.
+    const kept = error && { code: error.code, message: boundedReason(error.message, MAX_JOB_MESSAGE_CHARS) };
     return this.db.transaction(lock.job(id), async () => {
       const changed =
         (
           await this.db.run(
             `UPDATE jobs SET status = ?, finished = ?, error_code = ?, error_message = ?, lease_owner = NULL, lease_expires = NULL
            WHERE id = ? AND status IN ('queued', 'running')`,
-            [status, this.seconds(), error?.code ?? null, error?.message ?? null, id],
+            [status, this.seconds(), kept?.code ?? null, kept?.message ?? null, id],
           )
         ).changes > 0;
-      if (changed) await this.append(id, `job.${status}`, { status, ...(error ? { error } : {}) });
+      if (changed) await this.append(id, `job.${status}`, { status, ...(kept ? { error: kept } : {}) });
       // Ended by someone else (cancelled while queued, given up as lost): its holder, if any, stops it.
       if (changed && !byHolder) await this.db.notify(JOB_STOPS_CHANNEL, id);
       return changed;

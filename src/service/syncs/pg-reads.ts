@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ConnectorSettings } from '../connectors/types.js';
+import { boundedReason } from '../core/bounded-text.js';
 import { rangeConditions } from './table-ranges.js';
 import type { TableResult, TableTask } from './types.js';
 
@@ -78,9 +79,6 @@ export function withoutConnectionDetails(message: string, settings: ConnectorSet
   return concise(clean);
 }
 
-/** Longest table failure reason kept: it travels in the sync object, every stream's last event and the logs. */
-const MAX_REASON_CHARS = 1000;
-
 /**
  * A DuckDB reader error quotes the whole offending row (megabytes, and the source's data in the sync object) and
  * lists its options with the staging file's path on this server: the reason keeps the rest.
@@ -92,11 +90,6 @@ function concise(message: string): string {
     .join('\n')
     .trim();
   return boundedReason(kept);
-}
-
-/** A reason cut to MAX_REASON_CHARS: whatever writes it (a source's message, its column names), it travels far. */
-export function boundedReason(reason: string): string {
-  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason;
 }
 
 /** Why a table failed, as its result says: no secret of the source, nor a path of this server (a staging or lake file). */

@@ -1,7 +1,8 @@
 import type { ConnectorSettings } from '../connectors/types.js';
 import { isProgrammingError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
-import { boundedReason, tableFailureReason } from './pg-reads.js';
+import { boundedReason } from '../core/bounded-text.js';
+import { tableFailureReason } from './pg-reads.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
 /** What a table or a sync that failed on an error of lake's own code says: not the error, which the log has. */

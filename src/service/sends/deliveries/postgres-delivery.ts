@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { classifyPostgresFailure, connectPostgres, postgresClient } from '../../connectors/postgres.js';
+import { boundedReason } from '../../core/bounded-text.js';
 import { LakeServiceError } from '../../core/errors.js';
 import { TenantConnections } from '../../connectors/tenant-connections.js';
 import type { OutboundPolicy } from '../../net/outbound.js';
@@ -59,8 +60,9 @@ function describeFailure(error: unknown): string {
   if (kind !== 'unknown') return `the destination database refused the delivery (${kind.replace(/_/g, ' ')})`;
   // SQLSTATE messages from statements on the destination table (a type mismatch, a missing column) name only our
   // own columns and values; connection-level messages were classified above.
+  // The message is the destination's to write (a trigger's RAISE can make it megabytes); it travels in the run.
   return e.code
-    ? `the destination database refused the delivery: ${e.message ?? e.code} (SQLSTATE ${e.code})`
+    ? `the destination database refused the delivery: ${boundedReason(e.message ?? e.code)} (SQLSTATE ${e.code})`
     : 'the destination database could not be reached';
 }
 
