@@ -125,6 +125,58 @@ describe('behind a trusted proxy (LAKE_TRUSTED_PROXIES)', () => {
     }
     expect(JSON.stringify(events)).not.toContain('pat_not_a_real_token');
   });
+
+  it("an IPv6 client's addresses in one /64 share a budget, and its burst is audited as the /64", async () => {
+    const bad = { Authorization: 'Bearer pat_not_a_real_token' };
+    // A host given a /64 picks any of its 2^64 addresses: one budget each would be no budget.
+    for (let i = 1; i <= 5; i++)
+      await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': `2001:db8:1:2::${i}` });
+    for (const next of ['2001:db8:1:2::99', '2001:db8:1:2:ffff:ffff:ffff:ffff'])
+      expect((await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, { ...bad, 'X-Forwarded-For': next })).status).toBe(
+        429,
+      );
+    // The next /64 is another network.
+    const neighbour = await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, {
+      Authorization: `Bearer ${api.home.ownerToken}`,
+      'X-Forwarded-For': '2001:db8:1:3::1',
+    });
+    expect(neighbour.status).toBe(200);
+    const operator = await api.services.operators.issue('test-v6');
+    const audit = await getFrom('127.0.0.9', `${api.baseUrl}/audit_events?action=authentication.failed_burst`, {
+      Authorization: `Bearer ${operator.secret}`,
+    });
+    const events = (JSON.parse(audit.body) as { data: Record<string, any>[] }).data;
+    const burst = events.find((e) => e.target.id === '2001:db8:1:2::/64');
+    // The budget's /64 is the target; the address that spent it is the actor's.
+    expect(burst).toMatchObject({
+      target: { type: 'client_address' },
+      actor: { client_address: '2001:db8:1:2:0:0:0:5' },
+    });
+  });
+
+  it('records at most 60 bursts a minute, however many addresses start one; every one of them is refused alike', async () => {
+    const bad = { Authorization: 'Bearer pat_not_a_real_token' };
+    const operator = await api.services.operators.issue('test-cap');
+    const bursts = async (): Promise<number> => {
+      const audit = await getFrom(
+        '127.0.0.9',
+        `${api.baseUrl}/audit_events?action=authentication.failed_burst&limit=200`,
+        {
+          Authorization: `Bearer ${operator.secret}`,
+        },
+      );
+      return (JSON.parse(audit.body) as { data: unknown[] }).data.length;
+    };
+    const before = await bursts();
+    for (let n = 0; n < 70; n++) {
+      const client = { ...bad, 'X-Forwarded-For': `198.18.${n >> 8}.${n & 0xff}` };
+      for (let i = 0; i < 5; i++) await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, client);
+      expect((await getFrom('127.0.0.7', `${api.baseUrl}/whoami`, client)).status).toBe(429);
+    }
+    // The clock stands still: this minute held the bursts before too.
+    expect(before).toBeGreaterThan(0);
+    expect(await bursts()).toBe(60);
+  }, 60_000);
 });
 
 describe('readiness follows the server', () => {

@@ -34,6 +34,9 @@ export interface Admission {
 
 export const WINDOW_MS = 60_000;
 
+/** Bursts of failed authentications the audit log records a minute, per process (the rest are refused alike). */
+export const FAILED_BURSTS_AUDITED = 60;
+
 /** A budget to spend one request from: its key and the time each request pushes its arrival time on by. */
 export interface RateCell {
   key: string;
@@ -173,6 +176,20 @@ export class RateLimiter {
         result: probe(this.failedAuthLimit, nextTat, now).admitAt > now,
         write: new Map([[key, nextTat]]),
       };
+    });
+  }
+
+  /**
+   * Whether the burst just started is one the audit log records: at most FAILED_BURSTS_AUDITED a minute in this
+   * process, however many addresses start one (each may every minute, and an attacker's addresses are many).
+   */
+  async failedBurstAudited(): Promise<boolean> {
+    const key = 'audit:failed_bursts';
+    const now = this.clock.now();
+    return this.local.update([key], (tats) => {
+      const nextTat = nextArrival(tats.get(key), now, WINDOW_MS / FAILED_BURSTS_AUDITED);
+      const admitted = nextTat - WINDOW_MS <= now;
+      return { result: admitted, write: new Map(admitted ? [[key, nextTat]] : []) };
     });
   }
 

@@ -60,3 +60,18 @@ export function isLoopbackOrUnspecified({ address, family }: PlainAddress): bool
   if (family === 'ipv4') return address.startsWith('127.') || address.startsWith('0.');
   return address === '0:0:0:0:0:0:0:1' || address === '0:0:0:0:0:0:0:0';
 }
+
+/**
+ * What a limit keyed by client address counts a request against: an IPv4 address, or an IPv6 address's /64 (one
+ * subscriber's network: a host given one picks any of its 2^64 addresses, so a budget per address would be none).
+ * Anything else (`local`) is its own.
+ */
+export function addressBucket(text: string): string {
+  const plain = plainAddress(text);
+  if (plain.family === 'ipv4') return plain.address;
+  const bytes = ipv6Bytes(plain.address);
+  if (!bytes) return text;
+  const words: string[] = [];
+  for (let i = 0; i < 8; i += 2) words.push((((bytes[i] as number) << 8) | (bytes[i + 1] as number)).toString(16));
+  return `${words.join(':')}::/64`;
+}

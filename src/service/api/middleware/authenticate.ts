@@ -4,6 +4,7 @@ import { checkStreamToken } from '../../files/url-signer.js';
 import { JOB_STREAM_TIMING } from '../../jobs/stream-timing.js';
 import type { Scope } from '../../auth/scopes.js';
 import { LakeServiceError } from '../../core/errors.js';
+import { addressBucket } from '../../net/addresses.js';
 import type { ApiEnv } from '../env.js';
 import { HttpError } from '../http-error.js';
 
@@ -28,7 +29,7 @@ export interface AuthRequirement {
 export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const limiter = c.get('services').rateLimiter;
-    const address = clientAddress(c);
+    const address = addressBudget(c);
     const wait = (await limiter?.authenticationWait(address)) ?? 0;
     if (wait > 0) {
       c.get('services').metrics.rateLimited('authentication');
@@ -58,6 +59,8 @@ export function authenticate(requirement: AuthRequirement = {}): MiddlewareHandl
 async function countFailure(c: Context<ApiEnv>, address: string, code: string): Promise<void> {
   const services = c.get('services');
   if (!(await services.rateLimiter?.authenticationFailed(address))) return;
+  // Each address may start a burst a minute, and addresses are many: the log keeps a bounded number a minute.
+  if (!(await services.rateLimiter?.failedBurstAudited())) return;
   await services.audit.record(
     null,
     {
@@ -65,7 +68,7 @@ async function countFailure(c: Context<ApiEnv>, address: string, code: string): 
       credentialId: null,
       userId: null,
       requestId: c.get('requestId'),
-      clientAddress: plainAddress(address),
+      clientAddress: plainAddress(clientAddress(c)),
     },
     'authentication.failed_burst',
     { type: 'client_address', id: plainAddress(address) },
@@ -107,6 +110,11 @@ const FAILED_AUTHENTICATION = new Set([
 export function clientAddress(c: Context<ApiEnv>): string {
   const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
   return `address:${c.get('clientAddresses').of(incoming?.socket?.remoteAddress, c.req.header('x-forwarded-for'))}`;
+}
+
+/** The budget a request without a credential counts against: its address's (an IPv6 address's /64, addressBucket). */
+function addressBudget(c: Context<ApiEnv>): string {
+  return `address:${addressBucket(plainAddress(clientAddress(c)))}`;
 }
 
 async function authenticated(c: Context<ApiEnv>, requirement: AuthRequirement): Promise<void> {
@@ -241,7 +249,7 @@ export async function enforceRateLimit(
 export function publicRateLimit(probe = false): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     if (probe) return next();
-    await enforceRateLimit(c, clientAddress(c), undefined);
+    await enforceRateLimit(c, addressBudget(c), undefined);
     await next();
   };
 }
