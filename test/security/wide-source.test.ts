@@ -84,3 +84,43 @@ describe('a wide source cannot stall the service', () => {
     expect(slowest).toBeLessThan(400);
   });
 });
+
+/** A catalog no database can have: a table named with 100,000 characters, beside one named as tables are. */
+describe("a source's catalog names past what databases allow", () => {
+  let api: Harness;
+  let fake: FakePostgres;
+  beforeAll(async () => {
+    fake = await startFakePostgres('rows', { names: ['orders', 'x'.repeat(100_000)], columns: 2 });
+    api = await overHttp.start({ services: { outbound: LOCAL_DEFAULTS } });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await fake?.stop();
+  });
+
+  it('are left out of discovery: the source object, its test and its syncs never carry them', async () => {
+    const headers = { 'Content-Type': 'application/json' };
+    const created = await api.request('/sources', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        connector: 'postgres',
+        name: 'liar',
+        host: '127.0.0.1',
+        user: 'u',
+        password: 'p',
+        config: { port: fake.port, database: 'd' },
+      }),
+    });
+    const text = await created.text();
+    expect(created.status).toBe(201);
+    expect(text.length).toBeLessThan(10_000);
+    const source = JSON.parse(text) as Json;
+    expect(source.tables.map((t: Json) => t.name)).toEqual(['orders']);
+    // A live test discovers again, with the same rule.
+    await api.request(`/sources/${source.id}/test`, { method: 'POST' });
+    const after = await (await api.request(`/sources/${source.id}`)).text();
+    expect(after.length).toBeLessThan(10_000);
+    expect((JSON.parse(after) as Json).tables.map((t: Json) => t.name)).toEqual(['orders']);
+  });
+});

@@ -8,6 +8,7 @@ import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { lock } from '../store/metadata-db.js';
 import { withLakeTables } from './lake-names.js';
+import { withPlausibleNames } from './plausible-names.js';
 import { lakeSchemaFor, schemaRefusal } from './lake-schema.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import type { PermissionStore } from '../auth/permissions.js';
@@ -193,7 +194,8 @@ export class SourceService {
     const id = newId('src');
     const reach = await this.reach({ config, secrets, tables: [] });
     // Discovery is best effort here: a source whose database is down still gets created, and a test discovers later.
-    const found = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
+    const discovered = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
+    const found = discovered && withPlausibleNames(discovered);
     // Checked again with the insert, in one write transaction: two requests for one name cannot both pass.
     const created = await this.db.transaction(lock.sourceNames(principal.organizationId), async () => {
       await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
@@ -436,7 +438,8 @@ export class SourceService {
       if (error instanceof LakeServiceError) throw error;
       return undefined;
     });
-    const result = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
+    const tested = reach ? await connector.test(reach) : { ok: false, reason: 'unreachable' as const };
+    const result = tested.tables ? { ...tested, tables: withPlausibleNames(tested.tables) } : tested;
     await this.store.update(id, {
       lastTest: { supported: true, ok: result.ok, reason: result.reason, at },
       ...(result.tables
@@ -470,8 +473,9 @@ export class SourceService {
     if (!connector?.discover || source.discovered === null) return { source, added: [] };
     // Discovery talks to the source: outside any transaction of lake's store.
     const reach = await this.reach(this.settings(source)).catch(() => undefined);
-    const found = reach ? await connector.discover(reach).catch(() => undefined) : undefined;
-    if (!found) return { source, added: [] };
+    const discovered = reach ? await connector.discover(reach).catch(() => undefined) : undefined;
+    if (!discovered) return { source, added: [] };
+    const found = withPlausibleNames(discovered);
     return this.db.transaction(lock.sourceSyncs(source.id), async () => {
       // Read again inside the transaction: what is merged is the configuration as it is now.
       const current = (await this.store.get(source.organizationId, source.id)) ?? source;
