@@ -182,6 +182,20 @@ describe.each(TRANSPORTS)('syncs over $name', (transport) => {
     expect(logs).toEqual([
       expect.objectContaining({ table_name: `public.${name}`, message: expect.stringContaining('+extra') }),
     ]);
+    // A change of many columns names the first twenty and counts the rest: a table may have thousands.
+    await adminQuery(
+      `ALTER TABLE public.${name} ${Array.from({ length: 30 }, (_, i) => `ADD COLUMN wide_${i} int`).join(', ')}`,
+      db.database,
+    );
+    const fourth = (await (await send('POST', `/sources/${source.id}/sync`, {})).json()) as Json;
+    expect(await finish(fourth.id)).toMatchObject({ status: 'succeeded' });
+    const wide = await api.home.db.all<{ message: string }>(
+      "SELECT message FROM source_logs WHERE source_id = ? AND kind = 'schema_change' AND message LIKE '%wide_0%'",
+      [source.id],
+    );
+    expect(wide.map((l) => l.message)).toEqual([
+      `Table public.${name} changed: ${Array.from({ length: 20 }, (_, i) => `+wide_${i}`).join(' ')} and 10 more columns; it was refreshed in full.`,
+    ]);
   });
 
   it('the sync stream: progress per table, a final outcome, ids that resume with Last-Event-ID', async () => {

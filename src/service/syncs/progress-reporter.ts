@@ -5,6 +5,20 @@ import type { SyncReporter, TablePhase, TableTask } from './types.js';
 /** Row counts are announced at most this often per table while they climb. */
 const PROGRESS_EVERY_MS = 500;
 
+/** The most column changes a schema change's message names; the rest are counted (a table may have thousands). */
+const CHANGES_NAMED = 20;
+
+/** `+added -dropped ~retyped`, the first CHANGES_NAMED of them, then how many more. */
+function columnChanges(change: { added: string[]; dropped: string[]; retyped: string[] }): string {
+  const all = [
+    ...change.added.map((c) => `+${c}`),
+    ...change.dropped.map((c) => `-${c}`),
+    ...change.retyped.map((c) => `~${c}`),
+  ];
+  const named = all.slice(0, CHANGES_NAMED).join(' ');
+  return all.length > CHANGES_NAMED ? `${named} and ${all.length - CHANGES_NAMED} more columns` : named;
+}
+
 /** Turns progress into durable sync state and `sync.progress` events: every phase change, row counts twice a second. */
 export async function progressReporter(
   store: SyncStore,
@@ -64,7 +78,7 @@ export async function progressReporter(
             (await store.get(id))?.sourceId ?? '',
             'schema_change',
             task.key,
-            `Table ${task.key} changed: ${[...change.added.map((c) => `+${c}`), ...change.dropped.map((c) => `-${c}`), ...change.retyped.map((c) => `~${c}`)].join(' ')}; it was refreshed in full.`,
+            `Table ${task.key} changed: ${columnChanges(change)}; it was refreshed in full.`,
             change,
           );
         await jobs.appendEvent(id, 'sync.schema_change', { table: task.key, ...change });
