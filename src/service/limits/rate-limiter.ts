@@ -184,13 +184,8 @@ export class RateLimiter {
    * process, however many addresses start one (each may every minute, and an attacker's addresses are many).
    */
   async failedBurstAudited(): Promise<boolean> {
-    const key = 'audit:failed_bursts';
-    const now = this.clock.now();
-    return this.local.update([key], (tats) => {
-      const nextTat = nextArrival(tats.get(key), now, WINDOW_MS / FAILED_BURSTS_AUDITED);
-      const admitted = nextTat - WINDOW_MS <= now;
-      return { result: admitted, write: new Map(admitted ? [[key, nextTat]] : []) };
-    });
+    const cell = { key: 'audit:failed_bursts', intervalMs: WINDOW_MS / FAILED_BURSTS_AUDITED };
+    return (await this.local.admit([cell], this.clock.now())).admitted;
   }
 
   async admit(caller: string, organization: string | undefined): Promise<Admission> {

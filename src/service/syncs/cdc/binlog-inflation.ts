@@ -22,8 +22,9 @@ interface PacketHandler {
  * event to the longest record a sync takes, but a few kilobytes of a hostile server's log could inflate to gigabytes
  * of lake serve's memory before any later check sees a row. The inflated bytes are what an uncompressed event would
  * have carried, so they get the wire's bound for it (the record cap and its framing), applied by zlib as it inflates;
- * past it, the read fails saying so. Only an `inflateSync` that names no bound of its own is bounded, and only while a packet of this
- * connection is being handled: the call that inflates runs inside it, and nothing else can run in between.
+ * past it, the read fails saying so. Only an `inflateSync` that names no bound of its own is bounded, and only while
+ * a packet of this connection is being handled: the call that inflates runs inside it, and nothing else can run in
+ * between.
  */
 export function boundEventInflation(connection: object, maxRecordBytes: number): void {
   const maxBytes = maxRecordBytes + WIRE_FRAMING_BYTES;

@@ -24,7 +24,7 @@ const OPAQUE = 0x0f;
 /** MySQL's own bound on a JSON document's nesting (json_binary: JSON_DOCUMENT_MAX_DEPTH). */
 const MAX_DEPTH = 100;
 
-export class BinaryJsonRefused extends Error {}
+class BinaryJsonRefused extends Error {}
 
 const refused = (): BinaryJsonRefused =>
   new BinaryJsonRefused(
@@ -96,8 +96,8 @@ export function checkBinaryJson(doc: Buffer): void {
       }
       case INT32:
       case UINT32:
-        // Inline in a large container's entry, else at the offset.
-        if (!parentLarge || offset === 0) within(at() + 1, 4);
+        // Inline in a large container's entry, else at the offset (the root's: after its type byte).
+        if (!parentLarge) within(at() + 1, 4);
         return;
       case INT64:
       case UINT64:

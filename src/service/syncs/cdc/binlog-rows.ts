@@ -85,13 +85,13 @@ const TYPE = {
   DATETIME2: 18,
   BLOB_COMPRESSED: 140,
   VARCHAR_COMPRESSED: 141,
+  JSON: 245,
   NEWDECIMAL: 246,
   TINY_BLOB: 249,
   MEDIUM_BLOB: 250,
   LONG_BLOB: 251,
   BLOB: 252,
   STRING: 254,
-  JSON: 245,
 } as const;
 
 let installing: Promise<boolean> | undefined;
