@@ -157,7 +157,15 @@ describe('time travel', () => {
   it('a version out of reach fails the query with what is kept; the clause takes constants and now() only', async () => {
     const failed = await run(api, 'select * from shop.items AT (VERSION => 99999)');
     expect(failed.status).toBe('failed');
-    expect(failed.error).toMatchObject({ code: 'query_failed', message: expect.stringMatching(/oldest kept/) });
+    expect(failed.error).toMatchObject({
+      code: 'query_failed',
+      message: expect.stringMatching(/Snapshot 99999 is not in the lake: the current one is \d+\./),
+    });
+    // Each reason names what is wrong with the number, not a choice of two that may both be false.
+    const negative = await run(api, 'select * from shop.items AT (VERSION => -1)');
+    expect(negative.error.message).toMatch(/snapshots are numbered from 0, not -1/);
+    const huge = await run(api, 'select * from shop.items AT (VERSION => 99999999999999999999)');
+    expect(huge.error.message).toMatch(/100000000000000000000 is past any snapshot lake numbers/);
     const before = await run(api, "select * from shop.items AT (TIMESTAMP => TIMESTAMPTZ '2001-01-01 00:00:00+00')");
     expect(before.error.message).toMatch(/before the oldest snapshot kept/);
     // Lake computes each clause on the server: a statement naming more than 100 is refused before that work; 100

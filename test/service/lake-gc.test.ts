@@ -201,6 +201,10 @@ describe('lake snapshot garbage collection', () => {
     expect(finish.code, finish.stderr).toBe(0);
     expect(JSON.parse(finish.stdout)).toMatchObject({ object: 'lake_collection' });
     for (const { table } of tables) expect(snapshotFolders(home, table)).toEqual([versionFolder(table)]);
+    // A version retention let go is named as such (not as newer than the current one).
+    const expired = await runLake(['query', 'select count(*) from gc.t0 AT (VERSION => 1)'], { env });
+    expect(expired.code).not.toBe(0);
+    expect(expired.stderr).toMatch(/Snapshot 1 is not in the lake: it is past retention \(the oldest kept is \d+;/);
   }, 60_000);
 
   it('removes the staging of syncs that are no longer live, and old catalog files nobody reads', async () => {

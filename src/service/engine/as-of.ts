@@ -296,7 +296,7 @@ export async function findAsOf(
     const row = await connection
       .runAndReadAll(
         unit === 'VERSION'
-          ? `SELECT CAST((${computed}) AS BIGINT) AS v, CAST((${computed}) AS DOUBLE) AS exact`
+          ? `SELECT TRY_CAST((${computed}) AS BIGINT) AS v, CAST((${computed}) AS DOUBLE) AS exact`
           : `SELECT epoch_ms(CAST((${computed}) AS TIMESTAMPTZ)) AS v, isinf(CAST((${computed}) AS TIMESTAMPTZ)) AS infinite`,
       )
       .then(
@@ -310,15 +310,22 @@ export async function findAsOf(
     // 'infinity' is a TIMESTAMPTZ without epoch milliseconds: no point in time a snapshot was made at.
     if (row?.infinite === true)
       throw new AsOfError(`The AT clause of ${name} is no ${notA}: an infinite timestamp is no point in time.`);
-    if (value === null || value === undefined) throw new AsOfError(`The AT clause of ${name} is NULL.`);
+    // A number past BIGINT's range (1e20) is no NULL: TRY_CAST gives NULL for it where its DOUBLE is a number.
+    const pastBigint = unit === 'VERSION' && (value === null || value === undefined) && typeof row?.exact === 'number';
+    if (!pastBigint && (value === null || value === undefined))
+      throw new AsOfError(`The AT clause of ${name} is NULL.`);
     // Snapshot ids are counted up from 0; past 2^53 a number would stand for another (9223372036854775807 read as …6000).
-    if (unit === 'VERSION' && !Number.isSafeInteger(Number(value)))
+    if (unit === 'VERSION' && (pastBigint || !Number.isSafeInteger(Number(value))))
       throw new AsOfError(
-        `The AT clause of ${name} is no ${notA}: ${String(value)} is past any snapshot lake numbers.`,
+        `The AT clause of ${name} is no ${notA}: ${String(pastBigint ? row?.exact : value)} is past any snapshot lake numbers.`,
       );
     // A snapshot id is a whole number: 3.5 is none (a cast to BIGINT would round it to another snapshot).
     if (unit === 'VERSION' && Number(value) !== Number(row?.exact))
       throw new AsOfError(`The AT clause of ${name} is no ${notA}: ${String(row?.exact)} is not a whole number.`);
+    if (unit === 'VERSION' && Number(value) < 0)
+      throw new AsOfError(
+        `The AT clause of ${name} is no ${notA}: snapshots are numbered from 0, not ${String(value)}.`,
+      );
     const at = unit === 'VERSION' ? { version: Number(value) } : { time: Number(value) };
     computedClauses.set(clauseKey, at);
     references.push({ schema, table: String(node.table_name), at });

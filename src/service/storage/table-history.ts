@@ -49,7 +49,11 @@ export class TableHistory {
         snapshot = current.snapshotTimes.has(ref.at.version) ? ref.at.version : undefined;
         if (snapshot === undefined)
           throw new AsOfError(
-            `Snapshot ${ref.at.version} is not in the lake: it is newer than the current one (${current.snapshotId}) or past retention (the oldest kept is ${kept[0]?.[0] ?? current.snapshotId}). lake catalog history ${written} lists the versions kept.`,
+            `Snapshot ${ref.at.version} is not in the lake: ${
+              ref.at.version > current.snapshotId
+                ? `the current one is ${current.snapshotId}`
+                : `it is past retention (the oldest kept is ${kept[0]?.[0] ?? current.snapshotId}; lake keeps LAKE_SNAPSHOT_RETENTION_MINUTES of history)`
+            }. lake catalog history ${written} lists the versions kept.`,
           );
       } else {
         const time = ref.at.time;
