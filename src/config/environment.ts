@@ -112,6 +112,19 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: "none: the socket's address",
   },
   {
+    name: 'LAKE_MAX_CONNECTIONS',
+    scope: 'serve',
+    meaning: 'connections lake serve holds open at once (more → 503 at connect)',
+    default: "half the process's open-file limit, at most 10000",
+  },
+  {
+    name: 'LAKE_MAX_CONNECTIONS_PER_CLIENT',
+    scope: 'serve',
+    meaning:
+      'connections one client address (an IPv6 /64) holds open at once (more → 429; trusted proxies exempt; 0: none)',
+    default: 'a quarter of LAKE_MAX_CONNECTIONS, at most 256',
+  },
+  {
     name: 'LAKE_RATE_LIMIT_FAILED_AUTH',
     scope: 'serve',
     meaning: 'failed authentications a minute per address',

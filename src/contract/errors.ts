@@ -357,7 +357,7 @@ export const ERROR_CATALOGUE = {
     status: 503,
     type: 'api_error',
     description:
-      "The service cannot reach its metadata store for a moment, or this server cannot open stored secrets (its secrets key differs from the other replicas'); nothing was changed. Retry after Retry-After seconds.",
+      "The service cannot reach its metadata store for a moment, this server cannot open stored secrets (its secrets key differs from the other replicas'), or it holds as many connections as it takes; nothing was changed. Retry after Retry-After seconds.",
   },
   internal_error: {
     status: 500,

@@ -58,6 +58,13 @@ export class ClientAddresses {
     return client.address;
   }
 
+  /** Whether a socket's peer is a proxy the operator named (its connections carry many clients'). */
+  isProxy(peer: string): boolean {
+    if (!this.any) return false;
+    const plain = plainAddress(peer);
+    return this.isTrusted(plain.address, plain.family);
+  }
+
   private isTrusted(address: string, family: 'ipv4' | 'ipv6'): boolean {
     return this.trusted.check(address, family);
   }

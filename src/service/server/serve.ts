@@ -61,7 +61,18 @@ export async function startLakeServer(
       clientAddresses: settings.clientAddresses,
       publicUrl,
     });
-    const server = await startServer(app, { ...listen, log, publicOrigin: publicUrl }).catch(async (error: unknown) => {
+    const connections = settings.connections && {
+      limits: settings.connections,
+      isProxy: (peer: string) => settings.clientAddresses.isProxy(peer),
+      refused: (why: 'client' | 'total') =>
+        services.metrics.rateLimited(why === 'client' ? 'connections_per_client' : 'connections'),
+    };
+    const server = await startServer(app, {
+      ...listen,
+      log,
+      publicOrigin: publicUrl,
+      ...(connections ? { connections } : {}),
+    }).catch(async (error: unknown) => {
       await scrape?.close();
       await services.close();
       throw error;

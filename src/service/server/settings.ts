@@ -1,5 +1,6 @@
 import { wholeNumberSetting } from '../core/env-values.js';
 import { ClientAddresses } from '../api/client-address.js';
+import { connectionLimitsFromEnv, type ConnectionLimits } from '../api/server/connection-gate.js';
 import { corsOriginsFromEnv } from '../api/middleware/cors.js';
 import type { ServiceOptions } from '../assembly/services.js';
 import { workerPoolSettingsFromEnv, type WorkerPoolSettings } from '../engine/worker-settings.js';
@@ -40,6 +41,8 @@ export interface ServerSettings {
   outbound: OutboundSettings;
   corsOrigins: string[];
   clientAddresses: ClientAddresses;
+  /** lake serve's ceilings on open connections (LAKE_MAX_CONNECTIONS, LAKE_MAX_CONNECTIONS_PER_CLIENT). */
+  connections: ConnectionLimits | undefined;
   /** LAKE_PRICES_FILE, for usage reports. */
   pricesFile: string | undefined;
   /** Origin for links in responses (--public-url), without a trailing slash. */
@@ -72,6 +75,7 @@ export function parseServerSettings(
       outbound: outboundSettingsFromEnv(env, mode),
       corsOrigins: mode === 'serve' ? corsOriginsFromEnv(env) : [],
       clientAddresses: mode === 'serve' ? ClientAddresses.fromEnv(env) : new ClientAddresses([]),
+      connections: mode === 'serve' ? connectionLimitsFromEnv(env) : undefined,
       pricesFile: env.LAKE_PRICES_FILE || undefined,
       publicUrl: flags.publicUrl?.replace(/\/+$/, ''),
       metricsAddress: mode === 'serve' ? metricsAddressFromEnv(env) : undefined,
