@@ -20,14 +20,23 @@ function slowClient(url: URL, localAddress: string): Promise<Socket> {
 
 /** Opens a connection and reads whatever the server sends before it closes (a refused one's whole answer). */
 function answerAtConnect(url: URL, localAddress: string): Promise<string> {
-  return new Promise((resolve, reject) => {
+  return closedAtConnect(url, localAddress).then(({ text }) => text);
+}
+
+/** What the server sent a new connection, and whether it closed it before the client gave up (3 s). */
+function closedAtConnect(url: URL, localAddress: string): Promise<{ text: string; byServer: boolean }> {
+  return new Promise((resolve) => {
     const socket = connect({ host: url.hostname, port: Number(url.port), localAddress });
     let text = '';
+    let byServer = true;
     socket.on('data', (d: Buffer) => (text += d.toString()));
-    socket.once('error', reject);
-    socket.once('close', () => resolve(text));
+    socket.once('error', () => undefined);
+    socket.once('close', () => resolve({ text, byServer }));
     // A refused connection is answered without waiting for the request; an admitted one waits for it.
-    setTimeout(() => socket.destroy(), 3_000);
+    setTimeout(() => {
+      byServer = false;
+      socket.destroy();
+    }, 3_000);
   });
 }
 
@@ -110,6 +119,30 @@ describe('lake serve holds a bounded number of connections', () => {
     expect(lines.length).toBeGreaterThanOrEqual(1);
     expect(lines.length).toBeLessThanOrEqual(4);
     expect(lines.reduce((sum, l) => sum + 1 + Number(l.refused_since_last_line), 0)).toBeLessThanOrEqual(33);
+  });
+});
+
+describe('the metrics address', () => {
+  it('holds at most 32 connections: more are closed as they come, and a scrape works once they go', async () => {
+    const home = join(tempDir('lake-connections-metrics'), 'home');
+    const server = await startServeProcess({ LAKE_HOME: home, LAKE_METRICS_ADDR: '127.0.0.1:0' });
+    const sockets: Socket[] = [];
+    try {
+      const scrape = new URL(String(server.logLines().find((l) => l.msg === 'metrics listening')?.url));
+      for (let i = 0; i < 32; i++) sockets.push(await slowClient(scrape, '127.0.0.7'));
+      // Node closes the one past the ceiling without an answer.
+      expect(await closedAtConnect(scrape, '127.0.0.7')).toEqual({ text: '', byServer: true });
+      for (const socket of sockets.splice(0)) socket.destroy();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        status = (await getFrom(scrape.href, '127.0.0.8').catch(() => ({ status: 0 }))).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.stop();
+    }
   });
 });
 

@@ -6,11 +6,14 @@ import type { LakeMetrics } from '../metrics/metrics.js';
  * Prometheus's scrape address (LAKE_METRICS_ADDR): GET /metrics and nothing else, apart from the API, so it can be
  * bound where only the monitoring network reaches, and no API credential is ever given to a scraper.
  */
+/** Scrapers are few: more connections than this are closed as they come, so they cannot take the server's descriptors. */
+export const METRICS_MAX_CONNECTIONS = 32;
+
 export async function listenForMetrics(
   metrics: LakeMetrics,
   address: { host: string; port: number },
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((request, response) => {
+  const server = createServer({ headersTimeout: 20_000, connectionsCheckingInterval: 2_000 }, (request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics is served here.\n');
       return;
@@ -20,6 +23,7 @@ export async function listenForMetrics(
       () => response.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be read.\n'),
     );
   });
+  server.maxConnections = METRICS_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host, () => resolve());
