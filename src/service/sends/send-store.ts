@@ -1,6 +1,7 @@
 import type { MetadataDb } from '../store/metadata-db.js';
 import type { Destination } from './deliveries/destination.js';
 import { savedReadsOf, savedReadsText, type SavedReads } from '../queries/saved-reads.js';
+import { DUE_PER_ORGANIZATION, DUE_PER_ROUND } from '../core/schedule-rounds.js';
 
 export interface SendRecord {
   id: string;
@@ -182,14 +183,21 @@ export class SendStore {
     await this.db.run('DELETE FROM sends WHERE id = ?', [id]);
   }
 
-  /** Sends whose schedule is due, across organizations (the scheduler of lake serve). */
-  /** Scheduled sends due now, of active organizations (a deactivated one's schedules wait until it is back). */
+  /**
+   * Scheduled sends due now, of active organizations (a deactivated one's schedules wait until it is back): each
+   * organization's oldest few, at most a round's worth (schedule-rounds); the rest come in the next rounds.
+   */
   async due(now: number): Promise<SendRecord[]> {
     return (
       await this.db.all<SendRow>(
-        `SELECT * FROM sends WHERE paused = 0 AND every_minutes IS NOT NULL AND next_run <= ?
-           AND organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL) ORDER BY next_run`,
-        [now],
+        `SELECT * FROM (
+           SELECT s.*, ROW_NUMBER() OVER (PARTITION BY s.organization_id ORDER BY s.next_run, s.id) AS due_rank
+             FROM sends s
+            WHERE s.paused = 0 AND s.every_minutes IS NOT NULL AND s.next_run <= ?
+              AND s.organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL)) d
+          WHERE d.due_rank <= ?
+          ORDER BY d.next_run, d.id LIMIT ?`,
+        [now, DUE_PER_ORGANIZATION, DUE_PER_ROUND],
       )
     ).map(toSend);
   }

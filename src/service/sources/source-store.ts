@@ -2,6 +2,7 @@ import type { SourceTable, TestFailure } from '../connectors/types.js';
 import type { MetadataDb, SqlParam } from '../store/metadata-db.js';
 import { lakeSchemaFor } from './lake-schema.js';
 import type { SourceSchedule } from './source-schedule.js';
+import { DUE_PER_ORGANIZATION, DUE_PER_ROUND } from '../core/schedule-rounds.js';
 
 export interface LastTest {
   ok: boolean;
@@ -291,11 +292,16 @@ export class SourceStore {
    * deactivated organization's schedules wait until it is reactivated.
    */
   async due(nowSeconds: number): Promise<SourceRecord[]> {
+    // Each organization's oldest few, so that one with thousands due cannot hold back another's (schedule-rounds).
     const rows = await this.db.all<SourceRow>(
-      `SELECT * FROM sources WHERE next_sync <= ? AND paused = 0 AND deleted IS NULL
-         AND organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL)
-       ORDER BY next_sync LIMIT 100`,
-      [nowSeconds],
+      `SELECT * FROM (
+         SELECT s.*, ROW_NUMBER() OVER (PARTITION BY s.organization_id ORDER BY s.next_sync, s.id) AS due_rank
+           FROM sources s
+          WHERE s.next_sync <= ? AND s.paused = 0 AND s.deleted IS NULL
+            AND s.organization_id NOT IN (SELECT id FROM organizations WHERE deactivated IS NOT NULL)) d
+        WHERE d.due_rank <= ?
+        ORDER BY d.next_sync, d.id LIMIT ?`,
+      [nowSeconds, DUE_PER_ORGANIZATION, DUE_PER_ROUND],
     );
     return rows.map(toRecord);
   }
