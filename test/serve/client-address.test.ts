@@ -1,24 +1,7 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.js';
+import { getFrom } from '../helpers/from-address.js';
 import { overHttp, type Harness } from '../helpers/transports.js';
-
-/** A GET from a chosen loopback address (the whole 127.0.0.0/8 reaches a server bound to 127.0.0.1). */
-function getFrom(
-  localAddress: string,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { localAddress, headers, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /**
  * Finding 3: every client shared one address (`address:local`), so 21 bad tokens from anyone locked out everybody,

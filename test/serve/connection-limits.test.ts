@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionLimitsFromEnv } from '../../src/service/api/server/connection-gate.js';
+import { getFrom } from '../helpers/from-address.js';
 import { ownerApi, startServeProcess, type ServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -37,18 +37,6 @@ function closedAtConnect(url: URL, localAddress: string): Promise<{ text: string
       byServer = false;
       socket.destroy();
     }, 3_000);
-  });
-}
-
-function getFrom(url: string, localAddress: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { localAddress, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
   });
 }
 
@@ -88,7 +76,7 @@ describe('lake serve holds a bounded number of connections', () => {
     expect(body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' });
     expect(body.error.message).toMatch(/LAKE_MAX_CONNECTIONS_PER_CLIENT/);
     // Another address, and the owner's API, are served meanwhile.
-    expect((await getFrom(`${server.url}/healthz`, '127.0.0.3')).status).toBe(200);
+    expect((await getFrom('127.0.0.3', `${server.url}/healthz`)).status).toBe(200);
     const { api } = ownerApi(home, () => server);
     expect((await api('/whoami')).object).toBeDefined();
   });
@@ -110,7 +98,7 @@ describe('lake serve holds a bounded number of connections', () => {
     // The server counts a connection as gone once it has closed on its side too.
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await getFrom(`${server.url}/healthz`, '127.0.0.5').catch(() => ({ status: 0 }))).status;
+      status = (await getFrom('127.0.0.5', `${server.url}/healthz`).catch(() => ({ status: 0 }))).status;
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe(200);
@@ -135,7 +123,7 @@ describe('the metrics address', () => {
       for (const socket of sockets.splice(0)) socket.destroy();
       let status = 0;
       for (let i = 0; i < 50 && status !== 200; i++) {
-        status = (await getFrom(scrape.href, '127.0.0.8').catch(() => ({ status: 0 }))).status;
+        status = (await getFrom('127.0.0.8', scrape.href).catch(() => ({ status: 0 }))).status;
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       expect(status).toBe(200);
