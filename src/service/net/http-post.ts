@@ -7,9 +7,15 @@ export interface PostOutcome {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** What of an answer's body is read (and dropped) before its connection is closed. */
+const ANSWER_BODY_READ_BYTES = 64 * 1024;
+
 /**
- * One POST, its answer's body read and dropped. Redirects are not followed. With `policy`, the connection is made
- * only to an address its rules allow, resolved at connect time (the check and the connection see one address).
+ * One POST; its outcome is the answer's status and headers, known as soon as they arrive. Its body is read and
+ * dropped, up to ANSWER_BODY_READ_BYTES, then the connection is closed: a receiver that answered 200 and then sent a
+ * body without end had its accepted batch waited on until the timeout, failed, and sent again at each retry.
+ * Redirects are not followed. With `policy`, the connection is made only to an address its rules allow, resolved at
+ * connect time (the check and the connection see one address).
  */
 export function postOnce(
   url: string,
@@ -30,9 +36,14 @@ export function postOnce(
         ...(policy ? { lookup: policy.lookup() } : {}),
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-        res.on('error', reject);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers });
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > ANSWER_BODY_READ_BYTES) res.destroy();
+        });
+        // The outcome is settled: a body cut short, or aborted by the caller's signal later, changes nothing.
+        res.on('error', () => undefined);
       },
     );
     req.on('error', reject);
