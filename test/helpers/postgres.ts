@@ -185,6 +185,8 @@ export interface PrivatePostgres {
   /** Stops the server (fast shutdown: sessions are ended) and starts it again on the same port. */
   restart(downMs: number): Promise<void>;
   stop(): Promise<void>;
+  /** The server's log (what `log_statement` writes, for a test that counts statements). */
+  logFile: string;
 }
 
 /**
@@ -228,6 +230,7 @@ export async function startPrivatePostgres(
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    logFile: join(dir, 'log'),
     async restart(downMs) {
       asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
       await new Promise((resolve) => setTimeout(resolve, downMs));

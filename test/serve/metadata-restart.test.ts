@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { startReplicaSet, type ReplicaSet } from '../helpers/replicas.js';
@@ -137,4 +139,39 @@ describe('the metadata store restarting under traffic', () => {
     // The replicas are still the same processes, serving.
     for (const replica of replicas) expect(replica.child.exitCode).toBeNull();
   }, 60_000);
+  it('a flood of readiness probes is one round trip to the store a second, not one a probe', async () => {
+    const [replica] = replicas as [ServeProcess];
+    const admin = new pg.Client({ connectionString: postgres.url });
+    await admin.connect();
+    const statements = (): number => (readFileSync(postgres.logFile, 'utf8').match(/SELECT 1 AS ok/g) ?? []).length;
+    try {
+      await admin.query("ALTER SYSTEM SET log_statement = 'all'");
+      await admin.query('SELECT pg_reload_conf()');
+      await new Promise((r) => setTimeout(r, 500));
+      const before = statements();
+      const started = Date.now();
+      // 8 clients probing as fast as they can for about a second and a half.
+      const statuses: number[] = [];
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (Date.now() - started < 1_500) {
+            const response = await fetch(`${replica.url}/readyz`);
+            statuses.push(response.status);
+            await response.arrayBuffer();
+          }
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const pings = statements() - before;
+      expect(statuses.length).toBeGreaterThan(50);
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      // One a second (and one more at each edge), where each probe was one before: the store's pool is everyone's.
+      expect(pings).toBeGreaterThanOrEqual(1);
+      expect(pings).toBeLessThanOrEqual(4);
+    } finally {
+      await admin.query('ALTER SYSTEM RESET log_statement');
+      await admin.query('SELECT pg_reload_conf()');
+      await admin.end();
+    }
+  }, 30_000);
 });

@@ -58,7 +58,11 @@ import { redactSecrets } from '../core/redact.js';
 import { OwnDatabaseGuard } from '../net/own-database.js';
 import { metadataIdentity } from '../store/database-identity.js';
 import { pingMetadata } from '../store/readiness-store.js';
+import { sharedOutcome } from '../core/shared-outcome.js';
 import { syncSettingsFromEnv, type SyncSettings } from '../syncs/settings.js';
+
+/** How long one readiness check of the metadata store answers for every probe (GET /readyz). */
+const READINESS_SHARED_MS = 1_000;
 
 /** The domain services one API app serves; built once per home. */
 export interface LakeServices {
@@ -317,6 +321,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   setMaxListeners(0, closing.signal);
   const timers: NodeJS.Timeout[] = [];
   const personalTokens = new PersonalTokens(home.credentials, audit);
+  // Probes are unauthenticated and never rate-limited: their round trip to the store is shared, one a second at most.
+  const metadataAnswers = sharedOutcome(READINESS_SHARED_MS, () => pingMetadata(home.db));
   return {
     home,
     async assertReady() {
@@ -326,7 +332,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
           'This server is shutting down; send work to another replica.',
           { retryAfterSeconds: 2 },
         );
-      await pingMetadata(home.db);
+      await metadataAnswers();
       await layout.files.check();
       const workers = engine instanceof WorkerPool ? engine.unableToStart() : undefined;
       if (workers !== undefined)
