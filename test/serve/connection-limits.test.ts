@@ -110,6 +110,30 @@ describe('lake serve holds a bounded number of connections', () => {
   });
 });
 
+describe('a request whose headers never end', () => {
+  it('is answered 400 and closed once 20 s have passed since its connection, not after a minute', async () => {
+    const home = join(tempDir('lake-connections-slow'), 'home');
+    const server = await startServeProcess({ LAKE_HOME: home });
+    try {
+      const socket = await slowClient(new URL(server.url), '127.0.0.11');
+      const opened = Date.now();
+      let answer = '';
+      socket.on('data', (d: Buffer) => (answer += d.toString()));
+      await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const seconds = (Date.now() - opened) / 1000;
+      // Node looks for connections past the timeout every 2 s: closed between 20 and 22 s (Node's own was 60 s).
+      expect(seconds).toBeGreaterThanOrEqual(19);
+      expect(seconds).toBeLessThan(30);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        error: { code: 'malformed_request', message: expect.stringMatching(/headers within 20 s of the connection/) },
+      });
+    } finally {
+      await server.stop();
+    }
+  }, 45_000);
+});
+
 describe('the metrics address', () => {
   it('holds at most 32 connections: more are closed as they come, and a scrape works once they go', async () => {
     const home = join(tempDir('lake-connections-metrics'), 'home');

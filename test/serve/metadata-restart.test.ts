@@ -147,7 +147,16 @@ describe('the metadata store restarting under traffic', () => {
     try {
       await admin.query("ALTER SYSTEM SET log_statement = 'all'");
       await admin.query('SELECT pg_reload_conf()');
-      await new Promise((r) => setTimeout(r, 500));
+      // The pool's sessions log statements once they have taken the reload: a probe's check is seen in the log.
+      const logged = await waitFor(
+        async () => {
+          await (await fetch(`${replica.url}/readyz`)).arrayBuffer();
+          return statements();
+        },
+        (n) => n > 0,
+        { intervalMs: 200 },
+      );
+      expect(logged).toBeGreaterThan(0);
       const before = statements();
       const started = Date.now();
       // 8 clients probing as fast as they can for about a second and a half.
@@ -161,7 +170,7 @@ describe('the metadata store restarting under traffic', () => {
           }
         }),
       );
-      await new Promise((r) => setTimeout(r, 500));
+      // Each check is in the log before its probe's answer is sent.
       const pings = statements() - before;
       expect(statuses.length).toBeGreaterThan(50);
       expect(statuses.every((s) => s === 200)).toBe(true);

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HEADERS_TIMEOUT_MS, TIMEOUT_CHECK_MS } from '../api/server/server.js';
 import type { LakeMetrics } from '../metrics/metrics.js';
 
 /**
@@ -13,16 +14,19 @@ export async function listenForMetrics(
   metrics: LakeMetrics,
   address: { host: string; port: number },
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer({ headersTimeout: 20_000, connectionsCheckingInterval: 2_000 }, (request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics is served here.\n');
-      return;
-    }
-    metrics.render().then(
-      ({ text, contentType }) => response.writeHead(200, { 'Content-Type': contentType }).end(text),
-      () => response.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be read.\n'),
-    );
-  });
+  const server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+    (request, response) => {
+      if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+        response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics is served here.\n');
+        return;
+      }
+      metrics.render().then(
+        ({ text, contentType }) => response.writeHead(200, { 'Content-Type': contentType }).end(text),
+        () => response.writeHead(500, { 'Content-Type': 'text/plain' }).end('The metrics could not be read.\n'),
+      );
+    },
+  );
   server.maxConnections = METRICS_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,6 @@
 import { createServices } from '../assembly/services.js';
 import { createApp } from '../api/server/app.js';
+import type { ConnectionRefusal } from '../api/server/connection-gate.js';
 import { startServer } from '../api/server/server.js';
 import { openHome } from '../home/home.js';
 import { listenForMetrics } from './metrics-listener.js';
@@ -64,7 +65,7 @@ export async function startLakeServer(
     const connections = settings.connections && {
       limits: settings.connections,
       isProxy: (peer: string) => settings.clientAddresses.isProxy(peer),
-      refused: (why: 'client' | 'total') =>
+      refused: (why: ConnectionRefusal) =>
         services.metrics.rateLimited(why === 'client' ? 'connections_per_client' : 'connections'),
     };
     const server = await startServer(app, {

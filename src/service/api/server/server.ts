@@ -27,9 +27,9 @@ export interface ServerOptions {
  * How long a client may take to send a request's headers. Node's 60 s let a client that sends them a byte at a
  * time hold its connection a minute; 20 s is ample for any real client. Bodies keep Node's 300 s (requestTimeout).
  */
-const HEADERS_TIMEOUT_MS = 20_000;
+export const HEADERS_TIMEOUT_MS = 20_000;
 /** How often Node looks for connections past those timeouts (its default, 30 s, would let them run on that long). */
-const TIMEOUT_CHECK_MS = 2_000;
+export const TIMEOUT_CHECK_MS = 2_000;
 
 /** A Host header: a name or an address, with an optional port. */
 const VALID_HOST = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}))(?::\d{1,5})?$/;
