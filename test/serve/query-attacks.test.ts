@@ -52,6 +52,14 @@ describe('lake serve under hostile SQL', () => {
     ).secret;
     await home.close();
     server = await startServeProcess({ LAKE_HOME: homeDir, ...LIMITS });
+    // Ready (a query worker has started) before anything is timed: the first check of others being served within
+    // 2 s once paid the new server's worker start-up too, and on a loaded machine ran past it (2,057 ms).
+    const ready = await waitFor(
+      async () => (await fetch(`${server.url}/readyz`).catch(() => undefined))?.status,
+      (status) => status === 200,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(ready).toBe(200);
     guard = guardMemory(server.child.pid as number, CEILING_BYTES);
   }, 60_000);
 
