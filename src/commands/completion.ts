@@ -61,6 +61,7 @@ const NAMED_ARGUMENT: Record<string, 'sources' | 'sends' | 'canvases'> = {
   'sends delete': 'sends',
   'canvas get': 'canvases',
   'canvas add': 'canvases',
+  'canvas delete': 'canvases',
 };
 
 /** A group's default subcommand (`lake query "…"` is `lake query run "…"`), whose flags the group takes too. */

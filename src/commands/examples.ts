@@ -87,6 +87,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   ],
   'canvas ls': ['lake canvas ls'],
   'canvas get': ['lake canvas get Sales'],
+  'canvas delete': ['lake canvas delete Sales'],
   logs: ['lake logs --source shop --since 2h', 'lake logs --kind schema_change --follow'],
   sends: [
     'lake sends create --name nightly --sql "select * from shop.orders" --to webhook --url https://hooks.example.com/lake --every 1440',

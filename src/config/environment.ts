@@ -235,6 +235,48 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: '20000',
   },
   {
+    name: 'LAKE_ORG_MAX_SOURCES',
+    scope: 'all',
+    meaning: 'sources an organization keeps (deleted ones not counted)',
+    default: '1000',
+  },
+  {
+    name: 'LAKE_ORG_MAX_SENDS',
+    scope: 'all',
+    meaning: 'sends an organization keeps',
+    default: '1000',
+  },
+  {
+    name: 'LAKE_ORG_MAX_CANVASES',
+    scope: 'all',
+    meaning: 'canvases an organization keeps',
+    default: '1000',
+  },
+  {
+    name: 'LAKE_ORG_MAX_USERS',
+    scope: 'all',
+    meaning: 'active people an organization keeps',
+    default: '10000',
+  },
+  {
+    name: 'LAKE_ORG_MAX_KEYS',
+    scope: 'all',
+    meaning: 'active service and team keys an organization holds',
+    default: '500',
+  },
+  {
+    name: 'LAKE_ORG_MAX_GRANTS',
+    scope: 'all',
+    meaning: 'table grants an organization keeps',
+    default: '10000',
+  },
+  {
+    name: 'LAKE_USER_MAX_TOKENS',
+    scope: 'all',
+    meaning: 'active personal access tokens one person holds',
+    default: '100',
+  },
+  {
     name: 'LAKE_JOB_LEASE_SECONDS',
     scope: 'all',
     meaning: "a running job's lease (renewed every third of it)",

@@ -57,3 +57,9 @@ export const TableData = Strict(
   },
   "A canvas element's table (the legacy download).",
 );
+
+export const CanvasDeletion = Strict({
+  object: Type.Literal('canvas_deletion'),
+  id: Type.String(),
+  deleted: Type.Literal(true),
+});

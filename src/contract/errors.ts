@@ -220,6 +220,12 @@ export const ERROR_CATALOGUE = {
     description:
       "Your organization's kept query results have reached its result storage limit. Older results are removed when their retention ends; try again then.",
   },
+  object_limit_reached: {
+    status: 409,
+    type: 'invalid_request_error',
+    description:
+      'Your organization (for personal access tokens: you) already keeps the most objects of this kind the server allows: sources, sends, canvases, active people, active keys, grants or active tokens. Delete, deactivate or revoke one no longer needed, or ask the operator to raise the limit (docs/api.md, "Object limits").',
+  },
   inline_row_too_large: {
     status: 422,
     type: 'invalid_request_error',

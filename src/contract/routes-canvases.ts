@@ -1,5 +1,13 @@
 /** The API's routes: Canvases. */
-import { Canvas, CanvasCreation, CanvasElement, ElementInput, TableData, TableDataRequest } from './canvases.js';
+import {
+  Canvas,
+  CanvasCreation,
+  CanvasDeletion,
+  CanvasElement,
+  ElementInput,
+  TableData,
+  TableDataRequest,
+} from './canvases.js';
 import { defineRoute } from './route.js';
 import { List } from './schema.js';
 import { id, page, cursorErrors, json } from './route-helpers.js';
@@ -14,7 +22,7 @@ export const CANVAS_ROUTES = {
     auth: { scopes: ['canvases:manage'] },
     body: CanvasCreation,
     responses: { 201: json('The canvas.', Canvas, ['Location']) },
-    errors: ['grant_table_denied'],
+    errors: ['grant_table_denied', 'object_limit_reached'],
   }),
   listCanvases: defineRoute({
     operationId: 'listCanvases',
@@ -38,6 +46,17 @@ export const CANVAS_ROUTES = {
     params: id('A canvas id (cnv_…).'),
     responses: { 200: json('The canvas.', Canvas) },
     errors: ['canvas_not_found'],
+  }),
+  deleteCanvas: defineRoute({
+    operationId: 'deleteCanvas',
+    method: 'delete',
+    path: '/canvases/{id}',
+    tag: 'Canvases',
+    summary: 'Delete a canvas',
+    auth: { scopes: ['canvases:manage'] },
+    params: id('A canvas id.'),
+    responses: { 200: json('The deletion.', CanvasDeletion) },
+    errors: ['canvas_not_found', 'creator_required'],
   }),
   addCanvasElement: defineRoute({
     operationId: 'addCanvasElement',

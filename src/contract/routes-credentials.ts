@@ -27,7 +27,7 @@ const keyRoutes = (
     auth: { scopes: ['keys:manage'] },
     body,
     responses: { 201: json(`The ${what} with its secret.`, object, ['Location']) },
-    errors: ['owner_required', 'missing_scope'],
+    errors: ['owner_required', 'missing_scope', 'object_limit_reached'],
   }),
   list: defineRoute({
     operationId: `list${name}s`,
@@ -64,7 +64,7 @@ export const CREDENTIAL_ROUTES = {
     auth: { scopes: ['pats:manage'] },
     body: TokenCreation,
     responses: { 201: json('The token with its secret.', PersonalAccessToken, ['Location']) },
-    errors: ['user_required', 'missing_scope'],
+    errors: ['user_required', 'missing_scope', 'object_limit_reached'],
   }),
   listPersonalAccessTokens: defineRoute({
     operationId: 'listPersonalAccessTokens',

@@ -126,7 +126,7 @@ export const ORGANIZATION_ROUTES = {
     auth: owners,
     body: UserCreation,
     responses: { 201: json('The person.', User, ['Location']) },
-    errors: ['owner_required'],
+    errors: ['owner_required', 'object_limit_reached'],
   }),
   getUser: defineRoute({
     operationId: 'getUser',
@@ -171,7 +171,7 @@ export const ORGANIZATION_ROUTES = {
     auth: owners,
     params: personId,
     responses: { 200: json('The person.', User) },
-    errors: ['owner_required', 'user_not_found'],
+    errors: ['owner_required', 'user_not_found', 'object_limit_reached'],
   }),
   createUserToken: defineRoute({
     operationId: 'createUserToken',
@@ -183,7 +183,7 @@ export const ORGANIZATION_ROUTES = {
     params: personId,
     body: TokenCreation,
     responses: { 201: json('The token with its secret.', PersonalAccessToken) },
-    errors: ['owner_required', 'user_not_found', 'missing_scope'],
+    errors: ['owner_required', 'user_not_found', 'missing_scope', 'object_limit_reached'],
   }),
   listUserTokens: defineRoute({
     operationId: 'listUserTokens',
@@ -252,7 +252,7 @@ export const ORGANIZATION_ROUTES = {
     auth: owners,
     body: GrantCreation,
     responses: { 201: json('The grant (the existing one when it was already granted).', Grant) },
-    errors: ['owner_required'],
+    errors: ['owner_required', 'object_limit_reached'],
   }),
   revokeGrant: defineRoute({
     operationId: 'revokeGrant',

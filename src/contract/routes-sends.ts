@@ -32,6 +32,7 @@ export const SEND_ROUTES = {
       'forbidden_function',
       'grant_table_denied',
       'host_not_allowed',
+      'object_limit_reached',
     ],
   }),
   getSend: defineRoute({

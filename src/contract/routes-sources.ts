@@ -58,7 +58,7 @@ export const SOURCE_ROUTES = {
     body: SourceCreation,
     invalidBodyCode: 'invalid_source_parameters',
     responses: { 201: json('The source, its tables discovered.', Source, ['Location']) },
-    errors: ['invalid_source_parameters', 'source_name_conflict', 'host_not_allowed'],
+    errors: ['invalid_source_parameters', 'source_name_conflict', 'host_not_allowed', 'object_limit_reached'],
   }),
   getSource: defineRoute({
     operationId: 'getSource',

@@ -1,5 +1,5 @@
 /** The wire objects as TypeScript types, for the client, the CLI and the routes that build them. */
-import type { Canvas, CanvasElement, TableData } from './canvases.js';
+import type { Canvas, CanvasDeletion, CanvasElement, TableData } from './canvases.js';
 import type { DuckLakeAttach, SchemaSummary, Table, TableSummary, TableVersion } from './catalog.js';
 import type { PersonalAccessToken, ServiceKey, TeamApiKey, WhoAmI } from './credentials.js';
 import type { Job, JobCancellation, JobResult, StreamUrl } from './jobs.js';
@@ -24,6 +24,7 @@ export type SendObject = Static<typeof Send>;
 export type SendRunObject = Static<typeof SendRun>;
 export type CanvasObject = Static<typeof Canvas>;
 export type CanvasElementObject = Static<typeof CanvasElement>;
+export type CanvasDeletionObject = Static<typeof CanvasDeletion>;
 export type SchemaObject = Static<typeof SchemaSummary>;
 export type TableSummaryObject = Static<typeof TableSummary>;
 export type TableObject = Static<typeof Table>;

@@ -65,4 +65,22 @@ describe('lake pats, lake canvas and team API keys', () => {
     }
     expect(JSON.stringify(server.logLines())).not.toContain(key.secret);
   });
+
+  it('deletes a canvas by name or id; a pipe gets nothing on stdout, --json the deletion', async () => {
+    const canvas = JSON.parse((await lake('canvas', 'create', '--name', 'Old board', '--json')).stdout) as {
+      id: string;
+    };
+    const deleted = await lake('canvas', 'delete', 'Old board');
+    expect(deleted).toMatchObject({ code: 0, stdout: '' });
+    expect(deleted.stderr).toContain(`deleted canvas ${canvas.id}`);
+    const again = await lake('canvas', 'get', canvas.id);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('canvas_not_found');
+    const other = JSON.parse((await lake('canvas', 'create', '--name', 'Other', '--json')).stdout) as { id: string };
+    expect(JSON.parse((await lake('canvas', 'delete', other.id, '--json')).stdout)).toEqual({
+      object: 'canvas_deletion',
+      id: other.id,
+      deleted: true,
+    });
+  });
 });

@@ -60,6 +60,17 @@ export function registerCanvas(program: Command, ctx: CommandContext): void {
   });
 
   canvas
+    .command('delete')
+    .description('delete a canvas and its elements (the tables they read stay)')
+    .argument('<canvas>', 'canvas id or name')
+    .action(async (ref: string) => {
+      const id = await idOf(ref);
+      const deleted = await (await ctx.client()).read((await routes()).deleteCanvas, { params: { id } });
+      if (ctx.json) return printJson(ctx.io, deleted);
+      ctx.io.stderr.write(`lake: deleted canvas ${id}\n`);
+    });
+
+  canvas
     .command('get')
     .description('show a canvas and its elements')
     .argument('<canvas>', 'canvas id or name')

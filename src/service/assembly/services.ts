@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { DEFAULT_OBJECT_LIMITS, type ObjectLimits } from '../limits/object-limits.js';
 import { mark } from '../../support/debug-timing.js';
 import { inBackground, repeat } from '../core/repeat.js';
 import { CredentialStore } from '../auth/credentials.js';
@@ -145,6 +146,8 @@ export interface ServiceOptions {
   outbound?: OutboundSettings;
   /** Sync concurrency, source bounds and staging caps; from the environment otherwise. */
   syncSettings?: SyncSettings;
+  /** How many sources, sends, canvases, people, keys, grants and tokens a tenant keeps; the defaults otherwise. */
+  objectLimits?: ObjectLimits;
   /**
    * The server's structured log, for what goes wrong in background work with no request to answer (a send run's
    * unforeseen failure); nothing is written without one.
@@ -166,7 +169,8 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   const clock = options.clock ?? REAL_CLOCK;
   const metrics = options.metrics ?? NO_METRICS;
   const audit = new AuditLog(new AuditStore(home.db), home.directory, clock);
-  const permissions = new PermissionStore(home.db, home.directory, audit);
+  const limits = options.objectLimits ?? DEFAULT_OBJECT_LIMITS;
+  const permissions = new PermissionStore(home.db, home.directory, audit, limits.grants);
   const usage = new UsageService(new UsageStore(home.db), lake, clock, () =>
     loadPrices(home.paths.root, options.pricesFile),
   );
@@ -238,6 +242,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     { maxTables: syncSettings.maxTables, maxColumns: syncSettings.maxColumns },
     clock,
     audit,
+    limits.sources,
   );
   const syncs = new SyncService(
     home.db,
@@ -268,6 +273,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     {
       ...(options.sendSettings ?? sendSettingsFromEnv({})),
       destinations: new OutboundPolicy(outbound.destinations, 'destinations', ownDatabase),
+      maxPerOrganization: limits.sends,
     },
     usage,
     options.log,
@@ -320,7 +326,7 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
   // ten listeners would only be noise in the log.
   setMaxListeners(0, closing.signal);
   const timers: NodeJS.Timeout[] = [];
-  const personalTokens = new PersonalTokens(home.credentials, audit);
+  const personalTokens = new PersonalTokens(home.credentials, audit, limits.tokens);
   // Probes are unauthenticated and never rate-limited: their round trip to the store is shared, one a second at most.
   const metadataAnswers = sharedOutcome(READINESS_SHARED_MS, () => pingMetadata(home.db));
   return {
@@ -354,15 +360,15 @@ export async function createServices(home: Home, options: ServiceOptions = {}): 
     jobs,
     sources,
     syncs,
-    orgKeys: new OrgKeys(home.credentials, home.directory, audit),
+    orgKeys: new OrgKeys(home.credentials, home.directory, audit, limits.keys),
     operators: new OperatorCredentials(home.db),
     organizations: new Organizations(home.directory, home.credentials, audit),
-    people: new People(home.directory, personalTokens, audit),
+    people: new People(home.directory, personalTokens, audit, limits.users),
     grants: new GrantService(permissions, home.directory, home.credentials),
     logs: new LogService(new LogStore(home.db), (principal, entries) => sources.access.logEntries(principal, entries)),
     usage,
     rateLimiter,
-    canvases: new CanvasService(new CanvasStore(home.db), queries, results, home.directory),
+    canvases: new CanvasService(new CanvasStore(home.db), queries, results, home.directory, limits.canvases),
     sends,
     collector,
     sourceViews: new SourceViews(sources, syncs),

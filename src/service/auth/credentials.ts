@@ -1,6 +1,6 @@
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { MetadataDb } from '../store/metadata-db.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 import type { CredentialKind, Principal } from './principal.js';
 import type { Scope } from './scopes.js';
 import { hashSecret, looksLikeSecret, newSecret, secretHint, type SecretPrefix } from './secrets.js';
@@ -91,6 +91,28 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 export class CredentialStore {
   constructor(private readonly db: MetadataDb) {}
+
+  /**
+   * Runs fn with the number of active (neither revoked nor expired) credentials a person holds (their tokens) or an
+   * organization holds (its service and team keys), in one transaction under a lock of their own, so what fn
+   * decides from the count (issuing one more) holds when two requests decide at once.
+   */
+  async withActive<T>(
+    holder: { userId: string } | { organizationId: string },
+    fn: (active: number) => Promise<T>,
+  ): Promise<T> {
+    const [owner, where] =
+      'userId' in holder
+        ? [holder.userId, "user_id = ? AND kind = 'pat'"]
+        : [holder.organizationId, "organization_id = ? AND kind IN ('service_key', 'team_key')"];
+    return this.db.transaction(lock.objectLimit(owner, 'userId' in holder ? 'tokens' : 'keys'), async () => {
+      const row = await this.db.get<{ n: number | string }>(
+        `SELECT COUNT(*) AS n FROM credentials WHERE ${where} AND revoked IS NULL AND (expires IS NULL OR expires > ?)`,
+        [owner, nowSeconds()],
+      );
+      return fn(Number(row?.n ?? 0));
+    });
+  }
 
   async issue(input: IssueCredentialInput): Promise<IssuedCredential> {
     if (input.kind === 'pat' && input.userId === null) throw new Error('A personal access token belongs to a user.');

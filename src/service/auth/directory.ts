@@ -1,5 +1,5 @@
 import { newId } from '../core/ids.js';
-import type { MetadataDb } from '../store/metadata-db.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export interface Organization {
   id: string;
@@ -178,6 +178,20 @@ export class Directory {
 
   async setUserDeactivated(id: string, deactivated: boolean): Promise<void> {
     await this.db.run('UPDATE users SET deactivated = ? WHERE id = ?', [deactivated ? nowSeconds() : null, id]);
+  }
+
+  /**
+   * Runs fn with the number of the organization's active people, in one transaction under a lock of its own, so
+   * what fn decides from the count (adding one) holds when two requests decide at once.
+   */
+  async withActiveUsers<T>(organizationId: string, fn: (active: number) => Promise<T>): Promise<T> {
+    return this.db.transaction(lock.objectLimit(organizationId, 'users'), async () => {
+      const row = await this.db.get<{ n: number | string }>(
+        'SELECT COUNT(*) AS n FROM users WHERE organization_id = ? AND deactivated IS NULL',
+        [organizationId],
+      );
+      return fn(Number(row?.n ?? 0));
+    });
   }
 
   /** Active owners: an organization must keep at least one. */

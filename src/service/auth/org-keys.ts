@@ -1,5 +1,6 @@
 import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
@@ -18,6 +19,8 @@ export class OrgKeys {
     private readonly credentials: CredentialStore,
     private readonly directory: Directory,
     private readonly audit?: AuditLog,
+    /** How many active service and team keys an organization holds (LAKE_ORG_MAX_KEYS). */
+    private readonly maxKeys: number = DEFAULT_OBJECT_LIMITS.keys,
   ) {}
 
   async create(principal: Principal, kind: OrgKeyKind, input: CredentialInput): Promise<IssuedCredential> {
@@ -33,13 +36,10 @@ export class OrgKeys {
       );
     }
     const expires = expiryFromDays(input.expires_in_days);
-    const issued = await this.credentials.issue({
-      kind,
-      organizationId: principal.organizationId,
-      userId: null,
-      name,
-      scopes,
-      expires,
+    const organizationId = principal.organizationId;
+    const issued = await this.credentials.withActive({ organizationId }, async (active) => {
+      assertRoomFor('keys', active, this.maxKeys);
+      return this.credentials.issue({ kind, organizationId, userId: null, name, scopes, expires });
     });
     await this.audit?.record(
       principal.organizationId,

@@ -6,6 +6,7 @@ import type { PersonalTokens } from './personal-tokens.js';
 import type { Directory, User, UserRole } from './directory.js';
 import { createRecordedUser, displayName } from './organizations.js';
 import { assertOwner } from './ownership.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 import type { Principal } from './principal.js';
 
 export const USER_ROLES: readonly UserRole[] = ['owner', 'admin', 'member'];
@@ -26,6 +27,8 @@ export class People {
     private readonly directory: Directory,
     private readonly tokens: PersonalTokens,
     private readonly audit: AuditLog,
+    /** How many active people an organization keeps (LAKE_ORG_MAX_USERS). */
+    private readonly maxUsers: number = DEFAULT_OBJECT_LIMITS.users,
   ) {}
 
   async list(
@@ -45,10 +48,14 @@ export class People {
 
   async create(principal: Principal, input: UserInput): Promise<User> {
     await assertOwner(this.directory, principal, 'add people');
-    return createRecordedUser(this.directory, this.audit, principal.organizationId, principal, {
+    const person = {
       name: displayName(input.name, 'name', 'person'),
       role: input.role ?? 'member',
       email: input.email ?? null,
+    };
+    return this.directory.withActiveUsers(principal.organizationId, async (active) => {
+      assertRoomFor('users', active, this.maxUsers);
+      return createRecordedUser(this.directory, this.audit, principal.organizationId, principal, person);
     });
   }
 
@@ -81,7 +88,13 @@ export class People {
     const before = await this.member(principal, id);
     if ((before.deactivated !== null) === deactivated) return before;
     if (deactivated && before.role === 'owner') await this.assertAnotherOwner(principal.organizationId);
-    await this.directory.setUserDeactivated(id, deactivated);
+    // A reactivated person counts again: deactivating and reactivating would otherwise pass the ceiling.
+    if (deactivated) await this.directory.setUserDeactivated(id, true);
+    else
+      await this.directory.withActiveUsers(principal.organizationId, async (active) => {
+        assertRoomFor('users', active, this.maxUsers);
+        await this.directory.setUserDeactivated(id, false);
+      });
     await this.audit.record(
       principal.organizationId,
       principal,

@@ -4,7 +4,8 @@ import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { MetadataDb } from '../store/metadata-db.js';
+import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 
 export type GranteeKind = 'user' | 'role' | 'credential';
 
@@ -67,6 +68,8 @@ export class PermissionStore {
     private readonly directory: Directory,
     /** Where changes of permissions and grants are recorded (the organization's audit log). */
     private readonly audit?: AuditLog,
+    /** How many grants an organization keeps (LAKE_ORG_MAX_GRANTS). */
+    private readonly maxGrants: number = DEFAULT_OBJECT_LIMITS.grants,
   ) {}
 
   async enabled(organizationId: string): Promise<boolean> {
@@ -89,15 +92,28 @@ export class PermissionStore {
     grantee: string,
     actor: AuditActor = LOCAL_ADMIN,
   ): Promise<Grant> {
-    await this.db.run(
-      `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,
-      [newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000)],
-    );
-    const row = await this.db.get<GrantRow>(
-      'SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
-      [organizationId, schema, table, granteeKind, grantee],
-    );
+    const find = (): Promise<GrantRow | undefined> =>
+      this.db.get<GrantRow>(
+        'SELECT * FROM table_grants WHERE organization_id = ? AND schema_name = ? AND table_name = ? AND grantee_kind = ? AND grantee = ?',
+        [organizationId, schema, table, granteeKind, grantee],
+      );
+    // A grant already held is answered as it is; a new one is counted with its insert, so two requests cannot both
+    // take the organization's last place.
+    const row = await this.db.transaction(lock.objectLimit(organizationId, 'grants'), async () => {
+      const held = await find();
+      if (held) return held;
+      const kept = await this.db.get<{ n: number | string }>(
+        'SELECT COUNT(*) AS n FROM table_grants WHERE organization_id = ?',
+        [organizationId],
+      );
+      assertRoomFor('grants', Number(kept?.n ?? 0), this.maxGrants);
+      await this.db.run(
+        `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,
+        [newId('grt'), organizationId, schema, table, granteeKind, grantee, Math.floor(Date.now() / 1000)],
+      );
+      return find();
+    });
     const grant = toGrant(row as GrantRow);
     await this.audit?.record(
       organizationId,

@@ -1,5 +1,6 @@
 import type { AuditLog } from './audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 import type { CredentialRecord, CredentialStore, IssuedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
 import { credentialName, expiryFromDays, scopesWithinCreator, type CredentialInput } from './credential-request.js';
@@ -19,6 +20,8 @@ export class PersonalTokens {
   constructor(
     private readonly credentials: CredentialStore,
     private readonly audit?: AuditLog,
+    /** How many active tokens a person holds (LAKE_USER_MAX_TOKENS). */
+    private readonly maxTokens: number = DEFAULT_OBJECT_LIMITS.tokens,
   ) {}
 
   async create(principal: Principal, input: CredentialInput): Promise<IssuedCredential> {
@@ -33,13 +36,16 @@ export class PersonalTokens {
     const name = credentialName(input.name, 'token');
     const scopes = scopesWithinCreator(principal, input.scopes ?? [], 'token');
     const expires = expiryFromDays(input.expires_in_days);
-    const issued = await this.credentials.issue({
-      kind: 'pat',
-      organizationId: principal.organizationId,
-      userId,
-      name,
-      scopes,
-      expires,
+    const issued = await this.credentials.withActive({ userId }, async (active) => {
+      assertRoomFor('tokens', active, this.maxTokens);
+      return this.credentials.issue({
+        kind: 'pat',
+        organizationId: principal.organizationId,
+        userId,
+        name,
+        scopes,
+        expires,
+      });
     });
     await this.audit?.record(
       principal.organizationId,

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { quoteIdentifier } from '../engine/duckdb.js';
 import { guardSql } from '../engine/sql-guard.js';
 import { LakeServiceError } from '../core/errors.js';
+import { DEFAULT_OBJECT_LIMITS, objectLimitReached } from '../limits/object-limits.js';
 import { newId } from '../core/ids.js';
 import { splitQualifiedName } from '../storage/names.js';
 import type { JsonValue } from '../engine/json-values.js';
@@ -67,6 +68,8 @@ export class CanvasService {
     private readonly queries: QueryService,
     private readonly results: QueryResults,
     private readonly directory: Directory,
+    /** How many canvases an organization keeps (LAKE_ORG_MAX_CANVASES). */
+    private readonly maxCanvases: number = DEFAULT_OBJECT_LIMITS.canvases,
   ) {}
 
   async create(principal: Principal, input: CanvasInput): Promise<Canvas> {
@@ -90,14 +93,19 @@ export class CanvasService {
       checked.push({ ...element, reads: await this.assertAdderMayRead(principal, element) });
     }
     const id = newId('cnv');
-    await this.store.create({
-      id,
-      organizationId: principal.organizationId,
-      name,
-      createdBy: principalIdOf(principal),
-      elements: checked,
-    });
+    const full = await this.store.create(
+      { id, organizationId: principal.organizationId, name, createdBy: principalIdOf(principal), elements: checked },
+      this.maxCanvases,
+    );
+    if (full) throw objectLimitReached('canvases', full.full, this.maxCanvases);
     return this.get(principal, id);
+  }
+
+  /** Deletes a canvas and its elements: only its creator or an owner may. What its tables read stays in the lake. */
+  async delete(principal: Principal, canvasId: string): Promise<void> {
+    const canvas = await this.find(principal, canvasId);
+    await assertCreatorOrOwner(this.directory, principal, canvas.createdBy, `canvas ${canvas.id}`);
+    await this.store.delete(canvas.id);
   }
 
   /**

@@ -56,15 +56,27 @@ const seconds = (): number => Math.floor(Date.now() / 1000);
 export class CanvasStore {
   constructor(private readonly db: MetadataDb) {}
 
-  /** The canvas with its first elements, in one transaction: it never exists without them. */
-  async create(input: {
-    id: string;
-    organizationId: string;
-    name: string;
-    createdBy: string;
-    elements: readonly NewElement[];
-  }): Promise<void> {
-    await this.db.transaction(lock.canvas(input.id), async () => {
+  /**
+   * The canvas with its first elements, in one transaction: it never exists without them. Nothing is made when the
+   * organization already keeps `most` canvases (counted under a lock of their own, so two requests cannot both take
+   * the last place): then the number it keeps.
+   */
+  async create(
+    input: {
+      id: string;
+      organizationId: string;
+      name: string;
+      createdBy: string;
+      elements: readonly NewElement[];
+    },
+    most: number,
+  ): Promise<{ full: number } | undefined> {
+    return this.db.transaction(lock.objectLimit(input.organizationId, 'canvases'), async () => {
+      const kept = await this.db.get<{ n: number | string }>(
+        'SELECT count(*) AS n FROM canvases WHERE organization_id = ?',
+        [input.organizationId],
+      );
+      if (Number(kept?.n ?? 0) >= most) return { full: Number(kept?.n ?? 0) };
       await this.db.run(
         'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
         [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
@@ -72,6 +84,15 @@ export class CanvasStore {
       // The service bounds what a new canvas names (MAX_CANVAS_ELEMENTS, MAX_CANVAS_SQL).
       const unbounded = { elements: Number.MAX_SAFE_INTEGER, sqlCharacters: Number.MAX_SAFE_INTEGER };
       for (const element of input.elements) await this.addElement(input.id, element, unbounded);
+      return undefined;
+    });
+  }
+
+  /** The canvas and its elements. */
+  async delete(id: string): Promise<void> {
+    await this.db.transaction(lock.canvas(id), async () => {
+      await this.db.run('DELETE FROM canvas_elements WHERE canvas_id = ?', [id]);
+      await this.db.run('DELETE FROM canvases WHERE id = ?', [id]);
     });
   }
 

@@ -15,6 +15,7 @@ import { principalIdOf } from '../auth/ownership.js';
 import type { QueryResults } from '../queries/query-results.js';
 import type { SecretBox } from '../sources/secret-box.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { DEFAULT_WEBHOOK_RETRY } from './deliveries/webhook-delivery.js';
 import { checkDestination, type Destination, type DestinationInput } from './deliveries/destination.js';
@@ -161,7 +162,12 @@ export class SendService {
       created: now,
       updated: now,
     };
-    await this.store.insert(send);
+    // Counted with the insert, in one transaction: two requests cannot both take the organization's last place.
+    await this.db.transaction(lock.objectLimit(principal.organizationId, 'sends'), async () => {
+      const limit = this.settings.maxPerOrganization ?? DEFAULT_OBJECT_LIMITS.sends;
+      assertRoomFor('sends', await this.store.count(principal.organizationId), limit);
+      await this.store.insert(send);
+    });
     await this.audit?.record(
       principal.organizationId,
       principal,

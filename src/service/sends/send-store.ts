@@ -178,6 +178,14 @@ export class SendStore {
     return { data: rows.slice(0, limit).map(toSend), hasMore: rows.length > limit };
   }
 
+  /** The organization's sends (what its ceiling counts). */
+  async count(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>('SELECT count(*) AS n FROM sends WHERE organization_id = ?', [
+      organizationId,
+    ]);
+    return Number(row?.n ?? 0);
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.run('DELETE FROM jobs WHERE id IN (SELECT id FROM send_runs WHERE send_id = ?)', [id]);
     await this.db.run('DELETE FROM sends WHERE id = ?', [id]);

@@ -6,6 +6,8 @@ export interface SendSettings {
   webhookRetry: WebhookRetryPolicy;
   /** Where sends may deliver (webhook hosts, destination databases); unrestricted when absent. */
   destinations?: OutboundPolicy;
+  /** How many sends an organization keeps (LAKE_ORG_MAX_SENDS); the default when absent. */
+  maxPerOrganization?: number;
 }
 
 /** Webhook retries from LAKE_WEBHOOK_ATTEMPTS and LAKE_WEBHOOK_RETRY_BASE_MS; the defaults otherwise. */

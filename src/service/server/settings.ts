@@ -6,6 +6,7 @@ import type { ServiceOptions } from '../assembly/services.js';
 import { workerPoolSettingsFromEnv, type WorkerPoolSettings } from '../engine/worker-settings.js';
 import { homeOptionsFromEnv, type HomeOptions } from '../home/home.js';
 import { jobSettingsFromEnv, type JobSettings } from '../jobs/settings.js';
+import { objectLimitsFromEnv, type ObjectLimits } from '../limits/object-limits.js';
 import { rateLimitsFromEnv, type RateLimitSettings } from '../limits/rate-limiter.js';
 import { outboundSettingsFromEnv, type OutboundSettings } from '../net/outbound.js';
 import { querySettingsFromEnv, type QuerySettings } from '../queries/settings.js';
@@ -34,6 +35,8 @@ export interface ServerSettings {
   workerPool: WorkerPoolSettings | undefined;
   jobs: JobSettings;
   syncs: SyncSettings;
+  /** How many objects of each kind a tenant keeps (LAKE_ORG_MAX_SOURCES and the rest). */
+  objects: ObjectLimits;
   sends: Pick<SendSettings, 'webhookRetry'>;
   gc: GcSettings;
   /** Off in local mode: the CLI's own lake never limits the process it runs in. */
@@ -69,6 +72,7 @@ export function parseServerSettings(
       workerPool: mode === 'serve' ? workerPoolSettingsFromEnv(query.memoryLimit, env) : undefined,
       jobs: jobSettingsFromEnv(env),
       syncs: syncSettingsFromEnv(env),
+      objects: objectLimitsFromEnv(env),
       sends: sendSettingsFromEnv(env),
       gc: gcSettingsFromEnv(env),
       rateLimits: mode === 'serve' ? rateLimitsFromEnv(env) : false,
@@ -104,6 +108,7 @@ export function serviceOptions(settings: ServerSettings): ServiceOptions {
     workerPool: settings.workerPool,
     jobSettings: settings.jobs,
     syncSettings: settings.syncs,
+    objectLimits: settings.objects,
     sendSettings: settings.sends,
     gcSettings: settings.gc,
     rateLimits: settings.rateLimits,

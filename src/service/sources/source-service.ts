@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.js';
+import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 import { findConnector } from '../connectors/registry.js';
 import { connectPostgres, postgresClient } from '../connectors/postgres.js';
 import { dropCdc } from '../connectors/postgres-slot.js';
@@ -176,6 +177,8 @@ export class SourceService {
     private readonly clock: Clock = REAL_CLOCK,
     /** Where a source's creation, credentials and destination changes are recorded. */
     private readonly audit?: AuditLog,
+    /** How many sources an organization keeps (LAKE_ORG_MAX_SOURCES). */
+    private readonly maxSources: number = DEFAULT_OBJECT_LIMITS.sources,
   ) {
     this.store = new SourceStore(db);
     this.access = new SourceAccess(permissions, this.store);
@@ -191,13 +194,17 @@ export class SourceService {
         : checkName(input.name);
     const lakeSchema = lakeSchemaFor(name);
     await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
+    // Refused before the source's database is reached; checked again with the insert.
+    assertRoomFor('sources', await this.store.countLive(principal.organizationId), this.maxSources);
     const id = newId('src');
     const reach = await this.reach({ config, secrets, tables: [] });
     // Discovery is best effort here: a source whose database is down still gets created, and a test discovers later.
     const discovered = reach ? await connector.discover?.(reach).catch(() => undefined) : undefined;
     const found = discovered && withPlausibleNames(discovered);
-    // Checked again with the insert, in one write transaction: two requests for one name cannot both pass.
+    // Checked again with the insert, in one write transaction: two requests for one name, or for the organization's
+    // last place, cannot both pass.
     const created = await this.db.transaction(lock.sourceNames(principal.organizationId), async () => {
+      assertRoomFor('sources', await this.store.countLive(principal.organizationId), this.maxSources);
       await this.assertSchemaFree(principal.organizationId, name, lakeSchema);
       return this.store.insert({
         id,
@@ -223,14 +230,16 @@ export class SourceService {
     return this.access.source(principal, created);
   }
 
-  /** A source created without a name gets its connector's, numbered from 2 when taken. */
+  /**
+   * A source created without a name gets its connector's, numbered from 2 when taken. The sources' schemas are read
+   * once, not once a number: with hundreds of sources named alike, each creation made two reads of every source a
+   * number.
+   */
   private async freeDefaultName(organizationId: string, base: string): Promise<string> {
+    const held = await this.store.heldSchemas(organizationId);
     for (let n = 1; ; n++) {
       const name = n === 1 ? base : `${base} ${n}`;
-      if (
-        !(await this.store.schemaHolder(organizationId, lakeSchemaFor(name))) &&
-        !(await this.lakeHasSchema(organizationId, lakeSchemaFor(name)))
-      )
+      if (!held.has(lakeSchemaFor(name)) && !(await this.lakeHasSchema(organizationId, lakeSchemaFor(name))))
         return name;
     }
   }

@@ -132,6 +132,21 @@ const TABLE_COUNTS = {
 };
 
 /** Sources of the metadata store. Deleted ones keep their row (soft delete) and are invisible to every read here. */
+/** What a source's name and schema are decided by. */
+interface SourceNaming {
+  id: string;
+  name: string;
+  destination_schema: string | null;
+  deleted: number | null;
+  created: number;
+}
+
+/** A live source holds its schema and its name's; a deleted one only the schema its data stays in. */
+function heldSchemasOf(row: SourceNaming): string[] {
+  const schema = row.destination_schema ?? (lakeSchemaFor(row.name) || 'source');
+  return row.deleted === null ? [schema, lakeSchemaFor(row.name)] : [schema];
+}
+
 export class SourceStore {
   constructor(private readonly db: MetadataDb) {}
 
@@ -159,6 +174,15 @@ export class SourceStore {
       ],
     );
     return (await this.get(record.organizationId, record.id)) as SourceRecord;
+  }
+
+  /** The organization's sources that are not deleted (what its ceiling counts). */
+  async countLive(organizationId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>(
+      'SELECT count(*) AS n FROM sources WHERE organization_id = ? AND deleted IS NULL',
+      [organizationId],
+    );
+    return Number(row?.n ?? 0);
   }
 
   /** A source by id, deleted or not: what its logs and syncs are about stays answerable after it is deleted. */
@@ -258,25 +282,23 @@ export class SourceStore {
     schema: string,
     except?: string,
   ): Promise<{ id: string; name: string; deleted: boolean; created: number } | undefined> {
-    // Without the table configurations: every source of the organization is read.
-    const rows = await this.db.all<{
-      id: string;
-      name: string;
-      destination_schema: string | null;
-      deleted: number | null;
-      created: number;
-    }>(
+    const held = (await this.namings(organizationId)).find(
+      (row) => row.id !== except && heldSchemasOf(row).includes(schema),
+    );
+    return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
+  }
+
+  /** Every lake schema the organization's sources hold, deleted ones included (see schemaHolder). */
+  async heldSchemas(organizationId: string): Promise<Set<string>> {
+    return new Set((await this.namings(organizationId)).flatMap(heldSchemasOf));
+  }
+
+  /** Without the table configurations: every source of the organization is read. */
+  private namings(organizationId: string): Promise<SourceNaming[]> {
+    return this.db.all<SourceNaming>(
       'SELECT id, name, destination_schema, deleted, created FROM sources WHERE organization_id = ? ORDER BY created, id',
       [organizationId],
     );
-    // A live source holds its schema and its name; a deleted one only the schema its data stays in.
-    const schemaOf = (row: { name: string; destination_schema: string | null }): string =>
-      row.destination_schema ?? (lakeSchemaFor(row.name) || 'source');
-    const held = rows.find(
-      (row) =>
-        row.id !== except && (schemaOf(row) === schema || (row.deleted === null && lakeSchemaFor(row.name) === schema)),
-    );
-    return held && { id: held.id, name: held.name, deleted: held.deleted !== null, created: held.created };
   }
 
   async softDelete(id: string): Promise<void> {

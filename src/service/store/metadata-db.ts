@@ -74,6 +74,8 @@ export const lock = {
   sendNames: (organizationId: string): LockName => `send-names:${organizationId}`,
   catalog: (organizationId: string): LockName => `catalog:${organizationId}`,
   canvas: (canvasId: string): LockName => `canvas:${canvasId}`,
+  /** Counting an owner's objects of one kind and adding one, so two requests cannot both take the last place. */
+  objectLimit: (ownerId: string, kind: string): LockName => `object-limit:${kind}:${ownerId}`,
   bootstrap: (): LockName => 'bootstrap:home',
   collector: (): LockName => 'collector:lake',
   migrations: (): LockName => 'migrations:schema',

@@ -519,4 +519,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sends ADD COLUMN reads TEXT;
     `,
   },
+  {
+    version: 25,
+    name: 'people and tokens found by their holder',
+    // An organization's active people and a person's active tokens are counted at every creation (their ceilings,
+    // object-limits.ts), and a person's tokens are listed: without these, each read every person or credential of
+    // every organization.
+    sql: `
+      CREATE INDEX users_by_org ON users (organization_id, deactivated);
+      CREATE INDEX credentials_by_user ON credentials (user_id, kind, created);
+    `,
+  },
 ];

@@ -1,12 +1,12 @@
 import type { Hono } from 'hono';
-import type { TableDataObject } from '../../../contract/types.js';
+import type { CanvasDeletionObject, TableDataObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { CANVAS_ROUTES } from '../../../contract/routes.js';
 import { mount } from '../contract-route.js';
 import { listBody } from '../pagination.js';
 import { canvasObject, elementObject } from '../wire/canvases.js';
 
-const { createCanvas, listCanvases, getCanvas, addCanvasElement, downloadTableData } = CANVAS_ROUTES;
+const { createCanvas, listCanvases, getCanvas, deleteCanvas, addCanvasElement, downloadTableData } = CANVAS_ROUTES;
 
 export function canvasRoutes(app: Hono<ApiEnv>): void {
   mount(app, createCanvas, async (c, { body }) => {
@@ -22,6 +22,10 @@ export function canvasRoutes(app: Hono<ApiEnv>): void {
   });
   mount(app, getCanvas, async (c, { params }) => {
     return c.json(canvasObject(await c.get('services').canvases.get(c.get('principal'), params.id)));
+  });
+  mount(app, deleteCanvas, async (c, { params: { id } }) => {
+    await c.get('services').canvases.delete(c.get('principal'), id);
+    return c.json({ object: 'canvas_deletion', id, deleted: true } satisfies CanvasDeletionObject);
   });
   mount(app, addCanvasElement, async (c, { params, body }) => {
     const element = await c.get('services').canvases.addElement(c.get('principal'), params.id, body);
