@@ -56,6 +56,25 @@ describe('object limits', () => {
     await created(await make(4));
   });
 
+  it('names one object in the singular', async () => {
+    const single = await overHttp.start({ services: { objectLimits: { ...limits, keys: 1 } } });
+    try {
+      const make = () =>
+        single.request('/service-keys', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'etl', scopes: ['query:read'] }),
+        });
+      await created(await make());
+      const error = await expectError(await make(), 409, 'object_limit_reached');
+      expect(error.message).toMatch(
+        /^Your organization already has 1 active service or team key, the most this server allows \(1, LAKE_ORG_MAX_KEYS\)\. Revoke a key/,
+      );
+    } finally {
+      await single.close();
+    }
+  });
+
   it('keeps at most LAKE_ORG_MAX_SENDS sends', async () => {
     const make = (i: number) =>
       call('POST', '/sends', {

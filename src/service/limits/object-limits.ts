@@ -14,8 +14,8 @@ export type ObjectLimits = Record<LimitedObject, number>;
 interface LimitRule {
   variable: string;
   fallback: number;
-  /** What is counted, as the refusal names it. */
-  counted: string;
+  /** What is counted, as the refusal names one and many. */
+  counted: [string, string];
   /** Who keeps them, as the refusal addresses it. */
   holder: 'Your organization' | 'You';
   /** What makes room. */
@@ -26,49 +26,49 @@ const RULES: Record<LimitedObject, LimitRule> = {
   sources: {
     variable: 'LAKE_ORG_MAX_SOURCES',
     fallback: 1_000,
-    counted: 'sources',
+    counted: ['source', 'sources'],
     holder: 'Your organization',
     remedy: 'Delete a source it no longer syncs',
   },
   sends: {
     variable: 'LAKE_ORG_MAX_SENDS',
     fallback: 1_000,
-    counted: 'sends',
+    counted: ['send', 'sends'],
     holder: 'Your organization',
     remedy: 'Delete a send it no longer needs',
   },
   canvases: {
     variable: 'LAKE_ORG_MAX_CANVASES',
     fallback: 1_000,
-    counted: 'canvases',
+    counted: ['canvas', 'canvases'],
     holder: 'Your organization',
     remedy: 'Delete a canvas it no longer shows',
   },
   users: {
     variable: 'LAKE_ORG_MAX_USERS',
     fallback: 10_000,
-    counted: 'active people',
+    counted: ['active person', 'active people'],
     holder: 'Your organization',
     remedy: 'Deactivate someone who has left',
   },
   keys: {
     variable: 'LAKE_ORG_MAX_KEYS',
     fallback: 500,
-    counted: 'active service and team keys',
+    counted: ['active service or team key', 'active service and team keys'],
     holder: 'Your organization',
     remedy: 'Revoke a key no longer used',
   },
   grants: {
     variable: 'LAKE_ORG_MAX_GRANTS',
     fallback: 10_000,
-    counted: 'table grants',
+    counted: ['table grant', 'table grants'],
     holder: 'Your organization',
     remedy: "Revoke grants no longer needed (a grant of a schema's `*` covers all its tables)",
   },
   tokens: {
     variable: 'LAKE_USER_MAX_TOKENS',
     fallback: 100,
-    counted: 'active personal access tokens',
+    counted: ['active personal access token', 'active personal access tokens'],
     holder: 'You',
     remedy: 'Revoke a token no longer used',
   },
@@ -101,6 +101,6 @@ export function objectLimitReached(kind: LimitedObject, kept: number, limit: num
   const rule = RULES[kind];
   return new LakeServiceError(
     'object_limit_reached',
-    `${rule.holder} already ${rule.holder === 'You' ? 'have' : 'has'} ${groupDigits(kept)} ${rule.counted}, the most this server allows (${groupDigits(limit)}, ${rule.variable}). ${rule.remedy}, or ask the server's operator to raise the limit.`,
+    `${rule.holder} already ${rule.holder === 'You' ? 'have' : 'has'} ${groupDigits(kept)} ${rule.counted[kept === 1 ? 0 : 1]}, the most this server allows (${groupDigits(limit)}, ${rule.variable}). ${rule.remedy}, or ask the server's operator to raise the limit.`,
   );
 }
