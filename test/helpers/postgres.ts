@@ -161,9 +161,11 @@ export async function startPasswordServer(): Promise<PasswordServer> {
  * An empty, uniquely named database on the machine's PostgreSQL for lake's metadata (LAKE_METADATA_URL), and the
  * means to drop it afterwards (connections of a process that was killed are ended first).
  */
-export async function createMetadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createMetadataDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const database = `lake_meta_${randomBytes(5).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${database}`);
+  await adminQuery(`CREATE DATABASE ${database}${options.migrated ? ` TEMPLATE ${await migratedTemplate()}` : ''}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${database}`;
   return {
@@ -175,6 +177,33 @@ export async function createMetadataDatabase(): Promise<{ url: string; drop(): P
       await adminQuery(`DROP DATABASE IF EXISTS ${database}`);
     },
   };
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * A database with this build's metadata schema and nothing else, made once per test process: a copy of it costs
+ * what an empty database does (~0.2 s on this machine), and spares each home the ~0.25 s of applying every
+ * migration to an empty one. Nothing connects to it once it is migrated (PostgreSQL copies no database in use).
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const { openMetadataDb } = await import('../../src/service/store/database.js');
+    const database = `lake_tmpl_${randomBytes(5).toString('hex')}`;
+    await adminQuery(`CREATE DATABASE ${database}`);
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${database}`;
+    await (await openMetadataDb(url.toString())).close();
+    return database;
+  })();
+  return template;
+}
+
+/** Drops this process's migrated template, if it made one (after the databases copied from it). */
+export async function dropMigratedTemplate(): Promise<void> {
+  const made = template;
+  template = undefined;
+  if (made) await adminQuery(`DROP DATABASE IF EXISTS ${await made}`);
 }
 
 /** What a cluster needs for logical replication (CDC): `startPrivatePostgres(LOGICAL_REPLICATION)`. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HomeOptions } from '../../src/service/home/home.js';
-import { createMetadataDatabase } from './postgres.js';
+import { createMetadataDatabase, dropMigratedTemplate } from './postgres.js';
 import { tempDir } from './temp.js';
 
 /**
@@ -18,7 +18,7 @@ export async function testHomeOptions(homeDir: string): Promise<HomeOptions> {
   if (TEST_STORE === 'sqlite') return {};
   const known = databases.get(homeDir);
   if (known) return known.options;
-  const database = await createMetadataDatabase();
+  const database = await createMetadataDatabase({ migrated: true });
   const keys = tempDir('lake-keys');
   const keyFile = (name: string): string => {
     const file = join(keys, name);
@@ -39,4 +39,5 @@ export async function dropTestDatabases(): Promise<void> {
   const all = [...databases.values()];
   databases.clear();
   for (const database of all) await database.drop();
+  await dropMigratedTemplate();
 }
