@@ -38,6 +38,6 @@ export async function testHomeOptions(homeDir: string): Promise<HomeOptions> {
 export async function dropTestDatabases(): Promise<void> {
   const all = [...databases.values()];
   databases.clear();
-  for (const database of all) await database.drop();
+  await Promise.all(all.map((database) => database.drop()));
   await dropMigratedTemplate();
 }
