@@ -85,6 +85,7 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
     const sync = (await (await api('POST', `/sources/${source.id}/sync`, {})).json()) as Json;
     expect((await ended(sync.id as string)).status).toBe('succeeded');
     expect((await api('GET', '/jobs', undefined, false)).status).toBe(401);
+    expect((await api('GET', '/jobs/job_nope')).status).toBe(404);
 
     const afterText = await scrape();
     const after = samples(afterText);
@@ -96,6 +97,12 @@ describe('metrics on LAKE_METRICS_ADDR', () => {
     expect(moved('lake_sync_rows_total{}')).toBeGreaterThan(0);
     expect(moved('lake_http_requests_total{method=GET,route=/jobs,status=401}')).toBe(1);
     expect(moved('lake_http_requests_total{method=POST,route=/queries,status=202}')).toBe(3);
+    // Every error answered, by its code: the refusal and the unknown job, nothing else.
+    expect(moved('lake_api_errors_total{code=authentication_required}')).toBe(1);
+    expect(moved('lake_api_errors_total{code=job_not_found}')).toBe(1);
+    expect([...after.keys()].filter((key) => key.startsWith('lake_api_errors_total') && moved(key) !== 0)).toHaveLength(
+      2,
+    );
     // The parser keeps no labels of histogram samples: their counts are read from the text.
     const counted = (text: string): number =>
       Number(/lake_http_request_duration_seconds_count\{route="\/queries",method="POST"\} (\d+)/.exec(text)?.[1] ?? 0);

@@ -27,6 +27,8 @@ export function docUrl(c: Context<ApiEnv>, code: string): string {
 /** Turns a domain error into the spec's envelope and status. */
 export function errorResponse(c: Context<ApiEnv>, error: LakeServiceError): Response {
   const definition = ERROR_CATALOGUE[error.code];
+  // Set by the outermost middleware; an answer made before it (none is, today) is not counted rather than failed.
+  (c.get('services') as ApiEnv['Variables']['services'] | undefined)?.metrics.apiError(error.code);
   const body: ErrorEnvelope = {
     error: {
       type: definition.type,

@@ -9,6 +9,8 @@ type PromClient = typeof import('prom-client');
  */
 export interface LakeMetrics {
   httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** An error answered, by its code (the catalogue's, so the values are bounded): which refusals a tenant meets. */
+  apiError(code: string): void;
   /** A query ended: `succeeded`, `cancelled`, or the code it failed with (a limit that ended it among them). */
   queryEnded(outcome: string): void;
   /** A request refused by a rate limit: per `caller`, `organization` or `authentication` (failed attempts). */
@@ -32,6 +34,7 @@ export interface LakeMetrics {
 
 export const NO_METRICS: LakeMetrics = {
   httpRequest: () => undefined,
+  apiError: () => undefined,
   queryEnded: () => undefined,
   rateLimited: () => undefined,
   syncEnded: () => undefined,
@@ -80,6 +83,12 @@ export function prometheusMetrics(options: { organizationLabels?: number } = {})
     help: 'HTTP request latency by route template and method.',
     labelNames: ['route', 'method'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const errors = new prom.Counter({
+    name: 'lake_api_errors_total',
+    help: 'Error responses by error code (object_limit_reached, rate_limited, internal_error, …).',
+    labelNames: ['code'],
     registers: [registry],
   });
   const queries = new prom.Counter({
@@ -165,6 +174,7 @@ export function prometheusMetrics(options: { organizationLabels?: number } = {})
       requests.inc({ route, method, status: String(status) });
       latency.observe({ route, method }, seconds);
     },
+    apiError: (code) => errors.inc({ code }),
     queryEnded: (outcome) => queries.inc({ outcome }),
     rateLimited: (budget) => refusals.inc({ budget }),
     syncEnded: (status, rows, seconds) => {
