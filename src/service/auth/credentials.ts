@@ -1,5 +1,6 @@
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { withCount } from '../store/counted.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import type { CredentialKind, Principal } from './principal.js';
 import type { Scope } from './scopes.js';
@@ -105,13 +106,13 @@ export class CredentialStore {
       'userId' in holder
         ? [holder.userId, "user_id = ? AND kind = 'pat'"]
         : [holder.organizationId, "organization_id = ? AND kind IN ('service_key', 'team_key')"];
-    return this.db.transaction(lock.objectLimit(owner, 'userId' in holder ? 'tokens' : 'keys'), async () => {
-      const row = await this.db.get<{ n: number | string }>(
-        `SELECT COUNT(*) AS n FROM credentials WHERE ${where} AND revoked IS NULL AND (expires IS NULL OR expires > ?)`,
-        [owner, nowSeconds()],
-      );
-      return fn(Number(row?.n ?? 0));
-    });
+    return withCount(
+      this.db,
+      lock.objectLimit(owner, 'userId' in holder ? 'tokens' : 'keys'),
+      `SELECT COUNT(*) AS n FROM credentials WHERE ${where} AND revoked IS NULL AND (expires IS NULL OR expires > ?)`,
+      [owner, nowSeconds()],
+      fn,
+    );
   }
 
   async issue(input: IssueCredentialInput): Promise<IssuedCredential> {

@@ -1,4 +1,5 @@
 import { newId } from '../core/ids.js';
+import { withCount } from '../store/counted.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 
 export interface Organization {
@@ -185,13 +186,13 @@ export class Directory {
    * what fn decides from the count (adding one) holds when two requests decide at once.
    */
   async withActiveUsers<T>(organizationId: string, fn: (active: number) => Promise<T>): Promise<T> {
-    return this.db.transaction(lock.objectLimit(organizationId, 'users'), async () => {
-      const row = await this.db.get<{ n: number | string }>(
-        'SELECT COUNT(*) AS n FROM users WHERE organization_id = ? AND deactivated IS NULL',
-        [organizationId],
-      );
-      return fn(Number(row?.n ?? 0));
-    });
+    return withCount(
+      this.db,
+      lock.objectLimit(organizationId, 'users'),
+      'SELECT COUNT(*) AS n FROM users WHERE organization_id = ? AND deactivated IS NULL',
+      [organizationId],
+      fn,
+    );
   }
 
   /** Active owners: an organization must keep at least one. */

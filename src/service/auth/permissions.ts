@@ -4,6 +4,7 @@ import type { Directory } from './directory.js';
 import type { Principal } from './principal.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { countRows } from '../store/counted.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
 import { assertRoomFor, DEFAULT_OBJECT_LIMITS } from '../limits/object-limits.js';
 
@@ -102,11 +103,10 @@ export class PermissionStore {
     const row = await this.db.transaction(lock.objectLimit(organizationId, 'grants'), async () => {
       const held = await find();
       if (held) return held;
-      const kept = await this.db.get<{ n: number | string }>(
-        'SELECT COUNT(*) AS n FROM table_grants WHERE organization_id = ?',
-        [organizationId],
-      );
-      assertRoomFor('grants', Number(kept?.n ?? 0), this.maxGrants);
+      const kept = await countRows(this.db, 'SELECT COUNT(*) AS n FROM table_grants WHERE organization_id = ?', [
+        organizationId,
+      ]);
+      assertRoomFor('grants', kept, this.maxGrants);
       await this.db.run(
         `INSERT INTO table_grants (id, organization_id, schema_name, table_name, grantee_kind, grantee, created) VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (organization_id, schema_name, table_name, grantee_kind, grantee) DO NOTHING`,

@@ -1,5 +1,6 @@
 import { newId } from '../core/ids.js';
 import { lock, type MetadataDb } from '../store/metadata-db.js';
+import { withCount } from '../store/counted.js';
 import { savedReadsOf, savedReadsText, type SavedReads } from '../queries/saved-reads.js';
 
 export interface CanvasElement {
@@ -71,21 +72,24 @@ export class CanvasStore {
     },
     most: number,
   ): Promise<{ full: number } | undefined> {
-    return this.db.transaction(lock.objectLimit(input.organizationId, 'canvases'), async () => {
-      const kept = await this.db.get<{ n: number | string }>(
-        'SELECT count(*) AS n FROM canvases WHERE organization_id = ?',
-        [input.organizationId],
-      );
-      if (Number(kept?.n ?? 0) >= most) return { full: Number(kept?.n ?? 0) };
-      await this.db.run(
-        'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
-        [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
-      );
-      // The service bounds what a new canvas names (MAX_CANVAS_ELEMENTS, MAX_CANVAS_SQL).
-      const unbounded = { elements: Number.MAX_SAFE_INTEGER, sqlCharacters: Number.MAX_SAFE_INTEGER };
-      for (const element of input.elements) await this.addElement(input.id, element, unbounded);
-      return undefined;
-    });
+    const counted = 'SELECT count(*) AS n FROM canvases WHERE organization_id = ?';
+    return withCount(
+      this.db,
+      lock.objectLimit(input.organizationId, 'canvases'),
+      counted,
+      [input.organizationId],
+      async (kept) => {
+        if (kept >= most) return { full: kept };
+        await this.db.run(
+          'INSERT INTO canvases (id, organization_id, name, created_by, created, updated) VALUES (?, ?, ?, ?, ?, ?)',
+          [input.id, input.organizationId, input.name, input.createdBy, seconds(), seconds()],
+        );
+        // The service bounds what a new canvas names (MAX_CANVAS_ELEMENTS, MAX_CANVAS_SQL).
+        const unbounded = { elements: Number.MAX_SAFE_INTEGER, sqlCharacters: Number.MAX_SAFE_INTEGER };
+        for (const element of input.elements) await this.addElement(input.id, element, unbounded);
+        return undefined;
+      },
+    );
   }
 
   /** The canvas and its elements. */

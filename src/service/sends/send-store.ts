@@ -1,4 +1,5 @@
 import type { MetadataDb } from '../store/metadata-db.js';
+import { countRows } from '../store/counted.js';
 import type { Destination } from './deliveries/destination.js';
 import { savedReadsOf, savedReadsText, type SavedReads } from '../queries/saved-reads.js';
 import { DUE_PER_ORGANIZATION, DUE_PER_ROUND } from '../core/schedule-rounds.js';
@@ -180,10 +181,7 @@ export class SendStore {
 
   /** The organization's sends (what its ceiling counts). */
   async count(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ n: number | string }>('SELECT count(*) AS n FROM sends WHERE organization_id = ?', [
-      organizationId,
-    ]);
-    return Number(row?.n ?? 0);
+    return countRows(this.db, 'SELECT count(*) AS n FROM sends WHERE organization_id = ?', [organizationId]);
   }
 
   async delete(id: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { SourceTable, TestFailure } from '../connectors/types.js';
 import type { MetadataDb, SqlParam } from '../store/metadata-db.js';
+import { countRows } from '../store/counted.js';
 import { lakeSchemaFor } from './lake-schema.js';
 import type { SourceSchedule } from './source-schedule.js';
 import { DUE_PER_ORGANIZATION, DUE_PER_ROUND } from '../core/schedule-rounds.js';
@@ -178,11 +179,9 @@ export class SourceStore {
 
   /** The organization's sources that are not deleted (what its ceiling counts). */
   async countLive(organizationId: string): Promise<number> {
-    const row = await this.db.get<{ n: number | string }>(
-      'SELECT count(*) AS n FROM sources WHERE organization_id = ? AND deleted IS NULL',
-      [organizationId],
-    );
-    return Number(row?.n ?? 0);
+    return countRows(this.db, 'SELECT count(*) AS n FROM sources WHERE organization_id = ? AND deleted IS NULL', [
+      organizationId,
+    ]);
   }
 
   /** A source by id, deleted or not: what its logs and syncs are about stays answerable after it is deleted. */
