@@ -82,12 +82,16 @@ describe('the metadata store restarting under traffic', () => {
       }
     };
     // What a load balancer's readiness probe sees meanwhile (no credential).
-    const readiness: { status: number; message?: string }[] = [];
-    const probe = async (replica: ServeProcess): Promise<void> => {
+    const readiness: { replica: number; status: number; message?: string }[] = [];
+    const probe = async (replica: ServeProcess, index: number): Promise<void> => {
       while (!stop) {
         const response = await fetch(`${replica.url}/readyz`);
         const body = (await response.json()) as { error?: { message: string } };
-        readiness.push({ status: response.status, ...(body.error ? { message: body.error.message } : {}) });
+        readiness.push({
+          replica: index,
+          status: response.status,
+          ...(body.error ? { message: body.error.message } : {}),
+        });
         await new Promise((r) => setTimeout(r, 50));
       }
     };
@@ -99,7 +103,7 @@ describe('the metadata store restarting under traffic', () => {
       );
     const running = [
       ...replicas.flatMap((replica) => [0, 1].map((i) => traffic(replica, i))),
-      ...replicas.map((replica) => probe(replica)),
+      ...replicas.map((replica, index) => probe(replica, index)),
     ];
     // Traffic is flowing on every client before the store goes away.
     await waitFor(
@@ -125,6 +129,15 @@ describe('the metadata store restarting under traffic', () => {
       () => statuses.filter((s) => s < 300).length,
       (ok) => ok >= answeredBefore + 8,
     );
+    // Each replica's probe is back in rotation too, within the second one readiness check answers for (a probe may
+    // be told of the failed check for that long after the routes already answer).
+    const probed = (index: number): number[] => readiness.filter((r) => r.replica === index).map((r) => r.status);
+    for (const index of replicas.keys())
+      await waitFor(
+        () => probed(index).at(-1),
+        (status) => status === 200,
+        3_000,
+      );
     stop = true;
     await Promise.all(running);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
@@ -133,7 +146,9 @@ describe('the metadata store restarting under traffic', () => {
     expect(unready.length).toBeGreaterThan(0);
     expect(unready[0]?.message).toMatch(/metadata/i);
     expect(readiness.filter((r) => r.status !== 200 && r.status !== 503)).toEqual([]);
-    expect(readiness.at(-1)?.status).toBe(200);
+    // Per replica: in rotation, out once while the store was away, back once it returned; never flapping.
+    for (const index of replicas.keys())
+      expect(probed(index).filter((status, i, all) => status !== all[i - 1])).toEqual([200, 503, 200]);
     expect(retryAfter.every((value) => value !== null && Number(value) > 0)).toBe(true);
     expect(statuses.filter((s) => s >= 500 && s !== 503)).toEqual([]);
     // The replicas are still the same processes, serving.
