@@ -32,13 +32,23 @@ export function registerInit(program: Command, ctx: CommandContext): void {
     )
     .action(async (options: { tokenName: string; metadataUrl?: string }) => {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
-      const [{ openHome, homeOptionsFromEnv }, { SCOPES }, { sharedStoreOptions }, { OperatorCredentials }] =
-        await Promise.all([
-          import('../service/home/home.js'),
-          import('../service/auth/scopes.js'),
-          import('./init-shared.js'),
-          import('../service/auth/operator-credentials.js'),
-        ]);
+      const [
+        { openHome, homeOptionsFromEnv },
+        { SCOPES },
+        { sharedStoreOptions },
+        { OperatorCredentials },
+        { AuditLog, LOCAL_ADMIN },
+        { AuditStore },
+        { REAL_CLOCK },
+      ] = await Promise.all([
+        import('../service/home/home.js'),
+        import('../service/auth/scopes.js'),
+        import('./init-shared.js'),
+        import('../service/auth/operator-credentials.js'),
+        import('../service/auth/audit-log.js'),
+        import('../service/auth/audit-store.js'),
+        import('../service/core/clock.js'),
+      ]);
       const fromEnv = homeOptionsFromEnv(ctx.env);
       const shared = options.metadataUrl ?? fromEnv.metadataUrl;
       const homeOptions = shared ? sharedStoreOptions(homeDir, { ...fromEnv, metadataUrl: shared }) : fromEnv;
@@ -54,6 +64,25 @@ export function registerInit(program: Command, ctx: CommandContext): void {
       });
       // The service operator's token: it creates and deactivates organizations over the API, and is in none.
       const operator = await new OperatorCredentials(home.db).issue(options.tokenName);
+      // Run again on a home that exists (a shared store's, say), init mints two more credentials: recorded as
+      // `lake admin operator-token create` and `lake admin pat create` record theirs.
+      const audit = new AuditLog(new AuditStore(home.db), home.directory, REAL_CLOCK);
+      const { record } = issued;
+      await audit.recordLocal(
+        home.organization.id,
+        'pat.created',
+        { type: 'pat', id: record.id },
+        { name: record.name, scopes: record.scopes, expires: record.expires, user: home.owner.id },
+      );
+      await audit.record(
+        null,
+        LOCAL_ADMIN,
+        'operator_token.created',
+        { type: 'operator_token', id: operator.id },
+        {
+          name: operator.name,
+        },
+      );
       if (ctx.json) {
         return printJson(ctx.io, {
           object: 'init',

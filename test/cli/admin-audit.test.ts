@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLake } from '../helpers/cli.js';
+import { startServeProcess } from '../helpers/serve.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('lake admin audit', () => {
@@ -45,5 +46,54 @@ describe('lake admin audit', () => {
     expect(misspelt.stdout).toBe('');
     expect(misspelt.stderr).toContain('--action must be pat.created, pat.revoked,');
     expect(misspelt.stderr).toContain("not 'user.creatd'");
+  }, 90_000);
+
+  it('records the tokens lake init makes, on a new home and again on an existing one', async () => {
+    const home = { LAKE_HOME: join(root, 'init-home'), LAKE_CONFIG_DIR: join(root, 'config') };
+    const init = async (): Promise<{
+      token: { id: string; secret: string };
+      operator_token: { id: string; secret: string };
+    }> => {
+      const result = await runLake(['init', '--json'], { env: home, timeoutMs: 60_000 });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as {
+        token: { id: string; secret: string };
+        operator_token: { id: string; secret: string };
+      };
+    };
+    const first = await init();
+    // Run again on a home that exists (or a shared store many organizations use), it mints two more credentials.
+    const again = await init();
+    const server = await startServeProcess(home);
+    try {
+      const read = async (
+        query: string,
+      ): Promise<
+        { action: string; actor: { kind: string }; target: { id: string }; details: Record<string, unknown> }[]
+      > => {
+        const response = await fetch(`${server.url}/audit_events?${query}`, {
+          headers: { Authorization: `Bearer ${again.operator_token.secret}` },
+        });
+        const body = await response.text();
+        expect(response.status, body).toBe(200);
+        for (const secret of [
+          first.token.secret,
+          again.token.secret,
+          first.operator_token.secret,
+          again.operator_token.secret,
+        ])
+          expect(body).not.toContain(secret);
+        return (JSON.parse(body) as { data: never[] }).data;
+      };
+      const pats = await read('action=pat.created');
+      expect(pats.map((e) => e.target.id).sort()).toEqual([first.token.id, again.token.id].sort());
+      expect(pats.every((e) => e.actor.kind === 'local_admin' && e.details.name === 'lake init')).toBe(true);
+      const operators = await read('action=operator_token.created');
+      expect(operators.map((e) => e.target.id).sort()).toEqual(
+        [first.operator_token.id, again.operator_token.id].sort(),
+      );
+    } finally {
+      await server.stop();
+    }
   }, 90_000);
 });
