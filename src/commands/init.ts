@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { resolveHomeDir } from '../config/paths.js';
 import { printFields, printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
+import { localHomeSettings } from './admin/open-home.js';
+import { CliError, EXIT } from './exit-codes.js';
 import type { HomeOptions } from '../service/home/home.js';
 
 /** What each replica must be given: the store's URL without its password, and the key files. */
@@ -33,13 +35,14 @@ export function registerInit(program: Command, ctx: CommandContext): void {
     .action(async (options: { tokenName: string; metadataUrl?: string }) => {
       const homeDir = resolveHomeDir(ctx.globals.home, ctx.env);
       const [
-        { openHome, homeOptionsFromEnv },
+        { openHome },
         { SCOPES },
         { sharedStoreOptions },
         { OperatorCredentials },
         { AuditLog, LOCAL_ADMIN },
         { AuditStore },
         { REAL_CLOCK },
+        { isPostgresUrl },
       ] = await Promise.all([
         import('../service/home/home.js'),
         import('../service/auth/scopes.js'),
@@ -48,8 +51,18 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         import('../service/auth/audit-log.js'),
         import('../service/auth/audit-store.js'),
         import('../service/core/clock.js'),
+        import('../service/store/database.js'),
       ]);
-      const fromEnv = homeOptionsFromEnv(ctx.env);
+      // The flag is the setting, checked as LAKE_METADATA_URL is: a URL of another database (mysql://…) would
+      // otherwise make a local SQLite home instead of the shared store asked for.
+      if (options.metadataUrl !== undefined && !isPostgresUrl(options.metadataUrl))
+        throw new CliError(
+          'invalid_setting',
+          '--metadata-url must be a PostgreSQL URL (postgres://user@host:5432/database).',
+          EXIT.usage,
+          'Give the PostgreSQL database every replica shares, then run the command again.',
+        );
+      const fromEnv = (await localHomeSettings(ctx)).home;
       const shared = options.metadataUrl ?? fromEnv.metadataUrl;
       const homeOptions = shared ? sharedStoreOptions(homeDir, { ...fromEnv, metadataUrl: shared }) : fromEnv;
       const created = shared ? false : !existsSync(homeDir) || !existsSync(`${homeDir}/metadata.sqlite`);
@@ -96,7 +109,8 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         });
       }
       printFields(ctx.io, [
-        ['home', `${homeDir}${created ? ' (created)' : ' (already existed; nothing was changed)'}`],
+        // Not "nothing was changed": each run makes the two tokens below.
+        ['home', `${homeDir}${created ? ' (created)' : ' (already existed)'}`],
         ['organization', home.organization.id],
         ['owner', home.owner.id],
         ['token', issued.secret],

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLake, type CliResult } from '../helpers/cli.js';
@@ -69,5 +69,26 @@ describe('a PostgreSQL metadata URL on the command line', () => {
     expect(said.error.message).toContain('lake_no_such_database');
     expect(said.error.hint).toContain('LAKE_METADATA_URL');
     for (const out of [unreachable, refused]) expect(out.stderr).not.toMatch(/secret/);
+  });
+
+  it('refuses a metadata URL that is not PostgreSQL, from the flag or the setting, and makes no home', async () => {
+    const root = tempDir('lake-metadata-not-postgres');
+    const home = join(root, 'home');
+    const url = 'mysql://root:userinfo-secret@127.0.0.1/lake';
+    for (const [args, env] of [
+      [['init', '--json', '--metadata-url', url], {}],
+      [['init', '--json'], { LAKE_METADATA_URL: url }],
+      [['admin', 'pat', 'create', '--scopes', 'all', '--json'], { LAKE_METADATA_URL: url }],
+    ] as [string[], Record<string, string>][]) {
+      const run = await runLake(args, { env: { LAKE_HOME: home, ...env } });
+      // A usage error naming the setting, not a local SQLite home made instead of the shared store it was asked for.
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
+      expect(run.stdout).toBe('');
+      const { error } = JSON.parse(run.stderr) as { error: { code: string; message: string } };
+      expect(error.code).toBe('invalid_setting');
+      expect(error.message).toMatch(/must be a PostgreSQL URL/);
+      expect(run.stderr).not.toMatch(/secret/);
+      expect(existsSync(home)).toBe(false);
+    }
   });
 });

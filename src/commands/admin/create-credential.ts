@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveHomeDir } from '../../config/paths.js';
+import { localHomeSettings } from './open-home.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
@@ -27,7 +27,7 @@ function parseExpiry(days: string | undefined): number | null {
  */
 export function registerAdminCredentials(admin: Command, ctx: CommandContext): void {
   const create = async (kind: 'pat' | 'service_key' | 'team_key', options: CreateOptions): Promise<void> => {
-    const [{ openHome, homeOptionsFromEnv }, { parseScopes }] = await Promise.all([
+    const [{ openHome }, { parseScopes }] = await Promise.all([
       import('../../service/home/home.js'),
       import('../../service/auth/scopes.js'),
     ]);
@@ -36,7 +36,8 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     const expires = parseExpiry(options.expiresInDays);
     const api = await adminApi(ctx);
     if (api) return createOverApi(ctx, api, kind, options, scopes);
-    const home = await openHome(resolveHomeDir(ctx.globals.home, ctx.env), homeOptionsFromEnv(ctx.env));
+    const settings = await localHomeSettings(ctx);
+    const home = await openHome(settings.homeDir, settings.home);
     ctx.onClose(home.close);
     let userId: string | null = null;
     if (kind === 'pat') {

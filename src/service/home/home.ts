@@ -134,7 +134,10 @@ function assertSharedKeys(options: HomeOptions): void {
  * store) open it at once: the bootstrap holds one lock, and files are published atomically.
  */
 export async function openHome(root: string, options: HomeOptions = {}): Promise<Home> {
-  const shared = options.metadataUrl !== undefined && isPostgresUrl(options.metadataUrl);
+  // Checked where the setting is read; never taken for "no shared store" here, which would make a local home.
+  if (options.metadataUrl !== undefined && !isPostgresUrl(options.metadataUrl))
+    throw new Error("A home's metadata URL must be a PostgreSQL URL.");
+  const shared = options.metadataUrl !== undefined;
   if (shared) assertSharedKeys(options);
   const paths = homePaths(root, options);
   // Everything this process creates from here on (SQLite's -wal and -shm, DuckDB's catalogs and spill files,
