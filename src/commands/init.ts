@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { resolveHomeDir } from '../config/paths.js';
 import { printFields, printJson } from '../render/record.js';
 import type { CommandContext } from './context.js';
-import { localHomeSettings } from './admin/open-home.js';
+import { localAuditLog, localHomeSettings } from './admin/open-home.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { HomeOptions } from '../service/home/home.js';
 
@@ -39,9 +39,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         { SCOPES },
         { sharedStoreOptions },
         { OperatorCredentials },
-        { AuditLog, LOCAL_ADMIN },
-        { AuditStore },
-        { REAL_CLOCK },
+        { LOCAL_ADMIN },
         { isPostgresUrl },
       ] = await Promise.all([
         import('../service/home/home.js'),
@@ -49,8 +47,6 @@ export function registerInit(program: Command, ctx: CommandContext): void {
         import('./init-shared.js'),
         import('../service/auth/operator-credentials.js'),
         import('../service/auth/audit-log.js'),
-        import('../service/auth/audit-store.js'),
-        import('../service/core/clock.js'),
         import('../service/store/database.js'),
       ]);
       // The flag is the setting, checked as LAKE_METADATA_URL is: a URL of another database (mysql://…) would
@@ -79,7 +75,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
       const operator = await new OperatorCredentials(home.db).issue(options.tokenName);
       // Run again on a home that exists (a shared store's, say), init mints two more credentials: recorded as
       // `lake admin operator-token create` and `lake admin pat create` record theirs.
-      const audit = new AuditLog(new AuditStore(home.db), home.directory, REAL_CLOCK);
+      const audit = await localAuditLog(home);
       const { record } = issued;
       await audit.recordLocal(
         home.organization.id,

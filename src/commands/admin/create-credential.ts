@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { localHomeSettings } from './open-home.js';
+import { localAuditLog, localHomeSettings } from './open-home.js';
 import { printFields, printJson } from '../../render/record.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../exit-codes.js';
@@ -57,12 +57,8 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
       expires,
     });
     const record = issued.record;
-    const [{ AuditLog }, { AuditStore }, { REAL_CLOCK }] = await Promise.all([
-      import('../../service/auth/audit-log.js'),
-      import('../../service/auth/audit-store.js'),
-      import('../../service/core/clock.js'),
-    ]);
-    await new AuditLog(new AuditStore(home.db), home.directory, REAL_CLOCK).recordLocal(
+    const audit = await localAuditLog(home);
+    await audit.recordLocal(
       home.organization.id,
       `${kind}.created`,
       { type: kind, id: record.id },
