@@ -76,13 +76,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
       // Run again on a home that exists (a shared store's, say), init mints two more credentials: recorded as
       // `lake admin operator-token create` and `lake admin pat create` record theirs.
       const audit = await localAuditLog(home);
-      const { record } = issued;
-      await audit.recordLocal(
-        home.organization.id,
-        'pat.created',
-        { type: 'pat', id: record.id },
-        { name: record.name, scopes: record.scopes, expires: record.expires, user: home.owner.id },
-      );
+      await audit.credentialCreated(issued.record);
       await audit.record(
         null,
         LOCAL_ADMIN,

@@ -25,7 +25,14 @@ describe('lake admin audit', () => {
     const events = (
       JSON.parse(listed.stdout) as { data: { action: string; actor: { kind: string }; target: { id: string } }[] }
     ).data;
-    expect(events.map((e) => e.action).reverse()).toEqual(['user.created', 'pat.created', 'pat.created']);
+    // First the home's own owner token, made by the first command that opened the home.
+    expect(events.map((e) => e.action).reverse()).toEqual([
+      'pat.created',
+      'user.created',
+      'pat.created',
+      'pat.created',
+    ]);
+    expect(events[3]).toMatchObject({ actor: { kind: 'local_admin' }, target: { type: 'pat' } });
     expect(events[2]).toMatchObject({ actor: { kind: 'local_admin' }, target: { id: user.id } });
     expect(events[0]?.actor.kind).toBe('user');
     expect(listed.stdout).not.toContain(secret);
@@ -86,8 +93,12 @@ describe('lake admin audit', () => {
         return (JSON.parse(body) as { data: never[] }).data;
       };
       const pats = await read('action=pat.created');
-      expect(pats.map((e) => e.target.id).sort()).toEqual([first.token.id, again.token.id].sort());
-      expect(pats.every((e) => e.actor.kind === 'local_admin' && e.details.name === 'lake init')).toBe(true);
+      expect(pats.every((e) => e.actor.kind === 'local_admin')).toBe(true);
+      const byInit = pats.filter((e) => e.details.name === 'lake init');
+      expect(byInit.map((e) => e.target.id).sort()).toEqual([first.token.id, again.token.id].sort());
+      // And the home's own owner token, made once, when the first init made the home.
+      expect(pats.filter((e) => e.details.name === 'local owner (this home)')).toHaveLength(1);
+      expect(pats).toHaveLength(3);
       const operators = await read('action=operator_token.created');
       expect(operators.map((e) => e.target.id).sort()).toEqual(
         [first.operator_token.id, again.operator_token.id].sort(),

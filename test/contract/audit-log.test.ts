@@ -36,6 +36,8 @@ describe.each(TRANSPORTS)('the audit log over $name', (transport) => {
     secrets.push(pat.body.secret as string);
     requestIds['pat.created'] = pat.requestId;
     expect((await call('POST', `/pats/${pat.body.id}/revoke`)).status).toBe(200);
+    // Revoked again: nothing changes, and nothing more is recorded.
+    expect((await call('POST', `/pats/${pat.body.id}/revoke`)).status).toBe(200);
     const key = await call('POST', '/service-keys', { name: 'etl', scopes: ['query:read'] });
     expect(key.status).toBe(201);
     secrets.push(key.body.secret as string);
@@ -81,6 +83,8 @@ describe.each(TRANSPORTS)('the audit log over $name', (transport) => {
     expect(log.status).toBe(200);
     const events = log.body.data as Json[];
     expect(events.map((e) => e.action).reverse()).toEqual([
+      // The home's own owner token, made when the home was.
+      'pat.created',
       'pat.created',
       'pat.revoked',
       'service_key.created',
@@ -102,7 +106,19 @@ describe.each(TRANSPORTS)('the audit log over $name', (transport) => {
       object: 'audit_event',
       target: { type: 'pat', id: pat.body.id },
       actor: { kind: 'user', user: api.home.owner.id, request_id: requestIds['pat.created'] },
-      details: { name: 'ci', scopes: ['query:read'] },
+    });
+    // Every credential's creation carries the same details, wherever it was made.
+    expect(created.details).toEqual({ name: 'ci', scopes: ['query:read'], expires: null, user: api.home.owner.id });
+    expect(events.find((e) => e.action === 'service_key.created')?.details).toEqual({
+      name: 'etl',
+      scopes: ['query:read'],
+      expires: null,
+    });
+    expect(events.find((e) => e.action === 'pat.revoked')?.details).toEqual({ name: 'ci', user: api.home.owner.id });
+    expect(events.at(-1)).toMatchObject({
+      action: 'pat.created',
+      actor: { kind: 'local_admin' },
+      details: { name: 'local owner (this home)', user: api.home.owner.id },
     });
     const me = await call('GET', '/whoami');
     expect(created.actor.credential).toBe(me.body.credential.id);

@@ -58,12 +58,7 @@ export function registerAdminCredentials(admin: Command, ctx: CommandContext): v
     });
     const record = issued.record;
     const audit = await localAuditLog(home);
-    await audit.recordLocal(
-      home.organization.id,
-      `${kind}.created`,
-      { type: kind, id: record.id },
-      { name: record.name, scopes: record.scopes, expires: record.expires, ...(userId ? { user: userId } : {}) },
-    );
+    await audit.credentialCreated(record);
     if (ctx.json) {
       return printJson(ctx.io, {
         object: kind === 'pat' ? 'personal_access_token' : kind === 'team_key' ? 'team_api_key' : 'service_key',

@@ -1,4 +1,5 @@
 import type { AuditAction } from '../../contract/service.js';
+import type { CredentialRecord } from './credentials.js';
 import type { Directory } from './directory.js';
 import type { OperatorPrincipal } from './operator-credentials.js';
 import { assertOwner } from './ownership.js';
@@ -57,6 +58,42 @@ export class AuditLog {
       target,
       details,
     });
+  }
+
+  /**
+   * A credential made or revoked, recorded alike wherever it happens (the API, `lake admin`, `lake init`, a home's
+   * own owner token): its name, scopes and expiry, and for a personal access token the person it belongs to. The
+   * actor is the home's own administrator unless a caller is named.
+   */
+  credentialCreated(
+    record: CredentialRecord,
+    actor: AuditActor | Principal | OperatorPrincipal = LOCAL_ADMIN,
+  ): Promise<void> {
+    return this.record(
+      record.organizationId,
+      actor,
+      `${record.kind}.created`,
+      { type: record.kind, id: record.id },
+      {
+        name: record.name,
+        scopes: record.scopes,
+        expires: record.expires,
+        ...(record.userId === null ? {} : { user: record.userId }),
+      },
+    );
+  }
+
+  credentialRevoked(
+    record: CredentialRecord,
+    actor: AuditActor | Principal | OperatorPrincipal = LOCAL_ADMIN,
+  ): Promise<void> {
+    return this.record(
+      record.organizationId,
+      actor,
+      `${record.kind}.revoked`,
+      { type: record.kind, id: record.id },
+      { name: record.name, ...(record.userId === null ? {} : { user: record.userId }) },
+    );
   }
 
   /** What `lake admin` does on the home itself, with no credential and no request. */

@@ -187,8 +187,13 @@ export class CredentialStore {
     return { record: toRecord(row), deactivated };
   }
 
-  async revoke(id: string): Promise<void> {
-    await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [nowSeconds(), id]);
+  /** Revokes a live credential; false when it was revoked already (nothing changed, so nothing to record). */
+  async revoke(id: string): Promise<boolean> {
+    const { changes } = await this.db.run('UPDATE credentials SET revoked = ? WHERE id = ? AND revoked IS NULL', [
+      nowSeconds(),
+      id,
+    ]);
+    return changes > 0;
   }
 
   /**

@@ -41,13 +41,7 @@ export class OrgKeys {
       assertRoomFor('keys', active, this.maxKeys);
       return this.credentials.issue({ kind, organizationId, userId: null, name, scopes, expires });
     });
-    await this.audit?.record(
-      principal.organizationId,
-      principal,
-      `${kind}.created`,
-      { type: kind, id: issued.record.id },
-      { name, scopes, expires },
-    );
+    await this.audit?.credentialCreated(issued.record, principal);
     return issued;
   }
 
@@ -80,9 +74,10 @@ export class OrgKeys {
         `No ${kind === 'team_key' ? 'team API key' : 'service key'} '${id.slice(0, 64)}' exists in your organization.`,
       );
     }
-    await this.credentials.revoke(id);
-    await this.audit?.record(principal.organizationId, principal, `${kind}.revoked`, { type: kind, id });
-    return (await this.credentials.get(id)) as CredentialRecord;
+    const revoked = await this.credentials.revoke(id);
+    const revokedRecord = (await this.credentials.get(id)) as CredentialRecord;
+    if (revoked) await this.audit?.credentialRevoked(revokedRecord, principal);
+    return revokedRecord;
   }
 
   private async requireRole(principal: Principal, roles: readonly string[]): Promise<void> {

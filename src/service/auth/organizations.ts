@@ -156,17 +156,7 @@ export class Organizations {
       name: 'first token (from the operator)',
       scopes: SCOPES,
     });
-    await this.audit.record(
-      organization.id,
-      operator,
-      'pat.created',
-      { type: 'pat', id: token.record.id },
-      {
-        name: token.record.name,
-        scopes: token.record.scopes,
-        user: user.id,
-      },
-    );
+    await this.audit.credentialCreated(token.record, operator);
     return { user, token };
   }
 }

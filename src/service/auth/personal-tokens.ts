@@ -47,13 +47,7 @@ export class PersonalTokens {
         expires,
       });
     });
-    await this.audit?.record(
-      principal.organizationId,
-      principal,
-      'pat.created',
-      { type: 'pat', id: issued.record.id },
-      { name, scopes, expires, ...(userId === principal.userId ? {} : { user: userId }) },
-    );
+    await this.audit?.credentialCreated(issued.record, principal);
     return issued;
   }
 
@@ -90,15 +84,10 @@ export class PersonalTokens {
         'pat_not_found',
         `${userId === principal.userId ? 'You have' : 'This person has'} no personal access token '${id.slice(0, 64)}'.`,
       );
-    await this.credentials.revoke(id);
-    await this.audit?.record(
-      principal.organizationId,
-      principal,
-      'pat.revoked',
-      { type: 'pat', id },
-      userId === principal.userId ? {} : { user: userId },
-    );
-    return (await this.credentials.get(id)) as CredentialRecord;
+    const revoked = await this.credentials.revoke(id);
+    const record = (await this.credentials.get(id)) as CredentialRecord;
+    if (revoked) await this.audit?.credentialRevoked(record, principal);
+    return record;
   }
 
   private async owned(userId: string, id: string): Promise<boolean> {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { AuditLog } from '../auth/audit-log.js';
+import { AuditStore } from '../auth/audit-store.js';
 import { CredentialStore } from '../auth/credentials.js';
 import { Directory, type Organization, type User } from '../auth/directory.js';
 import { SCOPES } from '../auth/scopes.js';
@@ -14,6 +16,7 @@ import { HomeDamaged, isDamagedDatabase } from './home-damaged.js';
 import { MetadataStoreUnreachable, metadataStoreName } from './metadata-store-error.js';
 import { MetadataUnavailableError, isConnectionFailure } from '../store/unavailable.js';
 import { redactSecrets } from '../core/redact.js';
+import { REAL_CLOCK } from '../core/clock.js';
 import { isProgrammingError } from '../core/errors.js';
 import {
   cacheFromEnv,
@@ -164,7 +167,17 @@ export async function openHome(root: string, options: HomeOptions = {}): Promise
       return {
         organization,
         owner,
-        ownerToken: await ensureOwnerCredential(settings, ownerKey, paths, credentials, organization, owner),
+        ownerToken: await ensureOwnerCredential(
+          {
+            settings,
+            key: ownerKey,
+            paths,
+            credentials,
+            audit: new AuditLog(new AuditStore(db), directory, REAL_CLOCK),
+          },
+          organization,
+          owner,
+        ),
       };
     });
     return {
@@ -243,21 +256,25 @@ function homeId(paths: HomePaths): string {
  * credential (deleted by hand, revoked), a new one replaces it, so local mode never locks its owner out.
  * Runs inside the bootstrap's transaction.
  */
+/**
+ * The home's own owner token (the file local commands read), made on first open and replaced when it is gone,
+ * revoked or missing a scope; each is in the audit log as the home's administrator did it, in the bootstrap's
+ * transaction, so a token never exists unrecorded.
+ */
 async function ensureOwnerCredential(
-  settings: SettingsStore,
-  key: string,
-  paths: HomePaths,
-  credentials: CredentialStore,
+  home: { settings: SettingsStore; key: string; paths: HomePaths; credentials: CredentialStore; audit: AuditLog },
   organization: Organization,
   owner: User,
 ): Promise<string> {
+  const { settings, key, paths, credentials, audit } = home;
   const recorded = await settings.get(key);
   const existing = readFileIfExists(paths.ownerToken)?.trim();
   // A token made before a scope existed is replaced too, so the home's own owner can always do everything.
   const current = recorded && existing ? await credentials.liveRecord(recorded, existing) : undefined;
   if (current && SCOPES.every((scope) => current.scopes.includes(scope))) return existing as string;
 
-  if (recorded) await credentials.revoke(recorded);
+  const replaced = recorded ? await credentials.get(recorded) : undefined;
+  if (replaced && (await credentials.revoke(replaced.id))) await audit.credentialRevoked(replaced);
   const issued = await credentials.issue({
     kind: 'pat',
     organizationId: organization.id,
@@ -265,6 +282,7 @@ async function ensureOwnerCredential(
     name: 'local owner (this home)',
     scopes: SCOPES,
   });
+  await audit.credentialCreated(issued.record);
   await settings.set(key, issued.record.id);
   // Written before the transaction commits: a crash in between leaves a token that matches nothing, which the
   // check above replaces on the next open.
