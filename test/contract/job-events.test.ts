@@ -69,9 +69,12 @@ describe.each(TRANSPORTS)('job event stream over $name', (transport) => {
     const opened = api.services.clock.now();
     const other = new JobStore(api.home.db);
     setTimeout(() => void other.requestCancel(slow.id), 600);
+    // Timed from before the request: the server's quiet period starts when it opens the stream, and the response can
+    // take a while to reach the reader on a busy machine (timed from then, the first heartbeat looked early).
+    const asked = performance.now();
     const response = await events(`/jobs/${slow.id}/events`, '2');
     // Quiet at first (heartbeats); then another process's cancel request arrives through durable state and ends the query.
-    const items = await readSse(response);
+    const items = await readSse(response, undefined, undefined, asked);
     const closedAfterMs = api.services.clock.now() - opened;
     const heartbeats = items.filter((i) => i.kind === 'comment' && i.text === 'heartbeat');
     expect(heartbeats.length).toBeGreaterThanOrEqual(1);

@@ -6,18 +6,23 @@ export interface SseItem {
   event?: string;
   data?: Record<string, unknown>;
   text?: string;
-  /** Real milliseconds since the stream was opened. */
+  /** Real milliseconds since the stream was opened (or since `options.since`). */
   at: number;
 }
 
-/** Reads a text/event-stream body into items as they arrive, until it ends or `stop` says so. */
+/**
+ * Reads a text/event-stream body into items as they arrive, until it ends or `stop` says so. Each item's `at`
+ * counts from `since` (a `performance.now()` taken before the request, to time what the server scheduled from its
+ * start) or else from when reading began, which is later by however long the response took to arrive.
+ */
 export async function readSse(
   response: Response,
   stop: (items: SseItem[]) => boolean = () => false,
   signal?: AbortController,
+  since?: number,
 ): Promise<SseItem[]> {
   const items: SseItem[] = [];
-  const opened = performance.now();
+  const opened = since ?? performance.now();
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let buffer = '';
