@@ -62,37 +62,36 @@ export class AuditLog {
 
   /**
    * A credential made or revoked, recorded alike wherever it happens (the API, `lake admin`, `lake init`, a home's
-   * own owner token): its name, scopes and expiry, and for a personal access token the person it belongs to. The
-   * actor is the home's own administrator unless a caller is named.
+   * own owner token): its name, and for a personal access token the person it belongs to; a creation also its
+   * scopes and expiry. The actor is the home's own administrator unless a caller is named.
    */
   credentialCreated(
     record: CredentialRecord,
     actor: AuditActor | Principal | OperatorPrincipal = LOCAL_ADMIN,
   ): Promise<void> {
-    return this.record(
-      record.organizationId,
-      actor,
-      `${record.kind}.created`,
-      { type: record.kind, id: record.id },
-      {
-        name: record.name,
-        scopes: record.scopes,
-        expires: record.expires,
-        ...(record.userId === null ? {} : { user: record.userId }),
-      },
-    );
+    return this.recordCredential(record, 'created', actor, { scopes: record.scopes, expires: record.expires });
   }
 
   credentialRevoked(
     record: CredentialRecord,
     actor: AuditActor | Principal | OperatorPrincipal = LOCAL_ADMIN,
   ): Promise<void> {
+    return this.recordCredential(record, 'revoked', actor, {});
+  }
+
+  private recordCredential(
+    record: CredentialRecord,
+    change: 'created' | 'revoked',
+    actor: AuditActor | Principal | OperatorPrincipal,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    const person = record.userId === null ? {} : { user: record.userId };
     return this.record(
       record.organizationId,
       actor,
-      `${record.kind}.revoked`,
+      `${record.kind}.${change}`,
       { type: record.kind, id: record.id },
-      { name: record.name, ...(record.userId === null ? {} : { user: record.userId }) },
+      { name: record.name, ...details, ...person },
     );
   }
 
