@@ -205,8 +205,16 @@ describe('time travel', () => {
     await api.services.lake.createView(org, 'shop', 'items_now', 'select * from shop.items');
     const view = await run(api, `select * from shop.items_now AT (VERSION => ${first})`);
     expect(view.error.message).toMatch(/shop.items_now is a view, which lake reads only as it is now/);
+    // A table that was never there is said to be missing, not to have been missing only then.
     const never = await run(api, `select * from shop.nothing AT (VERSION => ${first})`);
-    expect(never.error.message).toMatch(/did not exist at snapshot/);
+    expect(never.error.message).toBe(
+      `There is no table shop.nothing at snapshot ${first}, nor now. lake catalog ls lists the tables.`,
+    );
+    await api.services.lake.writeTable(org, 'shop', 'later', 'SELECT 1 AS x');
+    const later = await run(api, `select * from shop.later AT (VERSION => ${first})`);
+    expect(later.error.message).toBe(
+      `shop.later did not exist at snapshot ${first}. lake catalog history shop.later lists its versions.`,
+    );
     await expectError(
       await submit(api, 'select * from shop.items AT (TIMESTAMP => (select max(ordered_at) from demo.orders))'),
       400,

@@ -71,7 +71,13 @@ export class TableHistory {
           throw new AsOfError(
             `${written} is a view, which lake reads only as it is now; read the tables it names AT a version instead.`,
           );
-        throw new AsOfError(`${written} did not exist at snapshot ${snapshot}.`);
+        // One that exists now was made later (or dropped and made again); one that does not was never there to read.
+        const now = current.tables.some((t) => same(t.schema, ref.schema) && same(t.name, ref.table));
+        throw new AsOfError(
+          now
+            ? `${written} did not exist at snapshot ${snapshot}. lake catalog history ${written} lists its versions.`
+            : `There is no table ${written} at snapshot ${snapshot}, nor now. lake catalog ls lists the tables.`,
+        );
       }
       const found = lakeTableOf(organizationId, state, table, this.layout);
       resolved.push({
