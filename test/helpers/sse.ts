@@ -6,7 +6,7 @@ export interface SseItem {
   event?: string;
   data?: Record<string, unknown>;
   text?: string;
-  /** Real milliseconds since the stream was opened (or since `options.since`). */
+  /** Real milliseconds since the stream was opened (or since the `since` given to readSse). */
   at: number;
 }
 

@@ -34,18 +34,32 @@ describe("a home's own owner token in the audit log", () => {
     expect(await events(again)).toHaveLength(1);
     await again.close();
 
-    // The token file gone (or not the token the home knows): the old one is revoked and a new one made, both recorded.
-    rmSync(join(root, 'owner.token'), { force: true });
-    writeFileSync(join(root, 'owner.token'), 'pat_not_the_one\n', { mode: 0o600 });
+    // The token file gone: the old token is revoked and a new one made, both recorded.
+    rmSync(join(root, 'owner.token'));
     const replaced = await openHome(root);
     const log = await events(replaced);
     expect(log.map((e) => e.action)).toEqual(['pat.created', 'pat.revoked', 'pat.created']);
     expect(log[1]?.target.id).toBe(firstId);
     expect(log[1]?.details).toEqual({ name: 'local owner (this home)', user: replaced.owner.id });
-    expect(log[2]?.target.id).not.toBe(firstId);
-    const text = JSON.stringify(log);
-    expect(text).not.toContain(firstSecret);
-    expect(text).not.toContain(replaced.ownerToken);
+    const secondId = log[2]?.target.id;
+    expect(secondId).not.toBe(firstId);
+    const secondSecret = replaced.ownerToken;
     await replaced.close();
+
+    // The file holding a token the home does not know: the same, once more.
+    writeFileSync(join(root, 'owner.token'), 'pat_not_the_one\n', { mode: 0o600 });
+    const third = await openHome(root);
+    const all = await events(third);
+    expect(all.map((e) => e.action)).toEqual([
+      'pat.created',
+      'pat.revoked',
+      'pat.created',
+      'pat.revoked',
+      'pat.created',
+    ]);
+    expect(all[3]?.target.id).toBe(secondId);
+    const text = JSON.stringify(all);
+    for (const secret of [firstSecret, secondSecret, third.ownerToken]) expect(text).not.toContain(secret);
+    await third.close();
   });
 });

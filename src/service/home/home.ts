@@ -252,14 +252,10 @@ function homeId(paths: HomePaths): string {
 }
 
 /**
- * Keeps a working owner credential in the home. If the token file is missing or no longer matches a live
- * credential (deleted by hand, revoked), a new one replaces it, so local mode never locks its owner out.
- * Runs inside the bootstrap's transaction.
- */
-/**
- * The home's own owner token (the file local commands read), made on first open and replaced when it is gone,
- * revoked or missing a scope; each is in the audit log as the home's administrator did it, in the bootstrap's
- * transaction, so a token never exists unrecorded.
+ * Keeps a working owner credential in the home (the token file local commands read). If the file is missing or no
+ * longer matches a live credential (deleted by hand, revoked), or the credential lacks a scope, a new one replaces
+ * it, so local mode never locks its owner out. Runs inside the bootstrap's transaction, and records each token made
+ * or revoked in the audit log there, as the home's administrator: no token of a home exists unrecorded.
  */
 async function ensureOwnerCredential(
   home: { settings: SettingsStore; key: string; paths: HomePaths; credentials: CredentialStore; audit: AuditLog },
