@@ -39,9 +39,9 @@ const segments = (pointer: string): string[] =>
         .split('/')
         .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 
-/** A name from the request, as it is echoed back: never longer than this (a caller chooses field names). */
+/** A name from the request, as it is echoed back: never longer than this (a caller chooses field and parameter names). */
 const MAX_NAME = 64;
-const shown = (part: string): string => (part.length > MAX_NAME ? `${part.slice(0, MAX_NAME)}…` : part);
+export const shown = (part: string): string => (part.length > MAX_NAME ? `${part.slice(0, MAX_NAME)}…` : part);
 
 /** `/elements/0/name` → `elements[0].name`, under `prefix` when given. */
 function paramOf(parts: readonly string[], prefix = ''): string {

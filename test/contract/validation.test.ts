@@ -139,4 +139,30 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
     await expectError(await call('GET', '/logs?since=yesterday'), 400, 'parameter_invalid', 'since');
     await expectError(await call('GET', '/usage?month=2026-13-01'), 400, 'parameter_invalid', 'month');
   });
+
+  it('query parameters a route does not take, or given twice, are refused, not ignored', async () => {
+    // A filter misspelled or of another API's naming would otherwise answer every row as if it had applied.
+    const misspelt = await expectError(
+      await call('GET', '/audit_events?created_after=2020-01-01'),
+      400,
+      'parameter_invalid',
+      'created_after',
+    );
+    expect(misspelt.message).toBe(
+      "Unknown query parameter 'created_after'. GET /audit_events takes: limit, starting_after, action, organization, actor, since, until.",
+    );
+    await expectError(await call('GET', '/jobs?state=failed'), 400, 'parameter_invalid', 'state');
+    await expectError(await call('GET', '/sources?status=paused'), 400, 'parameter_invalid', 'status');
+    expect(
+      (await expectError(await call('GET', '/whoami?verbose=1'), 400, 'parameter_invalid', 'verbose')).message,
+    ).toBe("Unknown query parameter 'verbose'. GET /whoami takes no query parameters.");
+    const twice = await expectError(await call('GET', '/jobs?limit=1&limit=50'), 400, 'parameter_invalid', 'limit');
+    expect(twice.message).toBe('limit is given 2 times; give it once.');
+    const long = await expectError(await call('GET', `/jobs?${'k'.repeat(5_000)}=1`), 400, 'parameter_invalid');
+    expect(JSON.stringify(long).length).toBeLessThan(1000);
+    // What a route takes still works, and a bare '?' or an empty pair is no parameter.
+    expect((await call('GET', '/jobs?limit=1')).status).toBe(200);
+    expect((await call('GET', '/jobs?')).status).toBe(200);
+    expect((await call('GET', '/jobs?&')).status).toBe(200);
+  });
 });

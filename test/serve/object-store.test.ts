@@ -19,9 +19,7 @@ const call = (replica: ServeProcess, token: string, method: string, path: string
 
 /** Runs a query to its end on a replica and returns its rows (inline). */
 async function rows(replica: ServeProcess, token: string, sql: string): Promise<unknown[]> {
-  const submitted = (await (
-    await call(replica, token, 'POST', '/queries?wait=30&format=inline', { sql })
-  ).json()) as Json;
+  const submitted = (await (await call(replica, token, 'POST', '/queries', { sql })).json()) as Json;
   expect(submitted.error, JSON.stringify(replica.logLines().filter((l) => l.level === 'error'))).toBeUndefined();
   const done =
     submitted.status === 'succeeded' || submitted.status === 'failed'
@@ -115,7 +113,7 @@ describe('three replicas on an object store, each with its own cache', () => {
   it('a result is downloaded by its link from replicas that did not run it, whole and by Range, as Parquet and CSV made once', async () => {
     const [one, two, three] = set.replicas as [ServeProcess, ServeProcess, ServeProcess];
     const submitted = (await (
-      await call(one, set.token, 'POST', '/queries?wait=30', {
+      await call(one, set.token, 'POST', '/queries', {
         sql: 'select range as n, md5(range::varchar) as h from range(20000)',
       })
     ).json()) as Json;

@@ -257,7 +257,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     await jobWhen(two, first.id, hasEnded, 200);
     const schema = source.destination_schema ?? source.lake_schema;
     const countSql = { sql: `select count(*) as n from lake.${schema}.payments` };
-    const before = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    const before = await json(two, 'POST', '/queries', countSql);
     expect(before.data ?? (await json(two, 'GET', `/queries/${before.id}?wait=20&format=inline`)).data).toEqual([
       { n: 800 },
     ]);
@@ -276,7 +276,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(lost).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
     expect(performance.now() - killed).toBeLessThan(3000 + 2000);
 
-    const after = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    const after = await json(two, 'POST', '/queries', countSql);
     expect(after.data ?? (await json(two, 'GET', `/queries/${after.id}?wait=20&format=inline`)).data).toEqual([
       { n: 800 },
     ]);
@@ -287,7 +287,7 @@ describe('three lake serve replicas on one PostgreSQL store', () => {
     expect(done.status).toBe('succeeded');
     const events = await readSse(await call(two, 'GET', `/jobs/${again.id}/events`));
     expect(events.filter((e) => e.event === 'job.running')).toHaveLength(1);
-    const now = await json(two, 'POST', '/queries?wait=20&format=inline', countSql);
+    const now = await json(two, 'POST', '/queries', countSql);
     expect(now.data ?? (await json(two, 'GET', `/queries/${now.id}?wait=20&format=inline`)).data).toEqual([
       { n: 1600 },
     ]);

@@ -5,6 +5,7 @@ import type { Scope } from '../auth/scopes.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
 import { readJsonObject } from './json-body.js';
+import { queryNameProblem } from './query-names.js';
 import { textProblem } from './text-check.js';
 import { authenticate, publicRateLimit } from './middleware/authenticate.js';
 
@@ -67,8 +68,12 @@ function queryValues(c: Context<ApiEnv>, schema: { properties: Properties }): Re
  * query and body checked against the contract's schemas: the handler only ever sees valid, typed input.
  */
 export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R, handler: RouteHandler<R>): void {
+  const takes = [...Object.keys(route.query?.properties ?? {}), ...(route.auth.streamToken ? ['stream_token'] : [])];
+  const named = `${route.method.toUpperCase()} ${route.path}`;
   const validated: MiddlewareHandler<ApiEnv> = async (c) => {
     const input: Record<string, unknown> = { params: c.req.param(), query: {}, body: undefined };
+    const unexpected = queryNameProblem(c.req.url, named, takes);
+    if (unexpected) throw refusal(route, unexpected, 'query');
     const nulIn = textProblem(input.params, '');
     if (nulIn) throw refusal(route, nulIn, 'path');
     if (route.params) {
