@@ -77,7 +77,8 @@ export const SEND_ROUTES = {
     summary: 'Run a send now',
     auth: { scopes: ['sends:manage'] },
     params: id('A send id.'),
-    responses: { 202: json('The run, queued or running.', SendRun, ['Location']) },
+    requestHeaders: ['Idempotency-Key'],
+    responses: { 202: json('The run, queued or running.', SendRun, ['Location', 'Idempotent-Replayed']) },
     errors: ['send_not_found', 'creator_required', 'send_paused', 'send_in_progress'],
   }),
   listSendRuns: defineRoute({

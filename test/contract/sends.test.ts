@@ -380,6 +380,40 @@ describe.each(TRANSPORTS)('sends over $name', (transport) => {
     }
   });
 
+  it('a run asked again with its Idempotency-Key, after it ended, is the same run, not a second delivery', async () => {
+    const receiver = await startReceiver();
+    try {
+      const send = await json('POST', '/sends', {
+        name: 'retried',
+        sql: 'select 1 as x',
+        destination: { type: 'webhook', url: receiver.url },
+      });
+      const keyed = (key: string) =>
+        api.request(`/sends/${send.id}/run`, { method: 'POST', headers: { 'Idempotency-Key': key } });
+      const first = await keyed('run-once');
+      expect(first.status).toBe(202);
+      expect(first.headers.get('Idempotent-Replayed')).toBeNull();
+      const run = (await first.json()) as Json;
+      expect(await finished(run.id)).toMatchObject({ status: 'succeeded' });
+      // A client whose answer was lost retries after the run ended: no send_in_progress to stop a second delivery.
+      const again = await keyed('run-once');
+      expect(again.status).toBe(202);
+      expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+      expect(again.headers.get('Location')).toBe(`/jobs/${run.id}`);
+      expect(((await again.json()) as Json).id).toBe(run.id);
+      expect(receiver.received).toHaveLength(1);
+      // Another key is another run; a key that is no key is refused.
+      const other = (await (await keyed('run-twice')).json()) as Json;
+      expect(other.id).not.toBe(run.id);
+      await finished(other.id);
+      expect(receiver.received).toHaveLength(2);
+      await expectError(await keyed(' '), 400, 'parameter_invalid', 'Idempotency-Key');
+      expect((await json('GET', `/sends/${send.id}/runs`)).data).toHaveLength(2);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('pause, resume, one run at a time, delete; bad input named by field', async () => {
     const receiver = await startReceiver([], 400);
     try {

@@ -165,4 +165,32 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
     expect((await call('GET', '/jobs?')).status).toBe(200);
     expect((await call('GET', '/jobs?&')).status).toBe(200);
   });
+
+  it('an Idempotency-Key on a POST that cannot honour one is refused, not ignored', async () => {
+    // Ignored, a client retrying POST /pats after a lost answer would leave a live token it never saw.
+    const refused = await expectError(
+      await api.request('/pats', {
+        method: 'POST',
+        body: JSON.stringify({ name: 'retried', scopes: ['query:read'] }),
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' },
+      }),
+      400,
+      'parameter_invalid',
+      'Idempotency-Key',
+    );
+    expect(refused.message).toBe(
+      'POST /pats does not take an Idempotency-Key, so a retry of it is not made safe by one: see what the first attempt made before trying again. POST /queries, POST /sources/{id}/sync and POST /sends/{id}/run take one.',
+    );
+    expect(((await (await call('GET', '/pats')).json()) as Json).data).not.toContainEqual(
+      expect.objectContaining({ name: 'retried' }),
+    );
+    // The routes that take one still do; a GET ignores it, as any safe request may repeat.
+    const keyed = await api.request('/queries', {
+      method: 'POST',
+      body: JSON.stringify({ sql: 'select 1' }),
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k-1' },
+    });
+    expect(keyed.status).toBe(202);
+    expect((await api.request('/jobs', { headers: { 'Idempotency-Key': 'k-1' } })).status).toBe(200);
+  });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { printFields, printJson } from '../../render/record.js';
 import { startSpinner } from '../../render/spinner.js';
 import { SEND_ROUTES } from '../../contract/routes.js';
@@ -148,7 +149,8 @@ function showRun(ctx: CommandContext, run: RunObject): void {
 /** Runs the send and waits: in local mode the run happens in this process, and remotely the outcome is the answer. */
 export async function runSend(ctx: CommandContext, id: string): Promise<void> {
   const client = await ctx.client();
-  const accepted = await client.read(SEND_ROUTES.runSend, { params: { id } });
+  // A key per invocation: the client's retries of this POST (a 503, a lost answer) cannot deliver twice.
+  const accepted = await client.read(SEND_ROUTES.runSend, { params: { id }, idempotencyKey: `cli-${randomUUID()}` });
   const spinner = ctx.json ? undefined : startSpinner(ctx.io, `sending ${accepted.id}`);
   try {
     await followJob(client, accepted.id, () => {});

@@ -1,5 +1,6 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { RouteContract, RouteInput } from '../../contract/route.js';
+import { ROUTES } from '../../contract/routes.js';
 import { check, type Problem } from '../../contract/validate.js';
 import type { Scope } from '../auth/scopes.js';
 import { LakeServiceError } from '../core/errors.js';
@@ -49,6 +50,12 @@ function refusal(route: RouteContract, problem: Problem, where: 'body' | 'query'
   });
 }
 
+/** The routes a retry may carry an Idempotency-Key to, named where another route refuses one. */
+const KEYED_ROUTES = ROUTES.filter((r) => r.requestHeaders?.includes('Idempotency-Key'))
+  .map((r) => `${r.method.toUpperCase()} ${r.path}`)
+  .join(', ')
+  .replace(/, ([^,]*)$/, ' and $1');
+
 type Properties = Record<string, { type?: string; anyOf?: { type?: string }[] }>;
 
 /** Query strings are text: a parameter whose schema is a number is read as one when it looks like one. */
@@ -70,10 +77,18 @@ function queryValues(c: Context<ApiEnv>, schema: { properties: Properties }): Re
 export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R, handler: RouteHandler<R>): void {
   const takes = [...Object.keys(route.query?.properties ?? {}), ...(route.auth.streamToken ? ['stream_token'] : [])];
   const named = `${route.method.toUpperCase()} ${route.path}`;
+  // Only a POST makes something again when repeated; a key on a safe or idempotent method is harmless.
+  const refusesIdempotencyKey = route.method === 'post' && !route.requestHeaders?.includes('Idempotency-Key');
   const validated: MiddlewareHandler<ApiEnv> = async (c) => {
     const input: Record<string, unknown> = { params: c.req.param(), query: {}, body: undefined };
     const unexpected = queryNameProblem(c.req.url, named, takes);
     if (unexpected) throw refusal(route, unexpected, 'query');
+    if (refusesIdempotencyKey && c.req.header('Idempotency-Key') !== undefined)
+      throw new LakeServiceError(
+        'parameter_invalid',
+        `${named} does not take an Idempotency-Key, so a retry of it is not made safe by one: see what the first attempt made before trying again. ${KEYED_ROUTES} take one.`,
+        { param: 'Idempotency-Key' },
+      );
     const nulIn = textProblem(input.params, '');
     if (nulIn) throw refusal(route, nulIn, 'path');
     if (route.params) {

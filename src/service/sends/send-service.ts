@@ -7,6 +7,7 @@ import { guardSql } from '../engine/sql-guard.js';
 import type { AuditLog } from '../auth/audit-log.js';
 import { LakeServiceError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { hashRequest, IdempotencyStore, type IdempotencyScope } from '../idempotency/idempotency.js';
 import type { JobRuntime } from '../jobs/job-runtime.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import type { JobRecord, JobStore } from '../jobs/job-store.js';
@@ -85,6 +86,7 @@ export class SendService {
   readonly store: SendStore;
   private readonly scheduler: Scheduler<SendRecord, SendRunRecord>;
   private readonly runner: SendRunner;
+  private readonly idempotency: IdempotencyStore;
 
   constructor(
     private readonly db: MetadataDb,
@@ -102,6 +104,7 @@ export class SendService {
     private readonly audit?: AuditLog,
   ) {
     this.store = new SendStore(db);
+    this.idempotency = new IdempotencyStore(db);
     this.runner = new SendRunner({
       store: this.store,
       jobs,
@@ -124,7 +127,7 @@ export class SendService {
           send.nextRun === null
             ? Promise.resolve(false)
             : this.store.claimTick(send.id, send.nextRun, now + (send.everyMinutes ?? 0) * 60),
-        start: (send) => this.startRun(send, 'schedule'),
+        start: async (send) => (await this.startRun(send, 'schedule'))?.run,
       },
       clock,
       runtime.failed,
@@ -299,17 +302,36 @@ export class SendService {
   }
 
   /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
-  async trigger(principal: Principal, id: string): Promise<SendRunView> {
+  /**
+   * Starts a run now. With an Idempotency-Key, the run that key first started is answered again (`replayed`), even
+   * after it ended, when `send_in_progress` no longer stops a second delivery: a client whose answer was lost can
+   * retry without sending the rows twice.
+   */
+  async trigger(
+    principal: Principal,
+    id: string,
+    idempotencyKey?: string,
+  ): Promise<{ run: SendRunView; replayed: boolean }> {
     const send = await this.find(principal, id);
     await assertCreatorOrOwner(this.directory, principal, send.principalId, `send ${send.id}`);
-    if (send.paused) throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
-    const run = await this.startRun(send, 'manual', principal);
-    if (!run)
+    const keyed =
+      idempotencyKey === undefined
+        ? undefined
+        : {
+            key: idempotencyKey,
+            scope: {
+              organizationId: principal.organizationId,
+              principalId: principalIdOf(principal),
+              operation: `sends.run:${send.id}`,
+            },
+          };
+    const started = await this.startRun(send, 'manual', principal, keyed);
+    if (!started)
       throw new LakeServiceError(
         'send_in_progress',
         `Send ${send.id} already has a run in progress; no second run was started.`,
       );
-    return this.runView(run);
+    return { run: await this.runView(started.run), replayed: started.replayed };
   }
 
   async runs(
@@ -372,9 +394,20 @@ export class SendService {
     send: SendRecord,
     trigger: 'manual' | 'schedule',
     by?: Principal,
-  ): Promise<SendRunRecord | undefined> {
+    keyed?: { key: string; scope: IdempotencyScope },
+  ): Promise<{ run: SendRunRecord; replayed: boolean } | undefined> {
     await this.expireDeadRun(send.id);
-    const run = await this.db.transaction(lock.sendRuns(send.id), async () => {
+    const locks = [
+      lock.sendRuns(send.id),
+      ...(keyed ? [lock.idempotencyKey(keyed.scope.organizationId, keyed.scope.principalId, keyed.key)] : []),
+    ];
+    const requestHash = hashRequest(send.id);
+    const started = await this.db.transaction(locks, async () => {
+      const replay = keyed ? await this.idempotency.replay(keyed.scope, keyed.key, requestHash) : undefined;
+      const earlier = replay && (await this.store.getRun(replay.resourceId));
+      if (earlier) return { run: earlier, replayed: true };
+      if (trigger === 'manual' && send.paused)
+        throw new LakeServiceError('send_paused', `Send ${send.id} is paused; resume it to run it.`);
       if (await this.store.liveRun(send.id)) return undefined;
       const id = newId('snr');
       await this.jobs.create({
@@ -395,9 +428,10 @@ export class SendService {
         created: this.now(),
       };
       await this.store.insertRun(record);
-      return record;
+      if (keyed) await this.idempotency.save(keyed.scope, keyed.key, { requestHash, resourceId: id, response: { id } });
+      return { run: record, replayed: false };
     });
-    if (run) this.runner.execute(run.id, send);
-    return run;
+    if (started && !started.replayed) this.runner.execute(started.run.id, send);
+    return started;
   }
 }

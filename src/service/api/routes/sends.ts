@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { checkIdempotencyKey } from '../../idempotency/idempotency.js';
 import type { SendDeletionObject } from '../../../contract/types.js';
 import type { ApiEnv } from '../env.js';
 import { SEND_ROUTES } from '../../../contract/routes.js';
@@ -35,8 +36,10 @@ export function sendRoutes(app: Hono<ApiEnv>): void {
   });
 
   mount(app, runSend, async (c, { params }) => {
-    const run = await c.get('services').sends.trigger(c.get('principal'), params.id);
+    const key = checkIdempotencyKey(c.req.header('Idempotency-Key'));
+    const { run, replayed } = await c.get('services').sends.trigger(c.get('principal'), params.id, key);
     c.header('Location', `/jobs/${run.run.id}`);
+    if (replayed) c.header('Idempotent-Replayed', 'true');
     return c.json(sendRunObject(run), 202);
   });
 
