@@ -50,14 +50,16 @@ export class LakeApiError extends Error {
 }
 
 /**
- * A value given for a request (a token, an idempotency key) that an HTTP header cannot carry: a line break, a NUL or
- * a character past U+00FF. Said before anything is sent, naming the value, never showing it (it may be a secret).
+ * A value given for a request that the request cannot carry, said before anything is sent: a token or key no HTTP
+ * header can hold (a line break, a NUL or a character past U+00FF; named, never shown, as it may be a secret), or an
+ * empty id or name in a path (`/jobs/` is no job, and a router that ignores the slash would answer the list).
  */
 export class LakeRequestError extends Error {
-  readonly code = 'invalid_header_value';
-  constructor(message: string) {
+  readonly code: 'invalid_header_value' | 'empty_parameter';
+  constructor(message: string, code: LakeRequestError['code'] = 'invalid_header_value') {
     super(message);
     this.name = 'LakeRequestError';
+    this.code = code;
   }
 }
 

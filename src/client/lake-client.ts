@@ -59,7 +59,15 @@ export type CallInput<R extends RouteContract> = (R['params'] extends TObject
 
 /** A route's path with its parameters filled in (each encoded as one path segment). */
 export function routePath(route: Pick<RouteContract, 'path'>, params: Readonly<Record<string, string>>): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name] ?? '';
+    if (value === '')
+      throw new LakeRequestError(
+        `The ${name} is empty, so it names nothing (${route.path}); nothing was sent.`,
+        'empty_parameter',
+      );
+    return encodeURIComponent(value);
+  });
 }
 
 /** The items of a list route's answer. */

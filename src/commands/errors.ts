@@ -92,7 +92,10 @@ export function describeError(error: unknown): DescribedError {
       type: 'cli_error',
       code: error.code,
       message: error.message,
-      hint: 'Give it again as it was issued (a token from `lake pats create` or `lake auth login`, in --token, LAKE_TOKEN or the profile).',
+      hint:
+        error.code === 'empty_parameter'
+          ? 'Give the id or name the command asks for; each noun lists its own (lake jobs ls, lake catalog ls, …).'
+          : 'Give it again as it was issued (a token from `lake pats create` or `lake auth login`, in --token, LAKE_TOKEN or the profile).',
     };
   if (error instanceof CliError)
     return {

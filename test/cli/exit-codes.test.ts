@@ -121,6 +121,22 @@ describe('README exit codes', () => {
     }
   });
 
+  it('an empty id or name is a usage error, locally and remotely, not a request for the list it would name', async () => {
+    // `lake jobs get ''` asked for GET /jobs/, which local mode answered as GET /jobs (a list printed as one job).
+    for (const args of [
+      ['jobs', 'get', ''],
+      ['catalog', 'ls', ''],
+      ['jobs', 'cancel', ''],
+    ]) {
+      for (const result of [await lake(...args), await remote(...args)]) {
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(EXIT.usage);
+        expect(result.stderr).toMatch(/^error empty_parameter: /);
+        expect(result.stderr).not.toContain('route_not_found');
+        expect(result.stdout).toBe('');
+      }
+    }
+  });
+
   it('a base URL that holds credentials is refused as such, without them, never tried', async () => {
     const result = await runLake(['--base-url', server.url.replace('://', '://someone:hunter2@'), 'whoami'], {
       env: { LAKE_CONFIG_DIR: env.LAKE_CONFIG_DIR },

@@ -166,6 +166,23 @@ describe.each(TRANSPORTS)('API conventions over $name', (transport) => {
     await expectEnvelope(await api.request('/nope', { token: null }), 404, 'route_not_found', 'invalid_request_error');
   });
 
+  it('a path with a trailing slash is no endpoint, and the answer names the one without it', async () => {
+    // It was a 405 saying that GET is not allowed and that GET is allowed.
+    const listing = await api.request('/sources/');
+    expect(listing.headers.get('allow')).toBeNull();
+    const error = await expectEnvelope(listing, 404, 'route_not_found', 'invalid_request_error');
+    expect(error.message).toBe('There is no endpoint GET /sources/; GET /sources, without the trailing slash, is one.');
+    const revoke = await api.request('/pats/tok_x/revoke/', { method: 'POST' });
+    expect((await expectEnvelope(revoke, 404, 'route_not_found', 'invalid_request_error')).message).toBe(
+      'There is no endpoint POST /pats/tok_x/revoke/; POST /pats/tok_x/revoke, without the trailing slash, is one.',
+    );
+    // Under another method, the path without the slash says which methods it has.
+    const other = await api.request('/whoami/', { method: 'DELETE' });
+    expect((await expectEnvelope(other, 404, 'route_not_found', 'invalid_request_error')).message).toBe(
+      'There is no endpoint DELETE /whoami/; /whoami, without the trailing slash, takes GET, HEAD.',
+    );
+  });
+
   it('405 method_not_allowed with an Allow header for a known path', async () => {
     const response = await api.request('/whoami', { method: 'DELETE' });
     expect(response.headers.get('allow')).toBe('GET, HEAD');

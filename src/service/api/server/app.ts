@@ -92,6 +92,10 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   });
   if (options.corsOrigins?.length) app.use('*', corsFor(options.corsOrigins));
   app.use('*', refuseLargeBodies());
+  // One-shot routing (LinearRouter) would serve `/sources/` as `/sources`; lake serve's router does not: both
+  // answer a path with a trailing slash as no endpoint, naming the one without it.
+  const unmatched = unmatchedRoute(app);
+  app.use('*', async (c, next) => (c.req.path.length > 1 && c.req.path.endsWith('/') ? unmatched(c) : next()));
 
   serviceInfoRoutes(app);
   referenceRoutes(app);
@@ -111,7 +115,7 @@ export function createApp(services: LakeServices, options: AppOptions = {}): Lak
   sendRoutes(app);
   fileRoutes(app);
 
-  app.notFound(unmatchedRoute(app));
+  app.notFound(unmatched);
   app.onError((error, c) =>
     error instanceof LakeServiceError
       ? errorResponse(c, error)
