@@ -30,7 +30,7 @@ import { packageVersion } from './support/version.js';
 // Bundled (not required at run time): inside the bundle it is part of the code cache, where a require cost ~12 ms.
 const { Command, CommanderError } = Commander;
 
-export function buildProgram(ctx: CommandContext): Commander.Command {
+export function buildProgram(ctx: CommandContext, commanderErr?: (text: string) => void): Commander.Command {
   const program = new Command('lake');
   program
     .description('Query, catalogue and sync a data lake, locally or against a lake service.')
@@ -45,11 +45,11 @@ export function buildProgram(ctx: CommandContext): Commander.Command {
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
     .configureOutput({
       writeOut: (text) => ctx.io.stdout.write(text),
-      // Under --json a usage problem is said once, as the JSON envelope (main), not as commander's text.
-      writeErr: (text) => void (ctx.jsonRequested ? undefined : ctx.io.stderr.write(text)),
+      // A usage problem is said by main, as every error is (code, message, hint), not as commander's text; a group's
+      // help asked by naming the group alone goes to stdout from there.
+      writeErr: (text) => (commanderErr ? commanderErr(text) : void ctx.io.stderr.write(text)),
     })
     .exitOverride()
-    .showHelpAfterError('(run with --help for usage)')
     .hook('preAction', (_program, action) => {
       ctx.globals = action.optsWithGlobals<GlobalOptions>();
       if (ctx.globals.color === false) ctx.io.disableColor();
@@ -89,7 +89,8 @@ export async function main(
   const ctx = new CommandContext(io, env);
   ctx.ownsProcess = options.ownsProcess === true;
   ctx.jsonRequested = argv.includes('--json');
-  const program = buildProgram(ctx);
+  let commanderText = '';
+  const program = buildProgram(ctx, (text) => (commanderText += text));
   try {
     await prepareColors(io);
     // `lake` alone is asking what lake can do: the help, on stdout, and success (as gh and bq answer).
@@ -101,20 +102,15 @@ export async function main(
     return ctx.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Commander has already printed help, the version or (without --json) the usage problem.
+      // Commander has already printed help (asked for) or the version.
       if (error.exitCode === 0) return EXIT.ok;
-      if (ctx.jsonRequested)
-        printError(
-          io,
-          new CliError(
-            'usage',
-            error.message.replace(/^error: /, ''),
-            EXIT.usage,
-            'Run the command with --help for its usage.',
-          ),
-          true,
-          EXIT.usage,
-        );
+      // A group named alone (`lake sources`): its help, on stdout and as success, as `lake` alone answers.
+      if (error.code === 'commander.help') {
+        io.stdout.write(commanderText);
+        return EXIT.ok;
+      }
+      const usage = usageMistake(error.message);
+      printError(io, usage, ctx.jsonRequested, EXIT.usage);
       return EXIT.usage;
     }
     const known = asCliError(error);
@@ -125,5 +121,17 @@ export async function main(
     mark('closed');
   }
 }
+/** Commander's `error: unknown command 'quer'\n(Did you mean query?)` as a usage error with what to do. */
+function usageMistake(message: string): CliError {
+  const [first = '', ...rest] = message.replace(/^error: /, '').split('\n');
+  const suggestion = rest.map((line) => line.replace(/^\((.*)\)$/, '$1').trim()).filter(Boolean);
+  return new CliError(
+    'usage',
+    first,
+    EXIT.usage,
+    [...suggestion, 'Run the command with --help for its usage.'].join(' '),
+  );
+}
+
 // For the build's warm-up run (scripts/bundle.mjs), which makes the code cache with output going nowhere.
 export { IOStreams };

@@ -60,6 +60,36 @@ describe('help that teaches', () => {
     expect(bare.stdout).toMatch(/Usage: lake/);
     expect(bare.stdout).toMatch(/query/);
   });
+
+  it('a group alone prints its help as lake alone does; a usage mistake is said as every error is', async () => {
+    // `lake sources` is asking what the group does (as gh, docker and kubectl answer): help on stdout, success.
+    const group = await runLake(['sources']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toMatch(/^Usage: lake sources/);
+    expect(group.stderr).toBe('');
+    // Commander's own mistakes carry the code and a hint like every other error, not `error: …` alone.
+    const misspelt = await runLake(['quer', 'select 1']);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stdout).toBe('');
+    expect(misspelt.stderr).toBe(
+      "error usage: unknown command 'quer'\n  hint:       Did you mean query? Run the command with --help for its usage.\n",
+    );
+    const option = await runLake(['jobs', 'ls', '--nosuch']);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toBe(
+      "error usage: unknown option '--nosuch'\n  hint:       Run the command with --help for its usage.\n",
+    );
+    const json = await runLake(['--json', 'quer']);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        type: 'cli_error',
+        code: 'usage',
+        message: "unknown command 'quer'",
+        hint: 'Did you mean query? Run the command with --help for its usage.',
+      },
+      exit_code: 2,
+    });
+  });
 });
 
 describe('examples in every help', () => {
