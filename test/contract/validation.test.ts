@@ -166,6 +166,32 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
     expect((await call('GET', '/jobs?&')).status).toBe(200);
   });
 
+  it('fields sent to a route that takes no body are refused, not ignored; an empty body or {} is none', async () => {
+    const posted = (await (await call('POST', '/queries', { sql: 'select 1' })).json()) as Json;
+    // A caller who thinks a cancel takes a reason, or a delete an option, learns it does not before anything happens.
+    const cancel = await expectError(
+      await call('POST', `/jobs/${posted.id}/cancel`, { reason: 'wrong query' }),
+      400,
+      'parameter_invalid',
+      'reason',
+    );
+    expect(cancel.message).toBe("Unknown field 'reason'. POST /jobs/{id}/cancel takes no body.");
+    const source = (await (
+      await call('POST', '/sources', { connector: 'sample', name: 'Bodiless', config: { scale: 1 } })
+    ).json()) as Json;
+    await expectError(
+      await call('DELETE', `/sources/${source.id}`, { drop_tables: true }),
+      400,
+      'parameter_invalid',
+      'drop_tables',
+    );
+    expect((await call('GET', `/sources/${source.id}`)).status).toBe(200);
+    // Cancelled already, or ended first: either answer, but not a refusal of the body.
+    expect([200, 409]).toContain((await call('POST', `/jobs/${posted.id}/cancel`, {})).status);
+    expect([200, 409]).toContain((await call('POST', `/jobs/${posted.id}/cancel`)).status);
+    expect((await call('DELETE', `/sources/${source.id}`)).status).toBe(200);
+  });
+
   it('an Idempotency-Key on a POST that cannot honour one is refused, not ignored', async () => {
     // Ignored, a client retrying POST /pats after a lost answer would leave a live token it never saw.
     const refused = await expectError(

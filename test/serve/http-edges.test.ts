@@ -76,13 +76,13 @@ describe('lake serve at the edges of HTTP', () => {
     // The node adapter drains a body nobody read and, after 500 ms, ends the socket if the drain has not finished.
     // The body limit reached for the body stream to see whether there was one, which tied it to a reader nobody
     // emptied: every such request ended its connection half a second later, under whatever request the client had
-    // sent on it since (a 404 or 403 answered before the body was read, here a cancel of a job that does not exist).
+    // sent on it since (a 404 or 403 answered before the body was read, here a POST to a path no route serves).
     const client = keepAliveClient(server.url, token);
     const send = async (method: string, path: string, body?: string): Promise<number> =>
       (await client.send(method, path, body)).status;
     try {
       const body = JSON.stringify({ reason: 'x'.repeat(200_000) });
-      expect(await send('POST', '/jobs/job_00000000000000000000000000/cancel', body)).toBe(404);
+      expect(await send('POST', '/jobs/job_00000000000000000000000000/cancels', body)).toBe(404);
       const started = Date.now();
       let answered = 0;
       while (Date.now() - started < 900) {

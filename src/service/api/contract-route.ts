@@ -1,7 +1,7 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { RouteContract, RouteInput } from '../../contract/route.js';
 import { ROUTES } from '../../contract/routes.js';
-import { check, type Problem } from '../../contract/validate.js';
+import { check, shown, type Problem } from '../../contract/validate.js';
 import type { Scope } from '../auth/scopes.js';
 import { LakeServiceError } from '../core/errors.js';
 import type { ApiEnv } from './env.js';
@@ -110,6 +110,14 @@ export function mount<const R extends RouteContract>(app: Hono<ApiEnv>, route: R
       const result = check(route.body, body);
       if (!result.ok) throw refusal(route, result.problem, 'body');
       input.body = result.value;
+    } else if (route.method !== 'get') {
+      // A route that takes no body: fields sent to it (a reason for a cancel, an option for a delete) are the
+      // caller's mistake, said before anything happens, as an unknown field of any body is. None, or {}, is fine.
+      const [field] = Object.keys(await readJsonObject(c));
+      if (field !== undefined)
+        throw new LakeServiceError('parameter_invalid', `Unknown field '${shown(field)}'. ${named} takes no body.`, {
+          param: shown(field),
+        });
     }
     return handler(c, input as unknown as RouteInput<R>);
   };
