@@ -52,9 +52,11 @@ export async function startPasswordHarvester(): Promise<{
   };
 }
 
-/** What a hostile PostgreSQL does once a sync's COPY starts. */
-/** What it does once a COPY starts, or before: the sync's look at a table's columns gets one row announced 1.5 GiB
- * long, of which it sends 96 MiB ('huge-message'), or 64 MiB of rows that never end ('endless-rows'). */
+/**
+ * What a hostile PostgreSQL does once a sync's COPY starts ('hang', 'endless-record', 'rows'), or before it: the
+ * sync's look at a table's columns gets one row announced 1.5 GiB long, of which it sends 96 MiB ('huge-message'), or
+ * 64 MiB of rows that never end ('endless-rows'); discovery's list of tables gets rows without end ('endless-catalog').
+ */
 export type CopyBehaviour = 'hang' | 'endless-record' | 'huge-message' | 'endless-rows' | 'endless-catalog' | 'rows';
 
 export interface FakePostgres {

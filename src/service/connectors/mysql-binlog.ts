@@ -123,10 +123,6 @@ export async function singleByteCharsets(
 }
 
 /**
- * Which of these tables of the connection's database are MariaDB system-versioned tables: each change of one logs a
- * history row beside the current one, rows a SELECT (so a copy) never reads.
- */
-/**
  * Of these tables (of the connection's database), those whose rows a foreign key changes when a parent row changes
  * (ON DELETE or ON UPDATE CASCADE, SET NULL or SET DEFAULT), each with its first such constraint: InnoDB applies the
  * cascade itself, and the binary log carries no row of it. Read from SHOW CREATE TABLE of the tables that have a
@@ -159,6 +155,10 @@ export async function cascadingForeignKeys(
   return found;
 }
 
+/**
+ * Which of these tables of the connection's database are MariaDB system-versioned tables: each change of one logs a
+ * history row beside the current one, rows a SELECT (so a copy) never reads.
+ */
 export async function systemVersionedTables(
   connection: mysql.Connection,
   names: readonly string[],

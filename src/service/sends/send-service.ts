@@ -301,11 +301,11 @@ export class SendService {
     await this.audit?.record(principal.organizationId, principal, 'send.deleted', { type: 'send', id: send.id });
   }
 
-  /** Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. */
   /**
-   * Starts a run now. With an Idempotency-Key, the run that key first started is answered again (`replayed`), even
-   * after it ended, when `send_in_progress` no longer stops a second delivery: a client whose answer was lost can
-   * retry without sending the rows twice.
+   * Starts a run now (202). A paused send → 409 send_paused; one with a run in progress → 409 send_in_progress. With
+   * an Idempotency-Key, the run that key first started is answered again (`replayed`), even after it ended, when
+   * `send_in_progress` no longer stops a second delivery: a client whose answer was lost can retry without sending
+   * the rows twice.
    */
   async trigger(
     principal: Principal,

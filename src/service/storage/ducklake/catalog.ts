@@ -66,12 +66,6 @@ export class DuckLakeCatalog {
   }
 
   /**
-   * Names each created table and view in changes_made with its schema, where an earlier build of lake wrote the name
-   * alone (`created_table:"orders"`): the extension reads `"schema"."name"` and fails on anything else, so
-   * `ducklake_snapshots()` did on every catalog lake had written. The schema is the one of the table or view that
-   * snapshot created. Idempotent; under the catalog's lock, so replicas opening it at once rewrite it once.
-   */
-  /**
    * A catalog an earlier build wrote has one ducklake_schema_versions row per schema change, without a table_id; the
    * extension's 0.4 catalogs have one per table whose schema a snapshot began, and its own upgrade deletes rows
    * without a table. Each such row becomes a row for every table whose columns began at that snapshot (a new table,
@@ -95,6 +89,12 @@ export class DuckLakeCatalog {
     });
   }
 
+  /**
+   * Names each created table and view in changes_made with its schema, where an earlier build of lake wrote the name
+   * alone (`created_table:"orders"`): the extension reads `"schema"."name"` and fails on anything else, so
+   * `ducklake_snapshots()` did on every catalog lake had written. The schema is the one of the table or view that
+   * snapshot created. Idempotent; under the catalog's lock, so replicas opening it at once rewrite it once.
+   */
   private async qualifyCreations(): Promise<void> {
     const unqualified = async (): Promise<{ snapshot_id: number; changes_made: string }[]> =>
       (
