@@ -75,7 +75,19 @@ export function buildProgram(ctx: CommandContext, commanderErr?: (text: string) 
   registerHelp(program, ctx);
   registerCompletion(program, ctx);
   addExamples(program);
+  answerListAsLs(program);
   return program;
+}
+
+/**
+ * Every `ls` also answers to `list`, as docker's and kubectl's listings do: the one spelling people type first
+ * should not be a usage error in one command group and work in another.
+ */
+function answerListAsLs(command: Commander.Command): void {
+  for (const sub of command.commands) {
+    if (sub.name() === 'ls' && !command.commands.some((other) => other.name() === 'list')) sub.alias('list');
+    answerListAsLs(sub);
+  }
 }
 
 /** Runs one command line and returns the exit code; never throws. */

@@ -92,6 +92,18 @@ describe('help that teaches', () => {
   });
 });
 
+describe('listings', () => {
+  it('every ls also answers to list, the spelling docker and kubectl take', async () => {
+    const ls = await runLake(['sources', 'ls']);
+    const list = await runLake(['sources', 'list']);
+    expect(ls.code).toBe(0);
+    expect(list).toEqual(ls);
+    const help = await runLake(['catalog', 'list', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: lake catalog ls\|list/);
+  });
+});
+
 describe('examples in every help', () => {
   it('every command, group and the program itself end their help with 1 to 3 examples of lake', async () => {
     const { buildProgram } = await import('../../src/cli.js');
