@@ -118,7 +118,7 @@ async function candidates(ctx: CommandContext, program: Command, words: readonly
     );
   const subcommands = command.commands
     .filter((c) => !(c as Command & { _hidden?: boolean })._hidden)
-    .map((c) => c.name());
+    .flatMap((c) => [c.name(), ...c.aliases()]);
   const kind = NAMED_ARGUMENT[path.join(' ')];
   return [...starts(subcommands), ...(kind ? starts(await namesOf(ctx, kind)) : [])];
 }

@@ -45,6 +45,7 @@ describe('shell completion', () => {
     expect(complete(script.stdout, ['lake', 'sources', ''])).toEqual(
       expect.arrayContaining(['ls', 'create', 'update', 'delete']),
     );
+    expect(complete(script.stdout, ['lake', 'jobs', 'li'])).toEqual(['list']);
     expect(complete(script.stdout, ['lake', 'query', '--output', 'n'])).toEqual(['ndjson']);
     expect(complete(script.stdout, ['lake', 'query', '--max'])).toEqual(['--max-rows']);
     expect(complete(script.stdout, ['lake', 'sources', 'create', '--connector', ''])).toEqual([
