@@ -186,6 +186,17 @@ describe.each(TRANSPORTS)('request validation over $name', (transport) => {
       'drop_tables',
     );
     expect((await call('GET', `/sources/${source.id}`)).status).toBe(200);
+    // A body that is not a JSON object is refused as on any route, not taken for none.
+    for (const body of ['{"reason":', '["reason"]'])
+      await expectError(
+        await api.request(`/jobs/${posted.id}/cancel`, {
+          method: 'POST',
+          body,
+          headers: { 'Content-Type': 'application/json' },
+        }),
+        400,
+        'invalid_json',
+      );
     // Cancelled already, or ended first: either answer, but not a refusal of the body.
     expect([200, 409]).toContain((await call('POST', `/jobs/${posted.id}/cancel`, {})).status);
     expect([200, 409]).toContain((await call('POST', `/jobs/${posted.id}/cancel`)).status);
