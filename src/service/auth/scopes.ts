@@ -1,22 +1,11 @@
+import { SCOPE_NAMES } from '../../contract/credentials.js';
 import { LakeServiceError } from '../core/errors.js';
 
-/** Every scope a credential can hold. docs/api.md lists what each one grants. */
-export const SCOPES = [
-  'query:read',
-  'data:read',
-  'apps:manage',
-  'jobs:read',
-  'jobs:manage',
-  'pats:manage',
-  'keys:manage',
-  'logs:read',
-  'usage:read',
-  'sends:read',
-  'sends:manage',
-  'canvases:read',
-  'canvases:manage',
-  'org:manage',
-] as const;
+/**
+ * Every scope a credential can hold: the contract's list (the API validates scopes against it), so the two cannot
+ * drift. docs/api.md lists what each one grants.
+ */
+export const SCOPES = SCOPE_NAMES;
 
 export type Scope = (typeof SCOPES)[number];
 
