@@ -248,6 +248,11 @@ describe('every read from a source is bounded', () => {
     );
     expect(job.status).toBe('failed');
     expect(job.error.message).toMatch(/larger than 1 MiB, the longest a sync takes \(LAKE_SYNC_MAX_RECORD_BYTES\)/);
+    // Asked to stop the COPY, it went on sending: its connection was closed, saying so, not left to the idle timeout.
+    expect(fake.cancels()).toBeGreaterThan(0);
+    expect(job.error.message).toMatch(
+      /^The sync failed: the source went on sending a table after lake stopped reading it/,
+    );
     expect(job.error.message).not.toContain(api.home.paths.root);
     expect(largest).toBeLessThan(3 << 20);
     expect(await closed(() => fake.open(), 3_000)).toBe(0);

@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
 import { LoadQueue } from '../../src/service/syncs/load-queue.js';
-import { SegmentedStaging, type RecordChunk } from '../../src/service/syncs/segments.js';
+import { SegmentedStaging, writeAll, type RecordChunk } from '../../src/service/syncs/segments.js';
 import { StagingBudget, StagingLimitError } from '../../src/service/syncs/staging-budget.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -220,5 +221,24 @@ describe('a private DuckDB connection that must spill', () => {
         ),
       ),
     ).rejects.toThrow(/per sync \(LAKE_SYNC_MAX_STAGING_BYTES\)/);
+  });
+
+  it('writes every byte when a write takes only part of what it is given, and fails when it takes none', async () => {
+    // A disk that fills part-way through a write answers with what fitted; only the next write says ENOSPC.
+    const written: string[] = [];
+    let takes = [5, 1, 3, 100];
+    const file = {
+      writev: async (buffers: Buffer[]) => {
+        const all = Buffer.concat(buffers);
+        const n = Math.min(takes.shift() ?? 0, all.length);
+        written.push(all.subarray(0, n).toString());
+        return { bytesWritten: n, buffers };
+      },
+    } as unknown as FileHandle;
+    await writeAll(file, [Buffer.from('abc'), Buffer.from('defg'), Buffer.from('hij')]);
+    expect(written.join('')).toBe('abcdefghij');
+    expect(written).toEqual(['abcde', 'f', 'ghi', 'j']);
+    takes = [2, 0];
+    await expect(writeAll(file, [Buffer.from('xyz')])).rejects.toThrow(/took no more bytes/);
   });
 });

@@ -24,6 +24,19 @@ export const runningStatement = (client: pg.Client): unknown => internals(client
 const waitingOn = (client: pg.Client): boolean =>
   runningStatement(client) != null || internals(client)._queryQueue.length > 0;
 
+/** The set of connections each tenant connection belongs to, so a part of the work that finds one stuck can end them. */
+const owners = new WeakMap<pg.Client, TenantConnections>();
+
+/**
+ * Ends `client` because it cannot be used again (its server ignored a cancel): the connections of its sync or send
+ * end with `reason`, as an idle source's do; a connection held by no such set has its socket destroyed.
+ */
+export function endTenantConnection(client: pg.Client, reason: Error): void {
+  const owner = owners.get(client);
+  if (owner) owner.fail(reason);
+  else internals(client).connection.stream.destroy();
+}
+
 /** How long a cancel request may take to be delivered before lake stops waiting for it. */
 const CANCEL_REQUEST_MS = 2_000;
 
@@ -108,6 +121,7 @@ export class TenantConnections {
   /** Watches a new connection (before it connects): idle for the timeout, it ends the sync's connections. */
   add(client: pg.Client): void {
     this.clients.add(client);
+    owners.set(client, this);
     if (this.ended) {
       this.end(client);
       return;

@@ -19,7 +19,7 @@ import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { planMysqlColumn, recordSelect, type MysqlColumn } from './mysql-types.js';
-import { SegmentedStaging } from './segments.js';
+import { removeStaged, SegmentedStaging } from './segments.js';
 import { recordStream } from './mysql-records.js';
 import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-snapshot.js';
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
@@ -475,6 +475,8 @@ async function syncTable(
       columns: summary,
     };
   } catch (error) {
+    removeStaged(input.stagingDir, base);
+    staging.releaseTable(task.key);
     // A bound that closed the connection is the reason, unless the sync was cancelled.
     const message = (input.signal.aborted ? undefined : stopped()) ?? failureReason(error, input);
     return failedTable(input.reporter, task, message, state, state?.columns ?? summary);

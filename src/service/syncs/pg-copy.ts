@@ -1,26 +1,71 @@
+import { PassThrough, type Readable } from 'node:stream';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
-import { requestCancel, runningStatement } from '../connectors/tenant-connections.js';
+import { endTenantConnection, requestCancel, runningStatement } from '../connectors/tenant-connections.js';
 
 /**
- * Starts `COPY … TO STDOUT` on a source connection; a cancel of the sync destroys it. `stop` forgets the cancel
- * once the copy has ended.
+ * How long, and how many bytes, a COPY given up part-way may go on being read and thrown away while the server
+ * stops it. PostgreSQL stops within milliseconds of the cancel once it can write again (it has at most its socket's
+ * buffers in flight); a server still sending after either bound ignores cancels.
+ */
+const DISCARD_MS = 5_000;
+const DISCARD_BYTES = 64 << 20;
+
+/**
+ * Starts `COPY … TO STDOUT` on a source connection and gives its rows as `copy`; a cancel of the sync ends it.
+ * `stop` forgets the cancel once the copy has ended.
+ *
+ * A reader that gives up part-way (a staging cap, a failed write, a full disk) destroys `copy`, while the server is
+ * still sending. The connection answers nothing else until that COPY ends, and PostgreSQL does not act on a cancel
+ * while it is blocked writing to a client that reads nothing (it takes interrupts then only to terminate), so the
+ * statement is cancelled and what is still on its way is read and thrown away until the server stops: the table's
+ * savepoint can then be rolled back and the connection read the next table. A server that keeps sending past the
+ * bounds above has its connection ended, which fails the sync with that reason rather than leave it waiting.
  */
 export function startSourceCopy(
   to: typeof CopyTo,
   on: pg.Client,
   sql: string,
   signal: AbortSignal,
-): { copy: ReturnType<typeof CopyTo>; stop: () => void } {
-  const copy = on.query(to(sql));
+): { copy: Readable; stop: () => void } {
+  const query = on.query(to(sql));
+  const copy = new PassThrough();
+  let settled = false;
+  query.once('end', () => (settled = true));
+  query.on('error', (error: Error) => {
+    settled = true;
+    // After a give-up the error is the cancel's own: the reader already has its reason.
+    if (!copy.destroyed) copy.destroy(error);
+  });
+  query.pipe(copy);
   const abort = (): void => void copy.destroy(new Error('cancelled'));
   if (signal.aborted) abort();
   signal.addEventListener('abort', abort, { once: true });
-  // A COPY given up part-way (a staging cap, a failed write) is still being sent by the server, and the
-  // connection answers nothing else until it ends: the server is asked to stop it, so the table's savepoint
-  // can be rolled back and the connection read the next table.
-  copy.on('close', () => {
-    if (!copy.readableEnded && runningStatement(on) === copy) requestCancel(on);
+  copy.once('close', () => {
+    if (settled || query.readableEnded) return;
+    query.unpipe(copy);
+    let discarded = 0;
+    const ignored = (): void => {
+      clearTimeout(timer);
+      endTenantConnection(
+        on,
+        new Error(
+          'the source went on sending a table after lake stopped reading it and asked it to stop; its connection was closed',
+        ),
+      );
+    };
+    const timer = setTimeout(ignored, DISCARD_MS);
+    timer.unref();
+    query.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > DISCARD_BYTES) ignored();
+    });
+    // Unpiped, the stream stays paused until told to flow: a 'data' listener alone does not restart it.
+    query.resume();
+    query.once('close', () => clearTimeout(timer));
+    query.once('end', () => clearTimeout(timer));
+    query.once('error', () => clearTimeout(timer));
+    if (runningStatement(on) === query) requestCancel(on);
   });
   return { copy, stop: () => signal.removeEventListener('abort', abort) };
 }

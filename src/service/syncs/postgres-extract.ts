@@ -16,7 +16,7 @@ import { compactionDeletes, compactionSql } from './compaction.js';
 import { CDC_TAG, PARTITIONS_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
 import { LoadQueue } from './load-queue.js';
-import { SegmentedStaging } from './segments.js';
+import { removeStaged, SegmentedStaging } from './segments.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
@@ -215,6 +215,9 @@ async function syncTable(
   const { table } = task;
   const state = input.states.get(task.key);
   let summary = state?.columns ?? [];
+  // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or hold
+  // characters no file name may.
+  const base = `t_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
   try {
     // The table an incremental read merges into: its column types type the changed rows (planTableRead).
     const before = task.incremental
@@ -262,9 +265,6 @@ async function syncTable(
         bounds: { budget: input.staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
       });
     };
-    // Staging files are named by a digest of the table: a source's names may be long, differ only in case, or
-    // hold characters no file name may.
-    const base = `t_${createHash('sha256').update(task.key).digest('hex').slice(0, 20)}`;
     let transferred = 0;
     const counted = (n: number): void => {
       transferred = n;
@@ -459,6 +459,8 @@ async function syncTable(
       columns: summary,
     };
   } catch (error) {
+    removeStaged(input.stagingDir, base);
+    input.staging.releaseTable(task.key);
     const message = failureReason(error, input);
     return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }

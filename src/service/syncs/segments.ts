@@ -1,3 +1,4 @@
+import { readdirSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -156,7 +157,7 @@ export class SegmentedStaging extends Writable {
     this.segmentBytes += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    await this.file.writev(buffers);
+    await writeAll(this.file, buffers);
   }
 
   private async finishSegment(): Promise<void> {
@@ -174,4 +175,36 @@ export class SegmentedStaging extends Writable {
     await file.close();
     await this.onSegment(this.path, longest, bytes);
   }
+}
+
+/**
+ * Writes every byte of `buffers`: a write may take fewer than it was given (a disk that fills part-way through it
+ * answers with what fitted, and only the next write with ENOSPC), and the rest must not be dropped.
+ */
+export async function writeAll(file: FileHandle, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    let { bytesWritten } = await file.writev(rest);
+    if (bytesWritten === 0) throw new Error('the staging folder took no more bytes (is its disk full?)');
+    while (rest.length > 0 && bytesWritten >= (rest[0] as Buffer).length) {
+      bytesWritten -= (rest[0] as Buffer).length;
+      rest = rest.slice(1);
+    }
+    if (bytesWritten > 0) rest = [(rest[0] as Buffer).subarray(bytesWritten), ...rest.slice(1)];
+  }
+}
+
+/**
+ * Removes what a table that failed left in the sync's staging folder (files named `<base>.…`: segments never loaded,
+ * a segment cut short, its keys), so the sync's other tables have that disk back at once rather than when the sync
+ * ends: what filled a disk is not left to fail the next table too.
+ */
+export function removeStaged(dir: string, base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (name.startsWith(`${base}.`)) rmSync(join(dir, name), { force: true });
 }

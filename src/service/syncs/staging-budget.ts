@@ -39,6 +39,12 @@ export class StagingBudget {
     this.total = Math.max(0, this.total - bytes);
   }
 
+  /** Gives back every byte still counted for `table` (a table that failed, its staged files removed). */
+  releaseTable(table: string): void {
+    this.total = Math.max(0, this.total - (this.perTable.get(table) ?? 0));
+    this.perTable.delete(table);
+  }
+
   /** Throws when a record has grown past the longest allowed. */
   checkRecord(bytes: number): void {
     if (bytes > this.limits.maxRecordBytes) {

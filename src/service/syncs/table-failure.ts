@@ -22,7 +22,19 @@ export function failureReason(
     sync.reportInternal?.(error);
     return INTERNAL_SYNC_FAILURE;
   }
+  if (isDiskFull(error)) return DISK_FULL;
   return tableFailureReason(error, sync.settings, sync.lake.layout.homeRoot);
+}
+
+/** What a table says when the disk under lake's staging or tables filled while it was written. */
+export const DISK_FULL =
+  "the disk that holds the lake's staging and tables is full (no space left on device); what was staged for the table is removed and its last snapshot kept: free space there, then sync again";
+
+/** Node's ENOSPC/EDQUOT, or DuckDB's message for the same when it writes a Parquet part. */
+function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return true;
+  return error instanceof Error && /No space left on device|Disk quota exceeded/i.test(error.message);
 }
 
 /**
