@@ -20,6 +20,7 @@ import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { planMysqlColumn, recordSelect, type MysqlColumn } from './mysql-types.js';
 import { removeStaged, SegmentedStaging } from './segments.js';
+import { stopAbandonedRead } from './mysql-abandoned-read.js';
 import { recordStream } from './mysql-records.js';
 import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-snapshot.js';
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
@@ -50,7 +51,8 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
   mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
   const staging = new StagingBudget(input.limits);
   return withMysql(input.settings, async (connection) => {
-    const { stop, stopped } = watchConnection(connection, input);
+    const leader = watchConnection(connection, input);
+    const { stop, stopped } = leader;
     let others: mysql.Connection[] = [];
     try {
       await prepareSession(connection);
@@ -95,7 +97,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         let sourceDone!: () => void;
         const sourceRead = new Promise<void>((resolve) => (sourceDone = resolve));
         const previous = finishing.at(-1) ?? Promise.resolve();
-        const result = syncTable(connection, { others, sizes }, task, input, staging, stopped, {
+        const result = syncTable(connection, { others, sizes }, task, input, staging, leader, {
           sourceDone,
           loadsAfter: previous,
         });
@@ -143,10 +145,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
  * Bounds the connection as a PostgreSQL source's are: silent for the idle timeout, or running past the time bound,
  * or cancelled, it is closed, and whatever it was reading fails with that reason (`stopped`).
  */
-function watchConnection(
-  connection: mysql.Connection,
-  input: MysqlSyncInput,
-): { stop: () => void; stopped: () => string | undefined } {
+function watchConnection(connection: mysql.Connection, input: MysqlSyncInput): ConnectionWatch {
   const socket = (connection as unknown as { stream: import('node:net').Socket }).stream;
   let reason: string | undefined;
   // Destroyed with an error, the driver fails the statement waiting for an answer (a plain destroy() never calls
@@ -174,7 +173,15 @@ function watchConnection(
       input.signal.removeEventListener('abort', cancel);
     },
     stopped: () => reason,
+    close: (why) => close(why)(),
   };
+}
+
+/** A watched connection: `stopped` says why it was closed, if it was; `close` closes it with a reason. */
+interface ConnectionWatch {
+  stop: () => void;
+  stopped: () => string | undefined;
+  close: (why: string) => void;
 }
 
 /** For DECIMAL columns wider than 38 digits: the integer digits the rows read need (planMysqlColumn). */
@@ -217,7 +224,7 @@ async function syncTable(
   task: TableTask,
   input: MysqlSyncInput,
   staging: StagingBudget,
-  stopped: () => string | undefined,
+  leader: ConnectionWatch,
   turn: {
     sourceDone: () => void;
     /** The table before it: this one's loads begin once that one has committed (or failed). */
@@ -332,14 +339,15 @@ async function syncTable(
       const readRange = async (on: mysql.Connection, range: string, i: number): Promise<void> => {
         // The leader is watched for the whole sync; another connection only while it reads (it idles between).
         const watch = on === connection ? undefined : watchConnection(on, input);
+        const records = recordStream(
+          on,
+          `SELECT ${record.sql} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
+          where.values,
+          record.quoted,
+        );
         try {
           await pipeline(
-            recordStream(
-              on,
-              `SELECT ${record.sql} FROM ${from}${where.sql}${range ? `${where.sql ? ' AND' : ' WHERE'} ${range}` : ''}`,
-              where.values,
-              record.quoted,
-            ),
+            records,
             new SegmentedStaging(
               input.stagingDir,
               ranges.length > 1 ? `${base}.r${i}` : base,
@@ -358,6 +366,9 @@ async function syncTable(
               { framed: true },
             ),
           );
+        } catch (error) {
+          await stopAbandonedRead(records, on, input.settings, (watch ?? leader).close);
+          throw error;
         } finally {
           closedUnderRead ??= watch?.stopped();
           watch?.stop();
@@ -378,19 +389,23 @@ async function syncTable(
         if (detecting && loadError === undefined) {
           const keyPlans = lakeKey.map((k) => plans.find((p) => p.name === k) as ColumnPlan);
           const keyRecord = recordSelect(keyPlans);
+          const keyRecords = recordStream(connection, `SELECT ${keyRecord.sql} FROM ${from}`, [], keyRecord.quoted);
           keys = await stageKeys({
             keyPlans,
-            records: recordStream(connection, `SELECT ${keyRecord.sql} FROM ${from}`, [], keyRecord.quoted),
+            records: keyRecords,
             framed: true,
             stagingDir: input.stagingDir,
             base,
             bounds: { budget: staging, table: task.key, maxSegmentBytes: Number.POSITIVE_INFINITY },
+          }).catch(async (error: unknown) => {
+            await stopAbandonedRead(keyRecords, connection, input.settings, leader.close);
+            throw error;
           });
         }
       } finally {
         // A connection closed under the read (a bound, a cancel) may end its rows as if they were all: looked at
         // before the next table may use the connection, and never committed.
-        closedUnderRead ??= stopped();
+        closedUnderRead ??= leader.stopped();
         turn.sourceDone();
         await loads;
       }
@@ -478,7 +493,7 @@ async function syncTable(
     removeStaged(input.stagingDir, base);
     staging.releaseTable(task.key);
     // A bound that closed the connection is the reason, unless the sync was cancelled.
-    const message = (input.signal.aborted ? undefined : stopped()) ?? failureReason(error, input);
+    const message = (input.signal.aborted ? undefined : leader.stopped()) ?? failureReason(error, input);
     return failedTable(input.reporter, task, message, state, state?.columns ?? summary);
   }
 }

@@ -50,14 +50,33 @@ interface DriverPacket {
  * main thread). The answer's last packet (its end, or an error) goes back through the driver's reader, so the driver
  * ends the command as its own and the connection serves the next statement. Backpressure pauses the socket.
  */
+/**
+ * recordStream's rows, and what a reader that gives up part-way needs to free the connection: when the statement
+ * ended at the server (its last packet read, or the connection lost), and the bytes read and dropped since the reader
+ * let go.
+ */
+export interface RecordStream extends Readable {
+  readonly ended: Promise<void>;
+  discarded(): number;
+}
+
 export function recordStream(
   connection: mysql.Connection,
   sql: string,
   values: unknown[],
   quoted: readonly boolean[],
-): Readable {
+): RecordStream {
   const driver = connection as unknown as DriverInternals;
   let paused = false;
+  let isEnded = false;
+  let resolveEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
+  const markEnded = (): void => {
+    isEnded = true;
+    resolveEnded();
+  };
+  let discarded = 0;
+  const countDiscarded = (chunk: Buffer): void => void (discarded += chunk.length);
   const stream = new Readable({
     objectMode: true,
     highWaterMark: 2,
@@ -73,8 +92,12 @@ export function recordStream(
       driver.stream.pause();
     }
   });
-  const onError = (error: Error): void => void stream.destroy(error);
+  const onError = (error: Error): void => {
+    markEnded();
+    stream.destroy(error);
+  };
   const finish = (error?: Error): void => {
+    markEnded();
     connection.removeListener('error', onError);
     if (error) {
       stream.destroy(error);
@@ -101,11 +124,21 @@ export function recordStream(
     // Whatever rows are still to come are read and dropped, so the connection is free for the next statement.
     connection.removeListener('error', onError);
     records.discard();
-    command.onEnd = () => undefined;
+    command.onEnd = () => markEnded();
+    if (!isEnded) {
+      const socket = driver.stream;
+      socket.on('data', countDiscarded);
+      // Lost meanwhile, the connection ends the statement too.
+      socket.once('close', markEnded);
+      void ended.then(() => {
+        socket.off('data', countDiscarded);
+        socket.off('close', markEnded);
+      });
+    }
     if (paused) driver.stream.resume();
     done(error);
   };
-  return stream;
+  return Object.assign(stream, { ended, discarded: () => discarded });
 }
 
 /** A MySQL packet: its payload's length in three bytes, its sequence number, the payload. */

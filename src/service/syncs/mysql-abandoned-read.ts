@@ -1,0 +1,64 @@
+import type * as mysql from 'mysql2';
+import { connectMysql, endMysql, mysqlQuery } from '../connectors/mysql.js';
+import type { ConnectorSettings } from '../connectors/types.js';
+import type { RecordStream } from './mysql-records.js';
+
+/**
+ * How long, and how many bytes, rows of a statement given up part-way may go on arriving after it was killed. The
+ * server stops at its next row once killed, with at most its socket's buffers in flight; one still sending after
+ * either bound ignores the kill.
+ */
+const DISCARD_MS = 5_000;
+const DISCARD_BYTES = 64 << 20;
+
+/** How long the kill's own statement may take. */
+const KILL_MS = 2_000;
+
+/** Why a connection whose server went on sending after it was told to stop was closed. */
+export const IGNORED_STOP =
+  'the source went on sending a table after lake stopped reading it and asked it to stop; its connection was closed';
+
+/**
+ * Frees a connection whose rows a reader gave up on part-way (a staging cap, a full disk), so that it can read the
+ * next table in the same snapshot. MySQL has no cancel request: the statement is killed from a connection of its own
+ * (`KILL QUERY`, which a user may do to its own sessions; the transaction and its snapshot stay open), while the rows
+ * still on their way are read and dropped (recordStream). Without the kill, the whole rest of the table would be read
+ * to be thrown away, and the next table's statements would be counted against what a catalog statement may receive.
+ * Returns once the statement has ended, so the kill cannot reach the next statement; a server that keeps sending
+ * past the bounds above has its connection closed (`close`, which fails the sync with that reason).
+ */
+export async function stopAbandonedRead(
+  records: RecordStream,
+  on: mysql.Connection,
+  settings: ConnectorSettings,
+  close: (why: string) => void,
+): Promise<void> {
+  let over = false;
+  void records.ended.then(() => (over = true));
+  await Promise.resolve();
+  if (over) return;
+  const thread = (on as unknown as { threadId?: number | null }).threadId;
+  if (typeof thread === 'number') await killQuery(settings, thread);
+  const deadline = Date.now() + DISCARD_MS;
+  while (!over) {
+    if (Date.now() > deadline || records.discarded() > DISCARD_BYTES) {
+      close(IGNORED_STOP);
+      await records.ended;
+      return;
+    }
+    await Promise.race([records.ended, new Promise((resolve) => setTimeout(resolve, 50))]);
+  }
+}
+
+/** `KILL QUERY` of a session, from a connection of its own; a failure to kill leaves the rows to be drained. */
+async function killQuery(settings: ConnectorSettings, thread: number): Promise<void> {
+  const connection = await connectMysql(settings, true).catch(() => undefined);
+  if (!connection) return;
+  try {
+    await mysqlQuery(connection, `KILL QUERY ${thread}`, [], KILL_MS);
+  } catch {
+    // Gone meanwhile, or not allowed: the rows are read to their end, within the bounds.
+  } finally {
+    await endMysql(connection);
+  }
+}
