@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DISK_FULL } from '../../src/service/syncs/table-failure.js';
-import { LAKE_BIN, runLake, type CliResult } from '../helpers/cli.js';
+import { runLake, type CliResult } from '../helpers/cli.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import type { Json } from '../helpers/queries.js';
+import { canMountSmallDisk, folderSizes, lakeOnSmallDisk } from '../helpers/small-disk.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -90,39 +89,18 @@ describe('a table lake gives up reading part-way', () => {
     }, 90_000);
   }
 
-  // A full disk is made with a small tmpfs mounted in a mount namespace of the command's own, so nothing of it
-  // reaches the machine: as root (CI here), or as a user allowed user namespaces.
-  const namespace = ['--mount', '--propagation', 'private', ...(process.getuid?.() === 0 ? [] : ['--map-root-user'])];
-  const canMount =
-    spawnSync('unshare', [...namespace, 'mount', '-t', 'tmpfs', 'tmpfs', tempDir('lake-probe')]).status === 0;
-
   for (const where of ['staging', 'lake'] as const) {
-    it.skipIf(!canMount)(
+    it.skipIf(!canMountSmallDisk)(
       `a full disk under the ${where} folder fails the table with that reason, at once`,
       async () => {
         // One connection, so the next table is read once the full one has failed (read beside it over a second
         // connection, it would meet the same full disk).
         const { home, source } = await sourceHome(1);
-        // The home is made; the folder gets a tmpfs of its own holding what it held, with little room left.
-        mkdirSync(join(home, where), { recursive: true });
-        const script = [
-          'set -e',
-          `keep=$(mktemp -d); cp -a "$1/." "$keep/"`,
-          `mount -t tmpfs -o size=$(( $(du -sk "$keep" | cut -f1) + 1024 ))k tmpfs "$1"`,
-          `cp -a "$keep/." "$1/"`,
-          `"$2" "$3" --home "$4" sync start "$5" --json || true`,
-          `echo "kept=$(du -sk "$keep" | cut -f1) used=$(du -sk "$1" | cut -f1)" >&2`,
-        ].join('\n');
         const started = Date.now();
-        const run = spawnSync(
-          'unshare',
-          [...namespace, 'sh', '-c', script, 'sh', join(home, where), process.execPath, LAKE_BIN, home, source],
-          {
-            encoding: 'utf8',
-            timeout: 60_000,
-            env: { PATH: process.env.PATH ?? '', HOME: home, LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600' },
-          },
-        );
+        const run = lakeOnSmallDisk(join(home, where), 1024, ['--home', home, 'sync', 'start', source, '--json'], {
+          HOME: home,
+          LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600',
+        });
         expect(Date.now() - started).toBeLessThan(30_000);
         const tables = tablesOf({ code: run.status, stdout: run.stdout, stderr: run.stderr });
         expect(tables.get('public.a_wide')?.phase, run.stderr).toBe('failed');
@@ -130,8 +108,8 @@ describe('a table lake gives up reading part-way', () => {
         expect(tables.get('public.customers')?.phase).toBe('committed');
         // Nothing of the failed table is left behind to fill the disk again: the folder holds what it held, and the
         // two small tables' files.
-        const [kept, used] = [/kept=(\d+)/, /used=(\d+)/].map((r) => Number(r.exec(run.stderr)?.[1]));
-        expect(used, run.stderr).toBeLessThan((kept as number) + 512);
+        const { kept, used } = folderSizes(run.stderr);
+        expect(used, run.stderr).toBeLessThan(kept + 512);
         expect(await lakeBackends()).toBe(0);
       },
       90_000,

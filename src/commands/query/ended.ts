@@ -14,6 +14,8 @@ const NEXT_STEP: Record<string, string> = {
     'Keep less of the result (an aggregate, --row-limit or --byte-limit), or ask the operator to raise LAKE_QUERY_MAX_RESULT_MB.',
   result_storage_full:
     "Results you no longer need free space as they expire; keep less of this one (--row-limit), or ask an owner to raise the organization's result storage.",
+  server_disk_full:
+    "lake's disk is full (its query results or spill folder): free space there (on a server, ask its operator; lake admin gc removes what lake no longer needs), then run it again.",
   worker_crashed: 'Run it again; if it crashes again, quote the query id to the operator.',
   query_abandoned: 'The process holding it stopped before it ended; run it again.',
   worker_lost: 'The server holding it stopped; run it again.',

@@ -83,6 +83,7 @@ export type QueryFailureCode =
   | 'query_memory_limit'
   | 'result_too_large'
   | 'result_storage_full'
+  | 'server_disk_full'
   | 'worker_crashed'
   | 'write_not_allowed'
   | 'query_abandoned'

@@ -327,7 +327,9 @@ export class QueryRun {
               ]
             : error instanceof LakeServiceError && error.code === 'write_not_allowed'
               ? ['write_not_allowed', error.message]
-              : ['query_failed', engineMessage(error, keepExcerpt)];
+              : diskFull(error)
+                ? ['server_disk_full', SERVER_DISK_FULL]
+                : ['query_failed', engineMessage(error, keepExcerpt)];
     if (reason === undefined && isProgrammingError(error))
       return { status: 'failed', code, message: INTERNAL_QUERY_FAILURE, durationMs, internalError: stackOf(error) };
     return { status: 'failed', code, message, durationMs };
@@ -357,6 +359,15 @@ export const INTERNAL_QUERY_FAILURE =
 const stackOf = (error: Error): string => redactSecrets(error.stack ?? `${error.name}: ${error.message}`);
 
 /** DuckDB's message; its LINE n: excerpt only when that shows the caller's SQL, not the COPY lake wrapped it in. */
+/** What a query says when lake's disk had no room for its result or its spill. */
+export const SERVER_DISK_FULL =
+  "The disk that holds lake's query results and spill files filled while the query ran; the SQL is not at fault. Run it again once space is freed there.";
+
+/** DuckDB's words for a write the disk had no room for (its result file, or a spill into the temp folder). */
+function diskFull(error: unknown): boolean {
+  return error instanceof Error && /No space left on device|Disk quota exceeded/i.test(error.message);
+}
+
 function engineMessage(error: unknown, keepExcerpt: boolean): string {
   const message = withoutSettingAdvice(error instanceof Error ? error.message : String(error));
   return keepExcerpt ? message.trimEnd() : message.replace(/\n+LINE \d+:[\s\S]*$/, '').trim();

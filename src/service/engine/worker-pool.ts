@@ -11,7 +11,7 @@ import type {
   RunningQuery,
   StopReason,
 } from './query-engine.js';
-import { RESULT_FILE_NAME, resultLimitFailure, resultSize } from './query-runner.js';
+import { RESULT_FILE_NAME, resultLimitFailure, resultSize, SERVER_DISK_FULL } from './query-runner.js';
 import type { TableReference } from './table-refs.js';
 import { MemoryCgroup } from './memory-cgroup.js';
 import { WorkerProcess, type WorkerExit } from './worker-process.js';
@@ -312,6 +312,7 @@ export class WorkerPool implements QueryEngine {
       query_abandoned: 'The lake process running this query stopped before it finished. Run it again.',
       result_too_large: resultLimitFailure('result_too_large', job.limits.maxResultBytes)[1],
       result_storage_full: resultLimitFailure('result_storage_full', job.limits.maxResultBytes)[1],
+      server_disk_full: SERVER_DISK_FULL,
       worker_crashed: `The process running the query stopped unexpectedly (${exit.signal ?? `exit code ${exit.code}`}). The query may have hit a bug in the engine; other queries are not affected.`,
       query_failed: 'The query failed.',
       write_not_allowed: 'Only read-only SELECT statements run.',
