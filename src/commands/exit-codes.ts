@@ -5,6 +5,7 @@ import { LakeServiceError } from '../service/core/errors.js';
 import { HomeDamaged } from '../service/home/home-damaged.js';
 import { HomeSettingError } from '../service/home/home-setting-error.js';
 import { MetadataStoreUnreachable } from '../service/home/metadata-store-error.js';
+import { isDiskFull } from '../support/disk-full.js';
 import { FolderUnusable } from '../support/private-folder.js';
 
 /** Every exit code lake uses; README lists the same table. */
@@ -73,6 +74,13 @@ export function asCliError(error: unknown): unknown {
       error.message,
       EXIT.unavailable,
       'Check that the PostgreSQL server LAKE_METADATA_URL names is up and that this machine reaches it (host and port), then run the command again.',
+    );
+  if (isDiskFull(error))
+    return new CliError(
+      'disk_full',
+      'The disk that holds the lake home is full: lake could not write its metadata or files there, and the command did not complete.',
+      EXIT.failed,
+      'Free space on that disk, then run the command again.',
     );
   if (error instanceof FolderUnusable)
     return new CliError(

@@ -14,29 +14,51 @@ export const canMountSmallDisk =
   spawnSync('unshare', [...NAMESPACE, 'mount', '-t', 'tmpfs', 'tmpfs', tempDir('lake-probe')]).status === 0;
 
 /**
- * Runs `lake <args>` with `folder` on a tmpfs that holds what the folder held and `roomKb` more. Its stderr ends
- * with a line `kept=<KB before> used=<KB after>` of the folder, read before the namespace (and its tmpfs) goes.
+ * Runs `lake <args>` with `folder` on a tmpfs that holds what the folder held and `roomKb` more (0: none at all); with `times`, again
+ * until it fails, at most that often, its output then the last run's.
+ * Its stderr ends with a line `kept=<KB before> used=<KB after> runs=<runs>` of the folder, read before the
+ * namespace (and its tmpfs) goes.
  */
 export function lakeOnSmallDisk(
   folder: string,
   roomKb: number,
   args: readonly string[],
   env: Record<string, string>,
+  times = 1,
 ): SpawnSyncReturns<string> {
   mkdirSync(folder, { recursive: true });
   const script = [
     'set -e',
-    'dir="$1"; room="$2"; shift 2',
+    'dir="$1"; room="$2"; times="$3"; shift 3',
     'keep=$(mktemp -d); cp -a "$dir/." "$keep/"',
     'mount -t tmpfs -o size=$(( $(du -sk "$keep" | cut -f1) + room ))k tmpfs "$dir"',
     'cp -a "$keep/." "$dir/"',
-    '"$@" || true',
-    'echo "kept=$(du -sk "$keep" | cut -f1) used=$(du -sk "$dir" | cut -f1)" >&2',
-    'rm -rf "$keep"',
+    // No room at all: the tmpfs is filled to its last byte (its size is only rounded to pages otherwise).
+    'if [ "$room" -eq 0 ]; then cat /dev/zero > "$dir/.filler" 2>/dev/null || true; fi',
+    'runs=0',
+    'while [ "$runs" -lt "$times" ]; do',
+    '  runs=$((runs + 1))',
+    '  "$@" > "$keep.out" 2> "$keep.err" || break',
+    'done',
+    'cat "$keep.out"; cat "$keep.err" >&2',
+    'echo "kept=$(du -sk "$keep" | cut -f1) used=$(du -sk "$dir" | cut -f1) runs=$runs" >&2',
+    'rm -rf "$keep" "$keep.out" "$keep.err"',
   ].join('\n');
   return spawnSync(
     'unshare',
-    [...NAMESPACE, 'sh', '-c', script, 'sh', folder, String(roomKb), process.execPath, LAKE_BIN, ...args],
+    [
+      ...NAMESPACE,
+      'sh',
+      '-c',
+      script,
+      'sh',
+      folder,
+      String(roomKb),
+      String(times),
+      process.execPath,
+      LAKE_BIN,
+      ...args,
+    ],
     { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } },
   );
 }

@@ -7,6 +7,7 @@ import { HttpError } from './http-error.js';
 import { ERROR_CATALOGUE } from '../../contract/errors.js';
 import { publicOrigin } from './request-params.js';
 import { isConnectionFailure } from '../store/unavailable.js';
+import { isDiskFull } from '../../support/disk-full.js';
 
 export interface ErrorEnvelope {
   error: {
@@ -82,6 +83,17 @@ export function reportUnexpected(
       'service_unavailable',
       'The service cannot reach its metadata store right now; nothing was changed. Retry after the time in Retry-After.',
       { retryAfterSeconds: 2 },
+    );
+  }
+  if (isDiskFull(error)) {
+    // The server's trouble, not the caller's: said as such, and retryable once space is freed.
+    log({ level: 'error', msg: 'disk full', request_id: c.get('requestId') });
+    return new LakeServiceError(
+      'service_unavailable',
+      detailsIn === undefined
+        ? "The server's disk is full, so it could not complete this request. Retry after the time in Retry-After; if this persists, tell the server's operator."
+        : 'The disk that holds the lake home is full, so lake could not complete this request. Free space there (lake admin gc removes what the lake no longer needs), then run the command again.',
+      { retryAfterSeconds: 30 },
     );
   }
   log({

@@ -17,6 +17,7 @@ import type { QueryEvents, QueryFailureCode, QueryJob, QueryOutcome, StopReason 
 import type { SandboxCache } from './sandbox-cache.js';
 import type { Sandbox, SandboxSpec } from './sandbox.js';
 import { groupDigits } from '../../support/group-digits.js';
+import { isDiskFull } from '../../support/disk-full.js';
 
 /**
  * Types Parquet cannot hold exactly (HUGEINT would become DOUBLE, a BIGNUM its digits anyway), and DuckDB's newer
@@ -327,7 +328,7 @@ export class QueryRun {
               ]
             : error instanceof LakeServiceError && error.code === 'write_not_allowed'
               ? ['write_not_allowed', error.message]
-              : diskFull(error)
+              : isDiskFull(error)
                 ? ['server_disk_full', SERVER_DISK_FULL]
                 : ['query_failed', engineMessage(error, keepExcerpt)];
     if (reason === undefined && isProgrammingError(error))
@@ -362,11 +363,6 @@ const stackOf = (error: Error): string => redactSecrets(error.stack ?? `${error.
 /** What a query says when lake's disk had no room for its result or its spill. */
 export const SERVER_DISK_FULL =
   "The disk that holds lake's query results and spill files filled while the query ran; the SQL is not at fault. Run it again once space is freed there.";
-
-/** DuckDB's words for a write the disk had no room for (its result file, or a spill into the temp folder). */
-function diskFull(error: unknown): boolean {
-  return error instanceof Error && /No space left on device|Disk quota exceeded/i.test(error.message);
-}
 
 function engineMessage(error: unknown, keepExcerpt: boolean): string {
   const message = withoutSettingAdvice(error instanceof Error ? error.message : String(error));

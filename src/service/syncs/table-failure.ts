@@ -2,6 +2,7 @@ import type { ConnectorSettings } from '../connectors/types.js';
 import { isProgrammingError } from '../core/errors.js';
 import type { Lake } from '../storage/lake.js';
 import { boundedReason } from '../core/bounded-text.js';
+import { isDiskFull } from '../../support/disk-full.js';
 import { tableFailureReason } from './pg-reads.js';
 import type { SyncReporter, TableResult, TableState, TableTask } from './types.js';
 
@@ -29,13 +30,6 @@ export function failureReason(
 /** What a table says when the disk under lake's staging or tables filled while it was written. */
 export const DISK_FULL =
   "the disk that holds the lake's staging and tables is full (no space left on device); what was staged for the table is removed and its last snapshot kept: free space there, then sync again";
-
-/** Node's ENOSPC/EDQUOT, or DuckDB's message for the same when it writes a Parquet part. */
-function isDiskFull(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return true;
-  return error instanceof Error && /No space left on device|Disk quota exceeded/i.test(error.message);
-}
 
 /**
  * A table that failed, reported with its reason (already free of hosts, users and passwords): it keeps the cursor of
