@@ -1,11 +1,10 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DISK_FULL } from '../../src/service/syncs/table-failure.js';
-import { runLake, type CliResult } from '../helpers/cli.js';
+import { sourceHome, syncAtStagingCap, tablesOf } from '../helpers/abandoned-reads.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
-import type { Json } from '../helpers/queries.js';
 import { canMountSmallDisk, folderSizes, lakeOnSmallDisk } from '../helpers/small-disk.js';
-import { tempDir } from '../helpers/temp.js';
+import type { SourceSettings } from '../helpers/source-args.js';
 
 /**
  * A table lake stops reading part-way (a staging cap, a full disk) on an honest PostgreSQL. Found: the COPY's
@@ -25,34 +24,7 @@ describe('a table lake gives up reading part-way', () => {
     );
   }, 60_000);
 
-  /** A local home with a source on the test database, read over `connections` connections. */
-  async function sourceHome(connections: number): Promise<{ home: string; source: string }> {
-    const home = join(tempDir('lake-abandoned'), 'home');
-    const created = await runLake([
-      '--home',
-      home,
-      'sources',
-      'create',
-      '--connector',
-      'postgres',
-      '--name',
-      'src',
-      '--config',
-      `host=${db.host}`,
-      '--config',
-      `port=${db.port}`,
-      '--config',
-      `user=${db.reader}`,
-      '--config',
-      `database=${db.database}`,
-      '--config',
-      `sync_connections=${connections}`,
-      '--no-password',
-      '--json',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
-    return { home, source: (JSON.parse(created.stdout) as Json).id as string };
-  }
+  const settings = (): SourceSettings => ({ host: db.host, port: db.port, user: db.reader, database: db.database });
 
   const lakeBackends = async (): Promise<number> =>
     Number(
@@ -63,23 +35,11 @@ describe('a table lake gives up reading part-way', () => {
       ).rows[0].n,
     );
 
-  /** The sync's tables by source name, as `lake sync start --json` ends with them. */
-  function tablesOf(result: CliResult): Map<string, Json> {
-    const sync = JSON.parse(result.stdout) as Json;
-    return new Map((sync.tables as Json[]).map((t) => [t.table as string, t]));
-  }
-
   for (const connections of [1, 2]) {
     it(`at the staging cap, fails that table at once and syncs the next (${connections} connection(s))`, async () => {
-      const { home, source } = await sourceHome(connections);
-      const started = Date.now();
-      const result = await runLake(['--home', home, 'sync', 'start', source, '--json'], {
-        // The idle timeout is far off: a stuck connection would show as this test's timeout, not as a failure.
-        env: { LAKE_SYNC_MAX_TABLE_STAGING_BYTES: String(2 << 20), LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600' },
-        timeoutMs: 60_000,
-      });
-      expect(Date.now() - started).toBeLessThan(20_000);
-      const tables = tablesOf(result);
+      const { home, source } = await sourceHome('postgres', settings(), connections);
+      const { tables, ms } = await syncAtStagingCap(home, source);
+      expect(ms).toBeLessThan(20_000);
       expect(tables.get('public.a_wide')?.phase).toBe('failed');
       expect(tables.get('public.a_wide')?.error).toMatch(/the cap per table \(LAKE_SYNC_MAX_TABLE_STAGING_BYTES\)/);
       // Read after the abandoned table, on the connection it left (with one connection, the only one).
@@ -95,14 +55,14 @@ describe('a table lake gives up reading part-way', () => {
       async () => {
         // One connection, so the next table is read once the full one has failed (read beside it over a second
         // connection, it would meet the same full disk).
-        const { home, source } = await sourceHome(1);
+        const { home, source } = await sourceHome('postgres', settings(), 1);
         const started = Date.now();
         const run = lakeOnSmallDisk(join(home, where), 1024, ['--home', home, 'sync', 'start', source, '--json'], {
           HOME: home,
           LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600',
         });
         expect(Date.now() - started).toBeLessThan(30_000);
-        const tables = tablesOf({ code: run.status, stdout: run.stdout, stderr: run.stderr });
+        const tables = tablesOf(run.stdout);
         expect(tables.get('public.a_wide')?.phase, run.stderr).toBe('failed');
         expect(tables.get('public.a_wide')?.error).toBe(DISK_FULL);
         expect(tables.get('public.customers')?.phase).toBe('committed');

@@ -1,9 +1,6 @@
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runLake, type CliResult } from '../helpers/cli.js';
+import { sourceHome, syncAtStagingCap } from '../helpers/abandoned-reads.js';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
-import type { Json } from '../helpers/queries.js';
-import { tempDir } from '../helpers/temp.js';
 
 /**
  * A table lake stops reading part-way on MariaDB (a staging cap). Found: the rows still on their way were drained
@@ -32,44 +29,20 @@ describe('a MySQL table lake gives up reading part-way', () => {
       )) as { n: number | string }[]
     ).reduce((sum, row) => sum + Number(row.n), 0);
 
-  const tablesOf = (result: CliResult): Map<string, Json> =>
-    new Map(((JSON.parse(result.stdout) as Json).tables as Json[]).map((t) => [t.table as string, t]));
-
   for (const connections of [1, 2]) {
     it(`at the staging cap, fails that table at once and syncs the next (${connections} connection(s))`, async () => {
-      const home = join(tempDir('lake-abandoned-mysql'), 'home');
-      const created = await runLake([
-        '--home',
-        home,
-        'sources',
-        'create',
-        '--connector',
+      const { home, source } = await sourceHome(
         'mysql',
-        '--name',
-        'src',
-        ...[`host=${db.host}`, `port=${db.port}`, `user=${db.reader}`, `database=${db.database}`].flatMap((c) => [
-          '--config',
-          c,
-        ]),
-        '--config',
-        `sync_connections=${connections}`,
-        '--no-password',
-        '--json',
-      ]);
-      expect(created.code, created.stderr).toBe(0);
-      const source = (JSON.parse(created.stdout) as Json).id as string;
-      const started = Date.now();
-      const result = await runLake(['--home', home, 'sync', 'start', source, '--json'], {
-        env: { LAKE_SYNC_MAX_TABLE_STAGING_BYTES: String(2 << 20), LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600' },
-        timeoutMs: 60_000,
-      });
-      expect(Date.now() - started).toBeLessThan(20_000);
-      const tables = tablesOf(result);
+        { host: db.host, port: db.port, user: db.reader, database: db.database },
+        connections,
+      );
+      const { tables, ms } = await syncAtStagingCap(home, source);
+      expect(ms).toBeLessThan(20_000);
       const wide = tables.get(`${db.database}.a_wide`);
-      expect(wide?.phase, result.stdout).toBe('failed');
+      expect(wide?.phase).toBe('failed');
       expect(wide?.error).toMatch(/the cap per table \(LAKE_SYNC_MAX_TABLE_STAGING_BYTES\)/);
       // Read after the abandoned table, on the connection it left.
-      expect(tables.get(`${db.database}.b_small`)?.phase, result.stdout).toBe('committed');
+      expect(tables.get(`${db.database}.b_small`)?.phase).toBe('committed');
       expect(await runningStatements()).toBe(0);
     }, 90_000);
   }
