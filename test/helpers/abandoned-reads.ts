@@ -31,16 +31,22 @@ export function tablesOf(stdout: string): Map<string, Json> {
 }
 
 /**
- * `lake sync start` with a per-table staging cap of 2 MiB, and how long it took. The idle timeout is far off: a
- * connection left stuck shows as this taking a minute, not as a failure with another reason.
+ * `lake sync start` with a per-table staging cap (2 MiB unless given), of `tables` or all, and how long it took.
+ * The idle timeout is far off: a connection left stuck shows as this taking a minute, not as a failure with another
+ * reason.
  */
 export async function syncAtStagingCap(
   home: string,
   source: string,
+  options: { capBytes?: number; tables?: string[] } = {},
 ): Promise<{ tables: Map<string, Json>; ms: number }> {
   const started = Date.now();
-  const result = await runLake(['--home', home, 'sync', 'start', source, '--json'], {
-    env: { LAKE_SYNC_MAX_TABLE_STAGING_BYTES: String(2 << 20), LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600' },
+  const only = options.tables ? ['--tables', options.tables.join(',')] : [];
+  const result = await runLake(['--home', home, 'sync', 'start', source, ...only, '--json'], {
+    env: {
+      LAKE_SYNC_MAX_TABLE_STAGING_BYTES: String(options.capBytes ?? 2 << 20),
+      LAKE_SYNC_IDLE_TIMEOUT_SECONDS: '600',
+    },
     timeoutMs: 60_000,
   });
   const ms = Date.now() - started;

@@ -299,6 +299,7 @@ async function syncTable(
     let keys: Awaited<ReturnType<typeof stageKeys>> | undefined;
     let deletedRows = 0;
     input.reporter.phase(task, 'extracting', { completed: 0, total: incremental ? null : table.estimatedRows });
+    /** Staged segments; `bytes` count against the staging caps until the segment is loaded and removed. */
     const segments: { file: string; longest: number; bytes: number }[] = [];
     let transferred = 0;
     const reader = (file: string, longest: number): string =>
@@ -326,7 +327,11 @@ async function syncTable(
           if (loadError !== undefined) return;
           try {
             rows += await load(file, longest, index);
+            // Given back as soon as it is loaded, as a PostgreSQL sync does: the caps bound what is staged at once,
+            // not the table (counted until the table ended, a table's staged bytes in all passed the per-table cap).
             rmSync(file, { force: true });
+            staging.release(task.key, bytes);
+            (segments[index] as { bytes: number }).bytes = 0;
           } catch (error) {
             loadError = error;
           }
