@@ -36,7 +36,8 @@ export async function stopAbandonedRead(
   let over = false;
   void records.ended.then(() => (over = true));
   await Promise.resolve();
-  if (over) return;
+  // A connection already closed (a cancel, a bound, the server gone) sends nothing more and runs nothing next.
+  if (over || (on as unknown as { stream: { destroyed: boolean } }).stream.destroyed) return;
   const thread = (on as unknown as { threadId?: number | null }).threadId;
   if (typeof thread === 'number') await killQuery(settings, thread);
   const deadline = Date.now() + DISCARD_MS;
