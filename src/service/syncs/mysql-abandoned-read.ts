@@ -1,22 +1,11 @@
 import type * as mysql from 'mysql2';
 import { connectMysql, endMysql, mysqlQuery } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
+import { DISCARD_BYTES, DISCARD_MS, IGNORED_STOP } from './abandoned-reads.js';
 import type { RecordStream } from './mysql-records.js';
-
-/**
- * How long, and how many bytes, rows of a statement given up part-way may go on arriving after it was killed. The
- * server stops at its next row once killed, with at most its socket's buffers in flight; one still sending after
- * either bound ignores the kill.
- */
-const DISCARD_MS = 5_000;
-const DISCARD_BYTES = 64 << 20;
 
 /** How long the kill's own statement may take. */
 const KILL_MS = 2_000;
-
-/** Why a connection whose server went on sending after it was told to stop was closed. */
-export const IGNORED_STOP =
-  'the source went on sending a table after lake stopped reading it and asked it to stop; its connection was closed';
 
 /**
  * Frees a connection whose rows a reader gave up on part-way (a staging cap, a full disk), so that it can read the
@@ -25,7 +14,7 @@ export const IGNORED_STOP =
  * still on their way are read and dropped (recordStream). Without the kill, the whole rest of the table would be read
  * to be thrown away, and the next table's statements would be counted against what a catalog statement may receive.
  * Returns once the statement has ended, so the kill cannot reach the next statement; a server that keeps sending
- * past the bounds above has its connection closed (`close`, which fails the sync with that reason).
+ * past the bounds (abandoned-reads.ts) has its connection closed (`close`, which fails the sync with that reason).
  */
 export async function stopAbandonedRead(
   records: RecordStream,

@@ -37,6 +37,16 @@ interface DriverPacket {
 }
 
 /**
+ * recordStream's rows, and what a reader that gives up part-way needs to free the connection: when the statement
+ * ended at the server (its last packet read, or the connection lost), and the bytes read and dropped since the reader
+ * let go.
+ */
+export interface RecordStream extends Readable {
+  readonly ended: Promise<void>;
+  discarded(): number;
+}
+
+/**
  * A SELECT's rows as CSV records (RFC 4180, NULL left empty), streamed as RecordChunks: each row is one record, so
  * staging need not scan the bytes for where records end. `quoted` says per column whether its text is quoted (text,
  * with its quotes doubled, so an empty string stays apart from NULL) or goes as it is (numbers, dates: digits,
@@ -50,16 +60,6 @@ interface DriverPacket {
  * main thread). The answer's last packet (its end, or an error) goes back through the driver's reader, so the driver
  * ends the command as its own and the connection serves the next statement. Backpressure pauses the socket.
  */
-/**
- * recordStream's rows, and what a reader that gives up part-way needs to free the connection: when the statement
- * ended at the server (its last packet read, or the connection lost), and the bytes read and dropped since the reader
- * let go.
- */
-export interface RecordStream extends Readable {
-  readonly ended: Promise<void>;
-  discarded(): number;
-}
-
 export function recordStream(
   connection: mysql.Connection,
   sql: string,

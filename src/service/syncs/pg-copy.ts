@@ -2,14 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type pg from 'pg';
 import type { to as CopyTo } from 'pg-copy-streams';
 import { endTenantConnection, requestCancel, runningStatement } from '../connectors/tenant-connections.js';
-
-/**
- * How long, and how many bytes, a COPY given up part-way may go on being read and thrown away while the server
- * stops it. PostgreSQL stops within milliseconds of the cancel once it can write again (it has at most its socket's
- * buffers in flight); a server still sending after either bound ignores cancels.
- */
-const DISCARD_MS = 5_000;
-const DISCARD_BYTES = 64 << 20;
+import { DISCARD_BYTES, DISCARD_MS, IGNORED_STOP } from './abandoned-reads.js';
 
 /**
  * Starts `COPY … TO STDOUT` on a source connection and gives its rows as `copy`; a cancel of the sync ends it.
@@ -20,7 +13,7 @@ const DISCARD_BYTES = 64 << 20;
  * while it is blocked writing to a client that reads nothing (it takes interrupts then only to terminate), so the
  * statement is cancelled and what is still on its way is read and thrown away until the server stops: the table's
  * savepoint can then be rolled back and the connection read the next table. A server that keeps sending past the
- * bounds above has its connection ended, which fails the sync with that reason rather than leave it waiting.
+ * bounds (abandoned-reads.ts) has its connection ended, which fails the sync with that reason rather than leave it waiting.
  */
 export function startSourceCopy(
   to: typeof CopyTo,
@@ -45,14 +38,12 @@ export function startSourceCopy(
     if (settled || query.readableEnded) return;
     query.unpipe(copy);
     let discarded = 0;
+    let gaveUp = false;
     const ignored = (): void => {
       clearTimeout(timer);
-      endTenantConnection(
-        on,
-        new Error(
-          'the source went on sending a table after lake stopped reading it and asked it to stop; its connection was closed',
-        ),
-      );
+      if (gaveUp) return;
+      gaveUp = true;
+      endTenantConnection(on, new Error(IGNORED_STOP));
     };
     const timer = setTimeout(ignored, DISCARD_MS);
     timer.unref();
