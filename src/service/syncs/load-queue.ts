@@ -5,6 +5,9 @@
  * source overlaps loading the last one (the source's connection never waits for DuckDB, nor DuckDB for it).
  * At most `maxWaiting` loads wait at once: extraction waits for room, so staged files on disk stay bounded.
  */
+/** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
+export const MAX_WAITING_LOADS = 4;
+
 export class LoadQueue {
   private chain: Promise<unknown> = Promise.resolve();
   private waiting = 0;

@@ -19,12 +19,13 @@ import { csvLineOptions } from './pg-reads.js';
 import { stagedName, type ColumnPlan } from './pg-types.js';
 import { currentColumns } from './mysql-columns.js';
 import { planMysqlColumn, recordSelect, type MysqlColumn } from './mysql-types.js';
-import { removeStaged, SegmentedStaging } from './segments.js';
+import { MAX_SEGMENT_BYTES, removeStaged, ROWS_PER_SEGMENT, SegmentedStaging } from './segments.js';
 import { stopAbandonedRead } from './mysql-abandoned-read.js';
 import { recordStream } from './mysql-records.js';
 import { keyRanges, prepareSession, startSnapshots, tableSizes } from './mysql-snapshot.js';
 import { DEFAULT_SYNC_CONNECTIONS, MIN_RANGE_BYTES } from './table-ranges.js';
 import { StagingBudget } from './staging-budget.js';
+import { LoadQueue, MAX_WAITING_LOADS } from './load-queue.js';
 import { failedTable, failureReason } from './table-failure.js';
 import { rereadOnly } from './cursor-reread.js';
 import { checkKeyColumns } from './key-columns.js';
@@ -32,8 +33,6 @@ import { mark } from '../../support/debug-timing.js';
 import type { ExtractionContext, TableResult, TableTask } from './types.js';
 
 const SYNC_MEMORY_LIMIT = '256MB';
-const ROWS_PER_SEGMENT = 500_000;
-const MAX_SEGMENT_BYTES = 256 << 20;
 
 export interface MysqlSyncInput extends ExtractionContext {
   settings: ConnectorSettings;
@@ -50,12 +49,13 @@ export interface MysqlSyncInput extends ExtractionContext {
 export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
   mkdirSync(input.stagingDir, { recursive: true, mode: 0o700 });
   const staging = new StagingBudget(input.limits);
+  const loads = new LoadQueue(MAX_WAITING_LOADS);
   return withMysql(input.settings, async (connection) => {
     const leader = watchConnection(connection, input);
     const { stop, stopped } = leader;
     let others: mysql.Connection[] = [];
     try {
-      await prepareSession(connection);
+      await prepareSession(connection, input.limits.idleTimeoutMs);
       // Where the binary log stands is read before the snapshot begins: the cdc tables it copies are as of then.
       const cdc = await prepareBinlog(
         connection,
@@ -84,6 +84,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         tasks.map((t) => t.table),
         extra,
         (opened) => watchConnection(opened, input).stop,
+        input.limits.idleTimeoutMs,
       );
       // The connection moves on to the next table once a table's rows are read; its last load and commit finish
       // meanwhile. The next table's loads wait for them (its rows are staged meanwhile), so one table at a time
@@ -100,6 +101,7 @@ export async function syncMysql(input: MysqlSyncInput): Promise<TableResult[]> {
         const result = syncTable(connection, { others, sizes }, task, input, staging, leader, {
           sourceDone,
           loadsAfter: previous,
+          loads,
         });
         finishing.push(result);
         await Promise.race([sourceRead, result]);
@@ -229,6 +231,8 @@ async function syncTable(
     sourceDone: () => void;
     /** The table before it: this one's loads begin once that one has committed (or failed). */
     loadsAfter: Promise<unknown>;
+    /** The sync's loads, one at a time in the order staged; reading waits for room in it. */
+    loads: LoadQueue;
   },
 ): Promise<TableResult> {
   const { table } = task;
@@ -314,28 +318,35 @@ async function syncTable(
     const stageAndLoad = async (load: (file: string, longest: number, index: number) => Promise<number>) => {
       let rows = 0;
       let closedUnderRead: string | undefined;
-      let loads: Promise<void> = turn.loadsAfter.then(
+      const previousDone = turn.loadsAfter.then(
         () => undefined,
         () => undefined,
       );
+      const loads: Promise<void>[] = [];
       let loadError: unknown;
-      const onSegment = (file: string, longest: number, bytes: number): void => {
+      const onSegment = async (file: string, longest: number, bytes: number): Promise<void> => {
         segments.push({ file, longest, bytes });
         if (compacting) return;
         const index = segments.length - 1;
-        loads = loads.then(async () => {
-          if (loadError !== undefined) return;
-          try {
-            rows += await load(file, longest, index);
-            // Given back as soon as it is loaded, as a PostgreSQL sync does: the caps bound what is staged at once,
-            // not the table (counted until the table ended, a table's staged bytes in all passed the per-table cap).
-            rmSync(file, { force: true });
-            staging.release(task.key, bytes);
-            (segments[index] as { bytes: number }).bytes = 0;
-          } catch (error) {
-            loadError = error;
-          }
-        });
+        loads.push(
+          turn.loads.enqueue(async () => {
+            await previousDone;
+            if (loadError !== undefined) return;
+            try {
+              rows += await load(file, longest, index);
+              // Given back as soon as it is loaded, as a PostgreSQL sync does: the caps bound what is staged at
+              // once, not the table (counted until the table ended, a table's staged bytes in all passed the cap).
+              rmSync(file, { force: true });
+              staging.release(task.key, bytes);
+              (segments[index] as { bytes: number }).bytes = 0;
+            } catch (error) {
+              loadError = error;
+            }
+          }),
+        );
+        // Reading waits while the sync's loads lag, as a PostgreSQL sync's does: staged without waiting, a table
+        // read faster than DuckDB loads it (or while the table before still commits) was staged almost whole.
+        await turn.loads.room();
       };
       // A large table read whole is read in ranges of its key over every connection at once (keyRanges).
       let ranges = [''];
@@ -356,7 +367,7 @@ async function syncTable(
             new SegmentedStaging(
               input.stagingDir,
               ranges.length > 1 ? `${base}.r${i}` : base,
-              compacting ? Number.POSITIVE_INFINITY : ROWS_PER_SEGMENT,
+              compacting ? Number.POSITIVE_INFINITY : (input.segmentRows ?? ROWS_PER_SEGMENT),
               onSegment,
               (n) => {
                 readCounts[i] = n;
@@ -412,7 +423,8 @@ async function syncTable(
         // before the next table may use the connection, and never committed.
         closedUnderRead ??= leader.stopped();
         turn.sourceDone();
-        await loads;
+        // A compaction's load, and an empty table's, also come after the table before has committed.
+        await Promise.all([previousDone, ...loads]);
       }
       if (loadError !== undefined) throw loadError;
       if (closedUnderRead) throw new Error(closedUnderRead);

@@ -8,9 +8,18 @@ const LOCK_WAIT_SECONDS = 1;
 
 const START_SNAPSHOT = 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY';
 
-/** A connection of a sync's: UTC, and its next transaction REPEATABLE READ. */
-export async function prepareSession(connection: mysql.Connection): Promise<void> {
-  await mysqlQuery(connection, "SET SESSION time_zone = '+00:00'");
+/** The longest net_write_timeout MySQL and MariaDB take (a year, in seconds). */
+const MAX_NET_WRITE_TIMEOUT = 31_536_000;
+
+/**
+ * A connection of a sync's: UTC, its next transaction REPEATABLE READ, and the server's wait for a reader that
+ * takes nothing as long as lake's own idle bound. A read pauses while the sync's loads catch up (or the table before
+ * commits); at the server's default of 60 s (net_write_timeout) a longer pause would end the statement, and the
+ * table with it, as mydumper raises it for the same reason.
+ */
+export async function prepareSession(connection: mysql.Connection, idleTimeoutMs: number): Promise<void> {
+  const seconds = Math.min(MAX_NET_WRITE_TIMEOUT, Math.max(60, Math.ceil(idleTimeoutMs / 1000)));
+  await mysqlQuery(connection, `SET SESSION time_zone = '+00:00', SESSION net_write_timeout = ${seconds}`);
   await mysqlQuery(connection, 'SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
 }
 
@@ -34,6 +43,8 @@ export async function startSnapshots(
   extra: number,
   /** Bounds a connection as the sync's are (idle, time, cancel); answers what lets the bound go. */
   bound: (connection: mysql.Connection) => () => void,
+  /** Lake's idle bound on a source connection (prepareSession). */
+  idleTimeoutMs: number,
 ): Promise<mysql.Connection[]> {
   if (extra < 1 || tables.length === 0) {
     await mysqlQuery(leader, START_SNAPSHOT);
@@ -52,7 +63,7 @@ export async function startSnapshots(
     for (let i = 0; i < extra; i++) {
       const reader = await bounded();
       opened.push(reader);
-      await prepareSession(reader);
+      await prepareSession(reader, idleTimeoutMs);
     }
     await mysqlQuery(lock, `SET SESSION lock_wait_timeout = ${LOCK_WAIT_SECONDS}`);
     await mysqlQuery(

@@ -15,8 +15,8 @@ import { readSourceKeys } from './pg-keys.js';
 import { compactionDeletes, compactionSql } from './compaction.js';
 import { CDC_TAG, PARTITIONS_TAG, prepareCdc, type CdcInput, type CdcSnapshot } from './cdc/cdc-sync.js';
 import { stagedName } from './pg-types.js';
-import { LoadQueue } from './load-queue.js';
-import { removeStaged, SegmentedStaging } from './segments.js';
+import { LoadQueue, MAX_WAITING_LOADS } from './load-queue.js';
+import { MAX_SEGMENT_BYTES, removeStaged, ROWS_PER_SEGMENT, SegmentedStaging } from './segments.js';
 import { TenantConnections } from '../connectors/tenant-connections.js';
 import { StagingBudget } from './staging-budget.js';
 import { failedTable, failureReason } from './table-failure.js';
@@ -32,15 +32,6 @@ import { csvLineOptions, readsExpected, syncFailure, tableRanges } from './pg-re
 
 /** DuckDB's memory while loading one table; with insertion order off, large tables stream through it. */
 const SYNC_MEMORY_LIMIT = '256MB';
-
-/** Records per staged segment: large enough for DuckDB's parallel reader, small enough to overlap the COPY. */
-const ROWS_PER_SEGMENT = 500_000;
-
-/** A segment is also cut at this size, so wide rows make several files rather than one huge one. */
-const MAX_SEGMENT_BYTES = 256 << 20;
-
-/** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
-const MAX_WAITING_LOADS = 4;
 
 /** A sync of a PostgreSQL source: what its cdc part takes (CdcInput), and the tables it reads. */
 export interface PostgresSyncInput extends CdcInput {
@@ -362,7 +353,7 @@ async function syncTable(
               const staging = new SegmentedStaging(
                 input.stagingDir,
                 `${base}.r${i}`,
-                ROWS_PER_SEGMENT,
+                input.segmentRows ?? ROWS_PER_SEGMENT,
                 onSegment,
                 (n) => {
                   readCounts[i] = n;

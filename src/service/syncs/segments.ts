@@ -10,6 +10,12 @@ import type { StagingBudget } from './staging-budget.js';
  */
 const WRITE_BYTES = 1 << 20;
 
+/** Records per staged segment: large enough for DuckDB's parallel reader, small enough to overlap the read. */
+export const ROWS_PER_SEGMENT = 500_000;
+
+/** A segment is also cut at this size, so wide rows make several files rather than one huge one. */
+export const MAX_SEGMENT_BYTES = 256 << 20;
+
 /**
  * Whole records whose bounds their producer knows (a driver hands over one row at a time): staged as they are,
  * without scanning every byte for the newlines and quotes that end them.

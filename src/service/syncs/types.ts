@@ -14,6 +14,8 @@ export interface ExtractionContext {
   /** Idle and time bounds on the source, and the staging caps. */
   limits: SyncSettings;
   signal: AbortSignal;
+  /** Records per staged segment (ROWS_PER_SEGMENT unless given; a test stages many segments of a small table). */
+  segmentRows?: number;
   /** Where an error of lake's own code goes (the server's log), when a table fails on one (failureReason). */
   reportInternal?: (error: Error) => void;
 }
