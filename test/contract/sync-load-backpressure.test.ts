@@ -1,16 +1,18 @@
 import { readdirSync } from 'node:fs';
+import pg from 'pg';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAITING_LOADS } from '../../src/service/syncs/load-queue.js';
 import { syncMysql } from '../../src/service/syncs/mysql-extract.js';
 import { syncPostgres } from '../../src/service/syncs/postgres-extract.js';
-import { SYNC_DEFAULTS } from '../../src/service/syncs/settings.js';
+import { SYNC_DEFAULTS, type SyncSettings } from '../../src/service/syncs/settings.js';
 import type { ExtractionContext, TableTask } from '../../src/service/syncs/types.js';
 import { useTestMysqlDatabase } from '../helpers/mysql.js';
 import { adminQuery, useTestDatabase } from '../helpers/postgres.js';
 import { jsonClient, run, type Json } from '../helpers/queries.js';
 import { tempDir } from '../helpers/temp.js';
 import { inMemory, type Harness } from '../helpers/transports.js';
+import { TEST_STORE, testHomeOptions } from '../helpers/test-store.js';
 
 const ROWS = 200_000;
 /** Small segments, many of them: each load costs DuckDB more than the source takes to send the next. */
@@ -27,10 +29,13 @@ describe('a sync whose loads are slower than its reads', () => {
   const mysqlDb = useTestMysqlDatabase();
   const pgDb = useTestDatabase();
   let api: Harness;
+  const homeDir = join(tempDir('lake-home'), 'home');
   beforeAll(async () => {
     await mysqlDb.query(
       `CREATE TABLE events (id int PRIMARY KEY, account int NOT NULL, note varchar(40));
-       INSERT INTO events SELECT seq, seq % 1000, md5(seq) FROM seq_1_to_${ROWS}`,
+       INSERT INTO events SELECT seq, seq % 1000, md5(seq) FROM seq_1_to_${ROWS};
+       CREATE TABLE later (id int PRIMARY KEY, note varchar(40));
+       INSERT INTO later SELECT seq, md5(seq) FROM seq_1_to_600000`,
     );
     await adminQuery(
       `CREATE TABLE public.events (id int PRIMARY KEY, account int NOT NULL, note varchar(40));
@@ -38,7 +43,7 @@ describe('a sync whose loads are slower than its reads', () => {
        GRANT SELECT ON public.events TO ${pgDb.reader}`,
       pgDb.database,
     );
-    api = await inMemory.start();
+    api = await inMemory.start({ homeDir });
   }, 120_000);
   afterAll(async () => {
     await api?.close();
@@ -46,36 +51,43 @@ describe('a sync whose loads are slower than its reads', () => {
 
   const request = (method: string, path: string, body?: object): Promise<Json> => jsonClient(api)(method, path, body);
 
-  /** Syncs the source's `events` table in process with small segments; answers the most files staged at once. */
+  /**
+   * Syncs the source's `tables` (`events` unless given) in process with small segments, into lake tables of the same
+   * names; answers each table's last phase and the most files staged at once.
+   */
   const syncCounting = async (
     sourceId: string,
     extract: (context: ExtractionContext & { sourceId: string; settings: never }) => Promise<unknown>,
-  ): Promise<{ mostStaged: number; phase: string | undefined }> => {
+    options: { tables?: string[]; limits?: SyncSettings } = {},
+  ): Promise<{ mostStaged: number; phases: Map<string, string> }> => {
     const organizationId = api.home.organization.id;
     const record = await api.services.sources.store.get(organizationId, sourceId);
-    const table = record?.tables.find((t) => t.name === 'events');
-    const task: TableTask = {
-      table: table as NonNullable<typeof table>,
-      key: `${table?.schema}.events`,
-      lakeSchema: 'staged',
-      lakeTable: 'events',
-      incremental: false,
-      softDeletes: false,
-    };
+    const tasks: TableTask[] = (options.tables ?? ['events']).map((name) => {
+      const table = record?.tables.find((t) => t.name === name);
+      if (!table) throw new Error(`no table ${name}`);
+      return {
+        table,
+        key: `${table.schema}.${name}`,
+        lakeSchema: 'staged',
+        lakeTable: name,
+        incremental: false,
+        softDeletes: false,
+      };
+    });
     const stagingDir = join(tempDir('lake-backpressure'), 'staging');
     let mostStaged = 0;
-    let phase: string | undefined;
+    const phases = new Map<string, string>();
     await extract({
       sourceId,
       settings: (await api.services.sources.connectSettings(record as NonNullable<typeof record>)) as never,
-      tasks: [task],
+      tasks,
       states: new Map(),
       lake: api.services.lake,
       organizationId,
       stagingDir,
       syncedAt: new Date().toISOString(),
       reporter: {
-        phase: (_task, next) => void (phase = next),
+        phase: (task, next) => void phases.set(task.lakeTable, next),
         // Looked at as rows arrive: what is on disk while the source is read.
         rows: () => {
           const staged = readdirSync(stagingDir).filter((name) => name.endsWith('.csv')).length;
@@ -84,10 +96,10 @@ describe('a sync whose loads are slower than its reads', () => {
         schemaChange: () => undefined,
       },
       signal: new AbortController().signal,
-      limits: SYNC_DEFAULTS,
+      limits: options.limits ?? SYNC_DEFAULTS,
       segmentRows: SEGMENT_ROWS,
     });
-    return { mostStaged, phase };
+    return { mostStaged, phases };
   };
 
   const expectWhole = async (): Promise<void> => {
@@ -106,8 +118,8 @@ describe('a sync whose loads are slower than its reads', () => {
       host: mysqlDb.host,
       user: mysqlDb.reader,
     });
-    const { mostStaged, phase } = await syncCounting(source.id as string, (context) => syncMysql(context));
-    expect(phase).toBe('committed');
+    const { mostStaged, phases } = await syncCounting(source.id as string, (context) => syncMysql(context));
+    expect(phases.get('events')).toBe('committed');
     // The loads waiting (the one running among them) and the segment being written.
     expect(mostStaged).toBeGreaterThan(0);
     expect(mostStaged).toBeLessThanOrEqual(MAX_WAITING_LOADS + 1);
@@ -122,12 +134,67 @@ describe('a sync whose loads are slower than its reads', () => {
       host: pgDb.host,
       user: pgDb.reader,
     });
-    const { mostStaged, phase } = await syncCounting(source.id as string, (context) =>
+    const { mostStaged, phases } = await syncCounting(source.id as string, (context) =>
       syncPostgres({ ...context, hadSlot: false, cdcTables: [], onSlot: async () => undefined }),
     );
-    expect(phase).toBe('committed');
+    expect(phases.get('events')).toBe('committed');
     expect(mostStaged).toBeGreaterThan(0);
     expect(mostStaged).toBeLessThanOrEqual(MAX_WAITING_LOADS + 1);
     await expectWhole();
   }, 120_000);
+
+  /**
+   * Syncs `tables` of a new MySQL source over one connection, with an idle bound of a second, while the
+   * organization's catalog lock is held from lake's metadata database for 4 s: every commit waits for it.
+   */
+  const syncWhileCommitsWait = async (name: string, tables: string[]): Promise<Map<string, string>> => {
+    const source = await request('POST', '/sources', {
+      connector: 'mysql',
+      name,
+      config: { port: mysqlDb.port, database: mysqlDb.database, sync_connections: 1 },
+      host: mysqlDb.host,
+      user: mysqlDb.reader,
+    });
+    const { metadataUrl } = await testHomeOptions(homeDir);
+    const holder = new pg.Client({ connectionString: metadataUrl });
+    await holder.connect();
+    const key = `catalog:${api.home.organization.id}`;
+    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+    const released = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        void holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).then(() => resolve());
+      }, 4_000),
+    );
+    try {
+      const started = Date.now();
+      const { phases } = await syncCounting(source.id as string, (context) => syncMysql(context), {
+        tables,
+        limits: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 },
+      });
+      expect(Date.now() - started).toBeGreaterThan(3_500);
+      return phases;
+    } finally {
+      await released;
+      await holder.end();
+    }
+  };
+
+  // Lake's catalog commits wait on PostgreSQL's locks without holding the event loop; SQLite's wait holds it.
+  describe.skipIf(TEST_STORE === 'sqlite')('the idle bound counts only a source lake waits on', () => {
+    it('a read lake holds while the table before it commits is not a silent source', async () => {
+      // `later`'s loads wait for `events` to commit, so its read waits for room, for seconds past the idle bound.
+      // Before: the paused read was closed after a second as a source that sent nothing.
+      const phases = await syncWhileCommitsWait('held', ['events', 'later']);
+      expect(Object.fromEntries(phases)).toEqual({ events: 'committed', later: 'committed' });
+      await expectWhole();
+      expect((await run(api, 'select count(*) as n from lake.staged.later')).data).toEqual([{ n: 600_000 }]);
+    }, 120_000);
+
+    it('nor is the connection lake asks nothing while the last table commits', async () => {
+      // Before: the idle leader was closed, and the sync failed at its last statement though the table was read.
+      const phases = await syncWhileCommitsWait('idle', ['events']);
+      expect(Object.fromEntries(phases)).toEqual({ events: 'committed' });
+      await expectWhole();
+    }, 120_000);
+  });
 });
