@@ -17,7 +17,7 @@ describe('a MySQL table lake gives up reading part-way', () => {
       `CREATE TABLE a_wide (id int PRIMARY KEY, pad text) ENGINE=InnoDB;
        INSERT INTO a_wide SELECT seq, repeat(md5(seq), 8) FROM seq_1_to_300000;
        CREATE TABLE c_long (id int PRIMARY KEY, v char(4));
-       INSERT INTO c_long SELECT seq, 'abcd' FROM seq_1_to_3000000;
+       INSERT INTO c_long SELECT seq, 'abcd' FROM seq_1_to_4500000;
        CREATE TABLE b_small (id int PRIMARY KEY, name text);
        INSERT INTO b_small SELECT seq, concat('n', seq) FROM seq_1_to_1000;
        ANALYZE TABLE a_wide, b_small, c_long`,
@@ -50,16 +50,17 @@ describe('a MySQL table lake gives up reading part-way', () => {
   }
 
   it('a table staged in all past the per-table cap syncs: only what is staged at once counts', async () => {
-    // About 48 MB of records in segments of about 8 MB, each removed once loaded. Counted until the table ended,
-    // the segments passed the cap of 24 MiB together and the table failed, though the disk never held that much.
+    // About 58 MB of records in segments of about 6.5 MB, each removed once loaded; reading waits while 4 of them
+    // are waiting to load, so at most about 33 MB are staged at once. Counted until the table ended, the segments
+    // passed the cap of 44 MiB together and the table failed, though the disk never held that much.
     const { home, source } = await sourceHome(
       'mysql',
       { host: db.host, port: db.port, user: db.reader, database: db.database },
       1,
     );
-    const { tables } = await syncAtStagingCap(home, source, { capBytes: 24 << 20, tables: [`${db.database}.c_long`] });
+    const { tables } = await syncAtStagingCap(home, source, { capBytes: 44 << 20, tables: [`${db.database}.c_long`] });
     const long = tables.get(`${db.database}.c_long`);
     expect(long?.phase, JSON.stringify(long)).toBe('committed');
-    expect(long?.completed).toBe(3_000_000);
+    expect(long?.completed).toBe(4_500_000);
   }, 90_000);
 });
