@@ -110,51 +110,45 @@ describe('a sync whose loads are slower than its reads', () => {
     expect(rows.data).toEqual([{ n: ROWS, k: ROWS, s: String((ROWS / 1000) * ((999 * 1000) / 2)) }]);
   };
 
-  it('MySQL: reading waits for room, so staging holds a few segments, not the table', async () => {
+  /** A source on the test database of `connector`, read over one connection; answers its id. */
+  const createSource = async (connector: 'mysql' | 'postgres', name: string): Promise<string> => {
+    const db = connector === 'mysql' ? mysqlDb : pgDb;
     const source = await request('POST', '/sources', {
-      connector: 'mysql',
-      name: 'my',
-      config: { port: mysqlDb.port, database: mysqlDb.database, sync_connections: 1 },
-      host: mysqlDb.host,
-      user: mysqlDb.reader,
+      connector,
+      name,
+      config: { port: db.port, database: db.database, sync_connections: 1 },
+      host: db.host,
+      user: db.reader,
     });
-    const { mostStaged, phases } = await syncCounting(source.id as string, (context) => syncMysql(context));
-    expect(phases.get('events')).toBe('committed');
-    // The loads waiting (the one running among them) and the segment being written.
-    expect(mostStaged).toBeGreaterThan(0);
-    expect(mostStaged).toBeLessThanOrEqual(MAX_WAITING_LOADS + 1);
-    await expectWhole();
-  }, 120_000);
+    return source.id as string;
+  };
 
-  it('PostgreSQL: the same', async () => {
-    const source = await request('POST', '/sources', {
-      connector: 'postgres',
-      name: 'pg',
-      config: { port: pgDb.port, database: pgDb.database, sync_connections: 1 },
-      host: pgDb.host,
-      user: pgDb.reader,
-    });
-    const { mostStaged, phases } = await syncCounting(source.id as string, (context) =>
+  const extractors = {
+    mysql: (context: Parameters<typeof syncMysql>[0]) => syncMysql(context),
+    postgres: (context: Parameters<typeof syncMysql>[0] & { sourceId: string }) =>
       syncPostgres({ ...context, hadSlot: false, cdcTables: [], onSlot: async () => undefined }),
-    );
-    expect(phases.get('events')).toBe('committed');
-    expect(mostStaged).toBeGreaterThan(0);
-    expect(mostStaged).toBeLessThanOrEqual(MAX_WAITING_LOADS + 1);
-    await expectWhole();
-  }, 120_000);
+  };
+
+  for (const connector of ['mysql', 'postgres'] as const) {
+    it(`${connector}: reading waits for room, so staging holds a few segments, not the table`, async () => {
+      const { mostStaged, phases } = await syncCounting(
+        await createSource(connector, connector),
+        extractors[connector],
+      );
+      expect(phases.get('events')).toBe('committed');
+      // The loads waiting (the one running among them) and the segment being written.
+      expect(mostStaged).toBeGreaterThan(0);
+      expect(mostStaged).toBeLessThanOrEqual(MAX_WAITING_LOADS + 1);
+      await expectWhole();
+    }, 120_000);
+  }
 
   /**
    * Syncs `tables` of a new MySQL source over one connection, with an idle bound of a second, while the
    * organization's catalog lock is held from lake's metadata database for 4 s: every commit waits for it.
    */
   const syncWhileCommitsWait = async (name: string, tables: string[]): Promise<Map<string, string>> => {
-    const source = await request('POST', '/sources', {
-      connector: 'mysql',
-      name,
-      config: { port: mysqlDb.port, database: mysqlDb.database, sync_connections: 1 },
-      host: mysqlDb.host,
-      user: mysqlDb.reader,
-    });
+    const source = await createSource('mysql', name);
     const { metadataUrl } = await testHomeOptions(homeDir);
     const holder = new pg.Client({ connectionString: metadataUrl });
     await holder.connect();
@@ -167,7 +161,7 @@ describe('a sync whose loads are slower than its reads', () => {
     );
     try {
       const started = Date.now();
-      const { phases } = await syncCounting(source.id as string, (context) => syncMysql(context), {
+      const { phases } = await syncCounting(source, extractors.mysql, {
         tables,
         limits: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 },
       });
