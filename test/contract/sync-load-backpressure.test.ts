@@ -144,8 +144,8 @@ describe('a sync whose loads are slower than its reads', () => {
   }
 
   /**
-   * Syncs `tables` of a new MySQL source over one connection, with an idle bound of a second, while the
-   * organization's catalog lock is held from lake's metadata database for 4 s: every commit waits for it.
+   * Syncs `tables` of a new MySQL source over one connection, with an idle bound of 2 s, while the
+   * organization's catalog lock is held from lake's metadata database for 6 s: every commit waits for it.
    */
   const syncWhileCommitsWait = async (name: string, tables: string[]): Promise<Map<string, string>> => {
     const source = await createSource('mysql', name);
@@ -157,15 +157,15 @@ describe('a sync whose loads are slower than its reads', () => {
     const released = new Promise<void>((resolve) =>
       setTimeout(() => {
         void holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).then(() => resolve());
-      }, 4_000),
+      }, 6_000),
     );
     try {
       const started = Date.now();
       const { phases } = await syncCounting(source, extractors.mysql, {
         tables,
-        limits: { ...SYNC_DEFAULTS, idleTimeoutMs: 1_000 },
+        limits: { ...SYNC_DEFAULTS, idleTimeoutMs: 2_000 },
       });
-      expect(Date.now() - started).toBeGreaterThan(3_500);
+      expect(Date.now() - started).toBeGreaterThan(5_500);
       return phases;
     } finally {
       await released;
@@ -177,7 +177,7 @@ describe('a sync whose loads are slower than its reads', () => {
   describe.skipIf(TEST_STORE === 'sqlite')('the idle bound counts only a source lake waits on', () => {
     it('a read lake holds while the table before it commits is not a silent source', async () => {
       // `later`'s loads wait for `events` to commit, so its read waits for room, for seconds past the idle bound.
-      // Before: the paused read was closed after a second as a source that sent nothing.
+      // Before: the paused read was closed after 2 s as a source that sent nothing.
       const phases = await syncWhileCommitsWait('held', ['events', 'later']);
       expect(Object.fromEntries(phases)).toEqual({ events: 'committed', later: 'committed' });
       await expectWhole();
