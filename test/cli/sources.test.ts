@@ -96,6 +96,16 @@ describe('lake sources and lake connectors', () => {
     expect(bad.stderr).toContain('invalid_source_parameters');
     expect(bad.stderr).toContain('minute');
     expect((await lake(['sources', 'get', id])).stdout).toMatch(/schedule\t0 6/);
+    // Both at once is a usage error, whichever comes last (commander kept the last and dropped the other).
+    for (const both of [
+      ['--schedule', '15m', '--no-schedule'],
+      ['--no-schedule', '--schedule=15m'],
+    ]) {
+      const contradicted = await lake(['sources', 'update', id, ...both]);
+      expect(contradicted.code).toBe(2);
+      expect(contradicted.stderr).toContain('--schedule and --no-schedule');
+    }
+    expect((await lake(['sources', 'get', id])).stdout).toMatch(/schedule\t0 6/);
     const cleared = await lake(['sources', 'update', id, '--no-schedule', '--json']);
     expect(JSON.parse(cleared.stdout)).toMatchObject({ schedule: null, next_sync_at: null });
     expect((await lake(['sources', 'get', id])).stdout).toMatch(/schedule\tnone/);

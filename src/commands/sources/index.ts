@@ -4,6 +4,15 @@ import type { CommandContext } from '../context.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** Whether the command line named `flag` (as `--flag` or `--flag=value`), whatever commander kept of it. */
+function given(command: Command, flag: string): boolean {
+  let root = command;
+  while (root.parent) root = root.parent;
+  const args = (root as Command & { rawArgs: string[] }).rawArgs;
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === flag || arg.startsWith(`${flag}=`));
+}
+
 const SCHEDULE_HELP =
   'sync by itself under lake serve: an interval (15m, 1h, 1h30m, 2d) or a cron expression ("0 6 * * 1-5")';
 
@@ -72,7 +81,14 @@ export function registerSources(program: Command, ctx: CommandContext): void {
     .option('--time-zone <zone>', "a cron schedule's IANA time zone (default UTC)")
     .option('--no-schedule', 'sync only when asked (lake sync start)')
     .option('--from-file <file>', 'the PATCH body as JSON')
-    .action(async (id: string, o: Record<string, unknown>) => (await verbs()).updateSource(ctx, await idOf(id), o));
+    .action(async (id: string, o: Record<string, unknown>, command: Command) => {
+      // Both set one option, so commander would keep whichever came last and drop the other without a word.
+      if (given(command, '--schedule') && given(command, '--no-schedule'))
+        throw (await import('../exit-codes.js')).usageError(
+          '--schedule and --no-schedule ask for opposite things; give one of them.',
+        );
+      await (await verbs()).updateSource(ctx, await idOf(id), o);
+    });
 
   sources
     .command('pause')
