@@ -1,3 +1,6 @@
+/** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
+export const MAX_WAITING_LOADS = 4;
+
 /**
  * The loads of one sync (staged CSV → Parquet, in DuckDB), run one at a time in the order they were queued,
  * whichever connection extracted them and whichever table they belong to. One at a time, because a load already
@@ -5,9 +8,6 @@
  * source overlaps loading the last one (the source's connection never waits for DuckDB, nor DuckDB for it).
  * At most `maxWaiting` loads wait at once: extraction waits for room, so staged files on disk stay bounded.
  */
-/** Segments staged and not yet loaded, at most, across a sync's connections: bounds the staging disk. */
-export const MAX_WAITING_LOADS = 4;
-
 export class LoadQueue {
   private chain: Promise<unknown> = Promise.resolve();
   private waiting = 0;

@@ -3,7 +3,6 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type * as mysql from 'mysql2';
-import { lakeIsBehind } from '../connectors/idle-sources.js';
 import { endMysql, mysqlIdent, mysqlQuery, withMysql } from '../connectors/mysql.js';
 import type { ConnectorSettings } from '../connectors/types.js';
 import { quoteIdentifier, quoteLiteral } from '../engine/duckdb.js';
@@ -163,11 +162,11 @@ function watchConnection(connection: mysql.Connection, input: MysqlSyncInput): C
   );
   socket.setTimeout(input.limits.idleTimeoutMs, () => {
     // Silent only while lake waits on it: not the leader while the last tables load and commit (lake asks it
-    // nothing), nor a read lake paused while its loads catch up (recordStream pauses the socket). The socket's timer
-    // starts again with the next traffic.
+    // nothing), nor a read lake paused while its loads catch up (recordStream pauses the socket; bytes the server
+    // sent wait unread). The socket's timer starts again with the next traffic.
     const driver = connection as unknown as { _command: unknown; _commands: { length: number } };
     const waitedOn = driver._command != null || driver._commands.length > 0;
-    if (waitedOn && !socket.isPaused() && !lakeIsBehind(socket)) silent();
+    if (waitedOn && !socket.isPaused() && socket.readableLength === 0) silent();
   });
   const bound = setTimeout(
     close('the sync ran past its time bound (LAKE_SYNC_TIMEOUT_SECONDS); its connection was closed'),
