@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { UNRESTRICTED, type TableAccess } from '../auth/permissions.js';
-import { openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
+import { closeIdleInstance, openPrivilegedConnection, quoteLiteral } from '../engine/duckdb.js';
 import { inspectStatement } from '../engine/inspect.js';
 import { tableNamesIn } from '../engine/table-names.js';
 import { prepareSelect } from '../engine/query-runner.js';
@@ -127,6 +127,8 @@ export class Lake {
 
   async close(): Promise<void> {
     await this.catalogs.close();
+    // The instance a finished write left warm for the next one: no write follows a closed lake.
+    closeIdleInstance();
   }
 
   /**

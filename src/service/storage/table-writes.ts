@@ -232,8 +232,9 @@ export class TableWrites {
       mark(`${schema}.${name}: committed`);
     } finally {
       releaseHeld();
+      // Kept warm for the next table's write (a sync writes its tables one after another): see idleInstance.
       await opening.then(
-        (opened) => opened.close(),
+        (opened) => opened.release(),
         () => undefined,
       );
     }
