@@ -210,6 +210,15 @@ describe('records read from answers framed every way the protocol allows, and so
         ]);
         // Three bytes at a time, each its own write: every packet and header is cut somewhere.
         for (let at = 0; at < answer.length; at += 3) socket.write(answer.subarray(at, at + 3));
+      } else if (query.includes('pieces')) {
+        const answer = resultSet(
+          2,
+          Array.from({ length: 2_000 }, (_, i) =>
+            Buffer.concat([value(String(i)), value(`row ${i} ${'r'.repeat(i % 97)}`)]),
+          ),
+        );
+        // Pieces of 1,000 bytes: each completes the row cut at the end of the one before, and holds whole rows after.
+        for (let at = 0; at < answer.length; at += 1_000) socket.write(answer.subarray(at, at + 1_000));
       } else if (query.includes('malformed'))
         socket.write(resultSet(2, [Buffer.concat([value('1'), Buffer.from([200, 0x61])])]));
       else if (query.includes('infile')) socket.write(packet(1, Buffer.from('\xfb/etc/passwd', 'latin1')));
@@ -244,6 +253,13 @@ describe('records read from answers framed every way the protocol allows, and so
   it('reads an answer that arrives a few bytes at a time', async () => {
     const { text } = await read('select dribble', [false, true]);
     expect(text).toBe(`1,"a ""b"""\n2,\n3,"${'x'.repeat(300)}"\n`);
+  });
+
+  it('reads rows cut between pieces, with whole rows after the cut in the same piece', async () => {
+    const { text, chunks } = await read('select pieces', [false, true]);
+    const expected = Array.from({ length: 2_000 }, (_, i) => `${i},"row ${i} ${'r'.repeat(i % 97)}"\n`).join('');
+    expect(text).toBe(expected);
+    expect(chunks.reduce((n, c) => n + c.records, 0)).toBe(2_000);
   });
 
   it('fails on a row whose values do not fill its packet, and on a request for a local file', async () => {

@@ -215,30 +215,43 @@ class RowPackets {
       return;
     }
     const gathered = this.gather(chunk);
-    if (gathered !== undefined) this.packets(gathered.packet, 0, gathered.packet.length, gathered.rest);
+    if (gathered !== undefined)
+      this.packets(gathered.packet, 0, gathered.packet.length, chunk.subarray(gathered.taken));
   }
 
   /**
-   * The cut packet, completed from `chunk` when it can be: that packet alone, and the rest of the chunk. Until then
-   * the chunks are kept (joined once, when the packet is whole: a row of many megabytes arrives in many chunks).
+   * The cut packet, completed from the start of `chunk` when it can be, and how many of the chunk's bytes that took.
+   * Only the packet's own bytes are copied, not the chunk's rest (a row cut at the end of nearly every chunk would
+   * copy the whole answer once more); until the packet is whole its pieces are kept, joined once at the end (a row
+   * of many megabytes arrives in many chunks).
    */
-  private gather(chunk: Buffer): { packet: Buffer; rest: Buffer } | undefined {
-    this.partial.push(chunk);
-    this.partialBytes += chunk.length;
+  private gather(chunk: Buffer): { packet: Buffer; taken: number } | undefined {
+    let taken = 0;
     if (this.partialNeeds === 0) {
+      // Its 4-byte header is cut too: completed first, for the packet's length.
+      taken = Math.min(4 - this.partialBytes, chunk.length);
+      this.keep(chunk.subarray(0, taken));
       if (this.partialBytes < 4) return undefined;
-      const head = this.partial.length > 1 ? Buffer.concat(this.partial) : chunk;
+      const head = Buffer.concat(this.partial, this.partialBytes);
       this.partial = [head];
       this.partialNeeds = 4 + payloadLength(head, 0);
     }
+    const wanted = Math.min(this.partialNeeds - this.partialBytes, chunk.length - taken);
+    this.keep(chunk.subarray(taken, taken + wanted));
+    taken += wanted;
     if (this.partialBytes < this.partialNeeds) return undefined;
-    const joined =
+    const packet =
       this.partial.length > 1 ? Buffer.concat(this.partial, this.partialBytes) : (this.partial[0] as Buffer);
-    const length = this.partialNeeds;
     this.partial = [];
     this.partialBytes = 0;
     this.partialNeeds = 0;
-    return { packet: joined.subarray(0, length), rest: joined.subarray(length) };
+    return { packet, taken };
+  }
+
+  private keep(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.partial.push(piece);
+    this.partialBytes += piece.length;
   }
 
   /**
