@@ -43,6 +43,11 @@ export interface WriteTableOptions {
   tags?: Record<string, string>;
   /** Asked once the parts are written: true makes them the table's rows (a TRUNCATE among a cdc table's changes). */
   replaceWhole?: () => boolean;
+  /**
+   * The write's DuckDB instance is asked for once this settles, however: a write that loads only after the write
+   * before it (a MySQL sync's next table) then takes that one's instance, warm, instead of opening one of its own.
+   */
+  openAfter?: Promise<unknown>;
 }
 
 /** Writes the parts of a new version of a table, each with the catalog's column ids as its Parquet field ids. */
@@ -109,16 +114,22 @@ export class TableWrites {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     let releaseHeld: Release = () => undefined;
     // The instance starts (tens of milliseconds) while the fill begins: an incremental sync's source read overlaps it.
-    const opening = openPrivilegedConnection(this.instanceOptions(options.memoryLimit)).then(async (opened) => {
-      // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
-      if (options.memoryLimit)
-        await opened.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {
-          opened.close();
-          throw error;
-        });
-      mark(`${schema}.${name}: duckdb open`);
-      return opened;
-    });
+    const opening = (options.openAfter ?? Promise.resolve())
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => openPrivilegedConnection(this.instanceOptions(options.memoryLimit)))
+      .then(async (opened) => {
+        // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
+        if (options.memoryLimit)
+          await opened.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {
+            opened.close();
+            throw error;
+          });
+        mark(`${schema}.${name}: duckdb open`);
+        return opened;
+      });
     // Closed on every path, once opened: a failure to open is the write's failure, met where the connection is used.
     opening.catch(() => undefined);
     try {

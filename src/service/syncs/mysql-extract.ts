@@ -471,6 +471,8 @@ async function syncTable(
         {
           notNull,
           memoryLimit: SYNC_MEMORY_LIMIT,
+          // Its loads wait for the table before's commit anyway: its instance is then free to be taken, warm.
+          openAfter: turn.loadsAfter,
           ...(task.cdcTag !== undefined ? { tags: { [CDC_TAG]: task.cdcTag } } : {}),
           ...(compacting ? { readsCurrent: true } : {}),
           // An enum is kept as its labels and a collated text as its text: the catalog records the type as a tag.
