@@ -1,7 +1,13 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openAhead, openPrivilegedConnection, quoteLiteral, type PrivilegedOptions } from '../engine/duckdb.js';
+import {
+  openAhead,
+  openPrivilegedConnection,
+  quoteLiteral,
+  type PrivilegedConnection,
+  type PrivilegedOptions,
+} from '../engine/duckdb.js';
 import { mark } from '../../support/debug-timing.js';
 import type { Release } from '../files/lake-files.js';
 import { newId } from '../core/ids.js';
@@ -56,7 +62,7 @@ export interface PartWriter {
   copy(selectSql: string, index: number): Promise<number>;
   /**
    * The write's private DuckDB connection (for a fill's own statements). It opens while the fill starts, so a
-   * source can already be read meanwhile.
+   * source can already be read meanwhile (with openAfter: on first use, once that settled).
    */
   connection(): Promise<DuckDBConnection>;
 }
@@ -114,24 +120,30 @@ export class TableWrites {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     let releaseHeld: Release = () => undefined;
     // The instance starts (tens of milliseconds) while the fill begins: an incremental sync's source read overlaps it.
-    const opening = (options.openAfter ?? Promise.resolve())
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => openPrivilegedConnection(this.instanceOptions(options.memoryLimit)))
-      .then(async (opened) => {
-        // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
-        if (options.memoryLimit)
-          await opened.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {
-            opened.close();
-            throw error;
-          });
-        mark(`${schema}.${name}: duckdb open`);
-        return opened;
-      });
-    // Closed on every path, once opened: a failure to open is the write's failure, met where the connection is used.
-    opening.catch(() => undefined);
+    // With openAfter it is asked for on first use, once that settles: a fill that fails before then opens none.
+    let opened: Promise<PrivilegedConnection> | undefined;
+    const opening = (): Promise<PrivilegedConnection> => {
+      opened ??= (options.openAfter ?? Promise.resolve())
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => openPrivilegedConnection(this.instanceOptions(options.memoryLimit)))
+        .then(async (instance) => {
+          // Row order within a version carries no meaning; not keeping it lets DuckDB stream the write in less memory.
+          if (options.memoryLimit)
+            await instance.connection.run('SET preserve_insertion_order = false').catch((error: unknown) => {
+              instance.close();
+              throw error;
+            });
+          mark(`${schema}.${name}: duckdb open`);
+          return instance;
+        });
+      // Closed on every path, once opened: a failure to open is the write's failure, met where the connection is used.
+      opened.catch(() => undefined);
+      return opened;
+    };
+    if (!options.openAfter) void opening();
     try {
       const currentFiles = (current?.snapshot.files ?? []).map((file) => this.layout.toAbsolute(file));
       if (options.readsCurrent) releaseHeld = await this.layout.files.hold(currentFiles);
@@ -149,7 +161,7 @@ export class TableWrites {
         });
         return { shapes, columns: await catalog.planColumns(schema, name, shapes) };
       };
-      const connectionOf = async (): Promise<DuckDBConnection> => (await opening).connection;
+      const connectionOf = async (): Promise<DuckDBConnection> => (await opening()).connection;
       const parts: PartWriter = {
         connection: connectionOf,
         copy: async (selectSql, index) => {
@@ -210,7 +222,7 @@ export class TableWrites {
         const counts = await mergeChangedRows({
           write,
           connection,
-          connect: async () => (await opening).connect(),
+          connect: async () => (await opening()).connect(),
           tableId: table.tableId,
           columns: table.columns,
           key: options.mergeOn.key,
@@ -244,8 +256,8 @@ export class TableWrites {
     } finally {
       releaseHeld();
       // Kept warm for the next table's write (a sync writes its tables one after another): see idleInstance.
-      await opening.then(
-        (opened) => opened.release(),
+      await opened?.then(
+        (instance) => instance.release(),
         () => undefined,
       );
     }
