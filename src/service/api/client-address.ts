@@ -1,5 +1,5 @@
-import { BlockList, isIP } from 'node:net';
-import { plainAddress } from '../net/addresses.js';
+import { BlockList } from 'node:net';
+import { ipFamily, plainAddress } from '../net/addresses.js';
 
 /**
  * Where a request came from, for the limits no credential can carry (failed authentications, public endpoints):
@@ -29,8 +29,8 @@ export class ClientAddresses {
       .filter(Boolean);
     for (const entry of entries) {
       const [address, bits] = entry.split('/') as [string, string | undefined];
-      const max = isIP(address) === 6 ? 128 : 32;
-      if (isIP(address) === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))) {
+      const max = ipFamily(address) === 6 ? 128 : 32;
+      if (ipFamily(address) === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))) {
         throw new Error(
           `LAKE_TRUSTED_PROXIES: '${entry.slice(0, 64)}' is not an address or CIDR block (10.0.0.5, 10.0.0.0/8, fd00::/8).`,
         );
@@ -51,7 +51,7 @@ export class ClientAddresses {
     // From the right: each trusted proxy vouches for the hop before it; the first it cannot vouch for is the client.
     for (let i = hops.length - 1; i >= 0; i--) {
       const hop = hops[i] as string;
-      if (isIP(hop) === 0) break;
+      if (ipFamily(hop) === 0) break;
       client = plainAddress(hop);
       if (!this.isTrusted(client.address, client.family)) break;
     }

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList } from 'node:net';
 import { LakeServiceError } from '../core/errors.js';
-import { plainAddress } from './addresses.js';
+import { ipFamily, plainAddress } from './addresses.js';
 import type { OwnDatabaseGuard } from './own-database.js';
 
 /**
@@ -93,10 +93,10 @@ function compile(entries: readonly string[]): CompiledRules {
   let unix = false;
   for (const entry of entries) {
     if (entry === 'unix') unix = true;
-    else if (entry.includes('/') && isIP(entry.split('/')[0] as string)) {
+    else if (entry.includes('/') && ipFamily(entry.split('/')[0] as string)) {
       const [address, bits] = entry.split('/') as [string, string];
-      blocks.addSubnet(address, Number(bits), isIP(address) === 6 ? 'ipv6' : 'ipv4');
-    } else if (isIP(entry)) {
+      blocks.addSubnet(address, Number(bits), ipFamily(address) === 6 ? 'ipv6' : 'ipv4');
+    } else if (ipFamily(entry)) {
       const plain = plainAddress(entry);
       blocks.addAddress(plain.address, plain.family);
     } else names.push(entry);
@@ -136,7 +136,7 @@ export class OutboundPolicy {
     // A bracketed IPv6 literal ([::1]) is the address inside; the resolver is given every other spelling, so the
     // decimal and short IPv4 forms it accepts (2130706433, 127.1, 0x7f.1) are checked as the address they reach.
     const literal = /^\[(.+)\]$/.exec(name)?.[1] ?? name;
-    const addresses = isIP(literal)
+    const addresses = ipFamily(literal)
       ? [literal]
       : await lookup(literal, { all: true, verbatim: true }).then(
           (found) => found.map((a) => a.address),
@@ -171,7 +171,7 @@ export class OutboundPolicy {
   ) => void {
     return (hostname, _options, callback) => {
       this.resolve(hostname).then(
-        (address) => callback(null, address, isIP(address) === 6 ? 6 : 4),
+        (address) => callback(null, address, ipFamily(address) === 6 ? 6 : 4),
         (error: Error) => callback(error, '', 4),
       );
     };
