@@ -43,4 +43,33 @@ describe('timestamps as ISO 8601', () => {
       close();
     }
   });
+
+  it("agree with DuckDB's text for random instants of years 1 to 9999, rows of one day and the days around the epoch", async () => {
+    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
+    const { converterFor } = await import('../../src/service/engine/json-values.js');
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      const first = -62_135_596_800_000_000;
+      const last = 253_402_300_799_999_999;
+      let seed = 7;
+      const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+      const micros: bigint[] = [];
+      for (let i = 0; i < 4000; i++) micros.push(BigInt(Math.floor(first + random() * (last - first))));
+      // Consecutive values of one day (the cached day), across a midnight, and whole seconds, tenths, single micros.
+      for (let i = 0; i < 500; i++) micros.push(1_700_000_000_000_000n + BigInt(i) * 999_999_937n);
+      for (const base of [0n, -86_400_000_000n, 86_400_000_000n * 20_000n, -(2n ** 53n), 2n ** 53n])
+        for (const step of [-1_000_001n, -1n, 0n, 1n, 100_000n, 1_000_000n, 59_999_999n])
+          micros.push(base + step, base - step * 3n);
+      micros.push(BigInt(first), BigInt(last), 2n ** 53n + 1n, -(2n ** 53n) - 1n);
+      const reader = await connection.runAndReadAll(
+        `SELECT make_timestamp(m) AS ts, make_timestamp(m)::VARCHAR AS text FROM unnest([${micros.join(', ')}]::BIGINT[]) u(m)`,
+      );
+      const toTs = converterFor(reader.columnTypes()[0] as never);
+      const rows = reader.getRows();
+      expect(rows).toHaveLength(micros.length);
+      for (const [ts, text] of rows) expect(toTs(ts as never)).toBe(String(text).replace(' ', 'T'));
+    } finally {
+      close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.js';
-import { vectorConverterFor, type JsonValue, type VectorConverter } from './json-values.js';
+import { setOwn, vectorConverterFor, type JsonValue, type VectorConverter } from './json-values.js';
 
 /** A column of a written result, as the engine typed it. */
 export interface ResultColumn {
@@ -39,10 +39,9 @@ export function convertChunk(
   const vectors = columns.map((_, c) => chunk.getColumnVector(c));
   const rows: JsonRow[] = new Array(chunk.rowCount);
   for (let r = 0; r < rows.length; r++) {
-    // Without a prototype, a column named __proto__ is a column like any other (on {} it would set the prototype).
-    const row = Object.create(null) as JsonRow;
+    const row: JsonRow = {};
     for (let c = 0; c < columns.length; c++)
-      row[columns[c] as string] = (converters[c] as VectorConverter)(vectors[c] as never, r);
+      setOwn(row, columns[c] as string, (converters[c] as VectorConverter)(vectors[c] as never, r));
     rows[r] = row;
   }
   return rows;
