@@ -60,6 +60,11 @@ describe('timestamps as ISO 8601', () => {
       for (const base of [0n, -86_400_000_000n, 86_400_000_000n * 20_000n, -(2n ** 53n), 2n ** 53n])
         for (const step of [-1_000_001n, -1n, 0n, 1n, 100_000n, 1_000_000n, 59_999_999n])
           micros.push(base + step, base - step * 3n);
+      // Midnights across the range a double holds exactly, and the microseconds either side of each.
+      for (let i = 0; i < 300; i++) {
+        const midnight = BigInt(Math.floor((random() - 0.5) * 2 * 104_249)) * 86_400_000_000n;
+        micros.push(midnight - 1n, midnight, midnight + 1n);
+      }
       micros.push(BigInt(first), BigInt(last), 2n ** 53n + 1n, -(2n ** 53n) - 1n);
       const reader = await connection.runAndReadAll(
         `SELECT make_timestamp(m) AS ts, make_timestamp(m)::VARCHAR AS text FROM unnest([${micros.join(', ')}]::BIGINT[]) u(m)`,

@@ -157,11 +157,13 @@ function isoFromMicros(micros: bigint): string {
   const exact = Number(micros);
   if (!Number.isSafeInteger(exact)) return isoFromBigMicros(micros);
   const day = Math.floor(exact / MICROS_PER_DAY);
+  const ofDay = exact - day * MICROS_PER_DAY;
+  // The division rounds; were the day ever one off, the time of day would fall outside it: the exact path then.
+  if (ofDay < 0 || ofDay >= MICROS_PER_DAY) return isoFromBigMicros(micros);
   if (day !== lastDay) {
     lastDayText = new Date(day * 86_400_000).toISOString().slice(0, 11);
     lastDay = day;
   }
-  const ofDay = exact - day * MICROS_PER_DAY;
   const seconds = Math.floor(ofDay / 1_000_000);
   const base = `${lastDayText}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`;
   return withFraction(base, ofDay - seconds * 1_000_000);
