@@ -77,4 +77,129 @@ describe('timestamps as ISO 8601', () => {
       close();
     }
   });
+
+  it('every precision agrees with DuckDB, before year 1 and after 9999 too (year 1 BC included)', async () => {
+    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
+    const { converterFor } = await import('../../src/service/engine/json-values.js');
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      const instants = [
+        ...[1, 2, 366, 367, 400, 1000, 100_000, 3_000_000].map(
+          (d) => `TIMESTAMP '0001-01-01 10:11:12.5' - to_days(${d})`,
+        ),
+        ...[1, 400, 100_000].map((d) => `TIMESTAMP '9999-12-31 23:59:59.999' + to_days(${d})`),
+        "TIMESTAMP '1970-01-01 00:00:00.123'",
+        "TIMESTAMP '1969-12-31 23:59:59.999'",
+      ];
+      const reader = await connection.runAndReadAll(
+        `SELECT x AS us, x::TIMESTAMP_MS AS ms, x::TIMESTAMP_S AS s, x::TIMESTAMPTZ AS tz,
+                x::VARCHAR, x::TIMESTAMP_MS::VARCHAR, x::TIMESTAMP_S::VARCHAR, x::TIMESTAMPTZ::VARCHAR
+           FROM (VALUES ${instants.map((i) => `(${i})`).join(', ')}) v(x)`,
+      );
+      const converters = reader
+        .columnTypes()
+        .slice(0, 4)
+        .map((type) => converterFor(type as never));
+      const rows = reader.getRows();
+      expect(rows).toHaveLength(instants.length);
+      for (const row of rows)
+        converters.forEach((convert, i) =>
+          expect(convert(row[i] as never)).toBe(
+            String(row[i + 4])
+              .replace(' ', 'T')
+              .replace(/\+00$/, 'Z'),
+          ),
+        );
+    } finally {
+      close();
+    }
+  });
+});
+
+describe('dates and decimals as text', () => {
+  it("agree with DuckDB's text for random days of every year, the calendar's edges and BC", async () => {
+    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
+    const { converterFor } = await import('../../src/service/engine/json-values.js');
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      let seed = 11;
+      const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+      const days: number[] = [];
+      for (let i = 0; i < 4000; i++) days.push(Math.floor(-719_162 + random() * (2_932_896 + 719_162 + 1)));
+      // Every day of four years around leap days of each kind (1900 is not one, 2000 is), the range's ends and past.
+      for (const year of [1600, 1899, 1900, 1999, 2000, 2023, 2024]) {
+        const start = Math.round((Date.UTC(year, 0, 1) - Date.UTC(1970, 0, 1)) / 86_400_000);
+        for (let d = -2; d < 368; d++) days.push(start + d);
+      }
+      days.push(-719_163, -719_162, 2_932_896, 2_932_897, 0, -1, -800_000, 5_000_000);
+      const reader = await connection.runAndReadAll(
+        `SELECT (DATE '1970-01-01' + d) AS day, (DATE '1970-01-01' + d)::VARCHAR AS text FROM unnest([${days.join(', ')}]::INTEGER[]) u(d)`,
+      );
+      const toDate = converterFor(reader.columnTypes()[0] as never);
+      const rows = reader.getRows();
+      expect(rows).toHaveLength(days.length);
+      for (const [day, text] of rows) expect(toDate(day as never)).toBe(String(text));
+    } finally {
+      close();
+    }
+  });
+
+  it("agree with DuckDB's text for DECIMALs of every width and scale, signs, zeros and the largest", async () => {
+    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
+    const { converterFor } = await import('../../src/service/engine/json-values.js');
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      let seed = 5;
+      const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+      for (const [width, scale] of [
+        [4, 0],
+        [4, 2],
+        [9, 4],
+        [12, 2],
+        [15, 15],
+        [18, 0],
+        [18, 3],
+        [18, 17],
+        [38, 10],
+        [38, 37],
+      ] as const) {
+        const digits = (n: number): string =>
+          Array.from({ length: n }, (_, i) =>
+            i === 0 ? 1 + Math.floor(random() * 9) : Math.floor(random() * 10),
+          ).join('');
+        const scaled: string[] = [
+          '0',
+          '1',
+          '-1',
+          '9'.repeat(width),
+          `-${'9'.repeat(width)}`,
+          (10n ** BigInt(Math.min(scale, width - 1))).toString(),
+        ];
+        for (let i = 0; i < 200; i++)
+          scaled.push(`${random() < 0.5 ? '-' : ''}${digits(1 + Math.floor(random() * width))}`);
+        // Around 2^53, where the exact double ends.
+        for (const edge of [2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n])
+          if (edge.toString().length <= width) scaled.push(edge.toString(), `-${edge}`);
+        const type = `DECIMAL(${width}, ${scale})`;
+        // The scaled integer's digits with the point put in: CAST('-1234' AS DECIMAL(6, 2)) would be -1234.00.
+        const literal = (digitsText: string): string => {
+          const negative = digitsText.startsWith('-');
+          const bare = (negative ? digitsText.slice(1) : digitsText).padStart(scale + 1, '0');
+          const text = scale === 0 ? bare : `${bare.slice(0, bare.length - scale)}.${bare.slice(bare.length - scale)}`;
+          return `${negative ? '-' : ''}${text}`;
+        };
+        const reader = await connection.runAndReadAll(
+          `SELECT x, x::VARCHAR FROM (SELECT CAST(s AS ${type}) AS x FROM unnest([${scaled.map((v) => `'${literal(v)}'`).join(', ')}]) u(s))`,
+        );
+        const toDecimal = converterFor(reader.columnTypes()[0] as never);
+        const rows = reader.getRows();
+        expect(rows.length).toBe(scaled.length);
+        // DuckDB writes a DECIMAL whose scale is its width without the whole part's 0 (".500"); lake keeps it ("0.500").
+        for (const [value, text] of rows)
+          expect(toDecimal(value as never)).toBe(String(text).replace(/^(-?)\./, '$10.'));
+      }
+    } finally {
+      close();
+    }
+  });
 });

@@ -2,6 +2,7 @@ import type {
   DuckDBArrayType,
   DuckDBBlobValue,
   DuckDBDateValue,
+  DuckDBDecimalValue,
   DuckDBIntervalValue,
   DuckDBListType,
   DuckDBListValue,
@@ -18,6 +19,7 @@ import type {
 } from '@duckdb/node-api';
 import { randomBytes } from 'node:crypto';
 import { groupDigits } from '../../support/group-digits.js';
+import { dateText, decimalText, isoFromMicros } from './value-text.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type ValueConverter = (value: DuckDBValue) => JsonValue;
@@ -137,53 +139,13 @@ function date(value: DuckDBValue): JsonValue {
   const days = (value as DuckDBDateValue).days;
   if (days === DATE_INFINITY_DAYS) return 'infinity';
   if (days === -DATE_INFINITY_DAYS) return '-infinity';
-  return String(value);
+  return dateText(days);
 }
 
-// Years 1 to 9999 in microseconds since the epoch: inside, JavaScript's Date formats exactly and fast.
-const FAST_MIN_MICROS = -62_135_596_800_000_000n;
-const FAST_MAX_MICROS = 253_402_300_799_999_999n;
-
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
-const MICROS_PER_DAY = 86_400_000_000;
-/** The last day formatted, "2024-01-02T": rows of a result mostly share their day with the row before. */
-let lastDay = NaN;
-let lastDayText = '';
-
-/** "2024-01-02T03:04:05.123456": the fraction with trailing zeros removed, none for whole seconds, as DuckDB writes it. */
-function isoFromMicros(micros: bigint): string {
-  // Within ±2^53 µs of the epoch (years 1685 to 2255) a double holds the count exactly, and day, time of day and
-  // fraction are found without BigInt arithmetic or a Date per value: ~5× faster on a page of timestamps.
-  const exact = Number(micros);
-  if (!Number.isSafeInteger(exact)) return isoFromBigMicros(micros);
-  const day = Math.floor(exact / MICROS_PER_DAY);
-  const ofDay = exact - day * MICROS_PER_DAY;
-  // The division rounds; were the day ever one off, the time of day would fall outside it: the exact path then.
-  if (ofDay < 0 || ofDay >= MICROS_PER_DAY) return isoFromBigMicros(micros);
-  if (day !== lastDay) {
-    lastDayText = new Date(day * 86_400_000).toISOString().slice(0, 11);
-    lastDay = day;
-  }
-  const seconds = Math.floor(ofDay / 1_000_000);
-  const base = `${lastDayText}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`;
-  return withFraction(base, ofDay - seconds * 1_000_000);
-}
-
-function isoFromBigMicros(micros: bigint): string {
-  const millis = micros / 1000n - (micros % 1000n < 0n ? 1n : 0n);
-  const base = new Date(Number(millis)).toISOString().slice(0, 19);
-  return withFraction(base, Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n));
-}
-
-/** `base` and ".123456" for a fraction of 0 to 999,999 µs, its trailing zeros removed; nothing for none. */
-function withFraction(base: string, fraction: number): string {
-  if (fraction === 0) return base;
-  let digits = 6;
-  while (fraction % 10 === 0) {
-    fraction /= 10;
-    digits--;
-  }
-  return `${base}.${String(fraction).padStart(digits, '0')}`;
+/** A DECIMAL's exact digits ("-12.50"), as DuckDB writes them. */
+function decimal(value: DuckDBValue): JsonValue {
+  const { value: scaled, scale } = value as DuckDBDecimalValue;
+  return decimalText(scaled, scale) ?? String(value);
 }
 
 /** ISO 8601 local date-time ("2024-01-02T03:04:05.123456"); with zone, always UTC with a Z. */
@@ -193,11 +155,18 @@ function timestamp(withZone: boolean): ValueConverter {
     const raw = parts.micros ?? parts.nanos ?? parts.millis ?? parts.seconds;
     if (raw === TIMESTAMP_INFINITY) return 'infinity';
     if (raw === -TIMESTAMP_INFINITY) return '-infinity';
-    if (parts.micros !== undefined && parts.micros >= FAST_MIN_MICROS && parts.micros <= FAST_MAX_MICROS) {
-      const text = isoFromMicros(parts.micros);
+    const micros =
+      parts.micros ??
+      (parts.millis !== undefined
+        ? parts.millis * 1000n
+        : parts.seconds !== undefined
+          ? parts.seconds * 1_000_000n
+          : undefined);
+    if (micros !== undefined) {
+      const text = isoFromMicros(micros);
       return withZone ? `${text}Z` : text;
     }
-    // Nanosecond precision, and years outside 1–9999 (BC dates): DuckDB's own exact text.
+    // Nanosecond precision: DuckDB's own exact text.
     const text = String(value).replace(' ', 'T');
     return withZone ? text.replace(/\+00(:00)?$/, 'Z') : text;
   };
@@ -313,6 +282,8 @@ export function converterFor(type: DuckDBType): ValueConverter {
       return nullable(float);
     case T.DATE:
       return nullable(date);
+    case T.DECIMAL:
+      return nullable(decimal);
     case T.TIMESTAMP:
     case T.TIMESTAMP_S:
     case T.TIMESTAMP_MS:
@@ -364,7 +335,7 @@ export function converterFor(type: DuckDBType): ValueConverter {
       return nullable((v) => (members[(v as DuckDBUnionValue).tag] as ValueConverter)((v as DuckDBUnionValue).value));
     }
     default:
-      // DECIMAL (exact digits), UUID, ENUM, TIME, TIME_TZ, BIT and anything newer: DuckDB's own exact text.
+      // UUID, ENUM, TIME, TIME_TZ, BIT and anything newer: DuckDB's own exact text.
       return nullable((v) => String(v));
   }
 }
