@@ -202,4 +202,26 @@ describe('dates and decimals as text', () => {
       close();
     }
   });
+
+  it("TIME agrees with DuckDB's text from midnight to 24:00:00", async () => {
+    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
+    const { converterFor } = await import('../../src/service/engine/json-values.js');
+    const { connection, close } = await openPrivilegedConnection();
+    try {
+      let seed = 3;
+      const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+      const micros = [0, 1, 999_999, 1_000_000, 500_000, 59_999_999, 3_600_000_000, 86_399_999_999, 86_400_000_000];
+      for (let i = 0; i < 2000; i++) micros.push(Math.floor(random() * 86_400_000_000));
+      for (let i = 0; i < 200; i++) micros.push(Math.floor(random() * 86_400) * 1_000_000);
+      const reader = await connection.runAndReadAll(
+        `SELECT t, t::VARCHAR FROM (SELECT CASE WHEN m = 86400000000 THEN TIME '24:00:00' ELSE TIME '00:00:00' + to_microseconds(m) END AS t FROM unnest([${micros.join(', ')}]::BIGINT[]) u(m))`,
+      );
+      const toTime = converterFor(reader.columnTypes()[0] as never);
+      const rows = reader.getRows();
+      expect(rows).toHaveLength(micros.length);
+      for (const [time, text] of rows) expect(toTime(time as never)).toBe(String(text));
+    } finally {
+      close();
+    }
+  });
 });

@@ -11,6 +11,7 @@ import type {
   DuckDBStructType,
   DuckDBStructValue,
   DuckDBStructVector,
+  DuckDBTimeValue,
   DuckDBType,
   DuckDBUnionType,
   DuckDBUnionValue,
@@ -19,7 +20,7 @@ import type {
 } from '@duckdb/node-api';
 import { randomBytes } from 'node:crypto';
 import { groupDigits } from '../../support/group-digits.js';
-import { dateText, decimalText, isoFromMicros } from './value-text.js';
+import { dateText, decimalText, isoFromMicros, timeText } from './value-text.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type ValueConverter = (value: DuckDBValue) => JsonValue;
@@ -284,6 +285,8 @@ export function converterFor(type: DuckDBType): ValueConverter {
       return nullable(date);
     case T.DECIMAL:
       return nullable(decimal);
+    case T.TIME:
+      return nullable((v) => timeText((v as DuckDBTimeValue).micros) ?? String(v));
     case T.TIMESTAMP:
     case T.TIMESTAMP_S:
     case T.TIMESTAMP_MS:
@@ -335,7 +338,7 @@ export function converterFor(type: DuckDBType): ValueConverter {
       return nullable((v) => (members[(v as DuckDBUnionValue).tag] as ValueConverter)((v as DuckDBUnionValue).value));
     }
     default:
-      // UUID, ENUM, TIME, TIME_TZ, BIT and anything newer: DuckDB's own exact text.
+      // UUID, ENUM, TIME_TZ, BIT and anything newer: DuckDB's own exact text.
       return nullable((v) => String(v));
   }
 }

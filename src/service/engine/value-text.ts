@@ -78,6 +78,12 @@ export function isoFromMicros(micros: bigint): string {
   return timeOfDay(date.endsWith(' (BC)') ? `${date.slice(0, -5)}T(BC) ` : `${date}T`, ofDay);
 }
 
+/** A TIME's text as DuckDB writes it ("03:04:05.5", "24:00:00"), from microseconds into a day (0 to 24 hours). */
+export function timeText(micros: bigint): string | undefined {
+  const ofDay = Number(micros);
+  return ofDay >= 0 && ofDay <= MICROS_PER_DAY && Number.isInteger(ofDay) ? timeOfDay('', ofDay) : undefined;
+}
+
 /** `prefix` and "03:04:05.123456" for microseconds into a day. */
 function timeOfDay(prefix: string, ofDay: number): string {
   const seconds = Math.floor(ofDay / 1_000_000);
