@@ -1,5 +1,17 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { intervalToIso } from '../../src/service/engine/json-values.js';
+import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
+import { converterFor, intervalToIso } from '../../src/service/engine/json-values.js';
+
+/** Runs `check` on a DuckDB connection of lake's own, closed after. */
+async function onConnection(check: (connection: DuckDBConnection) => Promise<void>): Promise<void> {
+  const { connection, close } = await openPrivilegedConnection();
+  try {
+    await check(connection);
+  } finally {
+    close();
+  }
+}
 
 describe('interval as ISO 8601 duration', () => {
   const iso = (months: number, days: number, micros: bigint): string =>
@@ -14,10 +26,7 @@ describe('interval as ISO 8601 duration', () => {
 
 describe('timestamps as ISO 8601', () => {
   it("agree with DuckDB's own text for every kind of instant", async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       const literals = [
         '1970-01-01 00:00:00',
         '1969-12-31 23:59:59.999999',
@@ -39,16 +48,11 @@ describe('timestamps as ISO 8601', () => {
         expect(toTs(ts as never)).toBe(String(ts).replace(' ', 'T'));
         expect(toTz(tz as never)).toBe(String(tz).replace(' ', 'T').replace(/\+00$/, 'Z'));
       }
-    } finally {
-      close();
-    }
+    });
   });
 
   it("agree with DuckDB's text for random instants of years 1 to 9999, rows of one day and the days around the epoch", async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       const first = -62_135_596_800_000_000;
       const last = 253_402_300_799_999_999;
       let seed = 7;
@@ -73,16 +77,11 @@ describe('timestamps as ISO 8601', () => {
       const rows = reader.getRows();
       expect(rows).toHaveLength(micros.length);
       for (const [ts, text] of rows) expect(toTs(ts as never)).toBe(String(text).replace(' ', 'T'));
-    } finally {
-      close();
-    }
+    });
   });
 
   it('every precision agrees with DuckDB, before year 1 and after 9999 too (year 1 BC included)', async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       const instants = [
         ...[1, 2, 366, 367, 400, 1000, 100_000, 3_000_000].map(
           (d) => `TIMESTAMP '0001-01-01 10:11:12.5' - to_days(${d})`,
@@ -110,18 +109,13 @@ describe('timestamps as ISO 8601', () => {
               .replace(/\+00$/, 'Z'),
           ),
         );
-    } finally {
-      close();
-    }
+    });
   });
 });
 
 describe('dates and decimals as text', () => {
   it("agree with DuckDB's text for random days of every year, the calendar's edges and BC", async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       let seed = 11;
       const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
       const days: number[] = [];
@@ -139,16 +133,11 @@ describe('dates and decimals as text', () => {
       const rows = reader.getRows();
       expect(rows).toHaveLength(days.length);
       for (const [day, text] of rows) expect(toDate(day as never)).toBe(String(text));
-    } finally {
-      close();
-    }
+    });
   });
 
   it("agree with DuckDB's text for DECIMALs of every width and scale, signs, zeros and the largest", async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       let seed = 5;
       const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
       for (const [width, scale] of [
@@ -198,16 +187,11 @@ describe('dates and decimals as text', () => {
         for (const [value, text] of rows)
           expect(toDecimal(value as never)).toBe(String(text).replace(/^(-?)\./, '$10.'));
       }
-    } finally {
-      close();
-    }
+    });
   });
 
   it("TIME agrees with DuckDB's text from midnight to 24:00:00", async () => {
-    const { openPrivilegedConnection } = await import('../../src/service/engine/duckdb.js');
-    const { converterFor } = await import('../../src/service/engine/json-values.js');
-    const { connection, close } = await openPrivilegedConnection();
-    try {
+    await onConnection(async (connection) => {
       let seed = 3;
       const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
       const micros = [0, 1, 999_999, 1_000_000, 500_000, 59_999_999, 3_600_000_000, 86_399_999_999, 86_400_000_000];
@@ -220,8 +204,6 @@ describe('dates and decimals as text', () => {
       const rows = reader.getRows();
       expect(rows).toHaveLength(micros.length);
       for (const [time, text] of rows) expect(toTime(time as never)).toBe(String(text));
-    } finally {
-      close();
-    }
+    });
   });
 });
