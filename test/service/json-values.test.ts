@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { openPrivilegedConnection } from '../../src/service/engine/duckdb.js';
-import { converterFor, intervalToIso } from '../../src/service/engine/json-values.js';
+import { converterFor, intervalToIso, vectorConverterFor } from '../../src/service/engine/json-values.js';
 
 /** Runs `check` on a DuckDB connection of lake's own, closed after. */
 async function onConnection(check: (connection: DuckDBConnection) => Promise<void>): Promise<void> {
@@ -204,6 +204,30 @@ describe('dates and decimals as text', () => {
       const rows = reader.getRows();
       expect(rows).toHaveLength(micros.length);
       for (const [time, text] of rows) expect(toTime(time as never)).toBe(String(text));
+    });
+  });
+
+  it('columns of dates and timestamps of other days, side by side in each row, each keep their own day', async () => {
+    await onConnection(async (connection) => {
+      const result = await connection.run(
+        `SELECT DATE '2024-01-01' + (i % 3)::INTEGER AS a, DATE '1999-12-31' - (i // 2)::INTEGER AS b,
+                TIMESTAMP '2024-01-01 10:00:00' + to_hours(i * 7) AS c, TIMESTAMP '0001-01-01 00:00:01' - to_days(i) AS d,
+                a::VARCHAR, b::VARCHAR, c::VARCHAR, d::VARCHAR
+           FROM range(200) t(i)`,
+      );
+      const converters = result
+        .columnTypes()
+        .slice(0, 4)
+        .map((type) => vectorConverterFor(type as never));
+      let rows = 0;
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk())
+        for (let row = 0; row < chunk.rowCount; row++, rows++)
+          converters.forEach((convert, c) =>
+            expect(convert(chunk.getColumnVector(c), row)).toBe(
+              String(chunk.getColumnVector(c + 4).getItem(row)).replace(' ', 'T'),
+            ),
+          );
+      expect(rows).toBe(200);
     });
   });
 });

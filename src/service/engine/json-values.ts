@@ -20,7 +20,7 @@ import type {
 } from '@duckdb/node-api';
 import { randomBytes } from 'node:crypto';
 import { groupDigits } from '../../support/group-digits.js';
-import { dateText, decimalText, isoFromMicros, timeText } from './value-text.js';
+import { dateWriter, decimalText, timestampWriter, timeText } from './value-text.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type ValueConverter = (value: DuckDBValue) => JsonValue;
@@ -136,11 +136,15 @@ function float(value: DuckDBValue): JsonValue {
   return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
 }
 
-function date(value: DuckDBValue): JsonValue {
-  const days = (value as DuckDBDateValue).days;
-  if (days === DATE_INFINITY_DAYS) return 'infinity';
-  if (days === -DATE_INFINITY_DAYS) return '-infinity';
-  return dateText(days);
+/** A column's dates: "2024-02-29", "0044-03-15 (BC)", "infinity". */
+function date(): ValueConverter {
+  const write = dateWriter();
+  return (value) => {
+    const days = (value as DuckDBDateValue).days;
+    if (days === DATE_INFINITY_DAYS) return 'infinity';
+    if (days === -DATE_INFINITY_DAYS) return '-infinity';
+    return write(days);
+  };
 }
 
 /** A DECIMAL's exact digits ("-12.50"), as DuckDB writes them. */
@@ -151,6 +155,7 @@ function decimal(value: DuckDBValue): JsonValue {
 
 /** ISO 8601 local date-time ("2024-01-02T03:04:05.123456"); with zone, always UTC with a Z. */
 function timestamp(withZone: boolean): ValueConverter {
+  const write = timestampWriter();
   return (value) => {
     const parts = value as unknown as { micros?: bigint; nanos?: bigint; millis?: bigint; seconds?: bigint };
     const raw = parts.micros ?? parts.nanos ?? parts.millis ?? parts.seconds;
@@ -164,7 +169,7 @@ function timestamp(withZone: boolean): ValueConverter {
           ? parts.seconds * 1_000_000n
           : undefined);
     if (micros !== undefined) {
-      const text = isoFromMicros(micros);
+      const text = write(micros);
       return withZone ? `${text}Z` : text;
     }
     // Nanosecond precision: DuckDB's own exact text.
@@ -282,7 +287,7 @@ export function converterFor(type: DuckDBType): ValueConverter {
     case T.DOUBLE:
       return nullable(float);
     case T.DATE:
-      return nullable(date);
+      return nullable(date());
     case T.DECIMAL:
       return nullable(decimal);
     case T.TIME:

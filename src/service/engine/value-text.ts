@@ -3,8 +3,8 @@
  * arithmetic where the value allows it: @duckdb/node-api's own text goes through BigInt division and a `Date` per
  * value, which made these the slowest columns of a page of JSON rows (docs/performance.md, "Paging").
  */
+import { TWO_DIGITS } from '../../support/two-digits.js';
 
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
 const MICROS_PER_DAY = 86_400_000_000;
 /** Powers of ten a double holds exactly. */
 const POWERS_OF_TEN = Array.from({ length: 16 }, (_, i) => 10 ** i);
@@ -28,60 +28,73 @@ function civilDate(days: number): { year: number; month: number; day: number } {
   };
 }
 
-/** The last date written: a column of dates often holds one day many times over, in order. */
-let lastDate = NaN;
-let lastDateText = '';
+/** A day's date as DuckDB writes it, without the era mark: "2024-01-02", "10000-01-01", "0044-03-15" for 44 BC. */
+function dayText(days: number): { ymd: string; bc: boolean } {
+  const { year, month, day } = civilDate(days);
+  const bc = year <= 0;
+  return { ymd: `${String(bc ? 1 - year : year).padStart(4, '0')}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}`, bc };
+}
 
 /**
  * A DATE's text as DuckDB writes it: "2024-01-02"; a year past 9999 in full ("10000-01-01"); a year before 1 as
  * its number counted back from 1 BC, marked: "0044-03-15 (BC)" (@duckdb/node-api writes 1 BC as year "0000").
  */
 export function dateText(days: number): string {
-  if (days === lastDate) return lastDateText;
-  const { year, month, day } = civilDate(days);
-  const monthDay = `${TWO_DIGITS[month]}-${TWO_DIGITS[day]}`;
-  lastDateText =
-    year <= 0
-      ? `${String(1 - year).padStart(4, '0')}-${monthDay} (BC)`
-      : `${String(year).padStart(4, '0')}-${monthDay}`;
-  lastDate = days;
-  return lastDateText;
+  const { ymd, bc } = dayText(days);
+  return bc ? `${ymd} (BC)` : ymd;
 }
 
-/** The last day written, "2024-01-02T": rows of a result mostly share their day with the row before. */
-let lastDay = NaN;
-let lastDayText = '';
+/**
+ * A writer of one column's dates: the text of the last day it wrote is kept, since a column of dates often holds one
+ * day many times over, in order. One per column, so that two columns of other days do not undo each other's.
+ */
+export function dateWriter(): (days: number) => string {
+  let lastDay = NaN;
+  let lastText = '';
+  return (days) => {
+    if (days !== lastDay) {
+      lastText = dateText(days);
+      lastDay = days;
+    }
+    return lastText;
+  };
+}
 
 /**
- * "2024-01-02T03:04:05.123456" for microseconds since the epoch: the fraction with its trailing zeros removed, none
- * for whole seconds, as DuckDB writes it (a year before 1 as DuckDB's text with its first space a T, as lake has
- * always written it: "0044-03-15T(BC) 10:11:12.5").
+ * A writer of one column's timestamps, from microseconds since the epoch: "2024-01-02T03:04:05.123456", the fraction
+ * with its trailing zeros removed, none for whole seconds, as DuckDB writes it; a year before 1 as DuckDB's text with
+ * its first space a T, as lake has always written it ("0044-03-15T(BC) 10:11:12.5"). The text of the last day it
+ * wrote is kept: rows of a result mostly share their day with the row before.
  */
-export function isoFromMicros(micros: bigint): string {
-  // Within ±2^53 µs of the epoch (years 1685 to 2255) a double holds the count exactly; beyond, BigInt arithmetic.
-  const exact = Number(micros);
-  if (Number.isSafeInteger(exact)) {
-    const day = Math.floor(exact / MICROS_PER_DAY);
-    const ofDay = exact - day * MICROS_PER_DAY;
-    // The division rounds; were the day ever one off, the time of day would fall outside it: the exact path then.
-    if (ofDay >= 0 && ofDay < MICROS_PER_DAY) {
-      if (day !== lastDay) {
-        lastDayText = `${dateText(day)}T`;
-        lastDay = day;
-      }
-      return timeOfDay(lastDayText, ofDay);
+export function timestampWriter(): (micros: bigint) => string {
+  let lastDay = NaN;
+  let lastPrefix = '';
+  const prefixOf = (day: number): string => {
+    if (day !== lastDay) {
+      const { ymd, bc } = dayText(day);
+      lastPrefix = bc ? `${ymd}T(BC) ` : `${ymd}T`;
+      lastDay = day;
     }
-  }
-  const days = micros / 86_400_000_000n - (micros % 86_400_000_000n < 0n ? 1n : 0n);
-  const ofDay = Number(micros - days * 86_400_000_000n);
-  const date = dateText(Number(days));
-  return timeOfDay(date.endsWith(' (BC)') ? `${date.slice(0, -5)}T(BC) ` : `${date}T`, ofDay);
+    return lastPrefix;
+  };
+  return (micros) => {
+    // Within ±2^53 µs of the epoch (years 1685 to 2255) a double holds the count exactly; beyond, BigInt arithmetic.
+    const exact = Number(micros);
+    if (Number.isSafeInteger(exact)) {
+      const day = Math.floor(exact / MICROS_PER_DAY);
+      const ofDay = exact - day * MICROS_PER_DAY;
+      // The division rounds; were the day ever one off, the time of day would fall outside it: BigInt then.
+      if (ofDay >= 0 && ofDay < MICROS_PER_DAY) return timeOfDay(prefixOf(day), ofDay);
+    }
+    const days = micros / 86_400_000_000n - (micros % 86_400_000_000n < 0n ? 1n : 0n);
+    return timeOfDay(prefixOf(Number(days)), Number(micros - days * 86_400_000_000n));
+  };
 }
 
 /** A TIME's text as DuckDB writes it ("03:04:05.5", "24:00:00"), from microseconds into a day (0 to 24 hours). */
 export function timeText(micros: bigint): string | undefined {
   const ofDay = Number(micros);
-  return ofDay >= 0 && ofDay <= MICROS_PER_DAY && Number.isInteger(ofDay) ? timeOfDay('', ofDay) : undefined;
+  return ofDay >= 0 && ofDay <= MICROS_PER_DAY ? timeOfDay('', ofDay) : undefined;
 }
 
 /** `prefix` and "03:04:05.123456" for microseconds into a day. */
@@ -108,8 +121,7 @@ function withFraction(base: string, fraction: number): string {
  */
 export function decimalText(scaled: bigint, scale: number): string | undefined {
   const exact = Number(scaled);
-  if (!Number.isSafeInteger(exact) || !Number.isInteger(scale) || scale < 0 || scale >= POWERS_OF_TEN.length)
-    return undefined;
+  if (!Number.isSafeInteger(exact) || scale >= POWERS_OF_TEN.length) return undefined;
   if (scale === 0) return String(exact);
   const magnitude = Math.abs(exact);
   const power = POWERS_OF_TEN[scale] as number;

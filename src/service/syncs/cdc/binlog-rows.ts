@@ -2,6 +2,7 @@ import { inflateRawSync, inflateSync } from 'node:zlib';
 import buffer from 'node:buffer';
 import { zongjiDriver } from '../../../support/source-drivers.js';
 import { checkJsonValue } from './binlog-json.js';
+import { TWO_DIGITS } from '../../../support/two-digits.js';
 
 /**
  * Lake's own reading of binary log row images, in place of @vlasky/zongji's, for the column types most tables hold
@@ -620,8 +621,6 @@ function dateText(year: number, month: number, day: number): string {
 function bits(value: number, start: number, end: number): number {
   return (value & (((1 << end) - 1) ^ ((1 << start) - 1))) >> start;
 }
-
-const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
 
 /** The last `size` characters of the number zero-padded (zongji's zeroPad), without its 32-character string. */
 function pad(value: number, size: number): string {
